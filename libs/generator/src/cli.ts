@@ -1,0 +1,156 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { SEALING_SCOPES, SealingScope } from '../../sealing/src';
+import type { RegistryCredentials } from './credentials';
+import { GeneratorInputError, GeneratorValidationError } from './errors';
+import { generate, GenerateSummary, SHIPPED_TEMPLATE } from './generate';
+
+const HELP = `generate-gitops-env: write a customer-specific Flux CD tree to clusters/<cluster-name>/
+
+Usage:
+  generate-gitops-env --repo DIR --cluster-name NAME --domain DOMAIN --region REGION --acme-email EMAIL
+                      (--infra-only | --sealing-cert FILE) [options]
+
+Required:
+  --repo DIR               working copy of the target git repository
+  --cluster-name NAME      the new cluster (DNS-1123 label)
+  --domain DOMAIN          the DNS name the customer owns; Ingress hosts and external-dns move to it
+  --region REGION          cloud region for external-dns and DNS-01 solvers
+  --acme-email EMAIL       ACME account e-mail for the ClusterIssuers
+
+Passes:
+  --infra-only             first pass: flux-system and the infrastructure layer, no secret of any kind
+  --sealing-cert FILE      full pass: the target cluster's sealed-secrets certificate (PEM)
+  --rotate-credentials     full pass: generate new credentials even where sealed ones exist
+
+Options:
+  --template DIR           reference repository (default: the shipped template, ${SHIPPED_TEMPLATE})
+  --reference-env NAME     reference environment under clusters/ (default: development)
+  --infra-layer NAME       the layer pushed first (default: infrastructure)
+  --scope SCOPE            sealing scope: strict (default), namespace-wide, cluster-wide
+  --registry-auth FILE     docker config JSON with registry pull credentials
+  --source-url URL         GitRepository URL Flux syncs from (default: the reference's)
+  --source-branch BRANCH   GitRepository branch (default: the reference's)
+  --no-validate            skip the kustomize build of every written layer
+  --json                   print a machine-readable summary on stdout
+  -h, --help               this text
+
+Registry pull credentials for the full pass come from REGISTRY_SERVER, REGISTRY_USERNAME and
+REGISTRY_PASSWORD or from --registry-auth FILE, never from command-line values.
+Exit codes: 0 written, 1 the tree failed validation or an internal error, 2 bad input.
+`;
+
+function registryFrom(env: NodeJS.ProcessEnv, authFile: string | undefined): RegistryCredentials | undefined {
+  if (authFile) {
+    const text = readFileSync(authFile, 'utf8');
+    let parsed: any;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      throw new GeneratorInputError(`--registry-auth ${authFile} is not JSON`);
+    }
+    if (!parsed || typeof parsed.auths !== 'object') throw new GeneratorInputError(`--registry-auth ${authFile} has no "auths" object`);
+    return { dockerConfigJson: text };
+  }
+  const { REGISTRY_SERVER: server, REGISTRY_USERNAME: username, REGISTRY_PASSWORD: password } = env;
+  if (!server && !username && !password) return undefined;
+  if (!server || !username || !password) throw new GeneratorInputError('set all of REGISTRY_SERVER, REGISTRY_USERNAME and REGISTRY_PASSWORD, or none');
+  return { server, username, password };
+}
+
+function describe(summary: GenerateSummary): string {
+  const lines = [
+    `${summary.pass} pass for ${summary.cluster_name} (${summary.domain}, ${summary.region}) from ${summary.reference_env} (${summary.reference_domain})`,
+    `  layers: ${summary.layers.join(', ')}`,
+    `  files written: ${summary.paths_written.length}, removed: ${summary.paths_removed.length}`,
+    ...summary.ingress_hosts.map((i) => `  ingress ${i.namespace ?? 'default'}/${i.name}: ${i.to.join(', ')}`),
+    ...summary.objects_sealed.map((s) => `  sealed ${s.namespace}/${s.name} (${s.keys.length} keys, ${s.scope}${s.reused ? ', kept' : ''})`),
+    `  validated: ${summary.validated ? summary.validated.length + ' layers with kustomize' : 'no'}`,
+    ...summary.warnings.map((w) => `  warning: ${w}`),
+  ];
+  return lines.join('\n') + '\n';
+}
+
+export function main(argv: string[], env: NodeJS.ProcessEnv = process.env): number {
+  let values: Record<string, any>;
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      strict: true,
+      allowPositionals: false,
+      options: {
+        repo: { type: 'string' },
+        template: { type: 'string' },
+        'reference-env': { type: 'string' },
+        'cluster-name': { type: 'string' },
+        domain: { type: 'string' },
+        region: { type: 'string' },
+        'acme-email': { type: 'string' },
+        'infra-only': { type: 'boolean' },
+        'infra-layer': { type: 'string' },
+        'sealing-cert': { type: 'string' },
+        'rotate-credentials': { type: 'boolean' },
+        scope: { type: 'string' },
+        'registry-auth': { type: 'string' },
+        'source-url': { type: 'string' },
+        'source-branch': { type: 'string' },
+        'no-validate': { type: 'boolean' },
+        json: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }));
+  } catch (e) {
+    process.stderr.write(`generate-gitops-env: ${(e as Error).message.split('\n')[0]}\n`);
+    return 2;
+  }
+  if (values.help) {
+    process.stdout.write(HELP);
+    return 0;
+  }
+  try {
+    for (const flag of ['repo', 'cluster-name', 'domain', 'region', 'acme-email']) {
+      if (!values[flag]) throw new GeneratorInputError(`--${flag} is required`);
+    }
+    if (values['infra-only'] && values['sealing-cert']) throw new GeneratorInputError('--infra-only and --sealing-cert exclude each other');
+    const scope = (values.scope ?? 'strict') as SealingScope;
+    if (!SEALING_SCOPES.includes(scope)) throw new GeneratorInputError(`--scope must be one of ${SEALING_SCOPES.join(', ')}`);
+    let sealingCertPem: string | undefined;
+    if (values['sealing-cert']) {
+      try {
+        sealingCertPem = readFileSync(values['sealing-cert'], 'utf8');
+      } catch {
+        throw new GeneratorInputError(`--sealing-cert ${values['sealing-cert']} cannot be read`);
+      }
+    }
+    const pass = values['infra-only'] ? 'infra' : 'full';
+    const result = generate({
+      repoDir: resolve(values.repo),
+      templateDir: values.template ? resolve(values.template) : undefined,
+      referenceEnv: values['reference-env'],
+      clusterName: values['cluster-name'],
+      domain: values.domain,
+      region: values.region,
+      acmeEmail: values['acme-email'],
+      pass,
+      sealingCertPem,
+      registry: pass === 'full' ? registryFrom(env, values['registry-auth']) : undefined,
+      rotateCredentials: Boolean(values['rotate-credentials']),
+      sealingScope: scope,
+      infraLayer: values['infra-layer'],
+      sourceUrl: values['source-url'],
+      sourceBranch: values['source-branch'],
+      validate: !values['no-validate'],
+    });
+    process.stdout.write(values.json ? JSON.stringify(result.summary, null, 2) + '\n' : describe(result.summary));
+    return 0;
+  } catch (e) {
+    const message = (e as Error).message.split('\n')[0];
+    process.stderr.write(`generate-gitops-env: ${message}\n`);
+    return e instanceof GeneratorInputError ? 2 : 1;
+  }
+}
+
+if (require.main === module) process.exitCode = main(process.argv.slice(2));
+
+export { GeneratorValidationError };

@@ -1,0 +1,101 @@
+import { Document } from 'yaml';
+
+export interface FluxSyncInput {
+  /** Documents of the reference's sync file (GitRepository and Kustomizations). */
+  docs: Document[];
+  referenceEnvDir: string;
+  clusterDir: string;
+  /** Layers (folder names under the cluster) this pass may reference. */
+  layers: string[];
+  infraLayer: string;
+  sourceUrl?: string;
+  sourceBranch?: string;
+}
+
+export interface FluxLayerKustomization {
+  name: string;
+  path: string;
+  dependsOn: string[];
+}
+
+const isFluxKustomization = (b: any) => b?.kind === 'Kustomization' && /^kustomize\.toolkit\.fluxcd\.io\//.test(String(b?.apiVersion));
+const isGitRepository = (b: any) => b?.kind === 'GitRepository' && /^source\.toolkit\.fluxcd\.io\//.test(String(b?.apiVersion));
+
+/** `./clusters/development/apps` -> `apps`; undefined for a path outside the reference environment's layers. */
+function layerOf(path: string, envDir: string): string | undefined {
+  const norm = path.replace(/^\.\//, '').replace(/\/$/, '');
+  if (!norm.startsWith(envDir + '/')) return undefined;
+  const rest = norm.slice(envDir.length + 1);
+  return rest.includes('/') ? undefined : rest;
+}
+
+/**
+ * The cluster's gotk-sync.yaml: the reference's sync objects repointed at the new cluster folder,
+ * keeping only Kustomizations whose folder exists after this pass, with `infrastructure` first
+ * and every other layer depending on it. A layer without a Kustomization in the reference gets one.
+ */
+export function buildFluxSync(input: FluxSyncInput): { docs: Document[]; kustomizations: FluxLayerKustomization[] } {
+  const out: Document[] = [];
+  const byLayer = new Map<string, string>();
+  const kept: Array<{ doc: Document; layer: string }> = [];
+  let template: any;
+  for (const source of input.docs) {
+    const doc = source.clone();
+    const body = doc.toJS();
+    if (isGitRepository(body)) {
+      if (input.sourceUrl) doc.setIn(['spec', 'url'], input.sourceUrl);
+      if (input.sourceBranch) doc.setIn(['spec', 'ref'], doc.createNode({ branch: input.sourceBranch }));
+      out.push(doc);
+      continue;
+    }
+    if (!isFluxKustomization(body)) {
+      out.push(doc);
+      continue;
+    }
+    const layer = layerOf(String(body.spec?.path ?? ''), input.referenceEnvDir);
+    if (layer === undefined || !input.layers.includes(layer)) continue;
+    doc.setIn(['spec', 'path'], `./${input.clusterDir}/${layer}`);
+    byLayer.set(layer, String(body.metadata?.name));
+    kept.push({ doc, layer });
+    if (layer === input.infraLayer) template ??= body;
+    out.push(doc);
+  }
+  for (const layer of input.layers) {
+    // flux-system syncs itself only where the reference says so (bootstrap owns that object).
+    if (byLayer.has(layer) || layer === 'flux-system') continue;
+    const doc = new Document(defaultKustomization(layer, `./${input.clusterDir}/${layer}`, template));
+    byLayer.set(layer, layer);
+    kept.push({ doc, layer });
+    out.push(doc);
+  }
+  const infraName = byLayer.get(input.infraLayer);
+  const present = new Set(byLayer.values());
+  const kustomizations: FluxLayerKustomization[] = [];
+  for (const { doc, layer } of kept) {
+    const deps = dependenciesFor(layer, doc.toJS(), input.infraLayer, infraName, present);
+    if (deps.length === 0) doc.deleteIn(['spec', 'dependsOn']);
+    else doc.setIn(['spec', 'dependsOn'], doc.createNode(deps.map((name) => ({ name }))));
+    kustomizations.push({ name: byLayer.get(layer)!, path: `./${input.clusterDir}/${layer}`, dependsOn: deps });
+  }
+  return { docs: out, kustomizations };
+}
+
+function dependenciesFor(layer: string, body: any, infraLayer: string, infraName: string | undefined, present: Set<string>): string[] {
+  if (layer === infraLayer || layer === 'flux-system' || !infraName) return [];
+  const declared: string[] = (body.spec?.dependsOn ?? []).map((d: any) => String(d?.name)).filter((n: string) => present.has(n));
+  return declared.includes(infraName) ? declared : [infraName, ...declared];
+}
+
+function defaultKustomization(name: string, path: string, like: any) {
+  return {
+    apiVersion: 'kustomize.toolkit.fluxcd.io/v1',
+    kind: 'Kustomization',
+    metadata: { name, namespace: like?.metadata?.namespace ?? 'flux-system' },
+    spec: {
+      interval: like?.spec?.interval ?? '10m0s',
+      path,
+      prune: true,
+      sourceRef: like?.spec?.sourceRef ?? { kind: 'GitRepository', name: 'flux-system' },
+    },
+  };
+}

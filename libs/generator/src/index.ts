@@ -1,0 +1,3 @@
+export * from './generate';
+export * from './errors';
+export type { RegistryCredentials } from './credentials';

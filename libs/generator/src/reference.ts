@@ -1,0 +1,158 @@
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, posix } from 'node:path';
+import { GeneratorInputError } from './errors';
+import { parseDocuments } from './yaml-docs';
+
+/** One Kubernetes object found by following a layer's kustomization resources. */
+export interface ReferenceObject {
+  /** Template-root-relative POSIX path of the file holding it. */
+  file: string;
+  /** Index of the document in that file. */
+  index: number;
+  apiVersion: string;
+  kind: string;
+  name: string;
+  /** Namespace after every kustomization's `namespace:` (what the cluster would see). */
+  namespace: string | undefined;
+  /** Namespace as the layer's own kustomization sees it, before its own `namespace:`: used for patch targets. */
+  targetNamespace: string | undefined;
+  body: any;
+  /** True when the file lies outside the reference environment (a shared base). */
+  shared: boolean;
+}
+
+export interface ReferenceLayer {
+  name: string;
+  /** clusters/<env>/<layer> */
+  dir: string;
+  /** Every file under the layer folder, relative to the layer folder. */
+  files: string[];
+  kustomization: any;
+  objects: ReferenceObject[];
+  /** Folders outside the environment that the layer's resources point to (e.g. base). */
+  sharedDirs: string[];
+}
+
+export interface ReferenceEnv {
+  root: string;
+  envName: string;
+  envDir: string;
+  layers: ReferenceLayer[];
+  warnings: string[];
+}
+
+const KUSTOMIZATION_FILES = ['kustomization.yaml', 'kustomization.yml', 'Kustomization'];
+
+export function findKustomizationFile(absDir: string): string | undefined {
+  return KUSTOMIZATION_FILES.find((f) => existsSync(join(absDir, f)));
+}
+
+export function listFiles(absDir: string, rel = ''): string[] {
+  const out: string[] = [];
+  for (const entry of readdirSync(join(absDir, rel), { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+    const child = rel ? `${rel}/${entry.name}` : entry.name;
+    if (entry.isDirectory()) out.push(...listFiles(absDir, child));
+    else if (entry.isFile()) out.push(child);
+  }
+  return out;
+}
+
+function readYamlObject(abs: string, rel: string): any {
+  const docs = parseDocuments(readFileSync(abs, 'utf8'), rel);
+  return docs[0]?.toJS() ?? {};
+}
+
+const isRemote = (r: string) => /^[a-z]+:\/\//i.test(r) || /^(github\.com|gitlab\.com|bitbucket\.org)\//.test(r) || r.startsWith('git@');
+
+interface WalkState {
+  root: string;
+  envDir: string;
+  objects: ReferenceObject[];
+  sharedDirs: Set<string>;
+  warnings: string[];
+  visited: Set<string>;
+}
+
+/**
+ * Follows a kustomization's resources depth first. `outerNamespace` is the namespace set by an
+ * enclosing kustomization (the outermost one wins in kustomize); `innerNamespace` is the same but
+ * ignoring the layer's own kustomization.
+ */
+function walk(state: WalkState, dirRel: string, outerNamespace: string | undefined, innerNamespace: string | undefined, isLayerRoot: boolean) {
+  if (state.visited.has(dirRel)) return;
+  state.visited.add(dirRel);
+  const abs = join(state.root, dirRel);
+  const kfile = findKustomizationFile(abs);
+  if (!kfile) throw new GeneratorInputError(`reference: ${dirRel} is referenced as a resource but has no kustomization.yaml`);
+  const k = readYamlObject(join(abs, kfile), posix.join(dirRel, kfile));
+  const own = typeof k.namespace === 'string' ? k.namespace : undefined;
+  const effective = outerNamespace ?? own;
+  const inner = isLayerRoot ? undefined : (innerNamespace ?? own);
+  const entries: string[] = [...(k.resources ?? []), ...(k.bases ?? [])];
+  for (const entry of entries) {
+    if (typeof entry !== 'string') continue;
+    if (isRemote(entry)) {
+      state.warnings.push(`${dirRel}: remote resource ${entry} is kept as is and not inspected`);
+      continue;
+    }
+    const rel = posix.normalize(posix.join(dirRel, entry));
+    if (rel.startsWith('..') || posix.isAbsolute(rel)) throw new GeneratorInputError(`reference: ${dirRel} points outside the template (${entry})`);
+    const target = join(state.root, rel);
+    if (!existsSync(target)) throw new GeneratorInputError(`reference: ${dirRel} lists ${entry}, which does not exist`);
+    if (!rel.startsWith(state.envDir + '/')) state.sharedDirs.add(rel);
+    if (statSync(target).isDirectory()) walk(state, rel, effective, inner, false);
+    else collectObjects(state, rel, effective, inner);
+  }
+}
+
+function collectObjects(state: WalkState, fileRel: string, namespace: string | undefined, innerNamespace: string | undefined) {
+  const docs = parseDocuments(readFileSync(join(state.root, fileRel), 'utf8'), fileRel);
+  docs.forEach((doc, index) => {
+    const body = doc.toJS();
+    if (!body || typeof body !== 'object' || !body.kind) return;
+    const declared = body.metadata?.namespace;
+    state.objects.push({
+      file: fileRel,
+      index,
+      apiVersion: String(body.apiVersion ?? ''),
+      kind: String(body.kind),
+      name: String(body.metadata?.name ?? ''),
+      namespace: namespace ?? declared,
+      targetNamespace: innerNamespace ?? declared,
+      body,
+      shared: !fileRel.startsWith(state.envDir + '/'),
+    });
+  });
+}
+
+/** Loads `clusters/<envName>/` of a template and follows each layer's kustomization. */
+export function loadReference(root: string, envName: string): ReferenceEnv {
+  const envDir = `clusters/${envName}`;
+  const absEnv = join(root, envDir);
+  if (!existsSync(absEnv) || !statSync(absEnv).isDirectory()) {
+    throw new GeneratorInputError(`reference environment "${envName}" does not exist (no ${envDir}/ in ${root})`);
+  }
+  const warnings: string[] = [];
+  const layers: ReferenceLayer[] = [];
+  for (const entry of readdirSync(absEnv, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+    if (!entry.isDirectory()) continue;
+    const dir = `${envDir}/${entry.name}`;
+    const kfile = findKustomizationFile(join(root, dir));
+    if (!kfile) {
+      warnings.push(`${dir} has no kustomization.yaml and is not a layer`);
+      continue;
+    }
+    const state: WalkState = { root, envDir, objects: [], sharedDirs: new Set(), warnings, visited: new Set() };
+    walk(state, dir, undefined, undefined, true);
+    layers.push({
+      name: entry.name,
+      dir,
+      files: listFiles(join(root, dir)),
+      kustomization: readYamlObject(join(root, dir, kfile), `${dir}/${kfile}`),
+      objects: state.objects,
+      sharedDirs: [...state.sharedDirs].filter((d) => statSync(join(root, d)).isDirectory()),
+    });
+  }
+  if (!layers.some((l) => l.name === 'flux-system')) throw new GeneratorInputError(`reference environment "${envName}" has no flux-system/ layer`);
+  return { root, envName, envDir, layers, warnings };
+}

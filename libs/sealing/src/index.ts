@@ -1,0 +1,2 @@
+export * from './certificate';
+export * from './sealed-secrets';

@@ -1,0 +1,62 @@
+import { spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { makeRsaCert } from '../support/certs';
+import { allFiles, readTree, tempDir } from '../support/files';
+
+const BIN = join(__dirname, '../../bin/generate-gitops-env');
+
+function run(args: string[], env: Record<string, string> = {}) {
+  const r = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', env: { PATH: process.env.PATH!, ...env } });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+describe('generate-gitops-env command line', () => {
+  const common = ['--cluster-name', 'cli-test', '--domain', 'cli.example.com', '--region', 'eu-west-2', '--acme-email', 'ops@cli.example.com'];
+
+  it('prints help', () => {
+    const r = run(['--help']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('--infra-only');
+  });
+
+  it('runs both passes on the shipped template with a JSON summary and never prints a credential', () => {
+    const repo = tempDir('cli');
+    const infra = run(['--repo', repo, ...common, '--infra-only', '--json']);
+    expect(infra.stderr).toBe('');
+    expect(infra.code).toBe(0);
+    expect(JSON.parse(infra.stdout)).toMatchObject({ pass: 'infra', gitops_path: 'clusters/cli-test', objects_sealed: [] });
+    const cert = makeRsaCert();
+    writeFileSync(join(repo, '..', 'cli-cert.pem'), cert.certPem);
+    const registryPassword = 'CliRegistryPassword-9876543210';
+    const full = run(['--repo', repo, ...common, '--sealing-cert', join(repo, '..', 'cli-cert.pem'), '--json'], {
+      REGISTRY_SERVER: 'registry.cli.example.com',
+      REGISTRY_USERNAME: 'cli-bot',
+      REGISTRY_PASSWORD: registryPassword,
+    });
+    expect(full.code).toBe(0);
+    const summary = JSON.parse(full.stdout);
+    expect(summary.objects_sealed).toHaveLength(3);
+    expect(summary.ingress_hosts.map((i: any) => i.to).flat()).toContain('api.cli.example.com');
+    expect(summary.validated).toHaveLength(5);
+    expect(full.stdout + full.stderr).not.toContain(registryPassword);
+    expect(Object.values(readTree(repo)).join('\n')).not.toContain(registryPassword);
+  });
+
+  it.each([
+    [['--cluster-name', 'x'], /--repo is required/],
+    [['--repo', '/nonexistent', ...common, '--infra-only'], /--repo \/nonexistent is not a folder/],
+    [['--bogus'], /Unknown option '--bogus'/],
+    [['--repo', '.', ...common, '--infra-only', '--domain', 'not a domain'], /--domain must be/],
+    [['--repo', '.', ...common], /sealing certificate/],
+    [['--repo', '.', ...common, '--sealing-cert', '/nonexistent.pem'], /cannot be read/],
+    [['--repo', '.', ...common, '--infra-only', '--reference-env', 'nope'], /reference environment "nope" does not exist/],
+  ])('exits 2 with one line for bad input %#', (args, message) => {
+    const cwd = tempDir('cli-bad');
+    const r = run(args.map((a) => (a === '.' ? cwd : a)));
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(r.stderr).toMatch(message);
+    expect(allFiles(cwd)).toEqual([]);
+  });
+});

@@ -1,0 +1,95 @@
+import { join } from 'node:path';
+import { generate, GenerateOptions, GeneratorInputError } from '../../libs/generator/src';
+import { makeRsaCert } from '../support/certs';
+import { allFiles, kustomize, readTree, tempDir, yamlObjects } from '../support/files';
+import { CORP_PLANTED, writeCorpReference } from '../support/reference-repos';
+import { unsealManifest } from '../support/unseal';
+
+describe('generator on a differently shaped reference repository', () => {
+  const cert = makeRsaCert();
+  const template = tempDir('corp-template');
+  writeCorpReference(template);
+  const base = (repo: string, extra: Partial<GenerateOptions> = {}): GenerateOptions => ({
+    repoDir: repo,
+    templateDir: template,
+    referenceEnv: 'staging',
+    infraLayer: 'core',
+    clusterName: 'tenant-42',
+    domain: 'tenant42.example.com',
+    region: 'eu-central-1',
+    acmeEmail: 'certs@tenant42.example.com',
+    pass: 'infra',
+    sourceUrl: 'ssh://git@git.tenant42.example.com/fleet.git',
+    sourceBranch: 'main',
+    ...extra,
+  });
+
+  it('discovers layers, sync file, external-dns flags, Ingresses and Secrets from the reference itself', () => {
+    const repo = tempDir('corp');
+    const infra = generate(base(repo));
+    expect(infra.summary.reference_domain).toBe('stg.corp.example.org');
+    expect(infra.summary.reference_region).toBe('ap-southeast-2');
+    const dns = yamlObjects(join(repo, 'clusters/tenant-42/core/external-dns.yaml'))[0];
+    expect(dns.spec.template.spec.containers[0].args).toEqual(['--source=ingress', '--provider=aws', '--domain-filter=tenant42.example.com', '--txt-owner-id=tenant-42']);
+    expect(dns.spec.template.spec.containers[0].env).toEqual([{ name: 'AWS_REGION', value: 'eu-central-1' }]);
+    const infraSync = yamlObjects(join(repo, 'clusters/tenant-42/flux-system/sync.yaml'));
+    expect(infraSync.filter((o) => o.kind === 'Kustomization').map((k) => k.metadata.name)).toEqual(['core']);
+    expect(infraSync[0].spec).toMatchObject({ url: 'ssh://git@git.tenant42.example.com/fleet.git', ref: { branch: 'main' } });
+
+    const { summary, credentials } = generate(base(repo, { pass: 'full', sealingCertPem: cert.certPem, registry: { server: 'reg.tenant42.example.com', username: 'bot', password: 'BotPassword-abcdefghijklmnop' } }));
+    const sync = yamlObjects(join(repo, 'clusters/tenant-42/flux-system/sync.yaml')).filter((o) => o.kind === 'Kustomization');
+    const deps = Object.fromEntries(sync.map((k) => [k.metadata.name, k.spec.dependsOn]));
+    // services keeps its own dependency on data and gains core; issuers had no Kustomization and gets one.
+    expect(deps).toEqual({ core: undefined, services: [{ name: 'core' }, { name: 'data' }], data: [{ name: 'core' }], issuers: [{ name: 'core' }] });
+    for (const k of sync) kustomize(join(repo, k.spec.path));
+
+    const ingresses = kustomize(join(repo, 'clusters/tenant-42/services')).filter((o) => o.kind === 'Ingress');
+    expect(ingresses.map((i) => `${i.metadata.namespace}/${i.metadata.name}=${i.spec.rules.map((r: any) => r.host).join(',')}`).sort()).toEqual([
+      'shop/cart=cart.tenant42.example.com',
+      'shop/catalog=catalog.tenant42.example.com',
+      'shop/checkout=checkout.tenant42.example.com,pay.tenant42.example.com,tenant42.example.com',
+      'shop/gateway=shop.tenant42.example.com,admin.tenant42.example.com',
+    ]);
+    expect(summary.ingress_hosts).toHaveLength(4);
+    expect(readTree(join(repo, 'platform'))).toEqual(readTree(join(template, 'platform')));
+
+    const issuer = yamlObjects(join(repo, 'clusters/tenant-42/issuers/issuer.yaml'))[0];
+    expect(issuer.spec.acme.email).toBe('certs@tenant42.example.com');
+    expect(issuer.spec.acme.solvers[0]).toEqual({ dns01: { route53: { region: 'eu-central-1' } }, selector: { dnsNames: ['*.tenant42.example.com'] } });
+
+    // The multi-document file keeps its ConfigMap and seals both Secrets with the layer's namespace.
+    const data = yamlObjects(join(repo, 'clusters/tenant-42/data/secrets.yaml'));
+    expect(data.map((d) => d.kind)).toEqual(['ConfigMap', 'SealedSecret', 'SealedSecret']);
+    const redis = unsealManifest(cert.privateKeyPem, data[1]);
+    expect(data[1].metadata.namespace).toBe('state');
+    expect(data[1].spec.template.metadata.labels).toEqual({ tier: 'cache' });
+    expect(redis['redis-password']).toMatch(/^[A-Za-z0-9]{40}$/);
+    const mongo = unsealManifest(cert.privateKeyPem, data[2]);
+    expect(mongo['connection-string']).toBe(`mongodb://${mongo['root-username']}:${mongo['root-password']}@mongo.state.svc:27017/admin`);
+    for (const s of [data[1], data[2]]) {
+      for (const [key, value] of Object.entries(unsealManifest(cert.privateKeyPem, s))) expect(credentials).toContainEqual({ namespace: 'state', name: s.metadata.name, key, value });
+    }
+    const pull = yamlObjects(join(repo, 'clusters/tenant-42/services/pull-secret.yaml'))[0];
+    expect(pull.metadata.namespace).toBe('shop');
+    expect(JSON.parse(unsealManifest(cert.privateKeyPem, pull)['.dockerconfigjson']).auths['reg.tenant42.example.com'].username).toBe('bot');
+
+    const text = Object.values(readTree(repo)).join('\n');
+    for (const planted of Object.values(CORP_PLANTED)) {
+      expect(text).not.toContain(planted);
+      expect(text).not.toContain(Buffer.from(planted).toString('base64').replace(/=+$/, ''));
+    }
+    // Files keep the reference hosts where Ingresses are patched; what every layer builds names only the new domain.
+    for (const k of sync) expect(JSON.stringify(kustomize(join(repo, k.spec.path)))).not.toContain('stg.corp.example.org');
+  });
+
+  it('refuses an Ingress host outside the reference domain, naming it', () => {
+    const stray = tempDir('corp-stray');
+    writeCorpReference(stray, { strayHost: true });
+    const repo = tempDir('corp-stray-out');
+    generate(base(repo, { templateDir: stray }));
+    expect(() => generate(base(repo, { templateDir: stray, pass: 'full', sealingCertPem: cert.certPem, registry: { server: 'r', username: 'u', password: 'p' } }))).toThrow(
+      new GeneratorInputError('clusters/staging/services/gateway.yaml Ingress gateway: host "admin.other.example.com" does not end in the reference domain "stg.corp.example.org"'),
+    );
+    expect(allFiles(join(repo, 'clusters/tenant-42')).some((f) => f.startsWith('services/'))).toBe(false);
+  });
+});

@@ -1,0 +1,36 @@
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { parseAllDocuments } from 'yaml';
+
+export const tempDir = (prefix: string) => mkdtempSync(join(tmpdir(), `gs-${prefix}-`));
+
+export function writeTree(root: string, files: Record<string, string>) {
+  for (const [rel, content] of Object.entries(files)) {
+    mkdirSync(dirname(join(root, rel)), { recursive: true });
+    writeFileSync(join(root, rel), content);
+  }
+}
+
+/** Every file below a folder, relative, skipping .git. */
+export function allFiles(root: string, rel = ''): string[] {
+  return readdirSync(join(root, rel), { withFileTypes: true }).flatMap((e) => {
+    if (e.name === '.git') return [];
+    const child = rel ? `${rel}/${e.name}` : e.name;
+    return e.isDirectory() ? allFiles(root, child) : [child];
+  });
+}
+
+export function readTree(root: string): Record<string, string> {
+  return Object.fromEntries(allFiles(root).map((f) => [f, readFileSync(join(root, f), 'utf8')]));
+}
+
+export function kustomize(dir: string): any[] {
+  const out = execFileSync('kubectl', ['kustomize', dir], { encoding: 'utf8' });
+  return parseAllDocuments(out).map((d: any) => d.toJS()).filter(Boolean);
+}
+
+export function yamlObjects(file: string): any[] {
+  return parseAllDocuments(readFileSync(file, 'utf8')).map((d: any) => d.toJS()).filter(Boolean);
+}

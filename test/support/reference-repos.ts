@@ -1,0 +1,178 @@
+import { writeTree } from './files';
+
+/** Credentials planted in the second reference repository; none may reach any output. */
+export const CORP_PLANTED = {
+  registryUser: 'stg-robot',
+  registryPassword: 'StgRobotPw-55e1aa90',
+  redisPassword: 'RedisStgPass-0099-xyz',
+  mongoUser: 'mongo_admin_stg',
+  mongoPassword: 'MongoStgRootPw-1234abcd',
+  apiToken: 'tok_live_stg_8f8f8f8f8f8f',
+};
+
+const b64 = (s: string) => Buffer.from(s).toString('base64');
+
+const ingress = (name: string, hosts: string[]) => `apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: ${name}
+spec:
+  ingressClassName: traefik
+  tls:
+    - hosts: [${hosts.join(', ')}]
+      secretName: ${name}-cert
+  rules:
+${hosts.map((h) => `    - host: ${h}
+      http:
+        paths:
+          - path: /
+            pathType: Prefix
+            backend: {service: {name: ${name}, port: {number: 80}}}`).join('\n')}
+`;
+
+const deployment = (name: string) => `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: ${name}
+spec:
+  selector: {matchLabels: {app: ${name}}}
+  template:
+    metadata: {labels: {app: ${name}}}
+    spec:
+      containers:
+        - name: ${name}
+          image: registry.corp.example.org/shop/${name}:2.0.1
+`;
+
+/**
+ * A platform repository shaped differently from the shipped template: environment `staging`,
+ * layers core/services/data/issuers, the sync objects in sync.yaml, external-dns as a plain
+ * Deployment with flags, a shared base under platform/services, Ingresses both in the base and
+ * in the layer, a layer-level namespace, and Secrets with data (base64) in a multi-document file.
+ */
+export function writeCorpReference(root: string, opts: { strayHost?: boolean } = {}) {
+  const services = ['catalog', 'cart', 'checkout'];
+  const files: Record<string, string> = {
+    'clusters/staging/flux-system/kustomization.yaml': 'resources:\n  - sync.yaml\n',
+    'clusters/staging/flux-system/sync.yaml': `apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata: {name: flux-system, namespace: flux-system}
+spec:
+  interval: 5m
+  ref: {branch: trunk}
+  url: https://git.corp.example.org/fleet.git
+---
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: core, namespace: flux-system}
+spec:
+  interval: 5m
+  path: ./clusters/staging/core
+  prune: true
+  sourceRef: {kind: GitRepository, name: flux-system}
+---
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: services, namespace: flux-system}
+spec:
+  interval: 5m
+  path: ./clusters/staging/services
+  prune: true
+  sourceRef: {kind: GitRepository, name: flux-system}
+  dependsOn: [{name: data}]
+---
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: data, namespace: flux-system}
+spec:
+  interval: 5m
+  path: ./clusters/staging/data
+  prune: true
+  sourceRef: {kind: GitRepository, name: flux-system}
+`,
+    'clusters/staging/core/kustomization.yaml': 'resources:\n  - external-dns.yaml\n  - storage.yaml\n',
+    'clusters/staging/core/external-dns.yaml': `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: external-dns
+  namespace: kube-system
+spec:
+  selector: {matchLabels: {app: external-dns}}
+  template:
+    metadata: {labels: {app: external-dns}}
+    spec:
+      containers:
+        - name: external-dns
+          image: registry.k8s.io/external-dns/external-dns:v0.15.0
+          args:
+            - --source=ingress
+            - --provider=aws
+            - --domain-filter=stg.corp.example.org
+            - --txt-owner-id=staging
+          env:
+            - name: AWS_REGION
+              value: ap-southeast-2
+`,
+    'clusters/staging/core/storage.yaml': `apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: fast}
+provisioner: ebs.csi.aws.com
+`,
+    'clusters/staging/services/kustomization.yaml': `namespace: shop
+resources:
+  - ../../../platform/services
+  - pull-secret.yaml
+  - gateway.yaml
+`,
+    'clusters/staging/services/pull-secret.yaml': `apiVersion: v1
+kind: Secret
+metadata: {name: corp-pull}
+type: kubernetes.io/dockerconfigjson
+data:
+  .dockerconfigjson: ${b64(JSON.stringify({ auths: { 'registry.corp.example.org': { username: CORP_PLANTED.registryUser, password: CORP_PLANTED.registryPassword } } }))}
+`,
+    'clusters/staging/services/gateway.yaml': ingress('gateway', ['shop.stg.corp.example.org', opts.strayHost ? 'admin.other.example.com' : 'admin.stg.corp.example.org']),
+    'clusters/staging/data/kustomization.yaml': 'namespace: state\nresources:\n  - secrets.yaml\n',
+    'clusters/staging/data/secrets.yaml': `apiVersion: v1
+kind: ConfigMap
+metadata: {name: data-settings}
+data: {redis-host: redis.state.svc}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: redis-auth, labels: {tier: cache}}
+data:
+  redis-password: ${b64(CORP_PLANTED.redisPassword)}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: mongo-root}
+stringData:
+  root-username: ${CORP_PLANTED.mongoUser}
+  root-password: ${CORP_PLANTED.mongoPassword}
+  connection-string: mongodb://${CORP_PLANTED.mongoUser}:${CORP_PLANTED.mongoPassword}@mongo.state.svc:27017/admin
+  api-token: ${CORP_PLANTED.apiToken}
+`,
+    'clusters/staging/issuers/kustomization.yaml': 'resources:\n  - issuer.yaml\n',
+    'clusters/staging/issuers/issuer.yaml': `apiVersion: cert-manager.io/v1
+kind: ClusterIssuer
+metadata: {name: corp-acme}
+spec:
+  acme:
+    email: staging-team@corp.example.org
+    server: https://acme-v02.api.letsencrypt.org/directory
+    privateKeySecretRef: {name: corp-acme-key}
+    solvers:
+      - dns01:
+          route53: {region: ap-southeast-2}
+        selector:
+          dnsNames: ['*.stg.corp.example.org']
+`,
+    'platform/services/kustomization.yaml': `resources:\n${services.map((s) => `  - ${s}.yaml\n  - ${s}-ingress.yaml`).join('\n')}\n`,
+  };
+  for (const s of services) {
+    files[`platform/services/${s}.yaml`] = deployment(s);
+    files[`platform/services/${s}-ingress.yaml`] = ingress(s, s === 'checkout' ? ['checkout.stg.corp.example.org', 'pay.stg.corp.example.org', 'stg.corp.example.org'] : [`${s}.stg.corp.example.org`]);
+  }
+  writeTree(root, files);
+}
