@@ -1,0 +1,152 @@
+import type { EventDraft, ScaffoldRequestedData, Step, StoredEvent } from '../../events/src';
+
+/**
+ * The run's rules as a pure decider: evolve folds events into state, decide turns a command and
+ * the state into new events. No I/O, no clock, no ids: the caller supplies those.
+ */
+export type RunStatus = 'none' | 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
+
+export interface RunState {
+  status: RunStatus;
+  /** The step that runs next (or ran last, once terminal). */
+  step: Step | null;
+  request: ScaffoldRequestedData | null;
+  message: string;
+  infraCommit: string | null;
+  fullCommit: string | null;
+  certFingerprint: string | null;
+  attempts: Partial<Record<Step, number>>;
+  cancelRequested: boolean;
+  createdAt: string | null;
+  updatedAt: string | null;
+  finishedAt: string | null;
+}
+
+export const initialState: RunState = {
+  status: 'none',
+  step: null,
+  request: null,
+  message: '',
+  infraCommit: null,
+  fullCommit: null,
+  certFingerprint: null,
+  attempts: {},
+  cancelRequested: false,
+  createdAt: null,
+  updatedAt: null,
+  finishedAt: null,
+};
+
+export const MAX_ATTEMPTS_PER_STEP = 5;
+
+const NEXT_STEP: Record<Step, Step | null> = {
+  'infra-pass': 'sealed-secrets-wait',
+  'sealed-secrets-wait': 'cert-fetch',
+  'cert-fetch': 'full-pass',
+  'full-pass': null,
+};
+
+/** The event each step appends when it succeeds. */
+export const STEP_RESULT = {
+  'infra-pass': 'InfraPushed',
+  'sealed-secrets-wait': 'SealedSecretsReady',
+  'cert-fetch': 'CertFetched',
+  'full-pass': 'FullPushed',
+} as const satisfies Record<Step, EventDraft['type']>;
+
+/** The event that starts each step. */
+export const STEP_TRIGGER: Record<Step, EventDraft['type']> = {
+  'infra-pass': 'ScaffoldRequested',
+  'sealed-secrets-wait': 'InfraPushed',
+  'cert-fetch': 'SealedSecretsReady',
+  'full-pass': 'CertFetched',
+};
+
+export const isTerminal = (s: RunState) => s.status === 'succeeded' || s.status === 'failed' || s.status === 'cancelled';
+
+export function evolve(state: RunState, event: StoredEvent | (EventDraft & { time: string })): RunState {
+  const s: RunState = { ...state, updatedAt: event.time };
+  switch (event.type) {
+    case 'ScaffoldRequested':
+      return { ...s, status: 'queued', step: 'infra-pass', request: event.data, createdAt: event.time, message: 'waiting for the infrastructure pass' };
+    case 'InfraPushed':
+      return { ...s, status: 'running', step: NEXT_STEP['infra-pass'], infraCommit: event.data.commit, message: `infrastructure pushed as ${event.data.commit.slice(0, 12)}; waiting for sealed-secrets` };
+    case 'SealedSecretsReady':
+      return { ...s, status: 'running', step: NEXT_STEP['sealed-secrets-wait'], message: 'sealed-secrets controller available; fetching its certificate' };
+    case 'CertFetched':
+      return { ...s, status: 'running', step: NEXT_STEP['cert-fetch'], certFingerprint: event.data.fingerprint_sha256, message: 'certificate fetched; running the full pass' };
+    case 'FullPushed':
+      return { ...s, fullCommit: event.data.commit, message: `full tree pushed as ${event.data.commit.slice(0, 12)}` };
+    case 'ScaffoldSucceeded':
+      return { ...s, status: 'succeeded', finishedAt: event.time, message: 'both passes pushed' };
+    case 'StepFailed':
+      return {
+        ...s,
+        status: s.status === 'queued' ? 'queued' : 'running',
+        attempts: { ...s.attempts, [event.data.step]: event.data.attempt },
+        message: `${event.data.step} attempt ${event.data.attempt} failed: ${event.data.reason}${event.data.will_retry ? ' (retrying)' : ''}`,
+      };
+    case 'ScaffoldFailed':
+      return { ...s, status: 'failed', finishedAt: event.time, message: `${event.data.step} failed: ${event.data.reason}` };
+    case 'ScaffoldCancelRequested':
+      return { ...s, cancelRequested: true, message: 'cancel requested; stopping at the next step boundary' };
+    case 'ScaffoldCancelled':
+      return { ...s, status: 'cancelled', finishedAt: event.time, message: 'cancelled' };
+  }
+}
+
+export const fold = (events: ReadonlyArray<StoredEvent | (EventDraft & { time: string })>) => events.reduce(evolve, initialState);
+
+export type Command =
+  | { type: 'RequestScaffold'; data: ScaffoldRequestedData }
+  | { type: 'CompleteStep'; step: Step; result: EventDraft }
+  | { type: 'FailStep'; step: Step; reason: string; retryable: boolean }
+  | { type: 'RequestCancel'; requestedBy: string }
+  /** A worker about to start a step asks whether the run goes on. */
+  | { type: 'StopIfCancelled'; step: Step };
+
+export class RunRuleViolation extends Error {
+  constructor(readonly code: 'not_found' | 'already_finished', message: string) {
+    super(message);
+  }
+}
+
+export function decide(command: Command, state: RunState): EventDraft[] {
+  switch (command.type) {
+    case 'RequestScaffold':
+      // The same request twice (an idempotent retry) creates nothing new.
+      return state.status === 'none' ? [{ type: 'ScaffoldRequested', data: command.data }] : [];
+    case 'CompleteStep': {
+      // A late or duplicate result (redelivery after the step already advanced) is dropped.
+      if (isTerminal(state) || state.step !== command.step || command.result.type !== STEP_RESULT[command.step]) return [];
+      // FullPushed landed but the process died before ScaffoldSucceeded: finish without a second FullPushed.
+      const events: EventDraft[] = command.step === 'full-pass' && state.fullCommit ? [] : [command.result];
+      if (command.step === 'full-pass' && command.result.type === 'FullPushed') {
+        events.push({ type: 'ScaffoldSucceeded', data: { infra_commit: state.infraCommit ?? '', full_commit: state.fullCommit ?? command.result.data.commit } });
+      } else if (state.cancelRequested) {
+        events.push({ type: 'ScaffoldCancelled', data: { step: NEXT_STEP[command.step] } });
+      }
+      return events;
+    }
+    case 'FailStep': {
+      if (isTerminal(state) || state.step !== command.step) return [];
+      const attempt = (state.attempts[command.step] ?? 0) + 1;
+      const willRetry = command.retryable && attempt < MAX_ATTEMPTS_PER_STEP && !state.cancelRequested;
+      const events: EventDraft[] = [{ type: 'StepFailed', data: { step: command.step, attempt, reason: command.reason, will_retry: willRetry } }];
+      if (!willRetry) {
+        events.push(
+          state.cancelRequested
+            ? { type: 'ScaffoldCancelled', data: { step: command.step } }
+            : { type: 'ScaffoldFailed', data: { step: command.step, reason: command.reason } },
+        );
+      }
+      return events;
+    }
+    case 'RequestCancel':
+      if (state.status === 'none') throw new RunRuleViolation('not_found', 'no such run');
+      if (isTerminal(state)) throw new RunRuleViolation('already_finished', `run already ${state.status}`);
+      return state.cancelRequested ? [] : [{ type: 'ScaffoldCancelRequested', data: { requested_by: command.requestedBy } }];
+    case 'StopIfCancelled':
+      return state.cancelRequested && !isTerminal(state) && state.step === command.step ? [{ type: 'ScaffoldCancelled', data: { step: command.step } }] : [];
+  }
+}

@@ -1,0 +1,4 @@
+export * from './run-log';
+export * from './settings';
+export * from './step-handlers';
+export * from './step-worker';

@@ -1,0 +1,16 @@
+import type { RegistryCredentials } from '../../generator/src';
+import type { GitIdentity } from '../../git/src';
+
+/** What the step handlers need from configuration (filled from the environment by the app and the runner). */
+export interface StepSettings {
+  workDir: string;
+  templateDir?: string;
+  referenceEnv: string;
+  gitIdentity: GitIdentity;
+  registry?: RegistryCredentials;
+  /** Per-step deadline; a step that passes it fails (retryable). */
+  stepTimeoutMs: number;
+  ackWaitMs: number;
+  concurrency: number;
+  pushAttempts: number;
+}

@@ -1,0 +1,137 @@
+import { AckPolicy, Consumer, ConsumerMessages, DeliverPolicy, JetStreamApiError, JsMsg } from '@nats-io/jetstream';
+import type { JetStreamEventStore } from '../../event-store/src';
+import { runSubject } from '../../event-store/src';
+import { parseEvent } from '../../events/src';
+import { decide, STEP_TRIGGER } from '../../run-decider/src';
+import { RunLog } from './run-log';
+import type { StepSettings } from './settings';
+import { StepHandler, toStepError } from './step-handlers';
+
+export interface WorkerLogger {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+const NANOS_PER_MS = 1_000_000;
+
+export const durableNameFor = (step: string, runId?: string) => (runId ? `step-${step}-run-${runId}` : `step-${step}`);
+
+/** Backoff before a failed step is tried again: 1 s, 2 s, 4 s ... capped at 30 s. */
+export const retryDelayMs = (attempt: number) => Math.min(30_000, 1000 * 2 ** Math.max(0, attempt - 1));
+
+/**
+ * One durable pull consumer per step. It reacts to the step's trigger event, acks every other event
+ * at once, keeps long steps alive with working(), and records the outcome through the decider,
+ * so a redelivered or late event never runs a step twice.
+ */
+export class StepWorker {
+  private messages?: ConsumerMessages;
+  private inFlight = new Set<Promise<void>>();
+  private loop?: Promise<void>;
+
+  constructor(
+    private readonly store: JetStreamEventStore,
+    private readonly handler: StepHandler,
+    private readonly settings: StepSettings,
+    private readonly logger: WorkerLogger,
+    private readonly onlyRunId?: string,
+  ) {}
+
+  get durableName() {
+    return durableNameFor(this.handler.step, this.onlyRunId);
+  }
+
+  async start(): Promise<void> {
+    const consumer = await this.ensureConsumer();
+    this.messages = await consumer.consume({ max_messages: this.settings.concurrency });
+    this.loop = this.pump(this.messages);
+  }
+
+  private async ensureConsumer(): Promise<Consumer> {
+    const stream = this.store.streams.events;
+    const config = {
+      durable_name: this.durableName,
+      ack_policy: AckPolicy.Explicit,
+      deliver_policy: DeliverPolicy.All,
+      ack_wait: this.settings.ackWaitMs * NANOS_PER_MS,
+      max_ack_pending: Math.max(this.settings.concurrency * 4, 16),
+      filter_subject: this.onlyRunId ? runSubject(this.onlyRunId) : 'scaffold.run.>',
+    };
+    try {
+      await this.store.jsm.consumers.info(stream, this.durableName);
+      await this.store.jsm.consumers.update(stream, this.durableName, { ack_wait: config.ack_wait, max_ack_pending: config.max_ack_pending });
+    } catch (e) {
+      if (!(e instanceof JetStreamApiError) || e.code !== 10014) throw e;
+      await this.store.jsm.consumers.add(stream, config);
+    }
+    return this.store.js.consumers.get(stream, this.durableName);
+  }
+
+  private async pump(messages: ConsumerMessages) {
+    for await (const msg of messages) {
+      while (this.inFlight.size >= this.settings.concurrency) await Promise.race(this.inFlight);
+      const work = this.handle(msg).catch((e) => this.logger.error({ err: String(e), step: this.handler.step }, 'step handling failed'));
+      this.inFlight.add(work);
+      void work.finally(() => this.inFlight.delete(work));
+    }
+  }
+
+  async stop(): Promise<void> {
+    await this.messages?.close().catch(() => undefined);
+    await this.loop?.catch(() => undefined);
+    await Promise.allSettled([...this.inFlight]);
+  }
+
+  private async handle(msg: JsMsg): Promise<void> {
+    let event;
+    try {
+      event = parseEvent(msg.string(), msg.seq);
+    } catch (e) {
+      this.logger.warn({ seq: msg.seq }, 'skipping a message that is not a scaffold event');
+      msg.ack();
+      return;
+    }
+    if (event.type !== STEP_TRIGGER[this.handler.step]) {
+      msg.ack();
+      return;
+    }
+    const step = this.handler.step;
+    const runId = event.run_id;
+    const ids = { run_id: runId, event_id: event.id, step };
+    // At the step boundary: a cancelled run stops here; a run already past this step is not run again.
+    const gate = await this.store.decideAndAppend(runId, (s) => decide({ type: 'StopIfCancelled', step }, s), { causationId: event.id });
+    if (gate.appended.length > 0 || gate.state.step !== step || ['succeeded', 'failed', 'cancelled'].includes(gate.state.status)) {
+      msg.ack();
+      return;
+    }
+    const log = new RunLog(this.store, runId, step);
+    const keepAlive = setInterval(() => msg.working(), Math.max(1000, Math.floor(this.settings.ackWaitMs / 3)));
+    try {
+      this.logger.info(ids, 'step started');
+      await log.line(`${step} started (delivery ${msg.info.deliveryCount})`);
+      const result = await withDeadline(this.handler.run({ runId, state: gate.state, store: this.store, settings: this.settings, log }), this.settings.stepTimeoutMs, step);
+      const done = await this.store.decideAndAppend(runId, (s) => decide({ type: 'CompleteStep', step, result }, s), { causationId: event.id });
+      this.logger.info({ ...ids, appended: done.appended.map((e) => e.type) }, 'step finished');
+      msg.ack();
+    } catch (e) {
+      const failure = toStepError(e);
+      await log.line(`${step} failed: ${failure.message}`, 'error');
+      const failed = await this.store.decideAndAppend(runId, (s) => decide({ type: 'FailStep', step, reason: failure.message, retryable: failure.retryable }, s), { causationId: event.id });
+      const stepFailed = failed.appended.find((a) => a.type === 'StepFailed');
+      this.logger.warn({ ...ids, reason: failure.message, retry: stepFailed?.type === 'StepFailed' && stepFailed.data.will_retry }, 'step failed');
+      if (stepFailed?.type === 'StepFailed' && stepFailed.data.will_retry) msg.nak(retryDelayMs(stepFailed.data.attempt));
+      else msg.ack();
+    } finally {
+      clearInterval(keepAlive);
+    }
+  }
+}
+
+function withDeadline<T>(work: Promise<T>, ms: number, step: string): Promise<T> {
+  let timer: NodeJS.Timeout;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${step} passed its deadline of ${Math.round(ms / 1000)} s`)), ms);
+  });
+  return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
+}

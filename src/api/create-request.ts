@@ -1,0 +1,111 @@
+import Ajv, { ErrorObject } from 'ajv';
+import { isSafeBranch } from '../../libs/git/src';
+import { CertificateError, parseSealingCertificate, SealingCertificate } from '../../libs/sealing/src';
+import { FieldCheck, isClusterName, isDomain, isEmail, isRegion } from '../../libs/validation/src';
+import { ApiError, invalid } from './api-error';
+
+/** JSON schema of POST /api/v1/scaffolds (also the OpenAPI request body). */
+export const CREATE_SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['cluster_name', 'domain', 'region', 'acme_email', 'target'],
+  properties: {
+    cluster_name: { type: 'string', maxLength: 63 },
+    domain: { type: 'string', maxLength: 253 },
+    region: { type: 'string', maxLength: 32 },
+    acme_email: { type: 'string', maxLength: 254 },
+    repo: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { url: { type: 'string', maxLength: 2048 }, branch: { type: 'string', maxLength: 200 } },
+    },
+    target: {
+      type: 'object',
+      additionalProperties: false,
+      minProperties: 1,
+      maxProperties: 1,
+      properties: {
+        sealing_cert_pem: { type: 'string', maxLength: 65536 },
+        kubeconfig_secret: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['namespace', 'name', 'key'],
+          properties: { namespace: { type: 'string' }, name: { type: 'string' }, key: { type: 'string' } },
+        },
+      },
+    },
+  },
+} as const;
+
+const ajv = new Ajv({ allErrors: false, strict: true });
+const validateShape = ajv.compile(CREATE_SCHEMA);
+
+export interface CreateRequest {
+  cluster_name: string;
+  domain: string;
+  region: string;
+  acme_email: string;
+  repo_url: string;
+  branch: string;
+  cert: SealingCertificate;
+}
+
+function fieldOf(err: ErrorObject): string {
+  const path = err.instancePath.replace(/^\//, '').replaceAll('/', '.');
+  if (err.keyword === 'additionalProperties') return [path, (err.params as any).additionalProperty].filter(Boolean).join('.');
+  if (err.keyword === 'required') return [path, (err.params as any).missingProperty].filter(Boolean).join('.');
+  return path || 'body';
+}
+
+function describeAjv(err: ErrorObject): string {
+  if (err.keyword === 'additionalProperties') return 'unknown field';
+  if (err.keyword === 'required') return 'is required';
+  if (err.keyword === 'minProperties' || err.keyword === 'maxProperties') return 'give exactly one of sealing_cert_pem or kubeconfig_secret';
+  return err.message ?? 'is invalid';
+}
+
+/** A repository URL git may be handed: an allowed scheme, no option-looking or transport-helper form. */
+export function checkRepoUrl(url: string, allowedSchemes: string[]): string | null {
+  if (url.startsWith('-')) return 'must not start with "-"';
+  if (/[\s\0]/.test(url)) return 'must not contain whitespace or NUL';
+  if (/^ext::|::/.test(url)) return 'transport helpers (ext::) are not allowed';
+  const scp = /^[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:(?!\/\/)/.test(url);
+  const scheme = scp ? 'ssh' : /^([a-z][a-z0-9+.-]*):\/\//i.exec(url)?.[1]?.toLowerCase();
+  if (!scheme) return 'must be a URL with a scheme (https://, ssh://, or user@host:path)';
+  if (!allowedSchemes.includes(scheme)) return `scheme "${scheme}" is not allowed (allowed: ${allowedSchemes.join(', ')})`;
+  return null;
+}
+
+/** Validates a create body completely before anything is appended. */
+export function parseCreateRequest(body: unknown, opts: { allowedSchemes: string[]; platformRepoUrl?: string; defaultBranch: string }): CreateRequest {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw invalid('body', 'must be a JSON object');
+  if (!validateShape(body)) throw invalid(fieldOf(validateShape.errors![0]), describeAjv(validateShape.errors![0]));
+  const b = body as any;
+  const checks: Array<[string, unknown, FieldCheck]> = [
+    ['cluster_name', b.cluster_name, isClusterName],
+    ['domain', b.domain, isDomain],
+    ['region', b.region, isRegion],
+    ['acme_email', b.acme_email, isEmail],
+  ];
+  for (const [field, value, check] of checks) {
+    const problem = check(value);
+    if (problem) throw invalid(field, problem);
+  }
+  const repoUrl: string | undefined = b.repo?.url ?? opts.platformRepoUrl;
+  if (!repoUrl) throw invalid('repo.url', 'is required (no PLATFORM_REPO_URL default is configured)');
+  const urlProblem = checkRepoUrl(repoUrl, opts.allowedSchemes);
+  if (urlProblem) throw invalid('repo.url', urlProblem);
+  const branch: string = b.repo?.branch ?? opts.defaultBranch;
+  if (!isSafeBranch(branch)) throw invalid('repo.branch', 'must be a plain branch name');
+  if (b.target.kubeconfig_secret) {
+    throw new ApiError(422, 'unsupported_target', 'target.kubeconfig_secret: reading the target cluster needs the Kubernetes executor, which this build does not include; give target.sealing_cert_pem');
+  }
+  let cert: SealingCertificate;
+  try {
+    cert = parseSealingCertificate(b.target.sealing_cert_pem);
+  } catch (e) {
+    if (e instanceof CertificateError) throw invalid('target.sealing_cert_pem', e.message);
+    throw e;
+  }
+  return { cluster_name: b.cluster_name, domain: b.domain, region: b.region, acme_email: b.acme_email, repo_url: repoUrl, branch, cert };
+}

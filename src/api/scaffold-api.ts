@@ -1,0 +1,148 @@
+import { createHash, randomUUID } from 'node:crypto';
+import type { DataSource } from 'typeorm';
+import { In, LessThan } from 'typeorm';
+import type { JetStreamEventStore } from '../../libs/event-store/src';
+import { logSubject } from '../../libs/event-store/src';
+import { decide, fold, RunRuleViolation } from '../../libs/run-decider/src';
+import { SEALING_CERT_INPUT } from '../../libs/steps/src';
+import type { AppConfig } from '../config';
+import { ScaffoldRunRow } from '../projection/entities';
+import { RunView, toView } from '../projection/run-view';
+import { ApiError, invalid, notFound } from './api-error';
+import { parseCreateRequest } from './create-request';
+import { DeliverPolicy } from '@nats-io/jetstream';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const STATUSES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'];
+
+function runIdFor(caller: string, idempotencyKey: string): string {
+  const h = createHash('sha256').update(`${caller}\0${idempotencyKey}`).digest('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-a${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}
+
+/** Reads that need PostgreSQL answer 503 while it is down, naming it. */
+async function readModel<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (e) {
+    if (e instanceof ApiError) throw e;
+    throw new ApiError(503, 'read_model_unavailable', 'PostgreSQL (the read-model) is not answering');
+  }
+}
+
+/** The application service behind both the REST and the NATS API: validation, rules and errors live here once. */
+export class ScaffoldApi {
+  constructor(private readonly store: JetStreamEventStore, private readonly ds: DataSource, private readonly config: AppConfig) {}
+
+  private checkId(id: unknown): string {
+    if (typeof id !== 'string' || !UUID.test(id)) throw notFound();
+    return id;
+  }
+
+  async create(body: unknown, caller: string, idempotencyKey?: string): Promise<{ run: RunView; created: boolean }> {
+    const req = parseCreateRequest(body, this.config);
+    if (idempotencyKey !== undefined && (idempotencyKey.length === 0 || idempotencyKey.length > 200 || /[\0\r\n]/.test(idempotencyKey))) {
+      throw invalid('Idempotency-Key', 'must be 1 to 200 characters without line breaks');
+    }
+    const runId = idempotencyKey ? runIdFor(caller, idempotencyKey) : randomUUID();
+    if (idempotencyKey) {
+      const { events } = await this.store.readRun(runId);
+      if (events.length > 0) return { run: toView(runId, fold(events)), created: false };
+    }
+    const active = await readModel(() =>
+      this.ds.getRepository(ScaffoldRunRow).findOne({ where: { repo_url: req.repo_url, cluster_name: req.cluster_name, status: In(['queued', 'running']) } }),
+    );
+    if (active) throw new ApiError(409, 'run_active', `run ${active.id} for ${req.cluster_name} in this repository is still ${active.status}`);
+    await this.store.putInput(runId, SEALING_CERT_INPUT, req.cert.pem);
+    const data = {
+      cluster_name: req.cluster_name,
+      domain: req.domain,
+      region: req.region,
+      acme_email: req.acme_email,
+      repo_url: req.repo_url,
+      branch: req.branch,
+      target: { kind: 'sealing_cert' as const, fingerprint_sha256: req.cert.fingerprintSha256, not_after: req.cert.notAfter.toISOString() },
+      requested_by: caller,
+    };
+    const { state, appended } = await this.store.decideAndAppend(runId, (s) => decide({ type: 'RequestScaffold', data }, s), { idFor: () => runId });
+    return { run: toView(runId, state), created: appended.length > 0 };
+  }
+
+  /** From the read-model; a run the projection has not reached yet is folded from the stream (never a 404 after POST). */
+  async get(id: unknown): Promise<RunView> {
+    const runId = this.checkId(id);
+    const row = await readModel(() => this.ds.getRepository(ScaffoldRunRow).findOne({ where: { id: runId } }));
+    if (row) return toView(runId, row.state);
+    const { events } = await this.store.readRun(runId);
+    if (events.length === 0) throw notFound();
+    return toView(runId, fold(events));
+  }
+
+  async list(query: { status?: unknown; limit?: unknown; cursor?: unknown }): Promise<{ items: RunView[]; next_cursor: string | null }> {
+    const limit = query.limit === undefined ? 50 : Number(query.limit);
+    if (!Number.isInteger(limit) || limit < 1 || limit > 500) throw invalid('limit', 'must be an integer from 1 to 500');
+    if (query.status !== undefined && !STATUSES.includes(String(query.status))) throw invalid('status', `must be one of ${STATUSES.join(', ')}`);
+    let before: Date | undefined;
+    if (query.cursor !== undefined) {
+      const decoded = Buffer.from(String(query.cursor), 'base64url').toString();
+      before = new Date(decoded);
+      if (Number.isNaN(before.getTime())) throw invalid('cursor', 'is not a cursor this API returned');
+    }
+    const rows = await readModel(() =>
+      this.ds.getRepository(ScaffoldRunRow).find({
+        where: { ...(query.status ? { status: String(query.status) } : {}), ...(before ? { created_at: LessThan(before) } : {}) },
+        order: { created_at: 'DESC', id: 'DESC' },
+        take: limit,
+      }),
+    );
+    const items = rows.map((r) => toView(r.id, r.state));
+    const last = rows[rows.length - 1];
+    return { items, next_cursor: rows.length === limit && last ? Buffer.from(last.created_at.toISOString()).toString('base64url') : null };
+  }
+
+  async events(id: unknown) {
+    const runId = this.checkId(id);
+    const { events } = await this.store.readRun(runId);
+    if (events.length === 0) throw notFound();
+    return { items: events.map((e) => ({ seq: e.seq, id: e.id, type: e.type, schema_version: e.schema_version, time: e.time, causation_id: e.causation_id, data: e.data })) };
+  }
+
+  /** The run's log lines (already redacted when written), oldest first, as text. */
+  async logs(id: unknown): Promise<string> {
+    const runId = this.checkId(id);
+    const { events } = await this.store.readRun(runId);
+    if (events.length === 0) throw notFound();
+    const subject = logSubject(runId);
+    const last = await this.store.jsm.streams.getMessage(this.store.streams.logs, { last_by_subj: subject });
+    if (!last) return '';
+    const consumer = await this.store.js.consumers.get(this.store.streams.logs, { filter_subjects: subject, deliver_policy: DeliverPolicy.All });
+    const lines: string[] = [];
+    try {
+      for (let done = false; !done; ) {
+        const batch = await consumer.fetch({ max_messages: 500, expires: 2000 });
+        let got = 0;
+        for await (const m of batch) {
+          got++;
+          const entry = JSON.parse(m.string());
+          lines.push(`${entry.time} ${entry.level.toUpperCase()} [${entry.step}] ${entry.msg}`);
+          if (m.seq >= last.seq) done = true;
+        }
+        if (got === 0) done = true;
+      }
+    } finally {
+      await consumer.delete().catch(() => undefined);
+    }
+    return lines.join('\n') + '\n';
+  }
+
+  async cancel(id: unknown, caller: string): Promise<RunView> {
+    const runId = this.checkId(id);
+    try {
+      const { state } = await this.store.decideAndAppend(runId, (s) => decide({ type: 'RequestCancel', requestedBy: caller }, s));
+      return toView(runId, state);
+    } catch (e) {
+      if (e instanceof RunRuleViolation) throw e.code === 'not_found' ? notFound() : new ApiError(409, 'already_finished', e.message);
+      throw e;
+    }
+  }
+}

@@ -1,0 +1,64 @@
+import { Controller, Get, Inject, Post, Req, Res } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { Runtime } from '../runtime';
+import { callerFor } from './auth';
+
+export const RUNTIME = Symbol('RUNTIME');
+
+/** REST over the same ScaffoldApi the NATS API uses. Errors become {"error": ...} in the exception filter. */
+@Controller('api/v1/scaffolds')
+export class ScaffoldsController {
+  constructor(@Inject(RUNTIME) private readonly rt: Runtime) {}
+
+  private caller(req: Request) {
+    return callerFor(this.rt.config.apiKeys, req.header('x-api-key'));
+  }
+
+  @Post()
+  async create(@Req() req: Request, @Res() res: Response) {
+    const caller = this.caller(req);
+    const { run } = await this.rt.api.create(req.body, caller, req.header('idempotency-key') ?? undefined);
+    res.status(202).location(`/api/v1/scaffolds/${run.id}`).json(run);
+  }
+
+  @Get()
+  async list(@Req() req: Request) {
+    this.caller(req);
+    return this.rt.api.list(req.query);
+  }
+
+  @Get(':id')
+  async get(@Req() req: Request) {
+    this.caller(req);
+    return this.rt.api.get(req.params.id);
+  }
+
+  @Get(':id/events')
+  async events(@Req() req: Request) {
+    this.caller(req);
+    return this.rt.api.events(req.params.id);
+  }
+
+  @Get(':id/logs')
+  async logs(@Req() req: Request, @Res() res: Response) {
+    this.caller(req);
+    res.type('text/plain').send(await this.rt.api.logs(req.params.id));
+  }
+
+  @Post(':id/cancel')
+  async cancel(@Req() req: Request, @Res() res: Response) {
+    const caller = this.caller(req);
+    res.status(202).json(await this.rt.api.cancel(req.params.id, caller));
+  }
+}
+
+@Controller()
+export class HealthController {
+  constructor(@Inject(RUNTIME) private readonly rt: Runtime) {}
+
+  @Get('health')
+  async health(@Res() res: Response) {
+    const h = await this.rt.health();
+    res.status(h.ok ? 200 : 503).json({ status: h.ok ? 'ok' : 'degraded', nats: h.nats, postgres: h.postgres });
+  }
+}

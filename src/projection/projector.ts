@@ -1,0 +1,89 @@
+import { AckPolicy, ConsumerMessages, DeliverPolicy, JetStreamApiError } from '@nats-io/jetstream';
+import type { DataSource, EntityManager } from 'typeorm';
+import type { JetStreamEventStore } from '../../libs/event-store/src';
+import { parseEvent, StoredEvent } from '../../libs/events/src';
+import { evolve, initialState } from '../../libs/run-decider/src';
+import { ProjectionCheckpoint, ScaffoldRunRow } from './entities';
+
+export const PROJECTOR = 'projector';
+
+/** Applies one event to the read-model. The row's last_seq makes a redelivery or replay a no-op. */
+export async function applyEvent(m: EntityManager, event: StoredEvent, checkpoint = PROJECTOR, table = ScaffoldRunRow): Promise<boolean> {
+  const repo = m.getRepository(table);
+  const row = await repo.findOne({ where: { id: event.run_id }, lock: { mode: 'pessimistic_write' } });
+  let applied = false;
+  if (!row || Number(row.last_seq) < event.seq) {
+    const state = evolve(row?.state ?? initialState, event);
+    if (state.request) {
+      await repo.save({
+        id: event.run_id,
+        status: state.status,
+        step: state.step,
+        message: state.message,
+        cluster_name: state.request.cluster_name,
+        repo_url: state.request.repo_url,
+        branch: state.request.branch,
+        infra_commit: state.infraCommit,
+        full_commit: state.fullCommit,
+        created_at: new Date(state.createdAt!),
+        updated_at: new Date(state.updatedAt!),
+        finished_at: state.finishedAt ? new Date(state.finishedAt) : null,
+        last_seq: String(event.seq),
+        state,
+      });
+      applied = true;
+    }
+  }
+  await m.getRepository(ProjectionCheckpoint).save({ name: checkpoint, last_seq: String(event.seq), updated_at: new Date() });
+  return applied;
+}
+
+/**
+ * The read-model projection: a durable consumer over every event, one at a time (order matters),
+ * each event applied with its checkpoint in one PostgreSQL transaction. While PostgreSQL is down
+ * the message is nak'ed and comes back; nothing is lost and nothing applies twice.
+ */
+export class Projector {
+  private messages?: ConsumerMessages;
+  private loop?: Promise<void>;
+  lastAppliedSeq = 0;
+
+  constructor(private readonly store: JetStreamEventStore, private readonly ds: DataSource, private readonly onError: (e: unknown) => void = () => undefined) {}
+
+  async start() {
+    const stream = this.store.streams.events;
+    try {
+      await this.store.jsm.consumers.info(stream, PROJECTOR);
+    } catch (e) {
+      if (!(e instanceof JetStreamApiError) || e.code !== 10014) throw e;
+      await this.store.jsm.consumers.add(stream, {
+        durable_name: PROJECTOR,
+        ack_policy: AckPolicy.Explicit,
+        deliver_policy: DeliverPolicy.All,
+        ack_wait: 30_000_000_000,
+        max_ack_pending: 1,
+        filter_subject: 'scaffold.run.>',
+      });
+    }
+    const consumer = await this.store.js.consumers.get(stream, PROJECTOR);
+    this.messages = await consumer.consume({ max_messages: 64 });
+    this.loop = (async () => {
+      for await (const msg of this.messages!) {
+        try {
+          const event = parseEvent(msg.string(), msg.seq);
+          await this.ds.transaction((m) => applyEvent(m, event));
+          this.lastAppliedSeq = msg.seq;
+          msg.ack();
+        } catch (e) {
+          this.onError(e);
+          msg.nak(1000);
+        }
+      }
+    })();
+  }
+
+  async stop() {
+    await this.messages?.close().catch(() => undefined);
+    await this.loop?.catch(() => undefined);
+  }
+}

@@ -1,0 +1,41 @@
+import type { RunState } from '../../libs/run-decider/src';
+
+/** The run as both APIs return it (snake_case, as the controller expects). */
+export interface RunView {
+  id: string;
+  status: string;
+  step: string | null;
+  message: string;
+  cluster_name: string;
+  domain: string;
+  region: string;
+  gitops_path: string;
+  repo_url: string;
+  branch: string;
+  infra_commit: string | null;
+  full_commit: string | null;
+  created_at: string | null;
+  updated_at: string | null;
+  finished_at: string | null;
+}
+
+export function toView(id: string, s: RunState): RunView {
+  const r = s.request!;
+  return {
+    id,
+    status: s.status,
+    step: s.step,
+    message: s.message,
+    cluster_name: r.cluster_name,
+    domain: r.domain,
+    region: r.region,
+    gitops_path: `clusters/${r.cluster_name}`,
+    repo_url: r.repo_url,
+    branch: r.branch,
+    infra_commit: s.infraCommit,
+    full_commit: s.fullCommit,
+    created_at: s.createdAt,
+    updated_at: s.updatedAt,
+    finished_at: s.finishedAt,
+  };
+}

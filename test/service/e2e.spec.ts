@@ -1,0 +1,230 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { connect } from '@nats-io/transport-node';
+import { headers, NatsConnection } from '@nats-io/nats-core';
+import { makeRsaCert } from '../support/certs';
+import { bareRepo, gitLog, TestDatabase, TestNats } from '../support/services';
+import { api, API_KEY, RunningService, startService, waitFor } from '../support/service';
+
+jest.setTimeout(120_000);
+
+describe('scaffold service end to end (real NATS JetStream, PostgreSQL, git)', () => {
+  let nats: TestNats;
+  let db: TestDatabase;
+  let svc: RunningService;
+  let nc: NatsConnection;
+  const cert = makeRsaCert();
+  const remote = bareRepo();
+  const body = (cluster: string, extra: Record<string, unknown> = {}) => ({
+    cluster_name: cluster,
+    domain: `${cluster}.example.com`,
+    region: 'eu-west-1',
+    acme_email: 'ops@example.com',
+    repo: { url: remote.url, branch: 'main' },
+    target: { sealing_cert_pem: cert.certPem },
+    ...extra,
+  });
+  const natsRequest = async (subject: string, payload: unknown, key = API_KEY) => {
+    const h = headers();
+    h.set('X-Api-Key', key);
+    const m = await nc.request(subject, JSON.stringify(payload), { timeout: 10_000, headers: h });
+    return JSON.parse(m.string());
+  };
+  const streamCount = async () => (await svc.runtime.store.jsm.streams.info('SCAFFOLD_EVENTS')).state.messages;
+  const untilTerminal = (id: string) =>
+    waitFor(`run ${id} to finish`, async () => {
+      const r = await api(svc.base, 'GET', `/api/v1/scaffolds/${id}`);
+      return ['succeeded', 'failed', 'cancelled'].includes(r.json?.status) ? r.json : undefined;
+    });
+
+  beforeAll(async () => {
+    nats = await TestNats.start();
+    db = await TestDatabase.create();
+    svc = await startService({ NATS_URL: nats.url, DATABASE_URL: db.url });
+    nc = await connect({ servers: nats.url });
+  });
+
+  afterAll(async () => {
+    await nc?.close();
+    await svc?.stop();
+    await nats?.destroy();
+    await db?.drop();
+  });
+
+  it('runs both passes: two commits, the first without secrets, status transitions, history, NATS equal to REST', async () => {
+    const created = await api(svc.base, 'POST', '/api/v1/scaffolds', body('alpha'));
+    expect(created.status).toBe(202);
+    expect(created.headers.get('location')).toBe(`/api/v1/scaffolds/${created.json.id}`);
+    expect(created.json).toMatchObject({ status: 'queued', step: 'infra-pass', gitops_path: 'clusters/alpha', repo_url: remote.url, branch: 'main', infra_commit: null });
+    const id = created.json.id;
+    const immediately = await api(svc.base, 'GET', `/api/v1/scaffolds/${id}`);
+    expect(immediately.status).toBe(200);
+
+    const done = await untilTerminal(id);
+    expect(done.status).toBe('succeeded');
+    expect(done.finished_at).toBeTruthy();
+
+    const log = gitLog(remote.dir);
+    expect(log).toHaveLength(3);
+    expect(log[1]).toContain(done.infra_commit);
+    expect(log[0]).toContain(done.full_commit);
+    const show = (rev: string, path: string) => execFileSync('git', ['--git-dir', remote.dir, 'ls-tree', '-r', '--name-only', rev, path], { encoding: 'utf8' });
+    const infraFiles = show(done.infra_commit, 'clusters/alpha');
+    expect(infraFiles).toContain('clusters/alpha/infrastructure/external-dns.yaml');
+    expect(infraFiles).not.toContain('database');
+    const secretsInInfra = spawnSync('git', ['--git-dir', remote.dir, 'grep', '-l', '-E', 'kind: (Secret|SealedSecret)', done.infra_commit], { encoding: 'utf8' });
+    expect(secretsInInfra.status).toBe(1); // git grep: no match
+    expect(secretsInInfra.stdout).toBe('');
+    expect(show(done.full_commit, 'clusters/alpha')).toContain('clusters/alpha/database/postgresql-credentials.yaml');
+    const message = execFileSync('git', ['--git-dir', remote.dir, 'log', '-1', '--format=%B', done.full_commit], { encoding: 'utf8' });
+    expect(message).toContain(`Scaffold-Run: ${id}`);
+    expect(message).toContain('Scaffold-Pass: full');
+
+    const history = await api(svc.base, 'GET', `/api/v1/scaffolds/${id}/events`);
+    expect(history.json.items.map((e: any) => e.type)).toEqual(['ScaffoldRequested', 'InfraPushed', 'SealedSecretsReady', 'CertFetched', 'FullPushed', 'ScaffoldSucceeded']);
+    expect(history.json.items.every((e: any, i: number, all: any[]) => i === 0 || e.seq > all[i - 1].seq)).toBe(true);
+    expect(history.json.items[0]).toMatchObject({ schema_version: 1, data: { requested_by: 'default', target: { kind: 'sealing_cert' } } });
+    expect(JSON.stringify(history.json)).not.toContain('BEGIN CERTIFICATE');
+
+    const logs = await api(svc.base, 'GET', `/api/v1/scaffolds/${id}/logs`);
+    expect(logs.headers.get('content-type')).toMatch(/^text\/plain/);
+    expect(logs.text).toMatch(/\[infra-pass\] pushed [0-9a-f]{40} to main/);
+
+    const rest = await api(svc.base, 'GET', `/api/v1/scaffolds/${id}`);
+    await waitFor('projection', async () => ((await api(svc.base, 'GET', `/api/v1/scaffolds?status=succeeded`)).json.items.length > 0 ? true : undefined));
+    expect(await natsRequest('scaffolds.v1.get', { id })).toEqual(rest.json);
+    expect(await natsRequest('scaffolds.v1.events', { id })).toEqual(history.json);
+    expect(await natsRequest('scaffolds.v1.list', { status: 'succeeded' })).toEqual((await api(svc.base, 'GET', '/api/v1/scaffolds?status=succeeded')).json);
+    expect((await natsRequest('scaffolds.v1.logs', { id })).log).toBe(logs.text);
+  });
+
+  it('creates over NATS, and the same Idempotency-Key returns the same run', async () => {
+    const h = headers();
+    h.set('X-Api-Key', API_KEY);
+    h.set('Idempotency-Key', 'ctrl-req-42');
+    const first = JSON.parse((await nc.request('scaffolds.v1.create', JSON.stringify(body('beta')), { headers: h, timeout: 10_000 })).string());
+    const again = await api(svc.base, 'POST', '/api/v1/scaffolds', body('beta'), { 'idempotency-key': 'ctrl-req-42' });
+    expect(again.status).toBe(202);
+    expect(again.json.id).toBe(first.id);
+    expect((await untilTerminal(first.id)).status).toBe('succeeded');
+    const events = await api(svc.base, 'GET', `/api/v1/scaffolds/${first.id}/events`);
+    expect(events.json.items.filter((e: any) => e.type === 'ScaffoldRequested')).toHaveLength(1);
+  });
+
+  it('redelivers old events to a recreated consumer without pushing or appending again', async () => {
+    const commitsBefore = gitLog(remote.dir).length;
+    const eventsBefore = await streamCount();
+    await svc.stop();
+    const { jetstreamManager } = await import('@nats-io/jetstream');
+    const jsm = await jetstreamManager(nc);
+    for (const c of ['step-infra-pass', 'step-full-pass', 'step-sealed-secrets-wait', 'step-cert-fetch']) await jsm.consumers.delete('SCAFFOLD_EVENTS', c);
+    svc = await startService({ NATS_URL: nats.url, DATABASE_URL: db.url });
+    await waitFor('the recreated consumers to drain', async () => {
+      const infos = await Promise.all(['step-infra-pass', 'step-full-pass'].map((c) => jsm.consumers.info('SCAFFOLD_EVENTS', c)));
+      return infos.every((i) => i.num_pending === 0 && i.num_ack_pending === 0) ? true : undefined;
+    });
+    expect(gitLog(remote.dir)).toHaveLength(commitsBefore);
+    expect(await streamCount()).toBe(eventsBefore);
+  });
+
+  it('fails a run with a clear reason when the branch does not exist', async () => {
+    const r = await api(svc.base, 'POST', '/api/v1/scaffolds', body('gamma', { repo: { url: remote.url, branch: 'no-such-branch' } }));
+    const done = await untilTerminal(r.json.id);
+    expect(done.status).toBe('failed');
+    expect(done.message).toMatch(/infra-pass failed: the branch does not exist on the remote/);
+    const types = (await api(svc.base, 'GET', `/api/v1/scaffolds/${r.json.id}/events`)).json.items.map((e: any) => e.type);
+    expect(types).toEqual(['ScaffoldRequested', 'StepFailed', 'ScaffoldFailed']);
+  });
+
+  it('answers 409 while a run for the same repo and cluster is active, and cancels at the next step boundary', async () => {
+    const apiOnly = await startService({ NATS_URL: nats.url, DATABASE_URL: db.url, RUN_STEP_WORKERS: 'false' });
+    await svc.stop(); // no step workers anywhere: the run stays queued
+    try {
+      const first = await api(apiOnly.base, 'POST', '/api/v1/scaffolds', body('delta'));
+      await waitFor('the read-model row', async () => ((await api(apiOnly.base, 'GET', '/api/v1/scaffolds?status=queued')).json.items.some((i: any) => i.id === first.json.id) ? true : undefined));
+      const second = await api(apiOnly.base, 'POST', '/api/v1/scaffolds', body('delta'));
+      expect(second.status).toBe(409);
+      expect(second.json.error.code).toBe('run_active');
+      const cancel = await api(apiOnly.base, 'POST', `/api/v1/scaffolds/${first.json.id}/cancel`);
+      expect(cancel.status).toBe(202);
+      svc = await startService({ NATS_URL: nats.url, DATABASE_URL: db.url });
+      const done = await untilTerminal(first.json.id);
+      expect(done.status).toBe('cancelled');
+      expect((await api(svc.base, 'POST', `/api/v1/scaffolds/${first.json.id}/cancel`)).status).toBe(409);
+      expect(gitLog(remote.dir).join('\n')).not.toContain('delta');
+    } finally {
+      await apiOnly.stop();
+    }
+  });
+
+  describe('bad input: a 4xx naming the field, nothing appended', () => {
+    const cases: Array<[string, unknown, number, RegExp]> = [
+      ['missing cluster_name', { ...body('x'), cluster_name: undefined }, 400, /cluster_name: is required/],
+      ['invalid cluster_name', body('Bad_Name'), 400, /cluster_name:/],
+      ['path in cluster_name', body('../etc'), 400, /cluster_name:/],
+      ['invalid domain', { ...body('e1'), domain: 'exa mple.com' }, 400, /domain:/],
+      ['YAML in domain', { ...body('e2'), domain: 'a.com\nkind: Secret' }, 400, /domain:/],
+      ['invalid region', { ...body('e3'), region: 'EU West' }, 400, /region:/],
+      ['shell in email', { ...body('e4'), acme_email: 'a@b.com;$(reboot)' }, 400, /acme_email:/],
+      ['unknown field', { ...body('e5'), extra: 1 }, 400, /extra: unknown field/],
+      ['wrong type', { ...body('e6'), region: 5 }, 400, /region:/],
+      ['option-like repo url', { ...body('e7'), repo: { url: '--upload-pack=touch /tmp/x' } }, 400, /repo.url: must not start with "-"/],
+      ['ext:: repo url', { ...body('e8'), repo: { url: 'ext::sh -c touch% /tmp/pwned' } }, 400, /repo.url:/],
+      ['option-like branch', { ...body('e9'), repo: { url: remote.url, branch: '--force' } }, 400, /repo.branch:/],
+      ['both targets', { ...body('e10'), target: { sealing_cert_pem: cert.certPem, kubeconfig_secret: { namespace: 'a', name: 'b', key: 'c' } } }, 400, /target: give exactly one/],
+      ['certificate not PEM', { ...body('e11'), target: { sealing_cert_pem: 'nope' } }, 400, /target.sealing_cert_pem: certificate is not a PEM/],
+      ['expired certificate', { ...body('e12'), target: { sealing_cert_pem: makeRsaCert({ notBefore: new Date(2020, 0, 1), notAfter: new Date(2021, 0, 1) }).certPem } }, 400, /target.sealing_cert_pem: certificate expired/],
+      ['kubeconfig target', { ...body('e13'), target: { kubeconfig_secret: { namespace: 'capi', name: 'c-kubeconfig', key: 'value' } } }, 422, /target.kubeconfig_secret/],
+      ['array body', [1, 2], 400, /body: must be a JSON object/],
+    ];
+    it.each(cases)('%s over REST and NATS', async (_name, payload, status, message) => {
+      const before = await streamCount();
+      const rest = await api(svc.base, 'POST', '/api/v1/scaffolds', payload);
+      expect(rest.status).toBe(status);
+      expect(rest.json.error.message).toMatch(message);
+      const viaNats = await natsRequest('scaffolds.v1.create', payload);
+      expect(viaNats).toEqual(rest.json);
+      expect(await streamCount()).toBe(before);
+    });
+
+    it('refuses file:// when it is not allowed', async () => {
+      const strict = await startService({ NATS_URL: nats.url, DATABASE_URL: db.url, RUN_STEP_WORKERS: 'false', GIT_ALLOWED_SCHEMES: 'https,ssh' });
+      try {
+        const r = await api(strict.base, 'POST', '/api/v1/scaffolds', body('e20'));
+        expect(r.status).toBe(400);
+        expect(r.json.error.message).toMatch(/repo.url: scheme "file" is not allowed/);
+      } finally {
+        await strict.stop();
+      }
+    });
+
+    it.each([
+      ['malformed JSON', '{"cluster_name": ', { 'content-type': 'application/json' }, 400, 'invalid_json'],
+      ['not JSON', 'cluster_name=a', { 'content-type': 'application/x-www-form-urlencoded' }, 415, 'unsupported_media_type'],
+      ['over 1 MiB', JSON.stringify({ ...body('big'), domain: 'a'.repeat(1024 * 1024 + 10) }), { 'content-type': 'application/json' }, 413, 'payload_too_large'],
+    ])('%s', async (_name, raw, hdrs, status, code) => {
+      const before = await streamCount();
+      const r = await api(svc.base, 'POST', '/api/v1/scaffolds', raw, hdrs);
+      expect(r.status).toBe(status);
+      expect(r.json.error.code).toBe(code);
+      expect(await streamCount()).toBe(before);
+    });
+
+    it('401 without or with a wrong key, on REST and NATS; /health needs none', async () => {
+      for (const key of [undefined, 'wrong-key-wrong-key-wrong']) {
+        const r = await api(svc.base, 'GET', '/api/v1/scaffolds', undefined, key === undefined ? { 'x-api-key': '' } : { 'x-api-key': key });
+        expect(r.status).toBe(401);
+        expect(r.json.error.code).toBe('unauthorized');
+        expect((await natsRequest('scaffolds.v1.list', {}, key ?? '')).error.code).toBe('unauthorized');
+      }
+      const health = await fetch(`${svc.base}/health`);
+      expect(health.status).toBe(200);
+      expect(await health.json()).toEqual({ status: 'ok', nats: 'up', postgres: 'up' });
+    });
+
+    it('404 for unknown and malformed run ids', async () => {
+      expect((await api(svc.base, 'GET', '/api/v1/scaffolds/00000000-0000-4000-8000-000000000000')).status).toBe(404);
+      expect((await api(svc.base, 'GET', '/api/v1/scaffolds/..%2F..%2Fetc')).status).toBe(404);
+      expect((await natsRequest('scaffolds.v1.get', { id: 'nope' })).error.code).toBe('not_found');
+    });
+  });
+});

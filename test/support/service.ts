@@ -1,0 +1,68 @@
+import type { INestApplication } from '@nestjs/common';
+import pino from 'pino';
+import { loadConfig } from '../../src/config';
+import { createHttpApp } from '../../src/http';
+import { Runtime } from '../../src/runtime';
+import { tempDir } from './files';
+
+export const API_KEY = 'test-api-key-0123456789abcdef';
+
+export interface RunningService {
+  runtime: Runtime;
+  app: INestApplication;
+  base: string;
+  stop(): Promise<void>;
+}
+
+/** The real service in-process: real NATS, real PostgreSQL, real git, an HTTP port of its own. */
+export async function startService(env: Record<string, string>): Promise<RunningService> {
+  const config = loadConfig({
+    API_KEY,
+    WORK_DIR: tempDir('work'),
+    GIT_ALLOWED_SCHEMES: 'https,ssh,file',
+    REGISTRY_SERVER: 'registry.test.example.com',
+    REGISTRY_USERNAME: 'test-puller',
+    REGISTRY_PASSWORD: 'TestRegistryPassword-5f6e7d8c9b',
+    ACK_WAIT_SECONDS: '10',
+    ...env,
+  });
+  const runtime = await Runtime.start(config, pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }));
+  const app = await createHttpApp(runtime);
+  await app.listen(0, '127.0.0.1');
+  const port = (app.getHttpServer().address() as any).port;
+  return {
+    runtime,
+    app,
+    base: `http://127.0.0.1:${port}`,
+    async stop() {
+      await app.close();
+      await runtime.stop();
+    },
+  };
+}
+
+export async function api(base: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
+  const res = await fetch(base + path, {
+    method,
+    headers: { 'x-api-key': API_KEY, ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+    body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  const text = await res.text();
+  let json: any;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: res.status, json, text, headers: res.headers };
+}
+
+export async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, ms = 60_000): Promise<T> {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    const v = await probe();
+    if (v !== undefined) return v;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}

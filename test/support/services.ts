@@ -1,0 +1,112 @@
+import { ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { rmSync } from 'node:fs';
+import { Client } from 'pg';
+import { tempDir } from './files';
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as any).port;
+      srv.close(() => resolve(port));
+    });
+    srv.on('error', reject);
+  });
+}
+
+async function waitForPort(port: number, ms = 10_000) {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    const ok = await new Promise<boolean>((resolve) => {
+      const s = require('node:net').connect(port, '127.0.0.1');
+      s.once('connect', () => (s.end(), resolve(true)));
+      s.once('error', () => resolve(false));
+    });
+    if (ok) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`port ${port} did not open`);
+}
+
+const NATS_BIN = ['/usr/sbin/nats-server', '/usr/bin/nats-server', '/usr/local/bin/nats-server'].find((p) => require('node:fs').existsSync(p)) ?? 'nats-server';
+
+/** A test-owned nats-server with JetStream on its own port and store folder. */
+export class TestNats {
+  private proc?: ChildProcess;
+  readonly storeDir = tempDir('nats-store');
+  constructor(readonly port: number) {}
+
+  static async start(): Promise<TestNats> {
+    const n = new TestNats(await freePort());
+    await n.startProcess();
+    return n;
+  }
+
+  get url() {
+    return `nats://127.0.0.1:${this.port}`;
+  }
+
+  async startProcess() {
+    this.proc = spawn(NATS_BIN, ['-a', '127.0.0.1', '-p', String(this.port), '-js', '-sd', this.storeDir], { stdio: 'ignore' });
+    await waitForPort(this.port);
+  }
+
+  async stop() {
+    if (!this.proc) return;
+    const exited = new Promise((r) => this.proc!.once('exit', r));
+    this.proc.kill('SIGTERM');
+    await exited;
+    this.proc = undefined;
+  }
+
+  async destroy() {
+    await this.stop();
+    rmSync(this.storeDir, { recursive: true, force: true });
+  }
+}
+
+const ADMIN_URL = process.env.TEST_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+/** A fresh database on the machine's PostgreSQL, dropped at the end. */
+export class TestDatabase {
+  constructor(readonly name: string) {}
+
+  static async create(): Promise<TestDatabase> {
+    const name = `gs_test_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
+    const c = new Client({ connectionString: ADMIN_URL });
+    await c.connect();
+    await c.query(`CREATE DATABASE ${name}`);
+    await c.end();
+    return new TestDatabase(name);
+  }
+
+  get url() {
+    return ADMIN_URL.replace(/\/[^/]*$/, `/${this.name}`);
+  }
+
+  async drop() {
+    const c = new Client({ connectionString: ADMIN_URL });
+    await c.connect();
+    await c.query(`DROP DATABASE IF EXISTS ${this.name} WITH (FORCE)`);
+    await c.end();
+  }
+}
+
+/** A local bare repository with one commit on main, as a platform repository would have. */
+export function bareRepo(): { url: string; dir: string } {
+  const dir = tempDir('remote') + '/platform.git';
+  execFileSync('git', ['init', '--bare', '--initial-branch=main', dir]);
+  const seed = tempDir('seed');
+  execFileSync('git', ['clone', dir, seed], { stdio: 'ignore' });
+  require('node:fs').writeFileSync(`${seed}/README.md`, '# platform fleet\n');
+  const g = (...a: string[]) => execFileSync('git', ['-C', seed, '-c', 'user.name=seed', '-c', 'user.email=seed@x', ...a], { stdio: 'ignore' });
+  g('add', '.');
+  g('commit', '-m', 'seed');
+  g('push', 'origin', 'HEAD:main');
+  return { url: `file://${dir}`, dir };
+}
+
+export function gitLog(dir: string, branch = 'main'): string[] {
+  return execFileSync('git', ['--git-dir', dir, 'log', '--format=%H %s', branch], { encoding: 'utf8' }).trim().split('\n');
+}
