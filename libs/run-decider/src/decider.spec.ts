@@ -1,0 +1,81 @@
+import type { EventDraft, ScaffoldRequestedData } from '../../events/src';
+import { Command, decide, fold, MAX_ATTEMPTS_PER_STEP, RunRuleViolation } from './decider';
+
+const request: ScaffoldRequestedData = {
+  cluster_name: 'c1',
+  domain: 'c1.example.com',
+  region: 'eu-west-1',
+  acme_email: 'ops@example.com',
+  repo_url: 'https://git.example.com/fleet.git',
+  branch: 'main',
+  target: { kind: 'sealing_cert', fingerprint_sha256: 'ab', not_after: '2030-01-01T00:00:00.000Z' },
+  requested_by: 'default',
+};
+const at = (drafts: EventDraft[]) => drafts.map((d) => ({ ...d, time: '2026-01-01T00:00:00.000Z' }));
+/** given events, when command, then events */
+const given = (...events: EventDraft[]) => ({ when: (c: Command) => decide(c, fold(at(events))) });
+
+const requested: EventDraft = { type: 'ScaffoldRequested', data: request };
+const infra: EventDraft = { type: 'InfraPushed', data: { commit: 'a'.repeat(40), files_changed: 3 } };
+const ready: EventDraft = { type: 'SealedSecretsReady', data: { source: 'given_certificate' } };
+const fetched: EventDraft = { type: 'CertFetched', data: { fingerprint_sha256: 'ab', not_after: '2030-01-01T00:00:00.000Z' } };
+const full: EventDraft = { type: 'FullPushed', data: { commit: 'b'.repeat(40), objects_sealed: 3 } };
+
+describe('run decider', () => {
+  it('requests a run once', () => {
+    expect(given().when({ type: 'RequestScaffold', data: request })).toEqual([requested]);
+    expect(given(requested).when({ type: 'RequestScaffold', data: request })).toEqual([]);
+  });
+
+  it('advances step by step and succeeds after the full pass', () => {
+    expect(given(requested).when({ type: 'CompleteStep', step: 'infra-pass', result: infra })).toEqual([infra]);
+    expect(given(requested, infra).when({ type: 'CompleteStep', step: 'sealed-secrets-wait', result: ready })).toEqual([ready]);
+    expect(given(requested, infra, ready).when({ type: 'CompleteStep', step: 'cert-fetch', result: fetched })).toEqual([fetched]);
+    expect(given(requested, infra, ready, fetched).when({ type: 'CompleteStep', step: 'full-pass', result: full })).toEqual([
+      full,
+      { type: 'ScaffoldSucceeded', data: { infra_commit: 'a'.repeat(40), full_commit: 'b'.repeat(40) } },
+    ]);
+    const state = fold(at([requested, infra, ready, fetched, full, { type: 'ScaffoldSucceeded', data: { infra_commit: 'a', full_commit: 'b' } }]));
+    expect(state.status).toBe('succeeded');
+  });
+
+  it('drops a duplicate or late step result', () => {
+    expect(given(requested, infra).when({ type: 'CompleteStep', step: 'infra-pass', result: infra })).toEqual([]);
+    expect(given(requested).when({ type: 'CompleteStep', step: 'full-pass', result: full })).toEqual([]);
+    expect(given(requested).when({ type: 'CompleteStep', step: 'infra-pass', result: full })).toEqual([]);
+  });
+
+  it('finishes without a second FullPushed when the process died between the two appends', () => {
+    expect(given(requested, infra, ready, fetched, full).when({ type: 'CompleteStep', step: 'full-pass', result: full })).toEqual([
+      { type: 'ScaffoldSucceeded', data: { infra_commit: 'a'.repeat(40), full_commit: 'b'.repeat(40) } },
+    ]);
+  });
+
+  it('retries a retryable failure up to the limit, then fails the run', () => {
+    const fail: Command = { type: 'FailStep', step: 'infra-pass', reason: 'push rejected', retryable: true };
+    expect(given(requested).when(fail)).toEqual([{ type: 'StepFailed', data: { step: 'infra-pass', attempt: 1, reason: 'push rejected', will_retry: true } }]);
+    const earlier: EventDraft[] = Array.from({ length: MAX_ATTEMPTS_PER_STEP - 1 }, (_, i) => ({ type: 'StepFailed', data: { step: 'infra-pass', attempt: i + 1, reason: 'x', will_retry: true } }));
+    expect(given(requested, ...earlier).when(fail)).toEqual([
+      { type: 'StepFailed', data: { step: 'infra-pass', attempt: MAX_ATTEMPTS_PER_STEP, reason: 'push rejected', will_retry: false } },
+      { type: 'ScaffoldFailed', data: { step: 'infra-pass', reason: 'push rejected' } },
+    ]);
+  });
+
+  it('fails at once on a failure retrying cannot help', () => {
+    expect(given(requested).when({ type: 'FailStep', step: 'infra-pass', reason: 'auth', retryable: false })).toEqual([
+      { type: 'StepFailed', data: { step: 'infra-pass', attempt: 1, reason: 'auth', will_retry: false } },
+      { type: 'ScaffoldFailed', data: { step: 'infra-pass', reason: 'auth' } },
+    ]);
+  });
+
+  it('cancels at the next step boundary, never twice, and not after the end', () => {
+    const cancelReq: EventDraft = { type: 'ScaffoldCancelRequested', data: { requested_by: 'ops' } };
+    expect(given(requested).when({ type: 'RequestCancel', requestedBy: 'ops' })).toEqual([cancelReq]);
+    expect(given(requested, cancelReq).when({ type: 'RequestCancel', requestedBy: 'ops' })).toEqual([]);
+    expect(given(requested, cancelReq).when({ type: 'StopIfCancelled', step: 'infra-pass' })).toEqual([{ type: 'ScaffoldCancelled', data: { step: 'infra-pass' } }]);
+    expect(given(requested).when({ type: 'StopIfCancelled', step: 'infra-pass' })).toEqual([]);
+    expect(given(requested, cancelReq).when({ type: 'CompleteStep', step: 'infra-pass', result: infra })).toEqual([infra, { type: 'ScaffoldCancelled', data: { step: 'sealed-secrets-wait' } }]);
+    expect(() => given().when({ type: 'RequestCancel', requestedBy: 'ops' })).toThrow(RunRuleViolation);
+    expect(() => given(requested, { type: 'ScaffoldFailed', data: { step: 'infra-pass', reason: 'x' } }).when({ type: 'RequestCancel', requestedBy: 'ops' })).toThrow(/already failed/);
+  });
+});
