@@ -2,7 +2,6 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import { In, LessThan } from 'typeorm';
 import type { JetStreamEventStore } from '../../libs/event-store/src';
-import { logSubject } from '../../libs/event-store/src';
 import { decide, fold, RunRuleViolation } from '../../libs/run-decider/src';
 import { SEALING_CERT_INPUT } from '../../libs/steps/src';
 import type { AppConfig } from '../config';
@@ -10,7 +9,6 @@ import { ScaffoldRunRow } from '../projection/entities';
 import { RunView, toView } from '../projection/run-view';
 import { ApiError, invalid, notFound } from './api-error';
 import { parseCreateRequest } from './create-request';
-import { DeliverPolicy } from '@nats-io/jetstream';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const STATUSES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'];
@@ -112,26 +110,9 @@ export class ScaffoldApi {
     const runId = this.checkId(id);
     const { events } = await this.store.readRun(runId);
     if (events.length === 0) throw notFound();
-    const subject = logSubject(runId);
-    const last = await this.store.jsm.streams.getMessage(this.store.streams.logs, { last_by_subj: subject });
-    if (!last) return '';
-    const consumer = await this.store.js.consumers.get(this.store.streams.logs, { filter_subjects: subject, deliver_policy: DeliverPolicy.All });
-    const lines: string[] = [];
-    try {
-      for (let done = false; !done; ) {
-        const batch = await consumer.fetch({ max_messages: 500, expires: 2000 });
-        let got = 0;
-        for await (const m of batch) {
-          got++;
-          const entry = JSON.parse(m.string());
-          lines.push(`${entry.time} ${entry.level.toUpperCase()} [${entry.step}] ${entry.msg}`);
-          if (m.seq >= last.seq) done = true;
-        }
-        if (got === 0) done = true;
-      }
-    } finally {
-      await consumer.delete().catch(() => undefined);
-    }
+    const entries = await this.store.readLog(runId);
+    if (entries.length === 0) return '';
+    const lines = entries.map((e) => `${e.time} ${e.level.toUpperCase()} [${e.step}] ${e.msg}`);
     return lines.join('\n') + '\n';
   }
 

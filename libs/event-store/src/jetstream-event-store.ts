@@ -95,23 +95,37 @@ export class JetStreamEventStore {
 
   /** Reads a subject from its first message up to `untilSeq` with an ordered consumer. */
   private async readSubject(subject: string, untilSeq: number): Promise<StoredEvent[]> {
-    const consumer = await this.js.consumers.get(this.streams.events, { filter_subjects: subject, deliver_policy: DeliverPolicy.All });
-    const events: StoredEvent[] = [];
+    const messages = await this.readMessages(this.streams.events, subject, untilSeq);
+    return messages.map((m) => parseEvent(m.data, m.seq));
+  }
+
+  /** Every message of one subject of a stream, oldest first, up to `untilSeq` (an ordered consumer, deleted after). */
+  async readMessages(stream: string, subject: string, untilSeq: number): Promise<Array<{ seq: number; data: string }>> {
+    const consumer = await this.js.consumers.get(stream, { filter_subjects: subject, deliver_policy: DeliverPolicy.All });
+    const out: Array<{ seq: number; data: string }> = [];
     try {
-      while (true) {
+      for (let done = false; !done; ) {
         const batch = await consumer.fetch({ max_messages: 256, expires: 2000 });
-        let last = 0;
+        let got = 0;
         for await (const m of batch) {
-          events.push(parseEvent(m.string(), m.seq));
-          last = m.seq;
-          if (m.seq >= untilSeq || m.info.pending === 0) break;
+          got++;
+          out.push({ seq: m.seq, data: m.string() });
+          if (m.seq >= untilSeq || m.info.pending === 0) done = true;
+          if (done) break;
         }
-        if (last === 0 || last >= untilSeq || events[events.length - 1]?.seq >= untilSeq) break;
+        if (got === 0) done = true;
       }
     } finally {
       await consumer.delete().catch(() => undefined);
     }
-    return events;
+    return out;
+  }
+
+  /** The run's log lines as stored (already redacted), oldest first. */
+  async readLog(runId: string): Promise<Array<{ time: string; level: string; step: string; msg: string }>> {
+    const last = await this.jsm.streams.getMessage(this.streams.logs, { last_by_subj: logSubject(runId) });
+    if (!last) return [];
+    return (await this.readMessages(this.streams.logs, logSubject(runId), last.seq)).map((m) => JSON.parse(m.data));
   }
 
   /** Appends events after `expectedLastSeq`, each with its id as Nats-Msg-Id. */
