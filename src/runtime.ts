@@ -26,6 +26,7 @@ export class Runtime {
   private workers: StepWorker[] = [];
   private projector?: Projector;
   private natsApi?: NatsApi;
+  private kubernetes?: { stop(): Promise<void> };
 
   private constructor(
     readonly config: AppConfig,
@@ -42,10 +43,17 @@ export class Runtime {
     const ds = makeDataSource(config.databaseUrl);
     await ds.initialize();
     if (config.migrationsRun) await ds.runMigrations({ transaction: 'each' });
-    const rt = new Runtime(config, nc, store, ds, new ScaffoldApi(store, ds, config), logger);
+    // Loaded only for EXECUTOR=kubernetes: the local executor never touches the Kubernetes client.
+    const executor = config.executor === 'kubernetes' ? new (require('./run/kubernetes-executor').KubernetesExecutor)(store, ds, config, logger) : undefined;
+    const jobLogs = executor ? (runId: string) => executor.jobs.logs(runId) : undefined;
+    const rt = new Runtime(config, nc, store, ds, new ScaffoldApi(store, ds, config, jobLogs), logger);
     rt.projector = new Projector(store, ds, (e) => logger.warn({ err: String(e) }, 'projection paused'));
     await rt.projector.start();
-    for (const handler of config.runStepWorkers ? LOCAL_STEP_HANDLERS : []) {
+    if (executor) {
+      await executor.start();
+      rt.kubernetes = executor;
+    }
+    for (const handler of config.runStepWorkers && !executor ? LOCAL_STEP_HANDLERS : []) {
       const worker = new StepWorker(store, handler, config.steps, logger);
       await worker.start();
       rt.workers.push(worker);
@@ -65,6 +73,7 @@ export class Runtime {
   async stop() {
     this.natsApi?.stop();
     await Promise.all(this.workers.map((w) => w.stop()));
+    await this.kubernetes?.stop();
     await this.projector?.stop();
     await this.nc.drain().catch(() => undefined);
     await this.ds.destroy().catch(() => undefined);

@@ -40,6 +40,8 @@ export const CREATE_SCHEMA = {
 const ajv = new Ajv({ allErrors: false, strict: true });
 const validateShape = ajv.compile(CREATE_SCHEMA);
 
+export type CreateTarget = { kind: 'sealing_cert'; cert: SealingCertificate } | { kind: 'kubeconfig_secret'; ref: { namespace: string; name: string; key: string } };
+
 export interface CreateRequest {
   cluster_name: string;
   domain: string;
@@ -47,7 +49,7 @@ export interface CreateRequest {
   acme_email: string;
   repo_url: string;
   branch: string;
-  cert: SealingCertificate;
+  target: CreateTarget;
 }
 
 function fieldOf(err: ErrorObject): string {
@@ -77,7 +79,10 @@ export function checkRepoUrl(url: string, allowedSchemes: string[]): string | nu
 }
 
 /** Validates a create body completely before anything is appended. */
-export function parseCreateRequest(body: unknown, opts: { allowedSchemes: string[]; platformRepoUrl?: string; defaultBranch: string }): CreateRequest {
+export function parseCreateRequest(
+  body: unknown,
+  opts: { allowedSchemes: string[]; platformRepoUrl?: string; defaultBranch: string; acceptKubeconfigTargets?: boolean },
+): CreateRequest {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw invalid('body', 'must be a JSON object');
   if (!validateShape(body)) throw invalid(fieldOf(validateShape.errors![0]), describeAjv(validateShape.errors![0]));
   const b = body as any;
@@ -97,15 +102,25 @@ export function parseCreateRequest(body: unknown, opts: { allowedSchemes: string
   if (urlProblem) throw invalid('repo.url', urlProblem);
   const branch: string = b.repo?.branch ?? opts.defaultBranch;
   if (!isSafeBranch(branch)) throw invalid('repo.branch', 'must be a plain branch name');
-  if (b.target.kubeconfig_secret) {
-    throw new ApiError(422, 'unsupported_target', 'target.kubeconfig_secret: reading the target cluster needs the Kubernetes executor, which this build does not include; give target.sealing_cert_pem');
-  }
-  let cert: SealingCertificate;
+  const common = { cluster_name: b.cluster_name, domain: b.domain, region: b.region, acme_email: b.acme_email, repo_url: repoUrl, branch };
+  if (b.target.kubeconfig_secret) return { ...common, target: kubeconfigTarget(b.target.kubeconfig_secret, Boolean(opts.acceptKubeconfigTargets)) };
   try {
-    cert = parseSealingCertificate(b.target.sealing_cert_pem);
+    return { ...common, target: { kind: 'sealing_cert', cert: parseSealingCertificate(b.target.sealing_cert_pem) } };
   } catch (e) {
     if (e instanceof CertificateError) throw invalid('target.sealing_cert_pem', e.message);
     throw e;
   }
-  return { cluster_name: b.cluster_name, domain: b.domain, region: b.region, acme_email: b.acme_email, repo_url: repoUrl, branch, cert };
+}
+
+const SECRET_KEY = /^[-._a-zA-Z0-9]{1,253}$/;
+
+function kubeconfigTarget(ref: { namespace: string; name: string; key: string }, accepted: boolean): CreateTarget {
+  if (!accepted) {
+    throw new ApiError(422, 'unsupported_target', 'target.kubeconfig_secret: reading the target cluster needs EXECUTOR=kubernetes; give target.sealing_cert_pem');
+  }
+  const namespaceProblem = isClusterName(ref.namespace);
+  if (namespaceProblem) throw invalid('target.kubeconfig_secret.namespace', namespaceProblem);
+  if (ref.name.length > 253 || !/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(ref.name)) throw invalid('target.kubeconfig_secret.name', 'must be a DNS-1123 subdomain');
+  if (!SECRET_KEY.test(ref.key)) throw invalid('target.kubeconfig_secret.key', 'must be a Secret data key (letters, digits, "-", "_", ".")');
+  return { kind: 'kubeconfig_secret', ref: { namespace: ref.namespace, name: ref.name, key: ref.key } };
 }

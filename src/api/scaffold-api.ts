@@ -30,7 +30,13 @@ async function readModel<T>(work: () => Promise<T>): Promise<T> {
 
 /** The application service behind both the REST and the NATS API: validation, rules and errors live here once. */
 export class ScaffoldApi {
-  constructor(private readonly store: JetStreamEventStore, private readonly ds: DataSource, private readonly config: AppConfig) {}
+  constructor(
+    private readonly store: JetStreamEventStore,
+    private readonly ds: DataSource,
+    private readonly config: AppConfig,
+    /** The run's Job pod logs (EXECUTOR=kubernetes). */
+    private readonly jobLogs?: (runId: string) => Promise<string>,
+  ) {}
 
   private checkId(id: unknown): string {
     if (typeof id !== 'string' || !UUID.test(id)) throw notFound();
@@ -38,7 +44,7 @@ export class ScaffoldApi {
   }
 
   async create(body: unknown, caller: string, idempotencyKey?: string): Promise<{ run: RunView; created: boolean }> {
-    const req = parseCreateRequest(body, this.config);
+    const req = parseCreateRequest(body, { ...this.config, acceptKubeconfigTargets: this.config.executor === 'kubernetes' });
     if (idempotencyKey !== undefined && (idempotencyKey.length === 0 || idempotencyKey.length > 200 || /[\0\r\n]/.test(idempotencyKey))) {
       throw invalid('Idempotency-Key', 'must be 1 to 200 characters without line breaks');
     }
@@ -51,7 +57,7 @@ export class ScaffoldApi {
       this.ds.getRepository(ScaffoldRunRow).findOne({ where: { repo_url: req.repo_url, cluster_name: req.cluster_name, status: In(['queued', 'running']) } }),
     );
     if (active) throw new ApiError(409, 'run_active', `run ${active.id} for ${req.cluster_name} in this repository is still ${active.status}`);
-    await this.store.putInput(runId, SEALING_CERT_INPUT, req.cert.pem);
+    if (req.target.kind === 'sealing_cert') await this.store.putInput(runId, SEALING_CERT_INPUT, req.target.cert.pem);
     const data = {
       cluster_name: req.cluster_name,
       domain: req.domain,
@@ -59,7 +65,10 @@ export class ScaffoldApi {
       acme_email: req.acme_email,
       repo_url: req.repo_url,
       branch: req.branch,
-      target: { kind: 'sealing_cert' as const, fingerprint_sha256: req.cert.fingerprintSha256, not_after: req.cert.notAfter.toISOString() },
+      target:
+        req.target.kind === 'sealing_cert'
+          ? { kind: 'sealing_cert' as const, fingerprint_sha256: req.target.cert.fingerprintSha256, not_after: req.target.cert.notAfter.toISOString() }
+          : { kind: 'kubeconfig_secret' as const, ...req.target.ref },
       requested_by: caller,
     };
     const { state, appended } = await this.store.decideAndAppend(runId, (s) => decide({ type: 'RequestScaffold', data }, s), { idFor: () => runId });
@@ -111,8 +120,12 @@ export class ScaffoldApi {
     const { events } = await this.store.readRun(runId);
     if (events.length === 0) throw notFound();
     const entries = await this.store.readLog(runId);
-    if (entries.length === 0) return '';
     const lines = entries.map((e) => `${e.time} ${e.level.toUpperCase()} [${e.step}] ${e.msg}`);
+    if (this.jobLogs) {
+      const pods = await this.jobLogs(runId).catch((e) => `--- Job logs unavailable: ${(e as Error).message} ---\n`);
+      if (pods) lines.push(pods.trimEnd());
+    }
+    if (lines.length === 0) return '';
     return lines.join('\n') + '\n';
   }
 

@@ -1,4 +1,4 @@
-import { AckPolicy, ConsumerMessages, DeliverPolicy, JetStreamApiError } from '@nats-io/jetstream';
+import type { ConsumerMessages } from '@nats-io/jetstream';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { JetStreamEventStore } from '../../libs/event-store/src';
 import { parseEvent, StoredEvent } from '../../libs/events/src';
@@ -51,26 +51,20 @@ export class Projector {
   constructor(private readonly store: JetStreamEventStore, private readonly ds: DataSource, private readonly onError: (e: unknown) => void = () => undefined) {}
 
   async start() {
-    const stream = this.store.streams.events;
-    try {
-      await this.store.jsm.consumers.info(stream, PROJECTOR);
-    } catch (e) {
-      if (!(e instanceof JetStreamApiError) || e.code !== 10014) throw e;
-      await this.store.jsm.consumers.add(stream, {
-        durable_name: PROJECTOR,
-        ack_policy: AckPolicy.Explicit,
-        deliver_policy: DeliverPolicy.All,
-        ack_wait: 30_000_000_000,
-        max_ack_pending: 1,
-        filter_subject: 'scaffold.run.>',
-      });
-    }
-    const consumer = await this.store.js.consumers.get(stream, PROJECTOR);
+    // One message in flight: events of a run must apply in order.
+    const consumer = await this.store.durableConsumer(PROJECTOR, { filterSubject: 'scaffold.run.>', ackWaitMs: 30_000, maxAckPending: 1 });
     this.messages = await consumer.consume({ max_messages: 64 });
     this.loop = (async () => {
       for await (const msg of this.messages!) {
+        let event: StoredEvent;
         try {
-          const event = parseEvent(msg.string(), msg.seq);
+          event = parseEvent(msg.string(), msg.seq);
+        } catch (e) {
+          this.onError(e);
+          msg.ack(); // not a scaffold event: nothing to project, and retrying cannot change that
+          continue;
+        }
+        try {
           await this.ds.transaction((m) => applyEvent(m, event));
           this.lastAppliedSeq = msg.seq;
           msg.ack();

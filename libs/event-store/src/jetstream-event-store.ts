@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { NatsConnection } from '@nats-io/nats-core';
 import {
   AckPolicy,
+  Consumer,
   DeliverPolicy,
   DiscardPolicy,
   JetStreamApiError,
@@ -36,6 +37,7 @@ export class ConcurrencyConflict extends Error {
 }
 
 const WRONG_LAST_SEQUENCE = 10071;
+const CONSUMER_NOT_FOUND = 10014;
 const MIN_SERVER = [2, 9, 0];
 
 export function serverAtLeast(version: string, min: number[] = MIN_SERVER): boolean {
@@ -173,6 +175,40 @@ export class JetStreamEventStore {
       }
     }
     throw new ConcurrencyConflict(runId);
+  }
+
+  /**
+   * A durable pull consumer with explicit ack on the events stream, created if missing and
+   * updated (ack wait, max ack pending) if it exists, so every replica converges on one config.
+   */
+  async durableConsumer(name: string, opts: { filterSubject: string; ackWaitMs: number; maxAckPending: number }): Promise<Consumer> {
+    const stream = this.streams.events;
+    const ackWait = opts.ackWaitMs * 1_000_000;
+    try {
+      await this.jsm.consumers.info(stream, name);
+      await this.jsm.consumers.update(stream, name, { ack_wait: ackWait, max_ack_pending: opts.maxAckPending });
+    } catch (e) {
+      if (!(e instanceof JetStreamApiError) || e.code !== CONSUMER_NOT_FOUND) throw e;
+      await this.jsm.consumers
+        .add(stream, {
+          durable_name: name,
+          ack_policy: AckPolicy.Explicit,
+          deliver_policy: DeliverPolicy.All,
+          ack_wait: ackWait,
+          max_ack_pending: opts.maxAckPending,
+          filter_subject: opts.filterSubject,
+        })
+        .catch(async (err) => {
+          // Another replica created it between our info and add: use theirs.
+          if (!(err instanceof JetStreamApiError)) throw err;
+          await this.jsm.consumers.info(stream, name);
+        });
+    }
+    return this.js.consumers.get(stream, name);
+  }
+
+  async deleteConsumer(name: string): Promise<void> {
+    await this.jsm.consumers.delete(this.streams.events, name).catch(() => undefined);
   }
 
   /** Non-event material a later step needs (the given sealing certificate): public data only. */

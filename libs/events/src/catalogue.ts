@@ -25,7 +25,7 @@ export interface ScaffoldRequestedData {
 export interface EventDataByType {
   ScaffoldRequested: ScaffoldRequestedData;
   InfraPushed: { commit: string; files_changed: number };
-  SealedSecretsReady: { source: 'given_certificate' | 'cluster' };
+  SealedSecretsReady: { source: 'given_certificate' | 'cluster'; controller?: { namespace: string; name: string } };
   CertFetched: { fingerprint_sha256: string; not_after: string };
   FullPushed: { commit: string; objects_sealed: number };
   ScaffoldSucceeded: { infra_commit: string; full_commit: string };

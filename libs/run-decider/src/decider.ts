@@ -15,6 +15,8 @@ export interface RunState {
   infraCommit: string | null;
   fullCommit: string | null;
   certFingerprint: string | null;
+  /** The target's sealed-secrets controller, once found Available. */
+  sealedSecretsController: { namespace: string; name: string } | null;
   attempts: Partial<Record<Step, number>>;
   cancelRequested: boolean;
   createdAt: string | null;
@@ -30,6 +32,7 @@ export const initialState: RunState = {
   infraCommit: null,
   fullCommit: null,
   certFingerprint: null,
+  sealedSecretsController: null,
   attempts: {},
   cancelRequested: false,
   createdAt: null,
@@ -72,7 +75,13 @@ export function evolve(state: RunState, event: StoredEvent | (EventDraft & { tim
     case 'InfraPushed':
       return { ...s, status: 'running', step: NEXT_STEP['infra-pass'], infraCommit: event.data.commit, message: `infrastructure pushed as ${event.data.commit.slice(0, 12)}; waiting for sealed-secrets` };
     case 'SealedSecretsReady':
-      return { ...s, status: 'running', step: NEXT_STEP['sealed-secrets-wait'], message: 'sealed-secrets controller available; fetching its certificate' };
+      return {
+        ...s,
+        status: 'running',
+        step: NEXT_STEP['sealed-secrets-wait'],
+        sealedSecretsController: event.data.controller ?? null,
+        message: 'sealed-secrets controller available; fetching its certificate',
+      };
     case 'CertFetched':
       return { ...s, status: 'running', step: NEXT_STEP['cert-fetch'], certFingerprint: event.data.fingerprint_sha256, message: 'certificate fetched; running the full pass' };
     case 'FullPushed':

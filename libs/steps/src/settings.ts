@@ -13,4 +13,9 @@ export interface StepSettings {
   ackWaitMs: number;
   concurrency: number;
   pushAttempts: number;
+  /** Where the target's sealed-secrets controller is looked for, and how long to wait for it. */
+  sealedSecrets: { namespace: string; names: string[] };
+  sealedSecretsDeadlineMs: number;
+  pollInitialMs: number;
+  pollMaxMs: number;
 }

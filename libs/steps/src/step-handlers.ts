@@ -3,6 +3,7 @@ import type { JetStreamEventStore } from '../../event-store/src';
 import type { EventDraft, ScaffoldRequestedData, Step } from '../../events/src';
 import { generate, GeneratorInputError, GeneratorValidationError, Pass } from '../../generator/src';
 import { GitStepError, GitWorkspace } from '../../git/src';
+import { KubeError } from '../../kube/src/errors';
 import type { RunState } from '../../run-decider/src';
 import { CertificateError, parseSealingCertificate } from '../../sealing/src';
 import { RunLog } from './run-log';
@@ -17,17 +18,29 @@ export class StepError extends Error {
   }
 }
 
+/** The new cluster, reached through the kubeconfig Secret the request names (read at the moment of use). */
+export interface TargetClusters {
+  waitForSealedSecrets(ref: KubeconfigRef, onPoll: (seen: string, waitedMs: number) => Promise<void>): Promise<{ namespace: string; name: string }>;
+  fetchCertificate(ref: KubeconfigRef, controller: { namespace: string; name: string }): Promise<string>;
+}
+
+export type KubeconfigRef = { namespace: string; name: string; key: string };
+
 export interface StepContext {
   runId: string;
   state: RunState;
   store: JetStreamEventStore;
   settings: StepSettings;
   log: RunLog;
+  /** Present where the process can reach Kubernetes (the Job runner, or a service configured for it). */
+  targets?: TargetClusters;
 }
 
 export interface StepHandler {
   step: Step;
   run(ctx: StepContext): Promise<EventDraft>;
+  /** A step with its own deadline (the readiness wait); others use the per-step timeout. */
+  deadlineMs?(settings: StepSettings): number;
 }
 
 function request(ctx: StepContext): ScaffoldRequestedData {
@@ -38,7 +51,7 @@ function request(ctx: StepContext): ScaffoldRequestedData {
 /** Errors from the generator and git become step errors with a clear reason and the right retry decision. */
 export function toStepError(e: unknown): StepError {
   if (e instanceof StepError) return e;
-  if (e instanceof GitStepError) return new StepError(e.message, e.retryable);
+  if (e instanceof GitStepError || e instanceof KubeError) return new StepError(e.message, e.retryable);
   if (e instanceof GeneratorInputError || e instanceof GeneratorValidationError || e instanceof CertificateError) return new StepError(e.message, false);
   return new StepError((e as Error)?.message ?? String(e), true);
 }
@@ -98,33 +111,56 @@ export const infraPass: StepHandler = {
   },
 };
 
-async function givenCertificate(ctx: StepContext) {
+async function storedCertificate(ctx: StepContext) {
   const pem = await ctx.store.getInput(ctx.runId, SEALING_CERT_INPUT);
-  if (!pem) throw new StepError('the sealing certificate given with the request is missing', false);
+  if (!pem) throw new StepError('the sealing certificate of this run is missing', false);
   return parseSealingCertificate(pem);
 }
 
-function requireGivenCertTarget(ctx: StepContext) {
-  if (request(ctx).target.kind !== 'sealing_cert') {
-    throw new StepError('kubeconfig_secret targets need the Kubernetes executor, which this build does not include', false);
-  }
+/** The target's kubeconfig Secret and the reach into the cluster, or a clear reason why there is none. */
+function clusterTarget(ctx: StepContext): { ref: KubeconfigRef; targets: TargetClusters } | null {
+  const target = request(ctx).target;
+  if (target.kind !== 'kubeconfig_secret') return null;
+  if (!ctx.targets) throw new StepError('kubeconfig_secret targets need Kubernetes access (EXECUTOR=kubernetes)', false);
+  return { ref: { namespace: target.namespace, name: target.name, key: target.key }, targets: ctx.targets };
 }
 
-/** With a certificate given in the request, the controller is taken as ready once the certificate checks out. */
+/**
+ * Waits until the target's sealed-secrets controller is Available. With a certificate given in the
+ * request there is nothing to wait for once the certificate checks out.
+ */
 export const sealedSecretsWait: StepHandler = {
   step: 'sealed-secrets-wait',
+  deadlineMs: (s) => s.sealedSecretsDeadlineMs + 60_000,
   async run(ctx) {
-    requireGivenCertTarget(ctx);
-    await givenCertificate(ctx);
-    return { type: 'SealedSecretsReady', data: { source: 'given_certificate' } };
+    const cluster = clusterTarget(ctx);
+    if (!cluster) {
+      await storedCertificate(ctx);
+      return { type: 'SealedSecretsReady', data: { source: 'given_certificate' } };
+    }
+    let lastSeen = '';
+    const controller = await cluster.targets.waitForSealedSecrets(cluster.ref, async (seen, waitedMs) => {
+      if (seen !== lastSeen) await ctx.log.line(`waiting for sealed-secrets (${Math.round(waitedMs / 1000)} s of ${Math.round(ctx.settings.sealedSecretsDeadlineMs / 1000)} s): ${seen}`);
+      lastSeen = seen;
+    });
+    await ctx.log.line(`sealed-secrets controller ${controller.namespace}/${controller.name} is Available`);
+    return { type: 'SealedSecretsReady', data: { source: 'cluster', controller } };
   },
 };
 
+/** The certificate: from the target through the service proxy, or the one given in the request; checked either way. */
 export const certFetch: StepHandler = {
   step: 'cert-fetch',
   async run(ctx) {
-    requireGivenCertTarget(ctx);
-    const cert = await givenCertificate(ctx);
+    const cluster = clusterTarget(ctx);
+    if (cluster) {
+      const controller = ctx.state.sealedSecretsController;
+      if (!controller) throw new StepError('no sealed-secrets controller recorded for this run', false);
+      const pem = await cluster.targets.fetchCertificate(cluster.ref, controller);
+      parseSealingCertificate(pem);
+      await ctx.store.putInput(ctx.runId, SEALING_CERT_INPUT, pem);
+    }
+    const cert = await storedCertificate(ctx);
     await ctx.log.line(`sealing certificate ${cert.fingerprintSha256}, valid until ${cert.notAfter.toISOString()}`);
     return { type: 'CertFetched', data: { fingerprint_sha256: cert.fingerprintSha256, not_after: cert.notAfter.toISOString() } };
   },
@@ -133,7 +169,7 @@ export const certFetch: StepHandler = {
 export const fullPass: StepHandler = {
   step: 'full-pass',
   async run(ctx) {
-    const cert = await givenCertificate(ctx);
+    const cert = await storedCertificate(ctx);
     const { commit, sealed } = await pushPass(ctx, 'full', cert.pem);
     return { type: 'FullPushed', data: { commit, objects_sealed: sealed } };
   },

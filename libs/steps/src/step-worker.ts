@@ -1,19 +1,17 @@
-import { AckPolicy, Consumer, ConsumerMessages, DeliverPolicy, JetStreamApiError, JsMsg } from '@nats-io/jetstream';
+import { Consumer, ConsumerMessages, JsMsg } from '@nats-io/jetstream';
 import type { JetStreamEventStore } from '../../event-store/src';
 import { runSubject } from '../../event-store/src';
 import { parseEvent } from '../../events/src';
 import { decide, STEP_TRIGGER } from '../../run-decider/src';
 import { RunLog } from './run-log';
 import type { StepSettings } from './settings';
-import { StepHandler, toStepError } from './step-handlers';
+import { StepHandler, TargetClusters, toStepError } from './step-handlers';
 
 export interface WorkerLogger {
   info(obj: object, msg: string): void;
   warn(obj: object, msg: string): void;
   error(obj: object, msg: string): void;
 }
-
-const NANOS_PER_MS = 1_000_000;
 
 export const durableNameFor = (step: string, runId?: string) => (runId ? `step-${step}-run-${runId}` : `step-${step}`);
 
@@ -36,6 +34,7 @@ export class StepWorker {
     private readonly settings: StepSettings,
     private readonly logger: WorkerLogger,
     private readonly onlyRunId?: string,
+    private readonly targets?: TargetClusters,
   ) {}
 
   get durableName() {
@@ -48,24 +47,12 @@ export class StepWorker {
     this.loop = this.pump(this.messages);
   }
 
-  private async ensureConsumer(): Promise<Consumer> {
-    const stream = this.store.streams.events;
-    const config = {
-      durable_name: this.durableName,
-      ack_policy: AckPolicy.Explicit,
-      deliver_policy: DeliverPolicy.All,
-      ack_wait: this.settings.ackWaitMs * NANOS_PER_MS,
-      max_ack_pending: Math.max(this.settings.concurrency * 4, 16),
-      filter_subject: this.onlyRunId ? runSubject(this.onlyRunId) : 'scaffold.run.>',
-    };
-    try {
-      await this.store.jsm.consumers.info(stream, this.durableName);
-      await this.store.jsm.consumers.update(stream, this.durableName, { ack_wait: config.ack_wait, max_ack_pending: config.max_ack_pending });
-    } catch (e) {
-      if (!(e instanceof JetStreamApiError) || e.code !== 10014) throw e;
-      await this.store.jsm.consumers.add(stream, config);
-    }
-    return this.store.js.consumers.get(stream, this.durableName);
+  private ensureConsumer(): Promise<Consumer> {
+    return this.store.durableConsumer(this.durableName, {
+      filterSubject: this.onlyRunId ? runSubject(this.onlyRunId) : 'scaffold.run.>',
+      ackWaitMs: this.settings.ackWaitMs,
+      maxAckPending: Math.max(this.settings.concurrency * 4, 16),
+    });
   }
 
   private async pump(messages: ConsumerMessages) {
@@ -110,7 +97,9 @@ export class StepWorker {
     try {
       this.logger.info(ids, 'step started');
       await log.line(`${step} started (delivery ${msg.info.deliveryCount})`);
-      const result = await withDeadline(this.handler.run({ runId, state: gate.state, store: this.store, settings: this.settings, log }), this.settings.stepTimeoutMs, step);
+      const deadline = this.handler.deadlineMs?.(this.settings) ?? this.settings.stepTimeoutMs;
+      const ctx = { runId, state: gate.state, store: this.store, settings: this.settings, log, targets: this.targets };
+      const result = await withDeadline(this.handler.run(ctx), deadline, step);
       const done = await this.store.decideAndAppend(runId, (s) => decide({ type: 'CompleteStep', step, result }, s), { causationId: event.id });
       this.logger.info({ ...ids, appended: done.appended.map((e) => e.type) }, 'step finished');
       msg.ack();

@@ -1,0 +1,5 @@
+export * from './errors';
+export * from './job-spec';
+export * from './jobs';
+export * from './target-cluster';
+export * from './kube-targets';

@@ -1,0 +1,74 @@
+import type { V1Job } from '@kubernetes/client-node';
+
+/** The runner image (scaffold-runner + generate-gitops-env), pinned to an exact tag; override with RUNNER_IMAGE. */
+export const RUNNER_IMAGE = 'ghcr.io/kubeopera/gitops-scaffolder-runner:0.1.0';
+
+export const RUN_ID_LABEL = 'gitops-scaffolder.io/run-id';
+export const MANAGED_BY = { 'app.kubernetes.io/managed-by': 'gitops-scaffolder', 'app.kubernetes.io/component': 'scaffold-runner' };
+
+export interface JobSettings {
+  namespace: string;
+  image: string;
+  serviceAccountName: string;
+  /** ConfigMap with the non-secret settings (NATS_URL, WORK_DIR, ...), as envFrom. */
+  configMapName: string;
+  /** Secrets given to the runner as envFrom (NATS credentials, registry credentials): references only. */
+  envSecretNames: string[];
+  /** Secret with git credentials, mounted read-only at /var/run/secrets/git. */
+  gitSecretName?: string;
+  backoffLimit: number;
+  activeDeadlineSeconds: number;
+  ttlSecondsAfterFinished: number;
+}
+
+export const jobNameFor = (runId: string) => `scaffold-${runId}`;
+
+/** The Job that runs one scaffold: plain data, no I/O, so it can be tested and reviewed as a manifest. */
+export function scaffoldJob(runId: string, s: JobSettings): V1Job {
+  const labels = { ...MANAGED_BY, [RUN_ID_LABEL]: runId };
+  return {
+    apiVersion: 'batch/v1',
+    kind: 'Job',
+    metadata: { name: jobNameFor(runId), namespace: s.namespace, labels },
+    spec: {
+      backoffLimit: s.backoffLimit,
+      activeDeadlineSeconds: s.activeDeadlineSeconds,
+      ttlSecondsAfterFinished: s.ttlSecondsAfterFinished,
+      template: {
+        metadata: { labels },
+        spec: {
+          restartPolicy: 'Never',
+          serviceAccountName: s.serviceAccountName,
+          automountServiceAccountToken: true,
+          securityContext: { runAsNonRoot: true, runAsUser: 10001, runAsGroup: 10001, fsGroup: 10001, seccompProfile: { type: 'RuntimeDefault' } },
+          containers: [
+            {
+              name: 'runner',
+              image: s.image,
+              imagePullPolicy: 'IfNotPresent',
+              command: ['scaffold-runner'],
+              args: ['--run', runId],
+              env: [
+                { name: 'RUN_ID', value: runId },
+                { name: 'WORK_DIR', value: '/work' },
+              ],
+              envFrom: [{ configMapRef: { name: s.configMapName } }, ...s.envSecretNames.map((name) => ({ secretRef: { name } }))],
+              resources: { requests: { cpu: '250m', memory: '256Mi' }, limits: { cpu: '1', memory: '1Gi' } },
+              securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
+              volumeMounts: [
+                { name: 'work', mountPath: '/work' },
+                { name: 'tmp', mountPath: '/tmp' },
+                ...(s.gitSecretName ? [{ name: 'git-credentials', mountPath: '/var/run/secrets/git', readOnly: true }] : []),
+              ],
+            },
+          ],
+          volumes: [
+            { name: 'work', emptyDir: { sizeLimit: '2Gi' } },
+            { name: 'tmp', emptyDir: {} },
+            ...(s.gitSecretName ? [{ name: 'git-credentials', secret: { secretName: s.gitSecretName, defaultMode: 0o400 } }] : []),
+          ],
+        },
+      },
+    },
+  };
+}

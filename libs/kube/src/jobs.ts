@@ -1,0 +1,90 @@
+import { BatchV1Api, CoreV1Api, KubeConfig, V1Job, V1Pod } from '@kubernetes/client-node';
+import { kubeError, KubeError } from './errors';
+import { jobNameFor, JobSettings, MANAGED_BY, RUN_ID_LABEL, scaffoldJob } from './job-spec';
+
+export type JobOutcome =
+  | { state: 'active' | 'succeeded' }
+  | { state: 'failed'; reason: string }
+  | { state: 'missing' };
+
+const selectorFor = (runId: string) => `${RUN_ID_LABEL}=${runId}`;
+
+/** Jobs in the provisioning namespace of the management cluster: create (idempotent), inspect, read logs. */
+export class ScaffoldJobs {
+  private readonly batch: BatchV1Api;
+  private readonly core: CoreV1Api;
+
+  constructor(kc: KubeConfig, readonly settings: JobSettings) {
+    this.batch = kc.makeApiClient(BatchV1Api);
+    this.core = kc.makeApiClient(CoreV1Api);
+  }
+
+  /** Creates the run's Job; an existing Job of the same run (a redelivered event, another replica) is adopted. */
+  async ensureJob(runId: string): Promise<{ job: V1Job; adopted: boolean }> {
+    const ns = this.settings.namespace;
+    try {
+      return { job: await this.batch.createNamespacedJob({ namespace: ns, body: scaffoldJob(runId, this.settings) }), adopted: false };
+    } catch (e) {
+      const err = kubeError(e, `creating Job ${ns}/${jobNameFor(runId)}`);
+      if (err.status !== 409) throw err;
+      const existing = await this.batch.readNamespacedJob({ namespace: ns, name: jobNameFor(runId) }).catch((e2) => {
+        throw kubeError(e2, `reading Job ${ns}/${jobNameFor(runId)}`);
+      });
+      if (existing.metadata?.labels?.[RUN_ID_LABEL] !== runId) throw new KubeError(`Job ${ns}/${jobNameFor(runId)} exists but belongs to another run`, false);
+      return { job: existing, adopted: true };
+    }
+  }
+
+  async outcome(runId: string): Promise<JobOutcome> {
+    let job: V1Job;
+    try {
+      job = await this.batch.readNamespacedJob({ namespace: this.settings.namespace, name: jobNameFor(runId) });
+    } catch (e) {
+      const err = kubeError(e, `Job ${jobNameFor(runId)}`);
+      if (err.status === 404) return { state: 'missing' };
+      throw err;
+    }
+    const failed = job.status?.conditions?.find((c) => c.type === 'Failed' && c.status === 'True');
+    if (failed) return { state: 'failed', reason: `Job condition Failed: ${failed.reason ?? 'unknown'}${failed.message ? ` (${failed.message})` : ''}` };
+    if (job.status?.conditions?.some((c) => c.type === 'Complete' && c.status === 'True')) return { state: 'succeeded' };
+    return { state: 'active' };
+  }
+
+  /** Runs that have a Job managed by this service, by run id. */
+  async listRunIds(): Promise<string[]> {
+    const selector = Object.entries(MANAGED_BY).map(([k, v]) => `${k}=${v}`).join(',');
+    const list = await this.batch.listNamespacedJob({ namespace: this.settings.namespace, labelSelector: selector }).catch((e) => {
+      throw kubeError(e, 'listing Jobs');
+    });
+    return list.items.map((j) => j.metadata?.labels?.[RUN_ID_LABEL]).filter((id): id is string => Boolean(id));
+  }
+
+  async pods(runId: string): Promise<V1Pod[]> {
+    const list = await this.core.listNamespacedPod({ namespace: this.settings.namespace, labelSelector: selectorFor(runId) }).catch((e) => {
+      throw kubeError(e, `listing pods of ${jobNameFor(runId)}`);
+    });
+    return [...list.items].sort((a, b) => String(a.metadata?.creationTimestamp ?? '').localeCompare(String(b.metadata?.creationTimestamp ?? '')));
+  }
+
+  /**
+   * Every container's log of every pod of the run's Job (each pod is one attempt), including the
+   * previous instance of a restarted container. `tailLines` limits each log.
+   */
+  async logs(runId: string, tailLines?: number): Promise<string> {
+    const sections: string[] = [];
+    for (const pod of await this.pods(runId)) {
+      const name = pod.metadata!.name!;
+      for (const c of pod.spec?.containers ?? []) {
+        for (const previous of (pod.status?.containerStatuses?.find((s) => s.name === c.name)?.restartCount ?? 0) > 0 ? [true, false] : [false]) {
+          try {
+            const text = await this.core.readNamespacedPodLog({ namespace: this.settings.namespace, name, container: c.name, previous, tailLines });
+            sections.push(`--- pod ${name} container ${c.name}${previous ? ' (previous)' : ''} ---\n${text}`);
+          } catch (e) {
+            sections.push(`--- pod ${name} container ${c.name}${previous ? ' (previous)' : ''}: ${kubeError(e, 'log').message} ---\n`);
+          }
+        }
+      }
+    }
+    return sections.join('');
+  }
+}

@@ -1,0 +1,81 @@
+import { KubeConfig } from '@kubernetes/client-node';
+import { jobNameFor, RUN_ID_LABEL, RUNNER_IMAGE, ScaffoldJobs } from '../../libs/kube/src';
+import { FakeKube } from '../support/fake-kube';
+
+const settings = {
+  namespace: 'kubeopera-provisioning',
+  image: RUNNER_IMAGE,
+  serviceAccountName: 'gitops-scaffolder-runner',
+  configMapName: 'gitops-scaffolder-runner',
+  envSecretNames: ['gitops-scaffolder-runner'],
+  gitSecretName: 'git-credentials',
+  backoffLimit: 2,
+  activeDeadlineSeconds: 3600,
+  ttlSecondsAfterFinished: 86400,
+};
+const runId = '11111111-2222-4333-8444-555555555555';
+
+describe('Job per run in the provisioning namespace (test API server, production client)', () => {
+  let fake: FakeKube;
+  let jobs: ScaffoldJobs;
+  beforeEach(async () => {
+    fake = await new FakeKube().start();
+    const kc = new KubeConfig();
+    kc.loadFromString(fake.kubeconfig());
+    jobs = new ScaffoldJobs(kc, settings);
+  });
+  afterEach(() => fake.stop());
+
+  it('creates scaffold-<id> with limits, a non-root context, run labels and only references to secrets', async () => {
+    const { adopted } = await jobs.ensureJob(runId);
+    expect(adopted).toBe(false);
+    const job = fake.jobs.get(`kubeopera-provisioning/${jobNameFor(runId)}`);
+    expect(job.metadata.labels[RUN_ID_LABEL]).toBe(runId);
+    expect(job.spec).toMatchObject({ backoffLimit: 2, activeDeadlineSeconds: 3600, ttlSecondsAfterFinished: 86400 });
+    const pod = job.spec.template.spec;
+    expect(pod.securityContext).toMatchObject({ runAsNonRoot: true });
+    const c = pod.containers[0];
+    expect(c.image).toBe(RUNNER_IMAGE);
+    expect(c.image).toMatch(/:\d+\.\d+\.\d+$/);
+    expect(c.command).toEqual(['scaffold-runner']);
+    expect(c.args).toEqual(['--run', runId]);
+    expect(c.resources.limits).toBeDefined();
+    expect(c.resources.requests).toBeDefined();
+    expect(c.env.map((e: any) => e.name).sort()).toEqual(['RUN_ID', 'WORK_DIR']);
+    expect(c.envFrom).toEqual([{ configMapRef: { name: 'gitops-scaffolder-runner' } }, { secretRef: { name: 'gitops-scaffolder-runner' } }]);
+    expect(pod.volumes).toContainEqual({ name: 'git-credentials', secret: { secretName: 'git-credentials', defaultMode: 0o400 } });
+  });
+
+  it('adopts an existing Job of the same run, refuses one of another run', async () => {
+    await jobs.ensureJob(runId);
+    expect((await jobs.ensureJob(runId)).adopted).toBe(true);
+    fake.jobs.get(`kubeopera-provisioning/${jobNameFor(runId)}`).metadata.labels[RUN_ID_LABEL] = 'someone-else';
+    await expect(jobs.ensureJob(runId)).rejects.toThrow(/belongs to another run/);
+  });
+
+  it('reads the outcome and every container log of every attempt', async () => {
+    expect(await jobs.outcome(runId)).toEqual({ state: 'missing' });
+    await jobs.ensureJob(runId);
+    expect(await jobs.outcome(runId)).toEqual({ state: 'active' });
+    const job = fake.jobs.get(`kubeopera-provisioning/${jobNameFor(runId)}`);
+    job.status = { failed: 3, conditions: [{ type: 'Failed', status: 'True', reason: 'BackoffLimitExceeded', message: 'Job has reached the specified backoff limit' }] };
+    expect(await jobs.outcome(runId)).toEqual({ state: 'failed', reason: 'Job condition Failed: BackoffLimitExceeded (Job has reached the specified backoff limit)' });
+    for (const [i, name] of ['scaffold-a', 'scaffold-b'].entries()) {
+      fake.pods.set(`kubeopera-provisioning/${name}`, {
+        metadata: { name, namespace: 'kubeopera-provisioning', labels: { [RUN_ID_LABEL]: runId }, creationTimestamp: `2026-01-01T00:0${i}:00Z` },
+        spec: { containers: [{ name: 'runner' }] },
+        status: { containerStatuses: [{ name: 'runner', restartCount: i }] },
+      });
+      fake.podLogs.set(`kubeopera-provisioning/${name}/runner`, `attempt ${i} line 1\nattempt ${i} line 2\n`);
+    }
+    fake.podLogs.set('kubeopera-provisioning/scaffold-b/runner/previous', 'restarted container output\n');
+    const logs = await jobs.logs(runId);
+    expect(logs).toBe(
+      '--- pod scaffold-a container runner ---\nattempt 0 line 1\nattempt 0 line 2\n' +
+        '--- pod scaffold-b container runner (previous) ---\nrestarted container output\n' +
+        '--- pod scaffold-b container runner ---\nattempt 1 line 1\nattempt 1 line 2\n',
+    );
+    expect(await jobs.logs(runId, 1)).toContain('attempt 1 line 2\n');
+    expect(await jobs.logs(runId, 1)).not.toContain('attempt 1 line 1');
+  });
+});
