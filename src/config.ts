@@ -19,6 +19,8 @@ export interface AppConfig {
   steps: StepSettings;
   kubernetes: JobSettings;
   jobWatchIntervalMs: number;
+  /** Management cluster kubeconfig outside a cluster (in a cluster: the service account). */
+  kubeconfigPath?: string;
   jobMissingGraceMs: number;
 }
 
@@ -88,6 +90,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: { require
       ttlSecondsAfterFinished: num(env.JOB_TTL_SECONDS, 86_400),
     },
     jobWatchIntervalMs: num(env.JOB_WATCH_INTERVAL_SECONDS, 10) * 1000,
+    kubeconfigPath: env.KUBECONFIG || undefined,
     jobMissingGraceMs: num(env.JOB_MISSING_GRACE_SECONDS, 60) * 1000,
   };
 }

@@ -20,7 +20,7 @@ export async function runOne(runId: string, env: NodeJS.ProcessEnv = process.env
   const nc = await connect({ servers: config.natsUrl, name: `scaffold-runner-${runId}`, maxReconnectAttempts: -1, reconnectTimeWait: 500 });
   const store = await JetStreamEventStore.open(nc, undefined, config.streamReplicas);
   // Kubernetes access only where the environment provides it (in a Job: the service account).
-  const targets: TargetClusters | undefined = env.KUBERNETES_SERVICE_HOST || env.KUBECONFIG ? require('./run/kubernetes-executor').kubeTargets(config.steps) : undefined;
+  const targets: TargetClusters | undefined = env.KUBERNETES_SERVICE_HOST || env.KUBECONFIG ? require('./run/kubernetes-executor').kubeTargets(config.steps, config.kubeconfigPath) : undefined;
   const workers = LOCAL_STEP_HANDLERS.map((h) => new StepWorker(store, h, config.steps, logger, runId, targets));
   try {
     const { events } = await store.readRun(runId);

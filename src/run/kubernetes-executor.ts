@@ -8,15 +8,16 @@ import type { AppConfig } from '../config';
 import { JobLauncher } from './job-launcher';
 import { JobWatcher } from './job-watcher';
 
-/** The management cluster: in-cluster service account, or KUBECONFIG outside a cluster. */
-export function managementKubeConfig(): KubeConfig {
+/** The management cluster: the kubeconfig file named by KUBECONFIG, else the in-cluster service account. */
+export function managementKubeConfig(kubeconfigPath?: string): KubeConfig {
   const kc = new KubeConfig();
-  kc.loadFromDefault();
+  if (kubeconfigPath) kc.loadFromFile(kubeconfigPath);
+  else kc.loadFromDefault();
   return kc;
 }
 
-export function kubeTargets(settings: StepSettings): KubeTargetClusters {
-  return new KubeTargetClusters(managementKubeConfig, settings.sealedSecrets, {
+export function kubeTargets(settings: StepSettings, kubeconfigPath?: string): KubeTargetClusters {
+  return new KubeTargetClusters(() => managementKubeConfig(kubeconfigPath), settings.sealedSecrets, {
     deadlineMs: settings.sealedSecretsDeadlineMs,
     initialDelayMs: settings.pollInitialMs,
     maxDelayMs: settings.pollMaxMs,
@@ -30,7 +31,7 @@ export class KubernetesExecutor {
   private watcher: JobWatcher;
 
   constructor(store: JetStreamEventStore, ds: DataSource, config: AppConfig, logger: Logger) {
-    this.jobs = new ScaffoldJobs(managementKubeConfig(), config.kubernetes);
+    this.jobs = new ScaffoldJobs(managementKubeConfig(config.kubeconfigPath), config.kubernetes);
     this.launcher = new JobLauncher(store, this.jobs, logger);
     this.watcher = new JobWatcher(store, ds, this.jobs, logger, { intervalMs: config.jobWatchIntervalMs, missingGraceMs: config.jobMissingGraceMs });
   }

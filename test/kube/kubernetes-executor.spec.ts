@@ -1,0 +1,153 @@
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import { execFileSync } from 'node:child_process';
+import { jobNameFor, RUN_ID_LABEL } from '../../libs/kube/src';
+import { parseSealingCertificate } from '../../libs/sealing/src';
+import { makeRsaCert } from '../support/certs';
+import { FakeKube } from '../support/fake-kube';
+import { tempDir } from '../support/files';
+import { bareRepo, gitLog, TestDatabase, TestNats } from '../support/services';
+import { api, RunningService, startService, waitFor } from '../support/service';
+import { unsealManifest } from '../support/unseal';
+
+jest.setTimeout(120_000);
+
+const RUNNER = join(__dirname, '../../bin/scaffold-runner');
+
+/** Runs the Job's container command as a real process, with the environment the Job would give it. */
+function runJob(runId: string, env: Record<string, string>): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [RUNNER, '--run', runId], { env: { PATH: process.env.PATH!, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (d) => (output += d));
+    child.stderr.on('data', (d) => (output += d));
+    child.on('exit', (code) => resolve({ code, output }));
+  });
+}
+
+describe('EXECUTOR=kubernetes: Jobs, the runner, the watcher (test API servers, real NATS/PostgreSQL/git)', () => {
+  let nats: TestNats;
+  let db: TestDatabase;
+  let management: FakeKube;
+  let target: FakeKube;
+  let svc: RunningService;
+  const cert = makeRsaCert();
+  const remote = bareRepo();
+  let kubeconfigFile: string;
+  const body = (cluster: string) => ({
+    cluster_name: cluster,
+    domain: `${cluster}.example.com`,
+    region: 'eu-west-1',
+    acme_email: 'ops@example.com',
+    repo: { url: remote.url, branch: 'main' },
+    target: { kubeconfig_secret: { namespace: 'capi-clusters', name: `${cluster}-kubeconfig`, key: 'value' } },
+  });
+  const runnerEnv = () => ({
+    NATS_URL: nats.url,
+    KUBECONFIG: kubeconfigFile,
+    WORK_DIR: tempDir('runner-work'),
+    GIT_ALLOWED_SCHEMES: 'https,ssh,file',
+    REGISTRY_SERVER: 'registry.test.example.com',
+    REGISTRY_USERNAME: 'job-puller',
+    REGISTRY_PASSWORD: 'JobRegistryPassword-0a1b2c3d4e',
+    SEALED_SECRETS_POLL_INITIAL_MS: '50',
+    SEALED_SECRETS_POLL_MAX_MS: '100',
+    LOG_LEVEL: 'warn',
+  });
+
+  beforeAll(async () => {
+    nats = await TestNats.start();
+    db = await TestDatabase.create();
+    management = await new FakeKube().start();
+    target = await new FakeKube().start();
+    kubeconfigFile = management.kubeconfigFile();
+    svc = await startService({
+      NATS_URL: nats.url,
+      DATABASE_URL: db.url,
+      EXECUTOR: 'kubernetes',
+      KUBECONFIG: kubeconfigFile,
+      JOB_WATCH_INTERVAL_SECONDS: '0.3',
+      JOB_MISSING_GRACE_SECONDS: '1',
+    });
+  });
+  afterAll(async () => {
+    await svc?.stop();
+    await management.stop();
+    await target.stop();
+    await nats.destroy();
+    await db.drop();
+  });
+
+  it('creates the Job; the runner waits for the Helm-installed controller, fetches its cert and pushes both passes', async () => {
+    management.putSecret('capi-clusters', 'omega-kubeconfig', { value: target.kubeconfig() });
+    target.installSealedSecrets('helm', cert.certPem, { availableAfterPolls: 3 });
+    const created = await api(svc.base, 'POST', '/api/v1/scaffolds', body('omega'));
+    expect(created.status).toBe(202);
+    const id = created.json.id;
+    const job = await waitFor('the Job', async () => management.jobs.get(`kubeopera-provisioning/${jobNameFor(id)}`));
+    expect(job.metadata.labels[RUN_ID_LABEL]).toBe(id);
+
+    const run = await runJob(id, runnerEnv());
+    expect(run.code).toBe(0);
+    const done = await waitFor('success', async () => {
+      const r = await api(svc.base, 'GET', `/api/v1/scaffolds/${id}`);
+      return r.json.status === 'succeeded' ? r.json : undefined;
+    });
+    expect(gitLog(remote.dir)).toHaveLength(3);
+    const events = (await api(svc.base, 'GET', `/api/v1/scaffolds/${id}/events`)).json.items;
+    expect(events.map((e: any) => e.type)).toEqual(['ScaffoldRequested', 'InfraPushed', 'SealedSecretsReady', 'CertFetched', 'FullPushed', 'ScaffoldSucceeded']);
+    expect(events[0].data.target).toEqual({ kind: 'kubeconfig_secret', namespace: 'capi-clusters', name: 'omega-kubeconfig', key: 'value' });
+    expect(events[2].data).toEqual({ source: 'cluster', controller: { namespace: 'kube-system', name: 'sealed-secrets' } });
+    expect(events[3].data.fingerprint_sha256).toBe(parseSealingCertificate(cert.certPem).fingerprintSha256);
+    expect(JSON.stringify(events)).not.toContain(target.token);
+    // The full pass is sealed for the fetched certificate: the private key opens it.
+    const sealed = parseAllDocuments(execFileSync('git', ['--git-dir', remote.dir, 'show', `${done.full_commit}:clusters/omega/database/postgresql-credentials.yaml`], { encoding: 'utf8' }))[0].toJS();
+    expect(unsealManifest(cert.privateKeyPem, sealed).password).toHaveLength(40);
+    // The wait was visible in the run's log; the per-run consumers are gone.
+    const logs = await api(svc.base, 'GET', `/api/v1/scaffolds/${id}/logs`);
+    expect(logs.text).toMatch(/waiting for sealed-secrets \(\d+ s of 1200 s\): sealed-secrets-controller: not found; sealed-secrets: Available=False/);
+    expect(logs.text).not.toContain(target.token);
+    const consumers = await svc.runtime.store.jsm.consumers.list('SCAFFOLD_EVENTS').next();
+    expect(consumers.map((c) => c.name).filter((n) => n.includes(id))).toEqual([]);
+  });
+
+  it('fails a run whose Job failed, with the Job condition and the pod log tail; the logs endpoint shows the pod log', async () => {
+    const created = await api(svc.base, 'POST', '/api/v1/scaffolds', body('sigma'));
+    const id = created.json.id;
+    const job = await waitFor('the Job', async () => management.jobs.get(`kubeopera-provisioning/${jobNameFor(id)}`));
+    management.pods.set(`kubeopera-provisioning/${jobNameFor(id)}-x1`, {
+      metadata: { name: `${jobNameFor(id)}-x1`, namespace: 'kubeopera-provisioning', labels: { [RUN_ID_LABEL]: id } },
+      spec: { containers: [{ name: 'runner' }] },
+      status: { containerStatuses: [{ name: 'runner', restartCount: 0 }] },
+    });
+    management.podLogs.set(`kubeopera-provisioning/${jobNameFor(id)}-x1/runner`, 'starting\nError: out of memory\n');
+    job.status = { failed: 3, conditions: [{ type: 'Failed', status: 'True', reason: 'BackoffLimitExceeded' }] };
+    const failed = await waitFor('failure', async () => {
+      const r = await api(svc.base, 'GET', `/api/v1/scaffolds/${id}`);
+      return r.json.status === 'failed' ? r.json : undefined;
+    });
+    expect(failed.message).toMatch(/Job condition Failed: BackoffLimitExceeded; last log lines:/);
+    expect(failed.message).toContain('Error: out of memory');
+    const logs = await api(svc.base, 'GET', `/api/v1/scaffolds/${id}/logs`);
+    expect(logs.text).toContain(`--- pod ${jobNameFor(id)}-x1 container runner ---\nstarting\nError: out of memory`);
+  });
+
+  it('fails a run whose Job disappeared', async () => {
+    const created = await api(svc.base, 'POST', '/api/v1/scaffolds', body('tau'));
+    const id = created.json.id;
+    await waitFor('the Job', async () => management.jobs.get(`kubeopera-provisioning/${jobNameFor(id)}`));
+    management.jobs.delete(`kubeopera-provisioning/${jobNameFor(id)}`);
+    const failed = await waitFor('failure', async () => {
+      const r = await api(svc.base, 'GET', `/api/v1/scaffolds/${id}`);
+      return r.json.status === 'failed' ? r.json : undefined;
+    });
+    expect(failed.message).toBe(`infra-pass failed: Job scaffold-${id} disappeared before the run finished`);
+  });
+
+  it('validates the kubeconfig Secret reference', async () => {
+    const bad = await api(svc.base, 'POST', '/api/v1/scaffolds', { ...body('upsilon'), target: { kubeconfig_secret: { namespace: 'Bad NS', name: 'x', key: 'value' } } });
+    expect(bad.status).toBe(400);
+    expect(bad.json.error.message).toMatch(/^target.kubeconfig_secret.namespace:/);
+  });
+});
