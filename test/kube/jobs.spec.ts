@@ -41,7 +41,7 @@ describe('Job per run in the provisioning namespace (test API server, production
     expect(c.args).toEqual(['--run', runId]);
     expect(c.resources.limits).toBeDefined();
     expect(c.resources.requests).toBeDefined();
-    expect(c.env.map((e: any) => e.name).sort()).toEqual(['RUN_ID', 'WORK_DIR']);
+    expect(c.env.map((e: any) => e.name).sort()).toEqual(['HOME', 'RUN_ID', 'WORK_DIR']);
     expect(c.envFrom).toEqual([{ configMapRef: { name: 'gitops-scaffolder-runner' } }, { secretRef: { name: 'gitops-scaffolder-runner' } }]);
     expect(pod.volumes).toContainEqual({ name: 'git-credentials', secret: { secretName: 'git-credentials', defaultMode: 0o400 } });
   });

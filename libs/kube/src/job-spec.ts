@@ -51,6 +51,8 @@ export function scaffoldJob(runId: string, s: JobSettings): V1Job {
               env: [
                 { name: 'RUN_ID', value: runId },
                 { name: 'WORK_DIR', value: '/work' },
+                // git wants a writable HOME; the root filesystem is read-only.
+                { name: 'HOME', value: '/tmp' },
               ],
               envFrom: [{ configMapRef: { name: s.configMapName } }, ...s.envSecretNames.map((name) => ({ secretRef: { name } }))],
               resources: { requests: { cpu: '250m', memory: '256Mi' }, limits: { cpu: '1', memory: '1Gi' } },
