@@ -27,6 +27,8 @@ export class NatsApi {
       logs: async (b) => ({ id: b?.id, log: await this.api.logs(b?.id) }),
       events: (b) => this.api.events(b?.id),
       cancel: (b, caller) => this.api.cancel(b?.id, caller),
+      redrive: (b, caller) => this.api.redrive(b?.id, caller),
+      'events.all': (b) => this.api.allEvents(b ?? {}),
     };
     for (const [name, handler] of Object.entries(routes)) {
       const sub = this.nc.subscribe(`scaffolds.v1.${name}`, { queue: NATS_QUEUE, callback: (err, msg) => void this.serve(err, msg, handler) });

@@ -2,6 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import { In, LessThan } from 'typeorm';
 import type { JetStreamEventStore } from '../../libs/event-store/src';
+import { EVENT_TYPES, isEventType, StoredEvent, TERMINAL_EVENTS } from '../../libs/events/src';
 import { decide, fold, RunRuleViolation } from '../../libs/run-decider/src';
 import { SEALING_CERT_INPUT } from '../../libs/steps/src';
 import type { AppConfig } from '../config';
@@ -9,6 +10,9 @@ import { ScaffoldRunRow } from '../projection/entities';
 import { RunView, toView } from '../projection/run-view';
 import { ApiError, invalid, notFound } from './api-error';
 import { parseCreateRequest } from './create-request';
+
+/** How an event is shown to auditors and watchers. */
+export const eventView = (e: StoredEvent) => ({ seq: e.seq, id: e.id, type: e.type, schema_version: e.schema_version, time: e.time, causation_id: e.causation_id, data: e.data });
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const STATUSES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'];
@@ -111,7 +115,50 @@ export class ScaffoldApi {
     const runId = this.checkId(id);
     const { events } = await this.store.readRun(runId);
     if (events.length === 0) throw notFound();
-    return { items: events.map((e) => ({ seq: e.seq, id: e.id, type: e.type, schema_version: e.schema_version, time: e.time, causation_id: e.causation_id, data: e.data })) };
+    return { items: events.map(eventView) };
+  }
+
+  /** The audit log across runs, from the stream itself: since a time or a cursor, optionally one type. */
+  async allEvents(query: { since?: unknown; type?: unknown; limit?: unknown; cursor?: unknown }) {
+    const limit = query.limit === undefined ? 100 : Number(query.limit);
+    if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw invalid('limit', 'must be an integer from 1 to 1000');
+    const types = query.type === undefined ? undefined : String(query.type).split(',');
+    if (types && !types.every(isEventType)) throw invalid('type', `must be event types: ${EVENT_TYPES.join(', ')}`);
+    let since: Date | undefined;
+    if (query.since !== undefined) {
+      since = new Date(String(query.since));
+      if (Number.isNaN(since.getTime())) throw invalid('since', 'must be an RFC 3339 time');
+    }
+    let fromSeq: number | undefined;
+    if (query.cursor !== undefined) {
+      fromSeq = Number(query.cursor);
+      if (!Number.isInteger(fromSeq) || fromSeq < 1) throw invalid('cursor', 'is not a cursor this API returned');
+      since = undefined;
+    }
+    const { events, nextSeq } = await this.store.readRange({ fromSeq, since, limit, types });
+    return { items: events.map((e) => ({ run_id: e.run_id, ...eventView(e) })), next_cursor: nextSeq === null ? null : String(nextSeq) };
+  }
+
+  /** Runs the current step again (idempotent: the step checks the remote for its commit and the decider drops duplicates). */
+  async redrive(id: unknown, caller: string): Promise<RunView> {
+    const runId = this.checkId(id);
+    try {
+      const { state } = await this.store.decideAndAppend(runId, (s) => decide({ type: 'Redrive', requestedBy: caller }, s));
+      return toView(runId, state);
+    } catch (e) {
+      if (e instanceof RunRuleViolation) throw e.code === 'not_found' ? notFound() : new ApiError(409, 'already_finished', e.message);
+      throw e;
+    }
+  }
+
+  /** Follows a run's events live (SSE, NATS watchers) from after `afterSeq`, ending after the terminal event. */
+  async follow(id: unknown, afterSeq: number | undefined, onEvent: (e: ReturnType<typeof eventView>) => void | Promise<void>, signal: AbortSignal) {
+    const runId = this.checkId(id);
+    const { events } = await this.store.readRun(runId);
+    if (events.length === 0) throw notFound();
+    const last = events[events.length - 1];
+    if (TERMINAL_EVENTS.includes(last.type) && afterSeq !== undefined && afterSeq >= last.seq) return;
+    await this.store.follow({ runId, afterSeq, signal, onEvent: (e) => onEvent(eventView(e)), until: (e) => TERMINAL_EVENTS.includes(e.type) });
   }
 
   /** The run's log lines (already redacted when written), oldest first, as text. */

@@ -39,6 +39,40 @@ export class ScaffoldsController {
     return this.rt.api.events(req.params.id);
   }
 
+  /** Server-Sent Events: every event of the run from Last-Event-ID (a stream sequence) on, ending after the terminal one. */
+  @Get(':id/events/stream')
+  async stream(@Req() req: Request, @Res() res: Response) {
+    this.caller(req);
+    const lastId = req.header('last-event-id');
+    const afterSeq = lastId !== undefined && /^\d+$/.test(lastId) ? Number(lastId) : undefined;
+    const abort = new AbortController();
+    req.on('close', () => abort.abort());
+    let started = false;
+    const start = () => {
+      if (started) return;
+      started = true;
+      res.status(200).set({ 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
+      res.flushHeaders();
+    };
+    try {
+      await this.rt.api.follow(req.params.id, afterSeq, (e) => {
+        start();
+        res.write(`id: ${e.seq}\nevent: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`);
+      }, abort.signal);
+      start();
+      res.end();
+    } catch (e) {
+      if (started) res.end();
+      else throw e;
+    }
+  }
+
+  @Post(':id/redrive')
+  async redrive(@Req() req: Request, @Res() res: Response) {
+    const caller = this.caller(req);
+    res.status(202).json(await this.rt.api.redrive(req.params.id, caller));
+  }
+
   @Get(':id/logs')
   async logs(@Req() req: Request, @Res() res: Response) {
     this.caller(req);
@@ -49,6 +83,17 @@ export class ScaffoldsController {
   async cancel(@Req() req: Request, @Res() res: Response) {
     const caller = this.caller(req);
     res.status(202).json(await this.rt.api.cancel(req.params.id, caller));
+  }
+}
+
+@Controller('api/v1/events')
+export class EventsController {
+  constructor(@Inject(RUNTIME) private readonly rt: Runtime) {}
+
+  @Get()
+  async list(@Req() req: Request) {
+    callerFor(this.rt.config.apiKeys, req.header('x-api-key'));
+    return this.rt.api.allEvents(req.query);
   }
 }
 

@@ -17,6 +17,8 @@ export interface RunView {
   created_at: string | null;
   updated_at: string | null;
   finished_at: string | null;
+  /** For the long wait: how long it has waited and its deadline. */
+  progress: { waited_seconds: number; deadline_seconds: number } | null;
 }
 
 export function toView(id: string, s: RunState): RunView {
@@ -37,5 +39,6 @@ export function toView(id: string, s: RunState): RunView {
     created_at: s.createdAt,
     updated_at: s.updatedAt,
     finished_at: s.finishedAt,
+    progress: s.progress ? { waited_seconds: Math.round(s.progress.waitedMs / 1000), deadline_seconds: Math.round(s.progress.deadlineMs / 1000) } : null,
   };
 }

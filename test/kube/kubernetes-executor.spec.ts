@@ -95,8 +95,15 @@ describe('EXECUTOR=kubernetes: Jobs, the runner, the watcher (test API servers, 
       return r.json.status === 'succeeded' ? r.json : undefined;
     });
     expect(gitLog(remote.dir)).toHaveLength(3);
-    const events = (await api(svc.base, 'GET', `/api/v1/scaffolds/${id}/events`)).json.items;
+    const all = (await api(svc.base, 'GET', `/api/v1/scaffolds/${id}/events`)).json.items;
+    // The wait reported its progress whenever what it saw changed: not found, then not yet Available.
+    const progress = all.filter((e: any) => e.type === 'StepProgress');
+    expect(progress[0].data.seen).toBe('sealed-secrets-controller: not found; sealed-secrets: Available=False (MinimumReplicasUnavailable), observedGeneration 1/2');
+    expect(progress[progress.length - 1].data.seen).toBe('sealed-secrets: Available=True (MinimumReplicasAvailable), observedGeneration 2/2');
+    expect(progress.every((e: any) => e.data.step === 'sealed-secrets-wait' && e.data.deadline_ms === 1_200_000)).toBe(true);
+    const events = all.filter((e: any) => e.type !== 'StepProgress');
     expect(events.map((e: any) => e.type)).toEqual(['ScaffoldRequested', 'InfraPushed', 'SealedSecretsReady', 'CertFetched', 'FullPushed', 'ScaffoldSucceeded']);
+    expect(done.progress).toBeNull();
     expect(events[0].data.target).toEqual({ kind: 'kubeconfig_secret', namespace: 'capi-clusters', name: 'omega-kubeconfig', key: 'value' });
     expect(events[2].data).toEqual({ source: 'cluster', controller: { namespace: 'kube-system', name: 'sealed-secrets' } });
     expect(events[3].data.fingerprint_sha256).toBe(parseSealingCertificate(cert.certPem).fingerprintSha256);

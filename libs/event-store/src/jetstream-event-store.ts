@@ -130,6 +130,67 @@ export class JetStreamEventStore {
     return (await this.readMessages(this.streams.logs, logSubject(runId), last.seq)).map((m) => JSON.parse(m.data));
   }
 
+  /**
+   * Events across all runs (or one run) from a sequence or a time, oldest first, at most `limit`
+   * matching `types`; `nextSeq` continues after the last message looked at.
+   */
+  async readRange(opts: { fromSeq?: number; since?: Date; limit: number; types?: string[]; runId?: string }): Promise<{ events: StoredEvent[]; nextSeq: number | null }> {
+    const info = await this.jsm.streams.info(this.streams.events);
+    const lastSeq = info.state.last_seq;
+    const start = opts.fromSeq ?? 1;
+    if (lastSeq === 0 || start > lastSeq) return { events: [], nextSeq: null };
+    const consumer = await this.js.consumers.get(this.streams.events, {
+      filter_subjects: opts.runId ? runSubject(opts.runId) : 'scaffold.run.>',
+      ...(opts.since ? { deliver_policy: DeliverPolicy.StartTime, opt_start_time: opts.since.toISOString() } : { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: start }),
+    });
+    const events: StoredEvent[] = [];
+    let lastLooked = 0;
+    try {
+      for (let done = false; !done; ) {
+        const batch = await consumer.fetch({ max_messages: Math.min(1000, opts.limit * 2), expires: 2000 });
+        let got = 0;
+        for await (const m of batch) {
+          got++;
+          lastLooked = m.seq;
+          const event = parseEvent(m.string(), m.seq);
+          if (!opts.types || opts.types.includes(event.type)) events.push(event);
+          if (events.length >= opts.limit || m.seq >= lastSeq || m.info.pending === 0) done = true;
+          if (done) break;
+        }
+        if (got === 0) done = true;
+      }
+    } finally {
+      await consumer.delete().catch(() => undefined);
+    }
+    return { events, nextSeq: lastLooked > 0 && lastLooked < lastSeq ? lastLooked + 1 : null };
+  }
+
+  /**
+   * Follows one run live from `afterSeq`: calls `onEvent` for each event and resolves after the
+   * terminal one, or when `signal` aborts.
+   */
+  async follow(opts: { runId?: string; afterSeq?: number; onEvent: (e: StoredEvent) => void | Promise<void>; until?: (e: StoredEvent) => boolean; signal?: AbortSignal }): Promise<void> {
+    const consumer = await this.js.consumers.get(this.streams.events, {
+      filter_subjects: opts.runId ? runSubject(opts.runId) : 'scaffold.run.>',
+      ...(opts.afterSeq === undefined ? { deliver_policy: DeliverPolicy.All } : { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: opts.afterSeq + 1 }),
+    });
+    const messages = await consumer.consume({ max_messages: 256 });
+    const stop = () => void messages.close().catch(() => undefined);
+    opts.signal?.addEventListener('abort', stop, { once: true });
+    try {
+      if (opts.signal?.aborted) return;
+      for await (const m of messages) {
+        const event = parseEvent(m.string(), m.seq);
+        await opts.onEvent(event);
+        if (opts.until?.(event)) break;
+      }
+    } finally {
+      opts.signal?.removeEventListener('abort', stop);
+      stop();
+      await consumer.delete().catch(() => undefined);
+    }
+  }
+
   /** Appends events after `expectedLastSeq`, each with its id as Nats-Msg-Id. */
   async append(runId: string, events: ScaffoldEvent[], expectedLastSeq: number): Promise<StoredEvent[]> {
     const stored: StoredEvent[] = [];

@@ -2,7 +2,7 @@
  * The one place that defines every event of a scaffold run: its type, schema version and data.
  * Events carry references, names and fingerprints only: never a credential or certificate body.
  */
-export const SCHEMA_VERSION = 1;
+import { checkEventData, CURRENT_VERSION, upcastData } from './schemas';
 
 export type Step = 'infra-pass' | 'sealed-secrets-wait' | 'cert-fetch' | 'full-pass';
 export const STEPS: readonly Step[] = ['infra-pass', 'sealed-secrets-wait', 'cert-fetch', 'full-pass'];
@@ -25,7 +25,7 @@ export interface ScaffoldRequestedData {
 export interface EventDataByType {
   ScaffoldRequested: ScaffoldRequestedData;
   InfraPushed: { commit: string; files_changed: number };
-  SealedSecretsReady: { source: 'given_certificate' | 'cluster'; controller?: { namespace: string; name: string } };
+  SealedSecretsReady: { source: 'given_certificate' | 'cluster'; controller: { namespace: string; name: string } | null };
   CertFetched: { fingerprint_sha256: string; not_after: string };
   FullPushed: { commit: string; objects_sealed: number };
   ScaffoldSucceeded: { infra_commit: string; full_commit: string };
@@ -33,6 +33,10 @@ export interface EventDataByType {
   ScaffoldFailed: { step: Step; reason: string };
   ScaffoldCancelRequested: { requested_by: string };
   ScaffoldCancelled: { step: Step | null };
+  /** A long step's progress (the readiness wait): appended when what it sees changes, or every minute. */
+  StepProgress: { step: Step; waited_ms: number; deadline_ms: number; seen: string };
+  /** An operator asks for the current step to run again (after a lost message or a dead consumer). */
+  StepRedriveRequested: { step: Step; requested_by: string };
 }
 
 export type EventType = keyof EventDataByType;
@@ -47,6 +51,8 @@ export const EVENT_TYPES = [
   'ScaffoldFailed',
   'ScaffoldCancelRequested',
   'ScaffoldCancelled',
+  'StepProgress',
+  'StepRedriveRequested',
 ] as const satisfies readonly EventType[];
 
 export const TERMINAL_EVENTS: readonly EventType[] = ['ScaffoldSucceeded', 'ScaffoldFailed', 'ScaffoldCancelled'];
@@ -70,13 +76,20 @@ export function isEventType(value: unknown): value is EventType {
   return typeof value === 'string' && (EVENT_TYPES as readonly string[]).includes(value);
 }
 
+/** Stamps a draft with identity, time and the current schema version; refuses data that breaks its schema. */
 export function stamp(draft: EventDraft, runId: string, id: string, time: Date, causationId: string | null): ScaffoldEvent {
-  return { ...draft, id, schema_version: SCHEMA_VERSION, run_id: runId, time: time.toISOString(), causation_id: causationId } as ScaffoldEvent;
+  const problem = checkEventData(draft.type, draft.data);
+  if (problem) throw new Error(`refusing to append an invalid event: ${problem}`);
+  return { ...draft, id, schema_version: CURRENT_VERSION[draft.type], run_id: runId, time: time.toISOString(), causation_id: causationId } as ScaffoldEvent;
 }
 
-/** Parses a stored envelope, refusing anything that is not a known event. */
+/** Parses a stored envelope of any version, upcasts it to the current one and validates it. */
 export function parseEvent(json: string, seq: number): StoredEvent {
   const e = JSON.parse(json);
   if (!e || !isEventType(e.type) || typeof e.run_id !== 'string' || typeof e.id !== 'string') throw new Error(`stream message ${seq} is not a scaffold event`);
-  return { ...e, seq };
+  const version = Number.isInteger(e.schema_version) ? e.schema_version : 1;
+  const data = upcastData(e.type, version, e.data);
+  const problem = checkEventData(e.type, data);
+  if (problem) throw new Error(`stream message ${seq}: ${problem}`);
+  return { ...e, data, schema_version: CURRENT_VERSION[e.type as EventType], seq };
 }

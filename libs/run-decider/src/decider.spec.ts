@@ -17,7 +17,7 @@ const given = (...events: EventDraft[]) => ({ when: (c: Command) => decide(c, fo
 
 const requested: EventDraft = { type: 'ScaffoldRequested', data: request };
 const infra: EventDraft = { type: 'InfraPushed', data: { commit: 'a'.repeat(40), files_changed: 3 } };
-const ready: EventDraft = { type: 'SealedSecretsReady', data: { source: 'given_certificate' } };
+const ready: EventDraft = { type: 'SealedSecretsReady', data: { source: 'given_certificate', controller: null } };
 const fetched: EventDraft = { type: 'CertFetched', data: { fingerprint_sha256: 'ab', not_after: '2030-01-01T00:00:00.000Z' } };
 const full: EventDraft = { type: 'FullPushed', data: { commit: 'b'.repeat(40), objects_sealed: 3 } };
 

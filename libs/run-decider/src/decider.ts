@@ -19,6 +19,8 @@ export interface RunState {
   sealedSecretsController: { namespace: string; name: string } | null;
   attempts: Partial<Record<Step, number>>;
   cancelRequested: boolean;
+  /** The long wait's progress, while it lasts. */
+  progress: { waitedMs: number; deadlineMs: number } | null;
   createdAt: string | null;
   updatedAt: string | null;
   finishedAt: string | null;
@@ -35,6 +37,7 @@ export const initialState: RunState = {
   sealedSecretsController: null,
   attempts: {},
   cancelRequested: false,
+  progress: null,
   createdAt: null,
   updatedAt: null,
   finishedAt: null,
@@ -68,7 +71,8 @@ export const STEP_TRIGGER: Record<Step, EventDraft['type']> = {
 export const isTerminal = (s: RunState) => s.status === 'succeeded' || s.status === 'failed' || s.status === 'cancelled';
 
 export function evolve(state: RunState, event: StoredEvent | (EventDraft & { time: string })): RunState {
-  const s: RunState = { ...state, updatedAt: event.time };
+  // Progress belongs to the step that reported it; any other event ends it.
+  const s: RunState = { ...state, updatedAt: event.time, progress: event.type === 'StepProgress' ? state.progress : null };
   switch (event.type) {
     case 'ScaffoldRequested':
       return { ...s, status: 'queued', step: 'infra-pass', request: event.data, createdAt: event.time, message: 'waiting for the infrastructure pass' };
@@ -101,6 +105,14 @@ export function evolve(state: RunState, event: StoredEvent | (EventDraft & { tim
       return { ...s, cancelRequested: true, message: 'cancel requested; stopping at the next step boundary' };
     case 'ScaffoldCancelled':
       return { ...s, status: 'cancelled', finishedAt: event.time, message: 'cancelled' };
+    case 'StepProgress':
+      return {
+        ...s,
+        progress: { waitedMs: event.data.waited_ms, deadlineMs: event.data.deadline_ms },
+        message: `${event.data.step}: waited ${Math.round(event.data.waited_ms / 1000)} s of ${Math.round(event.data.deadline_ms / 1000)} s; ${event.data.seen}`,
+      };
+    case 'StepRedriveRequested':
+      return { ...s, message: `${event.data.step} re-driven by ${event.data.requested_by}` };
   }
 }
 
@@ -112,7 +124,9 @@ export type Command =
   | { type: 'FailStep'; step: Step; reason: string; retryable: boolean }
   | { type: 'RequestCancel'; requestedBy: string }
   /** A worker about to start a step asks whether the run goes on. */
-  | { type: 'StopIfCancelled'; step: Step };
+  | { type: 'StopIfCancelled'; step: Step }
+  | { type: 'ReportProgress'; step: Step; waitedMs: number; deadlineMs: number; seen: string }
+  | { type: 'Redrive'; requestedBy: string };
 
 export class RunRuleViolation extends Error {
   constructor(readonly code: 'not_found' | 'already_finished', message: string) {
@@ -157,5 +171,17 @@ export function decide(command: Command, state: RunState): EventDraft[] {
       return state.cancelRequested ? [] : [{ type: 'ScaffoldCancelRequested', data: { requested_by: command.requestedBy } }];
     case 'StopIfCancelled':
       return state.cancelRequested && !isTerminal(state) && state.step === command.step ? [{ type: 'ScaffoldCancelled', data: { step: command.step } }] : [];
+    case 'ReportProgress':
+      if (isTerminal(state) || state.step !== command.step) return [];
+      return [{ type: 'StepProgress', data: { step: command.step, waited_ms: Math.round(command.waitedMs), deadline_ms: Math.round(command.deadlineMs), seen: command.seen } }];
+    case 'Redrive':
+      if (state.status === 'none') throw new RunRuleViolation('not_found', 'no such run');
+      if (isTerminal(state) || !state.step) throw new RunRuleViolation('already_finished', `run already ${state.status}`);
+      return [{ type: 'StepRedriveRequested', data: { step: state.step, requested_by: command.requestedBy } }];
   }
+}
+
+/** Whether an event starts `step`: its trigger, or an operator's re-drive of it. */
+export function triggers(event: EventDraft, step: Step): boolean {
+  return event.type === STEP_TRIGGER[step] || (event.type === 'StepRedriveRequested' && event.data.step === step);
 }

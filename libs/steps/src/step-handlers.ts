@@ -4,7 +4,7 @@ import type { EventDraft, ScaffoldRequestedData, Step } from '../../events/src';
 import { generate, GeneratorInputError, GeneratorValidationError, Pass } from '../../generator/src';
 import { GitStepError, GitWorkspace } from '../../git/src';
 import { KubeError } from '../../kube/src/errors';
-import type { RunState } from '../../run-decider/src';
+import { decide, RunState } from '../../run-decider/src';
 import { CertificateError, parseSealingCertificate } from '../../sealing/src';
 import { RunLog } from './run-log';
 import type { StepSettings } from './settings';
@@ -136,12 +136,17 @@ export const sealedSecretsWait: StepHandler = {
     const cluster = clusterTarget(ctx);
     if (!cluster) {
       await storedCertificate(ctx);
-      return { type: 'SealedSecretsReady', data: { source: 'given_certificate' } };
+      return { type: 'SealedSecretsReady', data: { source: 'given_certificate', controller: null } };
     }
     let lastSeen = '';
+    let lastReport = -Infinity;
+    const deadlineMs = ctx.settings.sealedSecretsDeadlineMs;
     const controller = await cluster.targets.waitForSealedSecrets(cluster.ref, async (seen, waitedMs) => {
-      if (seen !== lastSeen) await ctx.log.line(`waiting for sealed-secrets (${Math.round(waitedMs / 1000)} s of ${Math.round(ctx.settings.sealedSecretsDeadlineMs / 1000)} s): ${seen}`);
+      if (seen === lastSeen && waitedMs - lastReport < 60_000) return;
+      await ctx.log.line(`waiting for sealed-secrets (${Math.round(waitedMs / 1000)} s of ${Math.round(deadlineMs / 1000)} s): ${seen}`);
+      await ctx.store.decideAndAppend(ctx.runId, (s) => decide({ type: 'ReportProgress', step: 'sealed-secrets-wait', waitedMs, deadlineMs, seen }, s));
       lastSeen = seen;
+      lastReport = waitedMs;
     });
     await ctx.log.line(`sealed-secrets controller ${controller.namespace}/${controller.name} is Available`);
     return { type: 'SealedSecretsReady', data: { source: 'cluster', controller } };

@@ -2,7 +2,7 @@ import { Consumer, ConsumerMessages, JsMsg } from '@nats-io/jetstream';
 import type { JetStreamEventStore } from '../../event-store/src';
 import { runSubject } from '../../event-store/src';
 import { parseEvent } from '../../events/src';
-import { decide, STEP_TRIGGER } from '../../run-decider/src';
+import { decide, triggers } from '../../run-decider/src';
 import { RunLog } from './run-log';
 import type { StepSettings } from './settings';
 import { StepHandler, TargetClusters, toStepError } from './step-handlers';
@@ -79,7 +79,7 @@ export class StepWorker {
       msg.ack();
       return;
     }
-    if (event.type !== STEP_TRIGGER[this.handler.step]) {
+    if (!triggers(event, this.handler.step)) {
       msg.ack();
       return;
     }

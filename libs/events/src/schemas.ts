@@ -1,0 +1,88 @@
+import Ajv, { ValidateFunction } from 'ajv';
+import type { EventType } from './catalogue';
+
+/**
+ * The current schema of every event's data, and how older versions are raised to it. A replay of an
+ * old stream reads version N events through the upcasters, so the decider and the projection only
+ * ever see current shapes.
+ */
+const str = { type: 'string' } as const;
+const step = { enum: ['infra-pass', 'sealed-secrets-wait', 'cert-fetch', 'full-pass'] } as const;
+const obj = (properties: Record<string, unknown>, required = Object.keys(properties)) => ({ type: 'object', additionalProperties: false, required, properties });
+const controller = obj({ namespace: str, name: str });
+
+export const CURRENT_VERSION: Record<EventType, number> = {
+  ScaffoldRequested: 1,
+  InfraPushed: 1,
+  SealedSecretsReady: 2,
+  CertFetched: 1,
+  FullPushed: 1,
+  ScaffoldSucceeded: 1,
+  StepFailed: 1,
+  ScaffoldFailed: 1,
+  ScaffoldCancelRequested: 1,
+  ScaffoldCancelled: 1,
+  StepProgress: 1,
+  StepRedriveRequested: 1,
+};
+
+export const DATA_SCHEMAS: Record<EventType, object> = {
+  ScaffoldRequested: obj({
+    cluster_name: str,
+    domain: str,
+    region: str,
+    acme_email: str,
+    repo_url: str,
+    branch: str,
+    requested_by: str,
+    target: {
+      oneOf: [
+        obj({ kind: { const: 'sealing_cert' }, fingerprint_sha256: str, not_after: str }),
+        obj({ kind: { const: 'kubeconfig_secret' }, namespace: str, name: str, key: str }),
+      ],
+    },
+  }),
+  InfraPushed: obj({ commit: str, files_changed: { type: 'integer' } }),
+  // v2: which controller was found (null when the certificate came with the request).
+  SealedSecretsReady: obj({ source: { enum: ['given_certificate', 'cluster'] }, controller: { oneOf: [{ type: 'null' }, controller] } }),
+  CertFetched: obj({ fingerprint_sha256: str, not_after: str }),
+  FullPushed: obj({ commit: str, objects_sealed: { type: 'integer' } }),
+  ScaffoldSucceeded: obj({ infra_commit: str, full_commit: str }),
+  StepFailed: obj({ step, attempt: { type: 'integer', minimum: 1 }, reason: str, will_retry: { type: 'boolean' } }),
+  ScaffoldFailed: obj({ step, reason: str }),
+  ScaffoldCancelRequested: obj({ requested_by: str }),
+  ScaffoldCancelled: obj({ step: { oneOf: [{ type: 'null' }, step] } }),
+  StepProgress: obj({ step, waited_ms: { type: 'integer', minimum: 0 }, deadline_ms: { type: 'integer', minimum: 0 }, seen: str }),
+  StepRedriveRequested: obj({ step, requested_by: str }),
+};
+
+type Upcaster = (data: any) => any;
+
+/** UPCASTERS[type][n] raises version n data to version n + 1. */
+export const UPCASTERS: Partial<Record<EventType, Record<number, Upcaster>>> = {
+  SealedSecretsReady: { 1: (d) => ({ source: d.source, controller: null }) },
+};
+
+const ajv = new Ajv({ strict: true, allErrors: false });
+const validators = new Map<EventType, ValidateFunction>(Object.entries(DATA_SCHEMAS).map(([t, s]) => [t as EventType, ajv.compile(s)]));
+
+export function upcastData(type: EventType, version: number, data: unknown): unknown {
+  let v = version;
+  let d = data;
+  while (v < CURRENT_VERSION[type]) {
+    const up = UPCASTERS[type]?.[v];
+    if (!up) throw new Error(`${type} v${v} has no upcaster to v${v + 1}`);
+    d = up(d);
+    v++;
+  }
+  if (v > CURRENT_VERSION[type]) throw new Error(`${type} v${v} is newer than this build understands (v${CURRENT_VERSION[type]})`);
+  return d;
+}
+
+/** Null when valid, else the first problem. */
+export function checkEventData(type: EventType, data: unknown): string | null {
+  const validate = validators.get(type)!;
+  if (validate(data)) return null;
+  const e = validate.errors![0];
+  return `${type}${e.instancePath || ''} ${e.message}`;
+}
