@@ -1,12 +1,12 @@
 import { DataSource } from 'typeorm';
 import { CreateReadModel1764700000000 } from '../../migrations/1764700000000-CreateReadModel';
-import { ProjectionCheckpoint, ScaffoldRunRow } from './entities';
+import { ProjectionCheckpoint, ScaffoldRunRebuildRow, ScaffoldRunRow } from './entities';
 
 export function makeDataSource(url: string): DataSource {
   return new DataSource({
     type: 'postgres',
     url,
-    entities: [ScaffoldRunRow, ProjectionCheckpoint],
+    entities: [ScaffoldRunRow, ScaffoldRunRebuildRow, ProjectionCheckpoint],
     migrations: [CreateReadModel1764700000000],
     migrationsTableName: 'typeorm_migrations',
     synchronize: false,

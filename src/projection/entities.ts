@@ -2,8 +2,7 @@ import { Column, Entity, PrimaryColumn } from 'typeorm';
 import type { RunState } from '../../libs/run-decider/src';
 
 /** One row per run: what GET returns, plus the folded state and the last applied stream sequence. */
-@Entity({ name: 'scaffold_runs' })
-export class ScaffoldRunRow {
+export abstract class RunRowColumns {
   @PrimaryColumn('uuid') id!: string;
   @Column('text') status!: string;
   @Column('text', { nullable: true }) step!: string | null;
@@ -19,6 +18,14 @@ export class ScaffoldRunRow {
   @Column('bigint') last_seq!: string;
   @Column('jsonb') state!: RunState;
 }
+
+/** The live read-model. */
+@Entity({ name: 'scaffold_runs' })
+export class ScaffoldRunRow extends RunRowColumns {}
+
+/** Where a rebuild replays into before it is swapped in. */
+@Entity({ name: 'scaffold_runs_rebuild' })
+export class ScaffoldRunRebuildRow extends RunRowColumns {}
 
 /** Where each projection stands in the stream; written in the same transaction as the rows. */
 @Entity({ name: 'projection_checkpoints' })

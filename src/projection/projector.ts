@@ -3,12 +3,17 @@ import type { DataSource, EntityManager } from 'typeorm';
 import type { JetStreamEventStore } from '../../libs/event-store/src';
 import { parseEvent, StoredEvent } from '../../libs/events/src';
 import { evolve, initialState } from '../../libs/run-decider/src';
-import { ProjectionCheckpoint, ScaffoldRunRow } from './entities';
+import { ProjectionCheckpoint, ScaffoldRunRebuildRow, ScaffoldRunRow } from './entities';
 
 export const PROJECTOR = 'projector';
 
 /** Applies one event to the read-model. The row's last_seq makes a redelivery or replay a no-op. */
-export async function applyEvent(m: EntityManager, event: StoredEvent, checkpoint = PROJECTOR, table = ScaffoldRunRow): Promise<boolean> {
+export async function applyEvent(
+  m: EntityManager,
+  event: StoredEvent,
+  checkpoint = PROJECTOR,
+  table: typeof ScaffoldRunRow | typeof ScaffoldRunRebuildRow = ScaffoldRunRow,
+): Promise<boolean> {
   const repo = m.getRepository(table);
   const row = await repo.findOne({ where: { id: event.run_id }, lock: { mode: 'pessimistic_write' } });
   let applied = false;

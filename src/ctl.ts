@@ -1,0 +1,184 @@
+/**
+ * scaffolderctl: the ops tool (no `nats` CLI is packaged here). Talks to NATS_URL and DATABASE_URL.
+ *   events <run-id>                       a run's history
+ *   tail [--run ID] [--count N]           follow new events
+ *   replay (--from-seq N | --since TIME) [--run ID] [--apply]
+ *                                         print events again, or re-feed them to the read-model
+ *   rebuild-projection [--keep-old]       rebuild the read-model from sequence 1 and swap it in
+ *   stream-info | status                  stream and consumer state, lag per consumer, stuck runs
+ *   redrive <run-id>                      run a run's current step again (idempotent)
+ * Add --json for machine-readable output.
+ */
+import 'reflect-metadata';
+import { parseArgs } from 'node:util';
+import { connect } from '@nats-io/transport-node';
+import type { NatsConnection } from '@nats-io/nats-core';
+import type { DataSource } from 'typeorm';
+import { In, LessThan } from 'typeorm';
+import { JetStreamEventStore } from '../libs/event-store/src';
+import type { StoredEvent } from '../libs/events/src';
+import { decide } from '../libs/run-decider/src';
+import { makeDataSource } from './projection/data-source';
+import { ScaffoldRunRow } from './projection/entities';
+import { applyEvent } from './projection/projector';
+import { rebuildProjection } from './projection/rebuild';
+
+const USAGE = `usage: scaffolderctl <events RUN | tail | replay | rebuild-projection | stream-info | status | redrive RUN> [options] [--json]`;
+
+export class CtlError extends Error {}
+
+interface Ctx {
+  store: JetStreamEventStore;
+  db: () => Promise<DataSource>;
+  out: (line: string) => void;
+  json: boolean;
+}
+
+const describe = (e: StoredEvent) => `${String(e.seq).padStart(8)} ${e.time} ${e.run_id} ${e.type.padEnd(24)} ${JSON.stringify(e.data)}`;
+
+function print(ctx: Ctx, e: StoredEvent) {
+  ctx.out(ctx.json ? JSON.stringify(e) : describe(e));
+}
+
+async function consumerStates(store: JetStreamEventStore) {
+  const info = await store.jsm.streams.info(store.streams.events);
+  const consumers = await store.jsm.consumers.list(store.streams.events).next();
+  return {
+    stream: { name: info.config.name, messages: info.state.messages, first_seq: info.state.first_seq, last_seq: info.state.last_seq, bytes: info.state.bytes, replicas: info.config.num_replicas },
+    consumers: consumers.map((c) => ({
+      name: c.name,
+      pending: c.num_pending,
+      ack_pending: c.num_ack_pending,
+      redelivered: c.num_redelivered,
+      ack_floor_seq: c.ack_floor.stream_seq,
+      lag: info.state.last_seq - c.ack_floor.stream_seq,
+    })),
+  };
+}
+
+const commands: Record<string, (ctx: Ctx, args: string[], opts: Record<string, any>) => Promise<void>> = {
+  async events(ctx, [runId]) {
+    if (!runId) throw new CtlError('events needs a run id');
+    const { events } = await ctx.store.readRun(runId);
+    if (events.length === 0) throw new CtlError(`run ${runId} has no events`);
+    events.forEach((e) => print(ctx, e));
+  },
+
+  async tail(ctx, _args, opts) {
+    const last = (await ctx.store.jsm.streams.info(ctx.store.streams.events)).state.last_seq;
+    const limit = opts.count ? Number(opts.count) : Infinity;
+    let seen = 0;
+    const abort = new AbortController();
+    process.once('SIGINT', () => abort.abort());
+    await ctx.store.follow({ runId: opts.run, afterSeq: last, signal: abort.signal, onEvent: (e) => void print(ctx, e), until: () => ++seen >= limit });
+  },
+
+  async replay(ctx, _args, opts) {
+    if (!opts['from-seq'] && !opts.since) throw new CtlError('replay needs --from-seq N or --since TIME');
+    const since = opts.since ? new Date(opts.since) : undefined;
+    if (since && Number.isNaN(since.getTime())) throw new CtlError('--since must be an RFC 3339 time');
+    const ds = opts.apply ? await ctx.db() : undefined;
+    let fromSeq: number | undefined = opts['from-seq'] ? Number(opts['from-seq']) : undefined;
+    let count = 0;
+    let applied = 0;
+    for (let first = true; first || fromSeq !== undefined; first = false) {
+      const page = await ctx.store.readRange({ fromSeq, since: first ? since : undefined, limit: 1000, runId: opts.run });
+      for (const e of page.events) {
+        count++;
+        if (ds) applied += (await ds.transaction((m) => applyEvent(m, e))) ? 1 : 0;
+        else print(ctx, e);
+      }
+      fromSeq = page.nextSeq ?? undefined;
+    }
+    if (ds) ctx.out(ctx.json ? JSON.stringify({ replayed: count, applied }) : `replayed ${count} events into the read-model, ${applied} changed a row`);
+  },
+
+  async 'rebuild-projection'(ctx, _args, opts) {
+    const result = await rebuildProjection(ctx.store, await ctx.db(), { keepOld: Boolean(opts['keep-old']) });
+    ctx.out(ctx.json ? JSON.stringify(result) : `rebuilt ${result.rows} rows from ${result.events} events in ${result.seconds.toFixed(2)} s`);
+  },
+
+  async 'stream-info'(ctx) {
+    const s = await consumerStates(ctx.store);
+    if (ctx.json) return ctx.out(JSON.stringify(s));
+    ctx.out(`stream ${s.stream.name}: ${s.stream.messages} messages, seq ${s.stream.first_seq}..${s.stream.last_seq}, ${s.stream.bytes} bytes, ${s.stream.replicas} replica(s)`);
+    for (const c of s.consumers) ctx.out(`  ${c.name.padEnd(40)} lag ${c.lag}, pending ${c.pending}, ack pending ${c.ack_pending}, redelivered ${c.redelivered}`);
+  },
+
+  async status(ctx, _args, opts) {
+    const s = await consumerStates(ctx.store);
+    const ds = await ctx.db();
+    const stuckAfter = new Date(Date.now() - Number(opts['stuck-minutes'] ?? 30) * 60_000);
+    const stuck = await ds.getRepository(ScaffoldRunRow).find({ where: { status: In(['queued', 'running']), updated_at: LessThan(stuckAfter) }, order: { updated_at: 'ASC' } });
+    const stuckRuns = stuck.map((r) => ({ id: r.id, status: r.status, step: r.step, updated_at: r.updated_at.toISOString() }));
+    if (ctx.json) return ctx.out(JSON.stringify({ ...s, stuck_runs: stuckRuns }));
+    await commands['stream-info'](ctx, [], {});
+    ctx.out(stuckRuns.length ? `runs without progress for ${opts['stuck-minutes'] ?? 30} min (re-drive with: scaffolderctl redrive <id>):` : 'no stuck runs');
+    for (const r of stuckRuns) ctx.out(`  ${r.id} ${r.status} at ${r.step} since ${r.updated_at}`);
+  },
+
+  async redrive(ctx, [runId]) {
+    if (!runId) throw new CtlError('redrive needs a run id');
+    const { state, appended } = await ctx.store.decideAndAppend(runId, (s) => decide({ type: 'Redrive', requestedBy: `scaffolderctl:${process.env.USER ?? 'ops'}` }, s));
+    ctx.out(ctx.json ? JSON.stringify({ run_id: runId, step: state.step, appended: appended.map((e) => e.type) }) : `re-drove ${runId} at ${state.step}`);
+  },
+};
+
+export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env, out: (line: string) => void = (l) => process.stdout.write(l + '\n')): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      strict: true,
+      options: {
+        json: { type: 'boolean' },
+        run: { type: 'string' },
+        count: { type: 'string' },
+        'from-seq': { type: 'string' },
+        since: { type: 'string' },
+        apply: { type: 'boolean' },
+        'keep-old': { type: 'boolean' },
+        'stuck-minutes': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+  } catch (e) {
+    process.stderr.write(`scaffolderctl: ${(e as Error).message}\n${USAGE}\n`);
+    return 2;
+  }
+  const [command, ...args] = parsed.positionals;
+  if (parsed.values.help || !command) {
+    out(USAGE);
+    return parsed.values.help ? 0 : 2;
+  }
+  const run = commands[command];
+  if (!run) {
+    process.stderr.write(`scaffolderctl: unknown command ${command}\n${USAGE}\n`);
+    return 2;
+  }
+  let nc: NatsConnection | undefined;
+  let ds: DataSource | undefined;
+  try {
+    const conn = await connect({ servers: env.NATS_URL ?? 'nats://127.0.0.1:4222', name: 'scaffolderctl' });
+    nc = conn;
+    const store = await JetStreamEventStore.open(conn);
+    const db = async () => {
+      if (!ds) {
+        ds = makeDataSource(env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
+        await ds.initialize();
+      }
+      return ds;
+    };
+    await run({ store, db, out, json: Boolean(parsed.values.json) }, args, parsed.values);
+    return 0;
+  } catch (e) {
+    process.stderr.write(`scaffolderctl: ${(e as Error).message}\n`);
+    return e instanceof CtlError ? 2 : 1;
+  } finally {
+    await ds?.destroy().catch(() => undefined);
+    await nc?.close().catch(() => undefined);
+  }
+}
+
+if (require.main === module) void main(process.argv.slice(2)).then((code) => process.exit(code));

@@ -1,0 +1,128 @@
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { Client } from 'pg';
+import { main } from '../../src/ctl';
+import { makeRsaCert } from '../support/certs';
+import { bareRepo, TestDatabase, TestNats } from '../support/services';
+import { api, RunningService, startService, waitFor } from '../support/service';
+
+jest.setTimeout(120_000);
+
+describe('scaffolderctl against real NATS and PostgreSQL', () => {
+  let nats: TestNats;
+  let db: TestDatabase;
+  let svc: RunningService;
+  const cert = makeRsaCert();
+  const remote = bareRepo();
+  const ids: string[] = [];
+  const ctl = async (...argv: string[]) => {
+    const lines: string[] = [];
+    const code = await main(argv, { NATS_URL: nats.url, DATABASE_URL: db.url }, (l) => lines.push(l));
+    return { code, lines };
+  };
+  const rows = async () => {
+    const c = new Client({ connectionString: db.url });
+    await c.connect();
+    const r = await c.query('SELECT * FROM scaffold_runs ORDER BY id');
+    await c.end();
+    return r.rows;
+  };
+  const sql = async (q: string) => {
+    const c = new Client({ connectionString: db.url });
+    await c.connect();
+    await c.query(q);
+    await c.end();
+  };
+
+  beforeAll(async () => {
+    nats = await TestNats.start();
+    db = await TestDatabase.create();
+    svc = await startService({ NATS_URL: nats.url, DATABASE_URL: db.url });
+    for (const cluster of ['ops-a', 'ops-b']) {
+      const r = await api(svc.base, 'POST', '/api/v1/scaffolds', {
+        cluster_name: cluster, domain: `${cluster}.example.com`, region: 'eu-west-1', acme_email: 'ops@example.com',
+        repo: { url: remote.url, branch: 'main' }, target: { sealing_cert_pem: cert.certPem },
+      });
+      ids.push(r.json.id);
+      await waitFor('run', async () => ((await api(svc.base, 'GET', `/api/v1/scaffolds/${r.json.id}`)).json.status === 'succeeded' ? true : undefined));
+    }
+    await waitFor('projection', async () => ((await api(svc.base, 'GET', '/api/v1/scaffolds?status=succeeded')).json.items.length === 2 ? true : undefined));
+  });
+  afterAll(async () => {
+    await svc.stop();
+    await nats.destroy();
+    await db.drop();
+  });
+
+  it('prints a run history', async () => {
+    const { code, lines } = await ctl('events', ids[0], '--json');
+    expect(code).toBe(0);
+    expect(lines.map((l) => JSON.parse(l).type)).toEqual(['ScaffoldRequested', 'InfraPushed', 'SealedSecretsReady', 'CertFetched', 'FullPushed', 'ScaffoldSucceeded']);
+    expect((await ctl('events', '00000000-0000-4000-8000-000000000000')).code).toBe(2);
+  });
+
+  it('shows stream and consumer state with lag', async () => {
+    const { lines } = await ctl('stream-info', '--json');
+    const info = JSON.parse(lines[0]);
+    expect(info.stream).toMatchObject({ name: 'SCAFFOLD_EVENTS', messages: 12, last_seq: 12 });
+    expect(info.consumers.map((c: any) => c.name).sort()).toEqual(['projector', 'step-cert-fetch', 'step-full-pass', 'step-infra-pass', 'step-sealed-secrets-wait']);
+    expect(info.consumers.every((c: any) => c.lag === 0 && c.pending === 0)).toBe(true);
+    const status = JSON.parse((await ctl('status', '--json', '--stuck-minutes', '0')).lines[0]);
+    expect(status.stuck_runs).toEqual([]);
+  });
+
+  it('replays by sequence, time and run, and re-feeds a lost read-model row', async () => {
+    expect((await ctl('replay', '--from-seq', '1', '--json')).lines).toHaveLength(12);
+    expect((await ctl('replay', '--from-seq', '7', '--json')).lines.map((l) => JSON.parse(l).seq)).toEqual([7, 8, 9, 10, 11, 12]);
+    expect((await ctl('replay', '--since', '2000-01-01T00:00:00Z', '--run', ids[1], '--json')).lines).toHaveLength(6);
+    expect((await ctl('replay', '--since', new Date(Date.now() + 60_000).toISOString())).lines).toEqual([]);
+    const before = await rows();
+    await sql(`DELETE FROM scaffold_runs WHERE id = '${ids[0]}'`);
+    const refeed = await ctl('replay', '--from-seq', '1', '--apply', '--json');
+    expect(JSON.parse(refeed.lines[0])).toEqual({ replayed: 12, applied: 6 });
+    expect(await rows()).toEqual(before);
+  });
+
+  it('rebuilds the projection into a new table and swaps it in while reads go on; the result equals the live rows', async () => {
+    const live = await rows();
+    let reading = true;
+    const statuses: number[] = [];
+    const reader = (async () => {
+      while (reading) statuses.push((await api(svc.base, 'GET', `/api/v1/scaffolds/${ids[1]}`)).status);
+    })();
+    const { code, lines } = await ctl('rebuild-projection', '--json');
+    reading = false;
+    await reader;
+    expect(code).toBe(0);
+    expect(JSON.parse(lines[0])).toMatchObject({ events: 12, rows: 2 });
+    expect(await rows()).toEqual(live);
+    expect(statuses.length).toBeGreaterThan(0);
+    expect(statuses.every((s) => s === 200)).toBe(true);
+    // The projection keeps working on the swapped-in table.
+    const r = await api(svc.base, 'POST', '/api/v1/scaffolds', {
+      cluster_name: 'ops-c', domain: 'ops-c.example.com', region: 'eu-west-1', acme_email: 'ops@example.com',
+      repo: { url: remote.url, branch: 'main' }, target: { sealing_cert_pem: cert.certPem },
+    });
+    await waitFor('run after rebuild', async () => ((await api(svc.base, 'GET', '/api/v1/scaffolds?status=succeeded')).json.items.some((i: any) => i.id === r.json.id) ? true : undefined));
+    ids.push(r.json.id);
+  });
+
+  it('tails new events and re-drives only runs that are not finished', async () => {
+    const tail = ctl('tail', '--count', '1', '--json');
+    await new Promise((r) => setTimeout(r, 500));
+    const res = await api(svc.base, 'POST', '/api/v1/scaffolds', {
+      cluster_name: 'ops-d', domain: 'ops-d.example.com', region: 'eu-west-1', acme_email: 'ops@example.com',
+      repo: { url: remote.url, branch: 'main' }, target: { sealing_cert_pem: cert.certPem },
+    });
+    const { lines } = await tail;
+    expect(JSON.parse(lines[0])).toMatchObject({ type: 'ScaffoldRequested', run_id: res.json.id });
+    const finished = await ctl('redrive', ids[0]);
+    expect(finished.code).toBe(1);
+  });
+
+  it('is a bin of the package', () => {
+    const r = spawnSync(process.execPath, [join(__dirname, '../../bin/scaffolderctl'), '--help'], { encoding: 'utf8' });
+    expect(r.status).toBe(0);
+    expect(r.stdout).toContain('rebuild-projection');
+  });
+});
