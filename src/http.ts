@@ -24,8 +24,21 @@ function jsonBodies() {
   };
 }
 
+/** API latency by route pattern (not by id), recorded when the response is finished. */
+function measureLatency(runtime: Runtime) {
+  return (req: Request, res: Response, next: NextFunction) => {
+    const started = process.hrtime.bigint();
+    res.on('finish', () => {
+      const route = req.route?.path ? `${req.baseUrl ?? ''}${req.route.path}` : 'unmatched';
+      runtime.metrics.apiLatency.observe({ transport: 'http', route: `${req.method} ${route}`, status: String(res.statusCode) }, Number(process.hrtime.bigint() - started) / 1e9);
+    });
+    next();
+  };
+}
+
 export async function createHttpApp(runtime: Runtime): Promise<INestApplication> {
   const app = await NestFactory.create(AppModule.with(runtime), { bodyParser: false, logger: ['error', 'warn'] });
+  app.use(measureLatency(runtime));
   app.use(jsonBodies());
   app.useGlobalFilters(new ApiErrorFilter(runtime.logger));
   app.enableShutdownHooks();

@@ -9,6 +9,7 @@ import { ScaffoldApi } from './api/scaffold-api';
 import type { AppConfig } from './config';
 import { makeDataSource } from './projection/data-source';
 import { Projector } from './projection/projector';
+import { Metrics } from './metrics';
 
 /** Field names whose values never reach a log line. */
 export const LOG_REDACT_PATHS = ['*.password', '*.token', '*.apiKey', '*.api_key', '*.sealing_cert_pem', 'headers["x-api-key"]', '*.headers["x-api-key"]', '*.authorization', 'REGISTRY_PASSWORD'];
@@ -35,6 +36,7 @@ export class Runtime {
     readonly ds: DataSource,
     readonly api: ScaffoldApi,
     readonly logger: Logger,
+    readonly metrics: Metrics,
   ) {}
 
   static async start(config: AppConfig, logger: Logger = makeLogger()): Promise<Runtime> {
@@ -46,19 +48,20 @@ export class Runtime {
     // Loaded only for EXECUTOR=kubernetes: the local executor never touches the Kubernetes client.
     const executor = config.executor === 'kubernetes' ? new (require('./run/kubernetes-executor').KubernetesExecutor)(store, ds, config, logger) : undefined;
     const jobLogs = executor ? (runId: string) => executor.jobs.logs(runId) : undefined;
-    const rt = new Runtime(config, nc, store, ds, new ScaffoldApi(store, ds, config, jobLogs), logger);
-    rt.projector = new Projector(store, ds, (e) => logger.warn({ err: String(e) }, 'projection paused'));
+    const metrics = new Metrics(store);
+    const rt = new Runtime(config, nc, store, ds, new ScaffoldApi(store, ds, config, jobLogs), logger, metrics);
+    rt.projector = new Projector(store, ds, (e) => logger.warn({ err: String(e) }, 'projection paused'), (e) => metrics.projected(e));
     await rt.projector.start();
     if (executor) {
       await executor.start();
       rt.kubernetes = executor;
     }
     for (const handler of config.runStepWorkers && !executor ? LOCAL_STEP_HANDLERS : []) {
-      const worker = new StepWorker(store, handler, config.steps, logger);
+      const worker = new StepWorker(store, handler, config.steps, logger, undefined, undefined, (step, outcome, seconds) => metrics.stepDuration.observe({ step, outcome }, seconds));
       await worker.start();
       rt.workers.push(worker);
     }
-    rt.natsApi = new NatsApi(nc, rt.api, config.apiKeys, logger);
+    rt.natsApi = new NatsApi(nc, rt.api, config.apiKeys, logger, metrics);
     rt.natsApi.start();
     logger.info({ nats: nc.info?.version, executor: config.executor }, 'gitops-scaffolder running');
     return rt;

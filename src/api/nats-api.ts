@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { ApiError, errorBody } from './api-error';
 import { callerFor } from './auth';
 import type { ScaffoldApi } from './scaffold-api';
+import type { Metrics } from '../metrics';
 
 export const NATS_QUEUE = 'gitops-scaffolder';
 
@@ -17,7 +18,13 @@ type Handler = (body: any, caller: string, msg: Msg) => Promise<unknown>;
 export class NatsApi {
   private subs: Subscription[] = [];
 
-  constructor(private readonly nc: NatsConnection, private readonly api: ScaffoldApi, private readonly keys: Map<string, string>, private readonly logger: Logger) {}
+  constructor(
+    private readonly nc: NatsConnection,
+    private readonly api: ScaffoldApi,
+    private readonly keys: Map<string, string>,
+    private readonly logger: Logger,
+    private readonly metrics?: Metrics,
+  ) {}
 
   start() {
     const routes: Record<string, Handler> = {
@@ -38,6 +45,7 @@ export class NatsApi {
 
   private async serve(err: Error | null, msg: Msg, handler: Handler) {
     if (err) return;
+    const started = process.hrtime.bigint();
     let reply: unknown;
     let status = 200;
     try {
@@ -61,6 +69,7 @@ export class NatsApi {
     const h = natsHeaders();
     h.set('Status-Code', String(status));
     msg.respond(JSON.stringify(reply), { headers: h });
+    this.metrics?.apiLatency.observe({ transport: 'nats', route: msg.subject, status: String(status) }, Number(process.hrtime.bigint() - started) / 1e9);
   }
 
   stop() {

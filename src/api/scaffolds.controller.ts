@@ -2,6 +2,7 @@ import { Controller, Get, Inject, Post, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { Runtime } from '../runtime';
 import { callerFor } from './auth';
+import { openApiDocument } from './openapi';
 
 export const RUNTIME = Symbol('RUNTIME');
 
@@ -100,6 +101,17 @@ export class EventsController {
 @Controller()
 export class HealthController {
   constructor(@Inject(RUNTIME) private readonly rt: Runtime) {}
+
+  @Get('api/v1/openapi.json')
+  openapi() {
+    return openApiDocument();
+  }
+
+  /** Prometheus scrape endpoint (no API key, like /health). */
+  @Get('metrics')
+  async metrics(@Res() res: Response) {
+    res.type(this.rt.metrics.registry.contentType).send(await this.rt.metrics.registry.metrics());
+  }
 
   @Get('health')
   async health(@Res() res: Response) {

@@ -53,7 +53,12 @@ export class Projector {
   private loop?: Promise<void>;
   lastAppliedSeq = 0;
 
-  constructor(private readonly store: JetStreamEventStore, private readonly ds: DataSource, private readonly onError: (e: unknown) => void = () => undefined) {}
+  constructor(
+    private readonly store: JetStreamEventStore,
+    private readonly ds: DataSource,
+    private readonly onError: (e: unknown) => void = () => undefined,
+    private readonly onProjected: (e: StoredEvent) => void = () => undefined,
+  ) {}
 
   async start() {
     // One message in flight: events of a run must apply in order.
@@ -72,6 +77,7 @@ export class Projector {
         try {
           await this.ds.transaction((m) => applyEvent(m, event));
           this.lastAppliedSeq = msg.seq;
+          this.onProjected(event);
           msg.ack();
         } catch (e) {
           this.onError(e);

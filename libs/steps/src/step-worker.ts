@@ -35,6 +35,8 @@ export class StepWorker {
     private readonly logger: WorkerLogger,
     private readonly onlyRunId?: string,
     private readonly targets?: TargetClusters,
+    /** Observes each attempt (metrics). */
+    private readonly onAttempt?: (step: string, outcome: 'succeeded' | 'failed', seconds: number) => void,
   ) {}
 
   get durableName() {
@@ -94,6 +96,7 @@ export class StepWorker {
     }
     const log = new RunLog(this.store, runId, step);
     const keepAlive = setInterval(() => msg.working(), Math.max(1000, Math.floor(this.settings.ackWaitMs / 3)));
+    const started = Date.now();
     try {
       this.logger.info(ids, 'step started');
       await log.line(`${step} started (delivery ${msg.info.deliveryCount})`);
@@ -102,9 +105,11 @@ export class StepWorker {
       const result = await withDeadline(this.handler.run(ctx), deadline, step);
       const done = await this.store.decideAndAppend(runId, (s) => decide({ type: 'CompleteStep', step, result }, s), { causationId: event.id });
       this.logger.info({ ...ids, appended: done.appended.map((e) => e.type) }, 'step finished');
+      this.onAttempt?.(step, 'succeeded', (Date.now() - started) / 1000);
       msg.ack();
     } catch (e) {
       const failure = toStepError(e);
+      this.onAttempt?.(step, 'failed', (Date.now() - started) / 1000);
       await log.line(`${step} failed: ${failure.message}`, 'error');
       const failed = await this.store.decideAndAppend(runId, (s) => decide({ type: 'FailStep', step, reason: failure.message, retryable: failure.retryable }, s), { causationId: event.id });
       const stepFailed = failed.appended.find((a) => a.type === 'StepFailed');
