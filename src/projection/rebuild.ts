@@ -1,7 +1,7 @@
 import type { DataSource } from 'typeorm';
 import type { JetStreamEventStore } from '../../libs/event-store/src';
 import { ProjectionCheckpoint, ScaffoldRunRebuildRow } from './entities';
-import { applyEvent, PROJECTOR } from './projector';
+import { applyEvents, PROJECTOR } from './projector';
 
 const REBUILD_CHECKPOINT = 'projector-rebuild';
 const BATCH = 1000;
@@ -29,9 +29,7 @@ export async function rebuildProjection(store: JetStreamEventStore, ds: DataSour
     while (next !== null && next <= untilSeq) {
       const page = await store.readRange({ fromSeq: next, limit: BATCH });
       const batch = page.events.filter((e) => e.seq <= untilSeq);
-      const apply = async (tx: typeof m) => {
-        for (const e of batch) await applyEvent(tx, e, REBUILD_CHECKPOINT, ScaffoldRunRebuildRow);
-      };
+      const apply = (tx: typeof m) => applyEvents(tx, batch, REBUILD_CHECKPOINT, ScaffoldRunRebuildRow);
       if (m === ds.manager) await ds.transaction(apply);
       else await apply(m);
       events += batch.length;

@@ -1,0 +1,90 @@
+/**
+ * Replay and projection rebuild rates (events per second) next to the raw JetStream read rate of the
+ * same stream, measured in the same run. Run: npm run bench:replay
+ */
+import { randomUUID } from 'node:crypto';
+import { connect } from '@nats-io/transport-node';
+import { DeliverPolicy } from '@nats-io/jetstream';
+import { JetStreamEventStore } from '../libs/event-store/src';
+import { EventDraft, stamp } from '../libs/events/src';
+import { makeDataSource } from '../src/projection/data-source';
+import { rebuildProjection } from '../src/projection/rebuild';
+import { TestDatabase, TestNats } from '../test/support/services';
+
+const RUNS = Number(process.env.BENCH_RUNS ?? 2000);
+
+function runEvents(runId: string): EventDraft[] {
+  const c = 'a'.repeat(40);
+  return [
+    { type: 'ScaffoldRequested', data: { cluster_name: `c-${runId.slice(0, 8)}`, domain: 'x.example.com', region: 'eu-west-1', acme_email: 'a@example.com', repo_url: 'https://git.example.com/f.git', branch: 'main', target: { kind: 'sealing_cert', fingerprint_sha256: 'ab', not_after: '2030-01-01T00:00:00Z' }, requested_by: 'bench' } },
+    { type: 'InfraPushed', data: { commit: c, files_changed: 10 } },
+    { type: 'SealedSecretsReady', data: { source: 'given_certificate', controller: null } },
+    { type: 'CertFetched', data: { fingerprint_sha256: 'ab', not_after: '2030-01-01T00:00:00Z' } },
+    { type: 'FullPushed', data: { commit: c, objects_sealed: 3 } },
+    { type: 'ScaffoldSucceeded', data: { infra_commit: c, full_commit: c } },
+  ];
+}
+
+async function main() {
+  const nats = await TestNats.start();
+  const db = await TestDatabase.create();
+  const nc = await connect({ servers: nats.url });
+  const store = await JetStreamEventStore.open(nc);
+  const ds = makeDataSource(db.url);
+  await ds.initialize();
+  await ds.runMigrations();
+  try {
+    // Write the stream (async publishes, one subject per run, as the service does).
+    const writes: Promise<unknown>[] = [];
+    for (let i = 0; i < RUNS; i++) {
+      const runId = randomUUID();
+      for (const d of runEvents(runId)) writes.push(store.js.publish(`scaffold.run.${runId}`, JSON.stringify(stamp(d, runId, randomUUID(), new Date(), null))));
+      if (writes.length > 3000) await Promise.all(writes.splice(0));
+    }
+    await Promise.all(writes);
+    const total = RUNS * 6;
+
+    // Baseline: raw ordered-consumer read of the whole stream, no parsing.
+    let t = process.hrtime.bigint();
+    const consumer = await store.js.consumers.get(store.streams.events, { deliver_policy: DeliverPolicy.All });
+    let raw = 0;
+    while (raw < total) {
+      const batch = await consumer.fetch({ max_messages: 1000, expires: 2000 });
+      for await (const _m of batch) raw++;
+    }
+    const rawSeconds = Number(process.hrtime.bigint() - t) / 1e9;
+
+    // Replay: read, parse, upcast and validate every event (what scaffolderctl replay does before printing).
+    t = process.hrtime.bigint();
+    let replayed = 0;
+    for (let next: number | null = 1; next !== null; ) {
+      const page = await store.readRange({ fromSeq: next, limit: 1000 });
+      replayed += page.events.length;
+      next = page.nextSeq;
+    }
+    const replaySeconds = Number(process.hrtime.bigint() - t) / 1e9;
+
+    // Rebuild: replay into a fresh table through the projector's apply, then swap.
+    const rebuild = await rebuildProjection(store, ds);
+
+    const rate = (n: number, s: number) => Math.round(n / s);
+    console.log(JSON.stringify({
+      events: total,
+      raw_jetstream_read_events_per_s: rate(raw, rawSeconds),
+      replay_events_per_s: rate(replayed, replaySeconds),
+      rebuild_events_per_s: rate(rebuild.events, rebuild.seconds),
+      replay_vs_raw: +(rate(replayed, replaySeconds) / rate(raw, rawSeconds)).toFixed(3),
+      rebuild_vs_raw: +(rate(rebuild.events, rebuild.seconds) / rate(raw, rawSeconds)).toFixed(3),
+    }, null, 2));
+  } finally {
+    await ds.destroy();
+    await nc.close();
+    await nats.destroy();
+    await db.drop();
+  }
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});
