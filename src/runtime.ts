@@ -50,7 +50,7 @@ export class Runtime {
     const jobLogs = executor ? (runId: string) => executor.jobs.logs(runId) : undefined;
     const metrics = new Metrics(store);
     const rt = new Runtime(config, nc, store, ds, new ScaffoldApi(store, ds, config, jobLogs), logger, metrics);
-    rt.projector = new Projector(store, ds, (e) => logger.warn({ err: String(e) }, 'projection paused'), (e) => metrics.projected(e));
+    rt.projector = new Projector(store, ds, (e) => logger.warn({ err: String(e) }, 'projection paused'), (e) => metrics.projected(e), Math.min(config.steps.ackWaitMs, 10_000));
     await rt.projector.start();
     if (executor) {
       await executor.start();

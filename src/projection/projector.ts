@@ -76,11 +76,13 @@ export class Projector {
     private readonly ds: DataSource,
     private readonly onError: (e: unknown) => void = () => undefined,
     private readonly onProjected: (e: StoredEvent) => void = () => undefined,
+    /** Short: a message held by a process that died comes back after this, and the read-model waits for it. */
+    private readonly ackWaitMs = 10_000,
   ) {}
 
   async start() {
     // One message in flight: events of a run must apply in order.
-    const consumer = await this.store.durableConsumer(PROJECTOR, { filterSubject: 'scaffold.run.>', ackWaitMs: 30_000, maxAckPending: 1 });
+    const consumer = await this.store.durableConsumer(PROJECTOR, { filterSubject: 'scaffold.run.>', ackWaitMs: this.ackWaitMs, maxAckPending: 1 });
     this.messages = await consumer.consume({ max_messages: 64 });
     this.loop = (async () => {
       for await (const msg of this.messages!) {

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { JetStreamEventStore } from '../../event-store/src';
 import type { EventDraft, ScaffoldRequestedData, Step } from '../../events/src';
@@ -6,6 +7,7 @@ import { GitStepError, GitWorkspace } from '../../git/src';
 import { KubeError } from '../../kube/src/errors';
 import { decide, RunState } from '../../run-decider/src';
 import { CertificateError, parseSealingCertificate } from '../../sealing/src';
+import { crashPoint } from './crash-points';
 import { RunLog } from './run-log';
 import type { StepSettings } from './settings';
 
@@ -62,7 +64,9 @@ export function toStepError(e: unknown): StepError {
  */
 async function pushPass(ctx: StepContext, pass: Pass, sealingCertPem?: string): Promise<{ commit: string; files: number; sealed: number }> {
   const req = request(ctx);
-  const ws = await GitWorkspace.clone(join(ctx.settings.workDir, ctx.runId, pass), { url: req.repo_url, branch: req.branch }, ctx.settings.gitIdentity);
+  // A folder per attempt: a redelivered duplicate running at the same time never shares a working copy.
+  const dir = join(ctx.settings.workDir, ctx.runId, `${pass}-${randomBytes(4).toString('hex')}`);
+  const ws = await GitWorkspace.clone(dir, { url: req.repo_url, branch: req.branch }, ctx.settings.gitIdentity);
   try {
     for (let attempt = 1; ; attempt++) {
       const existing = await ws.findRunCommit(ctx.runId, pass);
@@ -90,6 +94,7 @@ async function pushPass(ctx: StepContext, pass: Pass, sealingCertPem?: string): 
       await ctx.log.line(`${pass} pass generated ${files} changed files, ${summary.objects_sealed.length} sealed objects; committed ${commit}`);
       try {
         await ws.push();
+        crashPoint(`after-push:${pass}`);
         await ctx.log.line(`pushed ${commit} to ${req.branch}`);
         return { commit, files, sealed: summary.objects_sealed.length };
       } catch (e) {

@@ -1,8 +1,9 @@
 import { Consumer, ConsumerMessages, JsMsg } from '@nats-io/jetstream';
 import type { JetStreamEventStore } from '../../event-store/src';
 import { runSubject } from '../../event-store/src';
-import { parseEvent } from '../../events/src';
+import { parseEvent, Step, StoredEvent } from '../../events/src';
 import { decide, triggers } from '../../run-decider/src';
+import { crashPoint } from './crash-points';
 import { RunLog } from './run-log';
 import type { StepSettings } from './settings';
 import { StepHandler, TargetClusters, toStepError } from './step-handlers';
@@ -26,6 +27,8 @@ export const retryDelayMs = (attempt: number) => Math.min(30_000, 1000 * 2 ** Ma
 export class StepWorker {
   private messages?: ConsumerMessages;
   private inFlight = new Set<Promise<void>>();
+  /** Runs whose step is being worked on in this process: a redelivery meanwhile waits its turn. */
+  private activeRuns = new Set<string>();
   private loop?: Promise<void>;
 
   constructor(
@@ -87,6 +90,19 @@ export class StepWorker {
     }
     const step = this.handler.step;
     const runId = event.run_id;
+    if (this.activeRuns.has(runId)) {
+      msg.nak(this.settings.ackWaitMs);
+      return;
+    }
+    this.activeRuns.add(runId);
+    try {
+      await this.runStep(msg, event, step, runId);
+    } finally {
+      this.activeRuns.delete(runId);
+    }
+  }
+
+  private async runStep(msg: JsMsg, event: StoredEvent, step: Step, runId: string): Promise<void> {
     const ids = { run_id: runId, event_id: event.id, step };
     // At the step boundary: a cancelled run stops here; a run already past this step is not run again.
     const gate = await this.store.decideAndAppend(runId, (s) => decide({ type: 'StopIfCancelled', step }, s), { causationId: event.id });
@@ -102,10 +118,12 @@ export class StepWorker {
       await log.line(`${step} started (delivery ${msg.info.deliveryCount})`);
       const deadline = this.handler.deadlineMs?.(this.settings) ?? this.settings.stepTimeoutMs;
       const ctx = { runId, state: gate.state, store: this.store, settings: this.settings, log, targets: this.targets };
+      crashPoint(`before-step:${step}`);
       const result = await withDeadline(this.handler.run(ctx), deadline, step);
       const done = await this.store.decideAndAppend(runId, (s) => decide({ type: 'CompleteStep', step, result }, s), { causationId: event.id });
       this.logger.info({ ...ids, appended: done.appended.map((e) => e.type) }, 'step finished');
       this.onAttempt?.(step, 'succeeded', (Date.now() - started) / 1000);
+      crashPoint(`after-append:${step}`);
       msg.ack();
     } catch (e) {
       const failure = toStepError(e);

@@ -1,0 +1,100 @@
+import { execFileSync } from 'node:child_process';
+import { makeRsaCert } from '../support/certs';
+import { bareRepo, TestDatabase, TestNats } from '../support/services';
+import { api, waitFor } from '../support/service';
+import { ServiceProcess } from '../support/service-process';
+
+jest.setTimeout(300_000);
+
+/** Commits on the branch that carry this run's trailer, by pass. */
+function runCommits(gitDir: string, runId: string): string[] {
+  const out = execFileSync('git', ['--git-dir', gitDir, 'log', '--format=%(trailers:key=Scaffold-Pass,valueonly)', '--fixed-strings', `--grep=Scaffold-Run: ${runId}`, 'main'], { encoding: 'utf8' });
+  return out.split('\n').map((l) => l.trim()).filter(Boolean);
+}
+
+describe('SIGKILL at every step boundary and inside steps: every run completes with two commits and one terminal event', () => {
+  let nats: TestNats;
+  let db: TestDatabase;
+  let svc: ServiceProcess;
+  const cert = makeRsaCert();
+  const body = (cluster: string, url: string) => ({
+    cluster_name: cluster, domain: `${cluster}.example.com`, region: 'eu-west-1', acme_email: 'ops@example.com',
+    repo: { url, branch: 'main' }, target: { sealing_cert_pem: cert.certPem },
+  });
+  const terminal = (id: string, ms = 90_000) =>
+    waitFor(`run ${id} to finish`, async () => {
+      const r = await api(svc.base, 'GET', `/api/v1/scaffolds/${id}`).catch(() => undefined);
+      return r && ['succeeded', 'failed', 'cancelled'].includes(r.json?.status) ? r.json : undefined;
+    }, ms);
+  const terminalEvents = async (id: string) =>
+    (await api(svc.base, 'GET', `/api/v1/scaffolds/${id}/events`)).json.items.filter((e: any) => ['ScaffoldSucceeded', 'ScaffoldFailed', 'ScaffoldCancelled'].includes(e.type)).length;
+
+  beforeAll(async () => {
+    nats = await TestNats.start();
+    db = await TestDatabase.create();
+    svc = await ServiceProcess.create({ NATS_URL: nats.url, DATABASE_URL: db.url });
+  });
+  afterAll(async () => {
+    if (svc.running) await svc.kill();
+    await nats.destroy();
+    await db.drop();
+  });
+
+  const POINTS = [
+    'before-step:infra-pass',
+    'after-push:infra',
+    'after-append:infra-pass',
+    'after-append:sealed-secrets-wait',
+    'after-append:cert-fetch',
+    'before-step:full-pass',
+    'after-push:full',
+    'after-append:full-pass',
+  ];
+
+  it.each(POINTS)('killed at %s', async (point) => {
+    const remote = bareRepo();
+    await svc.start({ SCAFFOLDER_CRASH_AT: point });
+    const created = await api(svc.base, 'POST', '/api/v1/scaffolds', body(`crash-${POINTS.indexOf(point)}`, remote.url));
+    expect(created.status).toBe(202);
+    await svc.exited();
+    expect(svc.exits[svc.exits.length - 1]).toBe('SIGKILL');
+    await svc.start();
+    const done = await terminal(created.json.id);
+    expect(done.status).toBe('succeeded');
+    expect(runCommits(remote.dir, created.json.id).sort()).toEqual(['full', 'infra']);
+    expect(await terminalEvents(created.json.id)).toBe(1);
+    await svc.kill('SIGTERM');
+  });
+
+  it('many runs, killed at random moments and restarted, all end once with two commits each', async () => {
+    const RUNS = 8;
+    const KILLS = 4;
+    const remotes = Array.from({ length: 4 }, () => bareRepo());
+    await svc.start();
+    const ids: string[] = [];
+    for (let i = 0; i < RUNS; i++) ids.push((await api(svc.base, 'POST', '/api/v1/scaffolds', body(`random-${i}`, remotes[i % remotes.length].url))).json.id);
+    const delays: number[] = [];
+    for (let k = 0; k < KILLS; k++) {
+      const delay = 200 + Math.floor(Math.random() * 2500);
+      delays.push(delay);
+      await new Promise((r) => setTimeout(r, delay));
+      await svc.kill();
+      await svc.start();
+    }
+    const outcomes = await Promise.all(ids.map((id) => terminal(id, 180_000)));
+    const commits = ids.map((id, i) => runCommits(remotes[i % remotes.length].dir, id).length);
+    const terminals = await Promise.all(ids.map(terminalEvents));
+    const counts = {
+      runs: RUNS,
+      kills: KILLS,
+      kill_delays_ms: delays,
+      succeeded: outcomes.filter((o) => o.status === 'succeeded').length,
+      with_two_commits: commits.filter((c) => c === 2).length,
+      with_one_terminal_event: terminals.filter((t) => t === 1).length,
+      failures: outcomes.filter((o) => o.status !== 'succeeded').map((o) => o.message),
+    };
+    console.log(`crash soak: ${JSON.stringify(counts)}`);
+    expect(counts).toMatchObject({ succeeded: RUNS, with_two_commits: RUNS, with_one_terminal_event: RUNS });
+    await svc.kill('SIGTERM');
+  });
+});

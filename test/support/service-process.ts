@@ -1,0 +1,68 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { tempDir } from './files';
+import { freePort } from './services';
+import { API_KEY } from './service';
+
+const MAIN = join(__dirname, '../../dist/src/main.js');
+
+/** The built service as a real process, to be killed with SIGKILL and started again. */
+export class ServiceProcess {
+  private proc?: ChildProcess;
+  output = '';
+  exits: Array<number | string | null> = [];
+  constructor(readonly port: number, readonly env: Record<string, string>) {}
+
+  static async create(env: Record<string, string>): Promise<ServiceProcess> {
+    return new ServiceProcess(await freePort(), {
+      API_KEY,
+      WORK_DIR: tempDir('proc-work'),
+      GIT_ALLOWED_SCHEMES: 'https,ssh,file',
+      REGISTRY_SERVER: 'registry.test.example.com',
+      REGISTRY_USERNAME: 'proc-puller',
+      REGISTRY_PASSWORD: 'ProcRegistryPassword-77aa88bb99',
+      ACK_WAIT_SECONDS: '4',
+      LOG_LEVEL: 'info',
+      ...env,
+    });
+  }
+
+  get base() {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  async start(extraEnv: Record<string, string> = {}): Promise<void> {
+    const proc = spawn(process.execPath, [MAIN], { env: { PATH: process.env.PATH!, HOST: '127.0.0.1', PORT: String(this.port), ...this.env, ...extraEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
+    this.proc = proc;
+    proc.stdout!.on('data', (d) => (this.output += d));
+    proc.stderr!.on('data', (d) => (this.output += d));
+    proc.on('exit', (code, signal) => {
+      this.exits.push(signal ?? code);
+      if (this.proc === proc) this.proc = undefined;
+    });
+    const until = Date.now() + 20_000;
+    while (Date.now() < until) {
+      if (!this.proc) throw new Error(`service exited at start:\n${this.output.slice(-2000)}`);
+      const ok = await fetch(`${this.base}/health`).then((r) => r.ok, () => false);
+      if (ok) return;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new Error('service did not become healthy');
+  }
+
+  get running() {
+    return Boolean(this.proc);
+  }
+
+  /** Resolves when the process has exited (after a crash point fired or a kill). */
+  async exited(ms = 60_000): Promise<void> {
+    const until = Date.now() + ms;
+    while (this.proc && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+    if (this.proc) throw new Error('service did not exit');
+  }
+
+  async kill(signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
+    this.proc?.kill(signal);
+    await this.exited(10_000);
+  }
+}
