@@ -17,6 +17,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 export async function runOne(runId: string, env: NodeJS.ProcessEnv = process.env): Promise<string> {
   const logger = makeLogger().child({ run_id: runId });
   const config = loadConfig(env, { requireApiKey: false });
+  process.env.GIT_TERMINAL_PROMPT = '0';
   const nc = await connect({ servers: config.natsUrl, name: `scaffold-runner-${runId}`, maxReconnectAttempts: -1, reconnectTimeWait: 500 });
   const store = await JetStreamEventStore.open(nc, undefined, config.streamReplicas);
   // Kubernetes access only where the environment provides it (in a Job: the service account).

@@ -40,6 +40,8 @@ export class Runtime {
   ) {}
 
   static async start(config: AppConfig, logger: Logger = makeLogger()): Promise<Runtime> {
+    // git must fail on missing credentials, never wait at a prompt.
+    process.env.GIT_TERMINAL_PROMPT = '0';
     const nc = await connect({ servers: config.natsUrl, name: 'gitops-scaffolder', maxReconnectAttempts: -1, reconnectTimeWait: 500 });
     const store = await JetStreamEventStore.open(nc, undefined, config.streamReplicas);
     const ds = makeDataSource(config.databaseUrl);

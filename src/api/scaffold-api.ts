@@ -57,9 +57,11 @@ export class ScaffoldApi {
       const { events } = await this.store.readRun(runId);
       if (events.length > 0) return { run: toView(runId, fold(events)), created: false };
     }
-    const active = await readModel(() =>
-      this.ds.getRepository(ScaffoldRunRow).findOne({ where: { repo_url: req.repo_url, cluster_name: req.cluster_name, status: In(['queued', 'running']) } }),
-    );
+    // The 409 check reads the read-model; while PostgreSQL is down requests are still accepted (appends go on).
+    const active = await this.ds
+      .getRepository(ScaffoldRunRow)
+      .findOne({ where: { repo_url: req.repo_url, cluster_name: req.cluster_name, status: In(['queued', 'running']) } })
+      .catch(() => null);
     if (active) throw new ApiError(409, 'run_active', `run ${active.id} for ${req.cluster_name} in this repository is still ${active.status}`);
     if (req.target.kind === 'sealing_cert') await this.store.putInput(runId, SEALING_CERT_INPUT, req.target.cert.pem);
     const data = {
