@@ -4,19 +4,10 @@ import { generate, GenerateOptions, GeneratorInputError, GeneratorValidationErro
 import { makeRsaCert } from '../support/certs';
 import { allFiles, kustomize, readTree, tempDir, yamlObjects } from '../support/files';
 import { unsealManifest } from '../support/unseal';
+import { SHIPPED_PLANTED, withBase64 } from '../support/planted';
 
-/** The development cluster's plaintext credentials planted in the shipped template. */
-const PLANTED = [
-  'DevPgPassw0rd-Insecure-2024',
-  'platform_dev',
-  'dev_rabbit',
-  'DevRabbitSecret-91ab2c',
-  'DevErlangCookieSharedAcrossClusters',
-  'dev-puller',
-  'DevRegistryPass-7f3a91c2',
-  'ZGV2LXB1bGxlcjpEZXZSZWdpc3RyeVBhc3MtN2YzYTkxYzI=',
-];
-const PLANTED_B64 = PLANTED.map((p) => Buffer.from(p).toString('base64').replace(/=+$/, ''));
+const PLANTED = SHIPPED_PLANTED;
+const PLANTED_B64 = withBase64(PLANTED).filter((v) => !PLANTED.includes(v));
 
 const registry = { server: 'registry.acme.io', username: 'acme-puller', password: 'RegistryPw-0123456789abcdef' };
 

@@ -1,0 +1,146 @@
+import { execFileSync, spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { Client } from 'pg';
+import { connect } from '@nats-io/transport-node';
+import { DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { parseAllDocuments } from 'yaml';
+import { jobNameFor } from '../../libs/kube/src';
+import { makeRsaCert } from '../support/certs';
+import { FakeKube } from '../support/fake-kube';
+import { tempDir } from '../support/files';
+import { SHIPPED_PLANTED, withBase64 } from '../support/planted';
+import { bareRepo, TestDatabase, TestNats } from '../support/services';
+import { api, API_KEY, waitFor } from '../support/service';
+import { ServiceProcess } from '../support/service-process';
+import { unsealManifest } from '../support/unseal';
+
+jest.setTimeout(180_000);
+
+const REGISTRY_PASSWORD = 'HygieneRegistryPassword-3c4d5e6f7a';
+
+async function readWholeStream(url: string, stream: string): Promise<string> {
+  const nc = await connect({ servers: url });
+  try {
+    const info = await (await jetstreamManager(nc)).streams.info(stream);
+    const consumer = await jetstream(nc).consumers.get(stream, { deliver_policy: DeliverPolicy.All });
+    const texts: string[] = [];
+    while (texts.length < info.state.messages) {
+      const batch = await consumer.fetch({ max_messages: 500, expires: 2000 });
+      for await (const m of batch) texts.push(m.string());
+    }
+    return texts.join('\n');
+  } finally {
+    await nc.close();
+  }
+}
+
+/**
+ * Runs scaffolds through the real service process and real runner processes, then scans every place
+ * data goes (the three JetStream streams, every PostgreSQL table, the service and runner logs, the
+ * whole git history of every target repository) for every credential the run generated or the
+ * template planted. Zero hits is the test.
+ */
+describe('secret hygiene', () => {
+  let nats: TestNats;
+  let db: TestDatabase;
+  let management: FakeKube;
+  let target: FakeKube;
+  let svc: ServiceProcess;
+  const runnerOutput: string[] = [];
+  const cert = makeRsaCert();
+  const remotes = [bareRepo(), bareRepo()];
+
+  beforeAll(async () => {
+    nats = await TestNats.start();
+    db = await TestDatabase.create();
+    management = await new FakeKube().start();
+    target = await new FakeKube().start();
+    target.installSealedSecrets('plain', cert.certPem);
+    management.putSecret('capi-clusters', 'hyg-kubeconfig', { value: target.kubeconfig() });
+    svc = await ServiceProcess.create({ NATS_URL: nats.url, DATABASE_URL: db.url, EXECUTOR: 'kubernetes', KUBECONFIG: management.kubeconfigFile(), REGISTRY_PASSWORD, LOG_LEVEL: 'debug' });
+    await svc.start();
+  });
+  afterAll(async () => {
+    if (svc.running) await svc.kill('SIGTERM');
+    await management.stop();
+    await target.stop();
+    await nats.destroy();
+    await db.drop();
+  });
+
+  const runJob = (runId: string) =>
+    new Promise<void>((resolve) => {
+      const child = spawn(process.execPath, [join(__dirname, '../../bin/scaffold-runner'), '--run', runId], {
+        env: {
+          PATH: process.env.PATH!, NATS_URL: nats.url, KUBECONFIG: svc.env.KUBECONFIG, WORK_DIR: tempDir('hyg-runner'), GIT_ALLOWED_SCHEMES: 'https,ssh,file',
+          REGISTRY_SERVER: 'registry.hygiene.example.com', REGISTRY_USERNAME: 'hyg-puller', REGISTRY_PASSWORD, SEALED_SECRETS_POLL_INITIAL_MS: '50', LOG_LEVEL: 'debug',
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      child.stdout.on('data', (d) => runnerOutput.push(String(d)));
+      child.stderr.on('data', (d) => runnerOutput.push(String(d)));
+      child.on('exit', () => resolve());
+    });
+
+  it('finds no credential in the streams, the database, the logs or any git history', async () => {
+    const targets = [
+      { sealing_cert_pem: cert.certPem },
+      { kubeconfig_secret: { namespace: 'capi-clusters', name: 'hyg-kubeconfig', key: 'value' } },
+    ];
+    const ids: string[] = [];
+    for (const [i, t] of targets.entries()) {
+      const r = await api(svc.base, 'POST', '/api/v1/scaffolds', {
+        cluster_name: `hyg-${i}`, domain: `hyg${i}.example.com`, region: 'eu-west-1', acme_email: 'ops@example.com', repo: { url: remotes[i].url, branch: 'main' }, target: t,
+      });
+      expect(r.status).toBe(202);
+      ids.push(r.json.id);
+      await waitFor('the Job', async () => management.jobs.get(`kubeopera-provisioning/${jobNameFor(r.json.id)}`));
+      await runJob(r.json.id);
+      await waitFor('success', async () => ((await api(svc.base, 'GET', `/api/v1/scaffolds/${r.json.id}`)).json.status === 'succeeded' ? true : undefined));
+      await api(svc.base, 'GET', `/api/v1/scaffolds/${r.json.id}/logs`);
+    }
+
+    // What must never appear: planted, configured and generated credentials.
+    const generated: string[] = [];
+    for (const [i, remote] of remotes.entries()) {
+      for (const file of ['apps/registry-credentials.yaml', 'database/postgresql-credentials.yaml', 'database/rabbitmq-credentials.yaml']) {
+        const text = execFileSync('git', ['--git-dir', remote.dir, 'show', `main:clusters/hyg-${i}/${file}`], { encoding: 'utf8' });
+        for (const doc of parseAllDocuments(text)) {
+          for (const [key, value] of Object.entries(unsealManifest(cert.privateKeyPem, doc.toJS()))) if (key !== 'database') generated.push(value);
+        }
+      }
+    }
+    expect(generated.length).toBeGreaterThanOrEqual(14);
+    const forbidden = [
+      ...withBase64([...SHIPPED_PLANTED, REGISTRY_PASSWORD, API_KEY, target.token, management.token]),
+      ...generated,
+      cert.privateKeyPem.split('\n')[1],
+    ];
+
+    // Where data went.
+    const places: Record<string, string> = {};
+    for (const stream of ['SCAFFOLD_EVENTS', 'SCAFFOLD_LOGS', 'SCAFFOLD_INPUTS']) places[`stream ${stream}`] = await readWholeStream(nats.url, stream);
+    const pg = new Client({ connectionString: db.url });
+    await pg.connect();
+    const tables = (await pg.query(`SELECT tablename FROM pg_tables WHERE schemaname = 'public'`)).rows.map((r) => r.tablename);
+    for (const t of tables) places[`table ${t}`] = JSON.stringify((await pg.query(`SELECT * FROM "${t}"`)).rows);
+    await pg.end();
+    places['service log'] = svc.output;
+    places['runner logs'] = runnerOutput.join('');
+    for (const [i, remote] of remotes.entries()) {
+      places[`git history ${i}`] = execFileSync('git', ['--git-dir', remote.dir, 'cat-file', '--batch-all-objects', '--batch'], { encoding: 'latin1', maxBuffer: 256 * 1024 * 1024 });
+    }
+    expect(places['stream SCAFFOLD_EVENTS'].length).toBeGreaterThan(1000);
+    expect(places['service log'].length).toBeGreaterThan(500);
+    expect(places['runner logs'].length).toBeGreaterThan(500);
+
+    // The scan sees what it should: run ids and the registry user name are in these places.
+    expect(places['stream SCAFFOLD_EVENTS']).toContain(ids[1]);
+    expect(places['runner logs']).toContain(ids[0]);
+    const hits: string[] = [];
+    for (const [place, text] of Object.entries(places)) {
+      for (const secret of forbidden) if (secret && secret.length >= 6 && text.includes(secret)) hits.push(`${place}: ${secret.slice(0, 4)}…`);
+    }
+    expect(hits).toEqual([]);
+  });
+});
