@@ -24,9 +24,9 @@ describe('generator on a differently shaped reference repository', () => {
     ...extra,
   });
 
-  it('discovers layers, sync file, external-dns flags, Ingresses and Secrets from the reference itself', () => {
+  it('discovers layers, sync file, external-dns flags, Ingresses and Secrets from the reference itself', async () => {
     const repo = tempDir('corp');
-    const infra = generate(base(repo));
+    const infra = await generate(base(repo));
     expect(infra.summary.reference_domain).toBe('stg.corp.example.org');
     expect(infra.summary.reference_region).toBe('ap-southeast-2');
     const dns = yamlObjects(join(repo, 'clusters/tenant-42/core/external-dns.yaml'))[0];
@@ -36,7 +36,7 @@ describe('generator on a differently shaped reference repository', () => {
     expect(infraSync.filter((o) => o.kind === 'Kustomization').map((k) => k.metadata.name)).toEqual(['core']);
     expect(infraSync[0].spec).toMatchObject({ url: 'ssh://git@git.tenant42.example.com/fleet.git', ref: { branch: 'main' } });
 
-    const { summary, credentials } = generate(base(repo, { pass: 'full', sealingCertPem: cert.certPem, registry: { server: 'reg.tenant42.example.com', username: 'bot', password: 'BotPassword-abcdefghijklmnop' } }));
+    const { summary, credentials } = await generate(base(repo, { pass: 'full', sealingCertPem: cert.certPem, registry: { server: 'reg.tenant42.example.com', username: 'bot', password: 'BotPassword-abcdefghijklmnop' } }));
     const sync = yamlObjects(join(repo, 'clusters/tenant-42/flux-system/sync.yaml')).filter((o) => o.kind === 'Kustomization');
     const deps = Object.fromEntries(sync.map((k) => [k.metadata.name, k.spec.dependsOn]));
     // services keeps its own dependency on data and gains core; issuers had no Kustomization and gets one.
@@ -82,12 +82,12 @@ describe('generator on a differently shaped reference repository', () => {
     for (const k of sync) expect(JSON.stringify(kustomize(join(repo, k.spec.path)))).not.toContain('stg.corp.example.org');
   });
 
-  it('refuses an Ingress host outside the reference domain, naming it', () => {
+  it('refuses an Ingress host outside the reference domain, naming it', async () => {
     const stray = tempDir('corp-stray');
     writeCorpReference(stray, { strayHost: true });
     const repo = tempDir('corp-stray-out');
-    generate(base(repo, { templateDir: stray }));
-    expect(() => generate(base(repo, { templateDir: stray, pass: 'full', sealingCertPem: cert.certPem, registry: { server: 'r', username: 'u', password: 'p' } }))).toThrow(
+    await generate(base(repo, { templateDir: stray }));
+    await expect(generate(base(repo, { templateDir: stray, pass: 'full', sealingCertPem: cert.certPem, registry: { server: 'r', username: 'u', password: 'p' } }))).rejects.toThrow(
       new GeneratorInputError('clusters/staging/services/gateway.yaml Ingress gateway: host "admin.other.example.com" does not end in the reference domain "stg.corp.example.org"'),
     );
     expect(allFiles(join(repo, 'clusters/tenant-42')).some((f) => f.startsWith('services/'))).toBe(false);

@@ -19,7 +19,7 @@ describe('generator on the shipped reference template', () => {
   const cert = makeRsaCert();
   const full = (repo: string, extra: Partial<GenerateOptions> = {}) => generate(options(repo, { pass: 'full', sealingCertPem: cert.certPem, registry, ...extra }));
 
-  it('ships a template whose every layer builds and which plants plaintext dev credentials', () => {
+  it('ships a template whose every layer builds and which plants plaintext dev credentials', async () => {
     for (const layer of ['flux-system', 'infrastructure', 'apps', 'database', 'cert-manager-config']) {
       expect(kustomize(join(SHIPPED_TEMPLATE, 'clusters/development', layer)).length).toBeGreaterThan(0);
     }
@@ -27,9 +27,9 @@ describe('generator on the shipped reference template', () => {
     expect(text).toContain('DevPgPassw0rd-Insecure-2024');
   });
 
-  it('infra pass: flux-system and infrastructure only, no secret, external-dns repointed, the rest byte for byte', () => {
+  it('infra pass: flux-system and infrastructure only, no secret, external-dns repointed, the rest byte for byte', async () => {
     const repo = tempDir('infra');
-    const { summary } = generate(options(repo));
+    const { summary } = await generate(options(repo));
     const files = allFiles(repo);
     expect(files.every((f) => f.startsWith('clusters/acme-prod/'))).toBe(true);
     expect(files.some((f) => /\/(apps|database|cert-manager-config)\//.test(f))).toBe(false);
@@ -59,10 +59,10 @@ describe('generator on the shipped reference template', () => {
     expect(summary.validated).toEqual(expect.arrayContaining(['clusters/acme-prod/infrastructure', 'clusters/acme-prod/flux-system']));
   });
 
-  it('full pass: every layer builds, dependsOn infrastructure, Ingresses on the new domain, sealed fresh credentials', () => {
+  it('full pass: every layer builds, dependsOn infrastructure, Ingresses on the new domain, sealed fresh credentials', async () => {
     const repo = tempDir('full');
-    generate(options(repo));
-    const { summary, credentials } = full(repo);
+    await generate(options(repo));
+    const { summary, credentials } = await full(repo);
     const sync = yamlObjects(join(repo, 'clusters/acme-prod/flux-system/gotk-sync.yaml')).filter((o) => o.kind === 'Kustomization');
     const byName = Object.fromEntries(sync.map((k) => [k.metadata.name, k]));
     expect(Object.keys(byName).sort()).toEqual(['apps', 'cert-manager-config', 'database', 'flux-system', 'infrastructure']);
@@ -112,25 +112,25 @@ describe('generator on the shipped reference template', () => {
     expect(sealed.find((s) => s.metadata.name === 'registry-credentials').spec.template.type).toBe('kubernetes.io/dockerconfigjson');
   });
 
-  it('is idempotent: the same inputs change nothing, a new certificate reseals, --rotate-credentials regenerates', () => {
+  it('is idempotent: the same inputs change nothing, a new certificate reseals, --rotate-credentials regenerates', async () => {
     const repo = tempDir('idem');
-    generate(options(repo));
-    expect(generate(options(repo)).summary.paths_written).toEqual([]);
-    full(repo);
+    await generate(options(repo));
+    expect((await generate(options(repo))).summary.paths_written).toEqual([]);
+    await full(repo);
     const before = readTree(repo);
-    const again = full(repo);
+    const again = await full(repo);
     expect(again.summary.paths_written).toEqual([]);
     expect(again.summary.objects_sealed.every((s) => s.reused)).toBe(true);
     expect(again.credentials).toEqual([]);
     expect(readTree(repo)).toEqual(before);
     // An infra pass after the full pass keeps the full tree referenced.
-    expect(generate(options(repo)).summary.paths_written).toEqual([]);
+    expect((await generate(options(repo))).summary.paths_written).toEqual([]);
 
-    const rotated = full(repo, { rotateCredentials: true });
+    const rotated = await full(repo, { rotateCredentials: true });
     expect(rotated.summary.objects_sealed.every((s) => !s.reused)).toBe(true);
     expect(rotated.summary.paths_written.sort()).toEqual(['clusters/acme-prod/apps/registry-credentials.yaml', 'clusters/acme-prod/database/postgresql-credentials.yaml', 'clusters/acme-prod/database/rabbitmq-credentials.yaml']);
     const other = makeRsaCert();
-    const resealed = full(repo, { sealingCertPem: other.certPem });
+    const resealed = await full(repo, { sealingCertPem: other.certPem });
     expect(resealed.summary.objects_sealed.every((s) => !s.reused)).toBe(true);
     expect(unsealManifest(other.privateKeyPem, yamlObjects(join(repo, 'clusters/acme-prod/database/rabbitmq-credentials.yaml'))[0]).password).toHaveLength(40);
   });
@@ -146,28 +146,28 @@ describe('generator on the shipped reference template', () => {
     ['a full pass without certificate', { pass: 'full' as const }, /sealing certificate/],
     ['a full pass with an expired certificate', { pass: 'full' as const, sealingCertPem: makeRsaCert({ notBefore: new Date(2020, 1, 1), notAfter: new Date(2021, 1, 1) }).certPem }, /expired/],
     ['a full pass without registry credentials', { pass: 'full' as const, sealingCertPem: makeRsaCert().certPem }, /REGISTRY_SERVER/],
-  ])('refuses %s and writes nothing', (_what, extra, message) => {
+  ])('refuses %s and writes nothing', async (_what, extra, message) => {
     const repo = tempDir('bad');
-    expect(() => generate(options(repo, extra))).toThrow(GeneratorInputError);
-    expect(() => generate(options(repo, extra))).toThrow(message);
+    await expect(generate(options(repo, extra))).rejects.toThrow(GeneratorInputError);
+    await expect(generate(options(repo, extra))).rejects.toThrow(message);
     expect(allFiles(repo)).toEqual([]);
   });
 
-  it('refuses a cluster folder that belongs to another cluster or to nobody', () => {
+  it('refuses a cluster folder that belongs to another cluster or to nobody', async () => {
     const repo = tempDir('owner');
-    generate(options(repo));
-    expect(() => generate(options(repo, { domain: 'other.io' }))).toThrow(/belongs to another cluster/);
+    await generate(options(repo));
+    await expect(generate(options(repo, { domain: 'other.io' }))).rejects.toThrow(/belongs to another cluster/);
     const foreign = tempDir('foreign');
     cpSync(join(SHIPPED_TEMPLATE, 'clusters/development'), join(foreign, 'clusters/acme-prod'), { recursive: true });
-    expect(() => generate(options(foreign))).toThrow(/not written by gitops-scaffolder/);
+    await expect(generate(options(foreign))).rejects.toThrow(/not written by gitops-scaffolder/);
   });
 
-  it('writes nothing when a layer fails to build', () => {
+  it('writes nothing when a layer fails to build', async () => {
     const template = tempDir('broken-template');
     cpSync(SHIPPED_TEMPLATE, template, { recursive: true });
     writeFileSync(join(template, 'clusters/development/infrastructure/storage-classes.yaml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata: {}\n');
     const repo = tempDir('broken');
-    expect(() => generate(options(repo, { templateDir: template }))).toThrow(GeneratorValidationError);
+    await expect(generate(options(repo, { templateDir: template }))).rejects.toThrow(GeneratorValidationError);
     expect(allFiles(repo)).toEqual([]);
   });
 });

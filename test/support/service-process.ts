@@ -1,10 +1,18 @@
 import { ChildProcess, spawn } from 'node:child_process';
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { tempDir } from './files';
 import { freePort } from './services';
 import { API_KEY } from './service';
 
-const MAIN = join(__dirname, '../../dist/src/main.js');
+/** The project root, whether this file runs from test/ (jest) or from dist/test/ (benchmarks). */
+function projectRoot(): string {
+  let dir = __dirname;
+  while (!existsSync(join(dir, 'package.json'))) dir = dirname(dir);
+  return dir;
+}
+
+const MAIN = join(projectRoot(), 'dist/src/main.js');
 
 /** The built service as a real process, to be killed with SIGKILL and started again. */
 export class ServiceProcess {
@@ -48,6 +56,10 @@ export class ServiceProcess {
       await new Promise((r) => setTimeout(r, 100));
     }
     throw new Error('service did not become healthy');
+  }
+
+  get pid(): number | undefined {
+    return this.proc?.pid;
   }
 
   get running() {

@@ -72,7 +72,7 @@ function describe(summary: GenerateSummary): string {
   return lines.join('\n') + '\n';
 }
 
-export function main(argv: string[], env: NodeJS.ProcessEnv = process.env): number {
+export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   let values: Record<string, any>;
   try {
     ({ values } = parseArgs({
@@ -124,7 +124,7 @@ export function main(argv: string[], env: NodeJS.ProcessEnv = process.env): numb
       }
     }
     const pass = values['infra-only'] ? 'infra' : 'full';
-    const result = generate({
+    const result = await generate({
       repoDir: resolve(values.repo),
       templateDir: values.template ? resolve(values.template) : undefined,
       referenceEnv: values['reference-env'],
@@ -151,6 +151,6 @@ export function main(argv: string[], env: NodeJS.ProcessEnv = process.env): numb
   }
 }
 
-if (require.main === module) process.exitCode = main(process.argv.slice(2));
+if (require.main === module) void main(process.argv.slice(2)).then((code) => (process.exitCode = code));
 
 export { GeneratorValidationError };

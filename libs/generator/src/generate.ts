@@ -136,7 +136,7 @@ function checkOwnership(repoDir: string, clusterDir: string, owner: Record<strin
   }
 }
 
-export function generate(options: GenerateOptions): GenerateResult {
+export async function generate(options: GenerateOptions): Promise<GenerateResult> {
   checkInputs(options);
   const opts = {
     ...options,
@@ -205,7 +205,7 @@ export function generate(options: GenerateOptions): GenerateResult {
   rendered.set('flux-system', renderFluxSystem(ctx, syncLayers));
   ctx.summary.layers = [...rendered.keys()].sort();
 
-  writeValidated(ctx, rendered, toRender);
+  await writeValidated(ctx, rendered, toRender);
   writeIfChanged(ctx, `${clusterDir}/${OWNER_FILE}`, Buffer.from(JSON.stringify(owner, null, 2) + '\n'));
   return { summary: ctx.summary, credentials: ctx.credentials };
 }
@@ -343,7 +343,7 @@ function sharedRoots(layers: ReferenceLayer[]): string[] {
  * references such as ../../../base resolve the same), builds each with kustomize, and only then
  * moves changed files into place. A failed build leaves the repository as it was.
  */
-function writeValidated(ctx: Context, rendered: Map<string, Map<string, Buffer>>, layers: ReferenceLayer[]) {
+async function writeValidated(ctx: Context, rendered: Map<string, Map<string, Buffer>>, layers: ReferenceLayer[]) {
   const repo = ctx.opts.repoDir;
   const copied: string[] = [];
   for (const shared of sharedRoots(layers)) {
@@ -357,16 +357,15 @@ function writeValidated(ctx: Context, rendered: Map<string, Map<string, Buffer>>
       for (const [rel, content] of files) writeFile(join(staging, layer, rel), content);
     }
     if (ctx.summary.validated) {
-      for (const layer of rendered.keys()) {
-        const label = `${ctx.clusterDir}/${layer}`;
-        const build = kustomizeBuild(join(staging, layer), label);
-        if (!build.available) {
-          ctx.summary.warnings.push('kubectl not found: the tree was not validated with kustomize');
-          ctx.summary.validated = null;
-          break;
-        }
-        checkBuiltObjects(build.output, label, ctx.opts.domain);
-        ctx.summary.validated.push(label);
+      // Layers build independently: run the kustomize builds side by side.
+      const layersToBuild = [...rendered.keys()];
+      const builds = await Promise.all(layersToBuild.map((layer) => kustomizeBuild(join(staging, layer), `${ctx.clusterDir}/${layer}`)));
+      if (builds.some((b) => !b.available)) {
+        ctx.summary.warnings.push('kubectl not found: the tree was not validated with kustomize');
+        ctx.summary.validated = null;
+      } else {
+        builds.forEach((b, i) => checkBuiltObjects(b.output, `${ctx.clusterDir}/${layersToBuild[i]}`, ctx.opts.domain));
+        ctx.summary.validated.push(...layersToBuild.map((l) => `${ctx.clusterDir}/${l}`));
       }
     }
   } catch (e) {

@@ -1,4 +1,6 @@
-import { spawnSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
+import { availableParallelism } from 'node:os';
+import { promisify } from 'node:util';
 import { parseAllDocuments } from 'yaml';
 import { GeneratorValidationError } from './errors';
 
@@ -7,25 +9,46 @@ export interface KustomizeBuild {
   output: string;
 }
 
-let kubectlPresent: boolean | undefined;
+const run = promisify(execFile);
 
-function kubectlAvailable(): boolean {
-  if (kubectlPresent === undefined) {
-    const probe = spawnSync('kubectl', ['version', '--client'], { encoding: 'utf8' });
-    kubectlPresent = !probe.error;
+/** At most one kustomize build per core at a time, process-wide: more only thrashes the CPU the API needs too. */
+const MAX_BUILDS = Math.max(1, availableParallelism());
+let running = 0;
+const waiting: Array<() => void> = [];
+
+async function withBuildSlot<T>(work: () => Promise<T>): Promise<T> {
+  if (running >= MAX_BUILDS) await new Promise<void>((resolve) => waiting.push(resolve));
+  running++;
+  try {
+    return await work();
+  } finally {
+    running--;
+    waiting.shift()?.();
   }
+}
+let kubectlPresent: Promise<boolean> | undefined;
+
+function kubectlAvailable(): Promise<boolean> {
+  kubectlPresent ??= run('kubectl', ['version', '--client']).then(
+    () => true,
+    (e) => e.code !== 'ENOENT',
+  );
   return kubectlPresent;
 }
 
-/** `kubectl kustomize DIR`: the same build Flux's kustomize-controller runs. */
-export function kustomizeBuild(absDir: string, label: string): KustomizeBuild {
-  if (!kubectlAvailable()) return { available: false, output: '' };
-  const run = spawnSync('kubectl', ['kustomize', absDir], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
-  if (run.status !== 0) {
-    const reason = (run.stderr || run.error?.message || 'unknown error').trim().split('\n').slice(0, 3).join(' / ');
+/**
+ * `kubectl kustomize DIR`: the same build Flux's kustomize-controller runs. Asynchronous, so a
+ * service generating trees keeps answering its API while kustomize works.
+ */
+export async function kustomizeBuild(absDir: string, label: string): Promise<KustomizeBuild> {
+  if (!(await kubectlAvailable())) return { available: false, output: '' };
+  try {
+    const { stdout } = await withBuildSlot(() => run('kubectl', ['kustomize', absDir], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 }));
+    return { available: true, output: stdout };
+  } catch (e: any) {
+    const reason = String(e.stderr || e.message || 'unknown error').trim().split('\n').slice(0, 3).join(' / ');
     throw new GeneratorValidationError(`kustomize build of ${label} failed: ${reason.replaceAll(absDir, label)}`);
   }
-  return { available: true, output: run.stdout };
 }
 
 /**

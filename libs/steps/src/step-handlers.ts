@@ -74,7 +74,7 @@ async function pushPass(ctx: StepContext, pass: Pass, sealingCertPem?: string): 
         await ctx.log.line(`${pass} pass already on ${req.branch} as ${existing}; not pushing again`);
         return { commit: existing, files: 0, sealed: 0 };
       }
-      const { summary } = generate({
+      const { summary } = await generate({
         repoDir: ws.dir,
         templateDir: ctx.settings.templateDir,
         referenceEnv: ctx.settings.referenceEnv,

@@ -46,10 +46,11 @@ export class StepWorker {
     return durableNameFor(this.handler.step, this.onlyRunId);
   }
 
+  private stopped = false;
+
   async start(): Promise<void> {
     const consumer = await this.ensureConsumer();
-    this.messages = await consumer.consume({ max_messages: this.settings.concurrency });
-    this.loop = this.pump(this.messages);
+    this.loop = this.pump(consumer);
   }
 
   private ensureConsumer(): Promise<Consumer> {
@@ -60,16 +61,31 @@ export class StepWorker {
     });
   }
 
-  private async pump(messages: ConsumerMessages) {
-    for await (const msg of messages) {
+  /**
+   * Pulls only as many messages as there are free slots: a message never waits in a client buffer
+   * without keep-alives, where its ack wait could run out and hand it to another replica meanwhile.
+   */
+  private async pump(consumer: Consumer) {
+    while (!this.stopped) {
       while (this.inFlight.size >= this.settings.concurrency) await Promise.race(this.inFlight);
-      const work = this.handle(msg).catch((e) => this.logger.error({ err: String(e), step: this.handler.step }, 'step handling failed'));
-      this.inFlight.add(work);
-      void work.finally(() => this.inFlight.delete(work));
+      const free = this.settings.concurrency - this.inFlight.size;
+      try {
+        this.messages = await consumer.fetch({ max_messages: free, expires: 5000 });
+        for await (const msg of this.messages) {
+          const work = this.handle(msg).catch((e) => this.logger.error({ err: String(e), step: this.handler.step }, 'step handling failed'));
+          this.inFlight.add(work);
+          void work.finally(() => this.inFlight.delete(work));
+        }
+      } catch (e) {
+        if (this.stopped) break;
+        this.logger.warn({ err: String(e), step: this.handler.step }, 'fetch failed; retrying');
+        await new Promise((r) => setTimeout(r, 1000));
+      }
     }
   }
 
   async stop(): Promise<void> {
+    this.stopped = true;
     await this.messages?.close().catch(() => undefined);
     await this.loop?.catch(() => undefined);
     await Promise.allSettled([...this.inFlight]);

@@ -1,0 +1,129 @@
+/**
+ * Load: BENCH_RUNS (200) runs submitted at once against local bare repositories, with GET status at
+ * a fixed rate over REST and NATS while they progress. Reports runs per minute, p50/p99 time to
+ * terminal, the service's peak memory (VmHWM of its process), the ratio to the same git work done by
+ * plain git commands in one process, the event append rate and the projection delay.
+ * Run: npm run bench:load
+ */
+import { execFileSync } from 'node:child_process';
+import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { connect } from '@nats-io/transport-node';
+import { headers } from '@nats-io/nats-core';
+import { makeRsaCert } from '../test/support/certs';
+import { bareRepo, TestDatabase, TestNats } from '../test/support/services';
+import { api, API_KEY } from '../test/support/service';
+import { ServiceProcess } from '../test/support/service-process';
+
+const RUNS = Number(process.env.BENCH_RUNS ?? 200);
+const REPOS = Number(process.env.BENCH_REPOS ?? 20);
+const GET_RATE = Number(process.env.BENCH_GET_RATE ?? 20);
+const pct = (xs: number[], p: number) => (xs.length ? [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))] : NaN);
+const round = (x: number, d = 1) => Math.round(x * 10 ** d) / 10 ** d;
+
+function peakRssMiB(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmHWM:\s+(\d+) kB/.exec(status)![1]) / 1024;
+}
+
+/** Histogram quantile from Prometheus text (upper bound of the bucket holding the quantile). */
+function histogramQuantile(text: string, name: string, q: number): number {
+  const buckets = [...text.matchAll(new RegExp(`^${name}_bucket\\{le="([^"]+)"\\} (\\d+)`, 'gm'))].map((m) => ({ le: m[1] === '+Inf' ? Infinity : Number(m[1]), count: Number(m[2]) }));
+  const total = buckets[buckets.length - 1]?.count ?? 0;
+  return buckets.find((b) => b.count >= q * total)?.le ?? NaN;
+}
+
+function plainGit(remotes: string[], tree: string): number {
+  const start = Date.now();
+  const git = (cwd: string, ...a: string[]) => execFileSync('git', ['-C', cwd, '-c', 'user.name=b', '-c', 'user.email=b@x', ...a], { stdio: 'ignore' });
+  for (let i = 0; i < RUNS; i++) {
+    for (const layers of [['flux-system', 'infrastructure'], ['apps', 'database', 'cert-manager-config']]) {
+      const wc = mkdtempSync(join(tmpdir(), 'plain-'));
+      execFileSync('git', ['clone', '-q', '--branch', 'main', '--single-branch', remotes[i % remotes.length], wc]);
+      for (const l of layers) cpSync(join(tree, l), join(wc, 'clusters', `plain-${i}`, l), { recursive: true });
+      git(wc, 'add', '-A');
+      git(wc, 'commit', '-q', '-m', `plain ${i}`);
+      git(wc, 'push', '-q', 'origin', 'HEAD:main');
+      rmSync(wc, { recursive: true, force: true });
+    }
+  }
+  return Date.now() - start;
+}
+
+async function main() {
+  const nats = await TestNats.start();
+  const db = await TestDatabase.create();
+  const svc = await ServiceProcess.create({ NATS_URL: nats.url, DATABASE_URL: db.url, STEP_CONCURRENCY: '4', ACK_WAIT_SECONDS: '30', LOG_LEVEL: 'warn', PUSH_ATTEMPTS: '10' });
+  await svc.start();
+  const nc = await connect({ servers: nats.url });
+  const cert = makeRsaCert({ bits: 4096 });
+  const remotes = Array.from({ length: REPOS }, () => bareRepo());
+  const h = headers();
+  h.set('X-Api-Key', API_KEY);
+  try {
+    const started = Date.now();
+    const created = await Promise.all(
+      Array.from({ length: RUNS }, (_, i) =>
+        api(svc.base, 'POST', '/api/v1/scaffolds', {
+          cluster_name: `load-${i}`, domain: `l${i}.example.com`, region: 'eu-west-1', acme_email: 'ops@example.com',
+          repo: { url: remotes[i % REPOS].url, branch: 'main' }, target: { sealing_cert_pem: cert.certPem },
+        }),
+      ),
+    );
+    const ids = created.map((c) => c.json.id as string);
+    const finishedAt = new Map<string, { at: number; status: string }>();
+    const restTimes: number[] = [];
+    const natsTimes: number[] = [];
+    let probe = 0;
+    const getter = setInterval(() => {
+      const id = ids[probe++ % ids.length];
+      const t1 = process.hrtime.bigint();
+      void api(svc.base, 'GET', `/api/v1/scaffolds/${id}`).then(() => restTimes.push(Number(process.hrtime.bigint() - t1) / 1e6));
+      const t2 = process.hrtime.bigint();
+      void nc.request('scaffolds.v1.get', JSON.stringify({ id }), { headers: h, timeout: 10_000 }).then(() => natsTimes.push(Number(process.hrtime.bigint() - t2) / 1e6), () => undefined);
+    }, 1000 / GET_RATE);
+    while (finishedAt.size < RUNS && Date.now() - started < 30 * 60_000) {
+      const page = await api(svc.base, 'GET', '/api/v1/scaffolds?limit=500');
+      for (const r of page.json?.items ?? []) if (['succeeded', 'failed', 'cancelled'].includes(r.status) && !finishedAt.has(r.id)) finishedAt.set(r.id, { at: Date.parse(r.finished_at), status: r.status });
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    clearInterval(getter);
+    const wall = (Math.max(...[...finishedAt.values()].map((f) => f.at)) - started) / 1000;
+    const times = ids.filter((id) => finishedAt.has(id)).map((id) => (finishedAt.get(id)!.at - started) / 1000);
+    const metrics = await (await fetch(`${svc.base}/metrics`)).text();
+    const events = Number(/^scaffold_stream_last_seq (\d+)/m.exec(metrics)?.[1] ?? 0);
+    const peak = peakRssMiB(svc.pid!);
+
+    const tree = mkdtempSync(join(tmpdir(), 'tree-'));
+    execFileSync('git', ['clone', '-q', remotes[0].dir, tree]);
+    const plainMs = plainGit(Array.from({ length: REPOS }, () => bareRepo().dir), join(tree, 'clusters/load-0'));
+
+    console.log(JSON.stringify({
+      runs: RUNS,
+      repositories: REPOS,
+      finished: finishedAt.size,
+      succeeded: [...finishedAt.values()].filter((f) => f.status === 'succeeded').length,
+      wall_seconds: round(wall),
+      runs_per_minute: round((finishedAt.size / wall) * 60),
+      time_to_terminal_s: { p50: round(pct(times, 50)), p99: round(pct(times, 99)) },
+      service_peak_rss_mib: round(peak),
+      plain_git_same_work_seconds: round(plainMs / 1000),
+      ratio_service_to_plain_git: round(wall / (plainMs / 1000), 2),
+      get_status_ms: { rest: { p50: round(pct(restTimes, 50), 2), p99: round(pct(restTimes, 99), 2), n: restTimes.length }, nats: { p50: round(pct(natsTimes, 50), 2), p99: round(pct(natsTimes, 99), 2), n: natsTimes.length } },
+      events_appended: events,
+      append_rate_events_per_s: round(events / wall),
+      projection_delay_s: { p50_le: histogramQuantile(metrics, 'scaffold_projection_delay_seconds', 0.5), p99_le: histogramQuantile(metrics, 'scaffold_projection_delay_seconds', 0.99) },
+    }, null, 2));
+  } finally {
+    await nc.close();
+    await svc.kill('SIGTERM');
+    await nats.destroy();
+    await db.drop();
+  }
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});
