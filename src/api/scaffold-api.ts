@@ -3,7 +3,7 @@ import type { DataSource } from 'typeorm';
 import { In, LessThan } from 'typeorm';
 import type { JetStreamEventStore } from '../../libs/event-store/src';
 import { EVENT_TYPES, isEventType, StoredEvent, TERMINAL_EVENTS } from '../../libs/events/src';
-import { decide, fold, RunRuleViolation } from '../../libs/run-decider/src';
+import { Command, decide, fold, RunRuleViolation } from '../../libs/run-decider/src';
 import { SEALING_CERT_INPUT } from '../../libs/steps/src';
 import type { AppConfig } from '../config';
 import { ScaffoldRunRow } from '../projection/entities';
@@ -45,6 +45,14 @@ export class ScaffoldApi {
   private checkId(id: unknown): string {
     if (typeof id !== 'string' || !UUID.test(id)) throw notFound();
     return id;
+  }
+
+  /** The run's id and events from the stream, or 404. */
+  private async requireRun(id: unknown): Promise<{ runId: string; events: StoredEvent[] }> {
+    const runId = this.checkId(id);
+    const { events } = await this.store.readRun(runId);
+    if (events.length === 0) throw notFound();
+    return { runId, events };
   }
 
   async create(body: unknown, caller: string, idempotencyKey?: string): Promise<{ run: RunView; created: boolean }> {
@@ -114,9 +122,7 @@ export class ScaffoldApi {
   }
 
   async events(id: unknown) {
-    const runId = this.checkId(id);
-    const { events } = await this.store.readRun(runId);
-    if (events.length === 0) throw notFound();
+    const { events } = await this.requireRun(id);
     return { items: events.map(eventView) };
   }
 
@@ -142,10 +148,19 @@ export class ScaffoldApi {
   }
 
   /** Runs the current step again (idempotent: the step checks the remote for its commit and the decider drops duplicates). */
-  async redrive(id: unknown, caller: string): Promise<RunView> {
+  redrive(id: unknown, caller: string): Promise<RunView> {
+    return this.commandRun(id, { type: 'Redrive', requestedBy: caller });
+  }
+
+  cancel(id: unknown, caller: string): Promise<RunView> {
+    return this.commandRun(id, { type: 'RequestCancel', requestedBy: caller });
+  }
+
+  /** An operator command on an existing run; the decider's refusals become 404 and 409. */
+  private async commandRun(id: unknown, command: Command): Promise<RunView> {
     const runId = this.checkId(id);
     try {
-      const { state } = await this.store.decideAndAppend(runId, (s) => decide({ type: 'Redrive', requestedBy: caller }, s));
+      const { state } = await this.store.decideAndAppend(runId, (s) => decide(command, s));
       return toView(runId, state);
     } catch (e) {
       if (e instanceof RunRuleViolation) throw e.code === 'not_found' ? notFound() : new ApiError(409, 'already_finished', e.message);
@@ -155,9 +170,7 @@ export class ScaffoldApi {
 
   /** Follows a run's events live (SSE, NATS watchers) from after `afterSeq`, ending after the terminal event. */
   async follow(id: unknown, afterSeq: number | undefined, onEvent: (e: ReturnType<typeof eventView>) => void | Promise<void>, signal: AbortSignal) {
-    const runId = this.checkId(id);
-    const { events } = await this.store.readRun(runId);
-    if (events.length === 0) throw notFound();
+    const { runId, events } = await this.requireRun(id);
     const last = events[events.length - 1];
     if (TERMINAL_EVENTS.includes(last.type) && afterSeq !== undefined && afterSeq >= last.seq) return;
     await this.store.follow({ runId, afterSeq, signal, onEvent: (e) => onEvent(eventView(e)), until: (e) => TERMINAL_EVENTS.includes(e.type) });
@@ -165,9 +178,7 @@ export class ScaffoldApi {
 
   /** The run's log lines (already redacted when written), oldest first, as text. */
   async logs(id: unknown): Promise<string> {
-    const runId = this.checkId(id);
-    const { events } = await this.store.readRun(runId);
-    if (events.length === 0) throw notFound();
+    const { runId } = await this.requireRun(id);
     const entries = await this.store.readLog(runId);
     const lines = entries.map((e) => `${e.time} ${e.level.toUpperCase()} [${e.step}] ${e.msg}`);
     if (this.jobLogs) {
@@ -176,16 +187,5 @@ export class ScaffoldApi {
     }
     if (lines.length === 0) return '';
     return lines.join('\n') + '\n';
-  }
-
-  async cancel(id: unknown, caller: string): Promise<RunView> {
-    const runId = this.checkId(id);
-    try {
-      const { state } = await this.store.decideAndAppend(runId, (s) => decide({ type: 'RequestCancel', requestedBy: caller }, s));
-      return toView(runId, state);
-    } catch (e) {
-      if (e instanceof RunRuleViolation) throw e.code === 'not_found' ? notFound() : new ApiError(409, 'already_finished', e.message);
-      throw e;
-    }
   }
 }

@@ -4,7 +4,7 @@ import { createServer, Server } from 'node:http';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { makeRsaCert } from '../support/certs';
-import { bareRepo, freePort, TestDatabase, TestNats } from '../support/services';
+import { bareRepo, readModelRows, freePort, TestDatabase, TestNats } from '../support/services';
 import { api, RunningService, startService, waitFor } from '../support/service';
 
 jest.setTimeout(240_000);
@@ -32,13 +32,7 @@ describe('faults: NATS restart, PostgreSQL outage, git failures', () => {
     await c.query(q);
     await c.end();
   };
-  const rows = async () => {
-    const c = new Client({ connectionString: db.url });
-    await c.connect();
-    const r = await c.query('SELECT * FROM scaffold_runs ORDER BY id');
-    await c.end();
-    return r.rows;
-  };
+  const rows = () => readModelRows(db.url);
 
   beforeAll(async () => {
     nats = await TestNats.start();

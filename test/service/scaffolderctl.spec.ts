@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { Client } from 'pg';
 import { main } from '../../src/ctl';
 import { makeRsaCert } from '../support/certs';
-import { bareRepo, TestDatabase, TestNats } from '../support/services';
+import { bareRepo, readModelRows, TestDatabase, TestNats } from '../support/services';
 import { api, RunningService, startService, waitFor } from '../support/service';
 
 jest.setTimeout(120_000);
@@ -20,13 +20,7 @@ describe('scaffolderctl against real NATS and PostgreSQL', () => {
     const code = await main(argv, { NATS_URL: nats.url, DATABASE_URL: db.url }, (l) => lines.push(l));
     return { code, lines };
   };
-  const rows = async () => {
-    const c = new Client({ connectionString: db.url });
-    await c.connect();
-    const r = await c.query('SELECT * FROM scaffold_runs ORDER BY id');
-    await c.end();
-    return r.rows;
-  };
+  const rows = () => readModelRows(db.url);
   const sql = async (q: string) => {
     const c = new Client({ connectionString: db.url });
     await c.connect();

@@ -93,6 +93,17 @@ export class TestDatabase {
   }
 }
 
+/** Every read-model row, in id order: for comparing the live projection with a rebuild. */
+export async function readModelRows(url: string): Promise<any[]> {
+  const c = new Client({ connectionString: url });
+  await c.connect();
+  try {
+    return (await c.query('SELECT * FROM scaffold_runs ORDER BY id')).rows;
+  } finally {
+    await c.end();
+  }
+}
+
 /** A local bare repository with one commit on main, as a platform repository would have. */
 export function bareRepo(): { url: string; dir: string } {
   const dir = tempDir('remote') + '/platform.git';
