@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { SEALING_SCOPES, SealingScope } from '../../sealing/src';
 import type { RegistryCredentials } from './credentials';
-import { GeneratorInputError, GeneratorValidationError } from './errors';
+import { GeneratorInputError } from './errors';
 import { generate, GenerateSummary, SHIPPED_TEMPLATE } from './generate';
 
 const HELP = `generate-gitops-env: write a customer-specific Flux CD tree to clusters/<cluster-name>/
@@ -153,4 +153,3 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
 
 if (require.main === module) void main(process.argv.slice(2)).then((code) => (process.exitCode = code));
 
-export { GeneratorValidationError };

@@ -5,7 +5,7 @@ import { Document } from 'yaml';
 import { buildSealedSecret, parseSealingCertificate, SEALED_BY_ANNOTATION, SealingCertificate, SealingScope, CertificateError } from '../../sealing/src';
 import { isClusterName, isDomain, isEmail, isEnvName, isRegion } from '../../validation/src';
 import { regenerateSecret, RegistryCredentials } from './credentials';
-import { GeneratorInputError, GeneratorValidationError } from './errors';
+import { GeneratorInputError } from './errors';
 import { discoverReferenceDns, ExternalDnsSettings, isExternalDns, isIssuer, readExternalDns, repointExternalDns, rewriteIssuer } from './external-dns';
 import { buildFluxSync, FluxLayerKustomization } from './flux-sync';
 import { IngressHostChange, ingressPatches, IngressPatch } from './ingress';
@@ -403,4 +403,3 @@ function writeFile(abs: string, content: Buffer) {
   writeFileSync(abs, content);
 }
 
-export { GeneratorInputError, GeneratorValidationError };
