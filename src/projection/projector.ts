@@ -1,8 +1,8 @@
-import type { ConsumerMessages } from '@nats-io/jetstream';
+import type { ConsumerMessages, JsMsg } from '@nats-io/jetstream';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { JetStreamEventStore } from '../../libs/event-store/src';
 import { parseEvent, StoredEvent } from '../../libs/events/src';
-import { evolve, initialState, RunState } from '../../libs/run-decider/src';
+import { evolve, fold, initialState, RunState } from '../../libs/run-decider/src';
 import { In } from 'typeorm';
 import { ProjectionCheckpoint, ScaffoldRunRebuildRow, ScaffoldRunRow } from './entities';
 
@@ -56,6 +56,21 @@ export async function applyEvents(m: EntityManager, events: StoredEvent[], check
   return applied;
 }
 
+/** Writes each run folded from its full history, unless the row already is at least that far; then the checkpoint. */
+export async function replaceRuns(m: EntityManager, histories: StoredEvent[][], checkpointSeq: number, checkpoint = PROJECTOR): Promise<void> {
+  const repo = m.getRepository(ScaffoldRunRow);
+  const complete = histories.filter((h) => h.length > 0);
+  const existing = await repo.find({ where: { id: In(complete.map((h) => h[0].run_id)) }, lock: { mode: 'pessimistic_write' } });
+  const lastSeqOf = new Map(existing.map((r) => [r.id, Number(r.last_seq)]));
+  const rows = complete
+    .filter((h) => h[h.length - 1].seq > (lastSeqOf.get(h[0].run_id) ?? 0))
+    .map((h) => ({ id: h[0].run_id, state: fold(h), lastSeq: h[h.length - 1].seq }))
+    .filter((r) => r.state.request)
+    .map((r) => rowOf(r.id, r.state, r.lastSeq));
+  if (rows.length > 0) await repo.upsert(rows, ['id']);
+  await m.getRepository(ProjectionCheckpoint).save({ name: checkpoint, last_seq: String(checkpointSeq), updated_at: new Date() });
+}
+
 /** Applies one event; true when it changed a row. */
 export async function applyEvent(m: EntityManager, event: StoredEvent, checkpoint = PROJECTOR, table: RunTable = ScaffoldRunRow): Promise<boolean> {
   return (await applyEvents(m, [event], checkpoint, table)) > 0;
@@ -66,6 +81,9 @@ export async function applyEvent(m: EntityManager, event: StoredEvent, checkpoin
  * each event applied with its checkpoint in one PostgreSQL transaction. While PostgreSQL is down
  * the message is nak'ed and comes back; nothing is lost and nothing applies twice.
  */
+export const PROJECTION_BATCH = 100;
+
+
 export class Projector {
   private messages?: ConsumerMessages;
   private loop?: Promise<void>;
@@ -80,31 +98,60 @@ export class Projector {
     private readonly ackWaitMs = 10_000,
   ) {}
 
+  /**
+   * Batches of up to PROJECTION_BATCH events are applied in stream order in one transaction and
+   * acknowledged together after the commit (or all nak'ed), so an older event of a run is never
+   * acknowledged after a newer one: order holds without one-at-a-time round trips.
+   */
   async start() {
-    // One message in flight: events of a run must apply in order.
-    const consumer = await this.store.durableConsumer(PROJECTOR, { filterSubject: 'scaffold.run.>', ackWaitMs: this.ackWaitMs, maxAckPending: 1 });
-    this.messages = await consumer.consume({ max_messages: 64 });
+    const consumer = await this.store.durableConsumer(PROJECTOR, { filterSubject: 'scaffold.run.>', ackWaitMs: this.ackWaitMs, maxAckPending: PROJECTION_BATCH });
+    const messages = await consumer.consume({ max_messages: PROJECTION_BATCH });
+    this.messages = messages;
     this.loop = (async () => {
-      for await (const msg of this.messages!) {
-        let event: StoredEvent;
-        try {
-          event = parseEvent(msg.string(), msg.seq);
-        } catch (e) {
-          this.onError(e);
-          msg.ack(); // not a scaffold event: nothing to project, and retrying cannot change that
-          continue;
-        }
-        try {
-          await this.ds.transaction((m) => applyEvent(m, event));
-          this.lastAppliedSeq = msg.seq;
-          this.onProjected(event);
-          msg.ack();
-        } catch (e) {
-          this.onError(e);
-          msg.nak(1000);
+      let batch: JsMsg[] = [];
+      for await (const msg of messages) {
+        batch.push(msg);
+        // Project what has arrived so far: no waiting for a full batch when the stream is quiet.
+        if (messages.getPending() === 0 || batch.length >= PROJECTION_BATCH) {
+          await this.project(batch);
+          batch = [];
         }
       }
     })();
+  }
+
+  /**
+   * Each run touched by the batch is folded from its whole history in the stream, so the row never
+   * depends on the order or number of deliveries (a redelivered older event after a newer one changes
+   * nothing). Acked only after the commit; on failure the batch is retried in place, not released.
+   */
+  private async project(batch: JsMsg[]) {
+    const events: StoredEvent[] = [];
+    for (const msg of batch) {
+      try {
+        events.push(parseEvent(msg.string(), msg.seq));
+      } catch (e) {
+        this.onError(e); // not a scaffold event: nothing to project, and retrying cannot change that
+      }
+    }
+    const runIds = [...new Set(events.map((e) => e.run_id))];
+    const lastSeq = Math.max(...batch.map((m) => m.seq));
+    for (let attempt = 0; ; attempt++) {
+      const keepAlive = setInterval(() => batch.forEach((m) => m.working()), Math.max(1000, this.ackWaitMs / 3));
+      try {
+        const histories = await Promise.all(runIds.map(async (id) => (await this.store.readRun(id)).events));
+        await this.ds.transaction((m) => replaceRuns(m, histories, lastSeq));
+        break;
+      } catch (e) {
+        this.onError(e);
+        await new Promise((r) => setTimeout(r, Math.min(10_000, 500 * 2 ** attempt)));
+      } finally {
+        clearInterval(keepAlive);
+      }
+    }
+    for (const msg of batch) msg.ack();
+    this.lastAppliedSeq = lastSeq;
+    for (const e of events) this.onProjected(e);
   }
 
   async stop() {
