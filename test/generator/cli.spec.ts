@@ -2,7 +2,8 @@ import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { makeRsaCert } from '../support/certs';
-import { allFiles, readTree, tempDir } from '../support/files';
+import { allFiles, readTree, tempDir, yamlObjects } from '../support/files';
+import { unsealManifest } from '../support/unseal';
 
 const BIN = join(__dirname, '../../bin/generate-gitops-env');
 
@@ -41,6 +42,24 @@ describe('generate-gitops-env command line', () => {
     expect(summary.validated).toHaveLength(5);
     expect(full.stdout + full.stderr).not.toContain(registryPassword);
     expect(Object.values(readTree(repo)).join('\n')).not.toContain(registryPassword);
+  });
+
+  it('takes registry credentials from a docker config file and seals it as given', () => {
+    const repo = tempDir('cli-auth');
+    const dir = tempDir('cli-auth-files');
+    const cert = makeRsaCert();
+    writeFileSync(join(dir, 'cert.pem'), cert.certPem);
+    const dockerConfig = JSON.stringify({ auths: { 'registry.cli.example.com': { auth: Buffer.from('file-user:FileRegistryPassword-123').toString('base64') } } });
+    writeFileSync(join(dir, 'config.json'), dockerConfig);
+    expect(run(['--repo', repo, ...common, '--infra-only']).code).toBe(0);
+    const full = run(['--repo', repo, ...common, '--sealing-cert', join(dir, 'cert.pem'), '--registry-auth', join(dir, 'config.json')]);
+    expect(full.code).toBe(0);
+    const sealed = yamlObjects(join(repo, 'clusters/cli-test/apps/registry-credentials.yaml'))[0];
+    expect(unsealManifest(cert.privateKeyPem, sealed)['.dockerconfigjson']).toBe(dockerConfig);
+    writeFileSync(join(dir, 'bad.json'), '{"no": "auths"}');
+    const bad = run(['--repo', repo, ...common, '--sealing-cert', join(dir, 'cert.pem'), '--registry-auth', join(dir, 'bad.json')]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/has no "auths" object/);
   });
 
   it.each([
