@@ -1,4 +1,5 @@
 import Ajv, { ErrorObject } from 'ajv';
+import type { ScaffoldRequestedData } from '../../libs/events/src';
 import { isSafeBranch } from '../../libs/git/src';
 import { CertificateError, parseSealingCertificate, SealingCertificate } from '../../libs/sealing/src';
 import { FieldCheck, isClusterName, isDomain, isEmail, isRegion } from '../../libs/validation/src';
@@ -42,15 +43,8 @@ const validateShape = ajv.compile(CREATE_SCHEMA);
 
 export type CreateTarget = { kind: 'sealing_cert'; cert: SealingCertificate } | { kind: 'kubeconfig_secret'; ref: { namespace: string; name: string; key: string } };
 
-export interface CreateRequest {
-  cluster_name: string;
-  domain: string;
-  region: string;
-  acme_email: string;
-  repo_url: string;
-  branch: string;
-  target: CreateTarget;
-}
+/** A validated request: the ScaffoldRequested data without the caller, and the target with its parsed certificate. */
+export type CreateRequest = Omit<ScaffoldRequestedData, 'target' | 'requested_by'> & { target: CreateTarget };
 
 function fieldOf(err: ErrorObject): string {
   const path = err.instancePath.replace(/^\//, '').replaceAll('/', '.');
