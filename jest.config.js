@@ -3,7 +3,7 @@
  * @kubernetes/client-node 1.x and its OIDC dependencies ship only ES modules: jest (CommonJS)
  * gets them transpiled by ts-jest; plain Node 20.19+ loads them through require(esm).
  */
-const ESM_PACKAGES = ['@kubernetes/client-node', 'openid-client', 'oauth4webapi', 'jose'];
+const ESM_PACKAGES = ['@kubernetes/client-node', 'openid-client', 'oauth4webapi', 'jose', 'age-encryption', '@noble', '@scure'];
 
 module.exports = {
   testEnvironment: 'node',

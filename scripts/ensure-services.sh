@@ -13,6 +13,8 @@ apt_install() {
 
 command -v git >/dev/null || apt_install git
 command -v openssl >/dev/null || apt_install openssl
+# age: the tests check SOPS output with the real age command line.
+command -v age >/dev/null || apt_install age
 
 NATS_PORT=${NATS_PORT:-4222}
 if ! port_open "$NATS_PORT"; then
