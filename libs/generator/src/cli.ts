@@ -23,6 +23,8 @@ Passes:
   --infra-only             first pass: flux-system and the infrastructure layer, no secret of any kind
   --sealing-cert FILE      full pass: the target cluster's sealed-secrets certificate (PEM)
   --rotate-credentials     full pass: generate new credentials even where sealed ones exist
+  --secrets-backend NAME   sealed-secrets (default) or sops
+  --age-recipient KEY      sops backend: the cluster's age public key (age1...); repeat for more recipients
 
 Options:
   --template DIR           reference repository (default: the shipped template, ${SHIPPED_TEMPLATE})
@@ -92,6 +94,8 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
         'sealing-cert': { type: 'string' },
         'rotate-credentials': { type: 'boolean' },
         scope: { type: 'string' },
+        'secrets-backend': { type: 'string' },
+        'age-recipient': { type: 'string', multiple: true },
         'registry-auth': { type: 'string' },
         'source-url': { type: 'string' },
         'source-branch': { type: 'string' },
@@ -113,6 +117,8 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
       if (!values[flag]) throw new GeneratorInputError(`--${flag} is required`);
     }
     if (values['infra-only'] && values['sealing-cert']) throw new GeneratorInputError('--infra-only and --sealing-cert exclude each other');
+    const backend = values['secrets-backend'] ?? 'sealed-secrets';
+    if (backend !== 'sealed-secrets' && backend !== 'sops') throw new GeneratorInputError('--secrets-backend must be sealed-secrets or sops');
     const scope = (values.scope ?? 'strict') as SealingScope;
     if (!SEALING_SCOPES.includes(scope)) throw new GeneratorInputError(`--scope must be one of ${SEALING_SCOPES.join(', ')}`);
     let sealingCertPem: string | undefined;
@@ -137,6 +143,8 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
       registry: pass === 'full' ? registryFrom(env, values['registry-auth']) : undefined,
       rotateCredentials: Boolean(values['rotate-credentials']),
       sealingScope: scope,
+      secretsBackend: backend,
+      ageRecipients: values['age-recipient'],
       infraLayer: values['infra-layer'],
       sourceUrl: values['source-url'],
       sourceBranch: values['source-branch'],

@@ -10,6 +10,8 @@ export interface FluxSyncInput {
   infraLayer: string;
   sourceUrl?: string;
   sourceBranch?: string;
+  /** Layers whose Kustomization decrypts SOPS Secrets, and the Secret holding the age key. */
+  decrypt?: { layers: string[]; secretName: string };
 }
 
 export interface FluxLayerKustomization {
@@ -72,6 +74,9 @@ export function buildFluxSync(input: FluxSyncInput): { docs: Document[]; kustomi
   const present = new Set(byLayer.values());
   const kustomizations: FluxLayerKustomization[] = [];
   for (const { doc, layer } of kept) {
+    if (input.decrypt?.layers.includes(layer)) {
+      doc.setIn(['spec', 'decryption'], doc.createNode({ provider: 'sops', secretRef: { name: input.decrypt.secretName } }));
+    }
     const deps = dependenciesFor(layer, doc.toJS(), input.infraLayer, infraName, present);
     if (deps.length === 0) doc.deleteIn(['spec', 'dependsOn']);
     else doc.setIn(['spec', 'dependsOn'], doc.createNode(deps.map((name) => ({ name }))));

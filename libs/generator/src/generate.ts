@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { Document } from 'yaml';
+import { FLUX_ENCRYPTED_REGEX, isAgeRecipient, sopsEncrypt } from '../../sealing/src/sops';
 import { buildSealedSecret, parseSealingCertificate, SEALED_BY_ANNOTATION, SealingCertificate, SealingScope, CertificateError } from '../../sealing/src';
 import { isClusterName, isDomain, isEmail, isEnvName, isRegion } from '../../validation/src';
 import { regenerateSecret, RegistryCredentials } from './credentials';
@@ -24,6 +25,10 @@ function projectRoot(from: string): string {
 }
 
 export type Pass = 'infra' | 'full';
+export type SecretsBackend = 'sealed-secrets' | 'sops';
+
+/** The Secret Flux's kustomize-controller decrypts SOPS files with (holding the cluster's age private key). */
+export const SOPS_DECRYPTION_SECRET = 'sops-age';
 
 export interface GenerateOptions {
   repoDir: string;
@@ -39,6 +44,10 @@ export interface GenerateOptions {
   registry?: RegistryCredentials;
   rotateCredentials?: boolean;
   sealingScope?: SealingScope;
+  /** sealed-secrets (default: sealed for the cluster's certificate) or sops (encrypted for age recipients). */
+  secretsBackend?: SecretsBackend;
+  /** Public age keys (age1...) of the cluster, for the sops backend. */
+  ageRecipients?: string[];
   /** The layer pushed first; every other layer depends on it. */
   infraLayer?: string;
   /** The GitRepository URL and branch Flux should sync from (default: the reference's). */
@@ -55,7 +64,8 @@ export interface SealedObjectSummary {
   name: string;
   type: string;
   keys: string[];
-  scope: SealingScope;
+  /** The sealing scope (sealed-secrets) or "sops". */
+  scope: SealingScope | 'sops';
   /** True when the existing SealedSecret (same certificate) was kept instead of new credentials. */
   reused: boolean;
 }
@@ -74,6 +84,10 @@ export interface GenerateSummary {
   paths_written: string[];
   paths_removed: string[];
   shared_paths_copied: string[];
+  /** Files outside the cluster folder that the pass maintains (the repository's .sops.yaml). */
+  repo_files: string[];
+  secrets_backend: SecretsBackend;
+  age_recipients: string[];
   objects_sealed: SealedObjectSummary[];
   ingress_hosts: IngressHostChange[];
   external_dns: ExternalDnsSettings[];
@@ -156,7 +170,12 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
   checkOwnership(opts.repoDir, clusterDir, owner);
 
   let cert: SealingCertificate | undefined;
-  if (opts.pass === 'full') {
+  if (opts.pass === 'full' && opts.secretsBackend === 'sops') {
+    const recipients = opts.ageRecipients ?? [];
+    if (recipients.length === 0) throw new GeneratorInputError('the sops backend needs the cluster\'s age public key (--age-recipient age1...)');
+    const bad = recipients.find((r) => !isAgeRecipient(r));
+    if (bad !== undefined) throw new GeneratorInputError(`--age-recipient must be an age public key (age1...), not ${JSON.stringify(String(bad).slice(0, 12))}`);
+  } else if (opts.pass === 'full') {
     if (!opts.sealingCertPem) throw new GeneratorInputError('the full pass needs the target cluster\'s sealing certificate (--sealing-cert FILE)');
     try {
       cert = parseSealingCertificate(opts.sealingCertPem, opts.now);
@@ -186,6 +205,9 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
       paths_written: [],
       paths_removed: [],
       shared_paths_copied: [],
+      repo_files: [],
+      secrets_backend: opts.secretsBackend ?? 'sealed-secrets',
+      age_recipients: opts.ageRecipients ?? [],
       objects_sealed: [],
       ingress_hosts: [],
       external_dns: [],
@@ -198,7 +220,7 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
 
   const rendered = new Map<string, Map<string, Buffer>>();
   const toRender = opts.pass === 'full' ? ref.layers : ref.layers.filter((l) => l.name === opts.infraLayer);
-  for (const layer of toRender) rendered.set(layer.name, renderLayer(ctx, layer));
+  for (const layer of toRender) rendered.set(layer.name, await renderLayer(ctx, layer));
   // An infra pass after a full pass keeps what the full pass wrote and still references it.
   const kept = opts.pass === 'infra' ? ref.layers.filter((l) => !rendered.has(l.name) && l.name !== 'flux-system' && existsSync(join(opts.repoDir, clusterDir, l.name))) : [];
   const syncLayers = ['flux-system', ...rendered.keys(), ...kept.map((l) => l.name)];
@@ -206,6 +228,7 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
   ctx.summary.layers = [...rendered.keys()].sort();
 
   await writeValidated(ctx, rendered, toRender);
+  if (opts.pass === 'full' && opts.secretsBackend === 'sops') writeSopsRules(ctx);
   writeIfChanged(ctx, `${clusterDir}/${OWNER_FILE}`, Buffer.from(JSON.stringify(owner, null, 2) + '\n'));
   return { summary: ctx.summary, credentials: ctx.credentials };
 }
@@ -223,7 +246,7 @@ function guardSecretPlacement(ctx: Context, infra: ReferenceLayer) {
 
 const isYamlFile = (f: string) => /\.ya?ml$/.test(f) || f === 'Kustomization';
 
-function renderLayer(ctx: Context, layer: ReferenceLayer): Map<string, Buffer> {
+async function renderLayer(ctx: Context, layer: ReferenceLayer): Promise<Map<string, Buffer>> {
   const files = new Map<string, Buffer>();
   const patches = ingressPatches(layer.objects, ctx.referenceDomain, ctx.opts.domain);
   ctx.summary.ingress_hosts.push(...patches.map((p) => p.change));
@@ -231,7 +254,7 @@ function renderLayer(ctx: Context, layer: ReferenceLayer): Map<string, Buffer> {
   for (const rel of layer.files) {
     const raw = readFileSync(join(ctx.ref.root, layer.dir, rel));
     if (rel === kfile) files.set(rel, withPatches(raw, rel, patches));
-    else files.set(rel, isYamlFile(rel) ? transformManifestFile(ctx, layer, rel, raw) : raw);
+    else files.set(rel, isYamlFile(rel) ? await transformManifestFile(ctx, layer, rel, raw) : raw);
   }
   for (const p of patches) files.set(p.file, Buffer.from(p.content));
   return files;
@@ -248,18 +271,18 @@ function withPatches(raw: Buffer, rel: string, patches: IngressPatch[]): Buffer 
 }
 
 /** Copies a manifest byte for byte unless it holds something that must change for the new cluster. */
-function transformManifestFile(ctx: Context, layer: ReferenceLayer, rel: string, raw: Buffer): Buffer {
+async function transformManifestFile(ctx: Context, layer: ReferenceLayer, rel: string, raw: Buffer): Promise<Buffer> {
   const file = `${layer.dir}/${rel}`;
   const objects = layer.objects.filter((o) => o.file === file);
   if (objects.length === 0) return raw;
   const docs = parseDocuments(raw.toString('utf8'), file);
   const to = { referenceDomain: ctx.referenceDomain, domain: ctx.opts.domain, region: ctx.opts.region, clusterName: ctx.opts.clusterName };
   let changed = false;
-  docs.forEach((doc, i) => {
+  for (const [i, doc] of docs.entries()) {
     const obj = objects.find((o) => o.index === i);
-    if (!obj) return;
+    if (!obj) continue;
     if (obj.kind === 'Secret' && /^v1$/.test(obj.apiVersion)) {
-      docs[i] = new Document(sealSecret(ctx, layer, rel, obj.body, obj.namespace ?? 'default'));
+      docs[i] = new Document(await protectSecret(ctx, layer, rel, obj.body, obj.namespace ?? 'default'));
       changed = true;
     } else if (isExternalDns(obj.body)) {
       changed = repointExternalDns(doc, to) || changed;
@@ -267,42 +290,53 @@ function transformManifestFile(ctx: Context, layer: ReferenceLayer, rel: string,
     } else if (isIssuer(obj.body)) {
       changed = rewriteIssuer(doc, { ...to, acmeEmail: ctx.opts.acmeEmail }) || changed;
     }
-  });
+  }
   return changed ? Buffer.from(stringifyDocuments(docs)) : raw;
 }
 
-/** The SealedSecret already in the target for this Secret, when it was sealed for the same certificate. */
-function existingSealed(ctx: Context, layer: string, rel: string, name: string, namespace: string): any | undefined {
+const sameRecipients = (a: string[], b: string[]) => [...a].sort().join(',') === [...b].sort().join(',');
+
+/** Whether a document already in the target protects this Secret for the same certificate or the same age recipients. */
+function protectsFor(ctx: Context, b: any, name: string, namespace: string): boolean {
+  if (b?.metadata?.name !== name || b.metadata?.namespace !== namespace) return false;
+  if (ctx.opts.secretsBackend === 'sops') {
+    return b.kind === 'Secret' && Array.isArray(b.sops?.age) && sameRecipients(b.sops.age.map((r: any) => r.recipient), ctx.opts.ageRecipients ?? []);
+  }
+  return b.kind === 'SealedSecret' && b.metadata?.annotations?.[SEALED_BY_ANNOTATION] === ctx.cert!.fingerprintSha256;
+}
+
+/** The protected Secret already in the target, when it needs no change (same key material, no rotation asked). */
+function existingProtected(ctx: Context, layer: string, rel: string, name: string, namespace: string): any | undefined {
   const abs = join(ctx.opts.repoDir, ctx.clusterDir, layer, rel);
   if (ctx.opts.rotateCredentials || !existsSync(abs)) return undefined;
   try {
     return parseDocuments(readFileSync(abs, 'utf8'), rel)
       .map((d) => d.toJS())
-      .find(
-        (b) =>
-          b?.kind === 'SealedSecret' &&
-          b.metadata?.name === name &&
-          b.metadata?.namespace === namespace &&
-          b.metadata?.annotations?.[SEALED_BY_ANNOTATION] === ctx.cert!.fingerprintSha256,
-      );
+      .find((b) => protectsFor(ctx, b, name, namespace));
   } catch {
     return undefined;
   }
 }
 
-function sealSecret(ctx: Context, layer: ReferenceLayer, rel: string, body: any, namespace: string) {
+/** Fresh credentials for a reference Secret, sealed for the cluster or SOPS-encrypted for its age keys. */
+async function protectSecret(ctx: Context, layer: ReferenceLayer, rel: string, body: any, namespace: string) {
   const name = String(body.metadata?.name);
   const file = `${ctx.clusterDir}/${layer.name}/${rel}`;
-  const summary = { file, namespace, name, type: String(body.type ?? 'Opaque'), scope: ctx.opts.sealingScope };
-  const reuse = existingSealed(ctx, layer.name, rel, name, namespace);
+  const sops = ctx.opts.secretsBackend === 'sops';
+  const summary = { file, namespace, name, type: String(body.type ?? 'Opaque'), scope: sops ? ('sops' as const) : ctx.opts.sealingScope };
+  const reuse = existingProtected(ctx, layer.name, rel, name, namespace);
   if (reuse) {
-    ctx.summary.objects_sealed.push({ ...summary, keys: Object.keys(reuse.spec?.encryptedData ?? {}).sort(), reused: true });
+    ctx.summary.objects_sealed.push({ ...summary, keys: Object.keys((sops ? reuse.stringData : reuse.spec?.encryptedData) ?? {}).sort(), reused: true });
     return reuse;
   }
   const fresh = regenerateSecret(body, namespace, ctx.opts.registry, `${layer.dir}/${rel} Secret ${name}`);
   for (const [key, value] of Object.entries(fresh.data)) ctx.credentials.push({ namespace, name, key, value: value.toString('utf8') });
   ctx.summary.objects_sealed.push({ ...summary, keys: Object.keys(fresh.data).sort(), reused: false });
-  return buildSealedSecret({ ...fresh, namespace }, ctx.cert!, ctx.opts.sealingScope);
+  if (!sops) return buildSealedSecret({ ...fresh, namespace }, ctx.cert!, ctx.opts.sealingScope);
+  const metadata: Record<string, unknown> = { name, namespace };
+  if (Object.keys(fresh.labels).length > 0) metadata.labels = fresh.labels;
+  const stringData = Object.fromEntries(Object.entries(fresh.data).map(([k, v]) => [k, v.toString('utf8')]));
+  return sopsEncrypt({ apiVersion: 'v1', kind: 'Secret', metadata, type: fresh.type, stringData }, { recipients: ctx.opts.ageRecipients!, now: ctx.opts.now });
 }
 
 function renderFluxSystem(ctx: Context, layers: string[]): Map<string, Buffer> {
@@ -325,11 +359,32 @@ function renderFluxSystem(ctx: Context, layers: string[]): Map<string, Buffer> {
       infraLayer: ctx.opts.infraLayer,
       sourceUrl: ctx.opts.sourceUrl,
       sourceBranch: ctx.opts.sourceBranch,
+      decrypt:
+        ctx.opts.secretsBackend === 'sops'
+          ? { layers: ctx.ref.layers.filter((l) => l.objects.some((o) => o.kind === 'Secret')).map((l) => l.name), secretName: SOPS_DECRYPTION_SECRET }
+          : undefined,
     });
     ctx.summary.kustomizations.push(...kustomizations);
     files.set(rel, Buffer.from(stringifyDocuments(docs)));
   }
   return files;
+}
+
+/**
+ * The repository's .sops.yaml gets (or keeps) a creation rule for this cluster's folder first, so
+ * that `sops` run by a person encrypts new files there for the same recipients. Other rules stay.
+ */
+function writeSopsRules(ctx: Context) {
+  const path = '.sops.yaml';
+  const abs = join(ctx.opts.repoDir, path);
+  // Cluster names are DNS labels (no dots), so the folder needs no escaping.
+  const pathRegex = `^${ctx.clusterDir}/.*\\.ya?ml$`;
+  const doc = existsSync(abs) ? parseDocuments(readFileSync(abs, 'utf8'), path)[0] ?? new Document({}) : new Document({});
+  const current = (doc.toJS()?.creation_rules ?? []) as any[];
+  const ours = { path_regex: pathRegex, encrypted_regex: FLUX_ENCRYPTED_REGEX, age: (ctx.opts.ageRecipients ?? []).join(',') };
+  doc.set('creation_rules', doc.createNode([ours, ...current.filter((r) => r?.path_regex !== pathRegex)]));
+  writeIfChanged(ctx, path, Buffer.from(doc.toString({ lineWidth: 0 })));
+  ctx.summary.repo_files.push(path);
 }
 
 /** The outermost shared folders the rendered layers point to (base/, not base/api/). */

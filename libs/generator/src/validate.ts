@@ -60,7 +60,9 @@ export function checkBuiltObjects(output: string, label: string, domain: string)
     const body = doc.toJS?.();
     if (!body) continue;
     const id = `${body.kind} ${body.metadata?.namespace ?? ''}/${body.metadata?.name ?? ''}`;
-    if (body.kind === 'Secret' && (Object.keys(body.data ?? {}).length > 0 || Object.keys(body.stringData ?? {}).length > 0)) {
+    const values = [...Object.values(body.data ?? {}), ...Object.values(body.stringData ?? {})];
+    const sopsEncrypted = values.every((v) => typeof v === 'string' && v.startsWith('ENC[AES256_GCM,'));
+    if (body.kind === 'Secret' && values.length > 0 && !sopsEncrypted) {
       throw new GeneratorValidationError(`${label} builds a plaintext ${id}`);
     }
     if (body.kind === 'Ingress') {

@@ -88,7 +88,7 @@ async function pushPass(ctx: StepContext, pass: Pass, sealingCertPem?: string): 
         sourceUrl: req.repo_url,
         sourceBranch: req.branch,
       });
-      const paths = [summary.gitops_path, ...summary.shared_paths_copied];
+      const paths = [summary.gitops_path, ...summary.shared_paths_copied, ...summary.repo_files];
       const files = await ws.changedFiles(paths);
       const commit = await ws.commit(paths, `scaffold(${req.cluster_name}): ${pass} pass`, ctx.runId, pass);
       await ctx.log.line(`${pass} pass generated ${files} changed files, ${summary.objects_sealed.length} sealed objects; committed ${commit}`);
