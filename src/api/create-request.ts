@@ -2,6 +2,7 @@ import Ajv, { ErrorObject } from 'ajv';
 import type { ScaffoldRequestedData } from '../../libs/events/src';
 import { isSafeBranch } from '../../libs/git/src';
 import { CertificateError, parseSealingCertificate, SealingCertificate } from '../../libs/sealing/src';
+import { isAgeRecipient } from '../../libs/sealing/src/sops';
 import { FieldCheck, isClusterName, isDomain, isEmail, isRegion } from '../../libs/validation/src';
 import { ApiError, invalid } from './api-error';
 
@@ -11,6 +12,7 @@ export const CREATE_SCHEMA = {
   additionalProperties: false,
   required: ['cluster_name', 'domain', 'region', 'acme_email', 'target'],
   properties: {
+    secrets_backend: { enum: ['sealed-secrets', 'sops'] },
     cluster_name: { type: 'string', maxLength: 63 },
     domain: { type: 'string', maxLength: 253 },
     region: { type: 'string', maxLength: 32 },
@@ -27,6 +29,7 @@ export const CREATE_SCHEMA = {
       maxProperties: 1,
       properties: {
         sealing_cert_pem: { type: 'string', maxLength: 65536 },
+        age_recipients: { type: 'array', minItems: 1, maxItems: 10, items: { type: 'string', maxLength: 100 } },
         kubeconfig_secret: {
           type: 'object',
           additionalProperties: false,
@@ -41,7 +44,10 @@ export const CREATE_SCHEMA = {
 const ajv = new Ajv({ allErrors: false, strict: true });
 const validateShape = ajv.compile(CREATE_SCHEMA);
 
-export type CreateTarget = { kind: 'sealing_cert'; cert: SealingCertificate } | { kind: 'kubeconfig_secret'; ref: { namespace: string; name: string; key: string } };
+export type CreateTarget =
+  | { kind: 'sealing_cert'; cert: SealingCertificate }
+  | { kind: 'kubeconfig_secret'; ref: { namespace: string; name: string; key: string } }
+  | { kind: 'age_recipients'; recipients: string[] };
 
 /** A validated request: the ScaffoldRequested data without the caller, and the target with its parsed certificate. */
 export type CreateRequest = Omit<ScaffoldRequestedData, 'target' | 'requested_by'> & { target: CreateTarget };
@@ -56,7 +62,7 @@ function fieldOf(err: ErrorObject): string {
 function describeAjv(err: ErrorObject): string {
   if (err.keyword === 'additionalProperties') return 'unknown field';
   if (err.keyword === 'required') return 'is required';
-  if (err.keyword === 'minProperties' || err.keyword === 'maxProperties') return 'give exactly one of sealing_cert_pem or kubeconfig_secret';
+  if (err.keyword === 'minProperties' || err.keyword === 'maxProperties') return 'give exactly one of sealing_cert_pem, kubeconfig_secret or age_recipients';
   return err.message ?? 'is invalid';
 }
 
@@ -97,6 +103,16 @@ export function parseCreateRequest(
   const branch: string = b.repo?.branch ?? opts.defaultBranch;
   if (!isSafeBranch(branch)) throw invalid('repo.branch', 'must be a plain branch name');
   const common = { cluster_name: b.cluster_name, domain: b.domain, region: b.region, acme_email: b.acme_email, repo_url: repoUrl, branch };
+  // The backend and the target must agree: SOPS takes age public keys, Sealed Secrets a certificate or a cluster to fetch it from.
+  const sops = b.secrets_backend === 'sops';
+  if (sops !== Boolean(b.target.age_recipients)) {
+    throw invalid('target', sops ? 'secrets_backend sops needs target.age_recipients' : 'target.age_recipients needs secrets_backend sops');
+  }
+  if (sops) {
+    const bad = (b.target.age_recipients as string[]).findIndex((r) => !isAgeRecipient(r));
+    if (bad >= 0) throw invalid(`target.age_recipients.${bad}`, 'must be an age public key (age1...)');
+    return { ...common, target: { kind: 'age_recipients', recipients: b.target.age_recipients } };
+  }
   if (b.target.kubeconfig_secret) return { ...common, target: kubeconfigTarget(b.target.kubeconfig_secret, Boolean(opts.acceptKubeconfigTargets)) };
   try {
     return { ...common, target: { kind: 'sealing_cert', cert: parseSealingCertificate(b.target.sealing_cert_pem) } };

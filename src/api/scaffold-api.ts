@@ -2,14 +2,21 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import { In, LessThan } from 'typeorm';
 import type { JetStreamEventStore } from '../../libs/event-store/src';
-import { EVENT_TYPES, isEventType, StoredEvent, TERMINAL_EVENTS } from '../../libs/events/src';
+import { EVENT_TYPES, isEventType, ScaffoldTarget, StoredEvent, TERMINAL_EVENTS } from '../../libs/events/src';
 import { Command, decide, fold, RunRuleViolation } from '../../libs/run-decider/src';
 import { SEALING_CERT_INPUT } from '../../libs/steps/src';
 import type { AppConfig } from '../config';
 import { ScaffoldRunRow } from '../projection/entities';
 import { RunView, toView } from '../projection/run-view';
 import { ApiError, invalid, notFound } from './api-error';
-import { parseCreateRequest } from './create-request';
+import { CreateTarget, parseCreateRequest } from './create-request';
+
+/** What the event records of a target: references, fingerprints and public keys only. */
+function eventTarget(t: CreateTarget): ScaffoldTarget {
+  if (t.kind === 'sealing_cert') return { kind: 'sealing_cert', fingerprint_sha256: t.cert.fingerprintSha256, not_after: t.cert.notAfter.toISOString() };
+  if (t.kind === 'kubeconfig_secret') return { kind: 'kubeconfig_secret', ...t.ref };
+  return { kind: 'age_recipients', recipients: t.recipients };
+}
 
 /** How an event is shown to auditors and watchers. */
 export const eventView = (e: StoredEvent) => ({ seq: e.seq, id: e.id, type: e.type, schema_version: e.schema_version, time: e.time, causation_id: e.causation_id, data: e.data });
@@ -79,10 +86,7 @@ export class ScaffoldApi {
       acme_email: req.acme_email,
       repo_url: req.repo_url,
       branch: req.branch,
-      target:
-        req.target.kind === 'sealing_cert'
-          ? { kind: 'sealing_cert' as const, fingerprint_sha256: req.target.cert.fingerprintSha256, not_after: req.target.cert.notAfter.toISOString() }
-          : { kind: 'kubeconfig_secret' as const, ...req.target.ref },
+      target: eventTarget(req.target),
       requested_by: caller,
     };
     const { state, appended } = await this.store.decideAndAppend(runId, (s) => decide({ type: 'RequestScaffold', data }, s), { idFor: () => runId });

@@ -1,7 +1,9 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { connect } from '@nats-io/transport-node';
 import { headers, NatsConnection } from '@nats-io/nats-core';
+import { parse } from 'yaml';
 import { makeRsaCert } from '../support/certs';
+import { ageIdentity, sopsOpen } from '../support/sops-open';
 import { bareRepo, gitLog, TestDatabase, TestNats } from '../support/services';
 import { api, API_KEY, RunningService, startService, waitFor } from '../support/service';
 
@@ -124,6 +126,36 @@ describe('scaffold service end to end (real NATS JetStream, PostgreSQL, git)', (
     });
     expect(gitLog(remote.dir)).toHaveLength(commitsBefore);
     expect(await streamCount()).toBe(eventsBefore);
+  });
+
+  it('runs the SOPS backend: infrastructure, then the full pass at once, encrypted for the age recipients', async () => {
+    const cluster = ageIdentity();
+    const created = await api(svc.base, 'POST', '/api/v1/scaffolds', { ...body('sops-e2e'), secrets_backend: 'sops', target: { age_recipients: [cluster.recipient] } });
+    expect(created.status).toBe(202);
+    const done = await untilTerminal(created.json.id);
+    expect(done.status).toBe('succeeded');
+    const events = (await api(svc.base, 'GET', `/api/v1/scaffolds/${created.json.id}/events`)).json.items;
+    expect(events.map((e: any) => e.type)).toEqual(['ScaffoldRequested', 'InfraPushed', 'FullPushed', 'ScaffoldSucceeded']);
+    expect(events[0].data.target).toEqual({ kind: 'age_recipients', recipients: [cluster.recipient] });
+    const file = execFileSync('git', ['--git-dir', remote.dir, 'show', `${done.full_commit}:clusters/sops-e2e/database/postgresql-credentials.yaml`], { encoding: 'utf8' });
+    const opened = sopsOpen(parse(file), cluster.keyFile);
+    expect(opened.macOk).toBe(true);
+    expect(opened.plain.stringData.password).toHaveLength(40);
+    const rules = execFileSync('git', ['--git-dir', remote.dir, 'show', `${done.full_commit}:.sops.yaml`], { encoding: 'utf8' });
+    expect(rules).toContain('^clusters/sops-e2e/.*\\.ya?ml$');
+    const infraFiles = execFileSync('git', ['--git-dir', remote.dir, 'ls-tree', '-r', '--name-only', done.infra_commit], { encoding: 'utf8' });
+    expect(infraFiles).not.toContain('.sops.yaml');
+  });
+
+  it.each([
+    ['sops without recipients', { secrets_backend: 'sops', target: { sealing_cert_pem: 'x' } }, /^target: secrets_backend sops needs target.age_recipients/],
+    ['recipients without sops', { target: { age_recipients: ['age1qwwzsz6z2mmu6hpmjt2he7nepmnhutmhehvkva7l5zy5xzf08d5s5n4d6n'] } }, /^target: target.age_recipients needs secrets_backend sops/],
+    ['a private key as recipient', { secrets_backend: 'sops', target: { age_recipients: ['AGE-SECRET-KEY-1ABC'] } }, /^target.age_recipients.0: must be an age public key/],
+    ['an unknown backend', { secrets_backend: 'vault' }, /^secrets_backend:/],
+  ])('refuses %s', async (_what, patch, message) => {
+    const r = await api(svc.base, 'POST', '/api/v1/scaffolds', { ...body('sops-bad'), ...patch });
+    expect(r.status).toBe(400);
+    expect(r.json.error.message).toMatch(message);
   });
 
   it('fails a run with a clear reason when the branch does not exist', async () => {

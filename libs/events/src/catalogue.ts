@@ -9,7 +9,9 @@ export const STEPS: readonly Step[] = ['infra-pass', 'sealed-secrets-wait', 'cer
 
 export type ScaffoldTarget =
   | { kind: 'sealing_cert'; fingerprint_sha256: string; not_after: string }
-  | { kind: 'kubeconfig_secret'; namespace: string; name: string; key: string };
+  | { kind: 'kubeconfig_secret'; namespace: string; name: string; key: string }
+  /** The SOPS backend: the cluster's age public keys (no controller to wait for, no certificate). */
+  | { kind: 'age_recipients'; recipients: string[] };
 
 export interface ScaffoldRequestedData {
   cluster_name: string;

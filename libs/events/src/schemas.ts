@@ -39,6 +39,7 @@ export const DATA_SCHEMAS: Record<EventType, object> = {
       oneOf: [
         obj({ kind: { const: 'sealing_cert' }, fingerprint_sha256: str, not_after: str }),
         obj({ kind: { const: 'kubeconfig_secret' }, namespace: str, name: str, key: str }),
+        obj({ kind: { const: 'age_recipients' }, recipients: { type: 'array', minItems: 1, items: str } }),
       ],
     },
   }),

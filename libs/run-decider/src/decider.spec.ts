@@ -1,5 +1,5 @@
 import type { EventDraft, ScaffoldRequestedData } from '../../events/src';
-import { Command, decide, fold, MAX_ATTEMPTS_PER_STEP, RunRuleViolation } from './decider';
+import { Command, decide, fold, MAX_ATTEMPTS_PER_STEP, RunRuleViolation, triggers } from './decider';
 
 const request: ScaffoldRequestedData = {
   cluster_name: 'c1',
@@ -37,6 +37,18 @@ describe('run decider', () => {
     ]);
     const state = fold(at([requested, infra, ready, fetched, full, { type: 'ScaffoldSucceeded', data: { infra_commit: 'a', full_commit: 'b' } }]));
     expect(state.status).toBe('succeeded');
+  });
+
+  it('takes a SOPS run from the infrastructure pass straight to the full pass', () => {
+    const sopsRequested: EventDraft = { type: 'ScaffoldRequested', data: { ...request, target: { kind: 'age_recipients', recipients: ['age1x'] } } };
+    expect(fold(at([sopsRequested, infra])).step).toBe('full-pass');
+    expect(given(sopsRequested, infra).when({ type: 'CompleteStep', step: 'full-pass', result: full })).toEqual([
+      full,
+      { type: 'ScaffoldSucceeded', data: { infra_commit: 'a'.repeat(40), full_commit: 'b'.repeat(40) } },
+    ]);
+    expect(given(sopsRequested, infra).when({ type: 'CompleteStep', step: 'sealed-secrets-wait', result: ready })).toEqual([]);
+    expect(triggers(infra, 'full-pass')).toBe(true);
+    expect(fold(at([requested, infra])).step).toBe('sealed-secrets-wait');
   });
 
   it('drops a duplicate or late step result', () => {

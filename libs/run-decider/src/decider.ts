@@ -60,12 +60,12 @@ export const STEP_RESULT = {
   'full-pass': 'FullPushed',
 } as const satisfies Record<Step, EventDraft['type']>;
 
-/** The event that starts each step. */
-export const STEP_TRIGGER: Record<Step, EventDraft['type']> = {
-  'infra-pass': 'ScaffoldRequested',
-  'sealed-secrets-wait': 'InfraPushed',
-  'cert-fetch': 'SealedSecretsReady',
-  'full-pass': 'CertFetched',
+/** The events that may start each step (the state decides whether they do: a SOPS run goes from InfraPushed to the full pass). */
+export const STEP_TRIGGERS: Record<Step, ReadonlyArray<EventDraft['type']>> = {
+  'infra-pass': ['ScaffoldRequested'],
+  'sealed-secrets-wait': ['InfraPushed'],
+  'cert-fetch': ['SealedSecretsReady'],
+  'full-pass': ['CertFetched', 'InfraPushed'],
 };
 
 export const isTerminal = (s: RunState) => s.status === 'succeeded' || s.status === 'failed' || s.status === 'cancelled';
@@ -76,8 +76,17 @@ export function evolve(state: RunState, event: StoredEvent | (EventDraft & { tim
   switch (event.type) {
     case 'ScaffoldRequested':
       return { ...s, status: 'queued', step: 'infra-pass', request: event.data, createdAt: event.time, message: 'waiting for the infrastructure pass' };
-    case 'InfraPushed':
-      return { ...s, status: 'running', step: NEXT_STEP['infra-pass'], infraCommit: event.data.commit, message: `infrastructure pushed as ${event.data.commit.slice(0, 12)}; waiting for sealed-secrets` };
+    case 'InfraPushed': {
+      // SOPS runs have no controller to wait for and no certificate to fetch: the full pass is next.
+      const sops = s.request?.target.kind === 'age_recipients';
+      return {
+        ...s,
+        status: 'running',
+        step: sops ? 'full-pass' : NEXT_STEP['infra-pass'],
+        infraCommit: event.data.commit,
+        message: `infrastructure pushed as ${event.data.commit.slice(0, 12)}; ${sops ? 'running the full pass' : 'waiting for sealed-secrets'}`,
+      };
+    }
     case 'SealedSecretsReady':
       return {
         ...s,
@@ -183,5 +192,5 @@ export function decide(command: Command, state: RunState): EventDraft[] {
 
 /** Whether an event starts `step`: its trigger, or an operator's re-drive of it. */
 export function triggers(event: EventDraft, step: Step): boolean {
-  return event.type === STEP_TRIGGER[step] || (event.type === 'StepRedriveRequested' && event.data.step === step);
+  return STEP_TRIGGERS[step].includes(event.type) || (event.type === 'StepRedriveRequested' && event.data.step === step);
 }

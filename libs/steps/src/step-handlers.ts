@@ -84,6 +84,7 @@ async function pushPass(ctx: StepContext, pass: Pass, sealingCertPem?: string): 
         acmeEmail: req.acme_email,
         pass,
         sealingCertPem,
+        ...secretsBackendOf(req),
         registry: ctx.settings.registry,
         sourceUrl: req.repo_url,
         sourceBranch: req.branch,
@@ -176,11 +177,17 @@ export const certFetch: StepHandler = {
   },
 };
 
+/** SOPS runs encrypt for the request's age recipients; every other run seals for the cluster's certificate. */
+function secretsBackendOf(req: ScaffoldRequestedData): { secretsBackend: 'sealed-secrets' | 'sops'; ageRecipients?: string[] } {
+  return req.target.kind === 'age_recipients' ? { secretsBackend: 'sops', ageRecipients: req.target.recipients } : { secretsBackend: 'sealed-secrets' };
+}
+
 export const fullPass: StepHandler = {
   step: 'full-pass',
   async run(ctx) {
-    const cert = await storedCertificate(ctx);
-    const { commit, sealed } = await pushPass(ctx, 'full', cert.pem);
+    const sops = request(ctx).target.kind === 'age_recipients';
+    const certPem = sops ? undefined : (await storedCertificate(ctx)).pem;
+    const { commit, sealed } = await pushPass(ctx, 'full', certPem);
     return { type: 'FullPushed', data: { commit, objects_sealed: sealed } };
   },
 };
