@@ -30,7 +30,7 @@ export class Metrics {
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
     registers: [this.registry],
   });
-  private lastProjected: { seq: number; time: number } = { seq: 0, time: Date.now() };
+  private lastProjectedAt = Date.now();
 
   private lagRead?: { at: number; done: Promise<void> };
 
@@ -65,7 +65,7 @@ export class Metrics {
         if (c.name === 'projector') {
           const behind = last - c.ack_floor.stream_seq;
           g.projectionLagEvents.set(behind);
-          g.projectionLagSeconds.set(behind > 0 ? (Date.now() - this.lastProjected.time) / 1000 : 0);
+          g.projectionLagSeconds.set(behind > 0 ? (Date.now() - this.lastProjectedAt) / 1000 : 0);
         }
       }
     })();
@@ -75,7 +75,7 @@ export class Metrics {
 
   /** Called by the projector after an event is in the read-model. */
   projected(event: StoredEvent) {
-    this.lastProjected = { seq: event.seq, time: Date.now() };
+    this.lastProjectedAt = Date.now();
     this.projectionDelay.observe(Math.max(0, (Date.now() - Date.parse(event.time)) / 1000));
     if (event.type === 'ScaffoldRequested') this.runsStarted.inc();
     if (event.type === 'ScaffoldSucceeded') this.runsFinished.inc({ status: 'succeeded', step: 'full-pass' });

@@ -87,8 +87,6 @@ export const PROJECTION_BATCH = 100;
 export class Projector {
   private messages?: ConsumerMessages;
   private loop?: Promise<void>;
-  lastAppliedSeq = 0;
-
   constructor(
     private readonly store: JetStreamEventStore,
     private readonly ds: DataSource,
@@ -150,7 +148,6 @@ export class Projector {
       }
     }
     for (const msg of batch) msg.ack();
-    this.lastAppliedSeq = lastSeq;
     for (const e of events) this.onProjected(e);
   }
 
