@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util';
 import { SEALING_SCOPES, SealingScope } from '../../sealing/src';
 import type { RegistryCredentials } from './credentials';
 import { GeneratorInputError } from './errors';
-import { generate, GenerateSummary, SHIPPED_TEMPLATE } from './generate';
+import { generate, GenerateSummary, SHIPPED_PHASED_TEMPLATE, SHIPPED_TEMPLATE } from './generate';
 
 const HELP = `generate-gitops-env: write a customer-specific Flux CD tree to clusters/<cluster-name>/
 
@@ -27,9 +27,13 @@ Passes:
   --age-recipient KEY      sops backend: the cluster's age public key (age1...); repeat for more recipients
 
 Options:
-  --template DIR           reference repository (default: the shipped template, ${SHIPPED_TEMPLATE})
+  --template DIR           reference repository (default: the shipped template, ${SHIPPED_TEMPLATE};
+                           a phased cluster-vars reference ships in ${SHIPPED_PHASED_TEMPLATE})
   --reference-env NAME     reference environment under clusters/ (default: development)
-  --infra-layer NAME       the layer pushed first (default: infrastructure)
+  --infra-layer NAME       overlay references: the layer pushed first (default: infrastructure)
+  --var KEY=VALUE          cluster-vars references: a value of the new cluster's cluster-vars
+                           (issuer, sizes, ...); repeat for more. Domain, region, ACME e-mail
+                           and cluster name are derived from the other flags
   --scope SCOPE            sealing scope: strict (default), namespace-wide, cluster-wide
   --registry-auth FILE     docker config JSON with registry pull credentials
   --source-url URL         GitRepository URL Flux syncs from (default: the reference's)
@@ -61,14 +65,28 @@ function registryFrom(env: NodeJS.ProcessEnv, authFile: string | undefined): Reg
   return { server, username, password };
 }
 
+/** `--var KEY=VALUE` flags as a map; the generator checks the names against the reference. */
+function parseVars(flags: string[]): Record<string, string> {
+  const vars: Record<string, string> = {};
+  for (const flag of flags) {
+    const eq = flag.indexOf('=');
+    if (eq <= 0) throw new GeneratorInputError(`--var ${JSON.stringify(flag.slice(0, 40))} must be KEY=VALUE`);
+    vars[flag.slice(0, eq)] = flag.slice(eq + 1);
+  }
+  return vars;
+}
+
 function describe(summary: GenerateSummary): string {
   const lines = [
     `${summary.pass} pass for ${summary.cluster_name} (${summary.domain}, ${summary.region}) from ${summary.reference_env} (${summary.reference_domain})`,
-    `  layers: ${summary.layers.join(', ')}`,
+    summary.environment_model === 'cluster-vars'
+      ? `  cluster-vars: ${Object.entries(summary.cluster_vars ?? {}).map(([k, v]) => `${k}=${v}`).join(' ')}`
+      : `  layers: ${summary.layers.join(', ')}`,
+    `  kustomizations: ${summary.kustomizations.map((k) => k.name).join(', ')}`,
     `  files written: ${summary.paths_written.length}, removed: ${summary.paths_removed.length}`,
     ...summary.ingress_hosts.map((i) => `  ingress ${i.namespace ?? 'default'}/${i.name}: ${i.to.join(', ')}`),
     ...summary.objects_sealed.map((s) => `  sealed ${s.namespace}/${s.name} (${s.keys.length} keys, ${s.scope}${s.reused ? ', kept' : ''})`),
-    `  validated: ${summary.validated ? summary.validated.length + ' layers with kustomize' : 'no'}`,
+    `  validated: ${summary.validated ? summary.validated.length + ' folders with kustomize' : 'no'}`,
     ...summary.warnings.map((w) => `  warning: ${w}`),
   ];
   return lines.join('\n') + '\n';
@@ -99,6 +117,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
         'registry-auth': { type: 'string' },
         'source-url': { type: 'string' },
         'source-branch': { type: 'string' },
+        var: { type: 'string', multiple: true },
         'no-validate': { type: 'boolean' },
         json: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
@@ -146,6 +165,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
       secretsBackend: backend,
       ageRecipients: values['age-recipient'],
       infraLayer: values['infra-layer'],
+      clusterVars: parseVars(values.var ?? []),
       sourceUrl: values['source-url'],
       sourceBranch: values['source-branch'],
       validate: !values['no-validate'],

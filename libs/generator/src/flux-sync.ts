@@ -20,8 +20,19 @@ export interface FluxLayerKustomization {
   dependsOn: string[];
 }
 
-const isFluxKustomization = (b: any) => b?.kind === 'Kustomization' && /^kustomize\.toolkit\.fluxcd\.io\//.test(String(b?.apiVersion));
-const isGitRepository = (b: any) => b?.kind === 'GitRepository' && /^source\.toolkit\.fluxcd\.io\//.test(String(b?.apiVersion));
+export const isFluxKustomization = (b: any) => b?.kind === 'Kustomization' && /^kustomize\.toolkit\.fluxcd\.io\//.test(String(b?.apiVersion));
+export const isGitRepository = (b: any) => b?.kind === 'GitRepository' && /^source\.toolkit\.fluxcd\.io\//.test(String(b?.apiVersion));
+
+/** Points the GitRepository Flux syncs from at the target repository and branch, when given. */
+export function repointGitRepository(doc: Document, url: string | undefined, branch: string | undefined) {
+  if (url) doc.setIn(['spec', 'url'], url);
+  if (branch) doc.setIn(['spec', 'ref'], doc.createNode({ branch }));
+}
+
+/** Flux's kustomize-controller decrypts the Kustomization's SOPS files with the age key in `secretName`. */
+export function setSopsDecryption(doc: Document, secretName: string) {
+  doc.setIn(['spec', 'decryption'], doc.createNode({ provider: 'sops', secretRef: { name: secretName } }));
+}
 
 /** `./clusters/development/apps` -> `apps`; undefined for a path outside the reference environment's layers. */
 function layerOf(path: string, envDir: string): string | undefined {
@@ -45,8 +56,7 @@ export function buildFluxSync(input: FluxSyncInput): { docs: Document[]; kustomi
     const doc = source.clone();
     const body = doc.toJS();
     if (isGitRepository(body)) {
-      if (input.sourceUrl) doc.setIn(['spec', 'url'], input.sourceUrl);
-      if (input.sourceBranch) doc.setIn(['spec', 'ref'], doc.createNode({ branch: input.sourceBranch }));
+      repointGitRepository(doc, input.sourceUrl, input.sourceBranch);
       out.push(doc);
       continue;
     }
@@ -74,9 +84,7 @@ export function buildFluxSync(input: FluxSyncInput): { docs: Document[]; kustomi
   const present = new Set(byLayer.values());
   const kustomizations: FluxLayerKustomization[] = [];
   for (const { doc, layer } of kept) {
-    if (input.decrypt?.layers.includes(layer)) {
-      doc.setIn(['spec', 'decryption'], doc.createNode({ provider: 'sops', secretRef: { name: input.decrypt.secretName } }));
-    }
+    if (input.decrypt?.layers.includes(layer)) setSopsDecryption(doc, input.decrypt.secretName);
     const deps = dependenciesFor(layer, doc.toJS(), input.infraLayer, infraName, present);
     if (deps.length === 0) doc.deleteIn(['spec', 'dependsOn']);
     else doc.setIn(['spec', 'dependsOn'], doc.createNode(deps.map((name) => ({ name }))));

@@ -57,12 +57,12 @@ export function listFiles(absDir: string, rel = ''): string[] {
   return out;
 }
 
-function readYamlObject(abs: string, rel: string): any {
+export function readYamlObject(abs: string, rel: string): any {
   const docs = parseDocuments(readFileSync(abs, 'utf8'), rel);
   return docs[0]?.toJS() ?? {};
 }
 
-const isRemote = (r: string) => /^[a-z]+:\/\//i.test(r) || /^(github\.com|gitlab\.com|bitbucket\.org)\//.test(r) || r.startsWith('git@');
+export const isRemote = (r: string) => /^[a-z]+:\/\//i.test(r) || /^(github\.com|gitlab\.com|bitbucket\.org)\//.test(r) || r.startsWith('git@');
 
 interface WalkState {
   root: string;
@@ -125,6 +125,19 @@ function collectObjects(state: WalkState, fileRel: string, namespace: string | u
   });
 }
 
+export interface ReferenceTree {
+  objects: ReferenceObject[];
+  /** Folders outside the environment that the tree's resources point to (e.g. base). */
+  sharedDirs: string[];
+}
+
+/** Every object a kustomization folder of the template builds from, following its resources. */
+export function collectTree(root: string, envDir: string, dir: string, warnings: string[]): ReferenceTree {
+  const state: WalkState = { root, envDir, objects: [], sharedDirs: new Set(), warnings, visited: new Set() };
+  walk(state, dir, undefined, undefined, true);
+  return { objects: state.objects, sharedDirs: [...state.sharedDirs].filter((d) => statSync(join(root, d)).isDirectory()) };
+}
+
 /** Loads `clusters/<envName>/` of a template and follows each layer's kustomization. */
 export function loadReference(root: string, envName: string): ReferenceEnv {
   const envDir = `clusters/${envName}`;
@@ -142,15 +155,13 @@ export function loadReference(root: string, envName: string): ReferenceEnv {
       warnings.push(`${dir} has no kustomization.yaml and is not a layer`);
       continue;
     }
-    const state: WalkState = { root, envDir, objects: [], sharedDirs: new Set(), warnings, visited: new Set() };
-    walk(state, dir, undefined, undefined, true);
+    const tree = collectTree(root, envDir, dir, warnings);
     layers.push({
       name: entry.name,
       dir,
       files: listFiles(join(root, dir)),
       kustomization: readYamlObject(join(root, dir, kfile), `${dir}/${kfile}`),
-      objects: state.objects,
-      sharedDirs: [...state.sharedDirs].filter((d) => statSync(join(root, d)).isDirectory()),
+      ...tree,
     });
   }
   if (!layers.some((l) => l.name === 'flux-system')) throw new GeneratorInputError(`reference environment "${envName}" has no flux-system/ layer`);

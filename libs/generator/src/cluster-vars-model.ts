@@ -1,0 +1,357 @@
+/**
+ * The cluster-vars environment model: the new cluster's folder is the reference environment's
+ * folder with a new cluster-vars ConfigMap (domain, region, issuer, sizes, ...), its sync
+ * repointed and its secrets regenerated. The shared base and platform are never edited: the
+ * values reach every component through Flux's post-build substitution.
+ */
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { join, posix } from 'node:path';
+import { Document, stringify } from 'yaml';
+import { ClusterVarsReference, isInEnv, loadClusterVarsReference, referenceKustomization, VarsKustomization } from './cluster-vars-reference';
+import { Context, SOPS_DECRYPTION_SECRET, usesSops } from './context';
+import { swapDomain } from './domain';
+import { GeneratorInputError, GeneratorValidationError } from './errors';
+import { discoverReferenceDns, isExternalDns, isIssuer, readExternalDns } from './external-dns';
+import { FluxLayerKustomization, isFluxKustomization, isGitRepository, repointGitRepository, setSopsDecryption } from './flux-sync';
+import { protectSecret } from './protect';
+import { collectTree, isRemote, ReferenceObject } from './reference';
+import { substituteObject, substitutionDisabled, VARIABLE_NAME, variableUses } from './substitution';
+import { stageAndCheck, syncFolder } from './target';
+import { checkBuiltObjects, kustomizeBuild } from './validate';
+import { parseDocuments, stringifyDocuments } from './yaml-docs';
+
+export { loadClusterVarsReference };
+
+interface VarsContext extends Context {
+  ref: ClusterVarsReference;
+  /** The new cluster's variables. */
+  vars: Record<string, string>;
+  /** Names of the Kustomizations this pass applies. */
+  applied: Set<string>;
+}
+
+export async function generateFromClusterVars(base: Context, ref: ClusterVarsReference): Promise<void> {
+  const facts = referenceFacts(ref);
+  const { vars, inherited } = newClusterVars(base, ref, facts);
+  const ctx: VarsContext = {
+    ...base,
+    ref,
+    vars,
+    applied: new Set(ref.kustomizations.filter((k) => base.opts.pass === 'full' || !k.fullPass).map((k) => k.name)),
+  };
+  Object.assign(ctx.summary, {
+    environment_model: 'cluster-vars',
+    reference_domain: facts.domain,
+    reference_region: facts.region ?? null,
+    cluster_vars: vars,
+    cluster_vars_inherited: inherited,
+  });
+  ctx.summary.warnings.push(...ref.warnings, ...inheritedWarnings(ref, inherited));
+  checkVariablesDefined(ctx);
+  describeOutcome(ctx);
+
+  const files = await renderClusterFolder(ctx);
+  ctx.summary.shared_paths_copied = await stageAndCheck(ctx, files, { root: ref.root, dirs: ref.sharedDirs }, (staging) => validateStaged(ctx, staging));
+  syncFolder(ctx, ctx.clusterDir, files);
+}
+
+interface ReferenceFacts {
+  domain: string;
+  region: string | undefined;
+  acmeEmails: string[];
+}
+
+/** Every object the reference's Kustomizations apply, with the reference's own values substituted. */
+function substitutedObjects(ref: ClusterVarsReference, vars: Record<string, string>): ReferenceObject[] {
+  return ref.kustomizations.flatMap((k) => k.objects.map((o) => ({ ...o, body: substituteObject(o.body, { ...vars, ...k.substitute }).body })));
+}
+
+/** The reference cluster's domain, region and ACME e-mail, read from what its platform is given. */
+function referenceFacts(ref: ClusterVarsReference): ReferenceFacts {
+  const objects = substitutedObjects(ref, ref.vars.data);
+  const dns = discoverReferenceDns(objects);
+  if (!dns.domain) throw new GeneratorInputError(`reference environment "${ref.envName}": no external-dns domain filter found to learn its domain from`);
+  const acmeEmails = objects.filter((o) => isIssuer(o.body)).map((o) => o.body.spec?.acme?.email).filter((e): e is string => typeof e === 'string');
+  return { domain: dns.domain, region: dns.region, acmeEmails };
+}
+
+const CLUSTER_NAME_KEY = /(^|_)CLUSTER(_NAME)?$/i;
+
+/**
+ * The new cluster's variables: values given for it win; values naming the reference's domain,
+ * region, ACME e-mail or cluster name move to the new cluster's; the rest (sizes, registry, ...)
+ * is inherited and reported as such.
+ */
+function newClusterVars(ctx: Context, ref: ClusterVarsReference, facts: ReferenceFacts): { vars: Record<string, string>; inherited: string[] } {
+  const given = ctx.opts.clusterVars ?? {};
+  checkGivenVars(ref, given);
+  const { domain, region, acmeEmail, clusterName } = ctx.opts;
+  const vars: Record<string, string> = {};
+  const inherited: string[] = [];
+  for (const [key, value] of Object.entries(ref.vars.data)) {
+    const derived =
+      given[key] ??
+      swapDomain(value, facts.domain, domain) ??
+      (value === facts.region ? region : undefined) ??
+      (facts.acmeEmails.includes(value) ? acmeEmail : undefined) ??
+      (CLUSTER_NAME_KEY.test(key) && value === ref.envName ? clusterName : undefined);
+    if (derived === undefined) inherited.push(key);
+    vars[key] = derived ?? value;
+  }
+  for (const key of Object.keys(given).sort()) vars[key] ??= given[key];
+  return { vars, inherited };
+}
+
+/** A value given for the new cluster must be one Flux could substitute somewhere. */
+function checkGivenVars(ref: ClusterVarsReference, given: Record<string, string>) {
+  const used = new Set(ref.kustomizations.flatMap((k) => k.objects.flatMap((o) => variableUses(JSON.stringify(o.body)).map((u) => u.name))));
+  for (const [key, value] of Object.entries(given)) {
+    if (!VARIABLE_NAME.test(key)) throw new GeneratorInputError(`--var ${key}: not a Flux variable name (letters, digits, _; not starting with a digit)`);
+    if (typeof value !== 'string') throw new GeneratorInputError(`--var ${key}: the value must be a string`);
+    if (!(key in ref.vars.data) && !used.has(key)) throw new GeneratorInputError(`--var ${key}: the reference's cluster-vars has no ${key} and no component uses \${${key}}`);
+  }
+}
+
+/** Inherited values that still name the reference cluster are almost always a mistake: say so. */
+function inheritedWarnings(ref: ClusterVarsReference, inherited: string[]): string[] {
+  const names = new RegExp(`(^|[^a-z0-9])${ref.envName.replace(/[-]/g, '\\-')}($|[^a-z0-9])`, 'i');
+  return inherited
+    .filter((key) => names.test(ref.vars.data[key]))
+    .map((key) => `cluster-vars ${key} keeps the reference's value ${JSON.stringify(ref.vars.data[key])}, which names the reference cluster "${ref.envName}"; give the new cluster its own with --var ${key}=VALUE`);
+}
+
+/** The variables a Kustomization substitutes for the new cluster, or undefined when a source is outside what the generator can see. */
+function variablesFor(ctx: VarsContext, k: VarsKustomization): Record<string, string> | undefined {
+  let vars: Record<string, string> = {};
+  for (const source of k.substituteFrom) {
+    if (source.kind === 'ConfigMap' && source.name === ctx.ref.vars.object.name) {
+      vars = { ...vars, ...ctx.vars };
+      continue;
+    }
+    const found = ctx.ref.applied.find((o) => o.kind === source.kind && o.name === source.name && !o.shared);
+    if (found) vars = { ...vars, ...Object.fromEntries(Object.keys({ ...found.body.data, ...found.body.stringData }).map((key) => [key, ''])) };
+    else if (!source.optional) return undefined;
+  }
+  return { ...vars, ...k.substitute };
+}
+
+/**
+ * Every ${TOKEN} a component uses without a default must have a value for the new cluster: Flux
+ * would otherwise substitute an empty string and apply a broken object without a word.
+ */
+function checkVariablesDefined(ctx: VarsContext) {
+  const missing = new Map<string, string>();
+  for (const k of ctx.ref.kustomizations.filter((k) => k.substituteFrom.length > 0 || Object.keys(k.substitute).length > 0)) {
+    const vars = variablesFor(ctx, k);
+    if (!vars) {
+      ctx.summary.warnings.push(`Flux Kustomization ${k.name} substitutes from a source that is not in the repository; its variables were not checked`);
+      continue;
+    }
+    for (const o of k.objects.filter((o) => !substitutionDisabled(o.body))) {
+      for (const use of variableUses(JSON.stringify(o.body))) {
+        if (!use.hasDefault && !(use.name in vars) && !missing.has(use.name)) missing.set(use.name, `${o.file} (${o.kind} ${o.name})`);
+      }
+    }
+  }
+  if (missing.size === 0) return;
+  const list = [...missing].map(([name, where]) => `\${${name}} in ${where}`).join('; ');
+  throw new GeneratorInputError(`the platform uses variables the new cluster's ${ctx.ref.vars.object.name} does not define: ${list}. Define them in the reference's ${ctx.ref.vars.object.name} or give them with --var NAME=VALUE`);
+}
+
+/** Ingress hosts and external-dns settings the new cluster gets; a host that does not follow the new domain is an error. */
+function describeOutcome(ctx: VarsContext) {
+  const before = substitutedObjects(ctx.ref, ctx.ref.vars.data);
+  const after = substitutedObjects(ctx.ref, ctx.vars);
+  after.forEach((o, i) => {
+    if (o.kind === 'Ingress') {
+      const from = ingressHosts(before[i].body);
+      const to = ingressHosts(o.body);
+      const stray = to.find((h) => swapDomain(h, ctx.opts.domain, ctx.opts.domain) === undefined);
+      if (stray) {
+        throw new GeneratorInputError(`${o.file} Ingress ${o.name}: host ${stray} is not under ${ctx.opts.domain}; the shared platform must build its hosts from cluster-vars`);
+      }
+      if (to.length > 0) ctx.summary.ingress_hosts.push({ name: o.name, namespace: o.namespace, from, to });
+    } else if (isExternalDns(o.body)) {
+      ctx.summary.external_dns.push(readExternalDns(o.body, o.file));
+    }
+  });
+}
+
+function ingressHosts(body: any): string[] {
+  const hosts: string[] = [...(body.spec?.rules ?? []).map((r: any) => r?.host), ...(body.spec?.tls ?? []).flatMap((t: any) => t?.hosts ?? [])];
+  return [...new Set(hosts.filter((h): h is string => typeof h === 'string'))];
+}
+
+const isYamlFile = (f: string) => /\.ya?ml$/.test(f) || f === 'Kustomization';
+
+/** The cluster folder's files for this pass (an infra pass after a full pass carries the full pass's files as they are). */
+async function renderClusterFolder(ctx: VarsContext): Promise<Map<string, Buffer>> {
+  const { ref } = ctx;
+  const fullOnly = fullPassFiles(ctx);
+  // An infra pass after a full pass leaves the full pass's files and references alone.
+  const afterFull = ctx.opts.pass === 'infra' && [...fullOnly].some((rel) => existsSync(join(ctx.opts.repoDir, ctx.clusterDir, rel)));
+  if (afterFull) ref.kustomizations.forEach((k) => ctx.applied.add(k.name));
+  const files = new Map<string, Buffer>();
+  for (const rel of ref.envFiles) {
+    if (ctx.opts.pass === 'infra' && fullOnly.has(rel)) {
+      const existing = join(ctx.opts.repoDir, ctx.clusterDir, rel);
+      if (afterFull && existsSync(existing)) files.set(rel, readFileSync(existing));
+      continue;
+    }
+    const raw = readFileSync(join(ref.root, ref.envDir, rel));
+    if (rel === ref.rootKustomizationFile) files.set(rel, ctx.opts.pass === 'infra' && !afterFull ? infraRootKustomization(ctx, raw) : raw);
+    else files.set(rel, isYamlFile(rel) ? await transformEnvFile(ctx, rel, raw) : raw);
+  }
+  ctx.summary.kustomizations = ref.kustomizations
+    .filter((k) => ctx.applied.has(k.name))
+    .map((k): FluxLayerKustomization => ({ name: k.name, path: `./${clusterPath(ctx, k.path)}`, dependsOn: k.dependsOn }));
+  return files;
+}
+
+/** A reference path as the new cluster sees it: the environment folder becomes the cluster folder. */
+function clusterPath(ctx: VarsContext, path: string): string {
+  return isInEnv(ctx.ref, path) ? ctx.clusterDir + path.slice(ctx.ref.envDir.length) : path;
+}
+
+/** Environment files that only the full pass may write: those of full-pass Kustomizations in the environment. */
+function fullPassFiles(ctx: VarsContext): Set<string> {
+  const { ref } = ctx;
+  const out = new Set<string>();
+  const toEnvRel = (file: string) => file.slice(ref.envDir.length + 1);
+  for (const k of ref.kustomizations.filter((k) => k.fullPass && !k.declaration.shared)) {
+    out.add(toEnvRel(k.declaration.file));
+    if (isInEnv(ref, k.path)) ref.envFiles.filter((f) => `${ref.envDir}/${f}`.startsWith(k.path + '/')).forEach((f) => out.add(f));
+  }
+  // A declaration file holding a first-pass object as well cannot be left out.
+  const waitsForSecrets = (o: ReferenceObject) => ref.kustomizations.some((k) => k.declaration === o && k.fullPass);
+  for (const file of out) {
+    const mixed = ref.applied.find((o) => !o.shared && toEnvRel(o.file) === file && !waitsForSecrets(o));
+    if (mixed) throw new GeneratorInputError(`${mixed.file} mixes ${mixed.kind} ${mixed.name} (first pass) with a Kustomization that waits for the cluster's secrets: split the file`);
+  }
+  return out;
+}
+
+/**
+ * The environment's kustomization for the infrastructure pass: resources that bring only
+ * first-pass Kustomizations are kept; a shared folder that also brings full-pass ones is opened
+ * into its entries; environment files of the full pass are left out.
+ */
+function infraRootKustomization(ctx: VarsContext, raw: Buffer): Buffer {
+  const { ref } = ctx;
+  const file = `${ref.envDir}/${ref.rootKustomizationFile}`;
+  const [doc] = parseDocuments(raw.toString('utf8'), file);
+  const resources = infraEntries(ctx, ref.envDir, (doc.toJS()?.resources ?? []) as unknown[]);
+  doc.set('resources', doc.createNode(resources));
+  return Buffer.from(doc.toString({ lineWidth: 0 }));
+}
+
+const SPLITTABLE_KEYS = new Set(['apiVersion', 'kind', 'resources']);
+
+function infraEntries(ctx: VarsContext, fromDir: string, entries: unknown[]): string[] {
+  const { ref } = ctx;
+  const out: string[] = [];
+  for (const entry of entries) {
+    if (typeof entry !== 'string') continue;
+    if (isRemote(entry)) {
+      out.push(entry);
+      continue;
+    }
+    const rel = posix.normalize(posix.join(fromDir, entry));
+    const waits = broughtBy(ref, rel).some((o) => (isFluxKustomization(o.body) && !ctx.applied.has(o.name)) || o.kind === 'Secret' || o.kind === 'SealedSecret');
+    if (!waits) {
+      out.push(posix.relative(ref.envDir, rel) || '.');
+      continue;
+    }
+    // What waits is left for the full pass; only a shared folder mixing both passes is opened.
+    if (isInEnv(ref, rel) || !statSync(join(ref.root, rel)).isDirectory()) continue;
+    const k = referenceKustomization(ref, rel);
+    const extra = Object.keys(k).filter((key) => !SPLITTABLE_KEYS.has(key));
+    if (extra.length > 0) {
+      throw new GeneratorInputError(`${rel} holds Kustomizations of both passes and sets ${extra.join(', ')}, so it cannot be opened for the infrastructure pass: keep phases in folders without transformations`);
+    }
+    out.push(...infraEntries(ctx, rel, k.resources ?? []));
+  }
+  return out;
+}
+
+/** The objects one resource entry of a kustomization brings: a file's, or all a folder pulls in. */
+function broughtBy(ref: ClusterVarsReference, rel: string): ReferenceObject[] {
+  if (statSync(join(ref.root, rel)).isDirectory()) return collectTree(ref.root, ref.envDir, rel, []).objects;
+  return ref.applied.filter((o) => o.file === rel);
+}
+
+/** One file of the environment folder for the new cluster. */
+async function transformEnvFile(ctx: VarsContext, rel: string, raw: Buffer): Promise<Buffer> {
+  const { ref } = ctx;
+  const file = `${ref.envDir}/${rel}`;
+  const objects = [...ref.applied, ...ref.kustomizations.flatMap((k) => k.objects)].filter((o) => o.file === file);
+  if (objects.length === 0) return raw;
+  const docs = parseDocuments(raw.toString('utf8'), file);
+  let changed = false;
+  for (const [i, doc] of docs.entries()) {
+    const obj = objects.find((o) => o.index === i);
+    if (!obj) continue;
+    if (obj === ref.vars.object) {
+      doc.setIn(['data'], doc.createNode(ctx.vars));
+    } else if (obj.kind === 'Secret') {
+      docs[i] = new Document(await protectSecret(ctx, `${ctx.clusterDir}/${rel}`, file, obj.body, obj.namespace ?? 'default'));
+    } else if (isGitRepository(obj.body)) {
+      repointGitRepository(doc, ctx.opts.sourceUrl, ctx.opts.sourceBranch);
+    } else if (isFluxKustomization(obj.body)) {
+      repointKustomization(ctx, doc, obj);
+    } else continue;
+    changed = true;
+  }
+  return changed ? Buffer.from(stringifyDocuments(docs)) : raw;
+}
+
+function repointKustomization(ctx: VarsContext, doc: Document, obj: ReferenceObject) {
+  const path = String(obj.body.spec?.path ?? '');
+  const inEnv = path.replace(/^\.\//, '').replace(/\/$/, '');
+  if (isInEnv(ctx.ref, inEnv)) doc.setIn(['spec', 'path'], `./${clusterPath(ctx, inEnv)}`);
+  const k = ctx.ref.kustomizations.find((k) => k.declaration === obj);
+  if (k?.holdsSecrets && usesSops(ctx)) setSopsDecryption(doc, SOPS_DECRYPTION_SECRET);
+}
+
+/**
+ * The staged cluster folder built as Flux would: the folder itself, then every Kustomization it
+ * applies, with the new cluster's variables substituted, checked for plaintext Secrets, hosts
+ * outside the domain, undefined variables and dependencies this pass does not provide.
+ */
+async function validateStaged(ctx: VarsContext, staging: string): Promise<void> {
+  if (!ctx.summary.validated) return;
+  const root = await kustomizeBuild(staging, ctx.clusterDir);
+  if (!root.available) {
+    ctx.summary.warnings.push('kubectl not found: the tree was not validated with kustomize');
+    ctx.summary.validated = null;
+    return;
+  }
+  checkBuiltObjects(root.output, ctx.clusterDir, ctx.opts.domain);
+  const built = parseDocuments(root.output, ctx.clusterDir).map((d) => d.toJS());
+  const syncs = built.filter(isFluxKustomization);
+  const names = new Set(syncs.map((b) => String(b.metadata?.name)));
+  for (const b of syncs) {
+    const missing = (b.spec?.dependsOn ?? []).map((d: any) => String(d?.name)).find((d: string) => !names.has(d));
+    if (missing) throw new GeneratorValidationError(`${ctx.clusterDir}: Kustomization ${b.metadata?.name} depends on ${missing}, which this pass does not apply`);
+  }
+  const builds = await Promise.all(syncs.map((b) => buildSync(ctx, staging, b)));
+  ctx.summary.validated.push(ctx.clusterDir, ...builds.filter((p): p is string => p !== undefined));
+}
+
+/** Builds what one Flux Kustomization of the new cluster applies, substituted; returns the path checked. */
+async function buildSync(ctx: VarsContext, staging: string, body: any): Promise<string | undefined> {
+  const path = String(body.spec?.path ?? '').replace(/^\.\//, '').replace(/\/$/, '');
+  if (path === ctx.clusterDir) return undefined; // the cluster folder itself: built above
+  const abs = path.startsWith(ctx.clusterDir + '/') ? join(staging, path.slice(ctx.clusterDir.length + 1)) : join(ctx.opts.repoDir, path);
+  if (!existsSync(abs)) throw new GeneratorValidationError(`Kustomization ${body.metadata?.name}: path ./${path} does not exist in the repository`);
+  const build = await kustomizeBuild(abs, path);
+  const k = ctx.ref.kustomizations.find((k) => k.name === body.metadata?.name);
+  const vars = k ? variablesFor(ctx, k) : {};
+  const substituted = parseDocuments(build.output, path).map((d) => {
+    const r = substituteObject(d.toJS(), vars ?? {});
+    if (vars && r.undefinedNames.length > 0) throw new GeneratorValidationError(`${path} builds ${r.body?.kind} ${r.body?.metadata?.name} with undefined \${${r.undefinedNames[0]}}`);
+    return r.body;
+  });
+  checkBuiltObjects(substituted.map((b) => stringify(b)).join('---\n'), path, ctx.opts.domain);
+  return path;
+}

@@ -1,0 +1,176 @@
+/**
+ * Reading a reference that uses the cluster-vars environment model: clusters/<env>/ holds the
+ * bootstrap, a cluster-vars ConfigMap and the cluster's own secrets, and pulls in a shared base
+ * of Flux Kustomizations that substitute cluster-vars (`postBuild.substituteFrom`) into shared
+ * platform folders. Environments differ only by cluster-vars and their secrets.
+ */
+import { existsSync, statSync } from 'node:fs';
+import { join, posix } from 'node:path';
+import { GeneratorInputError } from './errors';
+import { isFluxKustomization } from './flux-sync';
+import { checkRegenerable } from './protect';
+import { collectTree, findKustomizationFile, listFiles, readYamlObject, ReferenceObject } from './reference';
+
+export interface SubstitutionSource {
+  kind: string;
+  name: string;
+  optional: boolean;
+}
+
+/** One Flux Kustomization the reference cluster runs. */
+export interface VarsKustomization {
+  name: string;
+  /** The object declaring it (in the environment folder or in the shared base). */
+  declaration: ReferenceObject;
+  /** Repository-relative folder it applies, without ./ */
+  path: string;
+  dependsOn: string[];
+  substituteFrom: SubstitutionSource[];
+  /** postBuild.substitute: inline values. */
+  substitute: Record<string, string>;
+  /** What its folder builds from. */
+  objects: ReferenceObject[];
+  sharedDirs: string[];
+  holdsSecrets: boolean;
+  /** It holds secrets or depends (transitively) on a Kustomization that does: it waits for the full pass. */
+  fullPass: boolean;
+}
+
+export interface VarsConfigMap {
+  object: ReferenceObject;
+  data: Record<string, string>;
+}
+
+export interface ClusterVarsReference {
+  root: string;
+  envName: string;
+  /** clusters/<env> */
+  envDir: string;
+  /** Every file of the environment folder, relative to it. */
+  envFiles: string[];
+  rootKustomizationFile: string;
+  /** The objects the environment's own kustomization builds (what its flux-system Kustomization applies). */
+  applied: ReferenceObject[];
+  vars: VarsConfigMap;
+  kustomizations: VarsKustomization[];
+  /** Every folder outside the environment the tree needs (the shared base and platform). */
+  sharedDirs: string[];
+  warnings: string[];
+}
+
+const normalizePath = (path: string) => posix.normalize(String(path).replace(/^\.\//, '')).replace(/\/$/, '');
+
+/** The substitution sources a Flux Kustomization names, and whether it names a given ConfigMap. */
+function substitutionSources(body: any): SubstitutionSource[] {
+  return (body.spec?.postBuild?.substituteFrom ?? []).map((s: any) => ({ kind: String(s?.kind), name: String(s?.name), optional: s?.optional === true }));
+}
+
+/**
+ * The reference environment in the cluster-vars model, or undefined when the environment does
+ * not use it (no kustomization at its root, or no Flux Kustomization substituting a ConfigMap the
+ * environment defines).
+ */
+export function loadClusterVarsReference(root: string, envName: string): ClusterVarsReference | undefined {
+  const envDir = `clusters/${envName}`;
+  const absEnv = join(root, envDir);
+  if (!existsSync(absEnv) || !statSync(absEnv).isDirectory()) return undefined;
+  const rootKustomizationFile = findKustomizationFile(absEnv);
+  if (!rootKustomizationFile) return undefined;
+  const warnings: string[] = [];
+  const applied = collectTree(root, envDir, envDir, warnings);
+  const declarations = applied.objects.filter((o) => isFluxKustomization(o.body));
+  const varsObject = applied.objects.find(
+    (o) => o.kind === 'ConfigMap' && !o.shared && declarations.some((k) => substitutionSources(k.body).some((s) => s.kind === 'ConfigMap' && s.name === o.name)),
+  );
+  if (!varsObject) return undefined;
+
+  const kustomizations = declarations.map((d) => readKustomization(root, envDir, d, warnings));
+  markFullPass(kustomizations);
+  const vars: VarsConfigMap = { object: varsObject, data: Object.fromEntries(Object.entries(varsObject.body.data ?? {}).map(([k, v]) => [k, String(v)])) };
+  const reference: ClusterVarsReference = {
+    root,
+    envName,
+    envDir,
+    envFiles: listFiles(absEnv),
+    rootKustomizationFile,
+    applied: applied.objects,
+    vars,
+    kustomizations,
+    sharedDirs: [...new Set([...applied.sharedDirs, ...kustomizations.flatMap((k) => k.sharedDirs)])],
+    warnings,
+  };
+  guardSecrets(reference);
+  return reference;
+}
+
+function readKustomization(root: string, envDir: string, declaration: ReferenceObject, warnings: string[]): VarsKustomization {
+  const body = declaration.body;
+  const where = `${declaration.file} Kustomization ${declaration.name}`;
+  if (typeof body.spec?.path !== 'string') throw new GeneratorInputError(`${where} has no spec.path`);
+  const path = normalizePath(body.spec.path);
+  if (path.startsWith('..') || !existsSync(join(root, path)) || !statSync(join(root, path)).isDirectory()) {
+    throw new GeneratorInputError(`${where}: path ${body.spec.path} is not a folder of the reference repository`);
+  }
+  const tree = collectTree(root, envDir, path, warnings);
+  const substitute = Object.fromEntries(Object.entries(body.spec?.postBuild?.substitute ?? {}).map(([k, v]) => [k, String(v)]));
+  return {
+    name: declaration.name,
+    declaration,
+    path,
+    dependsOn: (body.spec?.dependsOn ?? []).map((d: any) => String(d?.name)),
+    substituteFrom: substitutionSources(body),
+    substitute,
+    objects: tree.objects,
+    sharedDirs: tree.sharedDirs,
+    holdsSecrets: tree.objects.some((o) => o.kind === 'Secret' || o.kind === 'SealedSecret'),
+    fullPass: false,
+  };
+}
+
+/** A Kustomization goes out in the full pass when it holds secrets or depends, at any depth, on one that does. */
+function markFullPass(kustomizations: VarsKustomization[]) {
+  const byName = new Map(kustomizations.map((k) => [k.name, k]));
+  const visiting = new Set<string>();
+  const needsSecrets = (k: VarsKustomization): boolean => {
+    if (k.fullPass || k.holdsSecrets) return true;
+    if (visiting.has(k.name)) throw new GeneratorInputError(`Flux Kustomization ${k.name} depends on itself through dependsOn`);
+    visiting.add(k.name);
+    const result = k.dependsOn.some((d) => {
+      const dep = byName.get(d);
+      return dep !== undefined && needsSecrets(dep);
+    });
+    visiting.delete(k.name);
+    return result;
+  };
+  for (const k of kustomizations) k.fullPass = needsSecrets(k);
+}
+
+/**
+ * Secrets must sit in the environment, in a Kustomization that goes out in the full pass; the
+ * shared base is the same for every cluster and the flux-system sync goes out first.
+ */
+function guardSecrets(ref: ClusterVarsReference) {
+  for (const o of ref.applied.filter((o) => o.kind === 'Secret' || o.kind === 'SealedSecret')) {
+    throw new GeneratorInputError(
+      `${o.file} holds ${o.kind} ${o.name}, applied by the cluster's own sync in the first pass, before the cluster can open secrets: move it to a Flux Kustomization that depends on sealed-secrets`,
+    );
+  }
+  for (const k of ref.kustomizations) {
+    for (const o of k.objects) {
+      checkRegenerable(o);
+      if (o.kind === 'Secret' && o.shared) throw new GeneratorInputError(`${o.file} is shared by every cluster and holds Secret ${o.name}: keep secrets in the environment's folder`);
+    }
+  }
+}
+
+/** Folders (repository-relative) a Kustomization declared inside the environment applies from it. */
+export function isInEnv(ref: ClusterVarsReference, path: string): boolean {
+  return path === ref.envDir || path.startsWith(ref.envDir + '/');
+}
+
+/** Re-reads a kustomization file of the reference (for the pass split). */
+export function referenceKustomization(ref: ClusterVarsReference, dir: string): any {
+  const file = findKustomizationFile(join(ref.root, dir));
+  if (!file) throw new GeneratorInputError(`reference: ${dir} has no kustomization.yaml`);
+  return readYamlObject(join(ref.root, dir, file), `${dir}/${file}`);
+}

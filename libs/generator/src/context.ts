@@ -1,0 +1,115 @@
+import type { SealingCertificate, SealingScope } from '../../sealing/src';
+import type { RegistryCredentials } from './credentials';
+import type { ExternalDnsSettings } from './external-dns';
+import type { FluxLayerKustomization } from './flux-sync';
+import type { IngressHostChange } from './ingress';
+
+export type Pass = 'infra' | 'full';
+export type SecretsBackend = 'sealed-secrets' | 'sops';
+/** How the reference makes its environments differ: overlays patched per environment, or one cluster-vars ConfigMap. */
+export type EnvironmentModel = 'overlays' | 'cluster-vars';
+
+/** The Secret Flux's kustomize-controller decrypts SOPS files with (holding the cluster's age private key). */
+export const SOPS_DECRYPTION_SECRET = 'sops-age';
+
+export interface GenerateOptions {
+  repoDir: string;
+  templateDir?: string;
+  referenceEnv?: string;
+  clusterName: string;
+  domain: string;
+  region: string;
+  acmeEmail: string;
+  pass: Pass;
+  /** PEM of the target cluster's sealed-secrets certificate; required for the full pass. */
+  sealingCertPem?: string;
+  registry?: RegistryCredentials;
+  rotateCredentials?: boolean;
+  sealingScope?: SealingScope;
+  /** sealed-secrets (default: sealed for the cluster's certificate) or sops (encrypted for age recipients). */
+  secretsBackend?: SecretsBackend;
+  /** Public age keys (age1...) of the cluster, for the sops backend. */
+  ageRecipients?: string[];
+  /** Overlay model: the layer pushed first; every other layer depends on it. */
+  infraLayer?: string;
+  /** Cluster-vars model: values set for the new cluster over what the generator derives (issuer, sizes, ...). */
+  clusterVars?: Record<string, string>;
+  /** The GitRepository URL and branch Flux should sync from (default: the reference's). */
+  sourceUrl?: string;
+  sourceBranch?: string;
+  /** Build every written layer with kustomize before anything is written (default true). */
+  validate?: boolean;
+  now?: Date;
+}
+
+export interface SealedObjectSummary {
+  file: string;
+  namespace: string;
+  name: string;
+  type: string;
+  keys: string[];
+  /** The sealing scope (sealed-secrets) or "sops". */
+  scope: SealingScope | 'sops';
+  /** True when the existing SealedSecret (same certificate) was kept instead of new credentials. */
+  reused: boolean;
+}
+
+export interface GenerateSummary {
+  cluster_name: string;
+  domain: string;
+  region: string;
+  pass: Pass;
+  environment_model: EnvironmentModel;
+  gitops_path: string;
+  reference_env: string;
+  reference_domain: string;
+  reference_region: string | null;
+  /** Overlay model: the cluster folder's layers. */
+  layers: string[];
+  /** The Flux Kustomizations this pass gives the cluster, with the order Flux keeps. */
+  kustomizations: FluxLayerKustomization[];
+  /** Cluster-vars model: the new cluster's variables, and which of them were copied unchanged from the reference. */
+  cluster_vars: Record<string, string> | null;
+  cluster_vars_inherited: string[];
+  paths_written: string[];
+  paths_removed: string[];
+  shared_paths_copied: string[];
+  /** Files outside the cluster folder that the pass maintains (the repository's .sops.yaml). */
+  repo_files: string[];
+  secrets_backend: SecretsBackend;
+  age_recipients: string[];
+  objects_sealed: SealedObjectSummary[];
+  ingress_hosts: IngressHostChange[];
+  external_dns: ExternalDnsSettings[];
+  sealing_cert_sha256: string | null;
+  validated: string[] | null;
+  warnings: string[];
+}
+
+/** A generated credential. Only the library caller sees it (to hand it on sealed); the CLI never prints it. */
+export interface GeneratedCredential {
+  namespace: string;
+  name: string;
+  key: string;
+  value: string;
+}
+
+export interface GenerateResult {
+  summary: GenerateSummary;
+  credentials: GeneratedCredential[];
+}
+
+export type ResolvedOptions = Required<Pick<GenerateOptions, 'clusterName' | 'domain' | 'region' | 'acmeEmail' | 'pass' | 'rotateCredentials' | 'sealingScope' | 'infraLayer'>> &
+  GenerateOptions & { referenceEnv: string };
+
+/** What every pass of either environment model works with. */
+export interface Context {
+  opts: ResolvedOptions;
+  /** clusters/<cluster-name> */
+  clusterDir: string;
+  cert?: SealingCertificate;
+  summary: GenerateSummary;
+  credentials: GeneratedCredential[];
+}
+
+export const usesSops = (ctx: Context) => ctx.opts.secretsBackend === 'sops';

@@ -1,0 +1,161 @@
+/**
+ * The overlay environment model: the reference environment is a set of layers under
+ * clusters/<env>/ (one Flux Kustomization each), over shared bases. The new cluster gets the same
+ * layers with its domain patched into every Ingress, external-dns and the issuers repointed, and
+ * its Secrets regenerated and protected.
+ */
+import { readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { Document } from 'yaml';
+import { Context, SOPS_DECRYPTION_SECRET, usesSops } from './context';
+import { GeneratorInputError } from './errors';
+import { discoverReferenceDns, isExternalDns, isIssuer, readExternalDns, repointExternalDns, rewriteIssuer } from './external-dns';
+import { buildFluxSync } from './flux-sync';
+import { ingressPatches, IngressPatch } from './ingress';
+import { checkRegenerable, protectSecret } from './protect';
+import { findKustomizationFile, ReferenceEnv, ReferenceLayer } from './reference';
+import { stageAndCheck, syncFolder } from './target';
+import { checkBuiltObjects, kustomizeBuild } from './validate';
+import { parseDocuments, stringifyDocuments } from './yaml-docs';
+
+interface OverlayContext extends Context {
+  ref: ReferenceEnv;
+  referenceDomain: string;
+}
+
+export async function generateFromOverlays(base: Context, ref: ReferenceEnv): Promise<void> {
+  const { opts } = base;
+  const infra = ref.layers.find((l) => l.name === opts.infraLayer);
+  if (!infra) throw new GeneratorInputError(`reference environment "${opts.referenceEnv}" has no ${opts.infraLayer}/ layer`);
+  const dns = discoverReferenceDns(ref.layers.flatMap((l) => l.objects));
+  if (!dns.domain) throw new GeneratorInputError(`reference environment "${opts.referenceEnv}": no external-dns domain filter found to learn its domain from`);
+  const ctx: OverlayContext = { ...base, ref, referenceDomain: dns.domain };
+  ctx.summary.reference_domain = dns.domain;
+  ctx.summary.reference_region = dns.region ?? null;
+  ctx.summary.warnings.push(...ref.warnings);
+  guardSecretPlacement(ctx, infra);
+
+  const rendered = new Map<string, Map<string, Buffer>>();
+  const toRender = opts.pass === 'full' ? ref.layers : ref.layers.filter((l) => l.name === opts.infraLayer);
+  for (const layer of toRender) rendered.set(layer.name, await renderLayer(ctx, layer));
+  // An infra pass after a full pass keeps what the full pass wrote and still references it.
+  const kept = opts.pass === 'infra' ? ref.layers.filter((l) => !rendered.has(l.name) && l.name !== 'flux-system' && existsSync(join(opts.repoDir, ctx.clusterDir, l.name))) : [];
+  const syncLayers = ['flux-system', ...rendered.keys(), ...kept.map((l) => l.name)];
+  rendered.set('flux-system', renderFluxSystem(ctx, syncLayers));
+  ctx.summary.layers = [...rendered.keys()].sort();
+
+  await writeValidated(ctx, rendered, toRender);
+}
+
+/** Infrastructure goes out before the cluster can open anything: it may hold no Secret. Nor may a shared base. */
+function guardSecretPlacement(ctx: OverlayContext, infra: ReferenceLayer) {
+  for (const layer of ctx.ref.layers) {
+    layer.objects.forEach(checkRegenerable);
+    for (const o of layer.objects.filter((o) => o.kind === 'Secret')) {
+      if (o.shared) throw new GeneratorInputError(`${o.file} is shared by every cluster and holds Secret ${o.name}: keep secrets in the environment's layers`);
+      if (layer === infra) throw new GeneratorInputError(`${o.file} holds Secret ${o.name}, but the ${infra.name} layer is pushed before the cluster can open sealed secrets`);
+    }
+    if (layer.kustomization?.secretGenerator) throw new GeneratorInputError(`${layer.dir}: secretGenerator is not supported; use Secret manifests the generator can seal`);
+  }
+}
+
+const isYamlFile = (f: string) => /\.ya?ml$/.test(f) || f === 'Kustomization';
+
+async function renderLayer(ctx: OverlayContext, layer: ReferenceLayer): Promise<Map<string, Buffer>> {
+  const files = new Map<string, Buffer>();
+  const patches = ingressPatches(layer.objects, ctx.referenceDomain, ctx.opts.domain);
+  ctx.summary.ingress_hosts.push(...patches.map((p) => p.change));
+  const kfile = findKustomizationFile(join(ctx.ref.root, layer.dir));
+  for (const rel of layer.files) {
+    const raw = readFileSync(join(ctx.ref.root, layer.dir, rel));
+    if (rel === kfile) files.set(rel, withPatches(raw, rel, patches));
+    else files.set(rel, isYamlFile(rel) ? await transformManifestFile(ctx, layer, rel, raw) : raw);
+  }
+  for (const p of patches) files.set(p.file, Buffer.from(p.content));
+  return files;
+}
+
+function withPatches(raw: Buffer, rel: string, patches: IngressPatch[]): Buffer {
+  if (patches.length === 0) return raw;
+  const [doc] = parseDocuments(raw.toString('utf8'), rel);
+  const entries = patches.map((p) => doc.createNode({ path: p.file, target: p.target }));
+  const existing = doc.get('patches', true) as any;
+  if (existing && Array.isArray(existing.items)) existing.items.push(...entries);
+  else doc.set('patches', doc.createNode(patches.map((p) => ({ path: p.file, target: p.target }))));
+  return Buffer.from(doc.toString({ lineWidth: 0 }));
+}
+
+/** Copies a manifest byte for byte unless it holds something that must change for the new cluster. */
+async function transformManifestFile(ctx: OverlayContext, layer: ReferenceLayer, rel: string, raw: Buffer): Promise<Buffer> {
+  const file = `${layer.dir}/${rel}`;
+  const objects = layer.objects.filter((o) => o.file === file);
+  if (objects.length === 0) return raw;
+  const docs = parseDocuments(raw.toString('utf8'), file);
+  const to = { referenceDomain: ctx.referenceDomain, domain: ctx.opts.domain, region: ctx.opts.region, clusterName: ctx.opts.clusterName };
+  let changed = false;
+  for (const [i, doc] of docs.entries()) {
+    const obj = objects.find((o) => o.index === i);
+    if (!obj) continue;
+    if (obj.kind === 'Secret' && /^v1$/.test(obj.apiVersion)) {
+      docs[i] = new Document(await protectSecret(ctx, `${ctx.clusterDir}/${layer.name}/${rel}`, file, obj.body, obj.namespace ?? 'default'));
+      changed = true;
+    } else if (isExternalDns(obj.body)) {
+      changed = repointExternalDns(doc, to) || changed;
+      ctx.summary.external_dns.push(readExternalDns(doc.toJS(), `${ctx.clusterDir}/${layer.name}/${rel}`));
+    } else if (isIssuer(obj.body)) {
+      changed = rewriteIssuer(doc, { ...to, acmeEmail: ctx.opts.acmeEmail }) || changed;
+    }
+  }
+  return changed ? Buffer.from(stringifyDocuments(docs)) : raw;
+}
+
+function renderFluxSystem(ctx: OverlayContext, layers: string[]): Map<string, Buffer> {
+  const flux = ctx.ref.layers.find((l) => l.name === 'flux-system')!;
+  const files = new Map<string, Buffer>();
+  const syncFiles = new Set(flux.objects.filter((o) => o.kind === 'Kustomization' && o.apiVersion.startsWith('kustomize.toolkit.fluxcd.io/')).map((o) => o.file));
+  if (syncFiles.size === 0) throw new GeneratorInputError(`${flux.dir} has no Flux Kustomization to learn the sync layout from`);
+  for (const rel of flux.files) {
+    const file = `${flux.dir}/${rel}`;
+    const raw = readFileSync(join(ctx.ref.root, file));
+    if (!syncFiles.has(file)) {
+      files.set(rel, raw);
+      continue;
+    }
+    const { docs, kustomizations } = buildFluxSync({
+      docs: parseDocuments(raw.toString('utf8'), file),
+      referenceEnvDir: ctx.ref.envDir,
+      clusterDir: ctx.clusterDir,
+      layers,
+      infraLayer: ctx.opts.infraLayer,
+      sourceUrl: ctx.opts.sourceUrl,
+      sourceBranch: ctx.opts.sourceBranch,
+      decrypt: usesSops(ctx)
+        ? { layers: ctx.ref.layers.filter((l) => l.objects.some((o) => o.kind === 'Secret')).map((l) => l.name), secretName: SOPS_DECRYPTION_SECRET }
+        : undefined,
+    });
+    ctx.summary.kustomizations.push(...kustomizations);
+    files.set(rel, Buffer.from(stringifyDocuments(docs)));
+  }
+  return files;
+}
+
+/** Builds every rendered layer with kustomize in a staging folder, then moves changed files into place. */
+async function writeValidated(ctx: OverlayContext, rendered: Map<string, Map<string, Buffer>>, layers: ReferenceLayer[]) {
+  const staged = new Map<string, Buffer>();
+  for (const [layer, files] of rendered) for (const [rel, content] of files) staged.set(`${layer}/${rel}`, content);
+  ctx.summary.shared_paths_copied = await stageAndCheck(ctx, staged, { root: ctx.ref.root, dirs: layers.flatMap((l) => l.sharedDirs) }, async (staging) => {
+    if (!ctx.summary.validated) return;
+    // Layers build independently: run the kustomize builds side by side.
+    const names = [...rendered.keys()];
+    const builds = await Promise.all(names.map((layer) => kustomizeBuild(join(staging, layer), `${ctx.clusterDir}/${layer}`)));
+    if (builds.some((b) => !b.available)) {
+      ctx.summary.warnings.push('kubectl not found: the tree was not validated with kustomize');
+      ctx.summary.validated = null;
+      return;
+    }
+    builds.forEach((b, i) => checkBuiltObjects(b.output, `${ctx.clusterDir}/${names[i]}`, ctx.opts.domain));
+    ctx.summary.validated.push(...names.map((l) => `${ctx.clusterDir}/${l}`));
+  });
+  for (const [layer, files] of rendered) syncFolder(ctx, `${ctx.clusterDir}/${layer}`, files);
+}

@@ -1,0 +1,70 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { sopsEncrypt } from '../../sealing/src/sops';
+import { buildSealedSecret, SEALED_BY_ANNOTATION } from '../../sealing/src';
+import { Context, usesSops } from './context';
+import { regenerateSecret } from './credentials';
+import { GeneratorInputError } from './errors';
+import type { ReferenceObject } from './reference';
+import { parseDocuments } from './yaml-docs';
+
+const sameRecipients = (a: string[], b: string[]) => [...a].sort().join(',') === [...b].sort().join(',');
+
+/** Whether a document already in the target protects this Secret for the same certificate or the same age recipients. */
+function protectsFor(ctx: Context, b: any, name: string, namespace: string): boolean {
+  if (b?.metadata?.name !== name || b.metadata?.namespace !== namespace) return false;
+  if (usesSops(ctx)) {
+    return b.kind === 'Secret' && Array.isArray(b.sops?.age) && sameRecipients(b.sops.age.map((r: any) => r.recipient), ctx.opts.ageRecipients ?? []);
+  }
+  return b.kind === 'SealedSecret' && b.metadata?.annotations?.[SEALED_BY_ANNOTATION] === ctx.cert!.fingerprintSha256;
+}
+
+/** The protected Secret already in the target, when it needs no change (same key material, no rotation asked). */
+function existingProtected(ctx: Context, targetFile: string, name: string, namespace: string): any | undefined {
+  const abs = join(ctx.opts.repoDir, targetFile);
+  if (ctx.opts.rotateCredentials || !existsSync(abs)) return undefined;
+  try {
+    return parseDocuments(readFileSync(abs, 'utf8'), targetFile)
+      .map((d) => d.toJS())
+      .find((b) => protectsFor(ctx, b, name, namespace));
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Fresh credentials for a reference Secret, sealed for the cluster or SOPS-encrypted for its age
+ * keys. `targetFile` is where it will live in the target repository (repo-relative).
+ */
+export async function protectSecret(ctx: Context, targetFile: string, source: string, body: any, namespace: string) {
+  const name = String(body.metadata?.name);
+  const sops = usesSops(ctx);
+  const summary = { file: targetFile, namespace, name, type: String(body.type ?? 'Opaque'), scope: sops ? ('sops' as const) : ctx.opts.sealingScope };
+  const reuse = existingProtected(ctx, targetFile, name, namespace);
+  if (reuse) {
+    ctx.summary.objects_sealed.push({ ...summary, keys: Object.keys((sops ? reuse.stringData : reuse.spec?.encryptedData) ?? {}).sort(), reused: true });
+    return reuse;
+  }
+  const fresh = regenerateSecret(body, namespace, ctx.opts.registry, `${source} Secret ${name}`);
+  for (const [key, value] of Object.entries(fresh.data)) ctx.credentials.push({ namespace, name, key, value: value.toString('utf8') });
+  ctx.summary.objects_sealed.push({ ...summary, keys: Object.keys(fresh.data).sort(), reused: false });
+  if (!sops) return buildSealedSecret({ ...fresh, namespace }, ctx.cert!, ctx.opts.sealingScope);
+  const metadata: Record<string, unknown> = { name, namespace };
+  if (Object.keys(fresh.labels).length > 0) metadata.labels = fresh.labels;
+  const stringData = Object.fromEntries(Object.entries(fresh.data).map(([k, v]) => [k, v.toString('utf8')]));
+  return sopsEncrypt({ apiVersion: 'v1', kind: 'Secret', metadata, type: fresh.type, stringData }, { recipients: ctx.opts.ageRecipients!, now: ctx.opts.now });
+}
+
+/**
+ * A reference Secret the generator can give fresh values: a plain Secret. A SealedSecret or a
+ * SOPS-encrypted Secret belongs to the reference's own cluster: copied, the new cluster could
+ * not open it, and the generator cannot read it to make new values.
+ */
+export function checkRegenerable(o: ReferenceObject) {
+  if (o.kind === 'SealedSecret') {
+    throw new GeneratorInputError(`${o.file} holds SealedSecret ${o.name}, sealed for the reference cluster: the new cluster could not open it. Use a reference environment with plain Secrets (such as a development cluster)`);
+  }
+  if (o.kind === 'Secret' && o.body?.sops) {
+    throw new GeneratorInputError(`${o.file} holds Secret ${o.name} encrypted with SOPS for the reference cluster: the new cluster could not open it. Use a reference environment with plain Secrets`);
+  }
+}

@@ -1,0 +1,106 @@
+import { randomBytes } from 'node:crypto';
+import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { Document } from 'yaml';
+import { FLUX_ENCRYPTED_REGEX } from '../../sealing/src/sops';
+import type { Context } from './context';
+import { GeneratorInputError } from './errors';
+import { listFiles } from './reference';
+import { parseDocuments } from './yaml-docs';
+
+/** Marks a cluster folder as written by the scaffolder for one cluster. */
+export const OWNER_FILE = '.gitops-scaffolder.json';
+
+/** Refuses to write over a cluster folder that another cluster (or a person) owns. */
+export function checkOwnership(repoDir: string, clusterDir: string, owner: Record<string, string>) {
+  const abs = join(repoDir, clusterDir);
+  if (!existsSync(abs)) return;
+  const markerPath = join(abs, OWNER_FILE);
+  if (!existsSync(markerPath)) throw new GeneratorInputError(`${clusterDir}/ exists and was not written by gitops-scaffolder; refusing to overwrite it`);
+  const marker = JSON.parse(readFileSync(markerPath, 'utf8'));
+  for (const key of Object.keys(owner)) {
+    if (marker[key] !== owner[key]) {
+      throw new GeneratorInputError(`${clusterDir}/ belongs to another cluster (${key} is ${JSON.stringify(marker[key])}, not ${JSON.stringify(owner[key])})`);
+    }
+  }
+}
+
+export function writeFile(abs: string, content: Buffer) {
+  mkdirSync(dirname(abs), { recursive: true });
+  writeFileSync(abs, content);
+}
+
+export function writeIfChanged(ctx: Context, repoRel: string, content: Buffer) {
+  const abs = join(ctx.opts.repoDir, repoRel);
+  if (existsSync(abs) && readFileSync(abs).equals(content)) return;
+  writeFile(abs, content);
+  ctx.summary.paths_written.push(repoRel);
+}
+
+/** Makes a folder hold exactly `files` (and its owner marker): changed files written, stale ones removed, equal ones untouched. */
+export function syncFolder(ctx: Context, dir: string, files: Map<string, Buffer>) {
+  const abs = join(ctx.opts.repoDir, dir);
+  if (existsSync(abs)) {
+    for (const rel of listFiles(abs)) {
+      if (files.has(rel) || rel === OWNER_FILE) continue;
+      rmSync(join(abs, rel));
+      ctx.summary.paths_removed.push(`${dir}/${rel}`);
+    }
+  }
+  for (const [rel, content] of files) writeIfChanged(ctx, `${dir}/${rel}`, content);
+}
+
+/**
+ * The repository's .sops.yaml gets (or keeps) a creation rule for this cluster's folder first, so
+ * that `sops` run by a person encrypts new files there for the same recipients. Other rules stay.
+ */
+export function writeSopsRules(ctx: Context) {
+  const path = '.sops.yaml';
+  const abs = join(ctx.opts.repoDir, path);
+  // Cluster names are DNS labels (no dots), so the folder needs no escaping.
+  const pathRegex = `^${ctx.clusterDir}/.*\\.ya?ml$`;
+  const doc = existsSync(abs) ? parseDocuments(readFileSync(abs, 'utf8'), path)[0] ?? new Document({}) : new Document({});
+  const current = (doc.toJS()?.creation_rules ?? []) as any[];
+  const ours = { path_regex: pathRegex, encrypted_regex: FLUX_ENCRYPTED_REGEX, age: (ctx.opts.ageRecipients ?? []).join(',') };
+  doc.set('creation_rules', doc.createNode([ours, ...current.filter((r) => r?.path_regex !== pathRegex)]));
+  writeIfChanged(ctx, path, Buffer.from(doc.toString({ lineWidth: 0 })));
+  ctx.summary.repo_files.push(path);
+}
+
+/** The outermost of a set of folders (base/, not base/api/). */
+export function outermost(dirs: Iterable<string>): string[] {
+  const all = [...new Set(dirs)].sort();
+  return all.filter((d) => !all.some((other) => other !== d && d.startsWith(other + '/')));
+}
+
+/**
+ * Writes `files` (paths relative to the cluster folder) into a staging folder beside the cluster
+ * folder (same depth, so relative references such as ../../platform resolve the same), copies the
+ * shared folders the tree needs when the repository lacks them, and runs `check` on the staged
+ * tree. A failed check leaves the repository as it was. Returns the shared folders copied.
+ */
+export async function stageAndCheck(
+  ctx: Context,
+  files: Map<string, Buffer>,
+  shared: { root: string; dirs: string[] },
+  check: (stagingDir: string) => Promise<void>,
+): Promise<string[]> {
+  const repo = ctx.opts.repoDir;
+  const copied: string[] = [];
+  for (const dir of outermost(shared.dirs)) {
+    if (existsSync(join(repo, dir))) continue;
+    cpSync(join(shared.root, dir), join(repo, dir), { recursive: true });
+    copied.push(dir);
+  }
+  const staging = join(repo, dirname(ctx.clusterDir), `.${ctx.opts.clusterName}.staging-${randomBytes(4).toString('hex')}`);
+  try {
+    for (const [rel, content] of files) writeFile(join(staging, rel), content);
+    await check(staging);
+  } catch (e) {
+    for (const dir of copied) rmSync(join(repo, dir), { recursive: true, force: true });
+    throw e;
+  } finally {
+    rmSync(staging, { recursive: true, force: true });
+  }
+  return copied;
+}
