@@ -78,4 +78,26 @@ describe('generate-gitops-env command line', () => {
     expect(r.stderr).toMatch(message);
     expect(allFiles(cwd)).toEqual([]);
   });
+
+  it('runs both passes on the phased cluster-vars template with --var, and rejects a malformed --var', () => {
+    const repo = tempDir('cli-vars');
+    const phased = ['--repo', repo, ...common, '--template', join(__dirname, '../../templates/phased-platform'), '--reference-env', 'dev'];
+    const vars = ['--var', 'CLUSTER_ISSUER=letsencrypt-prod', '--var', 'EXTERNAL_DNS_ROLE_ARN=arn:aws:iam::333333333333:role/dns'];
+    const infra = run([...phased, ...vars, '--infra-only', '--json']);
+    expect(infra.stderr).toBe('');
+    expect(JSON.parse(infra.stdout)).toMatchObject({ environment_model: 'cluster-vars', cluster_vars: { CLUSTER_DOMAIN: 'cli.example.com', CLUSTER_ISSUER: 'letsencrypt-prod' } });
+    const cert = makeRsaCert();
+    writeFileSync(join(repo, '..', 'cli-vars-cert.pem'), cert.certPem);
+    const full = run([...phased, ...vars, '--sealing-cert', join(repo, '..', 'cli-vars-cert.pem')], {
+      REGISTRY_SERVER: 'registry.example.net', REGISTRY_USERNAME: 'cli-bot', REGISTRY_PASSWORD: 'CliVarsRegistryPassword-1234',
+    });
+    expect(full.code).toBe(0);
+    expect(full.stdout).toContain('cluster-vars: CLUSTER_NAME=cli-test CLUSTER_DOMAIN=cli.example.com');
+    expect(full.stdout).not.toContain('CliVarsRegistryPassword-1234');
+    const vars2 = yamlObjects(join(repo, 'clusters/cli-test/cluster-vars.yaml'))[0].data;
+    expect(vars2).toMatchObject({ CLUSTER_REGION: 'eu-west-2', ACME_EMAIL: 'ops@cli.example.com', EXTERNAL_DNS_ROLE_ARN: 'arn:aws:iam::333333333333:role/dns' });
+    const bad = run([...phased, '--var', 'NO_EQUALS_SIGN', '--infra-only']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--var "NO_EQUALS_SIGN" must be KEY=VALUE/);
+  });
 });
