@@ -1,5 +1,6 @@
 import Ajv, { ErrorObject } from 'ajv';
 import type { ScaffoldRequestedData } from '../../libs/events/src';
+import { clusterVarsProblem } from '../../libs/generator/src';
 import { isSafeBranch } from '../../libs/git/src';
 import { CertificateError, parseSealingCertificate, SealingCertificate } from '../../libs/sealing/src';
 import { isAgeRecipient } from '../../libs/sealing/src/sops';
@@ -13,6 +14,12 @@ export const CREATE_SCHEMA = {
   required: ['cluster_name', 'domain', 'region', 'acme_email', 'target'],
   properties: {
     secrets_backend: { enum: ['sealed-secrets', 'sops'] },
+    cluster_vars: {
+      type: 'object',
+      maxProperties: 100,
+      propertyNames: { type: 'string', maxLength: 100 },
+      additionalProperties: { type: 'string', maxLength: 1024 },
+    },
     cluster_name: { type: 'string', maxLength: 63 },
     domain: { type: 'string', maxLength: 253 },
     region: { type: 'string', maxLength: 32 },
@@ -81,7 +88,7 @@ export function checkRepoUrl(url: string, allowedSchemes: string[]): string | nu
 /** Validates a create body completely before anything is appended. */
 export function parseCreateRequest(
   body: unknown,
-  opts: { allowedSchemes: string[]; platformRepoUrl?: string; defaultBranch: string; acceptKubeconfigTargets?: boolean },
+  opts: { allowedSchemes: string[]; platformRepoUrl?: string; defaultBranch: string; acceptKubeconfigTargets?: boolean; steps: { templateDir?: string; referenceEnv: string } },
 ): CreateRequest {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw invalid('body', 'must be a JSON object');
   if (!validateShape(body)) throw invalid(fieldOf(validateShape.errors![0]), describeAjv(validateShape.errors![0]));
@@ -102,7 +109,7 @@ export function parseCreateRequest(
   if (urlProblem) throw invalid('repo.url', urlProblem);
   const branch: string = b.repo?.branch ?? opts.defaultBranch;
   if (!isSafeBranch(branch)) throw invalid('repo.branch', 'must be a plain branch name');
-  const common = { cluster_name: b.cluster_name, domain: b.domain, region: b.region, acme_email: b.acme_email, repo_url: repoUrl, branch };
+  const common = { cluster_name: b.cluster_name, domain: b.domain, region: b.region, acme_email: b.acme_email, repo_url: repoUrl, branch, ...clusterVars(b.cluster_vars, opts) };
   // The backend and the target must agree: SOPS takes age public keys, Sealed Secrets a certificate or a cluster to fetch it from.
   const sops = b.secrets_backend === 'sops';
   if (sops !== Boolean(b.target.age_recipients)) {
@@ -120,6 +127,14 @@ export function parseCreateRequest(
     if (e instanceof CertificateError) throw invalid('target.sealing_cert_pem', e.message);
     throw e;
   }
+}
+
+/** Cluster-vars values, checked against the service's reference before anything is appended. */
+function clusterVars(vars: Record<string, string> | undefined, opts: { steps: { templateDir?: string; referenceEnv: string } }): { cluster_vars?: Record<string, string> } {
+  if (!vars || Object.keys(vars).length === 0) return {};
+  const problem = clusterVarsProblem(opts.steps.templateDir, opts.steps.referenceEnv, vars);
+  if (problem) throw invalid(`cluster_vars.${problem.key}`, problem.problem);
+  return { cluster_vars: vars };
 }
 
 const SECRET_KEY = /^[-._a-zA-Z0-9]{1,253}$/;

@@ -88,6 +88,7 @@ export class ScaffoldApi {
       branch: req.branch,
       target: eventTarget(req.target),
       requested_by: caller,
+      ...(req.cluster_vars ? { cluster_vars: req.cluster_vars } : {}),
     };
     const { state, appended } = await this.store.decideAndAppend(runId, (s) => decide({ type: 'RequestScaffold', data }, s), { idFor: () => runId });
     return { run: toView(runId, state), created: appended.length > 0 };

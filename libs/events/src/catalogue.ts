@@ -22,6 +22,8 @@ export interface ScaffoldRequestedData {
   branch: string;
   target: ScaffoldTarget;
   requested_by: string;
+  /** Cluster-vars references: values for the new cluster's cluster-vars (configuration, never credentials). */
+  cluster_vars?: Record<string, string>;
 }
 
 export interface EventDataByType {

@@ -27,22 +27,27 @@ export const CURRENT_VERSION: Record<EventType, number> = {
 };
 
 export const DATA_SCHEMAS: Record<EventType, object> = {
-  ScaffoldRequested: obj({
-    cluster_name: str,
-    domain: str,
-    region: str,
-    acme_email: str,
-    repo_url: str,
-    branch: str,
-    requested_by: str,
-    target: {
-      oneOf: [
-        obj({ kind: { const: 'sealing_cert' }, fingerprint_sha256: str, not_after: str }),
-        obj({ kind: { const: 'kubeconfig_secret' }, namespace: str, name: str, key: str }),
-        obj({ kind: { const: 'age_recipients' }, recipients: { type: 'array', minItems: 1, items: str } }),
-      ],
+  // cluster_vars is optional: events written before it existed stay valid at version 1.
+  ScaffoldRequested: obj(
+    {
+      cluster_name: str,
+      domain: str,
+      region: str,
+      acme_email: str,
+      repo_url: str,
+      branch: str,
+      requested_by: str,
+      target: {
+        oneOf: [
+          obj({ kind: { const: 'sealing_cert' }, fingerprint_sha256: str, not_after: str }),
+          obj({ kind: { const: 'kubeconfig_secret' }, namespace: str, name: str, key: str }),
+          obj({ kind: { const: 'age_recipients' }, recipients: { type: 'array', minItems: 1, items: str } }),
+        ],
+      },
+      cluster_vars: { type: 'object', additionalProperties: str },
     },
-  }),
+    ['cluster_name', 'domain', 'region', 'acme_email', 'repo_url', 'branch', 'requested_by', 'target'],
+  ),
   InfraPushed: obj({ commit: str, files_changed: { type: 'integer' } }),
   // v2: which controller was found (null when the certificate came with the request).
   SealedSecretsReady: obj({ source: { enum: ['given_certificate', 'cluster'] }, controller: { oneOf: [{ type: 'null' }, controller] } }),

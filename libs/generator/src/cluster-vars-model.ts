@@ -84,7 +84,6 @@ const CLUSTER_NAME_KEY = /(^|_)CLUSTER(_NAME)?$/i;
  */
 function newClusterVars(ctx: Context, ref: ClusterVarsReference, facts: ReferenceFacts): { vars: Record<string, string>; inherited: string[] } {
   const given = ctx.opts.clusterVars ?? {};
-  checkGivenVars(ref, given);
   const { domain, region, acmeEmail, clusterName } = ctx.opts;
   const vars: Record<string, string> = {};
   const inherited: string[] = [];
@@ -102,14 +101,30 @@ function newClusterVars(ctx: Context, ref: ClusterVarsReference, facts: Referenc
   return { vars, inherited };
 }
 
-/** A value given for the new cluster must be one Flux could substitute somewhere. */
-function checkGivenVars(ref: ClusterVarsReference, given: Record<string, string>) {
+/** A value given for the new cluster that cannot be used, and why. */
+export interface VarProblem {
+  key: string;
+  problem: string;
+}
+
+/**
+ * The first value given for the new cluster that cannot be used: a name Flux does not accept, a
+ * value that could change the YAML Flux substitutes it into (line breaks, control characters), or
+ * a name neither cluster-vars nor any component knows.
+ */
+export function givenVarProblem(ref: ClusterVarsReference | undefined, given: Record<string, unknown>): VarProblem | null {
+  const keys = Object.keys(given);
+  if (keys.length === 0) return null;
+  if (!ref) return { key: keys[0], problem: 'the reference environment has no cluster-vars ConfigMap substituted by Flux' };
   const used = new Set(ref.kustomizations.flatMap((k) => k.objects.flatMap((o) => variableUses(JSON.stringify(o.body)).map((u) => u.name))));
   for (const [key, value] of Object.entries(given)) {
-    if (!VARIABLE_NAME.test(key)) throw new GeneratorInputError(`--var ${key}: not a Flux variable name (letters, digits, _; not starting with a digit)`);
-    if (typeof value !== 'string') throw new GeneratorInputError(`--var ${key}: the value must be a string`);
-    if (!(key in ref.vars.data) && !used.has(key)) throw new GeneratorInputError(`--var ${key}: the reference's cluster-vars has no ${key} and no component uses \${${key}}`);
+    if (!VARIABLE_NAME.test(key)) return { key, problem: 'not a Flux variable name (letters, digits, _; not starting with a digit)' };
+    if (typeof value !== 'string') return { key, problem: 'the value must be a string' };
+    // Flux substitutes into YAML text: a line break or control character could add fields to every object.
+    if (/[\u0000-\u001f\u007f]/.test(value)) return { key, problem: 'the value must not contain line breaks or control characters' };
+    if (!(key in ref.vars.data) && !used.has(key)) return { key, problem: `the reference's ${ref.vars.object.name} has no ${key} and no component uses \${${key}}` };
   }
+  return null;
 }
 
 /** Inherited values that still name the reference cluster are almost always a mistake: say so. */

@@ -3,7 +3,7 @@ import { dirname, join, resolve } from 'node:path';
 import { isAgeRecipient } from '../../sealing/src/sops';
 import { parseSealingCertificate, SealingCertificate, SealingScope, CertificateError } from '../../sealing/src';
 import { isClusterName, isDomain, isEmail, isEnvName, isRegion } from '../../validation/src';
-import { generateFromClusterVars, loadClusterVarsReference } from './cluster-vars-model';
+import { generateFromClusterVars, givenVarProblem, loadClusterVarsReference, VarProblem } from './cluster-vars-model';
 import { Context, GenerateOptions, GenerateResult, GenerateSummary, ResolvedOptions, usesSops } from './context';
 import { GeneratorInputError } from './errors';
 import { generateFromOverlays } from './overlay-model';
@@ -89,6 +89,15 @@ function emptySummary(opts: ResolvedOptions, clusterDir: string, cert: SealingCe
 }
 
 /**
+ * Checks cluster-vars values for a reference before any run starts (the service validates
+ * requests with it): null when they can be used, else the first problem.
+ */
+export function clusterVarsProblem(templateDir: string | undefined, referenceEnv: string, vars: Record<string, unknown>): VarProblem | null {
+  if (Object.keys(vars).length === 0) return null;
+  return givenVarProblem(loadClusterVarsReference(resolve(templateDir ?? SHIPPED_TEMPLATE), referenceEnv), vars);
+}
+
+/**
  * One pass for a new cluster. The reference decides the environment model: a reference whose
  * Flux Kustomizations substitute a cluster-vars ConfigMap gets a new cluster-vars; otherwise the
  * environment's overlay layers are copied with the new domain patched in.
@@ -110,13 +119,10 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
   const ctx: Context = { opts, clusterDir, cert, credentials: [], summary: emptySummary(opts, clusterDir, cert) };
 
   const varsReference = loadClusterVarsReference(root, opts.referenceEnv);
+  const problem = givenVarProblem(varsReference, opts.clusterVars ?? {});
+  if (problem) throw new GeneratorInputError(`--var ${problem.key}: ${problem.problem}`);
   if (varsReference) await generateFromClusterVars(ctx, varsReference);
-  else {
-    if (opts.clusterVars && Object.keys(opts.clusterVars).length > 0) {
-      throw new GeneratorInputError(`--var: reference environment "${opts.referenceEnv}" has no cluster-vars ConfigMap substituted by Flux`);
-    }
-    await generateFromOverlays(ctx, loadReference(root, opts.referenceEnv));
-  }
+  else await generateFromOverlays(ctx, loadReference(root, opts.referenceEnv));
 
   if (opts.pass === 'full' && usesSops(ctx)) writeSopsRules(ctx);
   writeIfChanged(ctx, `${clusterDir}/${OWNER_FILE}`, Buffer.from(JSON.stringify(owner, null, 2) + '\n'));

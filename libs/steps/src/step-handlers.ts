@@ -85,6 +85,7 @@ async function pushPass(ctx: StepContext, pass: Pass, sealingCertPem?: string): 
         pass,
         sealingCertPem,
         ...secretsBackendOf(req),
+        clusterVars: req.cluster_vars,
         registry: ctx.settings.registry,
         sourceUrl: req.repo_url,
         sourceBranch: req.branch,
