@@ -3,6 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { makeRsaCert } from '../support/certs';
 import { allFiles, readTree, tempDir, yamlObjects } from '../support/files';
+import { ageIdentity, sopsOpen } from '../support/sops-open';
 import { unsealManifest } from '../support/unseal';
 
 const BIN = join(__dirname, '../../bin/generate-gitops-env');
@@ -99,5 +100,27 @@ describe('generate-gitops-env command line', () => {
     const bad = run([...phased, '--var', 'NO_EQUALS_SIGN', '--infra-only']);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/--var "NO_EQUALS_SIGN" must be KEY=VALUE/);
+  });
+
+  it.each([
+    ['overlay', []],
+    ['cluster-vars', ['--template', join(__dirname, '../../templates/phased-platform'), '--reference-env', 'dev', '--var', 'EXTERNAL_DNS_ROLE_ARN=arn:aws:iam::555555555555:role/dns']],
+  ])('writes SOPS-encrypted Secrets for an age recipient (%s reference) that open with the age command line', (_model, extra) => {
+    const repo = tempDir('cli-sops');
+    const age = ageIdentity();
+    const args = ['--repo', repo, ...common, ...(extra as string[])];
+    expect(run([...args, '--infra-only']).code).toBe(0);
+    const full = run([...args, '--secrets-backend', 'sops', '--age-recipient', age.recipient, '--json'], {
+      REGISTRY_SERVER: 'registry.example.net', REGISTRY_USERNAME: 'cli-bot', REGISTRY_PASSWORD: 'CliSopsRegistryPassword-5678',
+    });
+    expect(full.stderr).toBe('');
+    const summary = JSON.parse(full.stdout);
+    expect(summary.objects_sealed.map((o: any) => o.scope)).toEqual(['sops', 'sops', 'sops']);
+    for (const sealed of summary.objects_sealed) {
+      const { plain, macOk } = sopsOpen(yamlObjects(join(repo, sealed.file))[0], age.keyFile);
+      expect(macOk).toBe(true);
+      expect(Object.keys(plain.stringData).sort()).toEqual(sealed.keys);
+    }
+    expect(JSON.stringify(readTree(repo))).not.toContain('CliSopsRegistryPassword-5678');
   });
 });

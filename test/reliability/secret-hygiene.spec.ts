@@ -1,4 +1,5 @@
 import { execFileSync, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { connect } from '@nats-io/transport-node';
@@ -12,6 +13,7 @@ import { SHIPPED_PLANTED, withBase64 } from '../support/planted';
 import { bareRepo, TestDatabase, TestNats } from '../support/services';
 import { api, API_KEY, waitFor } from '../support/service';
 import { ServiceProcess } from '../support/service-process';
+import { ageIdentity, sopsOpen } from '../support/sops-open';
 import { unsealManifest } from '../support/unseal';
 
 jest.setTimeout(180_000);
@@ -48,7 +50,8 @@ describe('secret hygiene', () => {
   let svc: ServiceProcess;
   const runnerOutput: string[] = [];
   const cert = makeRsaCert();
-  const remotes = [bareRepo(), bareRepo()];
+  const age = ageIdentity();
+  const remotes = [bareRepo(), bareRepo(), bareRepo()];
 
   beforeAll(async () => {
     nats = await TestNats.start();
@@ -83,14 +86,18 @@ describe('secret hygiene', () => {
     });
 
   it('finds no credential in the streams, the database, the logs or any git history', async () => {
-    const targets = [
-      { sealing_cert_pem: cert.certPem },
-      { kubeconfig_secret: { namespace: 'capi-clusters', name: 'hyg-kubeconfig', key: 'value' } },
+    // Sealed for a given certificate, sealed for a certificate fetched from the cluster, SOPS for an age key.
+    const unsealed = (doc: any) => unsealManifest(cert.privateKeyPem, doc);
+    const sopsOpened = (doc: any) => sopsOpen(doc, age.keyFile).plain.stringData as Record<string, string>;
+    const requests = [
+      { patch: { target: { sealing_cert_pem: cert.certPem } }, open: unsealed },
+      { patch: { target: { kubeconfig_secret: { namespace: 'capi-clusters', name: 'hyg-kubeconfig', key: 'value' } } }, open: unsealed },
+      { patch: { secrets_backend: 'sops', target: { age_recipients: [age.recipient] } }, open: sopsOpened },
     ];
     const ids: string[] = [];
-    for (const [i, t] of targets.entries()) {
+    for (const [i, { patch }] of requests.entries()) {
       const r = await api(svc.base, 'POST', '/api/v1/scaffolds', {
-        cluster_name: `hyg-${i}`, domain: `hyg${i}.example.com`, region: 'eu-west-1', acme_email: 'ops@example.com', repo: { url: remotes[i].url, branch: 'main' }, target: t,
+        cluster_name: `hyg-${i}`, domain: `hyg${i}.example.com`, region: 'eu-west-1', acme_email: 'ops@example.com', repo: { url: remotes[i].url, branch: 'main' }, ...patch,
       });
       expect(r.status).toBe(202);
       ids.push(r.json.id);
@@ -106,15 +113,16 @@ describe('secret hygiene', () => {
       for (const file of ['apps/registry-credentials.yaml', 'database/postgresql-credentials.yaml', 'database/rabbitmq-credentials.yaml']) {
         const text = execFileSync('git', ['--git-dir', remote.dir, 'show', `main:clusters/hyg-${i}/${file}`], { encoding: 'utf8' });
         for (const doc of parseAllDocuments(text)) {
-          for (const [key, value] of Object.entries(unsealManifest(cert.privateKeyPem, doc.toJS()))) if (key !== 'database') generated.push(value);
+          for (const [key, value] of Object.entries(requests[i].open(doc.toJS()))) if (key !== 'database') generated.push(value);
         }
       }
     }
-    expect(generated.length).toBeGreaterThanOrEqual(14);
+    expect(generated.length).toBeGreaterThanOrEqual(21);
     const forbidden = [
       ...withBase64([...SHIPPED_PLANTED, REGISTRY_PASSWORD, API_KEY, target.token, management.token]),
       ...generated,
       cert.privateKeyPem.split('\n')[1],
+      readFileSync(age.keyFile, 'utf8').match(/AGE-SECRET-KEY-[0-9A-Z]+/)![0],
     ];
 
     // Where data went.

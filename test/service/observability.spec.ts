@@ -76,6 +76,9 @@ describe('observability: metrics, OpenAPI, log redaction', () => {
     const validateCreate = ajv.compile(doc.paths['/api/v1/scaffolds'].post.requestBody.content['application/json'].schema);
     const example = readmeExample('create-request');
     expect(validateCreate(example) ? [] : validateCreate.errors).toEqual([]);
+    const withVars = readmeExample('create-request-cluster-vars');
+    expect(validateCreate(withVars) ? [] : validateCreate.errors).toEqual([]);
+    expect(validateCreate({ ...withVars, cluster_vars: { X: 'a', Y: 1 } })).toBe(false);
     const validateRun = ajv.compile(doc.components.schemas.Run);
     const response = readmeExample('run-response');
     expect(validateRun(response) ? [] : validateRun.errors).toEqual([]);
