@@ -2,15 +2,13 @@ import { connect } from '@nats-io/transport-node';
 import { headers, NatsConnection } from '@nats-io/nats-core';
 import { callerFor } from '../../src/api/auth';
 import { makeEcCert, makeRsaCert } from '../support/certs';
-import { bareRepo, gitLog, TestDatabase, TestNats } from '../support/services';
-import { api, API_KEY, RunningService, startService } from '../support/service';
+import { bareRepo, gitLog } from '../support/services';
+import { api, API_KEY, useServiceStack } from '../support/service';
 
 jest.setTimeout(120_000);
 
 describe('bad input and abuse catalogue: a 4xx naming the field, nothing appended, nothing pushed', () => {
-  let nats: TestNats;
-  let db: TestDatabase;
-  let svc: RunningService;
+  const stack = useServiceStack();
   let nc: NatsConnection;
   const cert = makeRsaCert();
   const remote = bareRepo();
@@ -80,19 +78,13 @@ describe('bad input and abuse catalogue: a 4xx naming the field, nothing appende
     h.set('X-Api-Key', key);
     return JSON.parse((await nc.request('scaffolds.v1.create', payload, { timeout: 10_000, headers: h })).string());
   };
-  const streamCount = async () => (await svc.runtime.store.jsm.streams.info('SCAFFOLD_EVENTS')).state.messages;
+  const streamCount = async () => (await stack.svc.runtime.store.jsm.streams.info('SCAFFOLD_EVENTS')).state.messages;
 
   beforeAll(async () => {
-    nats = await TestNats.start();
-    db = await TestDatabase.create();
-    svc = await startService({ NATS_URL: nats.url, DATABASE_URL: db.url });
-    nc = await connect({ servers: nats.url });
+    nc = await connect({ servers: stack.nats.url });
   });
   afterAll(async () => {
     await nc.close();
-    await svc.stop();
-    await nats.destroy();
-    await db.drop();
   });
 
   it('has at least 40 cases', () => expect(CASES.length).toBeGreaterThanOrEqual(40));
@@ -101,7 +93,7 @@ describe('bad input and abuse catalogue: a 4xx naming the field, nothing appende
     const before = await streamCount();
     const commits = gitLog(remote.dir).length;
     const text = JSON.stringify(payload);
-    const rest = await api(svc.base, 'POST', '/api/v1/scaffolds', text);
+    const rest = await api(stack.svc.base, 'POST', '/api/v1/scaffolds', text);
     expect(rest.status).toBe(status);
     expect(rest.json.error.message).toMatch(field);
     expect(await natsCreate(text)).toEqual(rest.json);
@@ -117,7 +109,7 @@ describe('bad input and abuse catalogue: a 4xx naming the field, nothing appende
     ['over 1 MiB', JSON.stringify({ ...good, domain: 'a'.repeat(1024 * 1024 + 10) }), 'application/json', 413, 'payload_too_large'],
   ])('%s over REST', async (_name, raw, type, status, code) => {
     const before = await streamCount();
-    const r = await api(svc.base, 'POST', '/api/v1/scaffolds', raw, { 'content-type': type });
+    const r = await api(stack.svc.base, 'POST', '/api/v1/scaffolds', raw, { 'content-type': type });
     expect(r.status).toBe(status);
     expect(r.json.error.code).toBe(code);
     expect(await streamCount()).toBe(before);
@@ -136,7 +128,7 @@ describe('bad input and abuse catalogue: a 4xx naming the field, nothing appende
   it('missing, wrong and near-miss API keys get 401 on every route, REST and NATS', async () => {
     for (const key of ['', 'wrong', API_KEY.slice(0, -1), API_KEY + 'x', API_KEY.toUpperCase()]) {
       for (const [method, path] of [['GET', '/api/v1/scaffolds'], ['POST', '/api/v1/scaffolds'], ['GET', '/api/v1/events'], ['GET', '/api/v1/scaffolds/00000000-0000-4000-8000-000000000000']]) {
-        const r = await api(svc.base, method, path, method === 'POST' ? good : undefined, { 'x-api-key': key });
+        const r = await api(stack.svc.base, method, path, method === 'POST' ? good : undefined, { 'x-api-key': key });
         expect(r.status).toBe(401);
       }
       expect((await natsCreate(JSON.stringify(good), key)).error.code).toBe('unauthorized');

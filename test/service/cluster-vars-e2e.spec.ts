@@ -6,17 +6,15 @@ import { SHIPPED_PHASED_TEMPLATE } from '../../libs/generator/src';
 import { makeRsaCert } from '../support/certs';
 import { SHIPPED_PLANTED, withBase64 } from '../support/planted';
 import { ageIdentity, sopsOpen } from '../support/sops-open';
-import { bareRepo, TestDatabase, TestNats } from '../support/services';
-import { api, API_KEY, RunningService, startService, waitFor } from '../support/service';
+import { bareRepo } from '../support/services';
+import { api, API_KEY, useServiceStack, waitFor } from '../support/service';
 import { unsealManifest } from '../support/unseal';
 
 jest.setTimeout(120_000);
 
 /** The service configured with the phased platform reference (cluster-vars model), over REST and NATS. */
 describe('scaffold service with a cluster-vars reference (phased platform)', () => {
-  let nats: TestNats;
-  let db: TestDatabase;
-  let svc: RunningService;
+  const stack = useServiceStack(() => ({ TEMPLATE_DIR: SHIPPED_PHASED_TEMPLATE, REFERENCE_ENV: 'dev' }));
   let nc: NatsConnection;
   const cert = makeRsaCert();
   const remote = bareRepo();
@@ -33,27 +31,21 @@ describe('scaffold service with a cluster-vars reference (phased platform)', () 
   const git = (...args: string[]) => execFileSync('git', ['--git-dir', remote.dir, ...args], { encoding: 'utf8' });
   const untilTerminal = (id: string) =>
     waitFor(`run ${id} to finish`, async () => {
-      const r = await api(svc.base, 'GET', `/api/v1/scaffolds/${id}`);
+      const r = await api(stack.svc.base, 'GET', `/api/v1/scaffolds/${id}`);
       return ['succeeded', 'failed', 'cancelled'].includes(r.json?.status) ? r.json : undefined;
     });
-  const streamCount = async () => (await svc.runtime.store.jsm.streams.info('SCAFFOLD_EVENTS')).state.messages;
+  const streamCount = async () => (await stack.svc.runtime.store.jsm.streams.info('SCAFFOLD_EVENTS')).state.messages;
 
   beforeAll(async () => {
-    nats = await TestNats.start();
-    db = await TestDatabase.create();
-    svc = await startService({ NATS_URL: nats.url, DATABASE_URL: db.url, TEMPLATE_DIR: SHIPPED_PHASED_TEMPLATE, REFERENCE_ENV: 'dev' });
-    nc = await connect({ servers: nats.url });
+    nc = await connect({ servers: stack.nats.url });
   });
 
   afterAll(async () => {
     await nc?.close();
-    await svc?.stop();
-    await nats?.destroy();
-    await db?.drop();
   });
 
   it('REST, sealed-secrets: first pass only the secret-free phases, then the secrets and the rest; cluster_vars recorded', async () => {
-    const created = await api(svc.base, 'POST', '/api/v1/scaffolds', body('kiwi'));
+    const created = await api(stack.svc.base, 'POST', '/api/v1/scaffolds', body('kiwi'));
     expect(created.status).toBe(202);
     const done = await untilTerminal(created.json.id);
     expect(done.status).toBe('succeeded');
@@ -75,7 +67,7 @@ describe('scaffold service with a cluster-vars reference (phased platform)', () 
     const everything = git('log', '-p', 'main');
     for (const p of withBase64(SHIPPED_PLANTED)) expect(everything).not.toContain(p);
 
-    const events = (await api(svc.base, 'GET', `/api/v1/scaffolds/${created.json.id}/events`)).json.items;
+    const events = (await api(stack.svc.base, 'GET', `/api/v1/scaffolds/${created.json.id}/events`)).json.items;
     expect(events.map((e: any) => e.type)).toEqual(['ScaffoldRequested', 'InfraPushed', 'SealedSecretsReady', 'CertFetched', 'FullPushed', 'ScaffoldSucceeded']);
     expect(events[0].data.cluster_vars).toEqual(body('kiwi').cluster_vars);
   });
@@ -103,7 +95,7 @@ describe('scaffold service with a cluster-vars reference (phased platform)', () 
     ['a value that is not a string', { API_REPLICAS: 3 }, /^cluster_vars\.API_REPLICAS: must be string/],
   ])('refuses cluster_vars with %s, appending nothing', async (_what, clusterVars, message) => {
     const before = await streamCount();
-    const r = await api(svc.base, 'POST', '/api/v1/scaffolds', body('plum', { cluster_vars: clusterVars }));
+    const r = await api(stack.svc.base, 'POST', '/api/v1/scaffolds', body('plum', { cluster_vars: clusterVars }));
     expect(r.status).toBe(400);
     expect(r.json.error.message).toMatch(message);
     expect(await streamCount()).toBe(before);

@@ -4,15 +4,13 @@ import { headers, NatsConnection } from '@nats-io/nats-core';
 import { parse } from 'yaml';
 import { makeRsaCert } from '../support/certs';
 import { ageIdentity, sopsOpen } from '../support/sops-open';
-import { bareRepo, gitLog, TestDatabase, TestNats } from '../support/services';
-import { api, API_KEY, RunningService, startService, waitFor } from '../support/service';
+import { bareRepo, gitLog } from '../support/services';
+import { api, API_KEY, useServiceStack, waitFor } from '../support/service';
 
 jest.setTimeout(120_000);
 
 describe('scaffold service end to end (real NATS JetStream, PostgreSQL, git)', () => {
-  let nats: TestNats;
-  let db: TestDatabase;
-  let svc: RunningService;
+  const stack = useServiceStack();
   let nc: NatsConnection;
   const cert = makeRsaCert();
   const remote = bareRepo();
@@ -31,34 +29,28 @@ describe('scaffold service end to end (real NATS JetStream, PostgreSQL, git)', (
     const m = await nc.request(subject, JSON.stringify(payload), { timeout: 10_000, headers: h });
     return JSON.parse(m.string());
   };
-  const streamCount = async () => (await svc.runtime.store.jsm.streams.info('SCAFFOLD_EVENTS')).state.messages;
+  const streamCount = async () => (await stack.svc.runtime.store.jsm.streams.info('SCAFFOLD_EVENTS')).state.messages;
   const untilTerminal = (id: string) =>
     waitFor(`run ${id} to finish`, async () => {
-      const r = await api(svc.base, 'GET', `/api/v1/scaffolds/${id}`);
+      const r = await api(stack.svc.base, 'GET', `/api/v1/scaffolds/${id}`);
       return ['succeeded', 'failed', 'cancelled'].includes(r.json?.status) ? r.json : undefined;
     });
 
   beforeAll(async () => {
-    nats = await TestNats.start();
-    db = await TestDatabase.create();
-    svc = await startService({ NATS_URL: nats.url, DATABASE_URL: db.url });
-    nc = await connect({ servers: nats.url });
+    nc = await connect({ servers: stack.nats.url });
   });
 
   afterAll(async () => {
     await nc?.close();
-    await svc?.stop();
-    await nats?.destroy();
-    await db?.drop();
   });
 
   it('runs both passes: two commits, the first without secrets, status transitions, history, NATS equal to REST', async () => {
-    const created = await api(svc.base, 'POST', '/api/v1/scaffolds', body('alpha'));
+    const created = await api(stack.svc.base, 'POST', '/api/v1/scaffolds', body('alpha'));
     expect(created.status).toBe(202);
     expect(created.headers.get('location')).toBe(`/api/v1/scaffolds/${created.json.id}`);
     expect(created.json).toMatchObject({ status: 'queued', step: 'infra-pass', gitops_path: 'clusters/alpha', repo_url: remote.url, branch: 'main', infra_commit: null });
     const id = created.json.id;
-    const immediately = await api(svc.base, 'GET', `/api/v1/scaffolds/${id}`);
+    const immediately = await api(stack.svc.base, 'GET', `/api/v1/scaffolds/${id}`);
     expect(immediately.status).toBe(200);
 
     const done = await untilTerminal(id);
@@ -81,21 +73,21 @@ describe('scaffold service end to end (real NATS JetStream, PostgreSQL, git)', (
     expect(message).toContain(`Scaffold-Run: ${id}`);
     expect(message).toContain('Scaffold-Pass: full');
 
-    const history = await api(svc.base, 'GET', `/api/v1/scaffolds/${id}/events`);
+    const history = await api(stack.svc.base, 'GET', `/api/v1/scaffolds/${id}/events`);
     expect(history.json.items.map((e: any) => e.type)).toEqual(['ScaffoldRequested', 'InfraPushed', 'SealedSecretsReady', 'CertFetched', 'FullPushed', 'ScaffoldSucceeded']);
     expect(history.json.items.every((e: any, i: number, all: any[]) => i === 0 || e.seq > all[i - 1].seq)).toBe(true);
     expect(history.json.items[0]).toMatchObject({ schema_version: 1, data: { requested_by: 'default', target: { kind: 'sealing_cert' } } });
     expect(JSON.stringify(history.json)).not.toContain('BEGIN CERTIFICATE');
 
-    const logs = await api(svc.base, 'GET', `/api/v1/scaffolds/${id}/logs`);
+    const logs = await api(stack.svc.base, 'GET', `/api/v1/scaffolds/${id}/logs`);
     expect(logs.headers.get('content-type')).toMatch(/^text\/plain/);
     expect(logs.text).toMatch(/\[infra-pass\] pushed [0-9a-f]{40} to main/);
 
-    const rest = await api(svc.base, 'GET', `/api/v1/scaffolds/${id}`);
-    await waitFor('projection', async () => ((await api(svc.base, 'GET', `/api/v1/scaffolds?status=succeeded`)).json.items.length > 0 ? true : undefined));
+    const rest = await api(stack.svc.base, 'GET', `/api/v1/scaffolds/${id}`);
+    await waitFor('projection', async () => ((await api(stack.svc.base, 'GET', `/api/v1/scaffolds?status=succeeded`)).json.items.length > 0 ? true : undefined));
     expect(await natsRequest('scaffolds.v1.get', { id })).toEqual(rest.json);
     expect(await natsRequest('scaffolds.v1.events', { id })).toEqual(history.json);
-    expect(await natsRequest('scaffolds.v1.list', { status: 'succeeded' })).toEqual((await api(svc.base, 'GET', '/api/v1/scaffolds?status=succeeded')).json);
+    expect(await natsRequest('scaffolds.v1.list', { status: 'succeeded' })).toEqual((await api(stack.svc.base, 'GET', '/api/v1/scaffolds?status=succeeded')).json);
     expect((await natsRequest('scaffolds.v1.logs', { id })).log).toBe(logs.text);
   });
 
@@ -104,22 +96,22 @@ describe('scaffold service end to end (real NATS JetStream, PostgreSQL, git)', (
     h.set('X-Api-Key', API_KEY);
     h.set('Idempotency-Key', 'ctrl-req-42');
     const first = JSON.parse((await nc.request('scaffolds.v1.create', JSON.stringify(body('beta')), { headers: h, timeout: 10_000 })).string());
-    const again = await api(svc.base, 'POST', '/api/v1/scaffolds', body('beta'), { 'idempotency-key': 'ctrl-req-42' });
+    const again = await api(stack.svc.base, 'POST', '/api/v1/scaffolds', body('beta'), { 'idempotency-key': 'ctrl-req-42' });
     expect(again.status).toBe(202);
     expect(again.json.id).toBe(first.id);
     expect((await untilTerminal(first.id)).status).toBe('succeeded');
-    const events = await api(svc.base, 'GET', `/api/v1/scaffolds/${first.id}/events`);
+    const events = await api(stack.svc.base, 'GET', `/api/v1/scaffolds/${first.id}/events`);
     expect(events.json.items.filter((e: any) => e.type === 'ScaffoldRequested')).toHaveLength(1);
   });
 
   it('redelivers old events to a recreated consumer without pushing or appending again', async () => {
     const commitsBefore = gitLog(remote.dir).length;
     const eventsBefore = await streamCount();
-    await svc.stop();
+    await stack.svc.stop();
     const { jetstreamManager } = await import('@nats-io/jetstream');
     const jsm = await jetstreamManager(nc);
     for (const c of ['step-infra-pass', 'step-full-pass', 'step-sealed-secrets-wait', 'step-cert-fetch']) await jsm.consumers.delete('SCAFFOLD_EVENTS', c);
-    svc = await startService({ NATS_URL: nats.url, DATABASE_URL: db.url });
+    stack.svc = await stack.start();
     await waitFor('the recreated consumers to drain', async () => {
       const infos = await Promise.all(['step-infra-pass', 'step-full-pass'].map((c) => jsm.consumers.info('SCAFFOLD_EVENTS', c)));
       return infos.every((i) => i.num_pending === 0 && i.num_ack_pending === 0) ? true : undefined;
@@ -130,11 +122,11 @@ describe('scaffold service end to end (real NATS JetStream, PostgreSQL, git)', (
 
   it('runs the SOPS backend: infrastructure, then the full pass at once, encrypted for the age recipients', async () => {
     const cluster = ageIdentity();
-    const created = await api(svc.base, 'POST', '/api/v1/scaffolds', { ...body('sops-e2e'), secrets_backend: 'sops', target: { age_recipients: [cluster.recipient] } });
+    const created = await api(stack.svc.base, 'POST', '/api/v1/scaffolds', { ...body('sops-e2e'), secrets_backend: 'sops', target: { age_recipients: [cluster.recipient] } });
     expect(created.status).toBe(202);
     const done = await untilTerminal(created.json.id);
     expect(done.status).toBe('succeeded');
-    const events = (await api(svc.base, 'GET', `/api/v1/scaffolds/${created.json.id}/events`)).json.items;
+    const events = (await api(stack.svc.base, 'GET', `/api/v1/scaffolds/${created.json.id}/events`)).json.items;
     expect(events.map((e: any) => e.type)).toEqual(['ScaffoldRequested', 'InfraPushed', 'FullPushed', 'ScaffoldSucceeded']);
     expect(events[0].data.target).toEqual({ kind: 'age_recipients', recipients: [cluster.recipient] });
     const file = execFileSync('git', ['--git-dir', remote.dir, 'show', `${done.full_commit}:clusters/sops-e2e/database/postgresql-credentials.yaml`], { encoding: 'utf8' });
@@ -153,23 +145,23 @@ describe('scaffold service end to end (real NATS JetStream, PostgreSQL, git)', (
     ['a private key as recipient', { secrets_backend: 'sops', target: { age_recipients: ['AGE-SECRET-KEY-1ABC'] } }, /^target.age_recipients.0: must be an age public key/],
     ['an unknown backend', { secrets_backend: 'vault' }, /^secrets_backend:/],
   ])('refuses %s', async (_what, patch, message) => {
-    const r = await api(svc.base, 'POST', '/api/v1/scaffolds', { ...body('sops-bad'), ...patch });
+    const r = await api(stack.svc.base, 'POST', '/api/v1/scaffolds', { ...body('sops-bad'), ...patch });
     expect(r.status).toBe(400);
     expect(r.json.error.message).toMatch(message);
   });
 
   it('fails a run with a clear reason when the branch does not exist', async () => {
-    const r = await api(svc.base, 'POST', '/api/v1/scaffolds', body('gamma', { repo: { url: remote.url, branch: 'no-such-branch' } }));
+    const r = await api(stack.svc.base, 'POST', '/api/v1/scaffolds', body('gamma', { repo: { url: remote.url, branch: 'no-such-branch' } }));
     const done = await untilTerminal(r.json.id);
     expect(done.status).toBe('failed');
     expect(done.message).toMatch(/infra-pass failed: the branch does not exist on the remote/);
-    const types = (await api(svc.base, 'GET', `/api/v1/scaffolds/${r.json.id}/events`)).json.items.map((e: any) => e.type);
+    const types = (await api(stack.svc.base, 'GET', `/api/v1/scaffolds/${r.json.id}/events`)).json.items.map((e: any) => e.type);
     expect(types).toEqual(['ScaffoldRequested', 'StepFailed', 'ScaffoldFailed']);
   });
 
   it('answers 409 while a run for the same repo and cluster is active, and cancels at the next step boundary', async () => {
-    const apiOnly = await startService({ NATS_URL: nats.url, DATABASE_URL: db.url, RUN_STEP_WORKERS: 'false' });
-    await svc.stop(); // no step workers anywhere: the run stays queued
+    const apiOnly = await stack.start({ RUN_STEP_WORKERS: 'false' });
+    await stack.svc.stop(); // no step workers anywhere: the run stays queued
     try {
       const first = await api(apiOnly.base, 'POST', '/api/v1/scaffolds', body('delta'));
       await waitFor('the read-model row', async () => ((await api(apiOnly.base, 'GET', '/api/v1/scaffolds?status=queued')).json.items.some((i: any) => i.id === first.json.id) ? true : undefined));
@@ -178,10 +170,10 @@ describe('scaffold service end to end (real NATS JetStream, PostgreSQL, git)', (
       expect(second.json.error.code).toBe('run_active');
       const cancel = await api(apiOnly.base, 'POST', `/api/v1/scaffolds/${first.json.id}/cancel`);
       expect(cancel.status).toBe(202);
-      svc = await startService({ NATS_URL: nats.url, DATABASE_URL: db.url });
+      stack.svc = await stack.start();
       const done = await untilTerminal(first.json.id);
       expect(done.status).toBe('cancelled');
-      expect((await api(svc.base, 'POST', `/api/v1/scaffolds/${first.json.id}/cancel`)).status).toBe(409);
+      expect((await api(stack.svc.base, 'POST', `/api/v1/scaffolds/${first.json.id}/cancel`)).status).toBe(409);
       expect(gitLog(remote.dir).join('\n')).not.toContain('delta');
     } finally {
       await apiOnly.stop();
@@ -190,7 +182,7 @@ describe('scaffold service end to end (real NATS JetStream, PostgreSQL, git)', (
 
   describe('edge checks (the full catalogue is test/reliability/bad-input.spec.ts)', () => {
     it('refuses file:// when it is not allowed', async () => {
-      const strict = await startService({ NATS_URL: nats.url, DATABASE_URL: db.url, RUN_STEP_WORKERS: 'false', GIT_ALLOWED_SCHEMES: 'https,ssh' });
+      const strict = await stack.start({ RUN_STEP_WORKERS: 'false', GIT_ALLOWED_SCHEMES: 'https,ssh' });
       try {
         const r = await api(strict.base, 'POST', '/api/v1/scaffolds', body('e20'));
         expect(r.status).toBe(400);
@@ -202,19 +194,19 @@ describe('scaffold service end to end (real NATS JetStream, PostgreSQL, git)', (
 
     it('401 without or with a wrong key, on REST and NATS; /health needs none', async () => {
       for (const key of [undefined, 'wrong-key-wrong-key-wrong']) {
-        const r = await api(svc.base, 'GET', '/api/v1/scaffolds', undefined, key === undefined ? { 'x-api-key': '' } : { 'x-api-key': key });
+        const r = await api(stack.svc.base, 'GET', '/api/v1/scaffolds', undefined, key === undefined ? { 'x-api-key': '' } : { 'x-api-key': key });
         expect(r.status).toBe(401);
         expect(r.json.error.code).toBe('unauthorized');
         expect((await natsRequest('scaffolds.v1.list', {}, key ?? '')).error.code).toBe('unauthorized');
       }
-      const health = await fetch(`${svc.base}/health`);
+      const health = await fetch(`${stack.svc.base}/health`);
       expect(health.status).toBe(200);
       expect(await health.json()).toEqual({ status: 'ok', nats: 'up', postgres: 'up' });
     });
 
     it('404 for unknown and malformed run ids', async () => {
-      expect((await api(svc.base, 'GET', '/api/v1/scaffolds/00000000-0000-4000-8000-000000000000')).status).toBe(404);
-      expect((await api(svc.base, 'GET', '/api/v1/scaffolds/..%2F..%2Fetc')).status).toBe(404);
+      expect((await api(stack.svc.base, 'GET', '/api/v1/scaffolds/00000000-0000-4000-8000-000000000000')).status).toBe(404);
+      expect((await api(stack.svc.base, 'GET', '/api/v1/scaffolds/..%2F..%2Fetc')).status).toBe(404);
       expect((await natsRequest('scaffolds.v1.get', { id: 'nope' })).error.code).toBe('not_found');
     });
   });

@@ -7,8 +7,8 @@ import pino from 'pino';
 import { redact } from '../../libs/steps/src';
 import { LOG_REDACT_PATHS } from '../../src/runtime';
 import { makeRsaCert } from '../support/certs';
-import { bareRepo, TestDatabase, TestNats } from '../support/services';
-import { api, RunningService, startService, waitFor } from '../support/service';
+import { bareRepo } from '../support/services';
+import { api, useServiceStack, waitFor } from '../support/service';
 
 jest.setTimeout(120_000);
 
@@ -20,31 +20,18 @@ function readmeExample(name: string): any {
 }
 
 describe('observability: metrics, OpenAPI, log redaction', () => {
-  let nats: TestNats;
-  let db: TestDatabase;
-  let svc: RunningService;
+  const stack = useServiceStack();
   const cert = makeRsaCert();
   const remote = bareRepo();
 
-  beforeAll(async () => {
-    nats = await TestNats.start();
-    db = await TestDatabase.create();
-    svc = await startService({ NATS_URL: nats.url, DATABASE_URL: db.url });
-  });
-  afterAll(async () => {
-    await svc.stop();
-    await nats.destroy();
-    await db.drop();
-  });
-
   it('exports run, step, lag and API latency metrics', async () => {
-    const r = await api(svc.base, 'POST', '/api/v1/scaffolds', {
+    const r = await api(stack.svc.base, 'POST', '/api/v1/scaffolds', {
       cluster_name: 'metrics', domain: 'metrics.example.com', region: 'eu-west-1', acme_email: 'ops@example.com',
       repo: { url: remote.url, branch: 'main' }, target: { sealing_cert_pem: cert.certPem },
     });
-    await waitFor('success', async () => ((await api(svc.base, 'GET', `/api/v1/scaffolds/${r.json.id}`)).json.status === 'succeeded' ? true : undefined));
-    await waitFor('projection', async () => ((await api(svc.base, 'GET', '/api/v1/scaffolds?status=succeeded')).json.items.length === 1 ? true : undefined));
-    const res = await fetch(`${svc.base}/metrics`);
+    await waitFor('success', async () => ((await api(stack.svc.base, 'GET', `/api/v1/scaffolds/${r.json.id}`)).json.status === 'succeeded' ? true : undefined));
+    await waitFor('projection', async () => ((await api(stack.svc.base, 'GET', '/api/v1/scaffolds?status=succeeded')).json.items.length === 1 ? true : undefined));
+    const res = await fetch(`${stack.svc.base}/metrics`);
     expect(res.status).toBe(200);
     const text = await res.text();
     expect(text).toMatch(/^scaffold_runs_started_total 1$/m);
@@ -59,9 +46,9 @@ describe('observability: metrics, OpenAPI, log redaction', () => {
   });
 
   it('documents every registered route in the OpenAPI document, and the README examples validate against it', async () => {
-    const doc = (await api(svc.base, 'GET', '/api/v1/openapi.json')).json;
+    const doc = (await api(stack.svc.base, 'GET', '/api/v1/openapi.json')).json;
     expect(doc.openapi).toBe('3.1.0');
-    const router = (svc.app.getHttpAdapter().getInstance() as any).router;
+    const router = (stack.svc.app.getHttpAdapter().getInstance() as any).router;
     const registered = router.stack
       .filter((l: any) => l.route)
       .flatMap((l: any) => Object.keys(l.route.methods).map((m) => `${m} ${l.route.path.replace(/:(\w+)/g, '{$1}')}`));
@@ -83,7 +70,7 @@ describe('observability: metrics, OpenAPI, log redaction', () => {
     const response = readmeExample('run-response');
     expect(validateRun(response) ? [] : validateRun.errors).toEqual([]);
     // And the real answer to a POST validates too.
-    const created = await api(svc.base, 'POST', '/api/v1/scaffolds', { ...example, repo: { url: remote.url, branch: 'main' }, target: { sealing_cert_pem: cert.certPem } });
+    const created = await api(stack.svc.base, 'POST', '/api/v1/scaffolds', { ...example, repo: { url: remote.url, branch: 'main' }, target: { sealing_cert_pem: cert.certPem } });
     expect(validateRun(created.json) ? [] : validateRun.errors).toEqual([]);
   });
 

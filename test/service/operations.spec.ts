@@ -4,16 +4,14 @@ import { connect } from '@nats-io/transport-node';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { jetstream } from '@nats-io/jetstream';
 import { makeRsaCert } from '../support/certs';
-import { bareRepo, gitLog, TestDatabase, TestNats } from '../support/services';
-import { api, API_KEY, RunningService, startService, waitFor } from '../support/service';
+import { bareRepo, gitLog } from '../support/services';
+import { api, API_KEY, useServiceStack, waitFor } from '../support/service';
 import { readSse } from '../support/sse';
 
 jest.setTimeout(120_000);
 
 describe('operations: live progress, audit log, re-drive, old event versions', () => {
-  let nats: TestNats;
-  let db: TestDatabase;
-  let svc: RunningService;
+  const stack = useServiceStack(() => ({ API_KEYS: 'controller=controller-key-0123456789' }));
   let nc: NatsConnection;
   const cert = makeRsaCert();
   const remote = bareRepo();
@@ -23,62 +21,56 @@ describe('operations: live progress, audit log, re-drive, old event versions', (
   });
   const untilStatus = (id: string, status: string) =>
     waitFor(`${status}`, async () => {
-      const r = await api(svc.base, 'GET', `/api/v1/scaffolds/${id}`);
+      const r = await api(stack.svc.base, 'GET', `/api/v1/scaffolds/${id}`);
       return r.json?.status === status ? r.json : undefined;
     });
 
   beforeAll(async () => {
-    nats = await TestNats.start();
-    db = await TestDatabase.create();
-    svc = await startService({ NATS_URL: nats.url, DATABASE_URL: db.url, API_KEYS: 'controller=controller-key-0123456789' });
-    nc = await connect({ servers: nats.url });
+    nc = await connect({ servers: stack.nats.url });
   });
   afterAll(async () => {
     await nc.close();
-    await svc.stop();
-    await nats.destroy();
-    await db.drop();
   });
 
   it('streams a whole run as Server-Sent Events, and resumes from Last-Event-ID', async () => {
-    const created = await api(svc.base, 'POST', '/api/v1/scaffolds', body('sse'));
+    const created = await api(stack.svc.base, 'POST', '/api/v1/scaffolds', body('sse'));
     const id = created.json.id;
-    const live = await readSse(`${svc.base}/api/v1/scaffolds/${id}/events/stream`, { 'x-api-key': API_KEY });
+    const live = await readSse(`${stack.svc.base}/api/v1/scaffolds/${id}/events/stream`, { 'x-api-key': API_KEY });
     expect(live.status).toBe(200);
     expect(live.contentType).toMatch(/^text\/event-stream/);
     expect(live.events.map((e) => e.event)).toEqual(['ScaffoldRequested', 'InfraPushed', 'SealedSecretsReady', 'CertFetched', 'FullPushed', 'ScaffoldSucceeded']);
     expect(live.events.every((e) => String(e.data.seq) === e.id)).toBe(true);
-    const resumed = await readSse(`${svc.base}/api/v1/scaffolds/${id}/events/stream`, { 'x-api-key': API_KEY, 'last-event-id': live.events[2].id });
+    const resumed = await readSse(`${stack.svc.base}/api/v1/scaffolds/${id}/events/stream`, { 'x-api-key': API_KEY, 'last-event-id': live.events[2].id });
     expect(resumed.events.map((e) => e.event)).toEqual(['CertFetched', 'FullPushed', 'ScaffoldSucceeded']);
-    const after = await readSse(`${svc.base}/api/v1/scaffolds/${id}/events/stream`, { 'x-api-key': API_KEY, 'last-event-id': live.events[5].id });
+    const after = await readSse(`${stack.svc.base}/api/v1/scaffolds/${id}/events/stream`, { 'x-api-key': API_KEY, 'last-event-id': live.events[5].id });
     expect(after.events).toEqual([]);
-    expect((await fetch(`${svc.base}/api/v1/scaffolds/${id}/events/stream`)).status).toBe(401);
+    expect((await fetch(`${stack.svc.base}/api/v1/scaffolds/${id}/events/stream`)).status).toBe(401);
   });
 
   it('serves the audit log from the stream with type filter, cursor and the caller name (never the key)', async () => {
     const h = { 'x-api-key': 'controller-key-0123456789' };
-    const created = await api(svc.base, 'POST', '/api/v1/scaffolds', body('audit'), h);
+    const created = await api(stack.svc.base, 'POST', '/api/v1/scaffolds', body('audit'), h);
     await untilStatus(created.json.id, 'succeeded');
-    const requested = await api(svc.base, 'GET', '/api/v1/events?type=ScaffoldRequested');
+    const requested = await api(stack.svc.base, 'GET', '/api/v1/events?type=ScaffoldRequested');
     expect(requested.json.items.map((e: any) => e.data.requested_by)).toEqual(['default', 'controller']);
     expect(JSON.stringify(requested.json)).not.toContain('controller-key-0123456789');
     const pages: any[] = [];
     let cursor: string | null = null;
     do {
-      const page: any = await api(svc.base, 'GET', `/api/v1/events?limit=4${cursor ? `&cursor=${cursor}` : ''}`);
+      const page: any = await api(stack.svc.base, 'GET', `/api/v1/events?limit=4${cursor ? `&cursor=${cursor}` : ''}`);
       pages.push(...page.json.items);
       cursor = page.json.next_cursor;
     } while (cursor);
     expect(pages).toHaveLength(12);
     expect(pages.every((e, i) => i === 0 || e.seq > pages[i - 1].seq)).toBe(true);
-    const future = await api(svc.base, 'GET', `/api/v1/events?since=${new Date(Date.now() + 60_000).toISOString()}`);
+    const future = await api(stack.svc.base, 'GET', `/api/v1/events?since=${new Date(Date.now() + 60_000).toISOString()}`);
     expect(future.json.items).toEqual([]);
-    expect((await api(svc.base, 'GET', '/api/v1/events?type=Nope')).status).toBe(400);
+    expect((await api(stack.svc.base, 'GET', '/api/v1/events?type=Nope')).status).toBe(400);
   });
 
   it('re-drives a run whose step message was lost, without a second push', async () => {
-    const apiOnly = await startService({ NATS_URL: nats.url, DATABASE_URL: db.url, RUN_STEP_WORKERS: 'false' });
-    await svc.stop();
+    const apiOnly = await stack.start({ RUN_STEP_WORKERS: 'false' });
+    await stack.svc.stop();
     const created = await api(apiOnly.base, 'POST', '/api/v1/scaffolds', body('redrive'));
     const id = created.json.id;
     // Lose the trigger: acknowledge it on the infra consumer without running the step.
@@ -89,15 +81,15 @@ describe('operations: live progress, audit log, re-drive, old event versions', (
       if (!m) break;
       m.ack();
     }
-    svc = await startService({ NATS_URL: nats.url, DATABASE_URL: db.url });
+    stack.svc = await stack.start();
     await new Promise((r) => setTimeout(r, 1000));
-    expect((await api(svc.base, 'GET', `/api/v1/scaffolds/${id}`)).json.status).toBe('queued');
+    expect((await api(stack.svc.base, 'GET', `/api/v1/scaffolds/${id}`)).json.status).toBe('queued');
     const commits = gitLog(remote.dir).length;
-    const redriven = await api(svc.base, 'POST', `/api/v1/scaffolds/${id}/redrive`);
+    const redriven = await api(stack.svc.base, 'POST', `/api/v1/scaffolds/${id}/redrive`);
     expect(redriven.status).toBe(202);
     await untilStatus(id, 'succeeded');
     expect(gitLog(remote.dir)).toHaveLength(commits + 2);
-    expect((await api(svc.base, 'POST', `/api/v1/scaffolds/${id}/redrive`)).status).toBe(409);
+    expect((await api(stack.svc.base, 'POST', `/api/v1/scaffolds/${id}/redrive`)).status).toBe(409);
     await apiOnly.stop();
   });
 
@@ -107,11 +99,11 @@ describe('operations: live progress, audit log, re-drive, old event versions', (
     const runId = JSON.parse(fixture[0]).run_id;
     for (const line of fixture) await js.publish(`scaffold.run.${runId}`, line);
     const run = await waitFor('projection of the v1 run', async () => {
-      const r = await api(svc.base, 'GET', `/api/v1/scaffolds/${runId}`);
+      const r = await api(stack.svc.base, 'GET', `/api/v1/scaffolds/${runId}`);
       return r.json?.status === 'succeeded' ? r.json : undefined;
     });
     expect(run).toMatchObject({ cluster_name: 'legacy', infra_commit: 'a'.repeat(40), full_commit: 'b'.repeat(40) });
-    const events = (await api(svc.base, 'GET', `/api/v1/scaffolds/${runId}/events`)).json.items;
+    const events = (await api(stack.svc.base, 'GET', `/api/v1/scaffolds/${runId}/events`)).json.items;
     const ready = events.find((e: any) => e.type === 'SealedSecretsReady');
     expect(ready).toMatchObject({ schema_version: 2, data: { source: 'given_certificate', controller: null } });
     expect(JSON.parse(fixture[2]).schema_version).toBe(1);

@@ -3,49 +3,39 @@ import { join } from 'node:path';
 import { Client } from 'pg';
 import { main } from '../../src/ctl';
 import { makeRsaCert } from '../support/certs';
-import { bareRepo, readModelRows, TestDatabase, TestNats } from '../support/services';
-import { api, RunningService, startService, waitFor } from '../support/service';
+import { bareRepo, readModelRows } from '../support/services';
+import { api, useServiceStack, waitFor } from '../support/service';
 
 jest.setTimeout(120_000);
 
 describe('scaffolderctl against real NATS and PostgreSQL', () => {
-  let nats: TestNats;
-  let db: TestDatabase;
-  let svc: RunningService;
+  const stack = useServiceStack();
   const cert = makeRsaCert();
   const remote = bareRepo();
   const ids: string[] = [];
   const ctl = async (...argv: string[]) => {
     const lines: string[] = [];
-    const code = await main(argv, { NATS_URL: nats.url, DATABASE_URL: db.url }, (l) => lines.push(l));
+    const code = await main(argv, { NATS_URL: stack.nats.url, DATABASE_URL: stack.db.url }, (l) => lines.push(l));
     return { code, lines };
   };
-  const rows = () => readModelRows(db.url);
+  const rows = () => readModelRows(stack.db.url);
   const sql = async (q: string) => {
-    const c = new Client({ connectionString: db.url });
+    const c = new Client({ connectionString: stack.db.url });
     await c.connect();
     await c.query(q);
     await c.end();
   };
 
   beforeAll(async () => {
-    nats = await TestNats.start();
-    db = await TestDatabase.create();
-    svc = await startService({ NATS_URL: nats.url, DATABASE_URL: db.url });
     for (const cluster of ['ops-a', 'ops-b']) {
-      const r = await api(svc.base, 'POST', '/api/v1/scaffolds', {
+      const r = await api(stack.svc.base, 'POST', '/api/v1/scaffolds', {
         cluster_name: cluster, domain: `${cluster}.example.com`, region: 'eu-west-1', acme_email: 'ops@example.com',
         repo: { url: remote.url, branch: 'main' }, target: { sealing_cert_pem: cert.certPem },
       });
       ids.push(r.json.id);
-      await waitFor('run', async () => ((await api(svc.base, 'GET', `/api/v1/scaffolds/${r.json.id}`)).json.status === 'succeeded' ? true : undefined));
+      await waitFor('run', async () => ((await api(stack.svc.base, 'GET', `/api/v1/scaffolds/${r.json.id}`)).json.status === 'succeeded' ? true : undefined));
     }
-    await waitFor('projection', async () => ((await api(svc.base, 'GET', '/api/v1/scaffolds?status=succeeded')).json.items.length === 2 ? true : undefined));
-  });
-  afterAll(async () => {
-    await svc.stop();
-    await nats.destroy();
-    await db.drop();
+    await waitFor('projection', async () => ((await api(stack.svc.base, 'GET', '/api/v1/scaffolds?status=succeeded')).json.items.length === 2 ? true : undefined));
   });
 
   it('prints a run history', async () => {
@@ -82,7 +72,7 @@ describe('scaffolderctl against real NATS and PostgreSQL', () => {
     let reading = true;
     const statuses: number[] = [];
     const reader = (async () => {
-      while (reading) statuses.push((await api(svc.base, 'GET', `/api/v1/scaffolds/${ids[1]}`)).status);
+      while (reading) statuses.push((await api(stack.svc.base, 'GET', `/api/v1/scaffolds/${ids[1]}`)).status);
     })();
     const { code, lines } = await ctl('rebuild-projection', '--json');
     reading = false;
@@ -93,18 +83,18 @@ describe('scaffolderctl against real NATS and PostgreSQL', () => {
     expect(statuses.length).toBeGreaterThan(0);
     expect(statuses.every((s) => s === 200)).toBe(true);
     // The projection keeps working on the swapped-in table.
-    const r = await api(svc.base, 'POST', '/api/v1/scaffolds', {
+    const r = await api(stack.svc.base, 'POST', '/api/v1/scaffolds', {
       cluster_name: 'ops-c', domain: 'ops-c.example.com', region: 'eu-west-1', acme_email: 'ops@example.com',
       repo: { url: remote.url, branch: 'main' }, target: { sealing_cert_pem: cert.certPem },
     });
-    await waitFor('run after rebuild', async () => ((await api(svc.base, 'GET', '/api/v1/scaffolds?status=succeeded')).json.items.some((i: any) => i.id === r.json.id) ? true : undefined));
+    await waitFor('run after rebuild', async () => ((await api(stack.svc.base, 'GET', '/api/v1/scaffolds?status=succeeded')).json.items.some((i: any) => i.id === r.json.id) ? true : undefined));
     ids.push(r.json.id);
   });
 
   it('tails new events and re-drives only runs that are not finished', async () => {
     const tail = ctl('tail', '--count', '1', '--json');
     await new Promise((r) => setTimeout(r, 500));
-    const res = await api(svc.base, 'POST', '/api/v1/scaffolds', {
+    const res = await api(stack.svc.base, 'POST', '/api/v1/scaffolds', {
       cluster_name: 'ops-d', domain: 'ops-d.example.com', region: 'eu-west-1', acme_email: 'ops@example.com',
       repo: { url: remote.url, branch: 'main' }, target: { sealing_cert_pem: cert.certPem },
     });
