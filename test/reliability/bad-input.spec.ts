@@ -3,7 +3,8 @@ import { headers, NatsConnection } from '@nats-io/nats-core';
 import { callerFor } from '../../src/api/auth';
 import { makeEcCert, makeRsaCert } from '../support/certs';
 import { bareRepo, gitLog } from '../support/services';
-import { api, API_KEY, useServiceStack } from '../support/service';
+import { api, API_KEY } from '../support/service';
+import { useServiceStack } from '../support/service-stack';
 
 jest.setTimeout(120_000);
 

@@ -7,7 +7,8 @@ import { makeRsaCert } from '../support/certs';
 import { SHIPPED_PLANTED, withBase64 } from '../support/planted';
 import { ageIdentity, sopsOpen } from '../support/sops-open';
 import { bareRepo } from '../support/services';
-import { api, API_KEY, useServiceStack, waitFor } from '../support/service';
+import { api, API_KEY, waitFor } from '../support/service';
+import { useServiceStack } from '../support/service-stack';
 import { unsealManifest } from '../support/unseal';
 
 jest.setTimeout(120_000);

@@ -5,7 +5,8 @@ import { parse } from 'yaml';
 import { makeRsaCert } from '../support/certs';
 import { ageIdentity, sopsOpen } from '../support/sops-open';
 import { bareRepo, gitLog } from '../support/services';
-import { api, API_KEY, useServiceStack, waitFor } from '../support/service';
+import { api, API_KEY, waitFor } from '../support/service';
+import { useServiceStack } from '../support/service-stack';
 
 jest.setTimeout(120_000);
 

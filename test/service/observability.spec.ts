@@ -8,7 +8,8 @@ import { redact } from '../../libs/steps/src';
 import { LOG_REDACT_PATHS } from '../../src/runtime';
 import { makeRsaCert } from '../support/certs';
 import { bareRepo } from '../support/services';
-import { api, useServiceStack, waitFor } from '../support/service';
+import { api, waitFor } from '../support/service';
+import { useServiceStack } from '../support/service-stack';
 
 jest.setTimeout(120_000);
 

@@ -5,7 +5,8 @@ import type { NatsConnection } from '@nats-io/nats-core';
 import { jetstream } from '@nats-io/jetstream';
 import { makeRsaCert } from '../support/certs';
 import { bareRepo, gitLog } from '../support/services';
-import { api, API_KEY, useServiceStack, waitFor } from '../support/service';
+import { api, API_KEY, waitFor } from '../support/service';
+import { useServiceStack } from '../support/service-stack';
 import { readSse } from '../support/sse';
 
 jest.setTimeout(120_000);

@@ -4,7 +4,8 @@ import { Client } from 'pg';
 import { main } from '../../src/ctl';
 import { makeRsaCert } from '../support/certs';
 import { bareRepo, readModelRows } from '../support/services';
-import { api, useServiceStack, waitFor } from '../support/service';
+import { api, waitFor } from '../support/service';
+import { useServiceStack } from '../support/service-stack';
 
 jest.setTimeout(120_000);
 

@@ -6,8 +6,8 @@
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join, posix } from 'node:path';
-import { Document, stringify } from 'yaml';
-import { ClusterVarsReference, isInEnv, loadClusterVarsReference, referenceKustomization, VarsKustomization } from './cluster-vars-reference';
+import { Document } from 'yaml';
+import { ClusterVarsReference, isInEnv, loadClusterVarsReference, normalizePath, referenceKustomization, VarsKustomization } from './cluster-vars-reference';
 import { Context, SOPS_DECRYPTION_SECRET, usesSops } from './context';
 import { swapDomain } from './domain';
 import { GeneratorInputError, GeneratorValidationError } from './errors';
@@ -17,7 +17,7 @@ import { protectSecret } from './protect';
 import { collectTree, isRemote, ReferenceObject } from './reference';
 import { substituteObject, substitutionDisabled, VARIABLE_NAME, variableUses } from './substitution';
 import { stageAndCheck, syncFolder } from './target';
-import { checkBuiltObjects, kustomizeBuild } from './validate';
+import { checkBuiltObjects, checkObjects, kustomizeBuild } from './validate';
 import { parseDocuments, stringifyDocuments } from './yaml-docs';
 
 export { loadClusterVarsReference };
@@ -61,10 +61,15 @@ interface ReferenceFacts {
   acmeEmails: string[];
 }
 
-/** Every object the reference's Kustomizations apply, with the reference's own values substituted. */
+/** Every object the reference's Kustomizations apply, as a cluster with these cluster-vars values would receive it. */
 function substitutedObjects(ref: ClusterVarsReference, vars: Record<string, string>): ReferenceObject[] {
-  return ref.kustomizations.flatMap((k) => k.objects.map((o) => ({ ...o, body: substituteObject(o.body, { ...vars, ...k.substitute }).body })));
+  return ref.kustomizations.flatMap((k) => {
+    if (!substitutes(k)) return k.objects;
+    return k.objects.map((o) => ({ ...o, body: substituteObject(o.body, { ...vars, ...k.substitute }).body }));
+  });
 }
+
+const substitutes = (k: VarsKustomization) => k.substituteFrom.length > 0 || Object.keys(k.substitute).length > 0;
 
 /** The reference cluster's domain, region and ACME e-mail, read from what its platform is given. */
 function referenceFacts(ref: ClusterVarsReference): ReferenceFacts {
@@ -156,7 +161,7 @@ function variablesFor(ctx: VarsContext, k: VarsKustomization): Record<string, st
  */
 function checkVariablesDefined(ctx: VarsContext) {
   const missing = new Map<string, string>();
-  for (const k of ctx.ref.kustomizations.filter((k) => k.substituteFrom.length > 0 || Object.keys(k.substitute).length > 0)) {
+  for (const k of ctx.ref.kustomizations.filter(substitutes)) {
     const vars = variablesFor(ctx, k);
     if (!vars) {
       ctx.summary.warnings.push(`Flux Kustomization ${k.name} substitutes from a source that is not in the repository; its variables were not checked`);
@@ -321,9 +326,8 @@ async function transformEnvFile(ctx: VarsContext, rel: string, raw: Buffer): Pro
 }
 
 function repointKustomization(ctx: VarsContext, doc: Document, obj: ReferenceObject) {
-  const path = String(obj.body.spec?.path ?? '');
-  const inEnv = path.replace(/^\.\//, '').replace(/\/$/, '');
-  if (isInEnv(ctx.ref, inEnv)) doc.setIn(['spec', 'path'], `./${clusterPath(ctx, inEnv)}`);
+  const path = normalizePath(String(obj.body.spec?.path ?? ''));
+  if (isInEnv(ctx.ref, path)) doc.setIn(['spec', 'path'], `./${clusterPath(ctx, path)}`);
   const k = ctx.ref.kustomizations.find((k) => k.declaration === obj);
   if (k?.holdsSecrets && usesSops(ctx)) setSopsDecryption(doc, SOPS_DECRYPTION_SECRET);
 }
@@ -355,18 +359,21 @@ async function validateStaged(ctx: VarsContext, staging: string): Promise<void> 
 
 /** Builds what one Flux Kustomization of the new cluster applies, substituted; returns the path checked. */
 async function buildSync(ctx: VarsContext, staging: string, body: any): Promise<string | undefined> {
-  const path = String(body.spec?.path ?? '').replace(/^\.\//, '').replace(/\/$/, '');
+  const path = normalizePath(String(body.spec?.path ?? ''));
   if (path === ctx.clusterDir) return undefined; // the cluster folder itself: built above
   const abs = path.startsWith(ctx.clusterDir + '/') ? join(staging, path.slice(ctx.clusterDir.length + 1)) : join(ctx.opts.repoDir, path);
   if (!existsSync(abs)) throw new GeneratorValidationError(`Kustomization ${body.metadata?.name}: path ./${path} does not exist in the repository`);
-  const build = await kustomizeBuild(abs, path);
+  const objects = parseDocuments((await kustomizeBuild(abs, path)).output, path).map((d) => d.toJS());
   const k = ctx.ref.kustomizations.find((k) => k.name === body.metadata?.name);
-  const vars = k ? variablesFor(ctx, k) : {};
-  const substituted = parseDocuments(build.output, path).map((d) => {
-    const r = substituteObject(d.toJS(), vars ?? {});
-    if (vars && r.undefinedNames.length > 0) throw new GeneratorValidationError(`${path} builds ${r.body?.kind} ${r.body?.metadata?.name} with undefined \${${r.undefinedNames[0]}}`);
-    return r.body;
-  });
-  checkBuiltObjects(substituted.map((b) => stringify(b)).join('---\n'), path, ctx.opts.domain);
+  // Substituted as Flux will; a source outside the repository leaves the values unknown, so unchecked.
+  const vars = k && substitutes(k) ? variablesFor(ctx, k) : undefined;
+  const applied = vars ? objects.map((o) => substituteChecked(o, vars, path)) : objects;
+  checkObjects(applied, path, ctx.opts.domain);
   return path;
+}
+
+function substituteChecked(body: any, vars: Record<string, string>, path: string): any {
+  const r = substituteObject(body, vars);
+  if (r.undefinedNames.length > 0) throw new GeneratorValidationError(`${path} builds ${body?.kind} ${body?.metadata?.name} with undefined \${${r.undefinedNames[0]}}`);
+  return r.body;
 }

@@ -58,7 +58,8 @@ export interface ClusterVarsReference {
   warnings: string[];
 }
 
-const normalizePath = (path: string) => posix.normalize(String(path).replace(/^\.\//, '')).replace(/\/$/, '');
+/** A Flux Kustomization's spec.path as a repository-relative folder: `./clusters/dev/` -> `clusters/dev`. */
+export const normalizePath = (path: string) => posix.normalize(String(path).replace(/^\.\//, '')).replace(/\/$/, '');
 
 /** The substitution sources a Flux Kustomization names, and whether it names a given ConfigMap. */
 function substitutionSources(body: any): SubstitutionSource[] {
@@ -163,7 +164,7 @@ function guardSecrets(ref: ClusterVarsReference) {
   }
 }
 
-/** Folders (repository-relative) a Kustomization declared inside the environment applies from it. */
+/** Whether a repository-relative path lies in the reference environment's folder. */
 export function isInEnv(ref: ClusterVarsReference, path: string): boolean {
   return path === ref.envDir || path.startsWith(ref.envDir + '/');
 }

@@ -56,8 +56,12 @@ export async function kustomizeBuild(absDir: string, label: string): Promise<Kus
  * under the new domain (a host patch that missed its target shows up here).
  */
 export function checkBuiltObjects(output: string, label: string, domain: string): void {
-  for (const doc of parseAllDocuments(output) as any[]) {
-    const body = doc.toJS?.();
+  checkObjects((parseAllDocuments(output) as any[]).map((doc) => doc.toJS?.()), label, domain);
+}
+
+/** The same checks on objects already parsed (and, for Flux post-build substitution, substituted). */
+export function checkObjects(objects: any[], label: string, domain: string): void {
+  for (const body of objects) {
     if (!body) continue;
     const id = `${body.kind} ${body.metadata?.namespace ?? ''}/${body.metadata?.name ?? ''}`;
     const values = [...Object.values(body.data ?? {}), ...Object.values(body.stringData ?? {})];
