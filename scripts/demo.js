@@ -25,7 +25,8 @@ sh('git', ['-C', seed, 'push', '-q', 'origin', 'HEAD:main']);
 // 2. A certificate like the sealed-secrets controller's (the demo keeps the private key to prove the seal).
 sh('openssl', ['req', '-x509', '-newkey', 'rsa:4096', '-nodes', '-keyout', join(demoDir, 'sealing.key'), '-out', join(demoDir, 'sealing.crt'), '-days', '365', '-subj', '/CN=sealed-secret/O=sealed-secret']);
 
-// 3. The service.
+// 3. The service. DEMO_MODEL=cluster-vars runs it over the shipped phased platform (cluster-vars model).
+const clusterVarsModel = process.env.DEMO_MODEL === 'cluster-vars';
 const apiKey = randomBytes(24).toString('hex');
 const port = 18080 + Math.floor(Math.random() * 1000);
 const env = {
@@ -40,6 +41,7 @@ const env = {
   REGISTRY_USERNAME: 'demo-puller',
   REGISTRY_PASSWORD: randomBytes(18).toString('base64url'),
   LOG_LEVEL: 'warn',
+  ...(clusterVarsModel ? { TEMPLATE_DIR: join(root, 'templates/phased-platform'), REFERENCE_ENV: 'dev' } : {}),
 };
 const service = spawn(process.execPath, [join(root, 'dist/src/main.js')], { env, stdio: ['ignore', 'inherit', 'inherit'] });
 const base = `http://127.0.0.1:${port}`;
@@ -64,6 +66,7 @@ const call = async (method, path, body) => {
       acme_email: 'ops@demo.example.com',
       repo: { url: `file://${remote}`, branch: 'main' },
       target: { sealing_cert_pem: readFileSync(join(demoDir, 'sealing.crt'), 'utf8') },
+      ...(clusterVarsModel ? { cluster_vars: { CLUSTER_ISSUER: 'letsencrypt-prod', EXTERNAL_DNS_ROLE_ARN: 'arn:aws:iam::123456789012:role/external-dns-demo' } } : {}),
     });
     console.log(`POST /api/v1/scaffolds -> ${created.status} run ${created.json.id}`);
     let last = '';
@@ -81,6 +84,7 @@ const call = async (method, path, body) => {
     console.log(`\ngit log of ${remote}:\n${sh('git', ['--git-dir', remote, 'log', '--format=  %h %s', 'main'])}`);
     console.log(`tree of clusters/demo-cluster at ${run.full_commit ?? 'HEAD'}:`);
     console.log(sh('git', ['--git-dir', remote, 'ls-tree', '-r', '--name-only', 'main', 'clusters/demo-cluster']).split('\n').map((l) => '  ' + l).join('\n'));
+    if (clusterVarsModel && run.full_commit) console.log(`\nclusters/demo-cluster/cluster-vars.yaml:\n${sh('git', ['--git-dir', remote, 'show', `${run.full_commit}:clusters/demo-cluster/cluster-vars.yaml`])}`);
     process.exitCode = run.status === 'succeeded' ? 0 : 1;
   } catch (e) {
     console.error(`demo failed: ${e.message}`);
