@@ -1,4 +1,4 @@
-import { cpSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { generate, GenerateOptions, GeneratorInputError, SHIPPED_PHASED_TEMPLATE } from '../../libs/generator/src';
 import { makeRsaCert } from '../support/certs';
@@ -178,6 +178,10 @@ describe('generator, cluster-vars model (shipped phased platform: clusters/base,
     const rootKustomization = join(early, 'clusters/dev/kustomization.yaml');
     writeFileSync(rootKustomization, readFileSync(rootKustomization, 'utf8').replace('  - ../base', '  - ../base\n  - secrets/registry-credentials.yaml'));
     await expect(generate(options(repo, { templateDir: early }))).rejects.toThrow(/registry-credentials.*applied by the cluster's own sync in the first pass/);
+
+    // Without its kustomization.yaml Flux would apply every file of the folder: the generator asks for one.
+    rmSync(rootKustomization);
+    await expect(generate(options(repo, { templateDir: early }))).rejects.toThrow(/substitutes ConfigMap cluster-vars, which clusters\/dev defines, but clusters\/dev has no kustomization\.yaml/);
     expect(allFiles(repo)).toEqual([]);
   });
 

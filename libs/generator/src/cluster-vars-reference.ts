@@ -4,12 +4,13 @@
  * of Flux Kustomizations that substitute cluster-vars (`postBuild.substituteFrom`) into shared
  * platform folders. Environments differ only by cluster-vars and their secrets.
  */
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join, posix } from 'node:path';
 import { GeneratorInputError } from './errors';
 import { isFluxKustomization } from './flux-sync';
 import { checkRegenerable } from './protect';
 import { collectTree, findKustomizationFile, listFiles, readYamlObject, ReferenceObject } from './reference';
+import { parseDocuments } from './yaml-docs';
 
 export interface SubstitutionSource {
   kind: string;
@@ -76,7 +77,10 @@ export function loadClusterVarsReference(root: string, envName: string): Cluster
   const absEnv = join(root, envDir);
   if (!existsSync(absEnv) || !statSync(absEnv).isDirectory()) return undefined;
   const rootKustomizationFile = findKustomizationFile(absEnv);
-  if (!rootKustomizationFile) return undefined;
+  if (!rootKustomizationFile) {
+    refuseGeneratedRoot(root, envDir);
+    return undefined;
+  }
   const warnings: string[] = [];
   const applied = collectTree(root, envDir, envDir, warnings);
   const declarations = applied.objects.filter((o) => isFluxKustomization(o.body));
@@ -102,6 +106,37 @@ export function loadClusterVarsReference(root: string, envName: string): Cluster
   };
   guardSecrets(reference);
   return reference;
+}
+
+/**
+ * Without a kustomization.yaml Flux generates one from every manifest under the folder, so the
+ * generator could not tell what the cluster's own sync applies first. An environment that defines
+ * a ConfigMap some Flux Kustomization of the repository substitutes must list its resources; an
+ * overlay environment keeps its layers in folders and needs none.
+ */
+function refuseGeneratedRoot(root: string, envDir: string) {
+  const objectsIn = (file: string): any[] => {
+    try {
+      return parseDocuments(readFileSync(join(root, file), 'utf8'), file).map((d) => d.toJS());
+    } catch {
+      return [];
+    }
+  };
+  const yamlFiles = listFiles(root).filter((f) => /\.ya?ml$/.test(f));
+  const envConfigMaps = yamlFiles
+    .filter((f) => f.startsWith(envDir + '/'))
+    .flatMap(objectsIn)
+    .filter((b) => b?.kind === 'ConfigMap')
+    .map((b) => String(b.metadata?.name));
+  if (envConfigMaps.length === 0) return;
+  for (const file of yamlFiles) {
+    const substituted = objectsIn(file).filter(isFluxKustomization).flatMap(substitutionSources).find((src) => src.kind === 'ConfigMap' && envConfigMaps.includes(src.name));
+    if (substituted) {
+      throw new GeneratorInputError(
+        `${file} substitutes ConfigMap ${substituted.name}, which ${envDir} defines, but ${envDir} has no kustomization.yaml: add one listing what the cluster's own sync applies (Flux would generate it from every file in the folder)`,
+      );
+    }
+  }
 }
 
 function readKustomization(root: string, envDir: string, declaration: ReferenceObject, warnings: string[]): VarsKustomization {
