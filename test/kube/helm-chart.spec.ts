@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { renderChart } from '../support/helm-render';
@@ -55,5 +56,14 @@ describe('Helm chart renders with default values', () => {
     expect(cm.data.RUNNER_IMAGE).toBe('ghcr.io/kubeopera/gitops-scaffolder-runner:0.1.0');
     expect(cm.data.JOB_SERVICE_ACCOUNT).toBe('release-gitops-scaffolder-runner');
     expect(find('ConfigMap', 'release-gitops-scaffolder-runner')[0].metadata.namespace).toBe('kubeopera-provisioning');
+  });
+
+  it('gives the service (which checks cluster_vars) and the runner Jobs (which generate) the same reference, one the image holds', () => {
+    const service = find('ConfigMap', 'release-gitops-scaffolder')[0].data;
+    const runner = find('ConfigMap', 'release-gitops-scaffolder-runner')[0].data;
+    expect({ TEMPLATE_DIR: runner.TEMPLATE_DIR, REFERENCE_ENV: runner.REFERENCE_ENV }).toEqual({ TEMPLATE_DIR: service.TEMPLATE_DIR, REFERENCE_ENV: service.REFERENCE_ENV });
+    // Both Dockerfiles copy templates/ to /app/templates.
+    expect(service.TEMPLATE_DIR).toMatch(/^\/app\//);
+    expect(existsSync(join(__dirname, '../..', service.TEMPLATE_DIR.slice('/app/'.length), 'clusters', service.REFERENCE_ENV))).toBe(true);
   });
 });
