@@ -112,22 +112,32 @@ export interface VarProblem {
   problem: string;
 }
 
+/** The variable names a cluster-vars reference knows: its ConfigMap's keys and every ${NAME} a component uses. */
+export interface KnownVariables {
+  configMap: string;
+  names: Set<string>;
+}
+
+export function knownVariables(ref: ClusterVarsReference): KnownVariables {
+  const used = ref.kustomizations.flatMap((k) => k.objects.flatMap((o) => variableUses(JSON.stringify(o.body)).map((u) => u.name)));
+  return { configMap: ref.vars.object.name, names: new Set([...Object.keys(ref.vars.data), ...used]) };
+}
+
 /**
  * The first value given for the new cluster that cannot be used: a name Flux does not accept, a
  * value that could change the YAML Flux substitutes it into (line breaks, control characters), or
- * a name neither cluster-vars nor any component knows.
+ * a name neither cluster-vars nor any component knows. `known` is undefined for an overlay reference.
  */
-export function givenVarProblem(ref: ClusterVarsReference | undefined, given: Record<string, unknown>): VarProblem | null {
+export function givenVarProblem(known: KnownVariables | undefined, given: Record<string, unknown>): VarProblem | null {
   const keys = Object.keys(given);
   if (keys.length === 0) return null;
-  if (!ref) return { key: keys[0], problem: 'the reference environment has no cluster-vars ConfigMap substituted by Flux' };
-  const used = new Set(ref.kustomizations.flatMap((k) => k.objects.flatMap((o) => variableUses(JSON.stringify(o.body)).map((u) => u.name))));
+  if (!known) return { key: keys[0], problem: 'the reference environment has no cluster-vars ConfigMap substituted by Flux' };
   for (const [key, value] of Object.entries(given)) {
     if (!VARIABLE_NAME.test(key)) return { key, problem: 'not a Flux variable name (letters, digits, _; not starting with a digit)' };
     if (typeof value !== 'string') return { key, problem: 'the value must be a string' };
     // Flux substitutes into YAML text: a line break or control character could add fields to every object.
     if (/[\u0000-\u001f\u007f]/.test(value)) return { key, problem: 'the value must not contain line breaks or control characters' };
-    if (!(key in ref.vars.data) && !used.has(key)) return { key, problem: `the reference's ${ref.vars.object.name} has no ${key} and no component uses \${${key}}` };
+    if (!known.names.has(key)) return { key, problem: `the reference's ${known.configMap} has no ${key} and no component uses \${${key}}` };
   }
   return null;
 }

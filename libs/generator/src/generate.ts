@@ -3,7 +3,7 @@ import { dirname, join, resolve } from 'node:path';
 import { isAgeRecipient } from '../../sealing/src/sops';
 import { parseSealingCertificate, SealingCertificate, SealingScope, CertificateError } from '../../sealing/src';
 import { isClusterName, isDomain, isEmail, isEnvName, isRegion } from '../../validation/src';
-import { generateFromClusterVars, givenVarProblem, loadClusterVarsReference, VarProblem } from './cluster-vars-model';
+import { generateFromClusterVars, givenVarProblem, KnownVariables, knownVariables, loadClusterVarsReference, VarProblem } from './cluster-vars-model';
 import { Context, GenerateOptions, GenerateResult, GenerateSummary, ResolvedOptions, usesSops } from './context';
 import { GeneratorInputError } from './errors';
 import { generateFromOverlays } from './overlay-model';
@@ -88,13 +88,26 @@ function emptySummary(opts: ResolvedOptions, clusterDir: string, cert: SealingCe
   };
 }
 
+/** How long the names a reference knows are reused for request checks before the reference is read again. */
+const KNOWN_VARIABLES_TTL_MS = 60_000;
+const knownByReference = new Map<string, { readAt: number; known: KnownVariables | undefined }>();
+
 /**
  * Checks cluster-vars values for a reference before any run starts (the service validates
- * requests with it): null when they can be used, else the first problem.
+ * requests with it): null when they can be used, else the first problem. The reference's names
+ * are read at most once a minute per process, so a request costs no reference walk.
  */
 export function clusterVarsProblem(templateDir: string | undefined, referenceEnv: string, vars: Record<string, unknown>): VarProblem | null {
   if (Object.keys(vars).length === 0) return null;
-  return givenVarProblem(loadClusterVarsReference(resolve(templateDir ?? SHIPPED_TEMPLATE), referenceEnv), vars);
+  const root = resolve(templateDir ?? SHIPPED_TEMPLATE);
+  const key = `${root}\0${referenceEnv}`;
+  let entry = knownByReference.get(key);
+  if (!entry || Date.now() - entry.readAt > KNOWN_VARIABLES_TTL_MS) {
+    const ref = loadClusterVarsReference(root, referenceEnv);
+    entry = { readAt: Date.now(), known: ref && knownVariables(ref) };
+    knownByReference.set(key, entry);
+  }
+  return givenVarProblem(entry.known, vars);
 }
 
 /**
@@ -119,7 +132,7 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
   const ctx: Context = { opts, clusterDir, cert, credentials: [], summary: emptySummary(opts, clusterDir, cert) };
 
   const varsReference = loadClusterVarsReference(root, opts.referenceEnv);
-  const problem = givenVarProblem(varsReference, opts.clusterVars ?? {});
+  const problem = givenVarProblem(varsReference && knownVariables(varsReference), opts.clusterVars ?? {});
   if (problem) throw new GeneratorInputError(`--var ${problem.key}: ${problem.problem}`);
   if (varsReference) await generateFromClusterVars(ctx, varsReference);
   else await generateFromOverlays(ctx, loadReference(root, opts.referenceEnv));
