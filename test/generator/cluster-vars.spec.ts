@@ -4,6 +4,7 @@ import { generate, GenerateOptions, GeneratorInputError, SHIPPED_PHASED_TEMPLATE
 import { makeRsaCert } from '../support/certs';
 import { allFiles, kustomize, readTree, tempDir, yamlObjects } from '../support/files';
 import { SHIPPED_PLANTED, withBase64 } from '../support/planted';
+import { SETTINGS_PLANTED, writeSettingsReference } from '../support/reference-repos';
 import { ageIdentity, sopsOpen } from '../support/sops-open';
 import { unsealManifest } from '../support/unseal';
 
@@ -23,17 +24,19 @@ function fluxSubstitute(text: string, vars: Record<string, string>): string {
   });
 }
 
-/** What the new cluster would run: its own folder built, then every Flux Kustomization it holds built and substituted. */
-function clusterObjects(repo: string, cluster: string) {
+/**
+ * What the new cluster would run: its own folder built, then every Flux Kustomization it holds
+ * built and, where it asks for it, substituted from the ConfigMap `varsName` and its inline values.
+ */
+function clusterObjects(repo: string, cluster: string, varsName = 'cluster-vars') {
   const top = kustomize(join(repo, 'clusters', cluster));
-  const vars = top.find((o) => o.kind === 'ConfigMap' && o.metadata.name === 'cluster-vars').data;
+  const vars = top.find((o) => o.kind === 'ConfigMap' && o.metadata.name === varsName).data;
   const syncs = top.filter((o) => o.kind === 'Kustomization' && o.apiVersion.startsWith('kustomize.toolkit.fluxcd.io/'));
+  const substituted = (o: any, k: any) =>
+    o.metadata?.annotations?.['kustomize.toolkit.fluxcd.io/substitute'] === 'disabled' ? o : JSON.parse(fluxSubstitute(JSON.stringify(o), { ...vars, ...k.spec.postBuild.substitute }));
   const applied = syncs
     .filter((k) => k.spec.path !== `./clusters/${cluster}`)
-    .flatMap((k) => {
-      const built = kustomize(join(repo, k.spec.path));
-      return k.spec.postBuild ? JSON.parse(fluxSubstitute(JSON.stringify(built), vars)) : built;
-    });
+    .flatMap((k) => kustomize(join(repo, k.spec.path)).map((o) => (k.spec.postBuild ? substituted(o, k) : o)));
   return { top, vars, syncs, applied };
 }
 
@@ -190,5 +193,55 @@ describe('generator, cluster-vars model (shipped phased platform: clusters/base,
     const { summary } = await generate(options(repo, { pass: 'infra', sealingCertPem: undefined, clusterVars: {} }));
     expect(summary.warnings.join('\n')).toMatch(/EXTERNAL_DNS_ROLE_ARN keeps the reference's value .*external-dns-dev/);
     await expect(generate(options(tempDir('cv-overlay'), { templateDir: undefined, referenceEnv: undefined, pass: 'infra' }))).rejects.toThrow(/has no cluster-vars ConfigMap/);
+  });
+});
+
+describe('generator, cluster-vars model on a differently shaped reference (cluster-settings, phases in the environment)', () => {
+  const cert = makeRsaCert();
+  const template = tempDir('settings-ref');
+  writeSettingsReference(template);
+  const options = (repoDir: string, extra: Partial<GenerateOptions> = {}): GenerateOptions => ({
+    repoDir, templateDir: template, referenceEnv: 'staging', clusterName: 'shop-eu', domain: 'shop-eu.example.net', region: 'eu-north-1',
+    acmeEmail: 'infra@example.net', pass: 'full', sealingCertPem: cert.certPem, ...extra,
+  });
+
+  it('derives cluster-settings, leaves the secret phase for the full pass, and honours defaults, inline values, optional sources and disabled substitution', async () => {
+    const repo = tempDir('settings-repo');
+    const infra = await generate(options(repo, { pass: 'infra', sealingCertPem: undefined }));
+    expect(infra.summary.environment_model).toBe('cluster-vars');
+    expect(infra.summary.cluster_vars).toEqual({ SECRET_DOMAIN: 'shop-eu.example.net', AWS_REGION: 'eu-north-1', LE_EMAIL: 'infra@example.net', CLUSTER: 'shop-eu', DB_SIZE: '20Gi' });
+    expect(infra.summary.cluster_vars_inherited).toEqual(['DB_SIZE']);
+    expect(yamlObjects(join(repo, 'clusters/shop-eu/kustomization.yaml'))[0].resources).toEqual(['flux-system', 'vars', 'infrastructure.yaml']);
+    expect(allFiles(join(repo, 'clusters/shop-eu')).filter((f) => /apps|credentials/.test(f))).toEqual([]);
+    let cluster = clusterObjects(repo, 'shop-eu', 'cluster-settings');
+    expect(cluster.syncs.map((k) => k.metadata.name).sort()).toEqual(['configs', 'controllers', 'flux-system']);
+    const dns = cluster.applied.find((o) => o.kind === 'Deployment' && o.metadata.name === 'external-dns').spec.template.spec.containers[0];
+    expect(dns.args).toEqual(['--provider=aws', '--domain-filter=shop-eu.example.net', '--txt-owner-id=shop-eu']);
+    expect(cluster.applied.find((o) => o.kind === 'ClusterIssuer').metadata.name).toBe('corp-acme');
+
+    const { summary, credentials } = await generate(options(repo));
+    expect(yamlObjects(join(repo, 'clusters/shop-eu/kustomization.yaml'))[0].resources).toEqual(['flux-system', 'vars', 'infrastructure.yaml', 'apps.yaml']);
+    expect(summary.objects_sealed).toMatchObject([{ namespace: 'shop', name: 'shop-db', file: 'clusters/shop-eu/credentials/db.yaml' }]);
+    cluster = clusterObjects(repo, 'shop-eu', 'cluster-settings');
+    expect(cluster.syncs.find((k) => k.metadata.name === 'credentials').spec.path).toBe('./clusters/shop-eu/credentials');
+    expect(cluster.syncs.find((k) => k.metadata.name === 'flux-system').spec.sourceRef.name).toBe('fleet');
+    const [sealed] = cluster.applied.filter((o) => o.kind === 'SealedSecret');
+    expect(unsealManifest(cert.privateKeyPem, sealed).password).toBe(credentials.find((c) => c.key === 'password')!.value);
+    expect(cluster.applied.find((o) => o.kind === 'Ingress').spec.rules.map((r: any) => r.host)).toEqual(['shop.shop-eu.example.net', 'api.shop.shop-eu.example.net']);
+    expect(cluster.applied.find((o) => o.kind === 'PersistentVolumeClaim').spec.resources.requests.storage).toBe('20Gi');
+    const text = Object.values(readTree(repo)).join('\n');
+    for (const planted of Object.values(SETTINGS_PLANTED)) expect(text).not.toContain(planted);
+    for (const file of allFiles(join(template, 'apps'))) expect(readFileSync(join(repo, 'apps', file), 'utf8')).toBe(readFileSync(join(template, 'apps', file), 'utf8'));
+  });
+
+  it('refuses a Kustomization over a folder that holds the reference environment (it would carry its credentials along)', async () => {
+    const wide = tempDir('settings-wide');
+    cpSync(template, wide, { recursive: true });
+    writeFileSync(join(wide, 'kustomization.yaml'), 'resources:\n  - infra/controllers\n');
+    const apps = join(wide, 'clusters/staging/apps.yaml');
+    writeFileSync(apps, readFileSync(apps, 'utf8') + '---\n' + JSON.stringify({ apiVersion: 'kustomize.toolkit.fluxcd.io/v1', kind: 'Kustomization', metadata: { name: 'everything', namespace: 'flux-system' }, spec: { path: './', sourceRef: { kind: 'GitRepository', name: 'fleet' } } }) + '\n');
+    const repo = tempDir('settings-wide-repo');
+    await expect(generate(options(repo, { templateDir: wide, pass: 'infra', sealingCertPem: undefined }))).rejects.toThrow(/\. is applied as a shared folder but holds the environment clusters\/staging/);
+    expect(allFiles(repo)).toEqual([]);
   });
 });

@@ -176,3 +176,109 @@ spec:
   }
   writeTree(root, files);
 }
+
+/** Credentials planted in the settings-style cluster-vars reference. */
+export const SETTINGS_PLANTED = { dbUser: 'shop_stg_owner', dbPassword: 'ShopStgDbPw-7a7a7a7a' };
+
+const fluxKustomization = (name: string, path: string, spec: Record<string, unknown>) =>
+  JSON.stringify({
+    apiVersion: 'kustomize.toolkit.fluxcd.io/v1',
+    kind: 'Kustomization',
+    metadata: { name, namespace: 'flux-system' },
+    spec: { interval: '5m', path, prune: true, sourceRef: { kind: 'GitRepository', name: 'fleet' }, ...spec },
+  });
+
+const settingsFrom = { substituteFrom: [{ kind: 'ConfigMap', name: 'cluster-settings' }, { kind: 'Secret', name: 'cluster-secrets', optional: true }] };
+
+/**
+ * A cluster-vars reference shaped unlike the shipped phased platform: the variables ConfigMap is
+ * called cluster-settings and lives in a vars/ folder, the phases are Flux Kustomizations declared
+ * in the environment's own files (infrastructure.yaml, apps.yaml) over shared infra/ and apps/
+ * folders, external-dns is a Deployment with flags, one Kustomization adds an inline variable,
+ * an optional Secret source is absent, and one object turns substitution off.
+ */
+export function writeSettingsReference(root: string) {
+  writeTree(root, {
+    'clusters/staging/kustomization.yaml': 'resources:\n  - flux-system\n  - vars\n  - infrastructure.yaml\n  - apps.yaml\n',
+    'clusters/staging/flux-system/kustomization.yaml': 'resources:\n  - gotk-sync.yaml\n',
+    'clusters/staging/flux-system/gotk-sync.yaml': `apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata: {name: fleet, namespace: flux-system}
+spec: {interval: 1m, url: 'ssh://git@git.corp.example/fleet.git', ref: {branch: trunk}}
+---
+${fluxKustomization('flux-system', './clusters/staging', {})}
+`,
+    'clusters/staging/vars/kustomization.yaml': 'resources:\n  - cluster-settings.yaml\n',
+    'clusters/staging/vars/cluster-settings.yaml': `apiVersion: v1
+kind: ConfigMap
+metadata: {name: cluster-settings, namespace: flux-system}
+data:
+  SECRET_DOMAIN: staging.corp.example
+  AWS_REGION: ca-central-1
+  LE_EMAIL: infra-staging@corp.example
+  CLUSTER: staging
+  DB_SIZE: 20Gi
+`,
+    'clusters/staging/infrastructure.yaml': `${fluxKustomization('controllers', './infra/controllers', { postBuild: settingsFrom })}
+---
+${fluxKustomization('configs', './infra/configs', { dependsOn: [{ name: 'controllers' }], postBuild: { ...settingsFrom, substitute: { ISSUER_NAME: 'corp-acme' } } })}
+`,
+    'clusters/staging/apps.yaml': `${fluxKustomization('credentials', './clusters/staging/credentials', { dependsOn: [{ name: 'controllers' }] })}
+---
+${fluxKustomization('apps', './apps/staging', { dependsOn: [{ name: 'configs' }, { name: 'credentials' }], postBuild: settingsFrom })}
+`,
+    'clusters/staging/credentials/kustomization.yaml': 'namespace: shop\nresources:\n  - db.yaml\n',
+    'clusters/staging/credentials/db.yaml': `apiVersion: v1
+kind: Secret
+metadata: {name: shop-db}
+stringData: {username: ${SETTINGS_PLANTED.dbUser}, password: ${SETTINGS_PLANTED.dbPassword}, database: shop}
+`,
+    'infra/controllers/kustomization.yaml': 'resources:\n  - external-dns.yaml\n  - sealed-secrets.yaml\n',
+    'infra/controllers/external-dns.yaml': `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: external-dns, namespace: kube-system}
+spec:
+  selector: {matchLabels: {app: external-dns}}
+  template:
+    metadata: {labels: {app: external-dns}}
+    spec:
+      containers:
+        - name: external-dns
+          image: registry.k8s.io/external-dns/external-dns:v0.15.0
+          args: [--provider=aws, '--domain-filter=\${SECRET_DOMAIN}', '--txt-owner-id=\${CLUSTER}']
+          env: [{name: AWS_REGION, value: '\${AWS_REGION}'}]
+`,
+    'infra/controllers/sealed-secrets.yaml': `apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: sealed-secrets, namespace: kube-system}
+spec: {interval: 30m, chart: {spec: {chart: sealed-secrets, version: 2.16.2, sourceRef: {kind: HelmRepository, name: sealed-secrets}}}}
+`,
+    'infra/configs/kustomization.yaml': 'resources:\n  - issuer.yaml\n',
+    'infra/configs/issuer.yaml': `apiVersion: cert-manager.io/v1
+kind: ClusterIssuer
+metadata: {name: '\${ISSUER_NAME}'}
+spec:
+  acme:
+    email: '\${LE_EMAIL}'
+    server: https://acme-v02.api.letsencrypt.org/directory
+    privateKeySecretRef: {name: corp-acme-account}
+    solvers: [{dns01: {route53: {region: '\${AWS_REGION}'}}}]
+`,
+    'apps/base/shop/kustomization.yaml': 'resources:\n  - deployment.yaml\n  - ingress.yaml\n  - volume.yaml\n  - motd.yaml\n',
+    'apps/base/shop/deployment.yaml': deployment('shop'),
+    'apps/base/shop/ingress.yaml': ingress('shop', ["'shop.${SECRET_DOMAIN}'", "'api.shop.${SECRET_DOMAIN}'"]),
+    'apps/base/shop/volume.yaml': `apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: shop-db}
+spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: '\${DB_SIZE:=10Gi}'}}}
+`,
+    'apps/base/shop/motd.yaml': `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: shop-motd
+  annotations: {kustomize.toolkit.fluxcd.io/substitute: disabled}
+data: {motd: 'Welcome to \${SHOP_TITLE}, rendered by the app itself'}
+`,
+    'apps/staging/kustomization.yaml': 'namespace: shop\nresources:\n  - ../base/shop\n',
+  });
+}

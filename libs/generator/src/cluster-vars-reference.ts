@@ -101,7 +101,7 @@ export function loadClusterVarsReference(root: string, envName: string): Cluster
     applied: applied.objects,
     vars,
     kustomizations,
-    sharedDirs: [...new Set([...applied.sharedDirs, ...kustomizations.flatMap((k) => k.sharedDirs)])],
+    sharedDirs: sharedFolders(envDir, [...applied.sharedDirs, ...kustomizations.flatMap((k) => k.sharedDirs)]),
     warnings,
   };
   guardSecrets(reference);
@@ -157,7 +157,8 @@ function readKustomization(root: string, envDir: string, declaration: ReferenceO
     substituteFrom: substitutionSources(body),
     substitute,
     objects: tree.objects,
-    sharedDirs: tree.sharedDirs,
+    // The folder itself is shared too when it lies outside the environment (./infra/controllers).
+    sharedDirs: inFolder(path, envDir) ? tree.sharedDirs : [path, ...tree.sharedDirs],
     holdsSecrets: tree.objects.some((o) => o.kind === 'Secret' || o.kind === 'SealedSecret'),
     fullPass: false,
   };
@@ -199,9 +200,23 @@ function guardSecrets(ref: ClusterVarsReference) {
   }
 }
 
+/**
+ * The folders outside the environment that a target repository needs (copied when missing). One
+ * that holds the environment itself would carry the reference cluster's plain credentials along.
+ */
+function sharedFolders(envDir: string, dirs: string[]): string[] {
+  const holding = dirs.find((d) => d === '.' || inFolder(envDir, d));
+  if (holding !== undefined) {
+    throw new GeneratorInputError(`reference: ${holding || '.'} is applied as a shared folder but holds the environment ${envDir}: point Flux Kustomizations at folders beside it`);
+  }
+  return [...new Set(dirs)];
+}
+
+const inFolder = (path: string, folder: string) => path === folder || path.startsWith(folder + '/');
+
 /** Whether a repository-relative path lies in the reference environment's folder. */
 export function isInEnv(ref: ClusterVarsReference, path: string): boolean {
-  return path === ref.envDir || path.startsWith(ref.envDir + '/');
+  return inFolder(path, ref.envDir);
 }
 
 /** Re-reads a kustomization file of the reference (for the pass split). */
