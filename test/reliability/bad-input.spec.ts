@@ -3,7 +3,7 @@ import { headers, NatsConnection } from '@nats-io/nats-core';
 import { callerFor } from '../../src/api/auth';
 import { makeEcCert, makeRsaCert } from '../support/certs';
 import { bareRepo, gitLog } from '../support/services';
-import { api, API_KEY } from '../support/service';
+import { api, API_KEY, eventCount } from '../support/service';
 import { useServiceStack } from '../support/service-stack';
 
 jest.setTimeout(120_000);
@@ -79,7 +79,7 @@ describe('bad input and abuse catalogue: a 4xx naming the field, nothing appende
     h.set('X-Api-Key', key);
     return JSON.parse((await nc.request('scaffolds.v1.create', payload, { timeout: 10_000, headers: h })).string());
   };
-  const streamCount = async () => (await stack.svc.runtime.store.jsm.streams.info('SCAFFOLD_EVENTS')).state.messages;
+  const streamCount = () => eventCount(stack.svc);
 
   beforeAll(async () => {
     nc = await connect({ servers: stack.nats.url });

@@ -7,7 +7,7 @@ import { makeRsaCert } from '../support/certs';
 import { SHIPPED_PLANTED, withBase64 } from '../support/planted';
 import { ageIdentity, sopsOpen } from '../support/sops-open';
 import { bareRepo } from '../support/services';
-import { api, API_KEY, waitFor } from '../support/service';
+import { api, API_KEY, eventCount, untilTerminal } from '../support/service';
 import { useServiceStack } from '../support/service-stack';
 import { unsealManifest } from '../support/unseal';
 
@@ -30,12 +30,7 @@ describe('scaffold service with a cluster-vars reference (phased platform)', () 
     ...extra,
   });
   const git = (...args: string[]) => execFileSync('git', ['--git-dir', remote.dir, ...args], { encoding: 'utf8' });
-  const untilTerminal = (id: string) =>
-    waitFor(`run ${id} to finish`, async () => {
-      const r = await api(stack.svc.base, 'GET', `/api/v1/scaffolds/${id}`);
-      return ['succeeded', 'failed', 'cancelled'].includes(r.json?.status) ? r.json : undefined;
-    });
-  const streamCount = async () => (await stack.svc.runtime.store.jsm.streams.info('SCAFFOLD_EVENTS')).state.messages;
+  const streamCount = () => eventCount(stack.svc);
 
   beforeAll(async () => {
     nc = await connect({ servers: stack.nats.url });
@@ -48,7 +43,7 @@ describe('scaffold service with a cluster-vars reference (phased platform)', () 
   it('REST, sealed-secrets: first pass only the secret-free phases, then the secrets and the rest; cluster_vars recorded', async () => {
     const created = await api(stack.svc.base, 'POST', '/api/v1/scaffolds', body('kiwi'));
     expect(created.status).toBe(202);
-    const done = await untilTerminal(created.json.id);
+    const done = await untilTerminal(stack.svc.base, created.json.id);
     expect(done.status).toBe('succeeded');
 
     const infraTree = git('ls-tree', '-r', '--name-only', done.infra_commit, 'clusters/kiwi');
@@ -80,7 +75,7 @@ describe('scaffold service with a cluster-vars reference (phased platform)', () 
     const request = body('lime', { secrets_backend: 'sops', target: { age_recipients: [age.recipient] } });
     const reply = JSON.parse((await nc.request('scaffolds.v1.create', JSON.stringify(request), { timeout: 10_000, headers: h })).string());
     expect(reply.status).toBe('queued');
-    const done = await untilTerminal(reply.id);
+    const done = await untilTerminal(stack.svc.base, reply.id);
     expect(done.status).toBe('succeeded');
     const secretsSync = parse(git('show', `${done.full_commit}:clusters/lime/secrets.yaml`));
     expect(secretsSync.spec.decryption).toEqual({ provider: 'sops', secretRef: { name: 'sops-age' } });

@@ -5,7 +5,7 @@ import { parse } from 'yaml';
 import { makeRsaCert } from '../support/certs';
 import { ageIdentity, sopsOpen } from '../support/sops-open';
 import { bareRepo, gitLog } from '../support/services';
-import { api, API_KEY, waitFor } from '../support/service';
+import { api, API_KEY, eventCount, untilTerminal, waitFor } from '../support/service';
 import { useServiceStack } from '../support/service-stack';
 
 jest.setTimeout(120_000);
@@ -30,12 +30,7 @@ describe('scaffold service end to end (real NATS JetStream, PostgreSQL, git)', (
     const m = await nc.request(subject, JSON.stringify(payload), { timeout: 10_000, headers: h });
     return JSON.parse(m.string());
   };
-  const streamCount = async () => (await stack.svc.runtime.store.jsm.streams.info('SCAFFOLD_EVENTS')).state.messages;
-  const untilTerminal = (id: string) =>
-    waitFor(`run ${id} to finish`, async () => {
-      const r = await api(stack.svc.base, 'GET', `/api/v1/scaffolds/${id}`);
-      return ['succeeded', 'failed', 'cancelled'].includes(r.json?.status) ? r.json : undefined;
-    });
+  const streamCount = () => eventCount(stack.svc);
 
   beforeAll(async () => {
     nc = await connect({ servers: stack.nats.url });
@@ -54,7 +49,7 @@ describe('scaffold service end to end (real NATS JetStream, PostgreSQL, git)', (
     const immediately = await api(stack.svc.base, 'GET', `/api/v1/scaffolds/${id}`);
     expect(immediately.status).toBe(200);
 
-    const done = await untilTerminal(id);
+    const done = await untilTerminal(stack.svc.base, id);
     expect(done.status).toBe('succeeded');
     expect(done.finished_at).toBeTruthy();
 
@@ -100,7 +95,7 @@ describe('scaffold service end to end (real NATS JetStream, PostgreSQL, git)', (
     const again = await api(stack.svc.base, 'POST', '/api/v1/scaffolds', body('beta'), { 'idempotency-key': 'ctrl-req-42' });
     expect(again.status).toBe(202);
     expect(again.json.id).toBe(first.id);
-    expect((await untilTerminal(first.id)).status).toBe('succeeded');
+    expect((await untilTerminal(stack.svc.base, first.id)).status).toBe('succeeded');
     const events = await api(stack.svc.base, 'GET', `/api/v1/scaffolds/${first.id}/events`);
     expect(events.json.items.filter((e: any) => e.type === 'ScaffoldRequested')).toHaveLength(1);
   });
@@ -125,7 +120,7 @@ describe('scaffold service end to end (real NATS JetStream, PostgreSQL, git)', (
     const cluster = ageIdentity();
     const created = await api(stack.svc.base, 'POST', '/api/v1/scaffolds', { ...body('sops-e2e'), secrets_backend: 'sops', target: { age_recipients: [cluster.recipient] } });
     expect(created.status).toBe(202);
-    const done = await untilTerminal(created.json.id);
+    const done = await untilTerminal(stack.svc.base, created.json.id);
     expect(done.status).toBe('succeeded');
     const events = (await api(stack.svc.base, 'GET', `/api/v1/scaffolds/${created.json.id}/events`)).json.items;
     expect(events.map((e: any) => e.type)).toEqual(['ScaffoldRequested', 'InfraPushed', 'FullPushed', 'ScaffoldSucceeded']);
@@ -153,7 +148,7 @@ describe('scaffold service end to end (real NATS JetStream, PostgreSQL, git)', (
 
   it('fails a run with a clear reason when the branch does not exist', async () => {
     const r = await api(stack.svc.base, 'POST', '/api/v1/scaffolds', body('gamma', { repo: { url: remote.url, branch: 'no-such-branch' } }));
-    const done = await untilTerminal(r.json.id);
+    const done = await untilTerminal(stack.svc.base, r.json.id);
     expect(done.status).toBe('failed');
     expect(done.message).toMatch(/infra-pass failed: the branch does not exist on the remote/);
     const types = (await api(stack.svc.base, 'GET', `/api/v1/scaffolds/${r.json.id}/events`)).json.items.map((e: any) => e.type);
@@ -172,7 +167,7 @@ describe('scaffold service end to end (real NATS JetStream, PostgreSQL, git)', (
       const cancel = await api(apiOnly.base, 'POST', `/api/v1/scaffolds/${first.json.id}/cancel`);
       expect(cancel.status).toBe(202);
       stack.svc = await stack.start();
-      const done = await untilTerminal(first.json.id);
+      const done = await untilTerminal(stack.svc.base, first.json.id);
       expect(done.status).toBe('cancelled');
       expect((await api(stack.svc.base, 'POST', `/api/v1/scaffolds/${first.json.id}/cancel`)).status).toBe(409);
       expect(gitLog(remote.dir).join('\n')).not.toContain('delta');

@@ -30,6 +30,27 @@ ${hosts.map((h) => `    - host: ${h}
             backend: {service: {name: ${name}, port: {number: 80}}}`).join('\n')}
 `;
 
+/** external-dns as a plain Deployment configured by flags, its region in AWS_REGION. */
+const externalDnsDeployment = (args: string[], region: string) => `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: external-dns
+  namespace: kube-system
+spec:
+  selector: {matchLabels: {app: external-dns}}
+  template:
+    metadata: {labels: {app: external-dns}}
+    spec:
+      containers:
+        - name: external-dns
+          image: registry.k8s.io/external-dns/external-dns:v0.15.0
+          args:
+${args.map((a) => `            - '${a}'`).join('\n')}
+          env:
+            - name: AWS_REGION
+              value: '${region}'
+`;
+
 const deployment = (name: string) => `apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -91,28 +112,7 @@ spec:
   sourceRef: {kind: GitRepository, name: flux-system}
 `,
     'clusters/staging/core/kustomization.yaml': 'resources:\n  - external-dns.yaml\n  - storage.yaml\n',
-    'clusters/staging/core/external-dns.yaml': `apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: external-dns
-  namespace: kube-system
-spec:
-  selector: {matchLabels: {app: external-dns}}
-  template:
-    metadata: {labels: {app: external-dns}}
-    spec:
-      containers:
-        - name: external-dns
-          image: registry.k8s.io/external-dns/external-dns:v0.15.0
-          args:
-            - --source=ingress
-            - --provider=aws
-            - --domain-filter=stg.corp.example.org
-            - --txt-owner-id=staging
-          env:
-            - name: AWS_REGION
-              value: ap-southeast-2
-`,
+    'clusters/staging/core/external-dns.yaml': externalDnsDeployment(['--source=ingress', '--provider=aws', '--domain-filter=stg.corp.example.org', '--txt-owner-id=staging'], 'ap-southeast-2'),
     'clusters/staging/core/storage.yaml': `apiVersion: storage.k8s.io/v1
 kind: StorageClass
 metadata: {name: fast}
@@ -234,20 +234,7 @@ metadata: {name: shop-db}
 stringData: {username: ${SETTINGS_PLANTED.dbUser}, password: ${SETTINGS_PLANTED.dbPassword}, database: shop}
 `,
     'infra/controllers/kustomization.yaml': 'resources:\n  - external-dns.yaml\n  - sealed-secrets.yaml\n',
-    'infra/controllers/external-dns.yaml': `apiVersion: apps/v1
-kind: Deployment
-metadata: {name: external-dns, namespace: kube-system}
-spec:
-  selector: {matchLabels: {app: external-dns}}
-  template:
-    metadata: {labels: {app: external-dns}}
-    spec:
-      containers:
-        - name: external-dns
-          image: registry.k8s.io/external-dns/external-dns:v0.15.0
-          args: [--provider=aws, '--domain-filter=\${SECRET_DOMAIN}', '--txt-owner-id=\${CLUSTER}']
-          env: [{name: AWS_REGION, value: '\${AWS_REGION}'}]
-`,
+    'infra/controllers/external-dns.yaml': externalDnsDeployment(['--provider=aws', '--domain-filter=${SECRET_DOMAIN}', '--txt-owner-id=${CLUSTER}'], '${AWS_REGION}'),
     'infra/controllers/sealed-secrets.yaml': `apiVersion: helm.toolkit.fluxcd.io/v2
 kind: HelmRelease
 metadata: {name: sealed-secrets, namespace: kube-system}

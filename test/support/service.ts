@@ -66,3 +66,16 @@ export async function waitFor<T>(what: string, probe: () => Promise<T | undefine
   }
   throw new Error(`timed out waiting for ${what}`);
 }
+
+/** Polls a run until it succeeded, failed or was cancelled; returns the run. */
+export function untilTerminal(base: string, id: string): Promise<any> {
+  return waitFor(`run ${id} to finish`, async () => {
+    const r = await api(base, 'GET', `/api/v1/scaffolds/${id}`);
+    return ['succeeded', 'failed', 'cancelled'].includes(r.json?.status) ? r.json : undefined;
+  });
+}
+
+/** How many events the service's run stream holds (to prove that bad input appended nothing). */
+export async function eventCount(svc: RunningService): Promise<number> {
+  return (await svc.runtime.store.jsm.streams.info('SCAFFOLD_EVENTS')).state.messages;
+}
