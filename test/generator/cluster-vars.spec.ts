@@ -148,6 +148,18 @@ describe('generator, cluster-vars model (shipped phased platform: clusters/base,
     }
   });
 
+  it('warns when a first-pass component reads a Secret that only the full pass brings (a missing dependsOn)', async () => {
+    const template = tempDir('cv-early-secret');
+    cpSync(SHIPPED_PHASED_TEMPLATE, template, { recursive: true });
+    const webSync = join(template, 'platform/web/ks.yaml');
+    writeFileSync(webSync, readFileSync(webSync, 'utf8').replace('    - name: api', '    - name: ingress-nginx'));
+    const { summary } = await generate(options(tempDir('cv-early-repo'), { templateDir: template, pass: 'infra', sealingCertPem: undefined }));
+    expect(summary.kustomizations.map((k) => k.name)).toContain('web');
+    expect(summary.warnings).toContain(
+      'Flux Kustomization web goes out in the first pass but Deployment web reads Secret platform/registry-credentials, which cluster-secrets brings in the full pass: give web dependsOn cluster-secrets',
+    );
+  });
+
   it('refuses a platform that uses a variable the new cluster does not define, and accepts it once given', async () => {
     const template = tempDir('cv-tpl');
     cpSync(SHIPPED_PHASED_TEMPLATE, template, { recursive: true });
@@ -192,6 +204,7 @@ describe('generator, cluster-vars model (shipped phased platform: clusters/base,
     const repo = tempDir('cv-warn');
     const { summary } = await generate(options(repo, { pass: 'infra', sealingCertPem: undefined, clusterVars: {} }));
     expect(summary.warnings.join('\n')).toMatch(/EXTERNAL_DNS_ROLE_ARN keeps the reference's value .*external-dns-dev/);
+    expect(summary.warnings.join('\n')).not.toMatch(/goes out in the first pass/);
     await expect(generate(options(tempDir('cv-overlay'), { templateDir: undefined, referenceEnv: undefined, pass: 'infra' }))).rejects.toThrow(/has no cluster-vars ConfigMap/);
   });
 });

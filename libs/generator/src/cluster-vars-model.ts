@@ -46,7 +46,7 @@ export async function generateFromClusterVars(base: Context, ref: ClusterVarsRef
     cluster_vars: vars,
     cluster_vars_inherited: inherited,
   });
-  ctx.summary.warnings.push(...ref.warnings, ...inheritedWarnings(ref, inherited));
+  ctx.summary.warnings.push(...ref.warnings, ...inheritedWarnings(ref, inherited), ...earlySecretUses(ref));
   checkVariablesDefined(ctx);
   describeOutcome(ctx);
 
@@ -148,6 +148,35 @@ function inheritedWarnings(ref: ClusterVarsReference, inherited: string[]): stri
   return inherited
     .filter((key) => names.test(ref.vars.data[key]))
     .map((key) => `cluster-vars ${key} keeps the reference's value ${JSON.stringify(ref.vars.data[key])}, which names the reference cluster "${ref.envName}"; give the new cluster its own with --var ${key}=VALUE`);
+}
+
+/** Names of the Secrets an object reads: env and envFrom references, image pull secrets, secret volumes. */
+function secretNamesUsed(node: any, key?: string): string[] {
+  if (Array.isArray(node)) return node.flatMap((item) => (key === 'imagePullSecrets' && typeof item?.name === 'string' ? [item.name] : secretNamesUsed(item)));
+  if (!node || typeof node !== 'object') return [];
+  const here: string[] = [];
+  if ((key === 'secretKeyRef' || key === 'secretRef') && typeof node.name === 'string') here.push(node.name);
+  if (key === 'secret' && typeof node.secretName === 'string') here.push(node.secretName);
+  return [...here, ...Object.entries(node).flatMap(([k, v]) => secretNamesUsed(v, k))];
+}
+
+/**
+ * A first-pass component that reads a Secret only the full pass brings starts broken and waits:
+ * the reference is missing a dependsOn that would make Flux keep the order. Said, not refused.
+ */
+function earlySecretUses(ref: ClusterVarsReference): string[] {
+  const id = (o: ReferenceObject, name: string) => `${o.namespace ?? 'default'}/${name}`;
+  const later = new Map(ref.kustomizations.filter((k) => k.fullPass).flatMap((k) => k.objects.filter((o) => o.kind === 'Secret' || o.kind === 'SealedSecret').map((o) => [id(o, o.name), k.name] as const)));
+  const warnings = new Set<string>();
+  for (const k of ref.kustomizations.filter((k) => !k.fullPass)) {
+    for (const o of k.objects) {
+      for (const name of secretNamesUsed(o.body)) {
+        const from = later.get(id(o, name));
+        if (from) warnings.add(`Flux Kustomization ${k.name} goes out in the first pass but ${o.kind} ${o.name} reads Secret ${id(o, name)}, which ${from} brings in the full pass: give ${k.name} dependsOn ${from}`);
+      }
+    }
+  }
+  return [...warnings];
 }
 
 /** The variables a Kustomization substitutes for the new cluster, or undefined when a source is outside what the generator can see. */
