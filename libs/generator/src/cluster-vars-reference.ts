@@ -62,7 +62,7 @@ export interface ClusterVarsReference {
 /** A Flux Kustomization's spec.path as a repository-relative folder: `./clusters/dev/` -> `clusters/dev`. */
 export const normalizePath = (path: string) => posix.normalize(String(path).replace(/^\.\//, '')).replace(/\/$/, '');
 
-/** The substitution sources a Flux Kustomization names, and whether it names a given ConfigMap. */
+/** The sources a Flux Kustomization substitutes variables from (postBuild.substituteFrom). */
 function substitutionSources(body: any): SubstitutionSource[] {
   return (body.spec?.postBuild?.substituteFrom ?? []).map((s: any) => ({ kind: String(s?.kind), name: String(s?.name), optional: s?.optional === true }));
 }
@@ -122,14 +122,14 @@ function refuseGeneratedRoot(root: string, envDir: string) {
       return [];
     }
   };
-  const yamlFiles = listFiles(root).filter((f) => /\.ya?ml$/.test(f));
-  const envConfigMaps = yamlFiles
-    .filter((f) => f.startsWith(envDir + '/'))
+  // Hidden folders (.git, staging folders) hold no reference manifests.
+  const yamlFiles = (dir: string) => listFiles(join(root, dir)).filter((f) => /\.ya?ml$/.test(f) && !f.split('/').some((part) => part.startsWith('.'))).map((f) => (dir ? `${dir}/${f}` : f));
+  const envConfigMaps = yamlFiles(envDir)
     .flatMap(objectsIn)
     .filter((b) => b?.kind === 'ConfigMap')
     .map((b) => String(b.metadata?.name));
   if (envConfigMaps.length === 0) return;
-  for (const file of yamlFiles) {
+  for (const file of yamlFiles('')) {
     const substituted = objectsIn(file).filter(isFluxKustomization).flatMap(substitutionSources).find((src) => src.kind === 'ConfigMap' && envConfigMaps.includes(src.name));
     if (substituted) {
       throw new GeneratorInputError(
