@@ -2,7 +2,7 @@ import { cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { generate, GenerateOptions, GeneratorInputError, SHIPPED_PHASED_TEMPLATE } from '../../libs/generator/src';
 import { makeRsaCert } from '../support/certs';
-import { allFiles, kustomize, readTree, tempDir, yamlObjects } from '../support/files';
+import { allFiles, kustomize, readTree, tempDir, writeTree, yamlObjects } from '../support/files';
 import { SHIPPED_PLANTED, withBase64 } from '../support/planted';
 import { SETTINGS_PLANTED, writeSettingsReference } from '../support/reference-repos';
 import { ageIdentity, sopsOpen } from '../support/sops-open';
@@ -245,6 +245,25 @@ describe('generator, cluster-vars model on a differently shaped reference (clust
     const text = Object.values(readTree(repo)).join('\n');
     for (const planted of Object.values(SETTINGS_PLANTED)) expect(text).not.toContain(planted);
     for (const file of allFiles(join(template, 'apps'))) expect(readFileSync(join(repo, 'apps', file), 'utf8')).toBe(readFileSync(join(template, 'apps', file), 'utf8'));
+  });
+
+  it('opens a folder of the environment that holds both phases for the infrastructure pass', async () => {
+    const phased = tempDir('settings-phases');
+    cpSync(template, phased, { recursive: true });
+    const env = join(phased, 'clusters/staging');
+    for (const file of ['infrastructure.yaml', 'apps.yaml']) {
+      writeTree(join(env, 'phases'), { [file]: readFileSync(join(env, file), 'utf8') });
+      rmSync(join(env, file));
+    }
+    writeTree(env, { 'phases/kustomization.yaml': 'resources:\n  - infrastructure.yaml\n  - apps.yaml\n', 'kustomization.yaml': 'resources:\n  - flux-system\n  - vars\n  - phases\n' });
+    const repo = tempDir('settings-phases-repo');
+    const infra = await generate(options(repo, { templateDir: phased, pass: 'infra', sealingCertPem: undefined }));
+    expect(yamlObjects(join(repo, 'clusters/shop-eu/kustomization.yaml'))[0].resources).toEqual(['flux-system', 'vars', 'phases/infrastructure.yaml']);
+    expect(infra.summary.kustomizations.map((k) => k.name).sort()).toEqual(['configs', 'controllers', 'flux-system']);
+    expect(allFiles(join(repo, 'clusters/shop-eu/phases')).sort()).toEqual(['infrastructure.yaml', 'kustomization.yaml']);
+    await generate(options(repo, { templateDir: phased }));
+    expect(yamlObjects(join(repo, 'clusters/shop-eu/kustomization.yaml'))[0].resources).toEqual(['flux-system', 'vars', 'phases']);
+    expect(clusterObjects(repo, 'shop-eu', 'cluster-settings').syncs.map((k) => k.metadata.name).sort()).toEqual(['apps', 'configs', 'controllers', 'credentials', 'flux-system']);
   });
 
   it('refuses a Kustomization over a folder that holds the reference environment (it would carry its credentials along)', async () => {

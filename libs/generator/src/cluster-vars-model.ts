@@ -292,8 +292,8 @@ function fullPassFiles(ctx: VarsContext): Set<string> {
 
 /**
  * The environment's kustomization for the infrastructure pass: resources that bring only
- * first-pass Kustomizations are kept; a shared folder that also brings full-pass ones is opened
- * into its entries; environment files of the full pass are left out.
+ * first-pass objects are kept; a folder (shared or the environment's own) that also brings
+ * full-pass ones is opened into its entries; files of the full pass are left out.
  */
 function infraRootKustomization(ctx: VarsContext, raw: Buffer): Buffer {
   const { ref } = ctx;
@@ -321,8 +321,8 @@ function infraEntries(ctx: VarsContext, fromDir: string, entries: unknown[]): st
       out.push(posix.relative(ref.envDir, rel) || '.');
       continue;
     }
-    // What waits is left for the full pass; only a shared folder mixing both passes is opened.
-    if (isInEnv(ref, rel) || !statSync(join(ref.root, rel)).isDirectory()) continue;
+    // A file that waits is left for the full pass; a folder mixing both passes is opened into its entries.
+    if (!statSync(join(ref.root, rel)).isDirectory()) continue;
     const k = referenceKustomization(ref, rel);
     const extra = Object.keys(k).filter((key) => !SPLITTABLE_KEYS.has(key));
     if (extra.length > 0) {
