@@ -388,6 +388,11 @@ async function validateStaged(ctx: VarsContext, staging: string): Promise<void> 
   const built = parseDocuments(root.output, ctx.clusterDir).map((d) => d.toJS());
   const syncs = built.filter(isFluxKustomization);
   const names = new Set(syncs.map((b) => String(b.metadata?.name)));
+  // The pass applies exactly the Kustomizations it should: none missing, none that waits for secrets.
+  const missingSync = [...ctx.applied].find((name) => !names.has(name));
+  if (missingSync) throw new GeneratorValidationError(`${ctx.clusterDir}: this ${ctx.opts.pass} pass should apply Kustomization ${missingSync}, but the cluster folder does not build it`);
+  const early = [...names].find((name) => !ctx.applied.has(name));
+  if (early) throw new GeneratorValidationError(`${ctx.clusterDir}: Kustomization ${early} waits for the cluster's secrets but the ${ctx.opts.pass} pass applies it`);
   for (const b of syncs) {
     const missing = (b.spec?.dependsOn ?? []).map((d: any) => String(d?.name)).find((d: string) => !names.has(d));
     if (missing) throw new GeneratorValidationError(`${ctx.clusterDir}: Kustomization ${b.metadata?.name} depends on ${missing}, which this pass does not apply`);
