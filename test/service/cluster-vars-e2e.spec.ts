@@ -72,7 +72,8 @@ describe('scaffold service with a cluster-vars reference (phased platform)', () 
     const age = ageIdentity();
     const h = headers();
     h.set('X-Api-Key', API_KEY);
-    const request = body('lime', { secrets_backend: 'sops', target: { age_recipients: [age.recipient] } });
+    // No EXTERNAL_DNS_ROLE_ARN: the reference's is inherited, and the run's log says it names the reference cluster.
+    const request = body('lime', { secrets_backend: 'sops', target: { age_recipients: [age.recipient] }, cluster_vars: { CLUSTER_ISSUER: 'letsencrypt-prod' } });
     const reply = JSON.parse((await nc.request('scaffolds.v1.create', JSON.stringify(request), { timeout: 10_000, headers: h })).string());
     expect(reply.status).toBe('queued');
     const done = await untilTerminal(stack.svc.base, reply.id);
@@ -82,6 +83,8 @@ describe('scaffold service with a cluster-vars reference (phased platform)', () 
     const opened = sopsOpen(parse(git('show', `${done.full_commit}:clusters/lime/secrets/rabbitmq-credentials.yaml`)), age.keyFile);
     expect(opened.macOk).toBe(true);
     expect(opened.plain.stringData.password).toHaveLength(40);
+    const log = await api(stack.svc.base, 'GET', `/api/v1/scaffolds/${reply.id}/logs`);
+    expect(log.text).toMatch(/infra-pass.*cluster-vars EXTERNAL_DNS_ROLE_ARN keeps the reference's value "arn:aws:iam::111111111111:role\/external-dns-dev"/);
   });
 
   it.each([

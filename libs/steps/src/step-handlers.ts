@@ -94,6 +94,8 @@ async function pushPass(ctx: StepContext, pass: Pass, sealingCertPem?: string): 
       const files = await ws.changedFiles(paths);
       const commit = await ws.commit(paths, `scaffold(${req.cluster_name}): ${pass} pass`, ctx.runId, pass);
       await ctx.log.line(`${pass} pass generated ${files} changed files, ${summary.objects_sealed.length} sealed objects; committed ${commit}`);
+      // What the generator noticed but did not refuse (an inherited value naming the reference cluster, a missing dependsOn).
+      for (const warning of summary.warnings) await ctx.log.line(`${pass} pass: ${warning}`, 'warn');
       try {
         await ws.push();
         crashPoint(`after-push:${pass}`);
