@@ -7,18 +7,19 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join, posix } from 'node:path';
 import { Document } from 'yaml';
-import { ClusterVarsReference, isInEnv, loadClusterVarsReference, normalizePath, referenceKustomization, VarsKustomization } from './cluster-vars-reference';
+import { ClusterVarsReference, isInEnv, loadClusterVarsReference, referenceKustomization, VarsKustomization } from './cluster-vars-reference';
 import { Context, SOPS_DECRYPTION_SECRET, usesSops } from './context';
 import { swapDomain } from './domain';
 import { GeneratorInputError, GeneratorValidationError } from './errors';
 import { discoverReferenceDns, isExternalDns, isIssuer, readExternalDns } from './external-dns';
-import { FluxLayerKustomization, isFluxKustomization, isGitRepository, repointGitRepository, setSopsDecryption } from './flux-sync';
+import { FluxLayerKustomization, isFluxKustomization, isGitRepository, normalizePath, repointGitRepository, setSopsDecryption } from './flux-sync';
+import { ingressHosts } from './ingress';
 import { protectSecret } from './protect';
 import { collectTree, isRemote, ReferenceObject } from './reference';
 import { substituteObject, substitutionDisabled, VARIABLE_NAME, variableUses } from './substitution';
 import { stageAndCheck, syncFolder } from './target';
 import { checkBuiltObjects, checkObjects, kustomizeBuild } from './validate';
-import { parseDocuments, stringifyDocuments } from './yaml-docs';
+import { isYamlFile, parseDocuments, stringifyDocuments } from './yaml-docs';
 
 export { loadClusterVarsReference };
 
@@ -31,7 +32,9 @@ interface VarsContext extends Context {
 }
 
 export async function generateFromClusterVars(base: Context, ref: ClusterVarsReference): Promise<void> {
-  const facts = referenceFacts(ref);
+  // What the reference cluster itself receives: read for its facts and compared with the new cluster's outcome.
+  const referenceView = substitutedObjects(ref, ref.vars.data);
+  const facts = referenceFacts(ref, referenceView);
   const { vars, inherited } = newClusterVars(base, ref, facts);
   const ctx: VarsContext = {
     ...base,
@@ -48,7 +51,7 @@ export async function generateFromClusterVars(base: Context, ref: ClusterVarsRef
   });
   ctx.summary.warnings.push(...ref.warnings, ...inheritedWarnings(ref, inherited), ...earlySecretUses(ref));
   checkVariablesDefined(ctx);
-  describeOutcome(ctx);
+  describeOutcome(ctx, referenceView);
 
   const files = await renderClusterFolder(ctx);
   ctx.summary.shared_paths_copied = await stageAndCheck(ctx, files, { root: ref.root, dirs: ref.sharedDirs }, (staging) => validateStaged(ctx, staging));
@@ -72,8 +75,7 @@ function substitutedObjects(ref: ClusterVarsReference, vars: Record<string, stri
 const substitutes = (k: VarsKustomization) => k.substituteFrom.length > 0 || Object.keys(k.substitute).length > 0;
 
 /** The reference cluster's domain, region and ACME e-mail, read from what its platform is given. */
-function referenceFacts(ref: ClusterVarsReference): ReferenceFacts {
-  const objects = substitutedObjects(ref, ref.vars.data);
+function referenceFacts(ref: ClusterVarsReference, objects: ReferenceObject[]): ReferenceFacts {
   const dns = discoverReferenceDns(objects);
   if (!dns.domain) throw new GeneratorInputError(`reference environment "${ref.envName}": no external-dns domain filter found to learn its domain from`);
   const acmeEmails = objects.filter((o) => isIssuer(o.body)).map((o) => o.body.spec?.acme?.email).filter((e): e is string => typeof e === 'string');
@@ -218,8 +220,7 @@ function checkVariablesDefined(ctx: VarsContext) {
 }
 
 /** Ingress hosts and external-dns settings the new cluster gets; a host that does not follow the new domain is an error. */
-function describeOutcome(ctx: VarsContext) {
-  const before = substitutedObjects(ctx.ref, ctx.ref.vars.data);
+function describeOutcome(ctx: VarsContext, before: ReferenceObject[]) {
   const after = substitutedObjects(ctx.ref, ctx.vars);
   after.forEach((o, i) => {
     if (o.kind === 'Ingress') {
@@ -235,13 +236,6 @@ function describeOutcome(ctx: VarsContext) {
     }
   });
 }
-
-function ingressHosts(body: any): string[] {
-  const hosts: string[] = [...(body.spec?.rules ?? []).map((r: any) => r?.host), ...(body.spec?.tls ?? []).flatMap((t: any) => t?.hosts ?? [])];
-  return [...new Set(hosts.filter((h): h is string => typeof h === 'string'))];
-}
-
-const isYamlFile = (f: string) => /\.ya?ml$/.test(f) || f === 'Kustomization';
 
 /** The cluster folder's files for this pass (an infra pass after a full pass carries the full pass's files as they are). */
 async function renderClusterFolder(ctx: VarsContext): Promise<Map<string, Buffer>> {

@@ -5,9 +5,9 @@
  * platform folders. Environments differ only by cluster-vars and their secrets.
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
-import { join, posix } from 'node:path';
+import { join } from 'node:path';
 import { GeneratorInputError } from './errors';
-import { isFluxKustomization } from './flux-sync';
+import { isFluxKustomization, normalizePath } from './flux-sync';
 import { checkRegenerable } from './protect';
 import { collectTree, findKustomizationFile, listFiles, readYamlObject, ReferenceObject } from './reference';
 import { parseDocuments } from './yaml-docs';
@@ -59,8 +59,6 @@ export interface ClusterVarsReference {
   warnings: string[];
 }
 
-/** A Flux Kustomization's spec.path as a repository-relative folder: `./clusters/dev/` -> `clusters/dev`. */
-export const normalizePath = (path: string) => posix.normalize(String(path).replace(/^\.\//, '')).replace(/\/$/, '');
 
 /** The sources a Flux Kustomization substitutes variables from (postBuild.substituteFrom). */
 function substitutionSources(body: any): SubstitutionSource[] {

@@ -1,3 +1,4 @@
+import { posix } from 'node:path';
 import { Document } from 'yaml';
 
 export interface FluxSyncInput {
@@ -34,9 +35,12 @@ export function setSopsDecryption(doc: Document, secretName: string) {
   doc.setIn(['spec', 'decryption'], doc.createNode({ provider: 'sops', secretRef: { name: secretName } }));
 }
 
+/** A Flux Kustomization's spec.path as a repository-relative folder: `./clusters/dev/` -> `clusters/dev`. */
+export const normalizePath = (path: string) => posix.normalize(String(path).replace(/^\.\//, '')).replace(/\/$/, '');
+
 /** `./clusters/development/apps` -> `apps`; undefined for a path outside the reference environment's layers. */
 function layerOf(path: string, envDir: string): string | undefined {
-  const norm = path.replace(/^\.\//, '').replace(/\/$/, '');
+  const norm = normalizePath(path);
   if (!norm.startsWith(envDir + '/')) return undefined;
   const rest = norm.slice(envDir.length + 1);
   return rest.includes('/') ? undefined : rest;

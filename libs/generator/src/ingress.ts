@@ -17,6 +17,12 @@ export interface IngressPatch {
   change: IngressHostChange;
 }
 
+/** Every rule and TLS host of an Ingress body, once each. */
+export function ingressHosts(body: any): string[] {
+  const hosts: unknown[] = [...(body.spec?.rules ?? []).map((r: any) => r?.host), ...(body.spec?.tls ?? []).flatMap((t: any) => t?.hosts ?? [])];
+  return [...new Set(hosts.filter((h): h is string => typeof h === 'string'))];
+}
+
 const isIngress = (o: ReferenceObject) => o.kind === 'Ingress' && /^(networking\.k8s\.io|extensions)\//.test(o.apiVersion);
 
 /**

@@ -17,7 +17,7 @@ import { checkRegenerable, protectSecret } from './protect';
 import { findKustomizationFile, ReferenceEnv, ReferenceLayer } from './reference';
 import { stageAndCheck, syncFolder } from './target';
 import { checkBuiltObjects, kustomizeBuild } from './validate';
-import { parseDocuments, stringifyDocuments } from './yaml-docs';
+import { isYamlFile, parseDocuments, stringifyDocuments } from './yaml-docs';
 
 interface OverlayContext extends Context {
   ref: ReferenceEnv;
@@ -59,8 +59,6 @@ function guardSecretPlacement(ctx: OverlayContext, infra: ReferenceLayer) {
     if (layer.kustomization?.secretGenerator) throw new GeneratorInputError(`${layer.dir}: secretGenerator is not supported; use Secret manifests the generator can seal`);
   }
 }
-
-const isYamlFile = (f: string) => /\.ya?ml$/.test(f) || f === 'Kustomization';
 
 async function renderLayer(ctx: OverlayContext, layer: ReferenceLayer): Promise<Map<string, Buffer>> {
   const files = new Map<string, Buffer>();

@@ -3,6 +3,7 @@ import { availableParallelism } from 'node:os';
 import { promisify } from 'node:util';
 import { parseAllDocuments } from 'yaml';
 import { GeneratorValidationError } from './errors';
+import { ingressHosts } from './ingress';
 
 export interface KustomizeBuild {
   available: boolean;
@@ -70,11 +71,7 @@ export function checkObjects(objects: any[], label: string, domain: string): voi
       throw new GeneratorValidationError(`${label} builds a plaintext ${id}`);
     }
     if (body.kind === 'Ingress') {
-      const hosts: string[] = [
-        ...(body.spec?.rules ?? []).map((r: any) => r?.host).filter(Boolean),
-        ...(body.spec?.tls ?? []).flatMap((t: any) => t?.hosts ?? []),
-      ];
-      const stray = hosts.find((h) => h !== domain && !h.endsWith('.' + domain));
+      const stray = ingressHosts(body).filter(Boolean).find((h) => h !== domain && !h.endsWith('.' + domain));
       if (stray) throw new GeneratorValidationError(`${label} builds ${id} with host ${stray}, outside ${domain}`);
     }
   }

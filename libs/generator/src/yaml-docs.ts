@@ -12,6 +12,9 @@ export function parseDocuments(text: string, file: string): Document[] {
   return docs.filter((d) => d.contents !== null);
 }
 
+/** Files the generator reads as manifests (kustomize also accepts a file named Kustomization). */
+export const isYamlFile = (f: string) => /\.ya?ml$/.test(f) || f === 'Kustomization';
+
 export function stringifyDocuments(docs: Document[]): string {
   return docs
     .map((d, i) => {
