@@ -88,7 +88,7 @@ export function checkRepoUrl(url: string, allowedSchemes: string[]): string | nu
 /** Validates a create body completely before anything is appended. */
 export function parseCreateRequest(
   body: unknown,
-  opts: { allowedSchemes: string[]; platformRepoUrl?: string; defaultBranch: string; acceptKubeconfigTargets?: boolean; steps: { templateDir?: string; referenceEnv: string } },
+  opts: { allowedSchemes: string[]; platformRepoUrl?: string; defaultBranch: string; acceptKubeconfigTargets?: boolean } & ReferenceSettings,
 ): CreateRequest {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw invalid('body', 'must be a JSON object');
   if (!validateShape(body)) throw invalid(fieldOf(validateShape.errors![0]), describeAjv(validateShape.errors![0]));
@@ -129,8 +129,11 @@ export function parseCreateRequest(
   }
 }
 
+/** The reference the service generates from (what cluster_vars names are checked against). */
+type ReferenceSettings = { steps: { templateDir?: string; referenceEnv: string } };
+
 /** Cluster-vars values, checked against the service's reference before anything is appended. */
-function clusterVars(vars: Record<string, string> | undefined, opts: { steps: { templateDir?: string; referenceEnv: string } }): { cluster_vars?: Record<string, string> } {
+function clusterVars(vars: Record<string, string> | undefined, opts: ReferenceSettings): { cluster_vars?: Record<string, string> } {
   if (!vars || Object.keys(vars).length === 0) return {};
   const problem = clusterVarsProblem(opts.steps.templateDir, opts.steps.referenceEnv, vars);
   if (problem) throw invalid(`cluster_vars.${problem.key}`, problem.problem);
