@@ -1,0 +1,21 @@
+/**
+ * NestJS 12 and a few of its dependencies ship only ES modules. Plain Node 20.19+ loads them through
+ * require(esm); jest (CommonJS) needs them transpiled. ts-jest does that, except for `import.meta.url`,
+ * which has no CommonJS form: it becomes the module's own file URL before ts-jest sees the source.
+ */
+const tsJest = require('ts-jest').default;
+
+const IMPORT_META_URL = /\bimport\.meta\.url\b/g;
+const withFileUrl = (source) => (source.includes('import.meta') ? source.replace(IMPORT_META_URL, 'require("node:url").pathToFileURL(__filename).href') : source);
+
+module.exports = {
+  createTransformer(options) {
+    const inner = tsJest.createTransformer(options);
+    return {
+      ...inner,
+      process: (source, path, opts) => inner.process(withFileUrl(source), path, opts),
+      processAsync: (source, path, opts) => inner.processAsync(withFileUrl(source), path, opts),
+      getCacheKey: (source, path, opts) => inner.getCacheKey(withFileUrl(source), path, opts),
+    };
+  },
+};
