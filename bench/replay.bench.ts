@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { connect } from '@nats-io/transport-node';
 import { DeliverPolicy } from '@nats-io/jetstream';
-import { JetStreamEventStore } from '../libs/event-store/src';
+import { JetStreamEventStore, StreamAdmin } from '../libs/event-store/src';
 import { EventDraft, stamp } from '../libs/events/src';
 import { makeDataSource } from '../src/projection/data-source';
 import { rebuildProjection } from '../src/projection/rebuild';
@@ -29,6 +29,7 @@ async function main() {
   const nats = await TestNats.start();
   const db = await TestDatabase.create();
   const nc = await connect({ servers: nats.url });
+  await new StreamAdmin(nc).apply(1);
   const store = await JetStreamEventStore.open(nc);
   const ds = makeDataSource(db.url);
   await ds.initialize();

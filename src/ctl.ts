@@ -11,17 +11,21 @@
  */
 import 'reflect-metadata';
 import { parseArgs } from 'node:util';
-import { connect } from '@nats-io/transport-node';
-import type { NatsConnection } from '@nats-io/nats-core';
+import type { INestApplicationContext } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
 import type { DataSource } from 'typeorm';
 import { In, LessThan } from 'typeorm';
-import { JetStreamEventStore } from '../libs/event-store/src';
+import { decideAndAppend, JetStreamEventStore } from '../libs/event-store/src';
 import type { StoredEvent } from '../libs/events/src';
-import { decide } from '../libs/run-decider/src';
+import { decide, runDecider } from '../libs/run-decider/src';
+import { CtlModule } from './app/ctl.module';
+import { AppConfig, loadConfig } from './config/config';
+import { makeLogger, PinoNestLogger } from './logging/logger';
 import { makeDataSource } from './projection/data-source';
 import { ScaffoldRunRow } from './projection/entities';
 import { applyEvent } from './projection/projector';
 import { rebuildProjection } from './projection/rebuild';
+import { VERSION } from './version';
 
 const USAGE = `usage: scaffolderctl <events RUN | tail | replay | rebuild-projection | stream-info | status | redrive RUN> [options] [--json]`;
 
@@ -119,7 +123,7 @@ const commands: Record<string, (ctx: Ctx, args: string[], opts: Record<string, a
 
   async redrive(ctx, [runId]) {
     if (!runId) throw new CtlError('redrive needs a run id');
-    const { state, appended } = await ctx.store.decideAndAppend(runId, (s) => decide({ type: 'Redrive', requestedBy: `scaffolderctl:${process.env.USER ?? 'ops'}` }, s));
+    const { state, appended } = await decideAndAppend(ctx.store, runId, runDecider, (s) => decide({ type: 'Redrive', requestedBy: `scaffolderctl:${process.env.USER ?? 'ops'}` }, s));
     ctx.out(ctx.json ? JSON.stringify({ run_id: runId, step: state.step, appended: appended.map((e) => e.type) }) : `re-drove ${runId} at ${state.step}`);
   },
 };
@@ -141,6 +145,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
         'keep-old': { type: 'boolean' },
         'stuck-minutes': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
+        version: { type: 'boolean' },
       },
     });
   } catch (e) {
@@ -148,24 +153,37 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
     return 2;
   }
   const [command, ...args] = parsed.positionals;
+  if (parsed.values.version) {
+    out(VERSION);
+    return 0;
+  }
   if (parsed.values.help || !command) {
     out(USAGE);
     return parsed.values.help ? 0 : 2;
   }
-  const run = commands[command];
+  // Only the commands defined above: never an inherited property such as toString.
+  const run = Object.hasOwn(commands, command) ? commands[command] : undefined;
   if (!run) {
     process.stderr.write(`scaffolderctl: unknown command ${command}\n${USAGE}\n`);
     return 2;
   }
-  let nc: NatsConnection | undefined;
+  let config: AppConfig;
+  try {
+    config = loadConfig(env, { requireApiKey: false });
+  } catch (e) {
+    process.stderr.write(`scaffolderctl: ${(e as Error).message}\n`);
+    return 2;
+  }
+  let app: INestApplicationContext | undefined;
   let ds: DataSource | undefined;
   try {
-    const conn = await connect({ servers: env.NATS_URL ?? 'nats://127.0.0.1:4222', name: 'scaffolderctl' });
-    nc = conn;
-    const store = await JetStreamEventStore.open(conn);
+    // Quiet by default: the output is the command's; LOG_LEVEL=debug shows the framework's lines.
+    const logger = makeLogger(env.LOG_LEVEL ? config.logLevel : 'warn');
+    app = await NestFactory.createApplicationContext(CtlModule.forRoot(config, logger), { logger: new PinoNestLogger(logger), abortOnError: false });
+    const store = app.get(JetStreamEventStore);
     const db = async () => {
       if (!ds) {
-        ds = makeDataSource(env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
+        ds = makeDataSource(config.databaseUrl);
         await ds.initialize();
       }
       return ds;
@@ -177,7 +195,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
     return e instanceof CtlError ? 2 : 1;
   } finally {
     await ds?.destroy().catch(() => undefined);
-    await nc?.close().catch(() => undefined);
+    await app?.close().catch(() => undefined);
   }
 }
 

@@ -1,22 +1,18 @@
 import 'reflect-metadata';
-import { loadConfig } from './config';
-import { createHttpApp } from './http';
-import { makeLogger, Runtime } from './runtime';
+import { createServiceApp } from './app/service-app';
+import { closeOnSignals } from './app/shutdown';
+import { loadConfig } from './config/config';
+import { makeLogger } from './logging/logger';
+import { VERSION } from './version';
 
+/** The service process: configuration checked, the hybrid Nest application listening, a clean stop on SIGTERM. */
 async function main() {
-  const logger = makeLogger();
   const config = loadConfig();
-  const runtime = await Runtime.start(config, logger);
-  const app = await createHttpApp(runtime);
-  await app.listen(config.port, process.env.HOST ?? '0.0.0.0');
-  logger.info({ port: config.port }, 'HTTP API listening');
-  const shutdown = async () => {
-    await app.close();
-    await runtime.stop();
-    process.exit(0);
-  };
-  process.once('SIGTERM', shutdown);
-  process.once('SIGINT', shutdown);
+  const logger = makeLogger(config.logLevel);
+  const app = await createServiceApp(config, logger);
+  closeOnSignals(app, logger, 'gitops-scaffolder', config.shutdownGraceMs);
+  await app.listen(config.port, config.host);
+  logger.info({ port: config.port, version: VERSION, executor: config.executor }, 'gitops-scaffolder running');
 }
 
 main().catch((e) => {

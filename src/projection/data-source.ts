@@ -1,9 +1,10 @@
-import { DataSource } from 'typeorm';
+import { DataSource, DataSourceOptions } from 'typeorm';
 import { CreateReadModel1764700000000 } from '../../migrations/1764700000000-CreateReadModel';
 import { ProjectionCheckpoint, ScaffoldRunRebuildRow, ScaffoldRunRow } from './entities';
 
-export function makeDataSource(url: string): DataSource {
-  return new DataSource({
+/** The read-model's TypeORM settings: used by @nestjs/typeorm in the service and by the CLI tools. */
+export function readModelOptions(url: string): DataSourceOptions {
+  return {
     type: 'postgres',
     url,
     entities: [ScaffoldRunRow, ScaffoldRunRebuildRow, ProjectionCheckpoint],
@@ -12,5 +13,9 @@ export function makeDataSource(url: string): DataSource {
     synchronize: false,
     logging: false,
     extra: { max: 10, connectionTimeoutMillis: 3000 },
-  });
+  };
+}
+
+export function makeDataSource(url: string): DataSource {
+  return new DataSource(readModelOptions(url));
 }

@@ -1,9 +1,15 @@
-import type { ConsumerMessages, JsMsg } from '@nats-io/jetstream';
-import type { DataSource, EntityManager } from 'typeorm';
-import type { JetStreamEventStore } from '../../libs/event-store/src';
-import { parseEvent, StoredEvent } from '../../libs/events/src';
+import { BeforeApplicationShutdown, Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { Logger } from 'pino';
+import { DataSource, EntityManager, In } from 'typeorm';
+import { ACK, ALL_RUNS, Delivery, Disposition, EventStore, JetStreamEventStore, JetStreamProcessor } from '../../libs/event-store/src';
+import type { StoredEvent } from '../../libs/events/src';
 import { evolve, fold, initialState, RunState } from '../../libs/run-decider/src';
-import { In } from 'typeorm';
+import type { AppConfig } from '../config/config';
+import { APP_CONFIG } from '../config/config.module';
+import { EVENT_STORE } from '../event-log/event-log.module';
+import { LOGGER } from '../logging/logging.module';
+import { Metrics } from '../metrics/metrics';
 import { ProjectionCheckpoint, ScaffoldRunRebuildRow, ScaffoldRunRow } from './entities';
 
 export const PROJECTOR = 'projector';
@@ -77,82 +83,57 @@ export async function applyEvent(m: EntityManager, event: StoredEvent, checkpoin
 }
 
 /**
- * The read-model projection: a durable consumer over every event, one at a time (order matters),
- * each event applied with its checkpoint in one PostgreSQL transaction. While PostgreSQL is down
- * the message is nak'ed and comes back; nothing is lost and nothing applies twice.
+ * The read-model projection: a durable consumer over every event. Batches of up to PROJECTION_BATCH
+ * events (in stream order, one batch at a time) are applied in one transaction and acknowledged
+ * together after the commit, so an older event of a run is never acknowledged after a newer one.
+ * While PostgreSQL is down the batch is retried in place; nothing is lost and nothing applies twice.
  */
 export const PROJECTION_BATCH = 100;
 
+@Injectable()
+export class Projector implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly processor: JetStreamProcessor;
 
-export class Projector {
-  private messages?: ConsumerMessages;
-  private loop?: Promise<void>;
   constructor(
-    private readonly store: JetStreamEventStore,
-    private readonly ds: DataSource,
-    private readonly onError: (e: unknown) => void = () => undefined,
-    private readonly onProjected: (e: StoredEvent) => void = () => undefined,
-    /** Short: a message held by a process that died comes back after this, and the read-model waits for it. */
-    private readonly ackWaitMs = 10_000,
-  ) {}
+    @Inject(EVENT_STORE) private readonly events: EventStore,
+    store: JetStreamEventStore,
+    @InjectDataSource() private readonly ds: DataSource,
+    private readonly metrics: Metrics,
+    @Inject(LOGGER) private readonly logger: Logger,
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    // Short ack wait: a batch held by a process that died comes back soon, and the read-model waits for it.
+    const ackWaitMs = Math.min(config.steps.ackWaitMs, 10_000);
+    this.processor = new JetStreamProcessor(store, { durable: PROJECTOR, filterSubject: ALL_RUNS, ackWaitMs, concurrency: 1, batchSize: PROJECTION_BATCH, maxAckPending: PROJECTION_BATCH }, (batch) => this.project(batch), logger);
+  }
 
-  /**
-   * Batches of up to PROJECTION_BATCH events are applied in stream order in one transaction and
-   * acknowledged together after the commit (or all nak'ed), so an older event of a run is never
-   * acknowledged after a newer one: order holds without one-at-a-time round trips.
-   */
-  async start() {
-    const consumer = await this.store.durableConsumer(PROJECTOR, { filterSubject: 'scaffold.run.>', ackWaitMs: this.ackWaitMs, maxAckPending: PROJECTION_BATCH });
-    const messages = await consumer.consume({ max_messages: PROJECTION_BATCH });
-    this.messages = messages;
-    this.loop = (async () => {
-      let batch: JsMsg[] = [];
-      for await (const msg of messages) {
-        batch.push(msg);
-        // Project what has arrived so far: no waiting for a full batch when the stream is quiet.
-        if (messages.getPending() === 0 || batch.length >= PROJECTION_BATCH) {
-          await this.project(batch);
-          batch = [];
-        }
-      }
-    })();
+  onApplicationBootstrap() {
+    return this.processor.start();
+  }
+
+  async beforeApplicationShutdown() {
+    await this.processor.stop();
   }
 
   /**
    * Each run touched by the batch is folded from its whole history in the stream, so the row never
-   * depends on the order or number of deliveries (a redelivered older event after a newer one changes
-   * nothing). Acked only after the commit; on failure the batch is retried in place, not released.
+   * depends on the order or number of deliveries (a redelivered older event after a newer one changes nothing).
    */
-  private async project(batch: JsMsg[]) {
-    const events: StoredEvent[] = [];
-    for (const msg of batch) {
-      try {
-        events.push(parseEvent(msg.string(), msg.seq));
-      } catch (e) {
-        this.onError(e); // not a scaffold event: nothing to project, and retrying cannot change that
-      }
-    }
+  async project(batch: Delivery[]): Promise<Disposition> {
+    const events = batch.map((d) => d.event);
     const runIds = [...new Set(events.map((e) => e.run_id))];
-    const lastSeq = Math.max(...batch.map((m) => m.seq));
+    const lastSeq = Math.max(...events.map((e) => e.seq));
     for (let attempt = 0; ; attempt++) {
-      const keepAlive = setInterval(() => batch.forEach((m) => m.working()), Math.max(1000, this.ackWaitMs / 3));
       try {
-        const histories = await Promise.all(runIds.map(async (id) => (await this.store.readRun(id)).events));
+        const histories = await Promise.all(runIds.map(async (id) => (await this.events.readRun(id)).events));
         await this.ds.transaction((m) => replaceRuns(m, histories, lastSeq));
         break;
       } catch (e) {
-        this.onError(e);
+        this.logger.warn({ err: String(e) }, 'projection paused');
         await new Promise((r) => setTimeout(r, Math.min(10_000, 500 * 2 ** attempt)));
-      } finally {
-        clearInterval(keepAlive);
       }
     }
-    for (const msg of batch) msg.ack();
-    for (const e of events) this.onProjected(e);
-  }
-
-  async stop() {
-    await this.messages?.close().catch(() => undefined);
-    await this.loop?.catch(() => undefined);
+    for (const e of events) this.metrics.projected(e);
+    return ACK;
   }
 }

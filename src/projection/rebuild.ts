@@ -1,5 +1,5 @@
 import type { DataSource } from 'typeorm';
-import type { JetStreamEventStore } from '../../libs/event-store/src';
+import type { EventStore } from '../../libs/event-store/src';
 import { ProjectionCheckpoint, ScaffoldRunRebuildRow } from './entities';
 import { applyEvents, PROJECTOR } from './projector';
 
@@ -18,7 +18,7 @@ export interface RebuildResult {
  * up to the live projector's checkpoint, and the names are exchanged. The old table is dropped
  * unless `keepOld`.
  */
-export async function rebuildProjection(store: JetStreamEventStore, ds: DataSource, opts: { keepOld?: boolean; onProgress?: (seq: number) => void } = {}): Promise<RebuildResult> {
+export async function rebuildProjection(store: EventStore, ds: DataSource, opts: { keepOld?: boolean; onProgress?: (seq: number) => void } = {}): Promise<RebuildResult> {
   const started = Date.now();
   await ds.query('DROP TABLE IF EXISTS scaffold_runs_rebuild');
   await ds.query('DROP TABLE IF EXISTS scaffold_runs_old');
@@ -37,7 +37,7 @@ export async function rebuildProjection(store: JetStreamEventStore, ds: DataSour
       next = page.nextSeq;
     }
   };
-  const streamLast = (await store.jsm.streams.info(store.streams.events)).state.last_seq;
+  const streamLast = await store.lastSeq();
   await replay(1, streamLast);
   await ds.transaction(async (m) => {
     await m.query('LOCK TABLE scaffold_runs IN ACCESS EXCLUSIVE MODE');

@@ -1,12 +1,15 @@
 /**
  * NestJS 12 and a few of its dependencies ship only ES modules. Plain Node 20.19+ loads them through
  * require(esm); jest (CommonJS) needs them transpiled. ts-jest does that, except for `import.meta.url`,
- * which has no CommonJS form: it becomes the module's own file URL before ts-jest sees the source.
+ * which has no CommonJS form: it becomes the module's own file URL before ts-jest sees the source, and
+ * a module-level `const require = createRequire(import.meta.url)` is dropped (CommonJS has its own require).
  */
 const tsJest = require('ts-jest').default;
 
 const IMPORT_META_URL = /\bimport\.meta\.url\b/g;
-const withFileUrl = (source) => (source.includes('import.meta') ? source.replace(IMPORT_META_URL, 'require("node:url").pathToFileURL(__filename).href') : source);
+const OWN_REQUIRE = /^const require = createRequire\(import\.meta\.url\);?$/gm;
+const withFileUrl = (source) =>
+  source.includes('import.meta') ? source.replace(OWN_REQUIRE, '').replace(IMPORT_META_URL, 'require("node:url").pathToFileURL(__filename).href') : source;
 
 module.exports = {
   createTransformer(options) {

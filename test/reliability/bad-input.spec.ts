@@ -1,6 +1,6 @@
 import { connect } from '@nats-io/transport-node';
 import { headers, NatsConnection } from '@nats-io/nats-core';
-import { callerFor } from '../../src/api/auth';
+import { callerFor } from '../../src/common/api-keys';
 import { makeEcCert, makeRsaCert } from '../support/certs';
 import { bareRepo, gitLog } from '../support/services';
 import { api, API_KEY, eventCount } from '../support/service';

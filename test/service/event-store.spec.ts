@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { connect } from '@nats-io/transport-node';
 import type { NatsConnection } from '@nats-io/nats-core';
-import { ConcurrencyConflict, JetStreamEventStore, serverAtLeast } from '../../libs/event-store/src';
+import { ConcurrencyConflict, decideAndAppend, JetStreamEventStore, serverAtLeast, StreamAdmin } from '../../libs/event-store/src';
 import { stamp } from '../../libs/events/src';
-import { decide } from '../../libs/run-decider/src';
+import { decide, runDecider } from '../../libs/run-decider/src';
 import { TestNats } from '../support/services';
 
 describe('JetStream event store (real nats-server 2.9)', () => {
@@ -19,6 +19,7 @@ describe('JetStream event store (real nats-server 2.9)', () => {
   beforeAll(async () => {
     nats = await TestNats.start();
     nc = await connect({ servers: nats.url });
+    await new StreamAdmin(nc).apply(1);
     store = await JetStreamEventStore.open(nc);
   });
   afterAll(async () => {
@@ -51,7 +52,7 @@ describe('JetStream event store (real nats-server 2.9)', () => {
     const run = randomUUID();
     await store.append(run, [event(run)], 0);
     const results = await Promise.all(
-      Array.from({ length: 8 }, () => store.decideAndAppend(run, (s) => decide({ type: 'RequestCancel', requestedBy: 'x' }, s))),
+      Array.from({ length: 8 }, () => decideAndAppend(store, run, runDecider, (s) => decide({ type: 'RequestCancel', requestedBy: 'x' }, s))),
     );
     expect(results.flatMap((r) => r.appended)).toHaveLength(1);
     expect((await store.readRun(run)).events.map((e) => e.type)).toEqual(['ScaffoldRequested', 'ScaffoldCancelRequested']);

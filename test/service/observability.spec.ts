@@ -5,7 +5,7 @@ import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
 import pino from 'pino';
 import { redact } from '../../libs/steps/src';
-import { LOG_REDACT_PATHS } from '../../src/runtime';
+import { LOG_REDACT_PATHS } from '../../src/logging/logger';
 import { makeRsaCert } from '../support/certs';
 import { bareRepo } from '../support/services';
 import { api, waitFor } from '../support/service';

@@ -1,14 +1,24 @@
 import type { INestApplication } from '@nestjs/common';
+import { getDataSourceToken } from '@nestjs/typeorm';
 import pino from 'pino';
-import { loadConfig } from '../../src/config';
-import { createHttpApp } from '../../src/http';
-import { Runtime } from '../../src/runtime';
+import type { DataSource } from 'typeorm';
+import { JetStreamEventStore } from '../../libs/event-store/src';
+import { createServiceApp } from '../../src/app/service-app';
+import { loadConfig } from '../../src/config/config';
+import { Metrics } from '../../src/metrics/metrics';
 import { tempDir } from './files';
 
 export const API_KEY = 'test-api-key-0123456789abcdef';
 
+/** The service's providers the tests look at directly. */
+export interface ServiceInternals {
+  store: JetStreamEventStore;
+  ds: DataSource;
+  metrics: Metrics;
+}
+
 export interface RunningService {
-  runtime: Runtime;
+  runtime: ServiceInternals;
   app: INestApplication;
   base: string;
   stop(): Promise<void>;
@@ -26,9 +36,9 @@ export async function startService(env: Record<string, string>): Promise<Running
     ACK_WAIT_SECONDS: '10',
     ...env,
   });
-  const runtime = await Runtime.start(config, pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }));
-  const app = await createHttpApp(runtime);
+  const app = await createServiceApp(config, pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }));
   await app.listen(0, '127.0.0.1');
+  const runtime = { store: app.get(JetStreamEventStore), ds: app.get<DataSource>(getDataSourceToken()), metrics: app.get(Metrics) };
   const port = (app.getHttpServer().address() as any).port;
   return {
     runtime,
@@ -36,7 +46,6 @@ export async function startService(env: Record<string, string>): Promise<Running
     base: `http://127.0.0.1:${port}`,
     async stop() {
       await app.close();
-      await runtime.stop();
     },
   };
 }

@@ -125,6 +125,9 @@ export function evolve(state: RunState, event: StoredEvent | (EventDraft & { tim
   }
 }
 
+/** The run's rules as the event store folds them (it knows no aggregate of its own). */
+export const runDecider = { initialState, evolve };
+
 export const fold = (events: ReadonlyArray<StoredEvent | (EventDraft & { time: string })>) => events.reduce(evolve, initialState);
 
 export type Command =

@@ -1,5 +1,5 @@
 export * from './run-log';
 export * from './settings';
 export * from './step-handlers';
-export * from './step-worker';
+export * from './step-processor';
 export * from './crash-points';

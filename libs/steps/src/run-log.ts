@@ -1,5 +1,4 @@
-import type { JetStreamEventStore } from '../../event-store/src';
-import { logSubject } from '../../event-store/src';
+import type { RunLogStore } from '../../event-store/src';
 
 /** Words that mark a value as secret wherever it shows up in a log line. */
 const SECRET_PATTERNS: RegExp[] = [
@@ -19,7 +18,7 @@ export function redact(text: string, knownSecrets: readonly string[] = []): stri
 /** The run's own log: redacted lines on the run's log subject, so they outlive processes and pods. */
 export class RunLog {
   constructor(
-    private readonly store: JetStreamEventStore,
+    private readonly logs: RunLogStore,
     private readonly runId: string,
     private readonly step: string,
     private readonly knownSecrets: readonly string[] = [],
@@ -27,6 +26,7 @@ export class RunLog {
 
   async line(message: string, level: 'info' | 'warn' | 'error' = 'info'): Promise<void> {
     const entry = { time: new Date().toISOString(), level, step: this.step, msg: redact(message, this.knownSecrets) };
-    await this.store.js.publish(logSubject(this.runId), JSON.stringify(entry)).catch(() => undefined);
+    // A lost log line must never fail the step it describes.
+    await this.logs.append(this.runId, entry).catch(() => undefined);
   }
 }

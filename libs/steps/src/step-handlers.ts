@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import type { JetStreamEventStore } from '../../event-store/src';
+import { decideAndAppend, EventStore, RunInputs } from '../../event-store/src';
 import type { EventDraft, ScaffoldRequestedData, Step } from '../../events/src';
 import { generate, GeneratorInputError, GeneratorValidationError, Pass } from '../../generator/src';
 import { GitStepError, GitWorkspace } from '../../git/src';
 import { KubeError } from '../../kube/src/errors';
-import { decide, RunState } from '../../run-decider/src';
+import { decide, runDecider, RunState } from '../../run-decider/src';
 import { CertificateError, parseSealingCertificate } from '../../sealing/src';
 import { crashPoint } from './crash-points';
 import { RunLog } from './run-log';
@@ -31,7 +31,8 @@ export type KubeconfigRef = { namespace: string; name: string; key: string };
 export interface StepContext {
   runId: string;
   state: RunState;
-  store: JetStreamEventStore;
+  store: EventStore;
+  inputs: RunInputs;
   settings: StepSettings;
   log: RunLog;
   /** Present where the process can reach Kubernetes (the Job runner, or a service configured for it). */
@@ -121,7 +122,7 @@ export const infraPass: StepHandler = {
 };
 
 async function storedCertificate(ctx: StepContext) {
-  const pem = await ctx.store.getInput(ctx.runId, SEALING_CERT_INPUT);
+  const pem = await ctx.inputs.get(ctx.runId, SEALING_CERT_INPUT);
   if (!pem) throw new StepError('the sealing certificate of this run is missing', false);
   return parseSealingCertificate(pem);
 }
@@ -153,7 +154,7 @@ export const sealedSecretsWait: StepHandler = {
     const controller = await cluster.targets.waitForSealedSecrets(cluster.ref, async (seen, waitedMs) => {
       if (seen === lastSeen && waitedMs - lastReport < 60_000) return;
       await ctx.log.line(`waiting for sealed-secrets (${Math.round(waitedMs / 1000)} s of ${Math.round(deadlineMs / 1000)} s): ${seen}`);
-      await ctx.store.decideAndAppend(ctx.runId, (s) => decide({ type: 'ReportProgress', step: 'sealed-secrets-wait', waitedMs, deadlineMs, seen }, s));
+      await decideAndAppend(ctx.store, ctx.runId, runDecider, (s) => decide({ type: 'ReportProgress', step: 'sealed-secrets-wait', waitedMs, deadlineMs, seen }, s));
       lastSeen = seen;
       lastReport = waitedMs;
     });
@@ -172,7 +173,7 @@ export const certFetch: StepHandler = {
       if (!controller) throw new StepError('no sealed-secrets controller recorded for this run', false);
       const pem = await cluster.targets.fetchCertificate(cluster.ref, controller);
       parseSealingCertificate(pem);
-      await ctx.store.putInput(ctx.runId, SEALING_CERT_INPUT, pem);
+      await ctx.inputs.put(ctx.runId, SEALING_CERT_INPUT, pem);
     }
     const cert = await storedCertificate(ctx);
     await ctx.log.line(`sealing certificate ${cert.fingerprintSha256}, valid until ${cert.notAfter.toISOString()}`);

@@ -1,0 +1,72 @@
+import type { ScaffoldEvent, StoredEvent } from '../../events/src';
+import { ConcurrencyConflict, EventStore, FollowOptions, RangeQuery } from './event-store';
+
+/**
+ * The event log in memory, with the JetStream store's rules (per-run expected sequence, duplicate
+ * event ids refused, one global sequence): for unit tests of the application service, the
+ * processors and the projection without a server.
+ */
+export class InMemoryEventStore implements EventStore {
+  private readonly log: StoredEvent[] = [];
+  private readonly ids = new Set<string>();
+  private readonly listeners = new Set<(e: StoredEvent) => void>();
+
+  async readRun(runId: string): Promise<{ events: StoredEvent[]; lastSeq: number }> {
+    const events = this.log.filter((e) => e.run_id === runId);
+    return { events, lastSeq: events.at(-1)?.seq ?? 0 };
+  }
+
+  async lastSeq(): Promise<number> {
+    return this.log.at(-1)?.seq ?? 0;
+  }
+
+  async append(runId: string, events: ScaffoldEvent[], expectedLastSeq: number): Promise<StoredEvent[]> {
+    if ((await this.readRun(runId)).lastSeq !== expectedLastSeq || events.some((e) => this.ids.has(e.id))) throw new ConcurrencyConflict(runId);
+    const stored = events.map((e, i) => ({ ...e, run_id: runId, seq: this.log.length + i + 1 }));
+    for (const e of stored) {
+      this.log.push(e);
+      this.ids.add(e.id);
+      this.listeners.forEach((listener) => listener(e));
+    }
+    return stored;
+  }
+
+  async readRange(q: RangeQuery): Promise<{ events: StoredEvent[]; nextSeq: number | null }> {
+    const from = q.fromSeq ?? 1;
+    const candidates = this.log.filter((e) => e.seq >= from && (!q.since || Date.parse(e.time) >= q.since.getTime()) && (!q.runId || e.run_id === q.runId));
+    const events: StoredEvent[] = [];
+    let lastLooked = 0;
+    for (const e of candidates) {
+      lastLooked = e.seq;
+      if (!q.types || q.types.includes(e.type)) events.push(e);
+      if (events.length >= q.limit) break;
+    }
+    const last = await this.lastSeq();
+    return { events, nextSeq: lastLooked > 0 && lastLooked < last ? lastLooked + 1 : null };
+  }
+
+  async follow(opts: FollowOptions): Promise<void> {
+    const matches = (e: StoredEvent) => (!opts.runId || e.run_id === opts.runId) && e.seq > (opts.afterSeq ?? 0);
+    const queue = this.log.filter(matches);
+    let wake: () => void = () => undefined;
+    const listener = (e: StoredEvent) => {
+      if (matches(e)) queue.push(e);
+      wake();
+    };
+    this.listeners.add(listener);
+    opts.signal?.addEventListener('abort', () => wake(), { once: true });
+    try {
+      while (!opts.signal?.aborted) {
+        const next = queue.shift();
+        if (!next) {
+          await new Promise<void>((resolve) => (wake = resolve));
+          continue;
+        }
+        await opts.onEvent(next);
+        if (opts.until?.(next)) return;
+      }
+    } finally {
+      this.listeners.delete(listener);
+    }
+  }
+}

@@ -1,0 +1,203 @@
+import { AckPolicy, Consumer, ConsumerMessages, DeliverPolicy, JetStreamApiError, JsMsg } from '@nats-io/jetstream';
+import { parseEvent, StoredEvent } from '../../events/src';
+import type { JetStreamEventStore } from './jetstream-event-store';
+
+const CONSUMER_NOT_FOUND = 10014;
+
+/** One event handed to a processor's handler. */
+export interface Delivery {
+  event: StoredEvent;
+  /** 1 on first delivery; more after a nak, an ack timeout or a crash. */
+  deliveryCount: number;
+}
+
+/** What happens to a delivered batch: acknowledged, or handed back to be delivered again after a delay. */
+export type Disposition = { ack: true } | { nakDelayMs: number };
+export const ACK: Disposition = { ack: true };
+export const nakAfter = (ms: number): Disposition => ({ nakDelayMs: ms });
+
+export interface ProcessorOptions {
+  /** Durable consumer name, shared by every replica (the work is split between them). */
+  durable: string;
+  filterSubject: string;
+  ackWaitMs: number;
+  /** Batches handled at the same time (a step's concurrency; 1 where order matters). */
+  concurrency: number;
+  /** Events per handler call: 1 for steps, up to this many for the projector (in stream order). */
+  batchSize?: number;
+  maxAckPending?: number;
+}
+
+export interface ProcessorLogger {
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+/** Backoff for a handler that threw: 1 s, 2 s, 4 s ... capped at 30 s. */
+export const retryDelayMs = (attempt: number) => Math.min(30_000, 1000 * 2 ** Math.max(0, attempt - 1));
+
+/**
+ * A durable pull consumer on the event stream, created if missing and updated (ack wait, max ack
+ * pending) if it exists, so every replica converges on one config.
+ */
+export async function durableConsumer(store: JetStreamEventStore, name: string, opts: { filterSubject: string; ackWaitMs: number; maxAckPending: number }): Promise<Consumer> {
+  const stream = store.streams.events;
+  const ackWait = opts.ackWaitMs * 1_000_000;
+  try {
+    await store.jsm.consumers.info(stream, name);
+    await store.jsm.consumers.update(stream, name, { ack_wait: ackWait, max_ack_pending: opts.maxAckPending });
+  } catch (e) {
+    if (!(e instanceof JetStreamApiError) || e.code !== CONSUMER_NOT_FOUND) throw e;
+    await store.jsm.consumers
+      .add(stream, { durable_name: name, ack_policy: AckPolicy.Explicit, deliver_policy: DeliverPolicy.All, ack_wait: ackWait, max_ack_pending: opts.maxAckPending, filter_subject: opts.filterSubject })
+      .catch(async (err) => {
+        // Another replica created it between our info and add: use theirs.
+        if (!(err instanceof JetStreamApiError)) throw err;
+        await store.jsm.consumers.info(stream, name);
+      });
+  }
+  return store.js.consumers.get(stream, name);
+}
+
+export async function deleteConsumer(store: JetStreamEventStore, name: string): Promise<void> {
+  await store.jsm.consumers.delete(store.streams.events, name).catch(() => undefined);
+}
+
+interface InFlight {
+  messages: JsMsg[];
+  settled: boolean;
+  done: Promise<void>;
+}
+
+/**
+ * The one consumer loop of the service (step processors, projector, Job launcher): pulls only as many
+ * messages as it has free slots (a message never waits in a client buffer without keep-alives), keeps
+ * in-flight messages alive with working(), acks or naks what the handler decides, naks with backoff
+ * when the handler throws, acks a message that is not an event (poison) with a warning, and on stop
+ * hands back (nak) what did not finish within the grace period.
+ */
+export class JetStreamProcessor {
+  private readonly inFlight = new Set<InFlight>();
+  private messages?: ConsumerMessages;
+  private loop?: Promise<void>;
+  private stopped = false;
+  private signalStop: () => void = () => undefined;
+  private readonly stopSignal = new Promise<void>((resolve) => (this.signalStop = resolve));
+
+  constructor(
+    private readonly store: JetStreamEventStore,
+    private readonly opts: ProcessorOptions,
+    private readonly handler: (batch: Delivery[]) => Promise<Disposition>,
+    private readonly logger: ProcessorLogger,
+  ) {}
+
+  get durable() {
+    return this.opts.durable;
+  }
+
+  private get batchSize() {
+    return this.opts.batchSize ?? 1;
+  }
+
+  async start(): Promise<void> {
+    const maxAckPending = this.opts.maxAckPending ?? Math.max(this.opts.concurrency * this.batchSize * 4, 16);
+    const consumer = await durableConsumer(this.store, this.opts.durable, { filterSubject: this.opts.filterSubject, ackWaitMs: this.opts.ackWaitMs, maxAckPending });
+    this.loop = this.pump(consumer);
+  }
+
+  private async freeSlot(): Promise<void> {
+    while (!this.stopped && this.inFlight.size >= this.opts.concurrency) await Promise.race([this.stopSignal, ...[...this.inFlight].map((f) => f.done)]);
+  }
+
+  private async pump(consumer: Consumer) {
+    while (!this.stopped) {
+      await this.freeSlot();
+      if (this.stopped) break;
+      try {
+        const messages = await consumer.fetch({ max_messages: (this.opts.concurrency - this.inFlight.size) * this.batchSize, expires: 5000 });
+        this.messages = messages;
+        let batch: JsMsg[] = [];
+        for await (const msg of messages) {
+          batch.push(msg);
+          // Hand over what has arrived: no waiting for a full batch when the stream is quiet.
+          if (batch.length >= this.batchSize || messages.getPending() === 0) {
+            await this.dispatch(batch);
+            batch = [];
+          }
+        }
+        if (batch.length > 0) await this.dispatch(batch);
+      } catch (e) {
+        if (this.stopped) break;
+        this.logger.warn({ err: String(e), consumer: this.opts.durable }, 'fetch failed; retrying');
+        await new Promise((r) => setTimeout(r, 1000));
+      }
+    }
+  }
+
+  private async dispatch(messages: JsMsg[]) {
+    await this.freeSlot();
+    if (this.stopped) {
+      messages.forEach((m) => m.nak());
+      return;
+    }
+    const deliveries: Delivery[] = [];
+    for (const msg of messages) {
+      try {
+        deliveries.push({ event: parseEvent(msg.string(), msg.seq), deliveryCount: msg.info.deliveryCount });
+      } catch (e) {
+        // Retrying cannot turn it into an event: acknowledge it and say so.
+        this.logger.warn({ seq: msg.seq, consumer: this.opts.durable, err: String(e) }, 'skipping a message that is not a scaffold event');
+        msg.ack();
+      }
+    }
+    const valid = messages.filter((m) => deliveries.some((d) => d.event.seq === m.seq));
+    if (valid.length === 0) return;
+    const flight = { messages: valid, settled: false } as InFlight;
+    flight.done = this.run(flight, deliveries).finally(() => this.inFlight.delete(flight));
+    this.inFlight.add(flight);
+  }
+
+  private async run(flight: InFlight, deliveries: Delivery[]) {
+    const keepAlive = setInterval(() => flight.messages.forEach((m) => m.working()), Math.max(1000, Math.floor(this.opts.ackWaitMs / 3)));
+    let disposition: Disposition;
+    try {
+      disposition = await this.handler(deliveries);
+    } catch (e) {
+      this.logger.error({ err: String(e), consumer: this.opts.durable }, 'handler failed; the events come back');
+      disposition = nakAfter(retryDelayMs(Math.max(...deliveries.map((d) => d.deliveryCount))));
+    } finally {
+      clearInterval(keepAlive);
+    }
+    this.settle(flight, disposition);
+  }
+
+  private settle(flight: InFlight, disposition: Disposition) {
+    if (flight.settled) return;
+    flight.settled = true;
+    for (const m of flight.messages) {
+      if ('ack' in disposition) m.ack();
+      else m.nak(disposition.nakDelayMs);
+    }
+  }
+
+  /**
+   * Stops pulling; waits up to `graceMs` for in-flight work, then hands what is left back to the
+   * stream (nak) so another process takes it at once instead of after the ack wait.
+   */
+  async stop(graceMs = 0): Promise<{ handedBack: number }> {
+    this.stopped = true;
+    this.signalStop();
+    await this.messages?.close().catch(() => undefined);
+    let timer: NodeJS.Timeout | undefined;
+    const grace = new Promise<void>((r) => (timer = setTimeout(r, graceMs)));
+    await Promise.race([Promise.allSettled([...this.inFlight].map((f) => f.done)), grace]);
+    clearTimeout(timer);
+    let handedBack = 0;
+    for (const flight of this.inFlight) {
+      if (!flight.settled) handedBack += flight.messages.length;
+      this.settle(flight, nakAfter(0));
+    }
+    await this.loop?.catch(() => undefined);
+    return { handedBack };
+  }
+}

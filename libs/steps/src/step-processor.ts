@@ -1,0 +1,106 @@
+import type { Delivery, Disposition, EventStore, ProcessorOptions, RunInputs, RunLogStore } from '../../event-store/src';
+import { ACK, ALL_RUNS, decideAndAppend, nakAfter, retryDelayMs, runSubject } from '../../event-store/src';
+import type { Step, StoredEvent } from '../../events/src';
+import { decide, isTerminal, runDecider, triggers } from '../../run-decider/src';
+import { crashPoint } from './crash-points';
+import { RunLog } from './run-log';
+import type { StepSettings } from './settings';
+import { StepHandler, TargetClusters, toStepError } from './step-handlers';
+
+export interface StepLogger {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+/** What a step processor works with: the run's history, inputs and log, and where the step may reach. */
+export interface StepDependencies {
+  store: EventStore;
+  inputs: RunInputs;
+  logs: RunLogStore;
+  settings: StepSettings;
+  logger: StepLogger;
+  targets?: TargetClusters;
+  /** Observes each attempt (metrics). */
+  onAttempt?: (step: string, outcome: 'succeeded' | 'failed', seconds: number) => void;
+}
+
+export const durableNameFor = (step: string, runId?: string) => (runId ? `step-${step}-run-${runId}` : `step-${step}`);
+
+/** The consumer a step's processor pulls from: every run (the service), or one run (its Job's runner). */
+export function stepConsumer(step: Step, settings: StepSettings, onlyRunId?: string): ProcessorOptions {
+  return {
+    durable: durableNameFor(step, onlyRunId),
+    filterSubject: onlyRunId ? runSubject(onlyRunId) : ALL_RUNS,
+    ackWaitMs: settings.ackWaitMs,
+    concurrency: settings.concurrency,
+  };
+}
+
+/**
+ * One step's reaction to its trigger event: every other event is acknowledged at once; the outcome
+ * is recorded through the decider, so a redelivered or late event never runs a step twice.
+ */
+export class StepProcessor {
+  /** Runs whose step is being worked on in this process: a redelivery meanwhile waits its turn. */
+  private readonly activeRuns = new Set<string>();
+
+  constructor(
+    readonly handler: StepHandler,
+    private readonly deps: StepDependencies,
+  ) {}
+
+  handle = async ([delivery]: Delivery[]): Promise<Disposition> => {
+    const { event } = delivery;
+    if (!triggers(event, this.handler.step)) return ACK;
+    if (this.activeRuns.has(event.run_id)) return nakAfter(this.deps.settings.ackWaitMs);
+    this.activeRuns.add(event.run_id);
+    try {
+      return await this.runStep(event, delivery.deliveryCount);
+    } finally {
+      this.activeRuns.delete(event.run_id);
+    }
+  };
+
+  private async runStep(event: StoredEvent, deliveryCount: number): Promise<Disposition> {
+    const { store, settings, logger } = this.deps;
+    const step: Step = this.handler.step;
+    const runId = event.run_id;
+    const ids = { run_id: runId, event_id: event.id, step };
+    // At the step boundary: a cancelled run stops here; a run already past this step is not run again.
+    const gate = await decideAndAppend(store, runId, runDecider, (s) => decide({ type: 'StopIfCancelled', step }, s), { causationId: event.id });
+    if (gate.appended.length > 0 || gate.state.step !== step || isTerminal(gate.state)) return ACK;
+    const log = new RunLog(this.deps.logs, runId, step);
+    const started = Date.now();
+    try {
+      logger.info(ids, 'step started');
+      await log.line(`${step} started (delivery ${deliveryCount})`);
+      const deadline = this.handler.deadlineMs?.(settings) ?? settings.stepTimeoutMs;
+      const ctx = { runId, state: gate.state, store, inputs: this.deps.inputs, settings, log, targets: this.deps.targets };
+      crashPoint(`before-step:${step}`);
+      const result = await withDeadline(this.handler.run(ctx), deadline, step);
+      const done = await decideAndAppend(store, runId, runDecider, (s) => decide({ type: 'CompleteStep', step, result }, s), { causationId: event.id });
+      logger.info({ ...ids, appended: done.appended.map((e) => e.type) }, 'step finished');
+      this.deps.onAttempt?.(step, 'succeeded', (Date.now() - started) / 1000);
+      crashPoint(`after-append:${step}`);
+      return ACK;
+    } catch (e) {
+      const failure = toStepError(e);
+      this.deps.onAttempt?.(step, 'failed', (Date.now() - started) / 1000);
+      await log.line(`${step} failed: ${failure.message}`, 'error');
+      const failed = await decideAndAppend(store, runId, runDecider, (s) => decide({ type: 'FailStep', step, reason: failure.message, retryable: failure.retryable }, s), { causationId: event.id });
+      const stepFailed = failed.appended.find((a) => a.type === 'StepFailed');
+      const retry = stepFailed?.type === 'StepFailed' && stepFailed.data.will_retry;
+      logger.warn({ ...ids, reason: failure.message, retry }, 'step failed');
+      return retry && stepFailed?.type === 'StepFailed' ? nakAfter(retryDelayMs(stepFailed.data.attempt)) : ACK;
+    }
+  }
+}
+
+function withDeadline<T>(work: Promise<T>, ms: number, step: string): Promise<T> {
+  let timer: NodeJS.Timeout;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${step} passed its deadline of ${Math.round(ms / 1000)} s`)), ms);
+  });
+  return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
+}

@@ -1,0 +1,26 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import type { Logger } from 'pino';
+import type { TargetClusters } from '../../libs/steps/src';
+import type { AppConfig } from '../config/config';
+import { ConfigModule } from '../config/config.module';
+import { EventLogModule } from '../event-log/event-log.module';
+import { LoggingModule } from '../logging/logging.module';
+import { MetricsModule } from '../metrics/metrics.module';
+import { StepsModule } from '../steps/steps.module';
+
+/** scaffold-runner: the step processors of one run, on consumers filtered to that run. No HTTP, no read-model, no stream changes. */
+@Module({})
+export class RunnerModule {
+  static forRoot(config: AppConfig, logger: Logger, runId: string, targets?: TargetClusters): DynamicModule {
+    return {
+      module: RunnerModule,
+      imports: [
+        ConfigModule.forRoot(config),
+        LoggingModule.forRoot(logger),
+        EventLogModule.forRoot({ clientName: `scaffold-runner-${runId}`, applyStreams: false }),
+        MetricsModule.forRoot({ endpoint: false }),
+        StepsModule.forRoot({ onlyRunId: runId, targets }),
+      ],
+    };
+  }
+}

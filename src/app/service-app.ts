@@ -1,0 +1,35 @@
+import 'reflect-metadata';
+import type { INestApplication } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { MicroserviceOptions, Transport } from '@nestjs/microservices';
+import type { Logger } from 'pino';
+import { jsonBodies } from '../common/json-body.middleware';
+import { NatsJsonDeserializer } from '../common/nats-json.deserializer';
+import { NatsJsonSerializer } from '../common/nats-json.serializer';
+import type { AppConfig } from '../config/config';
+import { PinoNestLogger } from '../logging/logger';
+import { ServiceModule } from './service.module';
+
+/** The NATS request/reply API's queue group: replicas share the scaffolds.v1.* subjects. */
+export const NATS_QUEUE = 'gitops-scaffolder';
+
+/**
+ * The service as a hybrid Nest application: HTTP (Express) and the NATS transport of
+ * @nestjs/microservices with plain-JSON (de)serialisation. Started by main.ts and by the tests.
+ */
+export async function createServiceApp(config: AppConfig, logger: Logger): Promise<INestApplication> {
+  // git must fail on missing credentials, never wait at a prompt.
+  process.env.GIT_TERMINAL_PROMPT = '0';
+  const app = await NestFactory.create(ServiceModule.forRoot(config, logger), { bodyParser: false, logger: new PinoNestLogger(logger.child({ component: 'nest' })) });
+  app.getHttpAdapter().getInstance().disable('x-powered-by');
+  app.use(jsonBodies());
+  app.connectMicroservice<MicroserviceOptions>(
+    {
+      transport: Transport.NATS,
+      options: { servers: config.natsUrl, name: 'gitops-scaffolder-api', queue: NATS_QUEUE, serializer: new NatsJsonSerializer(), deserializer: new NatsJsonDeserializer(), maxReconnectAttempts: -1, reconnectTimeWait: 500 },
+    },
+    { inheritAppConfig: true },
+  );
+  await app.startAllMicroservices();
+  return app;
+}

@@ -1,0 +1,54 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
+import type { Logger } from 'pino';
+import { ApiExceptionFilter } from '../common/api-exception.filter';
+import { ApiKeyGuard } from '../common/api-key.guard';
+import { LatencyInterceptor } from '../common/latency.interceptor';
+import { RejectedBodyPipe } from '../common/rejected-body.pipe';
+import type { AppConfig } from '../config/config';
+import { ConfigModule } from '../config/config.module';
+import { EventLogModule } from '../event-log/event-log.module';
+import { HealthModule } from '../health/health.module';
+import { LoggingModule } from '../logging/logging.module';
+import { MetricsModule } from '../metrics/metrics.module';
+import { ProjectionModule } from '../projection/projection.module';
+import { ScaffoldsModule } from '../scaffolds/scaffolds.module';
+import { StepsModule } from '../steps/steps.module';
+
+/** Where the steps run: in this process (local), in one Job per run (kubernetes), or elsewhere (API-only replica). */
+function executorModules(config: AppConfig): DynamicModule['imports'] {
+  // Loaded only for EXECUTOR=kubernetes: the local executor never touches the Kubernetes client.
+  if (config.executor === 'kubernetes') return [require('../kubernetes/kubernetes.module').KubernetesModule];
+  return config.runStepWorkers ? [StepsModule.forRoot()] : [];
+}
+
+/**
+ * The service: REST and NATS APIs, the projector, and the step processors or the Kubernetes executor.
+ * The API-key guard, the exception filter, the latency interceptor and the NATS body check are global,
+ * so they apply to every REST route and every @MessagePattern alike (a new handler is authenticated
+ * unless it is marked @Public()).
+ */
+@Module({})
+export class ServiceModule {
+  static forRoot(config: AppConfig, logger: Logger): DynamicModule {
+    return {
+      module: ServiceModule,
+      imports: [
+        ConfigModule.forRoot(config),
+        LoggingModule.forRoot(logger),
+        EventLogModule.forRoot({ clientName: 'gitops-scaffolder', applyStreams: true }),
+        MetricsModule.forRoot({ endpoint: true }),
+        ProjectionModule.forRoot({ project: true }),
+        ScaffoldsModule,
+        HealthModule,
+        ...(executorModules(config) ?? []),
+      ],
+      providers: [
+        { provide: APP_GUARD, useClass: ApiKeyGuard },
+        { provide: APP_FILTER, useClass: ApiExceptionFilter },
+        { provide: APP_INTERCEPTOR, useClass: LatencyInterceptor },
+        { provide: APP_PIPE, useClass: RejectedBodyPipe },
+      ],
+    };
+  }
+}

@@ -1,0 +1,22 @@
+import { HttpException } from '@nestjs/common';
+
+/** An error both APIs return as {"error": {"code", "message"}} with the HTTP status given here. */
+export class ApiError extends Error {
+  constructor(readonly status: number, readonly code: string, message: string) {
+    super(message);
+  }
+}
+
+export const invalid = (field: string, problem: string) => new ApiError(400, 'invalid_request', `${field}: ${problem}`);
+export const notFound = (what = 'run') => new ApiError(404, 'not_found', `${what} not found`);
+
+export function errorBody(e: ApiError) {
+  return { error: { code: e.code, message: e.message } };
+}
+
+/** Any exception as the error the API returns: domain errors as they are, Nest's by status, anything else 500. */
+export function toApiError(exception: unknown): ApiError {
+  if (exception instanceof ApiError) return exception;
+  if (exception instanceof HttpException) return new ApiError(exception.getStatus(), exception.getStatus() === 404 ? 'not_found' : 'http_error', exception.message);
+  return new ApiError(500, 'internal', 'internal error');
+}

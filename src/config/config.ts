@@ -1,0 +1,124 @@
+import { resolve } from 'node:path';
+import Ajv from 'ajv';
+import type { RegistryCredentials } from '../../libs/generator/src';
+import { JobSettings, RUNNER_IMAGE } from '../../libs/kube/src/job-spec';
+import type { StepSettings } from '../../libs/steps/src';
+import { ENV_SCHEMA } from './env.schema';
+
+export interface AppConfig {
+  port: number;
+  host: string;
+  logLevel: string;
+  apiKeys: Map<string, string>;
+  natsUrl: string;
+  databaseUrl: string;
+  executor: 'local' | 'kubernetes';
+  platformRepoUrl?: string;
+  defaultBranch: string;
+  allowedSchemes: string[];
+  migrationsRun: boolean;
+  streamReplicas: number;
+  /** false for API-only replicas: no step processors in this process. */
+  runStepWorkers: boolean;
+  /** How long in-flight steps get to finish on SIGTERM before they are handed back. */
+  shutdownGraceMs: number;
+  steps: StepSettings;
+  kubernetes: JobSettings;
+  jobWatchIntervalMs: number;
+  /** Management cluster kubeconfig outside a cluster (in a cluster: the service account). */
+  kubeconfigPath?: string;
+  jobMissingGraceMs: number;
+}
+
+/** A setting that keeps the process from starting; the message names the variable. */
+export class ConfigError extends Error {}
+
+const ajv = new Ajv({ coerceTypes: true, useDefaults: true, allErrors: true, strict: false });
+const validateEnv = ajv.compile(ENV_SCHEMA);
+
+type Env = Record<string, any>;
+
+/** The variables of the schema, typed and defaulted; empty strings count as unset. */
+function checkedEnv(env: NodeJS.ProcessEnv): Env {
+  const values: Env = {};
+  for (const name of Object.keys(ENV_SCHEMA.properties)) if (env[name] !== undefined && env[name] !== '') values[name] = env[name];
+  if (!validateEnv(values)) {
+    const problems = validateEnv.errors!.map((e) => `${e.instancePath.slice(1)}=${JSON.stringify(env[e.instancePath.slice(1)])} ${e.message}`);
+    throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
+  }
+  return values;
+}
+
+/** API keys: API_KEY (caller "default") and/or API_KEYS as name=key pairs separated by commas. */
+function apiKeys(env: Env): Map<string, string> {
+  const keys = new Map<string, string>();
+  if (env.API_KEY) keys.set('default', env.API_KEY);
+  for (const pair of (env.API_KEYS ?? '').split(',').filter(Boolean)) {
+    const at = pair.indexOf('=');
+    if (at <= 0) throw new ConfigError('API_KEYS must be name=key pairs separated by commas');
+    keys.set(pair.slice(0, at).trim(), pair.slice(at + 1).trim());
+  }
+  return keys;
+}
+
+function registry(env: Env): RegistryCredentials | undefined {
+  const { REGISTRY_SERVER: server, REGISTRY_USERNAME: username, REGISTRY_PASSWORD: password } = env;
+  return server && username && password ? { server, username, password } : undefined;
+}
+
+const list = (value: string) => value.split(',').map((s) => s.trim()).filter(Boolean);
+
+export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env, opts: { requireApiKey?: boolean } = {}): AppConfig {
+  const env = checkedEnv(rawEnv);
+  const keys = apiKeys(env);
+  if (keys.size === 0 && opts.requireApiKey !== false) throw new ConfigError('API_KEY (or API_KEYS) is required: the service refuses to start without one');
+  for (const [name, key] of keys) if (key.length < 16) throw new ConfigError(`API key "${name}" is shorter than 16 characters`);
+  return {
+    port: env.PORT,
+    host: env.HOST,
+    logLevel: env.LOG_LEVEL,
+    apiKeys: keys,
+    natsUrl: env.NATS_URL,
+    databaseUrl: env.DATABASE_URL,
+    executor: env.EXECUTOR,
+    platformRepoUrl: env.PLATFORM_REPO_URL,
+    defaultBranch: env.DEFAULT_BRANCH,
+    allowedSchemes: list(env.GIT_ALLOWED_SCHEMES),
+    migrationsRun: env.MIGRATIONS_RUN,
+    streamReplicas: env.STREAM_REPLICAS,
+    runStepWorkers: env.RUN_STEP_WORKERS,
+    shutdownGraceMs: env.SHUTDOWN_GRACE_SECONDS * 1000,
+    steps: {
+      workDir: resolve(env.WORK_DIR),
+      templateDir: env.TEMPLATE_DIR ? resolve(env.TEMPLATE_DIR) : undefined,
+      referenceEnv: env.REFERENCE_ENV,
+      gitIdentity: { name: env.GIT_AUTHOR_NAME, email: env.GIT_AUTHOR_EMAIL },
+      registry: registry(env),
+      stepTimeoutMs: env.STEP_TIMEOUT_SECONDS * 1000,
+      ackWaitMs: env.ACK_WAIT_SECONDS * 1000,
+      concurrency: env.STEP_CONCURRENCY,
+      pushAttempts: env.PUSH_ATTEMPTS,
+      sealedSecrets: {
+        namespace: env.SEALED_SECRETS_NAMESPACE,
+        names: env.SEALED_SECRETS_NAME ? [env.SEALED_SECRETS_NAME] : ['sealed-secrets-controller', 'sealed-secrets'],
+      },
+      sealedSecretsDeadlineMs: env.SEALED_SECRETS_DEADLINE_SECONDS * 1000,
+      pollInitialMs: env.SEALED_SECRETS_POLL_INITIAL_MS,
+      pollMaxMs: env.SEALED_SECRETS_POLL_MAX_MS,
+    },
+    kubernetes: {
+      namespace: env.JOB_NAMESPACE,
+      image: env.RUNNER_IMAGE ?? RUNNER_IMAGE,
+      serviceAccountName: env.JOB_SERVICE_ACCOUNT,
+      configMapName: env.JOB_CONFIGMAP,
+      envSecretNames: list(env.JOB_ENV_SECRETS),
+      gitSecretName: env.JOB_GIT_SECRET,
+      backoffLimit: env.JOB_BACKOFF_LIMIT,
+      activeDeadlineSeconds: env.JOB_ACTIVE_DEADLINE_SECONDS,
+      ttlSecondsAfterFinished: env.JOB_TTL_SECONDS,
+    },
+    jobWatchIntervalMs: env.JOB_WATCH_INTERVAL_SECONDS * 1000,
+    kubeconfigPath: env.KUBECONFIG,
+    jobMissingGraceMs: env.JOB_MISSING_GRACE_SECONDS * 1000,
+  };
+}

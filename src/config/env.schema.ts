@@ -1,0 +1,61 @@
+/**
+ * Every environment variable the service, scaffold-runner and scaffolderctl read, with its type,
+ * range and default: one schema, checked at start, so a bad value stops the process with its name
+ * (STEP_CONCURRENCY=0, PORT=abc) instead of running with a fallback.
+ */
+const text = (fallback?: string) => ({ type: 'string', ...(fallback !== undefined ? { default: fallback } : {}) });
+const integer = (fallback: number, minimum: number, maximum: number) => ({ type: 'integer', minimum, maximum, default: fallback });
+const seconds = (fallback: number, maximum = 7 * 24 * 3600) => ({ type: 'number', exclusiveMinimum: 0, maximum, default: fallback });
+const flag = (fallback: boolean) => ({ type: 'boolean', default: fallback });
+
+export const ENV_SCHEMA = {
+  type: 'object',
+  properties: {
+    PORT: integer(8080, 1, 65535),
+    HOST: text('0.0.0.0'),
+    LOG_LEVEL: { enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], default: 'info' },
+    API_KEY: text(),
+    API_KEYS: text(),
+    NATS_URL: { type: 'string', minLength: 1, default: 'nats://127.0.0.1:4222' },
+    DATABASE_URL: { type: 'string', minLength: 1, default: 'postgres://postgres@127.0.0.1:5432/postgres' },
+    EXECUTOR: { enum: ['local', 'kubernetes'], default: 'local' },
+    PLATFORM_REPO_URL: text(),
+    DEFAULT_BRANCH: { type: 'string', minLength: 1, default: 'main' },
+    GIT_ALLOWED_SCHEMES: { type: 'string', pattern: '^[a-z][a-z0-9+.-]*(,\\s*[a-z][a-z0-9+.-]*)*$', default: 'https,ssh' },
+    MIGRATIONS_RUN: flag(true),
+    STREAM_REPLICAS: integer(1, 1, 5),
+    RUN_STEP_WORKERS: flag(true),
+    SHUTDOWN_GRACE_SECONDS: { type: 'number', minimum: 0, maximum: 3600, default: 25 },
+    WORK_DIR: text('.work'),
+    TEMPLATE_DIR: text(),
+    REFERENCE_ENV: { type: 'string', minLength: 1, default: 'development' },
+    GIT_AUTHOR_NAME: text('GitOps Scaffolder'),
+    GIT_AUTHOR_EMAIL: text('gitops-scaffolder@localhost'),
+    REGISTRY_SERVER: text(),
+    REGISTRY_USERNAME: text(),
+    REGISTRY_PASSWORD: text(),
+    STEP_TIMEOUT_SECONDS: seconds(600),
+    ACK_WAIT_SECONDS: seconds(30, 3600),
+    STEP_CONCURRENCY: integer(4, 1, 64),
+    PUSH_ATTEMPTS: integer(5, 1, 50),
+    SEALED_SECRETS_NAMESPACE: text('kube-system'),
+    SEALED_SECRETS_NAME: text(),
+    SEALED_SECRETS_DEADLINE_SECONDS: seconds(1200),
+    SEALED_SECRETS_POLL_INITIAL_MS: integer(2000, 1, 600_000),
+    SEALED_SECRETS_POLL_MAX_MS: integer(30_000, 1, 3_600_000),
+    JOB_NAMESPACE: text('kubeopera-provisioning'),
+    RUNNER_IMAGE: text(),
+    JOB_SERVICE_ACCOUNT: text('gitops-scaffolder-runner'),
+    JOB_CONFIGMAP: text('gitops-scaffolder-runner'),
+    JOB_ENV_SECRETS: text('gitops-scaffolder-runner'),
+    JOB_GIT_SECRET: text(),
+    JOB_BACKOFF_LIMIT: integer(2, 0, 100),
+    JOB_ACTIVE_DEADLINE_SECONDS: integer(3600, 1, 7 * 24 * 3600),
+    JOB_TTL_SECONDS: integer(86_400, 0, 30 * 24 * 3600),
+    JOB_WATCH_INTERVAL_SECONDS: seconds(10, 3600),
+    JOB_MISSING_GRACE_SECONDS: { type: 'number', minimum: 0, maximum: 24 * 3600, default: 60 },
+    KUBECONFIG: text(),
+  },
+} as const;
+
+export type EnvName = keyof typeof ENV_SCHEMA.properties;

@@ -1,0 +1,49 @@
+import { DynamicModule, Global, Module } from '@nestjs/common';
+import type { Logger } from 'pino';
+import { JetStreamEventStore, JetStreamRunInputs, JetStreamRunLogStore, StreamAdmin } from '../../libs/event-store/src';
+import type { AppConfig } from '../config/config';
+import { APP_CONFIG } from '../config/config.module';
+import { LOGGER } from '../logging/logging.module';
+import { NatsClient } from './nats-client';
+
+/** Tokens of the event log's interfaces (the JetStream classes are injectable by class too). */
+export const EVENT_STORE = Symbol('EVENT_STORE');
+export const RUN_LOGS = Symbol('RUN_LOGS');
+export const RUN_INPUTS = Symbol('RUN_INPUTS');
+
+export interface EventLogOptions {
+  /** NATS client name (shows in the server's connection list). */
+  clientName: string;
+  /** Only the service applies the stream configuration (STREAM_REPLICAS); the runner and scaffolderctl never do. */
+  applyStreams: boolean;
+}
+
+/** NATS and the event log on JetStream: the event store, the runs' logs and inputs. */
+@Global()
+@Module({})
+export class EventLogModule {
+  static forRoot(options: EventLogOptions): DynamicModule {
+    return {
+      module: EventLogModule,
+      providers: [
+        {
+          provide: NatsClient,
+          inject: [APP_CONFIG, LOGGER],
+          useFactory: (config: AppConfig, logger: Logger) => NatsClient.connect(config.natsUrl, options.clientName, logger),
+        },
+        {
+          provide: JetStreamEventStore,
+          inject: [NatsClient, APP_CONFIG],
+          useFactory: async (nats: NatsClient, config: AppConfig) => {
+            if (options.applyStreams) await new StreamAdmin(nats.connection).apply(config.streamReplicas);
+            return JetStreamEventStore.open(nats.connection);
+          },
+        },
+        { provide: EVENT_STORE, useExisting: JetStreamEventStore },
+        { provide: RUN_LOGS, inject: [NatsClient], useFactory: (nats: NatsClient) => new JetStreamRunLogStore(nats.connection) },
+        { provide: RUN_INPUTS, inject: [NatsClient], useFactory: (nats: NatsClient) => new JetStreamRunInputs(nats.connection) },
+      ],
+      exports: [NatsClient, JetStreamEventStore, EVENT_STORE, RUN_LOGS, RUN_INPUTS],
+    };
+  }
+}

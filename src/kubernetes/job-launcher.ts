@@ -1,0 +1,55 @@
+import { BeforeApplicationShutdown, Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
+import type { Logger } from 'pino';
+import { ACK, ALL_RUNS, decideAndAppend, Delivery, Disposition, EventStore, JetStreamEventStore, JetStreamProcessor, nakAfter } from '../../libs/event-store/src';
+import { ScaffoldJobs } from '../../libs/kube/src';
+import { KubeError } from '../../libs/kube/src/errors';
+import { decide, fold, isTerminal, runDecider } from '../../libs/run-decider/src';
+import { EVENT_STORE } from '../event-log/event-log.module';
+import { LOGGER } from '../logging/logging.module';
+
+export const LAUNCHER = 'job-launcher';
+
+/**
+ * EXECUTOR=kubernetes: ScaffoldRequested -> Job scaffold-<id> in the provisioning namespace. Creating
+ * is idempotent (an existing Job of the run is adopted), so a redelivery or a second replica is harmless.
+ * A launch that cannot succeed (403, a foreign Job of that name) fails the run with the reason.
+ */
+@Injectable()
+export class JobLauncher implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly processor: JetStreamProcessor;
+
+  constructor(
+    store: JetStreamEventStore,
+    @Inject(EVENT_STORE) private readonly events: EventStore,
+    private readonly jobs: ScaffoldJobs,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {
+    this.processor = new JetStreamProcessor(store, { durable: LAUNCHER, filterSubject: ALL_RUNS, ackWaitMs: 30_000, concurrency: 16 }, (batch) => this.launch(batch), logger);
+  }
+
+  onApplicationBootstrap() {
+    return this.processor.start();
+  }
+
+  async beforeApplicationShutdown() {
+    await this.processor.stop();
+  }
+
+  async launch([{ event }]: Delivery[]): Promise<Disposition> {
+    if (event.type !== 'ScaffoldRequested') return ACK;
+    const runId = event.run_id;
+    try {
+      if (isTerminal(fold((await this.events.readRun(runId)).events))) return ACK;
+      const { adopted } = await this.jobs.ensureJob(runId);
+      this.logger.info({ run_id: runId, event_id: event.id, adopted }, adopted ? 'adopted existing Job' : 'created Job');
+      return ACK;
+    } catch (e) {
+      const retryable = !(e instanceof KubeError) || e.retryable;
+      this.logger.warn({ run_id: runId, err: (e as Error).message, retryable }, 'Job launch failed');
+      if (retryable) return nakAfter(5000);
+      const fail = (s: Parameters<typeof decide>[1]) => (isTerminal(s) ? [] : decide({ type: 'FailStep', step: s.step ?? 'infra-pass', reason: (e as Error).message, retryable: false }, s));
+      await decideAndAppend(this.events, runId, runDecider, fail, { causationId: event.id });
+      return ACK;
+    }
+  }
+}

@@ -1,0 +1,69 @@
+import { Inject, Injectable, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import type { Logger } from 'pino';
+import { decideAndAppend, EventStore } from '../../libs/event-store/src';
+import { ScaffoldJobs } from '../../libs/kube/src';
+import { decide, runDecider } from '../../libs/run-decider/src';
+import type { AppConfig } from '../config/config';
+import { APP_CONFIG } from '../config/config.module';
+import { EVENT_STORE } from '../event-log/event-log.module';
+import { LOGGER } from '../logging/logging.module';
+import { RunReadModel } from '../projection/run-read-model';
+
+export const LOG_LINES_IN_REASON = 20;
+
+/**
+ * Turns a Job that failed, or vanished, before its run reached a terminal event into StepFailed +
+ * ScaffoldFailed, with the Job's condition and the pod's last log lines as the reason. Stateless: every
+ * replica may run it; the decider makes a second report of the same failure a no-op.
+ */
+@Injectable()
+export class JobWatcher implements OnApplicationBootstrap, OnModuleDestroy {
+  private timer?: NodeJS.Timeout;
+  private running?: Promise<void>;
+  private readonly opts: { intervalMs: number; missingGraceMs: number };
+
+  constructor(
+    @Inject(EVENT_STORE) private readonly store: EventStore,
+    private readonly readModel: RunReadModel,
+    private readonly jobs: ScaffoldJobs,
+    @Inject(LOGGER) private readonly logger: Logger,
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.opts = { intervalMs: config.jobWatchIntervalMs, missingGraceMs: config.jobMissingGraceMs };
+  }
+
+  onApplicationBootstrap() {
+    this.timer = setInterval(() => {
+      this.running ??= this.checkOnce()
+        .then(() => undefined)
+        .catch((e) => this.logger.warn({ err: String(e) }, 'Job watch failed'))
+        .finally(() => (this.running = undefined));
+    }, this.opts.intervalMs);
+  }
+
+  async onModuleDestroy() {
+    clearInterval(this.timer);
+    await this.running;
+  }
+
+  async checkOnce(now = new Date()): Promise<string[]> {
+    const active = await this.readModel.active();
+    const failed: string[] = [];
+    for (const run of active) {
+      const outcome = await this.jobs.outcome(run.id);
+      let reason: string | null = null;
+      if (outcome.state === 'failed') reason = outcome.reason;
+      else if (outcome.state === 'missing' && now.getTime() - run.created_at.getTime() > this.opts.missingGraceMs) reason = `Job scaffold-${run.id} disappeared before the run finished`;
+      else if (outcome.state === 'succeeded') reason = 'Job completed but the run has no terminal event';
+      if (!reason) continue;
+      const tail = outcome.state === 'missing' ? '' : await this.jobs.logs(run.id, LOG_LINES_IN_REASON).catch(() => '');
+      const full = tail ? `${reason}; last log lines:\n${tail.trim()}` : reason;
+      const { appended } = await decideAndAppend(this.store, run.id, runDecider, (s) => decide({ type: 'FailStep', step: s.step ?? 'infra-pass', reason: full, retryable: false }, s));
+      if (appended.length > 0) {
+        failed.push(run.id);
+        this.logger.warn({ run_id: run.id, reason }, 'run failed by its Job');
+      }
+    }
+    return failed;
+  }
+}

@@ -1,0 +1,87 @@
+import { Injectable } from '@nestjs/common';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { JetStreamEventStore } from '../../libs/event-store/src';
+import type { StoredEvent } from '../../libs/events/src';
+
+/**
+ * Prometheus metrics of one process. Run counts come from the projector (each event is projected
+ * once across replicas); step durations from the step workers; lag is read from JetStream at scrape.
+ */
+@Injectable()
+export class Metrics {
+  readonly registry = new Registry();
+  readonly runsStarted = new Counter({ name: 'scaffold_runs_started_total', help: 'Runs accepted (ScaffoldRequested projected)', registers: [this.registry] });
+  readonly runsFinished = new Counter({ name: 'scaffold_runs_finished_total', help: 'Runs that reached a terminal event, by status and the step they ended in', labelNames: ['status', 'step'], registers: [this.registry] });
+  readonly stepDuration = new Histogram({
+    name: 'scaffold_step_duration_seconds',
+    help: 'Duration of step attempts',
+    labelNames: ['step', 'outcome'],
+    buckets: [0.1, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600, 1200],
+    registers: [this.registry],
+  });
+  readonly projectionDelay = new Histogram({
+    name: 'scaffold_projection_delay_seconds',
+    help: 'From an event being appended to its projection in PostgreSQL',
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [this.registry],
+  });
+  readonly apiLatency = new Histogram({
+    name: 'scaffold_api_request_duration_seconds',
+    help: 'API latency by transport, route and status',
+    labelNames: ['transport', 'route', 'status'],
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [this.registry],
+  });
+  private lastProjectedAt = Date.now();
+
+  private lagRead?: { at: number; done: Promise<void> };
+
+  constructor(private readonly store: JetStreamEventStore) {
+    // prom-client collects gauges concurrently: every lag gauge awaits the same JetStream read of this scrape.
+    const lagGauge = (name: string, help: string, labelNames: string[] = []) =>
+      new Gauge({ name, help, labelNames, registers: [this.registry], collect: () => this.readLag() });
+    this.gauges = {
+      lastSeq: lagGauge('scaffold_stream_last_seq', 'Last sequence of the event stream'),
+      consumerLag: lagGauge('scaffold_consumer_lag_events', 'Stream last sequence minus the consumer ack floor', ['consumer']),
+      consumerPending: lagGauge('scaffold_consumer_pending', 'Messages not yet delivered to the consumer', ['consumer']),
+      consumerRedelivered: lagGauge('scaffold_consumer_redelivered', 'Messages redelivered and not yet acknowledged', ['consumer']),
+      projectionLagEvents: lagGauge('scaffold_projection_lag_events', 'Events appended but not yet in the read-model'),
+      projectionLagSeconds: lagGauge('scaffold_projection_lag_seconds', 'How long the read-model has been behind the stream'),
+    };
+  }
+
+  private readonly gauges: Record<'lastSeq' | 'consumerLag' | 'consumerPending' | 'consumerRedelivered' | 'projectionLagEvents' | 'projectionLagSeconds', Gauge>;
+
+  private readLag(): Promise<void> {
+    if (this.lagRead && Date.now() - this.lagRead.at < 250) return this.lagRead.done;
+    const g = this.gauges;
+    const done = (async () => {
+      const info = await this.store.jsm.streams.info(this.store.streams.events);
+      const last = info.state.last_seq;
+      g.lastSeq.set(last);
+      for (const gauge of [g.consumerLag, g.consumerPending, g.consumerRedelivered]) gauge.reset();
+      for (const c of await this.store.jsm.consumers.list(this.store.streams.events).next()) {
+        g.consumerLag.set({ consumer: c.name }, last - c.ack_floor.stream_seq);
+        g.consumerPending.set({ consumer: c.name }, c.num_pending);
+        g.consumerRedelivered.set({ consumer: c.name }, c.num_redelivered);
+        if (c.name === 'projector') {
+          const behind = last - c.ack_floor.stream_seq;
+          g.projectionLagEvents.set(behind);
+          g.projectionLagSeconds.set(behind > 0 ? (Date.now() - this.lastProjectedAt) / 1000 : 0);
+        }
+      }
+    })();
+    this.lagRead = { at: Date.now(), done };
+    return done;
+  }
+
+  /** Called by the projector after an event is in the read-model. */
+  projected(event: StoredEvent) {
+    this.lastProjectedAt = Date.now();
+    this.projectionDelay.observe(Math.max(0, (Date.now() - Date.parse(event.time)) / 1000));
+    if (event.type === 'ScaffoldRequested') this.runsStarted.inc();
+    if (event.type === 'ScaffoldSucceeded') this.runsFinished.inc({ status: 'succeeded', step: 'full-pass' });
+    if (event.type === 'ScaffoldFailed') this.runsFinished.inc({ status: 'failed', step: event.data.step });
+    if (event.type === 'ScaffoldCancelled') this.runsFinished.inc({ status: 'cancelled', step: event.data.step ?? 'none' });
+  }
+}

@@ -1,0 +1,154 @@
+import Ajv, { ErrorObject } from 'ajv';
+import type { ScaffoldRequestedData } from '../../libs/events/src';
+import { clusterVarsProblem } from '../../libs/generator/src';
+import { isSafeBranch } from '../../libs/git/src';
+import { CertificateError, parseSealingCertificate, SealingCertificate } from '../../libs/sealing/src';
+import { isAgeRecipient } from '../../libs/sealing/src/sops';
+import { FieldCheck, isClusterName, isDomain, isEmail, isRegion } from '../../libs/validation/src';
+import { ApiError, invalid } from '../common/api-error';
+
+/** JSON schema of POST /api/v1/scaffolds (also the OpenAPI request body). */
+export const CREATE_SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['cluster_name', 'domain', 'region', 'acme_email', 'target'],
+  properties: {
+    secrets_backend: { enum: ['sealed-secrets', 'sops'] },
+    cluster_vars: {
+      type: 'object',
+      maxProperties: 100,
+      propertyNames: { type: 'string', maxLength: 100 },
+      additionalProperties: { type: 'string', maxLength: 1024 },
+    },
+    cluster_name: { type: 'string', maxLength: 63 },
+    domain: { type: 'string', maxLength: 253 },
+    region: { type: 'string', maxLength: 32 },
+    acme_email: { type: 'string', maxLength: 254 },
+    repo: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { url: { type: 'string', maxLength: 2048 }, branch: { type: 'string', maxLength: 200 } },
+    },
+    target: {
+      type: 'object',
+      additionalProperties: false,
+      minProperties: 1,
+      maxProperties: 1,
+      properties: {
+        sealing_cert_pem: { type: 'string', maxLength: 65536 },
+        age_recipients: { type: 'array', minItems: 1, maxItems: 10, items: { type: 'string', maxLength: 100 } },
+        kubeconfig_secret: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['namespace', 'name', 'key'],
+          properties: { namespace: { type: 'string' }, name: { type: 'string' }, key: { type: 'string' } },
+        },
+      },
+    },
+  },
+} as const;
+
+const ajv = new Ajv({ allErrors: false, strict: true });
+const validateShape = ajv.compile(CREATE_SCHEMA);
+
+export type CreateTarget =
+  | { kind: 'sealing_cert'; cert: SealingCertificate }
+  | { kind: 'kubeconfig_secret'; ref: { namespace: string; name: string; key: string } }
+  | { kind: 'age_recipients'; recipients: string[] };
+
+/** A validated request: the ScaffoldRequested data without the caller, and the target with its parsed certificate. */
+export type CreateRequest = Omit<ScaffoldRequestedData, 'target' | 'requested_by'> & { target: CreateTarget };
+
+function fieldOf(err: ErrorObject): string {
+  const path = err.instancePath.replace(/^\//, '').replaceAll('/', '.');
+  if (err.keyword === 'additionalProperties') return [path, (err.params as any).additionalProperty].filter(Boolean).join('.');
+  if (err.keyword === 'required') return [path, (err.params as any).missingProperty].filter(Boolean).join('.');
+  return path || 'body';
+}
+
+function describeAjv(err: ErrorObject): string {
+  if (err.keyword === 'additionalProperties') return 'unknown field';
+  if (err.keyword === 'required') return 'is required';
+  if (err.keyword === 'minProperties' || err.keyword === 'maxProperties') return 'give exactly one of sealing_cert_pem, kubeconfig_secret or age_recipients';
+  return err.message ?? 'is invalid';
+}
+
+/** A repository URL git may be handed: an allowed scheme, no option-looking or transport-helper form. */
+export function checkRepoUrl(url: string, allowedSchemes: string[]): string | null {
+  if (url.startsWith('-')) return 'must not start with "-"';
+  if (/[\s\0]/.test(url)) return 'must not contain whitespace or NUL';
+  if (/^ext::|::/.test(url)) return 'transport helpers (ext::) are not allowed';
+  const scp = /^[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:(?!\/\/)/.test(url);
+  const scheme = scp ? 'ssh' : /^([a-z][a-z0-9+.-]*):\/\//i.exec(url)?.[1]?.toLowerCase();
+  if (!scheme) return 'must be a URL with a scheme (https://, ssh://, or user@host:path)';
+  if (!allowedSchemes.includes(scheme)) return `scheme "${scheme}" is not allowed (allowed: ${allowedSchemes.join(', ')})`;
+  return null;
+}
+
+/** Validates a create body completely before anything is appended. */
+export function parseCreateRequest(
+  body: unknown,
+  opts: { allowedSchemes: string[]; platformRepoUrl?: string; defaultBranch: string; acceptKubeconfigTargets?: boolean } & ReferenceSettings,
+): CreateRequest {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw invalid('body', 'must be a JSON object');
+  if (!validateShape(body)) throw invalid(fieldOf(validateShape.errors![0]), describeAjv(validateShape.errors![0]));
+  const b = body as any;
+  const checks: Array<[string, unknown, FieldCheck]> = [
+    ['cluster_name', b.cluster_name, isClusterName],
+    ['domain', b.domain, isDomain],
+    ['region', b.region, isRegion],
+    ['acme_email', b.acme_email, isEmail],
+  ];
+  for (const [field, value, check] of checks) {
+    const problem = check(value);
+    if (problem) throw invalid(field, problem);
+  }
+  const repoUrl: string | undefined = b.repo?.url ?? opts.platformRepoUrl;
+  if (!repoUrl) throw invalid('repo.url', 'is required (no PLATFORM_REPO_URL default is configured)');
+  const urlProblem = checkRepoUrl(repoUrl, opts.allowedSchemes);
+  if (urlProblem) throw invalid('repo.url', urlProblem);
+  const branch: string = b.repo?.branch ?? opts.defaultBranch;
+  if (!isSafeBranch(branch)) throw invalid('repo.branch', 'must be a plain branch name');
+  const common = { cluster_name: b.cluster_name, domain: b.domain, region: b.region, acme_email: b.acme_email, repo_url: repoUrl, branch, ...clusterVars(b.cluster_vars, opts) };
+  // The backend and the target must agree: SOPS takes age public keys, Sealed Secrets a certificate or a cluster to fetch it from.
+  const sops = b.secrets_backend === 'sops';
+  if (sops !== Boolean(b.target.age_recipients)) {
+    throw invalid('target', sops ? 'secrets_backend sops needs target.age_recipients' : 'target.age_recipients needs secrets_backend sops');
+  }
+  if (sops) {
+    const bad = (b.target.age_recipients as string[]).findIndex((r) => !isAgeRecipient(r));
+    if (bad >= 0) throw invalid(`target.age_recipients.${bad}`, 'must be an age public key (age1...)');
+    return { ...common, target: { kind: 'age_recipients', recipients: b.target.age_recipients } };
+  }
+  if (b.target.kubeconfig_secret) return { ...common, target: kubeconfigTarget(b.target.kubeconfig_secret, Boolean(opts.acceptKubeconfigTargets)) };
+  try {
+    return { ...common, target: { kind: 'sealing_cert', cert: parseSealingCertificate(b.target.sealing_cert_pem) } };
+  } catch (e) {
+    if (e instanceof CertificateError) throw invalid('target.sealing_cert_pem', e.message);
+    throw e;
+  }
+}
+
+/** The reference the service generates from (what cluster_vars names are checked against). */
+type ReferenceSettings = { steps: { templateDir?: string; referenceEnv: string } };
+
+/** Cluster-vars values, checked against the service's reference before anything is appended. */
+function clusterVars(vars: Record<string, string> | undefined, opts: ReferenceSettings): { cluster_vars?: Record<string, string> } {
+  if (!vars || Object.keys(vars).length === 0) return {};
+  const problem = clusterVarsProblem(opts.steps.templateDir, opts.steps.referenceEnv, vars);
+  if (problem) throw invalid(`cluster_vars.${problem.key}`, problem.problem);
+  return { cluster_vars: vars };
+}
+
+const SECRET_KEY = /^[-._a-zA-Z0-9]{1,253}$/;
+
+function kubeconfigTarget(ref: { namespace: string; name: string; key: string }, accepted: boolean): CreateTarget {
+  if (!accepted) {
+    throw new ApiError(422, 'unsupported_target', 'target.kubeconfig_secret: reading the target cluster needs EXECUTOR=kubernetes; give target.sealing_cert_pem');
+  }
+  const namespaceProblem = isClusterName(ref.namespace);
+  if (namespaceProblem) throw invalid('target.kubeconfig_secret.namespace', namespaceProblem);
+  if (ref.name.length > 253 || !/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(ref.name)) throw invalid('target.kubeconfig_secret.name', 'must be a DNS-1123 subdomain');
+  if (!SECRET_KEY.test(ref.key)) throw invalid('target.kubeconfig_secret.key', 'must be a Secret data key (letters, digits, "-", "_", ".")');
+  return { kind: 'kubeconfig_secret', ref: { namespace: ref.namespace, name: ref.name, key: ref.key } };
+}

@@ -1,0 +1,122 @@
+import { DATA_SCHEMAS, EVENT_TYPES } from '../../libs/events/src';
+import { CREATE_SCHEMA } from './create-request';
+import { VERSION } from '../version';
+
+/**
+ * The OpenAPI document, built from the same schemas the code validates with (the create body, the
+ * event data schemas) and the route table below; a test checks every registered route is here.
+ */
+const nullable = (type: string) => ({ type: [type, 'null'] });
+const RUN_VIEW = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['id', 'status', 'step', 'message', 'cluster_name', 'domain', 'region', 'gitops_path', 'repo_url', 'branch', 'infra_commit', 'full_commit', 'created_at', 'updated_at', 'finished_at', 'progress'],
+  properties: {
+    id: { type: 'string', format: 'uuid' },
+    status: { enum: ['queued', 'running', 'succeeded', 'failed', 'cancelled'] },
+    step: { enum: ['infra-pass', 'sealed-secrets-wait', 'cert-fetch', 'full-pass', null] },
+    message: { type: 'string' },
+    cluster_name: { type: 'string' },
+    domain: { type: 'string' },
+    region: { type: 'string' },
+    gitops_path: { type: 'string' },
+    repo_url: { type: 'string' },
+    branch: { type: 'string' },
+    infra_commit: nullable('string'),
+    full_commit: nullable('string'),
+    created_at: nullable('string'),
+    updated_at: nullable('string'),
+    finished_at: nullable('string'),
+    progress: {
+      oneOf: [{ type: 'null' }, { type: 'object', additionalProperties: false, required: ['waited_seconds', 'deadline_seconds'], properties: { waited_seconds: { type: 'integer' }, deadline_seconds: { type: 'integer' } } }],
+    },
+  },
+};
+const EVENT = {
+  type: 'object',
+  required: ['seq', 'id', 'type', 'schema_version', 'time', 'causation_id', 'data'],
+  properties: {
+    seq: { type: 'integer' },
+    run_id: { type: 'string' },
+    id: { type: 'string' },
+    type: { enum: [...EVENT_TYPES] },
+    schema_version: { type: 'integer' },
+    time: { type: 'string' },
+    causation_id: nullable('string'),
+    data: { oneOf: Object.values(DATA_SCHEMAS) },
+  },
+};
+const ERROR = { type: 'object', required: ['error'], properties: { error: { type: 'object', required: ['code', 'message'], properties: { code: { type: 'string' }, message: { type: 'string' } } } } };
+
+const json = (schema: object) => ({ content: { 'application/json': { schema } } });
+const errors = (...codes: number[]) => Object.fromEntries(codes.map((c) => [String(c), { description: 'error', ...json({ $ref: '#/components/schemas/Error' }) }]));
+const idParam = { name: 'id', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } };
+const run = { $ref: '#/components/schemas/Run' };
+
+export const ROUTES: Array<{ method: string; path: string; op: object }> = [
+  {
+    method: 'post',
+    path: '/api/v1/scaffolds',
+    op: {
+      summary: 'Request a scaffold run (202 at once; the same Idempotency-Key returns the same run)',
+      parameters: [{ name: 'Idempotency-Key', in: 'header', schema: { type: 'string', maxLength: 200 } }],
+      requestBody: { required: true, ...json({ $ref: '#/components/schemas/CreateScaffold' }) },
+      responses: { '202': { description: 'accepted', headers: { Location: { schema: { type: 'string' } } }, ...json(run) }, ...errors(400, 401, 409, 413, 415, 422, 503) },
+    },
+  },
+  {
+    method: 'get',
+    path: '/api/v1/scaffolds',
+    op: {
+      summary: 'List runs, newest first',
+      parameters: [
+        { name: 'status', in: 'query', schema: { enum: ['queued', 'running', 'succeeded', 'failed', 'cancelled'] } },
+        { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 500 } },
+        { name: 'cursor', in: 'query', schema: { type: 'string' } },
+      ],
+      responses: { '200': { description: 'runs', ...json({ type: 'object', properties: { items: { type: 'array', items: run }, next_cursor: nullable('string') } }) }, ...errors(400, 401, 503) },
+    },
+  },
+  { method: 'get', path: '/api/v1/scaffolds/{id}', op: { summary: 'A run', parameters: [idParam], responses: { '200': { description: 'the run', ...json(run) }, ...errors(401, 404, 503) } } },
+  { method: 'get', path: '/api/v1/scaffolds/{id}/events', op: { summary: 'A run\'s event history from the stream', parameters: [idParam], responses: { '200': { description: 'events', ...json({ type: 'object', properties: { items: { type: 'array', items: { $ref: '#/components/schemas/Event' } } } }) }, ...errors(401, 404) } } },
+  {
+    method: 'get',
+    path: '/api/v1/scaffolds/{id}/events/stream',
+    op: { summary: 'Server-Sent Events of a run, resumable with Last-Event-ID (stream sequence), ending after the terminal event', parameters: [idParam, { name: 'Last-Event-ID', in: 'header', schema: { type: 'string' } }], responses: { '200': { description: 'text/event-stream', content: { 'text/event-stream': { schema: { type: 'string' } } } }, ...errors(401, 404) } },
+  },
+  { method: 'get', path: '/api/v1/scaffolds/{id}/logs', op: { summary: 'The run\'s log (and Job pod logs with EXECUTOR=kubernetes)', parameters: [idParam], responses: { '200': { description: 'log', content: { 'text/plain': { schema: { type: 'string' } } } }, ...errors(401, 404) } } },
+  { method: 'post', path: '/api/v1/scaffolds/{id}/cancel', op: { summary: 'Cancel at the next step boundary', parameters: [idParam], responses: { '202': { description: 'cancel requested', ...json(run) }, ...errors(401, 404, 409) } } },
+  { method: 'post', path: '/api/v1/scaffolds/{id}/redrive', op: { summary: 'Run the current step again (idempotent)', parameters: [idParam], responses: { '202': { description: 're-driven', ...json(run) }, ...errors(401, 404, 409) } } },
+  {
+    method: 'get',
+    path: '/api/v1/events',
+    op: {
+      summary: 'The audit log across runs, from the stream',
+      parameters: [
+        { name: 'since', in: 'query', schema: { type: 'string', format: 'date-time' } },
+        { name: 'type', in: 'query', schema: { type: 'string' }, description: 'comma-separated event types' },
+        { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 1000 } },
+        { name: 'cursor', in: 'query', schema: { type: 'string' } },
+      ],
+      responses: { '200': { description: 'events', ...json({ type: 'object', properties: { items: { type: 'array', items: { $ref: '#/components/schemas/Event' } }, next_cursor: nullable('string') } }) }, ...errors(400, 401) },
+    },
+  },
+  { method: 'get', path: '/api/v1/openapi.json', op: { summary: 'This document', security: [], responses: { '200': { description: 'OpenAPI 3.1', ...json({ type: 'object' }) } } } },
+  { method: 'get', path: '/health', op: { summary: 'NATS and PostgreSQL reachability', security: [], responses: { '200': { description: 'up', ...json({ type: 'object' }) }, '503': { description: 'something is down', ...json({ type: 'object' }) } } } },
+  { method: 'get', path: '/metrics', op: { summary: 'Prometheus metrics', security: [], responses: { '200': { description: 'text exposition format', content: { 'text/plain': { schema: { type: 'string' } } } } } } },
+];
+
+export function openApiDocument(): object {
+  const paths: Record<string, Record<string, object>> = {};
+  for (const r of ROUTES) (paths[r.path] ??= {})[r.method] = r.op;
+  return {
+    openapi: '3.1.0',
+    info: { title: 'GitOps Scaffolder', version: VERSION, description: 'Scaffolds customer-specific Flux CD trees. The same bodies are served over NATS request/reply on scaffolds.v1.*.' },
+    security: [{ apiKey: [] }],
+    paths,
+    components: {
+      securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'X-Api-Key' } },
+      schemas: { CreateScaffold: CREATE_SCHEMA, Run: RUN_VIEW, Event: EVENT, Error: ERROR },
+    },
+  };
+}

@@ -1,0 +1,57 @@
+import { Controller } from '@nestjs/common';
+import { Ctx, MessagePattern, NatsContext, Payload } from '@nestjs/microservices';
+import { Caller } from '../common/caller';
+import { ScaffoldsService } from './scaffolds.service';
+
+/** Request bodies over NATS: an object with the run id, or the query fields. */
+type Body = Record<string, unknown> | null;
+const idOf = (body: Body) => body?.id;
+
+/**
+ * The NATS request/reply API on scaffolds.v1.* (queue group gitops-scaffolder): the same service and
+ * the same bodies as REST, plain JSON in and out (see NatsJsonSerializer), the API key in the X-Api-Key header.
+ */
+@Controller()
+export class ScaffoldsRpcController {
+  constructor(private readonly scaffolds: ScaffoldsService) {}
+
+  @MessagePattern('scaffolds.v1.create')
+  async create(@Payload() body: unknown, @Caller() caller: string, @Ctx() ctx: NatsContext) {
+    return (await this.scaffolds.create(body, caller, ctx.getHeaders()?.get('Idempotency-Key') || undefined)).run;
+  }
+
+  @MessagePattern('scaffolds.v1.get')
+  get(@Payload() body: Body) {
+    return this.scaffolds.get(idOf(body));
+  }
+
+  @MessagePattern('scaffolds.v1.list')
+  list(@Payload() body: Body) {
+    return this.scaffolds.list(body ?? {});
+  }
+
+  @MessagePattern('scaffolds.v1.logs')
+  async logs(@Payload() body: Body) {
+    return { id: idOf(body), log: await this.scaffolds.logs(idOf(body)) };
+  }
+
+  @MessagePattern('scaffolds.v1.events')
+  events(@Payload() body: Body) {
+    return this.scaffolds.events(idOf(body));
+  }
+
+  @MessagePattern('scaffolds.v1.cancel')
+  cancel(@Payload() body: Body, @Caller() caller: string) {
+    return this.scaffolds.cancel(idOf(body), caller);
+  }
+
+  @MessagePattern('scaffolds.v1.redrive')
+  redrive(@Payload() body: Body, @Caller() caller: string) {
+    return this.scaffolds.redrive(idOf(body), caller);
+  }
+
+  @MessagePattern('scaffolds.v1.events.all')
+  allEvents(@Payload() body: Body) {
+    return this.scaffolds.allEvents(body ?? {});
+  }
+}

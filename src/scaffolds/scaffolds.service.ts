@@ -1,0 +1,192 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { Inject, Injectable, Optional } from '@nestjs/common';
+import { decideAndAppend, EventStore, RunInputs, RunLogStore } from '../../libs/event-store/src';
+import { EVENT_TYPES, isEventType, ScaffoldTarget, StoredEvent, TERMINAL_EVENTS } from '../../libs/events/src';
+import { Command, decide, fold, runDecider, RunRuleViolation } from '../../libs/run-decider/src';
+import { SEALING_CERT_INPUT } from '../../libs/steps/src';
+import { ApiError, invalid, notFound } from '../common/api-error';
+import type { AppConfig } from '../config/config';
+import { APP_CONFIG } from '../config/config.module';
+import { EVENT_STORE, RUN_INPUTS, RUN_LOGS } from '../event-log/event-log.module';
+import { JOB_LOGS, type JobLogs } from '../kubernetes/job-logs';
+import { RunReadModel } from '../projection/run-read-model';
+import { RunView, toView } from '../projection/run-view';
+import { CreateTarget, parseCreateRequest } from './create-request';
+
+/** What the event records of a target: references, fingerprints and public keys only. */
+function eventTarget(t: CreateTarget): ScaffoldTarget {
+  if (t.kind === 'sealing_cert') return { kind: 'sealing_cert', fingerprint_sha256: t.cert.fingerprintSha256, not_after: t.cert.notAfter.toISOString() };
+  if (t.kind === 'kubeconfig_secret') return { kind: 'kubeconfig_secret', ...t.ref };
+  return { kind: 'age_recipients', recipients: t.recipients };
+}
+
+/** How an event is shown to auditors and watchers. */
+export const eventView = (e: StoredEvent) => ({ seq: e.seq, id: e.id, type: e.type, schema_version: e.schema_version, time: e.time, causation_id: e.causation_id, data: e.data });
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const STATUSES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'];
+
+function runIdFor(caller: string, idempotencyKey: string): string {
+  const h = createHash('sha256').update(`${caller}\0${idempotencyKey}`).digest('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-a${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}
+
+/** Reads that need PostgreSQL answer 503 while it is down, naming it. */
+async function fromReadModel<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (e) {
+    if (e instanceof ApiError) throw e;
+    throw new ApiError(503, 'read_model_unavailable', 'PostgreSQL (the read-model) is not answering');
+  }
+}
+
+/** The application service behind both the REST and the NATS API: validation, rules and errors live here once. */
+@Injectable()
+export class ScaffoldsService {
+  constructor(
+    @Inject(EVENT_STORE) private readonly store: EventStore,
+    @Inject(RUN_INPUTS) private readonly inputs: RunInputs,
+    @Inject(RUN_LOGS) private readonly runLogs: RunLogStore,
+    private readonly readModel: RunReadModel,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    /** The run's Job pod logs (EXECUTOR=kubernetes). */
+    @Optional() @Inject(JOB_LOGS) private readonly jobLogs?: JobLogs,
+  ) {}
+
+  private checkId(id: unknown): string {
+    if (typeof id !== 'string' || !UUID.test(id)) throw notFound();
+    return id;
+  }
+
+  /** The run's id and events from the stream, or 404. */
+  private async requireRun(id: unknown): Promise<{ runId: string; events: StoredEvent[] }> {
+    const runId = this.checkId(id);
+    const { events } = await this.store.readRun(runId);
+    if (events.length === 0) throw notFound();
+    return { runId, events };
+  }
+
+  async create(body: unknown, caller: string, idempotencyKey?: string): Promise<{ run: RunView; created: boolean }> {
+    const req = parseCreateRequest(body, { ...this.config, acceptKubeconfigTargets: this.config.executor === 'kubernetes' });
+    if (idempotencyKey !== undefined && (idempotencyKey.length === 0 || idempotencyKey.length > 200 || /[\0\r\n]/.test(idempotencyKey))) {
+      throw invalid('Idempotency-Key', 'must be 1 to 200 characters without line breaks');
+    }
+    const runId = idempotencyKey ? runIdFor(caller, idempotencyKey) : randomUUID();
+    if (idempotencyKey) {
+      const { events } = await this.store.readRun(runId);
+      if (events.length > 0) return { run: toView(runId, fold(events)), created: false };
+    }
+    // The 409 check reads the read-model; while PostgreSQL is down requests are still accepted (appends go on).
+    const active = await this.readModel.activeFor(req.repo_url, req.cluster_name).catch(() => null);
+    if (active) throw new ApiError(409, 'run_active', `run ${active.id} for ${req.cluster_name} in this repository is still ${active.status}`);
+    if (req.target.kind === 'sealing_cert') await this.inputs.put(runId, SEALING_CERT_INPUT, req.target.cert.pem);
+    const data = {
+      cluster_name: req.cluster_name,
+      domain: req.domain,
+      region: req.region,
+      acme_email: req.acme_email,
+      repo_url: req.repo_url,
+      branch: req.branch,
+      target: eventTarget(req.target),
+      requested_by: caller,
+      ...(req.cluster_vars ? { cluster_vars: req.cluster_vars } : {}),
+    };
+    const { state, appended } = await decideAndAppend(this.store, runId, runDecider, (s) => decide({ type: 'RequestScaffold', data }, s), { idFor: () => runId });
+    return { run: toView(runId, state), created: appended.length > 0 };
+  }
+
+  /** From the read-model; a run the projection has not reached yet is folded from the stream (never a 404 after POST). */
+  async get(id: unknown): Promise<RunView> {
+    const runId = this.checkId(id);
+    const row = await fromReadModel(() => this.readModel.byId(runId));
+    if (row) return toView(runId, row.state);
+    const { events } = await this.store.readRun(runId);
+    if (events.length === 0) throw notFound();
+    return toView(runId, fold(events));
+  }
+
+  async list(query: { status?: unknown; limit?: unknown; cursor?: unknown }): Promise<{ items: RunView[]; next_cursor: string | null }> {
+    const limit = query.limit === undefined ? 50 : Number(query.limit);
+    if (!Number.isInteger(limit) || limit < 1 || limit > 500) throw invalid('limit', 'must be an integer from 1 to 500');
+    if (query.status !== undefined && !STATUSES.includes(String(query.status))) throw invalid('status', `must be one of ${STATUSES.join(', ')}`);
+    let before: Date | undefined;
+    if (query.cursor !== undefined) {
+      const decoded = Buffer.from(String(query.cursor), 'base64url').toString();
+      before = new Date(decoded);
+      if (Number.isNaN(before.getTime())) throw invalid('cursor', 'is not a cursor this API returned');
+    }
+    const rows = await fromReadModel(() => this.readModel.page({ status: query.status === undefined ? undefined : String(query.status), before, limit }));
+    const items = rows.map((r) => toView(r.id, r.state));
+    const last = rows[rows.length - 1];
+    return { items, next_cursor: rows.length === limit && last ? Buffer.from(last.created_at.toISOString()).toString('base64url') : null };
+  }
+
+  async events(id: unknown) {
+    const { events } = await this.requireRun(id);
+    return { items: events.map(eventView) };
+  }
+
+  /** The audit log across runs, from the stream itself: since a time or a cursor, optionally one type. */
+  async allEvents(query: { since?: unknown; type?: unknown; limit?: unknown; cursor?: unknown }) {
+    const limit = query.limit === undefined ? 100 : Number(query.limit);
+    if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw invalid('limit', 'must be an integer from 1 to 1000');
+    const types = query.type === undefined ? undefined : String(query.type).split(',');
+    if (types && !types.every(isEventType)) throw invalid('type', `must be event types: ${EVENT_TYPES.join(', ')}`);
+    let since: Date | undefined;
+    if (query.since !== undefined) {
+      since = new Date(String(query.since));
+      if (Number.isNaN(since.getTime())) throw invalid('since', 'must be an RFC 3339 time');
+    }
+    let fromSeq: number | undefined;
+    if (query.cursor !== undefined) {
+      fromSeq = Number(query.cursor);
+      if (!Number.isInteger(fromSeq) || fromSeq < 1) throw invalid('cursor', 'is not a cursor this API returned');
+      since = undefined;
+    }
+    const { events, nextSeq } = await this.store.readRange({ fromSeq, since, limit, types });
+    return { items: events.map((e) => ({ run_id: e.run_id, ...eventView(e) })), next_cursor: nextSeq === null ? null : String(nextSeq) };
+  }
+
+  /** Runs the current step again (idempotent: the step checks the remote for its commit and the decider drops duplicates). */
+  redrive(id: unknown, caller: string): Promise<RunView> {
+    return this.commandRun(id, { type: 'Redrive', requestedBy: caller });
+  }
+
+  cancel(id: unknown, caller: string): Promise<RunView> {
+    return this.commandRun(id, { type: 'RequestCancel', requestedBy: caller });
+  }
+
+  /** An operator command on an existing run; the decider's refusals become 404 and 409. */
+  private async commandRun(id: unknown, command: Command): Promise<RunView> {
+    const runId = this.checkId(id);
+    try {
+      const { state } = await decideAndAppend(this.store, runId, runDecider, (s) => decide(command, s));
+      return toView(runId, state);
+    } catch (e) {
+      if (e instanceof RunRuleViolation) throw e.code === 'not_found' ? notFound() : new ApiError(409, 'already_finished', e.message);
+      throw e;
+    }
+  }
+
+  /** Follows a run's events live (SSE, NATS watchers) from after `afterSeq`, ending after the terminal event. */
+  async follow(id: unknown, afterSeq: number | undefined, onEvent: (e: ReturnType<typeof eventView>) => void | Promise<void>, signal: AbortSignal) {
+    const { runId, events } = await this.requireRun(id);
+    const last = events[events.length - 1];
+    if (TERMINAL_EVENTS.includes(last.type) && afterSeq !== undefined && afterSeq >= last.seq) return;
+    await this.store.follow({ runId, afterSeq, signal, onEvent: (e) => onEvent(eventView(e)), until: (e) => TERMINAL_EVENTS.includes(e.type) });
+  }
+
+  /** The run's log lines (already redacted when written), oldest first, as text. */
+  async logs(id: unknown): Promise<string> {
+    const { runId } = await this.requireRun(id);
+    const entries = await this.runLogs.read(runId);
+    const lines = entries.map((e) => `${e.time} ${e.level.toUpperCase()} [${e.step}] ${e.msg}`);
+    if (this.jobLogs) {
+      const pods = await this.jobLogs(runId).catch((e) => `--- Job logs unavailable: ${(e as Error).message} ---\n`);
+      if (pods) lines.push(pods.trimEnd());
+    }
+    if (lines.length === 0) return '';
+    return lines.join('\n') + '\n';
+  }
+}

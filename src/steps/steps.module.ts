@@ -1,0 +1,10 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { STEP_SCOPE, StepProcessors, StepScope } from './step-processors';
+
+/** The step processors (infra pass, sealed-secrets wait, certificate fetch, full pass) for every run or one. */
+@Module({})
+export class StepsModule {
+  static forRoot(scope: StepScope = {}): DynamicModule {
+    return { module: StepsModule, providers: [{ provide: STEP_SCOPE, useValue: scope }, StepProcessors], exports: [StepProcessors] };
+  }
+}
