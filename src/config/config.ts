@@ -43,7 +43,12 @@ function checkedEnv(env: NodeJS.ProcessEnv): Env {
   const values: Env = {};
   for (const name of Object.keys(ENV_SCHEMA.properties)) if (env[name] !== undefined && env[name] !== '') values[name] = env[name];
   if (!validateEnv(values)) {
-    const problems = validateEnv.errors!.map((e) => `${e.instancePath.slice(1)}=${JSON.stringify(env[e.instancePath.slice(1)])} ${e.message}`);
+    const problems = validateEnv.errors!.map((e) => {
+      const name = e.instancePath.slice(1);
+      // Only non-secret settings can fail the schema; the guard keeps it so if one ever can.
+      const shown = /KEY|PASSWORD|TOKEN|SECRET/.test(name) ? '***' : JSON.stringify(env[name]);
+      return `${name}=${shown} ${e.message}`;
+    });
     throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
   }
   return values;

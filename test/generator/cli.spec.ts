@@ -2,14 +2,14 @@ import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { makeRsaCert } from '../support/certs';
-import { allFiles, readTree, tempDir, yamlObjects } from '../support/files';
+import { allFiles, childEnv, readTree, tempDir, yamlObjects } from '../support/files';
 import { ageIdentity, sopsOpen } from '../support/sops-open';
 import { unsealManifest } from '../support/unseal';
 
 const BIN = join(__dirname, '../../bin/generate-gitops-env');
 
 function run(args: string[], env: Record<string, string> = {}) {
-  const r = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', env: { PATH: process.env.PATH!, ...env } });
+  const r = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', env: childEnv(env) });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 

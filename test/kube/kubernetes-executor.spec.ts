@@ -6,7 +6,7 @@ import { jobNameFor, RUN_ID_LABEL } from '../../libs/kube/src';
 import { parseSealingCertificate } from '../../libs/sealing/src';
 import { makeRsaCert } from '../support/certs';
 import { FakeKube } from '../support/fake-kube';
-import { tempDir } from '../support/files';
+import { childEnv, tempDir } from '../support/files';
 import { bareRepo, gitLog, TestDatabase, TestNats } from '../support/services';
 import { api, RunningService, startService, waitFor } from '../support/service';
 import { unsealManifest } from '../support/unseal';
@@ -18,7 +18,7 @@ const RUNNER = join(__dirname, '../../bin/scaffold-runner');
 /** Runs the Job's container command as a real process, with the environment the Job would give it. */
 function runJob(runId: string, env: Record<string, string>): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [RUNNER, '--run', runId], { env: { PATH: process.env.PATH!, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [RUNNER, '--run', runId], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     child.stdout.on('data', (d) => (output += d));
     child.stderr.on('data', (d) => (output += d));

@@ -1,16 +1,9 @@
-import { execFileSync } from 'node:child_process';
 import { makeRsaCert } from '../support/certs';
-import { bareRepo, TestDatabase, TestNats } from '../support/services';
+import { bareRepo, runCommits, TestDatabase, TestNats } from '../support/services';
 import { api, waitFor } from '../support/service';
 import { ServiceProcess } from '../support/service-process';
 
 jest.setTimeout(300_000);
-
-/** Commits on the branch that carry this run's trailer, by pass. */
-function runCommits(gitDir: string, runId: string): string[] {
-  const out = execFileSync('git', ['--git-dir', gitDir, 'log', '--format=%(trailers:key=Scaffold-Pass,valueonly)', '--fixed-strings', `--grep=Scaffold-Run: ${runId}`, 'main'], { encoding: 'utf8' });
-  return out.split('\n').map((l) => l.trim()).filter(Boolean);
-}
 
 describe('SIGKILL at every step boundary and inside steps: every run completes with two commits and one terminal event', () => {
   let nats: TestNats;

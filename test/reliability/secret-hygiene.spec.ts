@@ -8,7 +8,7 @@ import { parseAllDocuments } from 'yaml';
 import { jobNameFor } from '../../libs/kube/src';
 import { makeRsaCert } from '../support/certs';
 import { FakeKube } from '../support/fake-kube';
-import { tempDir } from '../support/files';
+import { childEnv, tempDir } from '../support/files';
 import { SHIPPED_PLANTED, withBase64 } from '../support/planted';
 import { bareRepo, TestDatabase, TestNats } from '../support/services';
 import { api, API_KEY, waitFor } from '../support/service';
@@ -75,7 +75,7 @@ describe('secret hygiene', () => {
     new Promise<void>((resolve) => {
       const child = spawn(process.execPath, [join(__dirname, '../../bin/scaffold-runner'), '--run', runId], {
         env: {
-          PATH: process.env.PATH!, NATS_URL: nats.url, KUBECONFIG: svc.env.KUBECONFIG, WORK_DIR: tempDir('hyg-runner'), GIT_ALLOWED_SCHEMES: 'https,ssh,file',
+          ...childEnv(), NATS_URL: nats.url, KUBECONFIG: svc.env.KUBECONFIG, WORK_DIR: tempDir('hyg-runner'), GIT_ALLOWED_SCHEMES: 'https,ssh,file',
           REGISTRY_SERVER: 'registry.hygiene.example.com', REGISTRY_USERNAME: 'hyg-puller', REGISTRY_PASSWORD, SEALED_SECRETS_POLL_INITIAL_MS: '50', LOG_LEVEL: 'debug',
         },
         stdio: ['ignore', 'pipe', 'pipe'],

@@ -34,3 +34,11 @@ export function kustomize(dir: string): any[] {
 export function yamlObjects(file: string): any[] {
   return parseAllDocuments(readFileSync(file, 'utf8')).map((d: any) => d.toJS()).filter(Boolean);
 }
+
+/**
+ * The environment of a child process the tests start: PATH, the given settings and a HOME of its own
+ * (kubectl keeps a cache under $HOME/.kube; without HOME it would write into the working directory).
+ */
+export function childEnv(extra: Record<string, string | undefined> = {}): Record<string, string> {
+  return Object.fromEntries(Object.entries({ PATH: process.env.PATH!, HOME: tempDir('home'), ...extra }).filter((e): e is [string, string] => e[1] !== undefined));
+}

@@ -1,7 +1,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { tempDir } from './files';
+import { childEnv, tempDir } from './files';
 import { freePort } from './services';
 import { API_KEY } from './service';
 
@@ -40,7 +40,7 @@ export class ServiceProcess {
   }
 
   async start(extraEnv: Record<string, string> = {}): Promise<void> {
-    const proc = spawn(process.execPath, [MAIN], { env: { PATH: process.env.PATH!, HOST: '127.0.0.1', PORT: String(this.port), ...this.env, ...extraEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawn(process.execPath, [MAIN], { env: childEnv({ HOST: '127.0.0.1', PORT: String(this.port), ...this.env, ...extraEnv }), stdio: ['ignore', 'pipe', 'pipe'] });
     this.proc = proc;
     proc.stdout!.on('data', (d) => (this.output += d));
     proc.stderr!.on('data', (d) => (this.output += d));

@@ -118,6 +118,12 @@ export function bareRepo(): { url: string; dir: string } {
   return { url: `file://${dir}`, dir };
 }
 
+/** Commits on the branch that carry this run's trailer, by pass. */
+export function runCommits(gitDir: string, runId: string): string[] {
+  const out = execFileSync('git', ['--git-dir', gitDir, 'log', '--format=%(trailers:key=Scaffold-Pass,valueonly)', '--fixed-strings', `--grep=Scaffold-Run: ${runId}`, 'main'], { encoding: 'utf8' });
+  return out.split('\n').map((l) => l.trim()).filter(Boolean);
+}
+
 export function gitLog(dir: string, branch = 'main'): string[] {
   return execFileSync('git', ['--git-dir', dir, 'log', '--format=%H %s', branch], { encoding: 'utf8' }).trim().split('\n');
 }

@@ -16,12 +16,18 @@ export class InMemoryEventStore implements EventStore {
     return { events, lastSeq: events.at(-1)?.seq ?? 0 };
   }
 
+  private lastSeqOf(runId: string): number {
+    for (let i = this.log.length - 1; i >= 0; i--) if (this.log[i].run_id === runId) return this.log[i].seq;
+    return 0;
+  }
+
   async lastSeq(): Promise<number> {
     return this.log.at(-1)?.seq ?? 0;
   }
 
   async append(runId: string, events: ScaffoldEvent[], expectedLastSeq: number): Promise<StoredEvent[]> {
-    if ((await this.readRun(runId)).lastSeq !== expectedLastSeq || events.some((e) => this.ids.has(e.id))) throw new ConcurrencyConflict(runId);
+    // Checked and written without an await between them, as the server does atomically.
+    if (this.lastSeqOf(runId) !== expectedLastSeq || events.some((e) => this.ids.has(e.id))) throw new ConcurrencyConflict(runId);
     const stored = events.map((e, i) => ({ ...e, run_id: runId, seq: this.log.length + i + 1 }));
     for (const e of stored) {
       this.log.push(e);

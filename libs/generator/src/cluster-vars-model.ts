@@ -138,6 +138,7 @@ export function givenVarProblem(known: KnownVariables | undefined, given: Record
     if (!VARIABLE_NAME.test(key)) return { key, problem: 'not a Flux variable name (letters, digits, _; not starting with a digit)' };
     if (typeof value !== 'string') return { key, problem: 'the value must be a string' };
     // Flux substitutes into YAML text: a line break or control character could add fields to every object.
+    // eslint-disable-next-line no-control-regex -- control characters are exactly what this refuses
     if (/[\u0000-\u001f\u007f]/.test(value)) return { key, problem: 'the value must not contain line breaks or control characters' };
     if (!known.names.has(key)) return { key, problem: `the reference's ${known.configMap} has no ${key} and no component uses \${${key}}` };
   }

@@ -10,7 +10,7 @@ export class KubeError extends Error {
 export function kubeError(e: unknown, what: string): KubeError {
   if (e instanceof KubeError) return e;
   const status = Number((e as any)?.code ?? (e as any)?.statusCode ?? 0);
-  let reason = '';
+  let reason: string;
   try {
     const body = typeof (e as any)?.body === 'string' ? JSON.parse((e as any).body) : (e as any)?.body;
     reason = body?.message ? `: ${body.message}` : '';

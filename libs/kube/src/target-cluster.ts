@@ -89,8 +89,8 @@ export async function waitForSealedSecrets(kc: KubeConfig, loc: SealedSecretsLoc
   const sleep = opts.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
   const start = Date.now();
   let delay = opts.initialDelayMs ?? 2000;
-  let last: AvailabilityCheck = { ready: false, seen: 'nothing yet' };
   for (;;) {
+    let last: AvailabilityCheck;
     try {
       last = await checkSealedSecrets(kc, loc);
     } catch (e) {

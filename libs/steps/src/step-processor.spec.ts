@@ -1,0 +1,68 @@
+import { randomUUID } from 'node:crypto';
+import { ACK, decideAndAppend, Delivery, InMemoryEventStore, InMemoryRunInputs, InMemoryRunLogStore } from '../../event-store/src';
+import type { EventDraft, ScaffoldRequestedData } from '../../events/src';
+import { decide, runDecider } from '../../run-decider/src';
+import type { StepSettings } from './settings';
+import { StepError, StepHandler } from './step-handlers';
+import { StepProcessor } from './step-processor';
+
+const request: ScaffoldRequestedData = {
+  cluster_name: 'c1', domain: 'c1.example.com', region: 'eu-west-1', acme_email: 'ops@example.com', repo_url: 'https://git.example.com/fleet.git', branch: 'main',
+  target: { kind: 'sealing_cert', fingerprint_sha256: 'ab', not_after: '2030-01-01T00:00:00.000Z' }, requested_by: 'default',
+};
+const settings = { ackWaitMs: 1000, stepTimeoutMs: 5000, concurrency: 1 } as StepSettings;
+const silent = { info: () => undefined, warn: () => undefined, error: () => undefined };
+
+/** The step processor on the in-memory store: given a run, when its trigger event is delivered, then events and a disposition. */
+describe('StepProcessor (in-memory event store)', () => {
+  let store: InMemoryEventStore;
+  let logs: InMemoryRunLogStore;
+  let runId: string;
+  const infraPushed: EventDraft = { type: 'InfraPushed', data: { commit: 'a'.repeat(40), files_changed: 3 } };
+  const processor = (run: StepHandler['run']) => new StepProcessor({ step: 'infra-pass', run }, { store, inputs: new InMemoryRunInputs(), logs, settings, logger: silent });
+  const delivery = async (deliveryCount = 1): Promise<Delivery[]> => [{ event: (await store.readRun(runId)).events[0], deliveryCount }];
+  const types = async () => (await store.readRun(runId)).events.map((e) => e.type);
+
+  beforeEach(async () => {
+    store = new InMemoryEventStore();
+    logs = new InMemoryRunLogStore();
+    runId = randomUUID();
+    await decideAndAppend(store, runId, runDecider, (s) => decide({ type: 'RequestScaffold', data: request }, s));
+  });
+
+  it('runs the step on its trigger and records the result', async () => {
+    expect(await processor(async () => infraPushed).handle(await delivery())).toEqual(ACK);
+    expect(await types()).toEqual(['ScaffoldRequested', 'InfraPushed']);
+    expect((await logs.read(runId)).map((l) => l.msg)).toEqual(['infra-pass started (delivery 1)']);
+  });
+
+  it('acknowledges a redelivered trigger without running the step again', async () => {
+    let runs = 0;
+    const p = processor(async () => (runs++, infraPushed));
+    await p.handle(await delivery());
+    expect(await p.handle(await delivery(2))).toEqual(ACK);
+    expect(runs).toBe(1);
+  });
+
+  it('acknowledges events that are not its trigger', async () => {
+    const [event] = (await store.readRun(runId)).events;
+    const other = new StepProcessor({ step: 'full-pass', run: async () => infraPushed }, { store, inputs: new InMemoryRunInputs(), logs, settings, logger: silent });
+    expect(await other.handle([{ event, deliveryCount: 1 }])).toEqual(ACK);
+    expect(await types()).toEqual(['ScaffoldRequested']);
+  });
+
+  it('hands a retryable failure back with backoff, and fails the run on one that retrying cannot help', async () => {
+    expect(await processor(async () => Promise.reject(new StepError('remote unreachable', true))).handle(await delivery())).toEqual({ nakDelayMs: 1000 });
+    expect(await types()).toEqual(['ScaffoldRequested', 'StepFailed']);
+    expect(await processor(async () => Promise.reject(new StepError('branch does not exist', false))).handle(await delivery(2))).toEqual(ACK);
+    expect(await types()).toEqual(['ScaffoldRequested', 'StepFailed', 'StepFailed', 'ScaffoldFailed']);
+  });
+
+  it('stops a cancelled run at the step boundary without running the step', async () => {
+    await decideAndAppend(store, runId, runDecider, (s) => decide({ type: 'RequestCancel', requestedBy: 'ops' }, s));
+    let ran = false;
+    expect(await processor(async () => ((ran = true), infraPushed)).handle(await delivery())).toEqual(ACK);
+    expect(ran).toBe(false);
+    expect(await types()).toEqual(['ScaffoldRequested', 'ScaffoldCancelRequested', 'ScaffoldCancelled']);
+  });
+});

@@ -1,0 +1,56 @@
+import { ConfigError, loadConfig } from './config';
+
+const KEY = { API_KEY: 'a-key-of-sixteen-chars' };
+const problemOf = (env: Record<string, string>) => {
+  try {
+    loadConfig({ ...KEY, ...env });
+    return null;
+  } catch (e) {
+    expect(e).toBeInstanceOf(ConfigError);
+    return (e as Error).message;
+  }
+};
+
+describe('configuration: one schema for every variable', () => {
+  it('fills the documented defaults', () => {
+    const c = loadConfig(KEY);
+    expect(c).toMatchObject({ port: 8080, host: '0.0.0.0', natsUrl: 'nats://127.0.0.1:4222', executor: 'local', streamReplicas: 1, migrationsRun: true, runStepWorkers: true, shutdownGraceMs: 25_000 });
+    expect(c.steps).toMatchObject({ concurrency: 4, ackWaitMs: 30_000, stepTimeoutMs: 600_000, pushAttempts: 5, referenceEnv: 'development' });
+    expect(c.kubernetes).toMatchObject({ namespace: 'kubeopera-provisioning', backoffLimit: 2, envSecretNames: ['gitops-scaffolder-runner'] });
+    expect(c.jobWatchIntervalMs).toBe(10_000);
+  });
+
+  it('reads numbers, flags and lists', () => {
+    const c = loadConfig({ ...KEY, PORT: '9090', STEP_CONCURRENCY: '8', JOB_WATCH_INTERVAL_SECONDS: '0.3', MIGRATIONS_RUN: 'false', GIT_ALLOWED_SCHEMES: 'https, file', SHUTDOWN_GRACE_SECONDS: '0' });
+    expect(c).toMatchObject({ port: 9090, migrationsRun: false, allowedSchemes: ['https', 'file'], jobWatchIntervalMs: 300, shutdownGraceMs: 0 });
+    expect(c.steps.concurrency).toBe(8);
+  });
+
+  it.each([
+    ['PORT', 'abc'],
+    ['PORT', '70000'],
+    ['STEP_CONCURRENCY', '0'],
+    ['STEP_CONCURRENCY', '1.5'],
+    ['STREAM_REPLICAS', '7'],
+    ['ACK_WAIT_SECONDS', '0'],
+    ['MIGRATIONS_RUN', 'maybe'],
+    ['EXECUTOR', 'docker'],
+    ['LOG_LEVEL', 'loud'],
+    ['GIT_ALLOWED_SCHEMES', 'https;rm -rf'],
+  ])('refuses %s=%s, naming the variable', (name, value) => {
+    expect(problemOf({ [name]: value })).toContain(`${name}=${JSON.stringify(value)}`);
+  });
+
+  it('names every bad variable at once', () => {
+    const message = problemOf({ PORT: 'abc', STEP_CONCURRENCY: '0' })!;
+    expect(message).toContain('PORT');
+    expect(message).toContain('STEP_CONCURRENCY');
+  });
+
+  it('refuses to start without an API key or with a short one, but the CLI tools need none', () => {
+    expect(() => loadConfig({})).toThrow(/API_KEY/);
+    expect(() => loadConfig({ API_KEY: 'short' })).toThrow(/shorter than 16/);
+    expect(() => loadConfig({ API_KEYS: 'no-equals-sign' })).toThrow(/API_KEYS/);
+    expect(loadConfig({}, { requireApiKey: false }).apiKeys.size).toBe(0);
+  });
+});

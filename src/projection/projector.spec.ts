@@ -1,0 +1,55 @@
+import { randomUUID } from 'node:crypto';
+import type { FindOperator } from 'typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
+import { decideAndAppend, Delivery, InMemoryEventStore, JetStreamEventStore } from '../../libs/event-store/src';
+import type { ScaffoldRequestedData } from '../../libs/events/src';
+import { decide, runDecider } from '../../libs/run-decider/src';
+import { loadConfig } from '../config/config';
+import { Metrics } from '../metrics/metrics';
+import { ProjectionCheckpoint, ScaffoldRunRow } from './entities';
+import { Projector } from './projector';
+
+/** Tables as maps, with the three repository calls the projection makes. */
+function memoryTables() {
+  const tables = new Map<unknown, Map<string, any>>();
+  const table = (entity: unknown) => tables.get(entity) ?? tables.set(entity, new Map()).get(entity)!;
+  const manager = {
+    getRepository: (entity: unknown) => ({
+      find: async ({ where }: { where: { id: FindOperator<string[]> } }) => (where.id.value as unknown as string[]).map((id) => table(entity).get(id)).filter(Boolean),
+      upsert: async (rows: any[]) => rows.forEach((r) => table(entity).set(r.id, r)),
+      save: async (row: any) => table(entity).set(row.name, row),
+    }),
+  } as unknown as EntityManager;
+  const ds = { transaction: (work: (m: EntityManager) => Promise<unknown>) => work(manager) } as unknown as DataSource;
+  return { ds, rows: () => table(ScaffoldRunRow), checkpoint: () => table(ProjectionCheckpoint).get('projector')?.last_seq };
+}
+
+const request: ScaffoldRequestedData = {
+  cluster_name: 'c1', domain: 'c1.example.com', region: 'eu-west-1', acme_email: 'ops@example.com', repo_url: 'https://git.example.com/fleet.git', branch: 'main',
+  target: { kind: 'sealing_cert', fingerprint_sha256: 'ab', not_after: '2030-01-01T00:00:00.000Z' }, requested_by: 'default',
+};
+const silent = { info: () => undefined, warn: () => undefined, error: () => undefined } as any;
+
+/** The projection on the in-memory store: given events, when a batch is projected, then rows and the checkpoint. */
+describe('Projector (in-memory event store, in-memory tables)', () => {
+  it('writes each touched run folded from its whole history, whatever the batch order, and the checkpoint', async () => {
+    const store = new InMemoryEventStore();
+    const db = memoryTables();
+    const projector = new Projector(store, {} as JetStreamEventStore, db.ds, new Metrics({} as JetStreamEventStore), silent, loadConfig({}, { requireApiKey: false }));
+    const [a, b] = [randomUUID(), randomUUID()];
+    for (const id of [a, b]) await decideAndAppend(store, id, runDecider, (s) => decide({ type: 'RequestScaffold', data: request }, s));
+    await decideAndAppend(store, a, runDecider, (s) => decide({ type: 'RequestCancel', requestedBy: 'ops' }, s));
+    const all = (await store.readRange({ fromSeq: 1, limit: 100 })).events;
+    // A redelivered older event after a newer one: the row still reflects the whole history.
+    const batch: Delivery[] = [all[2], all[0], all[1]].map((event) => ({ event, deliveryCount: 1 }));
+    expect(await projector.project(batch)).toEqual({ ack: true });
+    expect(db.rows().get(a)).toMatchObject({ status: 'queued', last_seq: '3', cluster_name: 'c1' });
+    expect(db.rows().get(a).state.cancelRequested).toBe(true);
+    expect(db.rows().get(b)).toMatchObject({ status: 'queued', last_seq: '2' });
+    expect(db.checkpoint()).toBe('3');
+    // The same batch again changes nothing.
+    const before = JSON.stringify([...db.rows().values()]);
+    await projector.project(batch);
+    expect(JSON.stringify([...db.rows().values()])).toBe(before);
+  });
+});
