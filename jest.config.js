@@ -3,7 +3,21 @@
  * @kubernetes/client-node 1.x and its OIDC dependencies ship only ES modules: jest (CommonJS)
  * gets them transpiled by ts-jest; plain Node 20.19+ loads them through require(esm).
  */
-const ESM_PACKAGES = ['@nestjs', 'file-type', 'strtok3', 'token-types', '@tokenizer', 'uint8array-extras', '@kubernetes/client-node', 'openid-client', 'oauth4webapi', 'jose', 'age-encryption', '@noble', '@scure'];
+const ESM_PACKAGES = [
+  '@nestjs',
+  'file-type',
+  'strtok3',
+  'token-types',
+  '@tokenizer',
+  'uint8array-extras',
+  '@kubernetes/client-node',
+  'openid-client',
+  'oauth4webapi',
+  'jose',
+  'age-encryption',
+  '@noble',
+  '@scure',
+];
 
 module.exports = {
   testEnvironment: 'node',

@@ -24,10 +24,18 @@ function referenceWithServices(count: number): string {
     cpSync(join(root, 'base/api'), join(root, 'base', name), { recursive: true });
     for (const f of ['deployment.yaml', 'service.yaml', 'ingress.yaml']) {
       const p = join(root, 'base', name, f);
-      writeFileSync(p, require('node:fs').readFileSync(p, 'utf8').replace(/\bapi\b/g, name));
+      writeFileSync(
+        p,
+        require('node:fs')
+          .readFileSync(p, 'utf8')
+          .replace(/\bapi\b/g, name),
+      );
     }
   }
-  writeFileSync(join(root, 'base/kustomization.yaml'), `apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamespace: platform\nresources:\n  - namespace.yaml\n${names.map((n) => `  - ${n}\n`).join('')}`);
+  writeFileSync(
+    join(root, 'base/kustomization.yaml'),
+    `apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamespace: platform\nresources:\n  - namespace.yaml\n${names.map((n) => `  - ${n}\n`).join('')}`,
+  );
   return root;
 }
 
@@ -49,7 +57,13 @@ function phasedWithComponents(count: number): string {
     cpSync(join(root, 'platform/api'), join(root, 'platform', name), { recursive: true });
     for (const f of ['ks.yaml', 'app/deployment.yaml', 'app/service.yaml', 'app/ingress.yaml']) {
       const p = join(root, 'platform', name, f);
-      fs.writeFileSync(p, fs.readFileSync(p, 'utf8').replace(/\bapi\b/g, name).replace(/\$\{SVC-\d+_REPLICAS\}/, '${API_REPLICAS}'));
+      fs.writeFileSync(
+        p,
+        fs
+          .readFileSync(p, 'utf8')
+          .replace(/\bapi\b/g, name)
+          .replace(/\$\{SVC-\d+_REPLICAS\}/, '${API_REPLICAS}'),
+      );
     }
   }
   const k = join(root, 'platform/kustomization.yaml');
@@ -70,7 +84,9 @@ async function timeBothPasses(template: string, cert: string, validate: boolean,
   await generate({ ...common, pass: 'infra' });
   const { summary } = await generate({ ...common, pass: 'full', sealingCertPem: cert, registry: { server: 'r.example.com', username: 'u', password: 'p' } });
   const generateMs = Number(process.hrtime.bigint() - start) / 1e6;
-  const folders = [summary.gitops_path, ...summary.kustomizations.map((k) => k.path.replace(/^\.\//, ''))].filter((f, i, all) => all.indexOf(f) === i && existsSync(join(repo, f, 'kustomization.yaml')));
+  const folders = [summary.gitops_path, ...summary.kustomizations.map((k) => k.path.replace(/^\.\//, ''))].filter(
+    (f, i, all) => all.indexOf(f) === i && existsSync(join(repo, f, 'kustomization.yaml')),
+  );
   const baselineStart = process.hrtime.bigint();
   for (const folder of folders) execFileSync('kubectl', ['kustomize', join(repo, folder)], { maxBuffer: 256 * 1024 * 1024 });
   const baselineMs = Number(process.hrtime.bigint() - baselineStart) / 1e6;

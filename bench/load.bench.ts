@@ -38,7 +38,10 @@ function plainGit(remotes: string[], tree: string): number {
   const start = Date.now();
   const git = (cwd: string, ...a: string[]) => execFileSync('git', ['-C', cwd, '-c', 'user.name=b', '-c', 'user.email=b@x', ...a], { stdio: 'ignore' });
   for (let i = 0; i < RUNS; i++) {
-    for (const layers of [['flux-system', 'infrastructure'], ['apps', 'database', 'cert-manager-config']]) {
+    for (const layers of [
+      ['flux-system', 'infrastructure'],
+      ['apps', 'database', 'cert-manager-config'],
+    ]) {
       const wc = mkdtempSync(join(tmpdir(), 'plain-'));
       execFileSync('git', ['clone', '-q', '--branch', 'main', '--single-branch', remotes[i % remotes.length], wc]);
       for (const l of layers) cpSync(join(tree, l), join(wc, 'clusters', `plain-${i}`, l), { recursive: true });
@@ -66,8 +69,12 @@ async function main() {
     const created = await Promise.all(
       Array.from({ length: RUNS }, (_, i) =>
         api(svc.base, 'POST', '/api/v1/scaffolds', {
-          cluster_name: `load-${i}`, domain: `l${i}.example.com`, region: 'eu-west-1', acme_email: 'ops@example.com',
-          repo: { url: remotes[i % REPOS].url, branch: 'main' }, target: { sealing_cert_pem: cert.certPem },
+          cluster_name: `load-${i}`,
+          domain: `l${i}.example.com`,
+          region: 'eu-west-1',
+          acme_email: 'ops@example.com',
+          repo: { url: remotes[i % REPOS].url, branch: 'main' },
+          target: { sealing_cert_pem: cert.certPem },
         }),
       ),
     );
@@ -81,11 +88,15 @@ async function main() {
       const t1 = process.hrtime.bigint();
       void api(svc.base, 'GET', `/api/v1/scaffolds/${id}`).then(() => restTimes.push(Number(process.hrtime.bigint() - t1) / 1e6));
       const t2 = process.hrtime.bigint();
-      void nc.request('scaffolds.v1.get', JSON.stringify({ id }), { headers: h, timeout: 10_000 }).then(() => natsTimes.push(Number(process.hrtime.bigint() - t2) / 1e6), () => undefined);
+      void nc.request('scaffolds.v1.get', JSON.stringify({ id }), { headers: h, timeout: 10_000 }).then(
+        () => natsTimes.push(Number(process.hrtime.bigint() - t2) / 1e6),
+        () => undefined,
+      );
     }, 1000 / GET_RATE);
     while (finishedAt.size < RUNS && Date.now() - started < 30 * 60_000) {
       const page = await api(svc.base, 'GET', '/api/v1/scaffolds?limit=500');
-      for (const r of page.json?.items ?? []) if (['succeeded', 'failed', 'cancelled'].includes(r.status) && !finishedAt.has(r.id)) finishedAt.set(r.id, { at: Date.parse(r.finished_at), status: r.status });
+      for (const r of page.json?.items ?? [])
+        if (['succeeded', 'failed', 'cancelled'].includes(r.status) && !finishedAt.has(r.id)) finishedAt.set(r.id, { at: Date.parse(r.finished_at), status: r.status });
       await new Promise((r) => setTimeout(r, 500));
     }
     clearInterval(getter);
@@ -97,24 +108,36 @@ async function main() {
 
     const tree = mkdtempSync(join(tmpdir(), 'tree-'));
     execFileSync('git', ['clone', '-q', remotes[0].dir, tree]);
-    const plainMs = plainGit(Array.from({ length: REPOS }, () => bareRepo().dir), join(tree, 'clusters/load-0'));
+    const plainMs = plainGit(
+      Array.from({ length: REPOS }, () => bareRepo().dir),
+      join(tree, 'clusters/load-0'),
+    );
 
-    console.log(JSON.stringify({
-      runs: RUNS,
-      repositories: REPOS,
-      finished: finishedAt.size,
-      succeeded: [...finishedAt.values()].filter((f) => f.status === 'succeeded').length,
-      wall_seconds: round(wall),
-      runs_per_minute: round((finishedAt.size / wall) * 60),
-      time_to_terminal_s: { p50: round(pct(times, 50)), p99: round(pct(times, 99)) },
-      service_peak_rss_mib: round(peak),
-      plain_git_same_work_seconds: round(plainMs / 1000),
-      ratio_service_to_plain_git: round(wall / (plainMs / 1000), 2),
-      get_status_ms: { rest: { p50: round(pct(restTimes, 50), 2), p99: round(pct(restTimes, 99), 2), n: restTimes.length }, nats: { p50: round(pct(natsTimes, 50), 2), p99: round(pct(natsTimes, 99), 2), n: natsTimes.length } },
-      events_appended: events,
-      append_rate_events_per_s: round(events / wall),
-      projection_delay_s: { p50_le: histogramQuantile(metrics, 'scaffold_projection_delay_seconds', 0.5), p99_le: histogramQuantile(metrics, 'scaffold_projection_delay_seconds', 0.99) },
-    }, null, 2));
+    console.log(
+      JSON.stringify(
+        {
+          runs: RUNS,
+          repositories: REPOS,
+          finished: finishedAt.size,
+          succeeded: [...finishedAt.values()].filter((f) => f.status === 'succeeded').length,
+          wall_seconds: round(wall),
+          runs_per_minute: round((finishedAt.size / wall) * 60),
+          time_to_terminal_s: { p50: round(pct(times, 50)), p99: round(pct(times, 99)) },
+          service_peak_rss_mib: round(peak),
+          plain_git_same_work_seconds: round(plainMs / 1000),
+          ratio_service_to_plain_git: round(wall / (plainMs / 1000), 2),
+          get_status_ms: {
+            rest: { p50: round(pct(restTimes, 50), 2), p99: round(pct(restTimes, 99), 2), n: restTimes.length },
+            nats: { p50: round(pct(natsTimes, 50), 2), p99: round(pct(natsTimes, 99), 2), n: natsTimes.length },
+          },
+          events_appended: events,
+          append_rate_events_per_s: round(events / wall),
+          projection_delay_s: { p50_le: histogramQuantile(metrics, 'scaffold_projection_delay_seconds', 0.5), p99_le: histogramQuantile(metrics, 'scaffold_projection_delay_seconds', 0.99) },
+        },
+        null,
+        2,
+      ),
+    );
   } finally {
     await nc.close();
     await svc.kill('SIGTERM');

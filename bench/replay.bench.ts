@@ -16,7 +16,19 @@ const RUNS = Number(process.env.BENCH_RUNS ?? 2000);
 function runEvents(runId: string): EventDraft[] {
   const c = 'a'.repeat(40);
   return [
-    { type: 'ScaffoldRequested', data: { cluster_name: `c-${runId.slice(0, 8)}`, domain: 'x.example.com', region: 'eu-west-1', acme_email: 'a@example.com', repo_url: 'https://git.example.com/f.git', branch: 'main', target: { kind: 'sealing_cert', fingerprint_sha256: 'ab', not_after: '2030-01-01T00:00:00Z' }, requested_by: 'bench' } },
+    {
+      type: 'ScaffoldRequested',
+      data: {
+        cluster_name: `c-${runId.slice(0, 8)}`,
+        domain: 'x.example.com',
+        region: 'eu-west-1',
+        acme_email: 'a@example.com',
+        repo_url: 'https://git.example.com/f.git',
+        branch: 'main',
+        target: { kind: 'sealing_cert', fingerprint_sha256: 'ab', not_after: '2030-01-01T00:00:00Z' },
+        requested_by: 'bench',
+      },
+    },
     { type: 'InfraPushed', data: { commit: c, files_changed: 10 } },
     { type: 'SealedSecretsReady', data: { source: 'given_certificate', controller: null } },
     { type: 'CertFetched', data: { fingerprint_sha256: 'ab', not_after: '2030-01-01T00:00:00Z' } },
@@ -58,7 +70,7 @@ async function main() {
     // Replay: read, parse, upcast and validate every event (what scaffolderctl replay does before printing).
     t = process.hrtime.bigint();
     let replayed = 0;
-    for (let next: number | null = 1; next !== null; ) {
+    for (let next: number | null = 1; next !== null;) {
       const page = await store.readRange({ fromSeq: next, limit: 1000 });
       replayed += page.events.length;
       next = page.nextSeq;
@@ -69,14 +81,20 @@ async function main() {
     const rebuild = await rebuildProjection(store, ds);
 
     const rate = (n: number, s: number) => Math.round(n / s);
-    console.log(JSON.stringify({
-      events: total,
-      raw_jetstream_read_events_per_s: rate(raw, rawSeconds),
-      replay_events_per_s: rate(replayed, replaySeconds),
-      rebuild_events_per_s: rate(rebuild.events, rebuild.seconds),
-      replay_vs_raw: +(rate(replayed, replaySeconds) / rate(raw, rawSeconds)).toFixed(3),
-      rebuild_vs_raw: +(rate(rebuild.events, rebuild.seconds) / rate(raw, rawSeconds)).toFixed(3),
-    }, null, 2));
+    console.log(
+      JSON.stringify(
+        {
+          events: total,
+          raw_jetstream_read_events_per_s: rate(raw, rawSeconds),
+          replay_events_per_s: rate(replayed, replaySeconds),
+          rebuild_events_per_s: rate(rebuild.events, rebuild.seconds),
+          replay_vs_raw: +(rate(replayed, replaySeconds) / rate(raw, rawSeconds)).toFixed(3),
+          rebuild_vs_raw: +(rate(rebuild.events, rebuild.seconds) / rate(raw, rawSeconds)).toFixed(3),
+        },
+        null,
+        2,
+      ),
+    );
   } finally {
     await ds.destroy();
     await nc.close();

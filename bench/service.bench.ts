@@ -47,8 +47,12 @@ async function main() {
     for (let i = 0; i < RUNS; i++) {
       const start = process.hrtime.bigint();
       const r = await api(svc.base, 'POST', '/api/v1/scaffolds', {
-        cluster_name: `bench-${i}`, domain: `b${i}.example.com`, region: 'eu-west-1', acme_email: 'ops@example.com',
-        repo: { url: remote.url, branch: 'main' }, target: { sealing_cert_pem: cert.certPem },
+        cluster_name: `bench-${i}`,
+        domain: `b${i}.example.com`,
+        region: 'eu-west-1',
+        acme_email: 'ops@example.com',
+        repo: { url: remote.url, branch: 'main' },
+        target: { sealing_cert_pem: cert.certPem },
       });
       lastId = r.json.id;
       await waitFor('run', async () => ((await api(svc.base, 'GET', `/api/v1/scaffolds/${lastId}`)).json.status === 'succeeded' ? true : undefined), 120_000);
@@ -74,17 +78,23 @@ async function main() {
       natsTimes.push(ms(s));
     }
     const median = (xs: number[]) => Math.round(pct(xs, 50));
-    console.log(JSON.stringify({
-      runs: RUNS,
-      run_end_to_end_ms: { p50: median(runTimes), max: Math.round(Math.max(...runTimes)) },
-      plain_git_same_work_ms: { p50: median(plainTimes) },
-      ratio_service_to_plain_git: +(pct(runTimes, 50) / pct(plainTimes, 50)).toFixed(2),
-      get_status_ms: {
-        rest: { p50: +pct(restTimes, 50).toFixed(2), p99: +pct(restTimes, 99).toFixed(2) },
-        nats: { p50: +pct(natsTimes, 50).toFixed(2), p99: +pct(natsTimes, 99).toFixed(2) },
-        samples: GETS,
-      },
-    }, null, 2));
+    console.log(
+      JSON.stringify(
+        {
+          runs: RUNS,
+          run_end_to_end_ms: { p50: median(runTimes), max: Math.round(Math.max(...runTimes)) },
+          plain_git_same_work_ms: { p50: median(plainTimes) },
+          ratio_service_to_plain_git: +(pct(runTimes, 50) / pct(plainTimes, 50)).toFixed(2),
+          get_status_ms: {
+            rest: { p50: +pct(restTimes, 50).toFixed(2), p99: +pct(restTimes, 99).toFixed(2) },
+            nats: { p50: +pct(natsTimes, 50).toFixed(2), p99: +pct(natsTimes, 99).toFixed(2) },
+            samples: GETS,
+          },
+        },
+        null,
+        2,
+      ),
+    );
   } finally {
     await nc.close();
     await svc.stop();

@@ -23,7 +23,21 @@ sh('git', ['-C', seed, '-c', 'user.name=demo', '-c', 'user.email=demo@localhost'
 sh('git', ['-C', seed, 'push', '-q', 'origin', 'HEAD:main']);
 
 // 2. A certificate like the sealed-secrets controller's (the demo keeps the private key to prove the seal).
-sh('openssl', ['req', '-x509', '-newkey', 'rsa:4096', '-nodes', '-keyout', join(demoDir, 'sealing.key'), '-out', join(demoDir, 'sealing.crt'), '-days', '365', '-subj', '/CN=sealed-secret/O=sealed-secret']);
+sh('openssl', [
+  'req',
+  '-x509',
+  '-newkey',
+  'rsa:4096',
+  '-nodes',
+  '-keyout',
+  join(demoDir, 'sealing.key'),
+  '-out',
+  join(demoDir, 'sealing.crt'),
+  '-days',
+  '365',
+  '-subj',
+  '/CN=sealed-secret/O=sealed-secret',
+]);
 
 // 3. The service. DEMO_MODEL=cluster-vars runs it over the shipped phased platform (cluster-vars model).
 const clusterVarsModel = process.env.DEMO_MODEL === 'cluster-vars';
@@ -53,7 +67,10 @@ const call = async (method, path, body) => {
 (async () => {
   try {
     for (let i = 0; ; i++) {
-      const ok = await fetch(`${base}/health`).then((r) => r.ok, () => false);
+      const ok = await fetch(`${base}/health`).then(
+        (r) => r.ok,
+        () => false,
+      );
       if (ok) break;
       if (i > 100) throw new Error('service did not become healthy');
       await new Promise((r) => setTimeout(r, 200));
@@ -83,8 +100,14 @@ const call = async (method, path, body) => {
     console.log(`\nevents: ${events.map((e) => e.type).join(' -> ')}`);
     console.log(`\ngit log of ${remote}:\n${sh('git', ['--git-dir', remote, 'log', '--format=  %h %s', 'main'])}`);
     console.log(`tree of clusters/demo-cluster at ${run.full_commit ?? 'HEAD'}:`);
-    console.log(sh('git', ['--git-dir', remote, 'ls-tree', '-r', '--name-only', 'main', 'clusters/demo-cluster']).split('\n').map((l) => '  ' + l).join('\n'));
-    if (clusterVarsModel && run.full_commit) console.log(`\nclusters/demo-cluster/cluster-vars.yaml:\n${sh('git', ['--git-dir', remote, 'show', `${run.full_commit}:clusters/demo-cluster/cluster-vars.yaml`])}`);
+    console.log(
+      sh('git', ['--git-dir', remote, 'ls-tree', '-r', '--name-only', 'main', 'clusters/demo-cluster'])
+        .split('\n')
+        .map((l) => '  ' + l)
+        .join('\n'),
+    );
+    if (clusterVarsModel && run.full_commit)
+      console.log(`\nclusters/demo-cluster/cluster-vars.yaml:\n${sh('git', ['--git-dir', remote, 'show', `${run.full_commit}:clusters/demo-cluster/cluster-vars.yaml`])}`);
     process.exitCode = run.status === 'succeeded' ? 0 : 1;
   } catch (e) {
     console.error(`demo failed: ${e.message}`);

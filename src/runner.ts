@@ -25,7 +25,10 @@ export async function runOne(runId: string, env: NodeJS.ProcessEnv = process.env
   process.env.GIT_TERMINAL_PROMPT = '0';
   // Kubernetes access only where the environment provides it (in a Job: the service account).
   const targets: TargetClusters | undefined = env.KUBERNETES_SERVICE_HOST || env.KUBECONFIG ? require('./kubernetes/kube-clients').kubeTargets(config.steps, config.kubeconfigPath) : undefined;
-  const app = await NestFactory.createApplicationContext(RunnerModule.forRoot(config, logger, runId, targets), { logger: new PinoNestLogger(logger.child({ component: 'nest' })), abortOnError: false });
+  const app = await NestFactory.createApplicationContext(RunnerModule.forRoot(config, logger, runId, targets), {
+    logger: new PinoNestLogger(logger.child({ component: 'nest' })),
+    abortOnError: false,
+  });
   closeOnSignals(app, logger, 'scaffold-runner', config.shutdownGraceMs);
   const store = app.get(JetStreamEventStore);
   const steps = app.get(StepProcessors);

@@ -26,7 +26,15 @@ export async function createServiceApp(config: AppConfig, logger: Logger): Promi
   app.connectMicroservice<MicroserviceOptions>(
     {
       transport: Transport.NATS,
-      options: { servers: config.natsUrl, name: 'gitops-scaffolder-api', queue: NATS_QUEUE, serializer: new NatsJsonSerializer(), deserializer: new NatsJsonDeserializer(), maxReconnectAttempts: -1, reconnectTimeWait: 500 },
+      options: {
+        servers: config.natsUrl,
+        name: 'gitops-scaffolder-api',
+        queue: NATS_QUEUE,
+        serializer: new NatsJsonSerializer(),
+        deserializer: new NatsJsonDeserializer(),
+        maxReconnectAttempts: -1,
+        reconnectTimeWait: 500,
+      },
     },
     { inheritAppConfig: true },
   );

@@ -2,7 +2,11 @@ import { HttpException } from '@nestjs/common';
 
 /** An error both APIs return as {"error": {"code", "message"}} with the HTTP status given here. */
 export class ApiError extends Error {
-  constructor(readonly status: number, readonly code: string, message: string) {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
     super(message);
   }
 }

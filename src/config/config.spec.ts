@@ -14,7 +14,16 @@ const problemOf = (env: Record<string, string>) => {
 describe('configuration: one schema for every variable', () => {
   it('fills the documented defaults', () => {
     const c = loadConfig(KEY);
-    expect(c).toMatchObject({ port: 8080, host: '0.0.0.0', natsUrl: 'nats://127.0.0.1:4222', executor: 'local', streamReplicas: 1, migrationsRun: true, runStepWorkers: true, shutdownGraceMs: 25_000 });
+    expect(c).toMatchObject({
+      port: 8080,
+      host: '0.0.0.0',
+      natsUrl: 'nats://127.0.0.1:4222',
+      executor: 'local',
+      streamReplicas: 1,
+      migrationsRun: true,
+      runStepWorkers: true,
+      shutdownGraceMs: 25_000,
+    });
     expect(c.steps).toMatchObject({ concurrency: 4, ackWaitMs: 30_000, stepTimeoutMs: 600_000, pushAttempts: 5, referenceEnv: 'development' });
     expect(c.kubernetes).toMatchObject({ namespace: 'kubeopera-provisioning', backoffLimit: 2, envSecretNames: ['gitops-scaffolder-runner'] });
     expect(c.jobWatchIntervalMs).toBe(10_000);

@@ -71,7 +71,11 @@ function registry(env: Env): RegistryCredentials | undefined {
   return server && username && password ? { server, username, password } : undefined;
 }
 
-const list = (value: string) => value.split(',').map((s) => s.trim()).filter(Boolean);
+const list = (value: string) =>
+  value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 
 export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env, opts: { requireApiKey?: boolean } = {}): AppConfig {
   const env = checkedEnv(rawEnv);

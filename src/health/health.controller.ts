@@ -18,8 +18,16 @@ export class HealthController {
   @Public()
   @Get('health')
   async health(@Res() res: Response) {
-    const nats = this.nats.connection.isClosed() ? 'down' : await this.store.jsm.getAccountInfo().then(() => 'up', () => 'down');
-    const postgres = await this.ds.query('SELECT 1').then(() => 'up', () => 'down');
+    const nats = this.nats.connection.isClosed()
+      ? 'down'
+      : await this.store.jsm.getAccountInfo().then(
+          () => 'up',
+          () => 'down',
+        );
+    const postgres = await this.ds.query('SELECT 1').then(
+      () => 'up',
+      () => 'down',
+    );
     const ok = nats === 'up' && postgres === 'up';
     res.status(ok ? 200 : 503).json({ status: ok ? 'ok' : 'degraded', nats, postgres });
   }

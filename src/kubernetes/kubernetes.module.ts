@@ -7,7 +7,6 @@ import { JobWatcher } from './job-watcher';
 import { JOB_LOGS, JobLogs } from './job-logs';
 import { managementKubeConfig } from './kube-clients';
 
-
 /**
  * EXECUTOR=kubernetes in the service: one Job per run (launcher) and a watcher that fails runs whose
  * Job failed or vanished. The Jobs run the steps (scaffold-runner). Imported only for that executor,
@@ -17,7 +16,14 @@ import { managementKubeConfig } from './kube-clients';
 @Module({
   providers: [
     { provide: ScaffoldJobs, inject: [APP_CONFIG], useFactory: (config: AppConfig) => new ScaffoldJobs(managementKubeConfig(config.kubeconfigPath), config.kubernetes) },
-    { provide: JOB_LOGS, inject: [ScaffoldJobs], useFactory: (jobs: ScaffoldJobs): JobLogs => (runId) => jobs.logs(runId) },
+    {
+      provide: JOB_LOGS,
+      inject: [ScaffoldJobs],
+      useFactory:
+        (jobs: ScaffoldJobs): JobLogs =>
+        (runId) =>
+          jobs.logs(runId),
+    },
     JobLauncher,
     JobWatcher,
   ],

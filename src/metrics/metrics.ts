@@ -11,7 +11,12 @@ import type { StoredEvent } from '../../libs/events/src';
 export class Metrics {
   readonly registry = new Registry();
   readonly runsStarted = new Counter({ name: 'scaffold_runs_started_total', help: 'Runs accepted (ScaffoldRequested projected)', registers: [this.registry] });
-  readonly runsFinished = new Counter({ name: 'scaffold_runs_finished_total', help: 'Runs that reached a terminal event, by status and the step they ended in', labelNames: ['status', 'step'], registers: [this.registry] });
+  readonly runsFinished = new Counter({
+    name: 'scaffold_runs_finished_total',
+    help: 'Runs that reached a terminal event, by status and the step they ended in',
+    labelNames: ['status', 'step'],
+    registers: [this.registry],
+  });
   readonly stepDuration = new Histogram({
     name: 'scaffold_step_duration_seconds',
     help: 'Duration of step attempts',
@@ -38,8 +43,7 @@ export class Metrics {
 
   constructor(private readonly store: JetStreamEventStore) {
     // prom-client collects gauges concurrently: every lag gauge awaits the same JetStream read of this scrape.
-    const lagGauge = (name: string, help: string, labelNames: string[] = []) =>
-      new Gauge({ name, help, labelNames, registers: [this.registry], collect: () => this.readLag() });
+    const lagGauge = (name: string, help: string, labelNames: string[] = []) => new Gauge({ name, help, labelNames, registers: [this.registry], collect: () => this.readLag() });
     this.gauges = {
       lastSeq: lagGauge('scaffold_stream_last_seq', 'Last sequence of the event stream'),
       consumerLag: lagGauge('scaffold_consumer_lag_events', 'Stream last sequence minus the consumer ack floor', ['consumer']),

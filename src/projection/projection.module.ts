@@ -19,7 +19,13 @@ export class ProjectionModule {
       imports: [
         TypeOrmModule.forRootAsync({
           inject: [APP_CONFIG],
-          useFactory: (config: AppConfig) => ({ ...readModelOptions(config.databaseUrl), migrationsRun: config.migrationsRun, migrationsTransactionMode: 'each' as const, retryAttempts: 2, retryDelay: 1000 }),
+          useFactory: (config: AppConfig) => ({
+            ...readModelOptions(config.databaseUrl),
+            migrationsRun: config.migrationsRun,
+            migrationsTransactionMode: 'each' as const,
+            retryAttempts: 2,
+            retryDelay: 1000,
+          }),
         }),
       ],
       providers: [RunReadModel, ...(opts.project ? [Projector] : [])],

@@ -25,8 +25,14 @@ function memoryTables() {
 }
 
 const request: ScaffoldRequestedData = {
-  cluster_name: 'c1', domain: 'c1.example.com', region: 'eu-west-1', acme_email: 'ops@example.com', repo_url: 'https://git.example.com/fleet.git', branch: 'main',
-  target: { kind: 'sealing_cert', fingerprint_sha256: 'ab', not_after: '2030-01-01T00:00:00.000Z' }, requested_by: 'default',
+  cluster_name: 'c1',
+  domain: 'c1.example.com',
+  region: 'eu-west-1',
+  acme_email: 'ops@example.com',
+  repo_url: 'https://git.example.com/fleet.git',
+  branch: 'main',
+  target: { kind: 'sealing_cert', fingerprint_sha256: 'ab', not_after: '2030-01-01T00:00:00.000Z' },
+  requested_by: 'default',
 };
 const silent = { info: () => undefined, warn: () => undefined, error: () => undefined } as any;
 

@@ -56,7 +56,10 @@ export async function applyEvents(m: EntityManager, events: StoredEvent[], check
     changed.add(e.run_id);
     applied++;
   }
-  const rows = [...changed].map((id) => ({ id, ...current.get(id)! })).filter((r) => r.state.request).map((r) => rowOf(r.id, r.state, r.lastSeq));
+  const rows = [...changed]
+    .map((id) => ({ id, ...current.get(id)! }))
+    .filter((r) => r.state.request)
+    .map((r) => rowOf(r.id, r.state, r.lastSeq));
   if (rows.length > 0) await repo.upsert(rows, ['id']);
   await m.getRepository(ProjectionCheckpoint).save({ name: checkpoint, last_seq: String(events[events.length - 1].seq), updated_at: new Date() });
   return applied;
@@ -104,7 +107,12 @@ export class Projector implements OnApplicationBootstrap, BeforeApplicationShutd
   ) {
     // Short ack wait: a batch held by a process that died comes back soon, and the read-model waits for it.
     const ackWaitMs = Math.min(config.steps.ackWaitMs, 10_000);
-    this.processor = new JetStreamProcessor(store, { durable: PROJECTOR, filterSubject: ALL_RUNS, ackWaitMs, concurrency: 1, batchSize: PROJECTION_BATCH, maxAckPending: PROJECTION_BATCH }, (batch) => this.project(batch), logger);
+    this.processor = new JetStreamProcessor(
+      store,
+      { durable: PROJECTOR, filterSubject: ALL_RUNS, ackWaitMs, concurrency: 1, batchSize: PROJECTION_BATCH, maxAckPending: PROJECTION_BATCH },
+      (batch) => this.project(batch),
+      logger,
+    );
   }
 
   onApplicationBootstrap() {

@@ -52,9 +52,7 @@ const ajv = new Ajv({ allErrors: false, strict: true });
 const validateShape = ajv.compile(CREATE_SCHEMA);
 
 export type CreateTarget =
-  | { kind: 'sealing_cert'; cert: SealingCertificate }
-  | { kind: 'kubeconfig_secret'; ref: { namespace: string; name: string; key: string } }
-  | { kind: 'age_recipients'; recipients: string[] };
+  { kind: 'sealing_cert'; cert: SealingCertificate } | { kind: 'kubeconfig_secret'; ref: { namespace: string; name: string; key: string } } | { kind: 'age_recipients'; recipients: string[] };
 
 /** A validated request: the ScaffoldRequested data without the caller, and the target with its parsed certificate. */
 export type CreateRequest = Omit<ScaffoldRequestedData, 'target' | 'requested_by'> & { target: CreateTarget };

@@ -10,7 +10,24 @@ const nullable = (type: string) => ({ type: [type, 'null'] });
 const RUN_VIEW = {
   type: 'object',
   additionalProperties: false,
-  required: ['id', 'status', 'step', 'message', 'cluster_name', 'domain', 'region', 'gitops_path', 'repo_url', 'branch', 'infra_commit', 'full_commit', 'created_at', 'updated_at', 'finished_at', 'progress'],
+  required: [
+    'id',
+    'status',
+    'step',
+    'message',
+    'cluster_name',
+    'domain',
+    'region',
+    'gitops_path',
+    'repo_url',
+    'branch',
+    'infra_commit',
+    'full_commit',
+    'created_at',
+    'updated_at',
+    'finished_at',
+    'progress',
+  ],
   properties: {
     id: { type: 'string', format: 'uuid' },
     status: { enum: ['queued', 'running', 'succeeded', 'failed', 'cancelled'] },
@@ -28,7 +45,10 @@ const RUN_VIEW = {
     updated_at: nullable('string'),
     finished_at: nullable('string'),
     progress: {
-      oneOf: [{ type: 'null' }, { type: 'object', additionalProperties: false, required: ['waited_seconds', 'deadline_seconds'], properties: { waited_seconds: { type: 'integer' }, deadline_seconds: { type: 'integer' } } }],
+      oneOf: [
+        { type: 'null' },
+        { type: 'object', additionalProperties: false, required: ['waited_seconds', 'deadline_seconds'], properties: { waited_seconds: { type: 'integer' }, deadline_seconds: { type: 'integer' } } },
+      ],
     },
   },
 };
@@ -78,15 +98,43 @@ export const ROUTES: Array<{ method: string; path: string; op: object }> = [
     },
   },
   { method: 'get', path: '/api/v1/scaffolds/{id}', op: { summary: 'A run', parameters: [idParam], responses: { '200': { description: 'the run', ...json(run) }, ...errors(401, 404, 503) } } },
-  { method: 'get', path: '/api/v1/scaffolds/{id}/events', op: { summary: 'A run\'s event history from the stream', parameters: [idParam], responses: { '200': { description: 'events', ...json({ type: 'object', properties: { items: { type: 'array', items: { $ref: '#/components/schemas/Event' } } } }) }, ...errors(401, 404) } } },
+  {
+    method: 'get',
+    path: '/api/v1/scaffolds/{id}/events',
+    op: {
+      summary: "A run's event history from the stream",
+      parameters: [idParam],
+      responses: { '200': { description: 'events', ...json({ type: 'object', properties: { items: { type: 'array', items: { $ref: '#/components/schemas/Event' } } } }) }, ...errors(401, 404) },
+    },
+  },
   {
     method: 'get',
     path: '/api/v1/scaffolds/{id}/events/stream',
-    op: { summary: 'Server-Sent Events of a run, resumable with Last-Event-ID (stream sequence), ending after the terminal event', parameters: [idParam, { name: 'Last-Event-ID', in: 'header', schema: { type: 'string' } }], responses: { '200': { description: 'text/event-stream', content: { 'text/event-stream': { schema: { type: 'string' } } } }, ...errors(401, 404) } },
+    op: {
+      summary: 'Server-Sent Events of a run, resumable with Last-Event-ID (stream sequence), ending after the terminal event',
+      parameters: [idParam, { name: 'Last-Event-ID', in: 'header', schema: { type: 'string' } }],
+      responses: { '200': { description: 'text/event-stream', content: { 'text/event-stream': { schema: { type: 'string' } } } }, ...errors(401, 404) },
+    },
   },
-  { method: 'get', path: '/api/v1/scaffolds/{id}/logs', op: { summary: 'The run\'s log (and Job pod logs with EXECUTOR=kubernetes)', parameters: [idParam], responses: { '200': { description: 'log', content: { 'text/plain': { schema: { type: 'string' } } } }, ...errors(401, 404) } } },
-  { method: 'post', path: '/api/v1/scaffolds/{id}/cancel', op: { summary: 'Cancel at the next step boundary', parameters: [idParam], responses: { '202': { description: 'cancel requested', ...json(run) }, ...errors(401, 404, 409) } } },
-  { method: 'post', path: '/api/v1/scaffolds/{id}/redrive', op: { summary: 'Run the current step again (idempotent)', parameters: [idParam], responses: { '202': { description: 're-driven', ...json(run) }, ...errors(401, 404, 409) } } },
+  {
+    method: 'get',
+    path: '/api/v1/scaffolds/{id}/logs',
+    op: {
+      summary: "The run's log (and Job pod logs with EXECUTOR=kubernetes)",
+      parameters: [idParam],
+      responses: { '200': { description: 'log', content: { 'text/plain': { schema: { type: 'string' } } } }, ...errors(401, 404) },
+    },
+  },
+  {
+    method: 'post',
+    path: '/api/v1/scaffolds/{id}/cancel',
+    op: { summary: 'Cancel at the next step boundary', parameters: [idParam], responses: { '202': { description: 'cancel requested', ...json(run) }, ...errors(401, 404, 409) } },
+  },
+  {
+    method: 'post',
+    path: '/api/v1/scaffolds/{id}/redrive',
+    op: { summary: 'Run the current step again (idempotent)', parameters: [idParam], responses: { '202': { description: 're-driven', ...json(run) }, ...errors(401, 404, 409) } },
+  },
   {
     method: 'get',
     path: '/api/v1/events',
@@ -98,12 +146,27 @@ export const ROUTES: Array<{ method: string; path: string; op: object }> = [
         { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 1000 } },
         { name: 'cursor', in: 'query', schema: { type: 'string' } },
       ],
-      responses: { '200': { description: 'events', ...json({ type: 'object', properties: { items: { type: 'array', items: { $ref: '#/components/schemas/Event' } }, next_cursor: nullable('string') } }) }, ...errors(400, 401) },
+      responses: {
+        '200': { description: 'events', ...json({ type: 'object', properties: { items: { type: 'array', items: { $ref: '#/components/schemas/Event' } }, next_cursor: nullable('string') } }) },
+        ...errors(400, 401),
+      },
     },
   },
   { method: 'get', path: '/api/v1/openapi.json', op: { summary: 'This document', security: [], responses: { '200': { description: 'OpenAPI 3.1', ...json({ type: 'object' }) } } } },
-  { method: 'get', path: '/health', op: { summary: 'NATS and PostgreSQL reachability', security: [], responses: { '200': { description: 'up', ...json({ type: 'object' }) }, '503': { description: 'something is down', ...json({ type: 'object' }) } } } },
-  { method: 'get', path: '/metrics', op: { summary: 'Prometheus metrics', security: [], responses: { '200': { description: 'text exposition format', content: { 'text/plain': { schema: { type: 'string' } } } } } } },
+  {
+    method: 'get',
+    path: '/health',
+    op: {
+      summary: 'NATS and PostgreSQL reachability',
+      security: [],
+      responses: { '200': { description: 'up', ...json({ type: 'object' }) }, '503': { description: 'something is down', ...json({ type: 'object' }) } },
+    },
+  },
+  {
+    method: 'get',
+    path: '/metrics',
+    op: { summary: 'Prometheus metrics', security: [], responses: { '200': { description: 'text exposition format', content: { 'text/plain': { schema: { type: 'string' } } } } } },
+  },
 ];
 
 export function openApiDocument(): object {

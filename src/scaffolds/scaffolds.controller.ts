@@ -45,10 +45,15 @@ export class ScaffoldsController {
       res.flushHeaders();
     };
     try {
-      await this.scaffolds.follow(id, afterSeq, (e) => {
-        start();
-        res.write(`id: ${e.seq}\nevent: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`);
-      }, abort.signal);
+      await this.scaffolds.follow(
+        id,
+        afterSeq,
+        (e) => {
+          start();
+          res.write(`id: ${e.seq}\nevent: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`);
+        },
+        abort.signal,
+      );
       start();
       res.end();
     } catch (e) {

@@ -15,11 +15,19 @@ describe('ScaffoldsService (in-memory event store)', () => {
   /** The read-model is empty here (nothing projects): GET falls back to the stream, as after a fresh POST. */
   const emptyReadModel = { byId: async () => null, activeFor: async () => null, page: async () => [], active: async () => [], stuck: async () => [] } as unknown as RunReadModel;
   const body = (cluster = 'unit') => ({
-    cluster_name: cluster, domain: `${cluster}.example.com`, region: 'eu-west-1', acme_email: 'ops@example.com',
-    repo: { url: 'https://git.example.com/fleet.git', branch: 'main' }, target: { sealing_cert_pem: cert.certPem },
+    cluster_name: cluster,
+    domain: `${cluster}.example.com`,
+    region: 'eu-west-1',
+    acme_email: 'ops@example.com',
+    repo: { url: 'https://git.example.com/fleet.git', branch: 'main' },
+    target: { sealing_cert_pem: cert.certPem },
   });
   const types = async (id: string) => (await store.readRun(id)).events.map((e) => e.type);
-  const status = (p: Promise<unknown>) => p.then(() => 'ok', (e: ApiError) => e.status);
+  const status = (p: Promise<unknown>) =>
+    p.then(
+      () => 'ok',
+      (e: ApiError) => e.status,
+    );
 
   beforeEach(() => {
     store = new InMemoryEventStore();

@@ -90,7 +90,9 @@ describe('generate-gitops-env command line', () => {
     const cert = makeRsaCert();
     writeFileSync(join(repo, '..', 'cli-vars-cert.pem'), cert.certPem);
     const full = run([...phased, ...vars, '--sealing-cert', join(repo, '..', 'cli-vars-cert.pem')], {
-      REGISTRY_SERVER: 'registry.example.net', REGISTRY_USERNAME: 'cli-bot', REGISTRY_PASSWORD: 'CliVarsRegistryPassword-1234',
+      REGISTRY_SERVER: 'registry.example.net',
+      REGISTRY_USERNAME: 'cli-bot',
+      REGISTRY_PASSWORD: 'CliVarsRegistryPassword-1234',
     });
     expect(full.code).toBe(0);
     expect(full.stdout).toContain('cluster-vars: CLUSTER_NAME=cli-test CLUSTER_DOMAIN=cli.example.com');
@@ -111,7 +113,9 @@ describe('generate-gitops-env command line', () => {
     const args = ['--repo', repo, ...common, ...(extra as string[])];
     expect(run([...args, '--infra-only']).code).toBe(0);
     const full = run([...args, '--secrets-backend', 'sops', '--age-recipient', age.recipient, '--json'], {
-      REGISTRY_SERVER: 'registry.example.net', REGISTRY_USERNAME: 'cli-bot', REGISTRY_PASSWORD: 'CliSopsRegistryPassword-5678',
+      REGISTRY_SERVER: 'registry.example.net',
+      REGISTRY_USERNAME: 'cli-bot',
+      REGISTRY_PASSWORD: 'CliSopsRegistryPassword-5678',
     });
     expect(full.stderr).toBe('');
     const summary = JSON.parse(full.stdout);

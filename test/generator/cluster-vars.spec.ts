@@ -34,9 +34,7 @@ function clusterObjects(repo: string, cluster: string, varsName = 'cluster-vars'
   const syncs = top.filter((o) => o.kind === 'Kustomization' && o.apiVersion.startsWith('kustomize.toolkit.fluxcd.io/'));
   const substituted = (o: any, k: any) =>
     o.metadata?.annotations?.['kustomize.toolkit.fluxcd.io/substitute'] === 'disabled' ? o : JSON.parse(fluxSubstitute(JSON.stringify(o), { ...vars, ...k.spec.postBuild.substitute }));
-  const applied = syncs
-    .filter((k) => k.spec.path !== `./clusters/${cluster}`)
-    .flatMap((k) => kustomize(join(repo, k.spec.path)).map((o) => (k.spec.postBuild ? substituted(o, k) : o)));
+  const applied = syncs.filter((k) => k.spec.path !== `./clusters/${cluster}`).flatMap((k) => kustomize(join(repo, k.spec.path)).map((o) => (k.spec.postBuild ? substituted(o, k) : o)));
   return { top, vars, syncs, applied };
 }
 
@@ -64,12 +62,23 @@ describe('generator, cluster-vars model (shipped phased platform: clusters/base,
     expect(credentials).toEqual([]);
     expect(summary.reference_domain).toBe('dev.example.net');
     expect(summary.cluster_vars).toMatchObject({
-      CLUSTER_NAME: 'acme', CLUSTER_DOMAIN: 'acme.io', CLUSTER_REGION: 'us-west-2', ACME_EMAIL: 'ops@acme.io',
-      CLUSTER_ISSUER: 'letsencrypt-prod', POSTGRES_STORAGE_SIZE: '50Gi', RABBITMQ_STORAGE_SIZE: '5Gi',
+      CLUSTER_NAME: 'acme',
+      CLUSTER_DOMAIN: 'acme.io',
+      CLUSTER_REGION: 'us-west-2',
+      ACME_EMAIL: 'ops@acme.io',
+      CLUSTER_ISSUER: 'letsencrypt-prod',
+      POSTGRES_STORAGE_SIZE: '50Gi',
+      RABBITMQ_STORAGE_SIZE: '5Gi',
     });
     expect(summary.cluster_vars_inherited.sort()).toEqual(['API_REPLICAS', 'RABBITMQ_STORAGE_SIZE', 'REGISTRY_HOST', 'WEB_REPLICAS']);
     expect(summary.kustomizations.map((k) => k.name).sort()).toEqual([...INFRA].sort());
-    expect(allFiles(join(repo, 'clusters/acme')).sort()).toEqual(['.gitops-scaffolder.json', 'cluster-vars.yaml', 'flux-system/gotk-sync.yaml', 'flux-system/kustomization.yaml', 'kustomization.yaml']);
+    expect(allFiles(join(repo, 'clusters/acme')).sort()).toEqual([
+      '.gitops-scaffolder.json',
+      'cluster-vars.yaml',
+      'flux-system/gotk-sync.yaml',
+      'flux-system/kustomization.yaml',
+      'kustomization.yaml',
+    ]);
     // The shared base and platform are the template's, byte for byte: no per-cluster edits.
     for (const file of allFiles(join(SHIPPED_PHASED_TEMPLATE, 'platform'))) {
       expect(readFileSync(join(repo, 'platform', file), 'utf8')).toBe(readFileSync(join(SHIPPED_PHASED_TEMPLATE, 'platform', file), 'utf8'));
@@ -214,8 +223,16 @@ describe('generator, cluster-vars model on a differently shaped reference (clust
   const template = tempDir('settings-ref');
   writeSettingsReference(template);
   const options = (repoDir: string, extra: Partial<GenerateOptions> = {}): GenerateOptions => ({
-    repoDir, templateDir: template, referenceEnv: 'staging', clusterName: 'shop-eu', domain: 'shop-eu.example.net', region: 'eu-north-1',
-    acmeEmail: 'infra@example.net', pass: 'full', sealingCertPem: cert.certPem, ...extra,
+    repoDir,
+    templateDir: template,
+    referenceEnv: 'staging',
+    clusterName: 'shop-eu',
+    domain: 'shop-eu.example.net',
+    region: 'eu-north-1',
+    acmeEmail: 'infra@example.net',
+    pass: 'full',
+    sealingCertPem: cert.certPem,
+    ...extra,
   });
 
   it('derives cluster-settings, leaves the secret phase for the full pass, and honours defaults, inline values, optional sources and disabled substitution', async () => {
@@ -263,7 +280,11 @@ describe('generator, cluster-vars model on a differently shaped reference (clust
     expect(allFiles(join(repo, 'clusters/shop-eu/phases')).sort()).toEqual(['infrastructure.yaml', 'kustomization.yaml']);
     await generate(options(repo, { templateDir: phased }));
     expect(yamlObjects(join(repo, 'clusters/shop-eu/kustomization.yaml'))[0].resources).toEqual(['flux-system', 'vars', 'phases']);
-    expect(clusterObjects(repo, 'shop-eu', 'cluster-settings').syncs.map((k) => k.metadata.name).sort()).toEqual(['apps', 'configs', 'controllers', 'credentials', 'flux-system']);
+    expect(
+      clusterObjects(repo, 'shop-eu', 'cluster-settings')
+        .syncs.map((k) => k.metadata.name)
+        .sort(),
+    ).toEqual(['apps', 'configs', 'controllers', 'credentials', 'flux-system']);
   });
 
   it('refuses a Kustomization over a folder that holds the reference environment (it would carry its credentials along)', async () => {
@@ -271,9 +292,22 @@ describe('generator, cluster-vars model on a differently shaped reference (clust
     cpSync(template, wide, { recursive: true });
     writeFileSync(join(wide, 'kustomization.yaml'), 'resources:\n  - infra/controllers\n');
     const apps = join(wide, 'clusters/staging/apps.yaml');
-    writeFileSync(apps, readFileSync(apps, 'utf8') + '---\n' + JSON.stringify({ apiVersion: 'kustomize.toolkit.fluxcd.io/v1', kind: 'Kustomization', metadata: { name: 'everything', namespace: 'flux-system' }, spec: { path: './', sourceRef: { kind: 'GitRepository', name: 'fleet' } } }) + '\n');
+    writeFileSync(
+      apps,
+      readFileSync(apps, 'utf8') +
+        '---\n' +
+        JSON.stringify({
+          apiVersion: 'kustomize.toolkit.fluxcd.io/v1',
+          kind: 'Kustomization',
+          metadata: { name: 'everything', namespace: 'flux-system' },
+          spec: { path: './', sourceRef: { kind: 'GitRepository', name: 'fleet' } },
+        }) +
+        '\n',
+    );
     const repo = tempDir('settings-wide-repo');
-    await expect(generate(options(repo, { templateDir: wide, pass: 'infra', sealingCertPem: undefined }))).rejects.toThrow(/\. is applied as a shared folder but holds the environment clusters\/staging/);
+    await expect(generate(options(repo, { templateDir: wide, pass: 'infra', sealingCertPem: undefined }))).rejects.toThrow(
+      /\. is applied as a shared folder but holds the environment clusters\/staging/,
+    );
     expect(allFiles(repo)).toEqual([]);
   });
 });

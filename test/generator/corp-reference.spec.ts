@@ -36,7 +36,9 @@ describe('generator on a differently shaped reference repository', () => {
     expect(infraSync.filter((o) => o.kind === 'Kustomization').map((k) => k.metadata.name)).toEqual(['core']);
     expect(infraSync[0].spec).toMatchObject({ url: 'ssh://git@git.tenant42.example.com/fleet.git', ref: { branch: 'main' } });
 
-    const { summary, credentials } = await generate(base(repo, { pass: 'full', sealingCertPem: cert.certPem, registry: { server: 'reg.tenant42.example.com', username: 'bot', password: 'BotPassword-abcdefghijklmnop' } }));
+    const { summary, credentials } = await generate(
+      base(repo, { pass: 'full', sealingCertPem: cert.certPem, registry: { server: 'reg.tenant42.example.com', username: 'bot', password: 'BotPassword-abcdefghijklmnop' } }),
+    );
     const sync = yamlObjects(join(repo, 'clusters/tenant-42/flux-system/sync.yaml')).filter((o) => o.kind === 'Kustomization');
     const deps = Object.fromEntries(sync.map((k) => [k.metadata.name, k.spec.dependsOn]));
     // services keeps its own dependency on data and gains core; issuers had no Kustomization and gets one.

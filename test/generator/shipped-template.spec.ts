@@ -93,8 +93,7 @@ describe('generator on the shipped reference template', () => {
     }
 
     // Every sealed value opens with the private key, to exactly the generated credential.
-    const sealed = ['apps/registry-credentials.yaml', 'database/postgresql-credentials.yaml', 'database/rabbitmq-credentials.yaml']
-      .flatMap((f) => yamlObjects(join(repo, 'clusters/acme-prod', f)));
+    const sealed = ['apps/registry-credentials.yaml', 'database/postgresql-credentials.yaml', 'database/rabbitmq-credentials.yaml'].flatMap((f) => yamlObjects(join(repo, 'clusters/acme-prod', f)));
     expect(sealed.map((s) => `${s.metadata.namespace}/${s.metadata.name}`).sort()).toEqual(['data/postgresql-credentials', 'data/rabbitmq-credentials', 'platform/registry-credentials']);
     for (const s of sealed) {
       expect(s.kind).toBe('SealedSecret');
@@ -103,11 +102,19 @@ describe('generator on the shipped reference template', () => {
         expect(credentials).toContainEqual({ namespace: s.metadata.namespace, name: s.metadata.name, key, value });
       }
     }
-    const pg = unsealManifest(cert.privateKeyPem, sealed.find((s) => s.metadata.name === 'postgresql-credentials'));
+    const pg = unsealManifest(
+      cert.privateKeyPem,
+      sealed.find((s) => s.metadata.name === 'postgresql-credentials'),
+    );
     expect(pg.password.length).toBeGreaterThanOrEqual(32);
     expect(pg.database).toBe('platform');
     expect(pg.url).toBe(`postgres://${pg.username}:${pg.password}@postgresql.data.svc:5432/platform`);
-    const docker = JSON.parse(unsealManifest(cert.privateKeyPem, sealed.find((s) => s.metadata.name === 'registry-credentials'))['.dockerconfigjson']);
+    const docker = JSON.parse(
+      unsealManifest(
+        cert.privateKeyPem,
+        sealed.find((s) => s.metadata.name === 'registry-credentials'),
+      )['.dockerconfigjson'],
+    );
     expect(docker.auths['registry.acme.io']).toEqual({ username: 'acme-puller', password: registry.password, auth: Buffer.from(`acme-puller:${registry.password}`).toString('base64') });
     expect(sealed.find((s) => s.metadata.name === 'registry-credentials').spec.template.type).toBe('kubernetes.io/dockerconfigjson');
   });
@@ -128,7 +135,11 @@ describe('generator on the shipped reference template', () => {
 
     const rotated = await full(repo, { rotateCredentials: true });
     expect(rotated.summary.objects_sealed.every((s) => !s.reused)).toBe(true);
-    expect(rotated.summary.paths_written.sort()).toEqual(['clusters/acme-prod/apps/registry-credentials.yaml', 'clusters/acme-prod/database/postgresql-credentials.yaml', 'clusters/acme-prod/database/rabbitmq-credentials.yaml']);
+    expect(rotated.summary.paths_written.sort()).toEqual([
+      'clusters/acme-prod/apps/registry-credentials.yaml',
+      'clusters/acme-prod/database/postgresql-credentials.yaml',
+      'clusters/acme-prod/database/rabbitmq-credentials.yaml',
+    ]);
     const other = makeRsaCert();
     const resealed = await full(repo, { sealingCertPem: other.certPem });
     expect(resealed.summary.objects_sealed.every((s) => !s.reused)).toBe(true);

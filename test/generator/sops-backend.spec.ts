@@ -9,8 +9,14 @@ import { ageIdentity, sopsOpen } from '../support/sops-open';
 describe('generator with the SOPS backend (age recipients, checked with the age command line)', () => {
   const cluster = ageIdentity();
   const options = (repoDir: string, extra: Partial<GenerateOptions> = {}): GenerateOptions => ({
-    repoDir, clusterName: 'sops-prod', domain: 'sops.example.com', region: 'eu-central-1', acmeEmail: 'ops@sops.example.com',
-    pass: 'full', secretsBackend: 'sops', ageRecipients: [cluster.recipient],
+    repoDir,
+    clusterName: 'sops-prod',
+    domain: 'sops.example.com',
+    region: 'eu-central-1',
+    acmeEmail: 'ops@sops.example.com',
+    pass: 'full',
+    secretsBackend: 'sops',
+    ageRecipients: [cluster.recipient],
     registry: { server: 'registry.sops.example.com', username: 'sops-puller', password: 'SopsRegistryPassword-0123456789' },
     ...extra,
   });

@@ -7,12 +7,14 @@ const CHART = join(__dirname, '../../helm/gitops-scaffolder');
 
 describe('Helm chart renders with default values', () => {
   const rendered = renderChart(CHART);
-  const objects = [...rendered.entries()].flatMap(([file, text]) =>
-    parseAllDocuments(text).map((d: any) => {
-      expect(d.errors).toEqual([]);
-      return { file, obj: d.toJS() };
-    }),
-  ).filter((o) => o.obj);
+  const objects = [...rendered.entries()]
+    .flatMap(([file, text]) =>
+      parseAllDocuments(text).map((d: any) => {
+        expect(d.errors).toEqual([]);
+        return { file, obj: d.toJS() };
+      }),
+    )
+    .filter((o) => o.obj);
   const find = (kind: string, name?: string) => objects.filter((o) => o.obj.kind === kind && (!name || o.obj.metadata.name === name)).map((o) => o.obj);
 
   it('renders every template into valid Kubernetes objects', () => {

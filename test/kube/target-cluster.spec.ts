@@ -42,11 +42,15 @@ describe('target cluster: sealed-secrets readiness and certificate (test API ser
     target.installSealedSecrets('helm', cert.certPem, { availableAfterPolls: 3 });
     const seen: string[] = [];
     const sleeps: number[] = [];
-    const name = await waitForSealedSecrets(fromFake(target), { namespace: 'kube-system', names: ['sealed-secrets'] }, {
-      ...fast,
-      onPoll: (c) => void seen.push(c.seen),
-      sleep: async (ms) => void sleeps.push(ms),
-    });
+    const name = await waitForSealedSecrets(
+      fromFake(target),
+      { namespace: 'kube-system', names: ['sealed-secrets'] },
+      {
+        ...fast,
+        onPoll: (c) => void seen.push(c.seen),
+        sleep: async (ms) => void sleeps.push(ms),
+      },
+    );
     expect(name).toBe('sealed-secrets');
     expect(seen).toHaveLength(4);
     expect(seen[0]).toBe('sealed-secrets: Available=False (MinimumReplicasUnavailable), observedGeneration 1/2');

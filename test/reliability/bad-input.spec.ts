@@ -14,8 +14,12 @@ describe('bad input and abuse catalogue: a 4xx naming the field, nothing appende
   const cert = makeRsaCert();
   const remote = bareRepo();
   const good = {
-    cluster_name: 'abuse', domain: 'abuse.example.com', region: 'eu-west-1', acme_email: 'ops@example.com',
-    repo: { url: remote.url, branch: 'main' }, target: { sealing_cert_pem: cert.certPem },
+    cluster_name: 'abuse',
+    domain: 'abuse.example.com',
+    region: 'eu-west-1',
+    acme_email: 'ops@example.com',
+    repo: { url: remote.url, branch: 'main' },
+    target: { sealing_cert_pem: cert.certPem },
   };
   const withField = (patch: Record<string, unknown>) => ({ ...good, ...patch });
   const withRepo = (repo: Record<string, unknown>) => ({ ...good, repo: { ...good.repo, ...repo } });
@@ -66,7 +70,12 @@ describe('bad input and abuse catalogue: a 4xx naming the field, nothing appende
     ['target both', withField({ target: { sealing_cert_pem: cert.certPem, kubeconfig_secret: { namespace: 'a', name: 'b', key: 'c' } } }), 400, /^target: give exactly one/],
     ['certificate not PEM', withField({ target: { sealing_cert_pem: 'not a certificate' } }), 400, /^target.sealing_cert_pem: certificate is not a PEM/],
     ['certificate EC key', withField({ target: { sealing_cert_pem: makeEcCert() } }), 400, /^target.sealing_cert_pem: certificate key is ec/],
-    ['certificate expired', withField({ target: { sealing_cert_pem: makeRsaCert({ notBefore: new Date(2020, 0, 1), notAfter: new Date(2021, 0, 1) }).certPem } }), 400, /^target.sealing_cert_pem: certificate expired/],
+    [
+      'certificate expired',
+      withField({ target: { sealing_cert_pem: makeRsaCert({ notBefore: new Date(2020, 0, 1), notAfter: new Date(2021, 0, 1) }).certPem } }),
+      400,
+      /^target.sealing_cert_pem: certificate expired/,
+    ],
     ['certificate private key instead', withField({ target: { sealing_cert_pem: cert.privateKeyPem } }), 400, /^target.sealing_cert_pem:/],
     ['kubeconfig target without the Kubernetes executor', withField({ target: { kubeconfig_secret: { namespace: 'capi', name: 'c-kubeconfig', key: 'value' } } }), 422, /^target.kubeconfig_secret/],
     ['array body', [good], 400, /^body: must be a JSON object/],
@@ -122,13 +131,21 @@ describe('bad input and abuse catalogue: a 4xx naming the field, nothing appende
     const h = headers();
     h.set('X-Api-Key', API_KEY);
     // The server's max_payload (1 MiB by default) refuses it before the service sees it, or the service answers 413.
-    const outcome = await nc.request('scaffolds.v1.create', big, { timeout: 5000, headers: h }).then((m) => JSON.parse(m.string()).error.code, (e) => String(e.message));
+    const outcome = await nc.request('scaffolds.v1.create', big, { timeout: 5000, headers: h }).then(
+      (m) => JSON.parse(m.string()).error.code,
+      (e) => String(e.message),
+    );
     expect(outcome).toMatch(/payload_too_large|MAX_PAYLOAD|max payload|maximum payload/i);
   });
 
   it('missing, wrong and near-miss API keys get 401 on every route, REST and NATS', async () => {
     for (const key of ['', 'wrong', API_KEY.slice(0, -1), API_KEY + 'x', API_KEY.toUpperCase()]) {
-      for (const [method, path] of [['GET', '/api/v1/scaffolds'], ['POST', '/api/v1/scaffolds'], ['GET', '/api/v1/events'], ['GET', '/api/v1/scaffolds/00000000-0000-4000-8000-000000000000']]) {
+      for (const [method, path] of [
+        ['GET', '/api/v1/scaffolds'],
+        ['POST', '/api/v1/scaffolds'],
+        ['GET', '/api/v1/events'],
+        ['GET', '/api/v1/scaffolds/00000000-0000-4000-8000-000000000000'],
+      ]) {
         const r = await api(stack.svc.base, method, path, method === 'POST' ? good : undefined, { 'x-api-key': key });
         expect(r.status).toBe(401);
       }

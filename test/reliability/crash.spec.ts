@@ -11,14 +11,22 @@ describe('SIGKILL at every step boundary and inside steps: every run completes w
   let svc: ServiceProcess;
   const cert = makeRsaCert();
   const body = (cluster: string, url: string) => ({
-    cluster_name: cluster, domain: `${cluster}.example.com`, region: 'eu-west-1', acme_email: 'ops@example.com',
-    repo: { url, branch: 'main' }, target: { sealing_cert_pem: cert.certPem },
+    cluster_name: cluster,
+    domain: `${cluster}.example.com`,
+    region: 'eu-west-1',
+    acme_email: 'ops@example.com',
+    repo: { url, branch: 'main' },
+    target: { sealing_cert_pem: cert.certPem },
   });
   const terminal = (id: string, ms = 90_000) =>
-    waitFor(`run ${id} to finish`, async () => {
-      const r = await api(svc.base, 'GET', `/api/v1/scaffolds/${id}`).catch(() => undefined);
-      return r && ['succeeded', 'failed', 'cancelled'].includes(r.json?.status) ? r.json : undefined;
-    }, ms);
+    waitFor(
+      `run ${id} to finish`,
+      async () => {
+        const r = await api(svc.base, 'GET', `/api/v1/scaffolds/${id}`).catch(() => undefined);
+        return r && ['succeeded', 'failed', 'cancelled'].includes(r.json?.status) ? r.json : undefined;
+      },
+      ms,
+    );
   const terminalEvents = async (id: string) =>
     (await api(svc.base, 'GET', `/api/v1/scaffolds/${id}/events`)).json.items.filter((e: any) => ['ScaffoldSucceeded', 'ScaffoldFailed', 'ScaffoldCancelled'].includes(e.type)).length;
 

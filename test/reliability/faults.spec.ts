@@ -10,7 +10,10 @@ import { api, RunningService, startService, waitFor } from '../support/service';
 jest.setTimeout(240_000);
 
 const runCommits = (gitDir: string, runId: string) =>
-  execFileSync('git', ['--git-dir', gitDir, 'log', '--oneline', '--fixed-strings', `--grep=Scaffold-Run: ${runId}`, 'main'], { encoding: 'utf8' }).trim().split('\n').filter(Boolean).length;
+  execFileSync('git', ['--git-dir', gitDir, 'log', '--oneline', '--fixed-strings', `--grep=Scaffold-Run: ${runId}`, 'main'], { encoding: 'utf8' })
+    .trim()
+    .split('\n')
+    .filter(Boolean).length;
 
 describe('faults: NATS restart, PostgreSQL outage, git failures', () => {
   let nats: TestNats;
@@ -18,14 +21,22 @@ describe('faults: NATS restart, PostgreSQL outage, git failures', () => {
   let svc: RunningService;
   const cert = makeRsaCert();
   const body = (cluster: string, url: string, branch = 'main') => ({
-    cluster_name: cluster, domain: `${cluster}.example.com`, region: 'eu-west-1', acme_email: 'ops@example.com',
-    repo: { url, branch }, target: { sealing_cert_pem: cert.certPem },
+    cluster_name: cluster,
+    domain: `${cluster}.example.com`,
+    region: 'eu-west-1',
+    acme_email: 'ops@example.com',
+    repo: { url, branch },
+    target: { sealing_cert_pem: cert.certPem },
   });
   const terminal = (id: string, ms = 120_000) =>
-    waitFor(`run ${id} to finish`, async () => {
-      const r = await api(svc.base, 'GET', `/api/v1/scaffolds/${id}`).catch(() => undefined);
-      return r && ['succeeded', 'failed', 'cancelled'].includes(r.json?.status) ? r.json : undefined;
-    }, ms);
+    waitFor(
+      `run ${id} to finish`,
+      async () => {
+        const r = await api(svc.base, 'GET', `/api/v1/scaffolds/${id}`).catch(() => undefined);
+        return r && ['succeeded', 'failed', 'cancelled'].includes(r.json?.status) ? r.json : undefined;
+      },
+      ms,
+    );
   const admin = async (q: string) => {
     const c = new Client({ connectionString: 'postgres://postgres@127.0.0.1:5432/postgres' });
     await c.connect();
@@ -81,7 +92,9 @@ describe('faults: NATS restart, PostgreSQL outage, git failures', () => {
     } finally {
       await admin(`ALTER DATABASE ${db.name} ALLOW_CONNECTIONS true`);
     }
-    await waitFor('the projection to catch up', async () => ((await api(svc.base, 'GET', '/api/v1/scaffolds?status=succeeded')).json?.items?.some((i: any) => i.cluster_name === 'pgdown') ? true : undefined));
+    await waitFor('the projection to catch up', async () =>
+      (await api(svc.base, 'GET', '/api/v1/scaffolds?status=succeeded')).json?.items?.some((i: any) => i.cluster_name === 'pgdown') ? true : undefined,
+    );
     const live = await rows();
     const { rebuildProjection } = await import('../../src/projection/rebuild');
     await rebuildProjection(svc.runtime.store, svc.runtime.ds);

@@ -29,8 +29,12 @@ describe('two replicas against one NATS and one PostgreSQL', () => {
     const ids: string[] = [];
     for (let i = 0; i < RUNS; i++) {
       const r = await api(replicas[i % 2].base, 'POST', '/api/v1/scaffolds', {
-        cluster_name: `replica-${i}`, domain: `r${i}.example.com`, region: 'eu-west-1', acme_email: 'ops@example.com',
-        repo: { url: remotes[i].url, branch: 'main' }, target: { sealing_cert_pem: cert.certPem },
+        cluster_name: `replica-${i}`,
+        domain: `r${i}.example.com`,
+        region: 'eu-west-1',
+        acme_email: 'ops@example.com',
+        repo: { url: remotes[i].url, branch: 'main' },
+        target: { sealing_cert_pem: cert.certPem },
       });
       ids.push(r.json.id);
     }
@@ -43,11 +47,21 @@ describe('two replicas against one NATS and one PostgreSQL', () => {
       expect(types).toEqual(['ScaffoldRequested', 'InfraPushed', 'SealedSecretsReady', 'CertFetched', 'FullPushed', 'ScaffoldSucceeded']);
       const log = (await api(replicas[0].base, 'GET', `/api/v1/scaffolds/${id}/logs`)).text;
       for (const step of ['infra-pass', 'sealed-secrets-wait', 'cert-fetch', 'full-pass']) expect(log.match(new RegExp(`\\[${step}\\] ${step} started`, 'g'))).toHaveLength(1);
-      const commits = execFileSync('git', ['--git-dir', remotes[i].dir, 'log', '--oneline', '--fixed-strings', `--grep=Scaffold-Run: ${id}`, 'main'], { encoding: 'utf8' }).trim().split('\n');
+      const commits = execFileSync('git', ['--git-dir', remotes[i].dir, 'log', '--oneline', '--fixed-strings', `--grep=Scaffold-Run: ${id}`, 'main'], { encoding: 'utf8' })
+        .trim()
+        .split('\n');
       expect(commits).toHaveLength(2);
     }
     // Both replicas did step work (reported, not required: the consumers share it as they pull).
-    const counts = await Promise.all(replicas.map(async (r) => (await r.runtime.metrics.registry.getSingleMetricAsString('scaffold_step_duration_seconds')).match(/_count\{[^}]*\} (\d+)/g)?.map((m) => Number(m.split(' ').pop())).reduce((a, b) => a + b, 0) ?? 0));
+    const counts = await Promise.all(
+      replicas.map(
+        async (r) =>
+          (await r.runtime.metrics.registry.getSingleMetricAsString('scaffold_step_duration_seconds'))
+            .match(/_count\{[^}]*\} (\d+)/g)
+            ?.map((m) => Number(m.split(' ').pop()))
+            .reduce((a, b) => a + b, 0) ?? 0,
+      ),
+    );
     console.log(`step attempts per replica: ${counts.join(', ')}`);
     expect(counts.reduce((a, b) => a + b, 0)).toBe(RUNS * 4);
   });

@@ -75,8 +75,16 @@ describe('secret hygiene', () => {
     new Promise<void>((resolve) => {
       const child = spawn(process.execPath, [join(__dirname, '../../bin/scaffold-runner'), '--run', runId], {
         env: {
-          ...childEnv(), NATS_URL: nats.url, KUBECONFIG: svc.env.KUBECONFIG, WORK_DIR: tempDir('hyg-runner'), GIT_ALLOWED_SCHEMES: 'https,ssh,file',
-          REGISTRY_SERVER: 'registry.hygiene.example.com', REGISTRY_USERNAME: 'hyg-puller', REGISTRY_PASSWORD, SEALED_SECRETS_POLL_INITIAL_MS: '50', LOG_LEVEL: 'debug',
+          ...childEnv(),
+          NATS_URL: nats.url,
+          KUBECONFIG: svc.env.KUBECONFIG,
+          WORK_DIR: tempDir('hyg-runner'),
+          GIT_ALLOWED_SCHEMES: 'https,ssh,file',
+          REGISTRY_SERVER: 'registry.hygiene.example.com',
+          REGISTRY_USERNAME: 'hyg-puller',
+          REGISTRY_PASSWORD,
+          SEALED_SECRETS_POLL_INITIAL_MS: '50',
+          LOG_LEVEL: 'debug',
         },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
@@ -97,7 +105,12 @@ describe('secret hygiene', () => {
     const ids: string[] = [];
     for (const [i, { patch }] of requests.entries()) {
       const r = await api(svc.base, 'POST', '/api/v1/scaffolds', {
-        cluster_name: `hyg-${i}`, domain: `hyg${i}.example.com`, region: 'eu-west-1', acme_email: 'ops@example.com', repo: { url: remotes[i].url, branch: 'main' }, ...patch,
+        cluster_name: `hyg-${i}`,
+        domain: `hyg${i}.example.com`,
+        region: 'eu-west-1',
+        acme_email: 'ops@example.com',
+        repo: { url: remotes[i].url, branch: 'main' },
+        ...patch,
       });
       expect(r.status).toBe(202);
       ids.push(r.json.id);

@@ -22,8 +22,12 @@ describe('SIGTERM: the service stops cleanly (exit 0, a "stopped" line) and no r
   let svc: ServiceProcess;
   const cert = makeRsaCert();
   const body = (cluster: string, url: string) => ({
-    cluster_name: cluster, domain: `${cluster}.example.com`, region: 'eu-west-1', acme_email: 'ops@example.com',
-    repo: { url, branch: 'main' }, target: { sealing_cert_pem: cert.certPem },
+    cluster_name: cluster,
+    domain: `${cluster}.example.com`,
+    region: 'eu-west-1',
+    acme_email: 'ops@example.com',
+    repo: { url, branch: 'main' },
+    target: { sealing_cert_pem: cert.certPem },
   });
   const logOf = async (id: string) => (await api(svc.base, 'GET', `/api/v1/scaffolds/${id}/logs`)).text;
   const events = async (id: string) => (await api(svc.base, 'GET', `/api/v1/scaffolds/${id}/events`)).json.items.map((e: any) => e.type);
@@ -52,10 +56,14 @@ describe('SIGTERM: the service stops cleanly (exit 0, a "stopped" line) and no r
 
   async function expectFinishedOnce(id: string, gitDir: string) {
     await svc.start();
-    const done = await waitFor(`run ${id}`, async () => {
-      const r = await api(svc.base, 'GET', `/api/v1/scaffolds/${id}`);
-      return ['succeeded', 'failed', 'cancelled'].includes(r.json?.status) ? r.json : undefined;
-    }, 90_000);
+    const done = await waitFor(
+      `run ${id}`,
+      async () => {
+        const r = await api(svc.base, 'GET', `/api/v1/scaffolds/${id}`);
+        return ['succeeded', 'failed', 'cancelled'].includes(r.json?.status) ? r.json : undefined;
+      },
+      90_000,
+    );
     expect(done.status).toBe('succeeded');
     expect(runCommits(gitDir, id).sort()).toEqual(['full', 'infra']);
     const types = await events(id);

@@ -54,12 +54,24 @@ describe('scaffold service with a cluster-vars reference (phased platform)', () 
     expect(infraRoot.resources).not.toContain('../base');
 
     const vars = parse(git('show', `${done.full_commit}:clusters/kiwi/cluster-vars.yaml`)).data;
-    expect(vars).toMatchObject({ CLUSTER_NAME: 'kiwi', CLUSTER_DOMAIN: 'kiwi.example.org', CLUSTER_REGION: 'ap-southeast-2', ACME_EMAIL: 'ops@example.org', CLUSTER_ISSUER: 'letsencrypt-prod', POSTGRES_STORAGE_SIZE: '80Gi' });
+    expect(vars).toMatchObject({
+      CLUSTER_NAME: 'kiwi',
+      CLUSTER_DOMAIN: 'kiwi.example.org',
+      CLUSTER_REGION: 'ap-southeast-2',
+      ACME_EMAIL: 'ops@example.org',
+      CLUSTER_ISSUER: 'letsencrypt-prod',
+      POSTGRES_STORAGE_SIZE: '80Gi',
+    });
     expect(parse(git('show', `${done.full_commit}:clusters/kiwi/kustomization.yaml`)).resources).toEqual(['flux-system', 'cluster-vars.yaml', 'secrets.yaml', '../base']);
     const sealed = parseAllDocuments(git('show', `${done.full_commit}:clusters/kiwi/secrets/postgresql-credentials.yaml`)).map((d) => d.toJS())[0];
     expect(unsealManifest(cert.privateKeyPem, sealed).password).toHaveLength(40);
     // The shared platform is the template's: the run changed nothing outside the cluster folder but copied what was missing.
-    expect(git('diff', '--name-only', done.infra_commit, done.full_commit).split('\n').filter(Boolean).every((f) => f.startsWith('clusters/kiwi/'))).toBe(true);
+    expect(
+      git('diff', '--name-only', done.infra_commit, done.full_commit)
+        .split('\n')
+        .filter(Boolean)
+        .every((f) => f.startsWith('clusters/kiwi/')),
+    ).toBe(true);
     const everything = git('log', '-p', 'main');
     for (const p of withBase64(SHIPPED_PLANTED)) expect(everything).not.toContain(p);
 

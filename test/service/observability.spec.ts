@@ -27,8 +27,12 @@ describe('observability: metrics, OpenAPI, log redaction', () => {
 
   it('exports run, step, lag and API latency metrics', async () => {
     const r = await api(stack.svc.base, 'POST', '/api/v1/scaffolds', {
-      cluster_name: 'metrics', domain: 'metrics.example.com', region: 'eu-west-1', acme_email: 'ops@example.com',
-      repo: { url: remote.url, branch: 'main' }, target: { sealing_cert_pem: cert.certPem },
+      cluster_name: 'metrics',
+      domain: 'metrics.example.com',
+      region: 'eu-west-1',
+      acme_email: 'ops@example.com',
+      repo: { url: remote.url, branch: 'main' },
+      target: { sealing_cert_pem: cert.certPem },
     });
     await waitFor('success', async () => ((await api(stack.svc.base, 'GET', `/api/v1/scaffolds/${r.json.id}`)).json.status === 'succeeded' ? true : undefined));
     await waitFor('projection', async () => ((await api(stack.svc.base, 'GET', '/api/v1/scaffolds?status=succeeded')).json.items.length === 1 ? true : undefined));
@@ -50,9 +54,7 @@ describe('observability: metrics, OpenAPI, log redaction', () => {
     const doc = (await api(stack.svc.base, 'GET', '/api/v1/openapi.json')).json;
     expect(doc.openapi).toBe('3.1.0');
     const router = (stack.svc.app.getHttpAdapter().getInstance() as any).router;
-    const registered = router.stack
-      .filter((l: any) => l.route)
-      .flatMap((l: any) => Object.keys(l.route.methods).map((m) => `${m} ${l.route.path.replace(/:(\w+)/g, '{$1}')}`));
+    const registered = router.stack.filter((l: any) => l.route).flatMap((l: any) => Object.keys(l.route.methods).map((m) => `${m} ${l.route.path.replace(/:(\w+)/g, '{$1}')}`));
     expect(registered.length).toBeGreaterThanOrEqual(12);
     for (const r of registered) {
       const [method, path] = r.split(' ');

@@ -17,8 +17,12 @@ describe('operations: live progress, audit log, re-drive, old event versions', (
   const cert = makeRsaCert();
   const remote = bareRepo();
   const body = (cluster: string) => ({
-    cluster_name: cluster, domain: `${cluster}.example.com`, region: 'eu-west-1', acme_email: 'ops@example.com',
-    repo: { url: remote.url, branch: 'main' }, target: { sealing_cert_pem: cert.certPem },
+    cluster_name: cluster,
+    domain: `${cluster}.example.com`,
+    region: 'eu-west-1',
+    acme_email: 'ops@example.com',
+    repo: { url: remote.url, branch: 'main' },
+    target: { sealing_cert_pem: cert.certPem },
   });
   const untilStatus = (id: string, status: string) =>
     waitFor(`${status}`, async () => {

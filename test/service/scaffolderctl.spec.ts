@@ -30,8 +30,12 @@ describe('scaffolderctl against real NATS and PostgreSQL', () => {
   beforeAll(async () => {
     for (const cluster of ['ops-a', 'ops-b']) {
       const r = await api(stack.svc.base, 'POST', '/api/v1/scaffolds', {
-        cluster_name: cluster, domain: `${cluster}.example.com`, region: 'eu-west-1', acme_email: 'ops@example.com',
-        repo: { url: remote.url, branch: 'main' }, target: { sealing_cert_pem: cert.certPem },
+        cluster_name: cluster,
+        domain: `${cluster}.example.com`,
+        region: 'eu-west-1',
+        acme_email: 'ops@example.com',
+        repo: { url: remote.url, branch: 'main' },
+        target: { sealing_cert_pem: cert.certPem },
       });
       ids.push(r.json.id);
       await waitFor('run', async () => ((await api(stack.svc.base, 'GET', `/api/v1/scaffolds/${r.json.id}`)).json.status === 'succeeded' ? true : undefined));
@@ -85,8 +89,12 @@ describe('scaffolderctl against real NATS and PostgreSQL', () => {
     expect(statuses.every((s) => s === 200)).toBe(true);
     // The projection keeps working on the swapped-in table.
     const r = await api(stack.svc.base, 'POST', '/api/v1/scaffolds', {
-      cluster_name: 'ops-c', domain: 'ops-c.example.com', region: 'eu-west-1', acme_email: 'ops@example.com',
-      repo: { url: remote.url, branch: 'main' }, target: { sealing_cert_pem: cert.certPem },
+      cluster_name: 'ops-c',
+      domain: 'ops-c.example.com',
+      region: 'eu-west-1',
+      acme_email: 'ops@example.com',
+      repo: { url: remote.url, branch: 'main' },
+      target: { sealing_cert_pem: cert.certPem },
     });
     await waitFor('run after rebuild', async () => ((await api(stack.svc.base, 'GET', '/api/v1/scaffolds?status=succeeded')).json.items.some((i: any) => i.id === r.json.id) ? true : undefined));
     ids.push(r.json.id);
@@ -96,8 +104,12 @@ describe('scaffolderctl against real NATS and PostgreSQL', () => {
     const tail = ctl('tail', '--count', '1', '--json');
     await new Promise((r) => setTimeout(r, 500));
     const res = await api(stack.svc.base, 'POST', '/api/v1/scaffolds', {
-      cluster_name: 'ops-d', domain: 'ops-d.example.com', region: 'eu-west-1', acme_email: 'ops@example.com',
-      repo: { url: remote.url, branch: 'main' }, target: { sealing_cert_pem: cert.certPem },
+      cluster_name: 'ops-d',
+      domain: 'ops-d.example.com',
+      region: 'eu-west-1',
+      acme_email: 'ops@example.com',
+      repo: { url: remote.url, branch: 'main' },
+      target: { sealing_cert_pem: cert.certPem },
     });
     const { lines } = await tail;
     expect(JSON.parse(lines[0])).toMatchObject({ type: 'ScaffoldRequested', run_id: res.json.id });

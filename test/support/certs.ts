@@ -20,7 +20,10 @@ export function makeRsaCert(opts: { bits?: number; notBefore?: Date; notAfter?: 
   cert.serialNumber = '01' + forge.util.bytesToHex(forge.random.getBytesSync(8));
   cert.validity.notBefore = opts.notBefore ?? new Date(Date.now() - 3600_000);
   cert.validity.notAfter = opts.notAfter ?? new Date(Date.now() + 10 * 365 * 86400_000);
-  const subject = [{ name: 'commonName', value: 'sealed-secret' }, { name: 'organizationName', value: 'sealed-secret' }];
+  const subject = [
+    { name: 'commonName', value: 'sealed-secret' },
+    { name: 'organizationName', value: 'sealed-secret' },
+  ];
   cert.setSubject(subject);
   cert.setIssuer(subject);
   cert.sign(key, forge.md.sha256.create());
@@ -30,6 +33,10 @@ export function makeRsaCert(opts: { bits?: number; notBefore?: Date; notAfter?: 
 /** An EC certificate: valid PEM, wrong key type for sealed-secrets. */
 export function makeEcCert(): string {
   const dir = mkdtempSync(join(tmpdir(), 'ec-cert-'));
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', join(dir, 'k.pem'), '-out', join(dir, 'c.pem'), '-days', '30', '-subj', '/CN=ec'], { stdio: 'ignore' });
+  execFileSync(
+    'openssl',
+    ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', join(dir, 'k.pem'), '-out', join(dir, 'c.pem'), '-days', '30', '-subj', '/CN=ec'],
+    { stdio: 'ignore' },
+  );
   return readFileSync(join(dir, 'c.pem'), 'utf8');
 }

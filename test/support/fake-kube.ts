@@ -11,7 +11,27 @@ let tls: { key: string; cert: string } | undefined;
 function servingCert() {
   if (!tls) {
     const dir = tempDir('kube-tls');
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir, 'k.pem'), '-out', join(dir, 'c.pem'), '-days', '2', '-subj', '/CN=fake-apiserver', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-keyout',
+        join(dir, 'k.pem'),
+        '-out',
+        join(dir, 'c.pem'),
+        '-days',
+        '2',
+        '-subj',
+        '/CN=fake-apiserver',
+        '-addext',
+        'subjectAltName=IP:127.0.0.1',
+      ],
+      { stdio: 'ignore' },
+    );
     tls = { key: readFileSync(join(dir, 'k.pem'), 'utf8'), cert: readFileSync(join(dir, 'c.pem'), 'utf8') };
   }
   return tls;
@@ -124,7 +144,12 @@ current-context: fake
     });
     let m: RegExpMatchArray | null;
     const selector = url.searchParams.get('labelSelector');
-    const matches = (obj: any) => !selector || selector.split(',').every((kv) => { const [k, v] = kv.split('='); return obj.metadata?.labels?.[k] === v; });
+    const matches = (obj: any) =>
+      !selector ||
+      selector.split(',').every((kv) => {
+        const [k, v] = kv.split('=');
+        return obj.metadata?.labels?.[k] === v;
+      });
 
     if ((m = path.match(/^\/apis\/batch\/v1\/namespaces\/([^/]+)\/jobs$/))) {
       if (req.method === 'POST') {
@@ -167,7 +192,10 @@ current-context: fake
       const left = this.availableAfter.get(key) ?? 0;
       if (left > 0) {
         this.availableAfter.set(key, left - 1);
-        return this.json(res, 200, { ...d, status: { observedGeneration: 1, replicas: 1, unavailableReplicas: 1, conditions: [{ type: 'Available', status: 'False', reason: 'MinimumReplicasUnavailable' }] } });
+        return this.json(res, 200, {
+          ...d,
+          status: { observedGeneration: 1, replicas: 1, unavailableReplicas: 1, conditions: [{ type: 'Available', status: 'False', reason: 'MinimumReplicasUnavailable' }] },
+        });
       }
       return this.json(res, 200, d);
     }

@@ -28,11 +28,15 @@ export function readTree(root: string): Record<string, string> {
 
 export function kustomize(dir: string): any[] {
   const out = execFileSync('kubectl', ['kustomize', dir], { encoding: 'utf8' });
-  return parseAllDocuments(out).map((d: any) => d.toJS()).filter(Boolean);
+  return parseAllDocuments(out)
+    .map((d: any) => d.toJS())
+    .filter(Boolean);
 }
 
 export function yamlObjects(file: string): any[] {
-  return parseAllDocuments(readFileSync(file, 'utf8')).map((d: any) => d.toJS()).filter(Boolean);
+  return parseAllDocuments(readFileSync(file, 'utf8'))
+    .map((d: any) => d.toJS())
+    .filter(Boolean);
 }
 
 /**

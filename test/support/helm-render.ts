@@ -58,12 +58,19 @@ function parseNodes(tokens: Array<{ text?: string; action?: string }>, defines: 
   return root;
 }
 
-interface Scope { dot: any; root: any; defines: Map<string, Node[]> }
+interface Scope {
+  dot: any;
+  root: any;
+  defines: Map<string, Node[]>;
+}
 
 function lookup(path: string, scope: Scope): any {
   if (path === '.') return scope.dot;
   const [base, rest] = path.startsWith('$') ? [scope.root, path.slice(1)] : [scope.dot, path];
-  return rest.split('.').filter(Boolean).reduce((v, k) => (v == null ? undefined : v[k]), base);
+  return rest
+    .split('.')
+    .filter(Boolean)
+    .reduce((v, k) => (v == null ? undefined : v[k]), base);
 }
 
 function evalArg(arg: string, scope: Scope): any {
@@ -84,8 +91,18 @@ function evalPipeline(expr: string, scope: Scope): any {
   for (const fn of fns) {
     const [name, n] = fn.split(/\s+/);
     if (name === 'quote') value = JSON.stringify(String(value ?? ''));
-    else if (name === 'nindent') value = '\n' + String(value).split('\n').map((l) => ' '.repeat(Number(n)) + l).join('\n');
-    else if (name === 'indent') value = String(value).split('\n').map((l) => ' '.repeat(Number(n)) + l).join('\n');
+    else if (name === 'nindent')
+      value =
+        '\n' +
+        String(value)
+          .split('\n')
+          .map((l) => ' '.repeat(Number(n)) + l)
+          .join('\n');
+    else if (name === 'indent')
+      value = String(value)
+        .split('\n')
+        .map((l) => ' '.repeat(Number(n)) + l)
+        .join('\n');
     else throw new Error(`unsupported template function: ${name}`);
   }
   return value;

@@ -22,12 +22,16 @@ spec:
     - hosts: [${hosts.join(', ')}]
       secretName: ${name}-cert
   rules:
-${hosts.map((h) => `    - host: ${h}
+${hosts
+  .map(
+    (h) => `    - host: ${h}
       http:
         paths:
           - path: /
             pathType: Prefix
-            backend: {service: {name: ${name}, port: {number: 80}}}`).join('\n')}
+            backend: {service: {name: ${name}, port: {number: 80}}}`,
+  )
+  .join('\n')}
 `;
 
 /** external-dns as a plain Deployment configured by flags, its region in AWS_REGION. */
@@ -188,7 +192,12 @@ const fluxKustomization = (name: string, path: string, spec: Record<string, unkn
     spec: { interval: '5m', path, prune: true, sourceRef: { kind: 'GitRepository', name: 'fleet' }, ...spec },
   });
 
-const settingsFrom = { substituteFrom: [{ kind: 'ConfigMap', name: 'cluster-settings' }, { kind: 'Secret', name: 'cluster-secrets', optional: true }] };
+const settingsFrom = {
+  substituteFrom: [
+    { kind: 'ConfigMap', name: 'cluster-settings' },
+    { kind: 'Secret', name: 'cluster-secrets', optional: true },
+  ],
+};
 
 /**
  * A cluster-vars reference shaped unlike the shipped phased platform: the variables ConfigMap is

@@ -19,7 +19,10 @@ export class ServiceProcess {
   private proc?: ChildProcess;
   output = '';
   exits: Array<number | string | null> = [];
-  constructor(readonly port: number, readonly env: Record<string, string>) {}
+  constructor(
+    readonly port: number,
+    readonly env: Record<string, string>,
+  ) {}
 
   static async create(env: Record<string, string>): Promise<ServiceProcess> {
     return new ServiceProcess(await freePort(), {
@@ -51,7 +54,10 @@ export class ServiceProcess {
     const until = Date.now() + 20_000;
     while (Date.now() < until) {
       if (!this.proc) throw new Error(`service exited at start:\n${this.output.slice(-2000)}`);
-      const ok = await fetch(`${this.base}/health`).then((r) => r.ok, () => false);
+      const ok = await fetch(`${this.base}/health`).then(
+        (r) => r.ok,
+        () => false,
+      );
       if (ok) return;
       await new Promise((r) => setTimeout(r, 100));
     }

@@ -121,7 +121,10 @@ export function bareRepo(): { url: string; dir: string } {
 /** Commits on the branch that carry this run's trailer, by pass. */
 export function runCommits(gitDir: string, runId: string): string[] {
   const out = execFileSync('git', ['--git-dir', gitDir, 'log', '--format=%(trailers:key=Scaffold-Pass,valueonly)', '--fixed-strings', `--grep=Scaffold-Run: ${runId}`, 'main'], { encoding: 'utf8' });
-  return out.split('\n').map((l) => l.trim()).filter(Boolean);
+  return out
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
 }
 
 export function gitLog(dir: string, branch = 'main'): string[] {

@@ -48,7 +48,7 @@ export class JetStreamEventStore implements EventStore {
     const events: StoredEvent[] = [];
     let lastLooked = 0;
     try {
-      for (let done = false; !done; ) {
+      for (let done = false; !done;) {
         const batch = await consumer.fetch({ max_messages: Math.min(1000, opts.limit * 2), expires: 2000 });
         let got = 0;
         for await (const m of batch) {

@@ -5,7 +5,7 @@ export async function readSubject(js: JetStreamClient, stream: string, subject: 
   const consumer = await js.consumers.get(stream, { filter_subjects: subject, deliver_policy: DeliverPolicy.All });
   const out: Array<{ seq: number; data: string }> = [];
   try {
-    for (let done = false; !done; ) {
+    for (let done = false; !done;) {
       const batch = await consumer.fetch({ max_messages: 256, expires: 2000 });
       let got = 0;
       for await (const m of batch) {

@@ -49,7 +49,14 @@ export async function durableConsumer(store: JetStreamEventStore, name: string, 
   } catch (e) {
     if (!(e instanceof JetStreamApiError) || e.code !== CONSUMER_NOT_FOUND) throw e;
     await store.jsm.consumers
-      .add(stream, { durable_name: name, ack_policy: AckPolicy.Explicit, deliver_policy: DeliverPolicy.All, ack_wait: ackWait, max_ack_pending: opts.maxAckPending, filter_subject: opts.filterSubject })
+      .add(stream, {
+        durable_name: name,
+        ack_policy: AckPolicy.Explicit,
+        deliver_policy: DeliverPolicy.All,
+        ack_wait: ackWait,
+        max_ack_pending: opts.maxAckPending,
+        filter_subject: opts.filterSubject,
+      })
       .catch(async (err) => {
         // Another replica created it between our info and add: use theirs.
         if (!(err instanceof JetStreamApiError)) throw err;

@@ -80,7 +80,9 @@ function describe(summary: GenerateSummary): string {
   const lines = [
     `${summary.pass} pass for ${summary.cluster_name} (${summary.domain}, ${summary.region}) from ${summary.reference_env} (${summary.reference_domain})`,
     summary.environment_model === 'cluster-vars'
-      ? `  cluster-vars: ${Object.entries(summary.cluster_vars ?? {}).map(([k, v]) => `${k}=${v}`).join(' ')}`
+      ? `  cluster-vars: ${Object.entries(summary.cluster_vars ?? {})
+          .map(([k, v]) => `${k}=${v}`)
+          .join(' ')}`
       : `  layers: ${summary.layers.join(', ')}`,
     `  kustomizations: ${summary.kustomizations.map((k) => k.name).join(', ')}`,
     `  files written: ${summary.paths_written.length}, removed: ${summary.paths_removed.length}`,
@@ -180,4 +182,3 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
 }
 
 if (require.main === module) void main(process.argv.slice(2)).then((code) => (process.exitCode = code));
-

@@ -78,7 +78,10 @@ const substitutes = (k: VarsKustomization) => k.substituteFrom.length > 0 || Obj
 function referenceFacts(ref: ClusterVarsReference, objects: ReferenceObject[]): ReferenceFacts {
   const dns = discoverReferenceDns(objects);
   if (!dns.domain) throw new GeneratorInputError(`reference environment "${ref.envName}": no external-dns domain filter found to learn its domain from`);
-  const acmeEmails = objects.filter((o) => isIssuer(o.body)).map((o) => o.body.spec?.acme?.email).filter((e): e is string => typeof e === 'string');
+  const acmeEmails = objects
+    .filter((o) => isIssuer(o.body))
+    .map((o) => o.body.spec?.acme?.email)
+    .filter((e): e is string => typeof e === 'string');
   return { domain: dns.domain, region: dns.region, acmeEmails };
 }
 
@@ -150,7 +153,10 @@ function inheritedWarnings(ref: ClusterVarsReference, inherited: string[]): stri
   const names = new RegExp(`(^|[^a-z0-9])${ref.envName.replace(/[-]/g, '\\-')}($|[^a-z0-9])`, 'i');
   return inherited
     .filter((key) => names.test(ref.vars.data[key]))
-    .map((key) => `cluster-vars ${key} keeps the reference's value ${JSON.stringify(ref.vars.data[key])}, which names the reference cluster "${ref.envName}"; give the new cluster its own with --var ${key}=VALUE`);
+    .map(
+      (key) =>
+        `cluster-vars ${key} keeps the reference's value ${JSON.stringify(ref.vars.data[key])}, which names the reference cluster "${ref.envName}"; give the new cluster its own with --var ${key}=VALUE`,
+    );
 }
 
 /** Names of the Secrets an object reads: env and envFrom references, image pull secrets, secret volumes. */
@@ -169,13 +175,18 @@ function secretNamesUsed(node: any, key?: string): string[] {
  */
 function earlySecretUses(ref: ClusterVarsReference): string[] {
   const id = (o: ReferenceObject, name: string) => `${o.namespace ?? 'default'}/${name}`;
-  const later = new Map(ref.kustomizations.filter((k) => k.fullPass).flatMap((k) => k.objects.filter((o) => o.kind === 'Secret' || o.kind === 'SealedSecret').map((o) => [id(o, o.name), k.name] as const)));
+  const later = new Map(
+    ref.kustomizations.filter((k) => k.fullPass).flatMap((k) => k.objects.filter((o) => o.kind === 'Secret' || o.kind === 'SealedSecret').map((o) => [id(o, o.name), k.name] as const)),
+  );
   const warnings = new Set<string>();
   for (const k of ref.kustomizations.filter((k) => !k.fullPass)) {
     for (const o of k.objects) {
       for (const name of secretNamesUsed(o.body)) {
         const from = later.get(id(o, name));
-        if (from) warnings.add(`Flux Kustomization ${k.name} goes out in the first pass but ${o.kind} ${o.name} reads Secret ${id(o, name)}, which ${from} brings in the full pass: give ${k.name} dependsOn ${from}`);
+        if (from)
+          warnings.add(
+            `Flux Kustomization ${k.name} goes out in the first pass but ${o.kind} ${o.name} reads Secret ${id(o, name)}, which ${from} brings in the full pass: give ${k.name} dependsOn ${from}`,
+          );
       }
     }
   }
@@ -217,7 +228,9 @@ function checkVariablesDefined(ctx: VarsContext) {
   }
   if (missing.size === 0) return;
   const list = [...missing].map(([name, where]) => `\${${name}} in ${where}`).join('; ');
-  throw new GeneratorInputError(`the platform uses variables the new cluster's ${ctx.ref.vars.object.name} does not define: ${list}. Define them in the reference's ${ctx.ref.vars.object.name} or give them with --var NAME=VALUE`);
+  throw new GeneratorInputError(
+    `the platform uses variables the new cluster's ${ctx.ref.vars.object.name} does not define: ${list}. Define them in the reference's ${ctx.ref.vars.object.name} or give them with --var NAME=VALUE`,
+  );
 }
 
 /** Ingress hosts and external-dns settings the new cluster gets; a host that does not follow the new domain is an error. */
@@ -321,7 +334,9 @@ function infraEntries(ctx: VarsContext, fromDir: string, entries: unknown[]): st
     const k = referenceKustomization(ref, rel);
     const extra = Object.keys(k).filter((key) => !SPLITTABLE_KEYS.has(key));
     if (extra.length > 0) {
-      throw new GeneratorInputError(`${rel} holds Kustomizations of both passes and sets ${extra.join(', ')}, so it cannot be opened for the infrastructure pass: keep phases in folders without transformations`);
+      throw new GeneratorInputError(
+        `${rel} holds Kustomizations of both passes and sets ${extra.join(', ')}, so it cannot be opened for the infrastructure pass: keep phases in folders without transformations`,
+      );
     }
     out.push(...infraEntries(ctx, rel, k.resources ?? []));
   }

@@ -59,7 +59,6 @@ export interface ClusterVarsReference {
   warnings: string[];
 }
 
-
 /** The sources a Flux Kustomization substitutes variables from (postBuild.substituteFrom). */
 function substitutionSources(body: any): SubstitutionSource[] {
   return (body.spec?.postBuild?.substituteFrom ?? []).map((s: any) => ({ kind: String(s?.kind), name: String(s?.name), optional: s?.optional === true }));
@@ -82,9 +81,7 @@ export function loadClusterVarsReference(root: string, envName: string): Cluster
   const warnings: string[] = [];
   const applied = collectTree(root, envDir, envDir, warnings);
   const declarations = applied.objects.filter((o) => isFluxKustomization(o.body));
-  const varsObject = applied.objects.find(
-    (o) => o.kind === 'ConfigMap' && !o.shared && declarations.some((k) => substitutionSources(k.body).some((s) => s.kind === 'ConfigMap' && s.name === o.name)),
-  );
+  const varsObject = applied.objects.find((o) => o.kind === 'ConfigMap' && !o.shared && declarations.some((k) => substitutionSources(k.body).some((s) => s.kind === 'ConfigMap' && s.name === o.name)));
   if (!varsObject) return undefined;
 
   const kustomizations = declarations.map((d) => readKustomization(root, envDir, d, warnings));
@@ -121,14 +118,20 @@ function refuseGeneratedRoot(root: string, envDir: string) {
     }
   };
   // Hidden folders (.git, staging folders) hold no reference manifests.
-  const yamlFiles = (dir: string) => listFiles(join(root, dir)).filter((f) => /\.ya?ml$/.test(f) && !f.split('/').some((part) => part.startsWith('.'))).map((f) => (dir ? `${dir}/${f}` : f));
+  const yamlFiles = (dir: string) =>
+    listFiles(join(root, dir))
+      .filter((f) => /\.ya?ml$/.test(f) && !f.split('/').some((part) => part.startsWith('.')))
+      .map((f) => (dir ? `${dir}/${f}` : f));
   const envConfigMaps = yamlFiles(envDir)
     .flatMap(objectsIn)
     .filter((b) => b?.kind === 'ConfigMap')
     .map((b) => String(b.metadata?.name));
   if (envConfigMaps.length === 0) return;
   for (const file of yamlFiles('')) {
-    const substituted = objectsIn(file).filter(isFluxKustomization).flatMap(substitutionSources).find((src) => src.kind === 'ConfigMap' && envConfigMaps.includes(src.name));
+    const substituted = objectsIn(file)
+      .filter(isFluxKustomization)
+      .flatMap(substitutionSources)
+      .find((src) => src.kind === 'ConfigMap' && envConfigMaps.includes(src.name));
     if (substituted) {
       throw new GeneratorInputError(
         `${file} substitutes ConfigMap ${substituted.name}, which ${envDir} defines, but ${envDir} has no kustomization.yaml: add one listing what the cluster's own sync applies (Flux would generate it from every file in the folder)`,

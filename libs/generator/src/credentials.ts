@@ -70,8 +70,7 @@ export function regenerateSecret(body: any, namespace: string, registry: Registr
   const keys = Object.keys(old).sort();
   const oldText = (k: string) => old[k].toString('utf8');
   const isAtomicCredential = (k: string) => !DOCKER_KEYS.has(k) && !CONFIG_KEY.test(k);
-  const embedsAnother = (k: string) =>
-    keys.some((other) => other !== k && isAtomicCredential(other) && oldText(other).length >= 4 && oldText(k).includes(oldText(other)));
+  const embedsAnother = (k: string) => keys.some((other) => other !== k && isAtomicCredential(other) && oldText(other).length >= 4 && oldText(k).includes(oldText(other)));
 
   for (const k of keys) {
     if (DOCKER_KEYS.has(k)) data[k] = dockerConfig(registry, where, k === '.dockercfg');

@@ -44,12 +44,12 @@ function protectionKey(opts: ResolvedOptions): SealingCertificate | undefined {
   if (opts.pass !== 'full') return undefined;
   if (opts.secretsBackend === 'sops') {
     const recipients = opts.ageRecipients ?? [];
-    if (recipients.length === 0) throw new GeneratorInputError('the sops backend needs the cluster\'s age public key (--age-recipient age1...)');
+    if (recipients.length === 0) throw new GeneratorInputError("the sops backend needs the cluster's age public key (--age-recipient age1...)");
     const bad = recipients.find((r) => !isAgeRecipient(r));
     if (bad !== undefined) throw new GeneratorInputError(`--age-recipient must be an age public key (age1...), not ${JSON.stringify(String(bad).slice(0, 12))}`);
     return undefined;
   }
-  if (!opts.sealingCertPem) throw new GeneratorInputError('the full pass needs the target cluster\'s sealing certificate (--sealing-cert FILE)');
+  if (!opts.sealingCertPem) throw new GeneratorInputError("the full pass needs the target cluster's sealing certificate (--sealing-cert FILE)");
   try {
     return parseSealingCertificate(opts.sealingCertPem, opts.now);
   } catch (e) {

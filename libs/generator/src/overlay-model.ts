@@ -128,9 +128,7 @@ function renderFluxSystem(ctx: OverlayContext, layers: string[]): Map<string, Bu
       infraLayer: ctx.opts.infraLayer,
       sourceUrl: ctx.opts.sourceUrl,
       sourceBranch: ctx.opts.sourceBranch,
-      decrypt: usesSops(ctx)
-        ? { layers: ctx.ref.layers.filter((l) => l.objects.some((o) => o.kind === 'Secret')).map((l) => l.name), secretName: SOPS_DECRYPTION_SECRET }
-        : undefined,
+      decrypt: usesSops(ctx) ? { layers: ctx.ref.layers.filter((l) => l.objects.some((o) => o.kind === 'Secret')).map((l) => l.name), secretName: SOPS_DECRYPTION_SECRET } : undefined,
     });
     ctx.summary.kustomizations.push(...kustomizations);
     files.set(rel, Buffer.from(stringifyDocuments(docs)));

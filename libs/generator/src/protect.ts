@@ -14,7 +14,14 @@ const sameRecipients = (a: string[], b: string[]) => [...a].sort().join(',') ===
 function protectsFor(ctx: Context, b: any, name: string, namespace: string): boolean {
   if (b?.metadata?.name !== name || b.metadata?.namespace !== namespace) return false;
   if (usesSops(ctx)) {
-    return b.kind === 'Secret' && Array.isArray(b.sops?.age) && sameRecipients(b.sops.age.map((r: any) => r.recipient), ctx.opts.ageRecipients ?? []);
+    return (
+      b.kind === 'Secret' &&
+      Array.isArray(b.sops?.age) &&
+      sameRecipients(
+        b.sops.age.map((r: any) => r.recipient),
+        ctx.opts.ageRecipients ?? [],
+      )
+    );
   }
   return b.kind === 'SealedSecret' && b.metadata?.annotations?.[SEALED_BY_ANNOTATION] === ctx.cert!.fingerprintSha256;
 }
@@ -62,7 +69,9 @@ export async function protectSecret(ctx: Context, targetFile: string, source: st
  */
 export function checkRegenerable(o: ReferenceObject) {
   if (o.kind === 'SealedSecret') {
-    throw new GeneratorInputError(`${o.file} holds SealedSecret ${o.name}, sealed for the reference cluster: the new cluster could not open it. Use a reference environment with plain Secrets (such as a development cluster)`);
+    throw new GeneratorInputError(
+      `${o.file} holds SealedSecret ${o.name}, sealed for the reference cluster: the new cluster could not open it. Use a reference environment with plain Secrets (such as a development cluster)`,
+    );
   }
   if (o.kind === 'Secret' && o.body?.sops) {
     throw new GeneratorInputError(`${o.file} holds Secret ${o.name} encrypted with SOPS for the reference cluster: the new cluster could not open it. Use a reference environment with plain Secrets`);

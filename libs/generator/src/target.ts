@@ -59,7 +59,7 @@ export function writeSopsRules(ctx: Context) {
   const abs = join(ctx.opts.repoDir, path);
   // Cluster names are DNS labels (no dots), so the folder needs no escaping.
   const pathRegex = `^${ctx.clusterDir}/.*\\.ya?ml$`;
-  const doc = existsSync(abs) ? parseDocuments(readFileSync(abs, 'utf8'), path)[0] ?? new Document({}) : new Document({});
+  const doc = existsSync(abs) ? (parseDocuments(readFileSync(abs, 'utf8'), path)[0] ?? new Document({})) : new Document({});
   const current = (doc.toJS()?.creation_rules ?? []) as any[];
   const ours = { path_regex: pathRegex, encrypted_regex: FLUX_ENCRYPTED_REGEX, age: (ctx.opts.ageRecipients ?? []).join(',') };
   doc.set('creation_rules', doc.createNode([ours, ...current.filter((r) => r?.path_regex !== pathRegex)]));
@@ -79,12 +79,7 @@ export function outermost(dirs: Iterable<string>): string[] {
  * shared folders the tree needs when the repository lacks them, and runs `check` on the staged
  * tree. A failed check leaves the repository as it was. Returns the shared folders copied.
  */
-export async function stageAndCheck(
-  ctx: Context,
-  files: Map<string, Buffer>,
-  shared: { root: string; dirs: string[] },
-  check: (stagingDir: string) => Promise<void>,
-): Promise<string[]> {
+export async function stageAndCheck(ctx: Context, files: Map<string, Buffer>, shared: { root: string; dirs: string[] }, check: (stagingDir: string) => Promise<void>): Promise<string[]> {
   const repo = ctx.opts.repoDir;
   const copied: string[] = [];
   for (const dir of outermost(shared.dirs)) {

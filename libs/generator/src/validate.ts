@@ -47,7 +47,11 @@ export async function kustomizeBuild(absDir: string, label: string): Promise<Kus
     const { stdout } = await withBuildSlot(() => run('kubectl', ['kustomize', absDir], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 }));
     return { available: true, output: stdout };
   } catch (e: any) {
-    const reason = String(e.stderr || e.message || 'unknown error').trim().split('\n').slice(0, 3).join(' / ');
+    const reason = String(e.stderr || e.message || 'unknown error')
+      .trim()
+      .split('\n')
+      .slice(0, 3)
+      .join(' / ');
     throw new GeneratorValidationError(`kustomize build of ${label} failed: ${reason.replaceAll(absDir, label)}`);
   }
 }
@@ -57,7 +61,11 @@ export async function kustomizeBuild(absDir: string, label: string): Promise<Kus
  * under the new domain (a host patch that missed its target shows up here).
  */
 export function checkBuiltObjects(output: string, label: string, domain: string): void {
-  checkObjects((parseAllDocuments(output) as any[]).map((doc) => doc.toJS?.()), label, domain);
+  checkObjects(
+    (parseAllDocuments(output) as any[]).map((doc) => doc.toJS?.()),
+    label,
+    domain,
+  );
 }
 
 /** The same checks on objects already parsed (and, for Flux post-build substitution, substituted). */
@@ -71,7 +79,9 @@ export function checkObjects(objects: any[], label: string, domain: string): voi
       throw new GeneratorValidationError(`${label} builds a plaintext ${id}`);
     }
     if (body.kind === 'Ingress') {
-      const stray = ingressHosts(body).filter(Boolean).find((h) => h !== domain && !h.endsWith('.' + domain));
+      const stray = ingressHosts(body)
+        .filter(Boolean)
+        .find((h) => h !== domain && !h.endsWith('.' + domain));
       if (stray) throw new GeneratorValidationError(`${label} builds ${id} with host ${stray}, outside ${domain}`);
     }
   }

@@ -3,7 +3,10 @@ import { simpleGit, SimpleGit } from 'simple-git';
 
 /** Why a git step failed, and whether trying again can help. */
 export class GitStepError extends Error {
-  constructor(message: string, readonly retryable: boolean) {
+  constructor(
+    message: string,
+    readonly retryable: boolean,
+  ) {
     super(message);
     this.name = 'GitStepError';
   }
@@ -50,7 +53,11 @@ export function classifyGitError(e: unknown, url: string): GitStepError {
 export class GitWorkspace {
   private readonly git: SimpleGit;
 
-  private constructor(readonly dir: string, readonly repo: RepoRef, identity: GitIdentity) {
+  private constructor(
+    readonly dir: string,
+    readonly repo: RepoRef,
+    identity: GitIdentity,
+  ) {
     this.git = simpleGit({ baseDir: dir, config: [`user.name=${identity.name}`, `user.email=${identity.email}`, 'commit.gpgsign=false'] });
   }
 

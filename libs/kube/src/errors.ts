@@ -1,6 +1,10 @@
 /** A Kubernetes call failed; `retryable` says whether waiting and trying again can help. */
 export class KubeError extends Error {
-  constructor(message: string, readonly retryable: boolean, readonly status?: number) {
+  constructor(
+    message: string,
+    readonly retryable: boolean,
+    readonly status?: number,
+  ) {
     super(message);
     this.name = 'KubeError';
   }

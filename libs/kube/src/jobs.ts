@@ -2,10 +2,7 @@ import { BatchV1Api, CoreV1Api, KubeConfig, V1Job, V1Pod } from '@kubernetes/cli
 import { kubeError, KubeError } from './errors';
 import { jobNameFor, JobSettings, MANAGED_BY, RUN_ID_LABEL, scaffoldJob } from './job-spec';
 
-export type JobOutcome =
-  | { state: 'active' | 'succeeded' }
-  | { state: 'failed'; reason: string }
-  | { state: 'missing' };
+export type JobOutcome = { state: 'active' | 'succeeded' } | { state: 'failed'; reason: string } | { state: 'missing' };
 
 const selectorFor = (runId: string) => `${RUN_ID_LABEL}=${runId}`;
 
@@ -14,7 +11,10 @@ export class ScaffoldJobs {
   private readonly batch: BatchV1Api;
   private readonly core: CoreV1Api;
 
-  constructor(kc: KubeConfig, readonly settings: JobSettings) {
+  constructor(
+    kc: KubeConfig,
+    readonly settings: JobSettings,
+  ) {
     this.batch = kc.makeApiClient(BatchV1Api);
     this.core = kc.makeApiClient(CoreV1Api);
   }
@@ -52,7 +52,9 @@ export class ScaffoldJobs {
 
   /** Runs that have a Job managed by this service, by run id. */
   async listRunIds(): Promise<string[]> {
-    const selector = Object.entries(MANAGED_BY).map(([k, v]) => `${k}=${v}`).join(',');
+    const selector = Object.entries(MANAGED_BY)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(',');
     const list = await this.batch.listNamespacedJob({ namespace: this.settings.namespace, labelSelector: selector }).catch((e) => {
       throw kubeError(e, 'listing Jobs');
     });

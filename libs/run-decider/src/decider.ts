@@ -141,7 +141,10 @@ export type Command =
   | { type: 'Redrive'; requestedBy: string };
 
 export class RunRuleViolation extends Error {
-  constructor(readonly code: 'not_found' | 'already_finished', message: string) {
+  constructor(
+    readonly code: 'not_found' | 'already_finished',
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -169,11 +172,7 @@ export function decide(command: Command, state: RunState): EventDraft[] {
       const willRetry = command.retryable && attempt < MAX_ATTEMPTS_PER_STEP && !state.cancelRequested;
       const events: EventDraft[] = [{ type: 'StepFailed', data: { step: command.step, attempt, reason: command.reason, will_retry: willRetry } }];
       if (!willRetry) {
-        events.push(
-          state.cancelRequested
-            ? { type: 'ScaffoldCancelled', data: { step: command.step } }
-            : { type: 'ScaffoldFailed', data: { step: command.step, reason: command.reason } },
-        );
+        events.push(state.cancelRequested ? { type: 'ScaffoldCancelled', data: { step: command.step } } : { type: 'ScaffoldFailed', data: { step: command.step, reason: command.reason } });
       }
       return events;
     }

@@ -34,10 +34,7 @@ const ZERO_NONCE = Buffer.alloc(12);
  */
 export function sealValue(cert: SealingCertificate, label: Buffer, value: Buffer): string {
   const sessionKey = randomBytes(32);
-  const rsaBlock = publicEncrypt(
-    { key: cert.publicKey, padding: constants.RSA_PKCS1_OAEP_PADDING, oaepHash: 'sha256', oaepLabel: label },
-    sessionKey,
-  );
+  const rsaBlock = publicEncrypt({ key: cert.publicKey, padding: constants.RSA_PKCS1_OAEP_PADDING, oaepHash: 'sha256', oaepLabel: label }, sessionKey);
   const cipher = createCipheriv('aes-256-gcm', sessionKey, ZERO_NONCE);
   const body = Buffer.concat([cipher.update(value), cipher.final(), cipher.getAuthTag()]);
   const length = Buffer.alloc(2);

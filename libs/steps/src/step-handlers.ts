@@ -15,7 +15,10 @@ export const SEALING_CERT_INPUT = 'sealing-cert';
 
 /** A step failure with the decision whether retrying can help. */
 export class StepError extends Error {
-  constructor(message: string, readonly retryable: boolean) {
+  constructor(
+    message: string,
+    readonly retryable: boolean,
+  ) {
     super(message);
   }
 }

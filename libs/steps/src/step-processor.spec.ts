@@ -7,8 +7,14 @@ import { StepError, StepHandler } from './step-handlers';
 import { StepProcessor } from './step-processor';
 
 const request: ScaffoldRequestedData = {
-  cluster_name: 'c1', domain: 'c1.example.com', region: 'eu-west-1', acme_email: 'ops@example.com', repo_url: 'https://git.example.com/fleet.git', branch: 'main',
-  target: { kind: 'sealing_cert', fingerprint_sha256: 'ab', not_after: '2030-01-01T00:00:00.000Z' }, requested_by: 'default',
+  cluster_name: 'c1',
+  domain: 'c1.example.com',
+  region: 'eu-west-1',
+  acme_email: 'ops@example.com',
+  repo_url: 'https://git.example.com/fleet.git',
+  branch: 'main',
+  target: { kind: 'sealing_cert', fingerprint_sha256: 'ab', not_after: '2030-01-01T00:00:00.000Z' },
+  requested_by: 'default',
 };
 const settings = { ackWaitMs: 1000, stepTimeoutMs: 5000, concurrency: 1 } as StepSettings;
 const silent = { info: () => undefined, warn: () => undefined, error: () => undefined };
