@@ -40,6 +40,13 @@ describe('Helm chart renders with default values', () => {
     expect(d.spec.selector.matchLabels).toEqual(d.spec.template.metadata.labels);
   });
 
+  it('gives a stopping pod longer than the service gives its in-flight steps', () => {
+    const [d] = find('Deployment');
+    const cm = find('ConfigMap').find((c: any) => c.data.SHUTDOWN_GRACE_SECONDS);
+    expect(cm.data.SHUTDOWN_GRACE_SECONDS).toBe('25');
+    expect(d.spec.template.spec.terminationGracePeriodSeconds).toBe(40);
+  });
+
   it('grants the Job RBAC in kubeopera-provisioning and only Secret reads for kubeconfigs', () => {
     const role = find('Role', 'release-gitops-scaffolder-jobs')[0];
     expect(role.metadata.namespace).toBe('kubeopera-provisioning');

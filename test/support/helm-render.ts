@@ -4,7 +4,7 @@ import { parse, stringify } from 'yaml';
 
 /**
  * A minimal Go-template pass for Helm charts, enough for this chart's subset: values and release
- * fields, include/define, if/else/range/end, and the pipeline functions quote, nindent, indent and
+ * fields, include/define, if/else/range/end, add, and the pipeline functions quote, nindent, indent and
  * toYaml. No helm binary is packaged for these machines; anything outside the subset throws, so a
  * template the renderer cannot handle fails the test instead of rendering wrongly.
  */
@@ -86,6 +86,7 @@ function evalPipeline(expr: string, scope: Scope): any {
   let value: any;
   if (words[0] === 'include') value = render(scope.defines.get(JSON.parse(words[1])) ?? missing(words[1]), { ...scope, dot: evalArg(words[2], scope) });
   else if (words[0] === 'toYaml') value = stringify(evalArg(words[1], scope)).trimEnd();
+  else if (words[0] === 'add') value = words.slice(1).reduce((sum, w) => sum + Number(evalArg(w, scope)), 0);
   else if (words.length === 1) value = evalArg(words[0], scope);
   else throw new Error(`unsupported template expression: ${first}`);
   for (const fn of fns) {
