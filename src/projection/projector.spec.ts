@@ -2,12 +2,12 @@ import { randomUUID } from 'node:crypto';
 import type { FindOperator } from 'typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
 import { decideAndAppend, Delivery, InMemoryEventStore, JetStreamEventStore } from '../../libs/event-store/src';
-import type { ScaffoldRequestedData } from '../../libs/events/src';
 import { decide, runDecider } from '../../libs/run-decider/src';
 import { loadConfig } from '../config/config';
 import { Metrics } from '../metrics/metrics';
 import { ProjectionCheckpoint, ScaffoldRunRow } from './entities';
 import { Projector } from './projector';
+import { SCAFFOLD_REQUEST } from '../../test/support/run-fixtures';
 
 /** Tables as maps, with the three repository calls the projection makes. */
 function memoryTables() {
@@ -24,16 +24,7 @@ function memoryTables() {
   return { ds, rows: () => table(ScaffoldRunRow), checkpoint: () => table(ProjectionCheckpoint).get('projector')?.last_seq };
 }
 
-const request: ScaffoldRequestedData = {
-  cluster_name: 'c1',
-  domain: 'c1.example.com',
-  region: 'eu-west-1',
-  acme_email: 'ops@example.com',
-  repo_url: 'https://git.example.com/fleet.git',
-  branch: 'main',
-  target: { kind: 'sealing_cert', fingerprint_sha256: 'ab', not_after: '2030-01-01T00:00:00.000Z' },
-  requested_by: 'default',
-};
+const request = SCAFFOLD_REQUEST;
 const silent = { info: () => undefined, warn: () => undefined, error: () => undefined } as any;
 
 /** The projection on the in-memory store: given events, when a batch is projected, then rows and the checkpoint. */

@@ -1,4 +1,5 @@
 import { makeRsaCert } from '../support/certs';
+import { createBody } from '../support/run-fixtures';
 import { bareRepo, runCommits, TestDatabase, TestNats } from '../support/services';
 import { api, waitFor } from '../support/service';
 import { ServiceProcess } from '../support/service-process';
@@ -10,14 +11,7 @@ describe('SIGKILL at every step boundary and inside steps: every run completes w
   let db: TestDatabase;
   let svc: ServiceProcess;
   const cert = makeRsaCert();
-  const body = (cluster: string, url: string) => ({
-    cluster_name: cluster,
-    domain: `${cluster}.example.com`,
-    region: 'eu-west-1',
-    acme_email: 'ops@example.com',
-    repo: { url, branch: 'main' },
-    target: { sealing_cert_pem: cert.certPem },
-  });
+  const body = (cluster: string, url: string) => createBody(cluster, url, cert.certPem);
   const terminal = (id: string, ms = 90_000) =>
     waitFor(
       `run ${id} to finish`,

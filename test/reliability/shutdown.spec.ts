@@ -1,6 +1,7 @@
 import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { makeRsaCert } from '../support/certs';
+import { createBody } from '../support/run-fixtures';
 import { bareRepo, runCommits, TestDatabase, TestNats } from '../support/services';
 import { api, waitFor } from '../support/service';
 import { ServiceProcess } from '../support/service-process';
@@ -21,14 +22,7 @@ describe('SIGTERM: the service stops cleanly (exit 0, a "stopped" line) and no r
   let db: TestDatabase;
   let svc: ServiceProcess;
   const cert = makeRsaCert();
-  const body = (cluster: string, url: string) => ({
-    cluster_name: cluster,
-    domain: `${cluster}.example.com`,
-    region: 'eu-west-1',
-    acme_email: 'ops@example.com',
-    repo: { url, branch: 'main' },
-    target: { sealing_cert_pem: cert.certPem },
-  });
+  const body = (cluster: string, url: string) => createBody(cluster, url, cert.certPem);
   const logOf = async (id: string) => (await api(svc.base, 'GET', `/api/v1/scaffolds/${id}/logs`)).text;
   const events = async (id: string) => (await api(svc.base, 'GET', `/api/v1/scaffolds/${id}/events`)).json.items.map((e: any) => e.type);
 

@@ -2,18 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { ConcurrencyConflict, decideAndAppend, EventStore } from '../../libs/event-store/src';
 import { stamp } from '../../libs/events/src';
 import { decide, runDecider } from '../../libs/run-decider/src';
+import { SCAFFOLD_REQUEST } from './run-fixtures';
 
-const requestData = {
-  cluster_name: 'c',
-  domain: 'c.example.com',
-  region: 'eu-west-1',
-  acme_email: 'a@example.com',
-  repo_url: 'https://x/y.git',
-  branch: 'main',
-  target: { kind: 'sealing_cert' as const, fingerprint_sha256: 'ab', not_after: '2030-01-01T00:00:00Z' },
-  requested_by: 't',
-};
-export const requestedEvent = (runId: string, id: string = randomUUID()) => stamp({ type: 'ScaffoldRequested', data: requestData }, runId, id, new Date(), null);
+export const requestedEvent = (runId: string, id: string = randomUUID()) => stamp({ type: 'ScaffoldRequested', data: SCAFFOLD_REQUEST }, runId, id, new Date(), null);
 
 /** The rules every EventStore keeps, run against the JetStream store and the in-memory one alike. */
 export function eventStoreContract(store: () => EventStore) {

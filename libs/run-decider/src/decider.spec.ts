@@ -1,16 +1,8 @@
-import type { EventDraft, ScaffoldRequestedData } from '../../events/src';
+import type { EventDraft } from '../../events/src';
 import { Command, decide, fold, MAX_ATTEMPTS_PER_STEP, RunRuleViolation, triggers } from './decider';
+import { SCAFFOLD_REQUEST } from '../../../test/support/run-fixtures';
 
-const request: ScaffoldRequestedData = {
-  cluster_name: 'c1',
-  domain: 'c1.example.com',
-  region: 'eu-west-1',
-  acme_email: 'ops@example.com',
-  repo_url: 'https://git.example.com/fleet.git',
-  branch: 'main',
-  target: { kind: 'sealing_cert', fingerprint_sha256: 'ab', not_after: '2030-01-01T00:00:00.000Z' },
-  requested_by: 'default',
-};
+const request = SCAFFOLD_REQUEST;
 const at = (drafts: EventDraft[]) => drafts.map((d) => ({ ...d, time: '2026-01-01T00:00:00.000Z' }));
 /** given events, when command, then events */
 const given = (...events: EventDraft[]) => ({ when: (c: Command) => decide(c, fold(at(events))) });

@@ -1,21 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { ACK, decideAndAppend, Delivery, InMemoryEventStore, InMemoryRunInputs, InMemoryRunLogStore } from '../../event-store/src';
-import type { EventDraft, ScaffoldRequestedData } from '../../events/src';
+import type { EventDraft } from '../../events/src';
 import { decide, runDecider } from '../../run-decider/src';
 import type { StepSettings } from './settings';
 import { StepError, StepHandler } from './step-handlers';
 import { StepProcessor } from './step-processor';
+import { SCAFFOLD_REQUEST } from '../../../test/support/run-fixtures';
 
-const request: ScaffoldRequestedData = {
-  cluster_name: 'c1',
-  domain: 'c1.example.com',
-  region: 'eu-west-1',
-  acme_email: 'ops@example.com',
-  repo_url: 'https://git.example.com/fleet.git',
-  branch: 'main',
-  target: { kind: 'sealing_cert', fingerprint_sha256: 'ab', not_after: '2030-01-01T00:00:00.000Z' },
-  requested_by: 'default',
-};
+const request = SCAFFOLD_REQUEST;
 const settings = { ackWaitMs: 1000, stepTimeoutMs: 5000, concurrency: 1 } as StepSettings;
 const silent = { info: () => undefined, warn: () => undefined, error: () => undefined };
 

@@ -1,0 +1,23 @@
+import type { ScaffoldRequestedData } from '../../libs/events/src';
+
+/** A run's request as ScaffoldRequested records it: the given of unit tests on the decider, the stores and the processors. */
+export const SCAFFOLD_REQUEST: ScaffoldRequestedData = {
+  cluster_name: 'c1',
+  domain: 'c1.example.com',
+  region: 'eu-west-1',
+  acme_email: 'ops@example.com',
+  repo_url: 'https://git.example.com/fleet.git',
+  branch: 'main',
+  target: { kind: 'sealing_cert', fingerprint_sha256: 'ab', not_after: '2030-01-01T00:00:00.000Z' },
+  requested_by: 'default',
+};
+
+/** A create request body as the REST and NATS APIs take it. */
+export const createBody = (cluster: string, repoUrl: string, certPem: string) => ({
+  cluster_name: cluster,
+  domain: `${cluster}.example.com`,
+  region: 'eu-west-1',
+  acme_email: 'ops@example.com',
+  repo: { url: repoUrl, branch: 'main' },
+  target: { sealing_cert_pem: certPem },
+});
