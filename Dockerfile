@@ -3,13 +3,13 @@ FROM node:20.19-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts
-COPY tsconfig.json tsconfig.build.json ./
+COPY tsconfig.json tsconfig.build.json nest-cli.json ./
 COPY src src
 COPY libs libs
 COPY migrations migrations
 COPY bench bench
 COPY test/support test/support
-RUN npx tsc -p tsconfig.build.json
+RUN npx nest build
 
 FROM node:20.19-bookworm-slim
 RUN apt-get update && apt-get install -y --no-install-recommends git openssh-client ca-certificates \

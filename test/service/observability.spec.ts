@@ -36,9 +36,16 @@ describe('observability: metrics, OpenAPI, log redaction', () => {
     });
     await waitFor('success', async () => ((await api(stack.svc.base, 'GET', `/api/v1/scaffolds/${r.json.id}`)).json.status === 'succeeded' ? true : undefined));
     await waitFor('projection', async () => ((await api(stack.svc.base, 'GET', '/api/v1/scaffolds?status=succeeded')).json.items.length === 1 ? true : undefined));
-    const res = await fetch(`${stack.svc.base}/metrics`);
-    expect(res.status).toBe(200);
-    const text = await res.text();
+    // The projector counts a run after its transaction commits; a GET on another connection can see the row first.
+    const scrape = async () => {
+      const res = await fetch(`${stack.svc.base}/metrics`);
+      expect(res.status).toBe(200);
+      return res.text();
+    };
+    const text = await waitFor('the finished run in the metrics', async () => {
+      const body = await scrape();
+      return /^scaffold_runs_finished_total\{/m.test(body) ? body : undefined;
+    });
     expect(text).toMatch(/^scaffold_runs_started_total 1$/m);
     expect(text).toMatch(/^scaffold_runs_finished_total\{status="succeeded",step="full-pass"\} 1$/m);
     expect(text).toMatch(/^scaffold_step_duration_seconds_count\{step="infra-pass",outcome="succeeded"\} 1$/m);

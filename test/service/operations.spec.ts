@@ -4,6 +4,7 @@ import { connect } from '@nats-io/transport-node';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { jetstream } from '@nats-io/jetstream';
 import { makeRsaCert } from '../support/certs';
+import { createBody } from '../support/run-fixtures';
 import { bareRepo, gitLog } from '../support/services';
 import { api, API_KEY, waitFor } from '../support/service';
 import { useServiceStack } from '../support/service-stack';
@@ -16,14 +17,7 @@ describe('operations: live progress, audit log, re-drive, old event versions', (
   let nc: NatsConnection;
   const cert = makeRsaCert();
   const remote = bareRepo();
-  const body = (cluster: string) => ({
-    cluster_name: cluster,
-    domain: `${cluster}.example.com`,
-    region: 'eu-west-1',
-    acme_email: 'ops@example.com',
-    repo: { url: remote.url, branch: 'main' },
-    target: { sealing_cert_pem: cert.certPem },
-  });
+  const body = (cluster: string) => createBody(cluster, remote.url, cert.certPem);
   const untilStatus = (id: string, status: string) =>
     waitFor(`${status}`, async () => {
       const r = await api(stack.svc.base, 'GET', `/api/v1/scaffolds/${id}`);

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { Client } from 'pg';
 import { main } from '../../src/ctl';
 import { makeRsaCert } from '../support/certs';
+import { createBody } from '../support/run-fixtures';
 import { bareRepo, readModelRows } from '../support/services';
 import { api, waitFor } from '../support/service';
 import { useServiceStack } from '../support/service-stack';
@@ -29,14 +30,7 @@ describe('scaffolderctl against real NATS and PostgreSQL', () => {
 
   beforeAll(async () => {
     for (const cluster of ['ops-a', 'ops-b']) {
-      const r = await api(stack.svc.base, 'POST', '/api/v1/scaffolds', {
-        cluster_name: cluster,
-        domain: `${cluster}.example.com`,
-        region: 'eu-west-1',
-        acme_email: 'ops@example.com',
-        repo: { url: remote.url, branch: 'main' },
-        target: { sealing_cert_pem: cert.certPem },
-      });
+      const r = await api(stack.svc.base, 'POST', '/api/v1/scaffolds', createBody(cluster, remote.url, cert.certPem));
       ids.push(r.json.id);
       await waitFor('run', async () => ((await api(stack.svc.base, 'GET', `/api/v1/scaffolds/${r.json.id}`)).json.status === 'succeeded' ? true : undefined));
     }
@@ -88,14 +82,7 @@ describe('scaffolderctl against real NATS and PostgreSQL', () => {
     expect(statuses.length).toBeGreaterThan(0);
     expect(statuses.every((s) => s === 200)).toBe(true);
     // The projection keeps working on the swapped-in table.
-    const r = await api(stack.svc.base, 'POST', '/api/v1/scaffolds', {
-      cluster_name: 'ops-c',
-      domain: 'ops-c.example.com',
-      region: 'eu-west-1',
-      acme_email: 'ops@example.com',
-      repo: { url: remote.url, branch: 'main' },
-      target: { sealing_cert_pem: cert.certPem },
-    });
+    const r = await api(stack.svc.base, 'POST', '/api/v1/scaffolds', createBody('ops-c', remote.url, cert.certPem));
     await waitFor('run after rebuild', async () => ((await api(stack.svc.base, 'GET', '/api/v1/scaffolds?status=succeeded')).json.items.some((i: any) => i.id === r.json.id) ? true : undefined));
     ids.push(r.json.id);
   });
@@ -103,14 +90,7 @@ describe('scaffolderctl against real NATS and PostgreSQL', () => {
   it('tails new events and re-drives only runs that are not finished', async () => {
     const tail = ctl('tail', '--count', '1', '--json');
     await new Promise((r) => setTimeout(r, 500));
-    const res = await api(stack.svc.base, 'POST', '/api/v1/scaffolds', {
-      cluster_name: 'ops-d',
-      domain: 'ops-d.example.com',
-      region: 'eu-west-1',
-      acme_email: 'ops@example.com',
-      repo: { url: remote.url, branch: 'main' },
-      target: { sealing_cert_pem: cert.certPem },
-    });
+    const res = await api(stack.svc.base, 'POST', '/api/v1/scaffolds', createBody('ops-d', remote.url, cert.certPem));
     const { lines } = await tail;
     expect(JSON.parse(lines[0])).toMatchObject({ type: 'ScaffoldRequested', run_id: res.json.id });
     const finished = await ctl('redrive', ids[0]);
