@@ -1,8 +1,9 @@
 import { spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { makeRsaCert } from '../support/certs';
 import { allFiles, childEnv, readTree, tempDir, yamlObjects } from '../support/files';
+import { CORP_PLANTED, writeCorpReference } from '../support/reference-repos';
 import { ageIdentity, sopsOpen } from '../support/sops-open';
 import { unsealManifest } from '../support/unseal';
 
@@ -126,5 +127,44 @@ describe('generate-gitops-env command line', () => {
       expect(Object.keys(plain.stringData).sort()).toEqual(sealed.keys);
     }
     expect(JSON.stringify(readTree(repo))).not.toContain('CliSopsRegistryPassword-5678');
+  });
+
+  it('takes credentials only their issuer can create from a 0600 file, refuses to run without them, and never prints them', () => {
+    const template = tempDir('cli-corp');
+    writeCorpReference(template);
+    const repo = tempDir('cli-corp-out');
+    const cert = makeRsaCert();
+    const certFile = join(tempDir('cli-corp-cert'), 'cert.pem');
+    writeFileSync(certFile, cert.certPem);
+    const corp = ['--repo', repo, '--template', template, '--reference-env', 'staging', '--infra-layer', 'core', '--cluster-name', 't42', '--domain', 't42.example.com'];
+    const args = [...corp, '--region', 'eu-central-1', '--acme-email', 'certs@t42.example.com', '--sealing-cert', certFile];
+    const registry = { REGISTRY_SERVER: 'reg.t42.example.com', REGISTRY_USERNAME: 'bot', REGISTRY_PASSWORD: 'BotPassword-0123456789' };
+
+    const missing = run(args, registry);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('state/mongo-root/api-token');
+    expect(existsSync(join(repo, 'clusters/t42'))).toBe(false);
+
+    const token = 'tok_issued_elsewhere_for_t42';
+    const file = join(tempDir('cli-corp-creds'), 'credentials.yaml');
+    writeFileSync(file, `state/mongo-root/api-token: ${token}\n`);
+    chmodSync(file, 0o644);
+    const open = run([...args, '--credentials', file], registry);
+    expect(open.code).toBe(2);
+    expect(open.stderr).toContain('readable by group or others');
+
+    chmodSync(file, 0o600);
+    const ok = run([...args, '--credentials', file, '--json'], registry);
+    expect(ok.stderr).toBe('');
+    expect(ok.code).toBe(0);
+    expect(ok.stdout).not.toContain(token);
+    const summary = JSON.parse(ok.stdout);
+    expect(summary.credential_plan).toContainEqual({ namespace: 'state', name: 'mongo-root', key: 'api-token', class: 'supplied', recognised_by: 'name' });
+    expect(summary.credential_plan).toContainEqual({ namespace: 'state', name: 'mongo-root', key: 'connection-string', class: 'derived', from: ['state/mongo-root'] });
+    const mongo = yamlObjects(join(repo, 'clusters/t42/data/secrets.yaml')).find((o) => o.metadata.name === 'mongo-root');
+    expect(unsealManifest(cert.privateKeyPem, mongo)['api-token']).toBe(token);
+    const tree = Object.values(readTree(repo)).join('\n');
+    expect(tree).not.toContain(token);
+    for (const planted of Object.values(CORP_PLANTED)) expect(tree).not.toContain(planted);
   });
 });

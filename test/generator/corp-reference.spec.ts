@@ -9,6 +9,7 @@ describe('generator on a differently shaped reference repository', () => {
   const cert = makeRsaCert();
   const template = tempDir('corp-template');
   writeCorpReference(template);
+  const ISSUED_TOKEN = 'tok_issued_for_tenant42_0001';
   const base = (repo: string, extra: Partial<GenerateOptions> = {}): GenerateOptions => ({
     repoDir: repo,
     templateDir: template,
@@ -37,7 +38,12 @@ describe('generator on a differently shaped reference repository', () => {
     expect(infraSync[0].spec).toMatchObject({ url: 'ssh://git@git.tenant42.example.com/fleet.git', ref: { branch: 'main' } });
 
     const { summary, credentials } = await generate(
-      base(repo, { pass: 'full', sealingCertPem: cert.certPem, registry: { server: 'reg.tenant42.example.com', username: 'bot', password: 'BotPassword-abcdefghijklmnop' } }),
+      base(repo, {
+        pass: 'full',
+        sealingCertPem: cert.certPem,
+        registry: { server: 'reg.tenant42.example.com', username: 'bot', password: 'BotPassword-abcdefghijklmnop' },
+        suppliedCredentials: { 'state/mongo-root/api-token': ISSUED_TOKEN },
+      }),
     );
     const sync = yamlObjects(join(repo, 'clusters/tenant-42/flux-system/sync.yaml')).filter((o) => o.kind === 'Kustomization');
     const deps = Object.fromEntries(sync.map((k) => [k.metadata.name, k.spec.dependsOn]));
@@ -68,6 +74,10 @@ describe('generator on a differently shaped reference repository', () => {
     expect(redis['redis-password']).toMatch(/^[A-Za-z0-9]{40}$/);
     const mongo = unsealManifest(cert.privateKeyPem, data[2]);
     expect(mongo['connection-string']).toBe(`mongodb://${mongo['root-username']}:${mongo['root-password']}@mongo.state.svc:27017/admin`);
+    // An API token is recognised by its name as a credential only its issuer creates: taken as given, never invented.
+    expect(mongo['api-token']).toBe(ISSUED_TOKEN);
+    expect(summary.credential_plan.find((e) => e.name === 'mongo-root' && e.key === 'api-token')).toMatchObject({ class: 'supplied', recognised_by: 'name' });
+    expect(summary.warnings.some((w) => w.includes('state/mongo-root/api-token is taken as a supplied credential by its name alone'))).toBe(true);
     for (const s of [data[1], data[2]]) {
       for (const [key, value] of Object.entries(unsealManifest(cert.privateKeyPem, s))) expect(credentials).toContainEqual({ namespace: 'state', name: s.metadata.name, key, value });
     }
@@ -89,9 +99,17 @@ describe('generator on a differently shaped reference repository', () => {
     writeCorpReference(stray, { strayHost: true });
     const repo = tempDir('corp-stray-out');
     await generate(base(repo, { templateDir: stray }));
-    await expect(generate(base(repo, { templateDir: stray, pass: 'full', sealingCertPem: cert.certPem, registry: { server: 'r', username: 'u', password: 'p' } }))).rejects.toThrow(
-      new GeneratorInputError('clusters/staging/services/gateway.yaml Ingress gateway: host "admin.other.example.com" does not end in the reference domain "stg.corp.example.org"'),
-    );
+    await expect(
+      generate(
+        base(repo, {
+          templateDir: stray,
+          pass: 'full',
+          sealingCertPem: cert.certPem,
+          registry: { server: 'r', username: 'u', password: 'p' },
+          suppliedCredentials: { 'state/mongo-root/api-token': ISSUED_TOKEN },
+        }),
+      ),
+    ).rejects.toThrow(new GeneratorInputError('clusters/staging/services/gateway.yaml Ingress gateway: host "admin.other.example.com" does not end in the reference domain "stg.corp.example.org"'));
     expect(allFiles(join(repo, 'clusters/tenant-42')).some((f) => f.startsWith('services/'))).toBe(false);
   });
 });

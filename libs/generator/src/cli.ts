@@ -1,7 +1,9 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { parse as parseYaml } from 'yaml';
 import { SEALING_SCOPES, SealingScope } from '../../sealing/src';
+import type { SuppliedCredentials } from './credential-plan';
 import type { RegistryCredentials } from './credentials';
 import { GeneratorInputError } from './errors';
 import { generate, GenerateSummary, SHIPPED_PHASED_TEMPLATE, SHIPPED_TEMPLATE } from './generate';
@@ -36,6 +38,8 @@ Options:
                            and cluster name are derived from the other flags
   --scope SCOPE            sealing scope: strict (default), namespace-wide, cluster-wide
   --registry-auth FILE     docker config JSON with registry pull credentials
+  --credentials FILE       credentials only their issuer can create (a DNS provider's API token, an SMTP
+                           password): YAML or JSON {"<namespace>/<secret>/<key>": "<value>"}, mode 0600
   --source-url URL         GitRepository URL Flux syncs from (default: the reference's)
   --source-branch BRANCH   GitRepository branch (default: the reference's)
   --no-validate            skip the kustomize build of every written layer
@@ -43,7 +47,9 @@ Options:
   -h, --help               this text
 
 Registry pull credentials for the full pass come from REGISTRY_SERVER, REGISTRY_USERNAME and
-REGISTRY_PASSWORD or from --registry-auth FILE, never from command-line values.
+REGISTRY_PASSWORD or from --registry-auth FILE, never from command-line values. Supplied credentials
+(keys named in a Secret's gitops-scaffolder.io/supplied annotation, or with a name such as api-token)
+come from --credentials FILE and are never invented; the full pass refuses to run without them.
 Exit codes: 0 written, 1 the tree failed validation or an internal error, 2 bad input.
 `;
 
@@ -65,6 +71,36 @@ function registryFrom(env: NodeJS.ProcessEnv, authFile: string | undefined): Reg
   return { server, username, password };
 }
 
+const CREDENTIAL_KEY = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?\/[a-z0-9]([-a-z0-9.]*[a-z0-9])?\/[-._a-zA-Z0-9]+$/;
+
+/**
+ * The supplied credentials file: readable by its owner only (it holds third-party credentials), a
+ * mapping of "<namespace>/<secret>/<key>" to a string. Errors name keys, never values.
+ */
+function suppliedFrom(file: string | undefined): SuppliedCredentials | undefined {
+  if (!file) return undefined;
+  let text: string;
+  try {
+    if ((statSync(file).mode & 0o077) !== 0) throw new GeneratorInputError(`--credentials ${file} is readable by group or others: chmod 600 it`);
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    if (e instanceof GeneratorInputError) throw e;
+    throw new GeneratorInputError(`--credentials ${file} cannot be read`);
+  }
+  let doc: unknown;
+  try {
+    doc = parseYaml(text);
+  } catch {
+    throw new GeneratorInputError(`--credentials ${file} is not YAML or JSON`);
+  }
+  if (!doc || typeof doc !== 'object' || Array.isArray(doc)) throw new GeneratorInputError(`--credentials ${file} must be a mapping of "<namespace>/<secret>/<key>" to values`);
+  for (const [key, value] of Object.entries(doc)) {
+    if (!CREDENTIAL_KEY.test(key)) throw new GeneratorInputError(`--credentials ${file}: ${JSON.stringify(key.slice(0, 80))} is not "<namespace>/<secret>/<key>"`);
+    if (typeof value !== 'string' || value.length === 0) throw new GeneratorInputError(`--credentials ${file}: ${key} must be a non-empty string`);
+  }
+  return doc as SuppliedCredentials;
+}
+
 /** `--var KEY=VALUE` flags as a map; the generator checks the names against the reference. */
 function parseVars(flags: string[]): Record<string, string> {
   const vars: Record<string, string> = {};
@@ -74,6 +110,16 @@ function parseVars(flags: string[]): Record<string, string> {
     vars[flag.slice(0, eq)] = flag.slice(eq + 1);
   }
   return vars;
+}
+
+/** "12 generated, 3 derived, 1 supplied" (classes in a fixed order, only those present). */
+function planCounts(summary: GenerateSummary): string {
+  const counts = new Map<string, number>();
+  for (const e of summary.credential_plan) counts.set(e.class, (counts.get(e.class) ?? 0) + 1);
+  return ['generated', 'derived', 'supplied', 'configuration', 'registry']
+    .filter((c) => counts.has(c))
+    .map((c) => `${counts.get(c)} ${c}`)
+    .join(', ');
 }
 
 function describe(summary: GenerateSummary): string {
@@ -88,6 +134,7 @@ function describe(summary: GenerateSummary): string {
     `  files written: ${summary.paths_written.length}, removed: ${summary.paths_removed.length}`,
     ...summary.ingress_hosts.map((i) => `  ingress ${i.namespace ?? 'default'}/${i.name}: ${i.to.join(', ')}`),
     ...summary.objects_sealed.map((s) => `  sealed ${s.namespace}/${s.name} (${s.keys.length} keys, ${s.scope}${s.reused ? ', kept' : ''})`),
+    ...(summary.credential_plan.length > 0 ? [`  credentials: ${planCounts(summary)}`] : []),
     `  validated: ${summary.validated ? summary.validated.length + ' folders with kustomize' : 'no'}`,
     ...summary.warnings.map((w) => `  warning: ${w}`),
   ];
@@ -117,6 +164,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
         'secrets-backend': { type: 'string' },
         'age-recipient': { type: 'string', multiple: true },
         'registry-auth': { type: 'string' },
+        credentials: { type: 'string' },
         'source-url': { type: 'string' },
         'source-branch': { type: 'string' },
         var: { type: 'string', multiple: true },
@@ -162,6 +210,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
       pass,
       sealingCertPem,
       registry: pass === 'full' ? registryFrom(env, values['registry-auth']) : undefined,
+      suppliedCredentials: suppliedFrom(values.credentials),
       rotateCredentials: Boolean(values['rotate-credentials']),
       sealingScope: scope,
       secretsBackend: backend,

@@ -14,7 +14,7 @@ import { GeneratorInputError, GeneratorValidationError } from './errors';
 import { discoverReferenceDns, isExternalDns, isIssuer, readExternalDns } from './external-dns';
 import { FluxLayerKustomization, isFluxKustomization, isGitRepository, normalizePath, repointGitRepository, setSopsDecryption } from './flux-sync';
 import { ingressHosts } from './ingress';
-import { protectSecret } from './protect';
+import { checkConsistentReuse, planCredentials, protectSecret } from './protect';
 import { collectTree, isRemote, ReferenceObject } from './reference';
 import { substituteObject, substitutionDisabled, VARIABLE_NAME, variableUses } from './substitution';
 import { stageAndCheck, syncFolder } from './target';
@@ -52,8 +52,10 @@ export async function generateFromClusterVars(base: Context, ref: ClusterVarsRef
   ctx.summary.warnings.push(...ref.warnings, ...inheritedWarnings(ref, inherited), ...earlySecretUses(ref));
   checkVariablesDefined(ctx);
   describeOutcome(ctx, referenceView);
+  planCredentials(ctx, [...ref.applied, ...ref.kustomizations.flatMap((k) => k.objects)]);
 
   const files = await renderClusterFolder(ctx);
+  checkConsistentReuse(ctx);
   ctx.summary.shared_paths_copied = await stageAndCheck(ctx, files, { root: ref.root, dirs: ref.sharedDirs }, (staging) => validateStaged(ctx, staging));
   syncFolder(ctx, ctx.clusterDir, files);
 }
@@ -363,7 +365,7 @@ async function transformEnvFile(ctx: VarsContext, rel: string, raw: Buffer): Pro
     if (obj === ref.vars.object) {
       doc.setIn(['data'], doc.createNode(ctx.vars));
     } else if (obj.kind === 'Secret') {
-      docs[i] = new Document(await protectSecret(ctx, `${ctx.clusterDir}/${rel}`, file, obj.body, obj.namespace ?? 'default'));
+      docs[i] = new Document(await protectSecret(ctx, `${ctx.clusterDir}/${rel}`, obj.body, obj.namespace ?? 'default'));
     } else if (isGitRepository(obj.body)) {
       repointGitRepository(doc, ctx.opts.sourceUrl, ctx.opts.sourceBranch);
     } else if (isFluxKustomization(obj.body)) {

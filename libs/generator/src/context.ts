@@ -1,4 +1,5 @@
 import type { SealingCertificate, SealingScope } from '../../sealing/src';
+import type { CredentialPlan, CredentialPlanEntry, SuppliedCredentials } from './credential-plan';
 import type { RegistryCredentials } from './credentials';
 import type { ExternalDnsSettings } from './external-dns';
 import type { FluxLayerKustomization } from './flux-sync';
@@ -24,6 +25,11 @@ export interface GenerateOptions {
   /** PEM of the target cluster's sealed-secrets certificate; required for the full pass. */
   sealingCertPem?: string;
   registry?: RegistryCredentials;
+  /**
+   * Credentials only their issuer can create, by "<namespace>/<secret>/<key>". Required for the full
+   * pass; checked in the infra pass too when given, so a missing one stops the run before anything is pushed.
+   */
+  suppliedCredentials?: SuppliedCredentials;
   rotateCredentials?: boolean;
   sealingScope?: SealingScope;
   /** sealed-secrets (default: sealed for the cluster's certificate) or sops (encrypted for age recipients). */
@@ -83,6 +89,8 @@ export interface GenerateSummary {
   external_dns: ExternalDnsSettings[];
   sealing_cert_sha256: string | null;
   validated: string[] | null;
+  /** What becomes of every key of every reference Secret (class per key, never a value). */
+  credential_plan: CredentialPlanEntry[];
   warnings: string[];
 }
 
@@ -110,6 +118,10 @@ export interface Context {
   cert?: SealingCertificate;
   summary: GenerateSummary;
   credentials: GeneratedCredential[];
+  /** The environment's credential plan, made before the first Secret is protected. */
+  plan?: CredentialPlan;
+  /** Per Secret (namespace/name): whether its protected form already in the target was kept. */
+  reusedSecrets: Map<string, boolean>;
 }
 
 export const usesSops = (ctx: Context) => ctx.opts.secretsBackend === 'sops';

@@ -84,6 +84,7 @@ function emptySummary(opts: ResolvedOptions, clusterDir: string, cert: SealingCe
     external_dns: [],
     sealing_cert_sha256: cert?.fingerprintSha256 ?? null,
     validated: opts.validate === false ? null : [],
+    credential_plan: [],
     warnings: [],
   };
 }
@@ -129,7 +130,7 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
   const owner = { cluster_name: opts.clusterName, domain: opts.domain, region: opts.region, reference_env: opts.referenceEnv };
   checkOwnership(opts.repoDir, clusterDir, owner);
   const cert = protectionKey(opts);
-  const ctx: Context = { opts, clusterDir, cert, credentials: [], summary: emptySummary(opts, clusterDir, cert) };
+  const ctx: Context = { opts, clusterDir, cert, credentials: [], summary: emptySummary(opts, clusterDir, cert), reusedSecrets: new Map() };
 
   const varsReference = loadClusterVarsReference(root, opts.referenceEnv);
   const problem = givenVarProblem(varsReference && knownVariables(varsReference), opts.clusterVars ?? {});

@@ -13,7 +13,7 @@ import { GeneratorInputError } from './errors';
 import { discoverReferenceDns, isExternalDns, isIssuer, readExternalDns, repointExternalDns, rewriteIssuer } from './external-dns';
 import { buildFluxSync } from './flux-sync';
 import { ingressPatches, IngressPatch } from './ingress';
-import { checkRegenerable, protectSecret } from './protect';
+import { checkConsistentReuse, checkRegenerable, planCredentials, protectSecret } from './protect';
 import { findKustomizationFile, ReferenceEnv, ReferenceLayer } from './reference';
 import { stageAndCheck, syncFolder } from './target';
 import { checkBuiltObjects, kustomizeBuild } from './validate';
@@ -35,10 +35,15 @@ export async function generateFromOverlays(base: Context, ref: ReferenceEnv): Pr
   ctx.summary.reference_region = dns.region ?? null;
   ctx.summary.warnings.push(...ref.warnings);
   guardSecretPlacement(ctx, infra);
+  planCredentials(
+    ctx,
+    ref.layers.flatMap((l) => l.objects),
+  );
 
   const rendered = new Map<string, Map<string, Buffer>>();
   const toRender = opts.pass === 'full' ? ref.layers : ref.layers.filter((l) => l.name === opts.infraLayer);
   for (const layer of toRender) rendered.set(layer.name, await renderLayer(ctx, layer));
+  checkConsistentReuse(ctx);
   // An infra pass after a full pass keeps what the full pass wrote and still references it.
   const kept = opts.pass === 'infra' ? ref.layers.filter((l) => !rendered.has(l.name) && l.name !== 'flux-system' && existsSync(join(opts.repoDir, ctx.clusterDir, l.name))) : [];
   const syncLayers = ['flux-system', ...rendered.keys(), ...kept.map((l) => l.name)];
@@ -96,7 +101,7 @@ async function transformManifestFile(ctx: OverlayContext, layer: ReferenceLayer,
     const obj = objects.find((o) => o.index === i);
     if (!obj) continue;
     if (obj.kind === 'Secret' && /^v1$/.test(obj.apiVersion)) {
-      docs[i] = new Document(await protectSecret(ctx, `${ctx.clusterDir}/${layer.name}/${rel}`, file, obj.body, obj.namespace ?? 'default'));
+      docs[i] = new Document(await protectSecret(ctx, `${ctx.clusterDir}/${layer.name}/${rel}`, obj.body, obj.namespace ?? 'default'));
       changed = true;
     } else if (isExternalDns(obj.body)) {
       changed = repointExternalDns(doc, to) || changed;

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { sopsEncrypt } from '../../sealing/src/sops';
 import { buildSealedSecret, SEALED_BY_ANNOTATION } from '../../sealing/src';
 import { Context, usesSops } from './context';
-import { regenerateSecret } from './credentials';
+import { CredentialPlan } from './credential-plan';
 import { GeneratorInputError } from './errors';
 import type { ReferenceObject } from './reference';
 import { parseDocuments } from './yaml-docs';
@@ -43,23 +43,60 @@ function existingProtected(ctx: Context, targetFile: string, name: string, names
  * Fresh credentials for a reference Secret, sealed for the cluster or SOPS-encrypted for its age
  * keys. `targetFile` is where it will live in the target repository (repo-relative).
  */
-export async function protectSecret(ctx: Context, targetFile: string, source: string, body: any, namespace: string) {
+export async function protectSecret(ctx: Context, targetFile: string, body: any, namespace: string) {
   const name = String(body.metadata?.name);
   const sops = usesSops(ctx);
-  const summary = { file: targetFile, namespace, name, type: String(body.type ?? 'Opaque'), scope: sops ? ('sops' as const) : ctx.opts.sealingScope };
+  const type = String(body.type ?? 'Opaque');
+  const summary = { file: targetFile, namespace, name, type, scope: sops ? ('sops' as const) : ctx.opts.sealingScope };
   const reuse = existingProtected(ctx, targetFile, name, namespace);
+  ctx.reusedSecrets.set(`${namespace}/${name}`, Boolean(reuse));
   if (reuse) {
     ctx.summary.objects_sealed.push({ ...summary, keys: Object.keys((sops ? reuse.stringData : reuse.spec?.encryptedData) ?? {}).sort(), reused: true });
     return reuse;
   }
-  const fresh = regenerateSecret(body, namespace, ctx.opts.registry, `${source} Secret ${name}`);
-  for (const [key, value] of Object.entries(fresh.data)) ctx.credentials.push({ namespace, name, key, value: value.toString('utf8') });
-  ctx.summary.objects_sealed.push({ ...summary, keys: Object.keys(fresh.data).sort(), reused: false });
-  if (!sops) return buildSealedSecret({ ...fresh, namespace }, ctx.cert!, ctx.opts.sealingScope);
+  if (!ctx.plan) throw new Error('the credential plan is made before Secrets are protected');
+  const data = ctx.plan.valuesFor(namespace, name);
+  for (const [key, value] of Object.entries(data)) ctx.credentials.push({ namespace, name, key, value: value.toString('utf8') });
+  ctx.summary.objects_sealed.push({ ...summary, keys: Object.keys(data).sort(), reused: false });
+  const labels: Record<string, string> = { ...(body.metadata?.labels ?? {}) };
+  if (!sops) return buildSealedSecret({ name, namespace, type, labels, data }, ctx.cert!, ctx.opts.sealingScope);
   const metadata: Record<string, unknown> = { name, namespace };
-  if (Object.keys(fresh.labels).length > 0) metadata.labels = fresh.labels;
-  const stringData = Object.fromEntries(Object.entries(fresh.data).map(([k, v]) => [k, v.toString('utf8')]));
-  return sopsEncrypt({ apiVersion: 'v1', kind: 'Secret', metadata, type: fresh.type, stringData }, { recipients: ctx.opts.ageRecipients!, now: ctx.opts.now });
+  if (Object.keys(labels).length > 0) metadata.labels = labels;
+  const stringData = Object.fromEntries(Object.entries(data).map(([k, v]) => [k, v.toString('utf8')]));
+  return sopsEncrypt({ apiVersion: 'v1', kind: 'Secret', metadata, type, stringData }, { recipients: ctx.opts.ageRecipients!, now: ctx.opts.now });
+}
+
+/**
+ * The credential plan of the environment whose objects are given (every plain Secret it holds),
+ * recorded in the summary. A missing supplied credential stops the pass here, before anything is written.
+ */
+export function planCredentials(ctx: Context, objects: ReferenceObject[]): void {
+  const seen = new Set<string>();
+  const secrets = objects.filter((o) => o.kind === 'Secret' && /^v1$/.test(o.apiVersion) && !o.body?.sops && !seen.has(`${o.file}#${o.index}`) && seen.add(`${o.file}#${o.index}`));
+  ctx.plan = CredentialPlan.build(
+    secrets.map((o) => ({ namespace: o.namespace ?? 'default', body: o.body, file: o.file })),
+    { registry: ctx.opts.registry, supplied: ctx.opts.suppliedCredentials, requireSupplied: ctx.opts.pass === 'full' || ctx.opts.suppliedCredentials !== undefined },
+  );
+  ctx.summary.credential_plan = ctx.plan.entries;
+  ctx.summary.warnings.push(...ctx.plan.warnings);
+}
+
+/**
+ * A Secret whose derived values carry another Secret's credentials must be kept or regenerated
+ * together with it: a kept SealedSecret's values cannot be read back to rebuild the other's URL.
+ */
+export function checkConsistentReuse(ctx: Context): void {
+  for (const [id, reused] of ctx.reusedSecrets) {
+    const [namespace, name] = id.split('/');
+    for (const other of ctx.plan?.relatedTo(namespace, name) ?? []) {
+      const otherReused = ctx.reusedSecrets.get(other);
+      if (otherReused !== undefined && otherReused !== reused) {
+        throw new GeneratorInputError(
+          `Secret ${reused ? id : other} keeps its sealed values while ${reused ? other : id}, which shares credentials with it, gets new ones: run the full pass with --rotate-credentials to regenerate both`,
+        );
+      }
+    }
+  }
 }
 
 /**

@@ -1,0 +1,289 @@
+import { GeneratorInputError } from './errors';
+import { dockerConfig, LOWER, PASSWORD_LENGTH, randomString, RegistryCredentials, secretValues } from './credentials';
+
+/**
+ * What becomes of each key of each reference Secret in the new cluster:
+ * - generated: a fresh value from a CSPRNG (internal passwords, usernames, tokens between components);
+ * - derived: a value that embeds credentials of any Secret of the environment (URLs, DSNs, key=value and
+ *   JSON blobs, base64 user:password pairs), rebuilt from the new values so every Secret agrees;
+ * - supplied: a credential only its issuer can create (a DNS provider's token), given by the caller;
+ * - configuration: kept as in the reference (database names, hosts, ports);
+ * - registry: the registry pull credentials given to the generator.
+ */
+export type CredentialClass = 'generated' | 'derived' | 'supplied' | 'configuration' | 'registry';
+
+export interface CredentialPlanEntry {
+  namespace: string;
+  name: string;
+  key: string;
+  class: CredentialClass;
+  /** Supplied keys: recognised by the Secret's annotation or by the key's name alone. */
+  recognised_by?: 'annotation' | 'name';
+  /** Derived keys: the Secrets (namespace/name) whose credentials the value carries. */
+  from?: string[];
+}
+
+/** A reference Secret as the plan reads it. */
+export interface ReferenceSecret {
+  namespace: string;
+  body: any;
+  /** Where it is, for messages. */
+  file: string;
+}
+
+/** Values the caller supplies, by "<namespace>/<secret-name>/<key>". */
+export type SuppliedCredentials = Record<string, string>;
+
+export const SUPPLIED_ANNOTATION = 'gitops-scaffolder.io/supplied';
+
+/**
+ * Key names that only a third party issues. Deliberately short: a name here is a credential the
+ * generator refuses to invent; anything else that is not configuration is generated.
+ */
+export const SUPPLIED_KEY_NAMES = [
+  'api-token',
+  'api_token',
+  'apitoken',
+  'api-key',
+  'api_key',
+  'apikey',
+  'client-secret',
+  'client_secret',
+  'clientsecret',
+  'smtp-password',
+  'smtp_password',
+  'cloudflare_api_token',
+  'cf_api_token',
+  'aws_secret_access_key',
+  'secret-access-key',
+];
+
+const CONFIG_KEY = /(^|[-_.])(database|db|dbname|host|hostname|port|vhost|schema|sslmode)$/i;
+const USER_KEY = /(^|[-_.])(user|username|login)$/i;
+const DOCKER_KEYS = new Set(['.dockerconfigjson', '.dockercfg']);
+/** A value that holds others in a structure (URL, DSN, key=value, JSON/YAML, user:password), not a longer password. */
+const STRUCTURED = /[:@/=;{}\n]/;
+const MIN_EMBEDDED = 4;
+
+const secretId = (namespace: string, name: string) => `${namespace}/${name}`;
+const keyId = (namespace: string, name: string, key: string) => `${namespace}/${name}/${key}`;
+
+interface KeyState {
+  secret: string;
+  key: string;
+  old: string;
+  class: CredentialClass;
+  recognisedBy?: 'annotation' | 'name';
+  fresh?: Buffer;
+  from?: string[];
+}
+
+/** Text forms a credential takes inside another value: as it is, and percent-encoded (URLs, DSNs). */
+function forms(old: string, fresh: string): Array<[string, string]> {
+  const pairs: Array<[string, string]> = [[old, fresh]];
+  const encoded = encodeURIComponent(old);
+  if (encoded !== old) pairs.push([encoded, encodeURIComponent(fresh)]);
+  return pairs;
+}
+
+/** A whole value that is base64 text (a Basic pair "user:password", a config blob). */
+function base64Text(value: string): string | null {
+  if (value.length < 8 || !/^[A-Za-z0-9+/]+={0,2}$/.test(value) || value.length % 4 !== 0) return null;
+  const text = Buffer.from(value, 'base64').toString('utf8');
+  return /^[\x20-\x7e\n\r\t]+$/.test(text) && Buffer.from(text, 'utf8').toString('base64') === value ? text : null;
+}
+
+function replaceAll(text: string, replacements: Array<[string, string]>): string {
+  let out = text;
+  for (const [from, to] of replacements) out = out.split(from).join(to);
+  return out;
+}
+
+/**
+ * The credential plan of a whole reference environment: every key of every Secret classified, fresh
+ * values decided once, and derived values rebuilt across Secrets (a DATABASE_URL in one Secret
+ * carries the new password of the postgres Secret it names). Values leave only through `valuesFor`,
+ * to be sealed or encrypted; `entries` carries classes, never a value.
+ */
+export class CredentialPlan {
+  private constructor(
+    private readonly keys: KeyState[],
+    /** Secret id -> where it is, for messages. */
+    private readonly secrets: Map<string, string>,
+    readonly warnings: string[],
+    private readonly registry: RegistryCredentials | undefined,
+  ) {}
+
+  static build(secrets: ReferenceSecret[], opts: { registry?: RegistryCredentials; supplied?: SuppliedCredentials; requireSupplied: boolean }): CredentialPlan {
+    const warnings: string[] = [];
+    const keys = secrets.flatMap((s) => classify(s, warnings));
+    const missing = keys.filter((k) => k.class === 'supplied' && opts.supplied?.[`${k.secret}/${k.key}`] === undefined).map((k) => `${k.secret}/${k.key}`);
+    if (missing.length > 0 && opts.requireSupplied) {
+      throw new GeneratorInputError(`credentials only their issuer can create are missing (give them with --credentials FILE as {"<namespace>/<secret>/<key>": "<value>"}): ${missing.join(', ')}`);
+    }
+    const candidates = keys.filter((k) => k.class === 'generated' || k.class === 'supplied');
+    for (const k of keys.filter((k) => k.class === 'generated')) {
+      const carried = carriedBy(k, candidates);
+      if (carried.length > 0) Object.assign(k, { class: 'derived', from: [...new Set(carried.map((c) => c.secret))].sort() });
+    }
+    const replacements = freshValues(keys, opts.supplied ?? {});
+    for (const k of keys.filter((k) => k.class === 'derived')) k.fresh = Buffer.from(rebuild(k.old, replacements));
+    const files = new Map(secrets.map((s) => [secretId(s.namespace, String(s.body?.metadata?.name)), `${s.file} Secret ${s.body?.metadata?.name}`]));
+    return new CredentialPlan(keys, files, warnings, opts.registry);
+  }
+
+  /** Class per key, in a stable order: for the summary, the CLI's --json and the run's result. */
+  get entries(): CredentialPlanEntry[] {
+    return this.keys
+      .map((k) => {
+        const [namespace, name] = k.secret.split('/');
+        return { namespace, name, key: k.key, class: k.class, ...(k.recognisedBy ? { recognised_by: k.recognisedBy } : {}), ...(k.from ? { from: k.from } : {}) };
+      })
+      .sort((a, b) => `${a.namespace}/${a.name}/${a.key}`.localeCompare(`${b.namespace}/${b.name}/${b.key}`));
+  }
+
+  /** The new values of one Secret (configuration kept, the rest as planned). */
+  valuesFor(namespace: string, name: string): Record<string, Buffer> {
+    const id = secretId(namespace, name);
+    if (!this.secrets.has(id)) throw new Error(`Secret ${id} is not part of the credential plan`);
+    // Registry pull secrets are built when a Secret is written (a pass that keeps its sealed form needs no registry settings).
+    const value = (k: KeyState) => (k.class === 'registry' ? dockerConfig(this.registry, this.secrets.get(id)!, k.key === '.dockercfg') : (k.fresh ?? Buffer.from(k.old)));
+    return Object.fromEntries(this.keys.filter((k) => k.secret === id).map((k) => [k.key, value(k)]));
+  }
+
+  /** The Secrets whose credentials the given Secret's derived values carry, and those that carry its own. */
+  relatedTo(namespace: string, name: string): string[] {
+    const id = secretId(namespace, name);
+    const related = new Set<string>();
+    for (const k of this.keys) {
+      if (k.secret === id) k.from?.forEach((s) => related.add(s));
+      if (k.from?.includes(id)) related.add(k.secret);
+    }
+    related.delete(id);
+    return [...related].sort();
+  }
+}
+
+function classify(s: ReferenceSecret, warnings: string[]): KeyState[] {
+  const namespace = s.namespace;
+  const name = String(s.body?.metadata?.name);
+  const annotated = new Set(
+    String(s.body?.metadata?.annotations?.[SUPPLIED_ANNOTATION] ?? '')
+      .split(',')
+      .map((k) => k.trim())
+      .filter(Boolean),
+  );
+  const values = secretValues(s.body);
+  for (const key of annotated) if (!(key in values)) throw new GeneratorInputError(`${s.file}: Secret ${name} names ${key} in ${SUPPLIED_ANNOTATION}, but has no such key`);
+  return Object.keys(values)
+    .sort()
+    .map((key): KeyState => {
+      const base = { secret: secretId(namespace, name), key, old: values[key].toString('utf8') };
+      if (DOCKER_KEYS.has(key)) return { ...base, class: 'registry' };
+      if (annotated.has(key)) return { ...base, class: 'supplied', recognisedBy: 'annotation' };
+      if (CONFIG_KEY.test(key)) return { ...base, class: 'configuration' };
+      if (SUPPLIED_KEY_NAMES.includes(key.toLowerCase())) {
+        warnings.push(`${keyId(namespace, name, key)} is taken as a supplied credential by its name alone; annotate the Secret with ${SUPPLIED_ANNOTATION}: "${key}" to say so`);
+        return { ...base, class: 'supplied', recognisedBy: 'name' };
+      }
+      return { ...base, class: 'generated' };
+    });
+}
+
+/** The credentials (of any Secret) a structured value carries, in any of their text forms or inside base64 text. */
+function carriedBy(k: KeyState, candidates: KeyState[]): KeyState[] {
+  const decoded = base64Text(k.old);
+  const haystacks = [k.old, ...(decoded ? [decoded] : [])].filter((h) => STRUCTURED.test(h));
+  if (haystacks.length === 0) return [];
+  return candidates.filter((c) => c !== k && c.old.length >= MIN_EMBEDDED && c.old !== k.old && haystacks.some((h) => forms(c.old, c.old).some(([form]) => h.includes(form))));
+}
+
+/** The new values by old value: passwords and tokens are replaced wherever they appear; usernames only where a user goes. */
+interface Replacements {
+  secrets: Array<[string, string]>;
+  users: Map<string, string>;
+}
+
+/**
+ * Fresh values of generated and supplied keys. Keys with the same reference value get the same new
+ * value (two Secrets holding one password must keep agreeing). Secret replacements come longest
+ * first, so that a password containing another is replaced whole.
+ */
+function freshValues(keys: KeyState[], supplied: SuppliedCredentials): Replacements {
+  const byOld = new Map<string, string>();
+  const users = new Map<string, string>();
+  for (const k of keys) {
+    if (k.class === 'supplied') {
+      const value = supplied[`${k.secret}/${k.key}`];
+      if (value === undefined) continue;
+      k.fresh = Buffer.from(value);
+      if (k.old.length > 0) byOld.set(k.old, value);
+    }
+  }
+  for (const k of keys.filter((k) => k.class === 'generated')) {
+    const user = USER_KEY.test(k.key);
+    const reused = k.old.length > 0 ? (user ? users.get(k.old) : byOld.get(k.old)) : undefined;
+    const fresh = reused ?? (user ? 'u' + randomString(15, LOWER) : randomString(PASSWORD_LENGTH));
+    k.fresh = Buffer.from(fresh);
+    if (k.old.length > 0) (user ? users : byOld).set(k.old, fresh);
+  }
+  const secrets = [...byOld.entries()].flatMap(([old, fresh]) => forms(old, fresh)).sort((a, b) => b[0].length - a[0].length);
+  return { secrets, users };
+}
+
+/** A user field in text: `user=`, `DB_USER=`, `"username": "`, `login:` (a username is often also a database name, so never replaced elsewhere). */
+const USER_FIELD = /((?:^|[^A-Za-z0-9])(?:[A-Za-z_]*user(?:name)?|login|uid)["']?\s*[=:]\s*["']?)([^&;\s"',}]+)/gim;
+
+function replaceUsers(text: string, users: Map<string, string>): string {
+  return text.replace(USER_FIELD, (match, prefix: string, value: string) => {
+    const fresh = users.get(value);
+    return fresh === undefined ? match : `${prefix}${fresh}`;
+  });
+}
+
+function replaceSecrets(text: string, r: Replacements): string {
+  return replaceUsers(replaceAll(text, r.secrets), r.users);
+}
+
+const URL_WITH_USERINFO = /^([a-z][a-z0-9+.-]*:\/\/)([^/@\s]*)@(.*)$/is;
+
+/** A URL's user and password rebuilt from the new values, percent-encoded as a URL needs them; the rest as text. */
+function rebuildUrl(text: string, r: Replacements): string | null {
+  const m = URL_WITH_USERINFO.exec(text);
+  if (!m) return null;
+  const [, scheme, userinfo, rest] = m;
+  const colon = userinfo.indexOf(':');
+  let user: string;
+  let password: string | undefined;
+  try {
+    user = decodeURIComponent(colon < 0 ? userinfo : userinfo.slice(0, colon));
+    password = colon < 0 ? undefined : decodeURIComponent(userinfo.slice(colon + 1));
+  } catch {
+    return null;
+  }
+  const raw = r.secrets.filter(([from]) => !from.includes('%'));
+  const newUser = r.users.get(user) ?? replaceAll(user, raw);
+  const rebuilt = password === undefined ? encodeURIComponent(newUser) : `${encodeURIComponent(newUser)}:${encodeURIComponent(replaceAll(password, raw))}`;
+  return `${scheme}${rebuilt}@${replaceSecrets(rest, r)}`;
+}
+
+/** A "user:password" pair (the text of a Basic credential). */
+function rebuildPair(text: string, r: Replacements): string | null {
+  const m = /^([^:\s]+):(\S*)$/.exec(text);
+  if (!m || !r.users.has(m[1])) return null;
+  return `${r.users.get(m[1])}:${replaceAll(m[2], r.secrets)}`;
+}
+
+function rebuildText(text: string, r: Replacements): string {
+  return rebuildUrl(text, r) ?? rebuildPair(text, r) ?? replaceSecrets(text, r);
+}
+
+/** A derived value with every old credential replaced by its new value: in URLs, in base64 text, in structured text. */
+function rebuild(old: string, r: Replacements): string {
+  const decoded = base64Text(old);
+  if (decoded !== null) {
+    const next = rebuildText(decoded, r);
+    if (next !== decoded) return Buffer.from(next).toString('base64');
+  }
+  return rebuildText(old, r);
+}
