@@ -13,6 +13,8 @@ export interface FluxSyncInput {
   sourceBranch?: string;
   /** Layers whose Kustomization decrypts SOPS Secrets, and the Secret holding the age key. */
   decrypt?: { layers: string[]; secretName: string };
+  /** The cluster folder has its own kustomization.yaml: a Kustomization over the environment root is kept, repointed. */
+  rootSync?: boolean;
 }
 
 export interface FluxLayerKustomization {
@@ -55,6 +57,7 @@ export function buildFluxSync(input: FluxSyncInput): { docs: Document[]; kustomi
   const out: Document[] = [];
   const byLayer = new Map<string, string>();
   const kept: Array<{ doc: Document; layer: string }> = [];
+  const kustomizationsOfRoot: FluxLayerKustomization[] = [];
   let template: any;
   for (const source of input.docs) {
     const doc = source.clone();
@@ -65,6 +68,13 @@ export function buildFluxSync(input: FluxSyncInput): { docs: Document[]; kustomi
       continue;
     }
     if (!isFluxKustomization(body)) {
+      out.push(doc);
+      continue;
+    }
+    if (input.rootSync && normalizePath(String(body.spec?.path ?? '')) === input.referenceEnvDir) {
+      // flux bootstrap's own Kustomization over the cluster root: it applies the root kustomization.yaml.
+      doc.setIn(['spec', 'path'], `./${input.clusterDir}`);
+      kustomizationsOfRoot.push({ name: String(body.metadata?.name), path: `./${input.clusterDir}`, dependsOn: [] });
       out.push(doc);
       continue;
     }
@@ -86,7 +96,7 @@ export function buildFluxSync(input: FluxSyncInput): { docs: Document[]; kustomi
   }
   const infraName = byLayer.get(input.infraLayer);
   const present = new Set(byLayer.values());
-  const kustomizations: FluxLayerKustomization[] = [];
+  const kustomizations: FluxLayerKustomization[] = [...kustomizationsOfRoot];
   for (const { doc, layer } of kept) {
     if (input.decrypt?.layers.includes(layer)) setSopsDecryption(doc, input.decrypt.secretName);
     const deps = dependenciesFor(layer, doc.toJS(), input.infraLayer, infraName, present);

@@ -11,11 +11,11 @@ import { Document } from 'yaml';
 import { Context, SOPS_DECRYPTION_SECRET, usesSops } from './context';
 import { GeneratorInputError } from './errors';
 import { discoverReferenceDns, isExternalDns, isIssuer, readExternalDns, repointExternalDns, rewriteIssuer } from './external-dns';
-import { buildFluxSync } from './flux-sync';
+import { buildFluxSync, normalizePath } from './flux-sync';
 import { ingressPatches, IngressPatch } from './ingress';
 import { checkConsistentReuse, checkRegenerable, planCredentials, protectSecret } from './protect';
 import { findKustomizationFile, ReferenceEnv, ReferenceLayer } from './reference';
-import { stageAndCheck, syncFolder } from './target';
+import { stageAndCheck, syncFolder, writeIfChanged } from './target';
 import { checkBuiltObjects, kustomizeBuild } from './validate';
 import { isYamlFile, parseDocuments, stringifyDocuments } from './yaml-docs';
 
@@ -50,7 +50,19 @@ export async function generateFromOverlays(base: Context, ref: ReferenceEnv): Pr
   rendered.set('flux-system', renderFluxSystem(ctx, syncLayers));
   ctx.summary.layers = [...rendered.keys()].sort();
 
-  await writeValidated(ctx, rendered, toRender);
+  await writeValidated(ctx, rendered, toRender, rootKustomization(ctx, syncLayers));
+}
+
+/**
+ * flux bootstrap's layout: the cluster folder's own kustomization.yaml, which the flux-system
+ * Kustomization over the cluster root applies. Kept, listing only the folders this pass writes;
+ * without it Flux would generate one over the whole folder and apply every layer at once.
+ */
+function rootKustomization(ctx: OverlayContext, layers: string[]): { file: string; content: Buffer } | undefined {
+  const root = ctx.ref.rootKustomization;
+  if (!root) return undefined;
+  const resources = ((root.body.resources ?? []) as unknown[]).filter((entry) => layers.includes(normalizePath(String(entry))));
+  return { file: root.file, content: Buffer.from(stringifyDocuments([new Document({ ...root.body, resources })])) };
 }
 
 /** Infrastructure goes out before the cluster can open anything: it may hold no Secret. Nor may a shared base. */
@@ -134,6 +146,7 @@ function renderFluxSystem(ctx: OverlayContext, layers: string[]): Map<string, Bu
       sourceUrl: ctx.opts.sourceUrl,
       sourceBranch: ctx.opts.sourceBranch,
       decrypt: usesSops(ctx) ? { layers: ctx.ref.layers.filter((l) => l.objects.some((o) => o.kind === 'Secret')).map((l) => l.name), secretName: SOPS_DECRYPTION_SECRET } : undefined,
+      rootSync: Boolean(ctx.ref.rootKustomization),
     });
     ctx.summary.kustomizations.push(...kustomizations);
     files.set(rel, Buffer.from(stringifyDocuments(docs)));
@@ -142,9 +155,10 @@ function renderFluxSystem(ctx: OverlayContext, layers: string[]): Map<string, Bu
 }
 
 /** Builds every rendered layer with kustomize in a staging folder, then moves changed files into place. */
-async function writeValidated(ctx: OverlayContext, rendered: Map<string, Map<string, Buffer>>, layers: ReferenceLayer[]) {
+async function writeValidated(ctx: OverlayContext, rendered: Map<string, Map<string, Buffer>>, layers: ReferenceLayer[], root?: { file: string; content: Buffer }) {
   const staged = new Map<string, Buffer>();
   for (const [layer, files] of rendered) for (const [rel, content] of files) staged.set(`${layer}/${rel}`, content);
+  if (root) staged.set(root.file, root.content);
   ctx.summary.shared_paths_copied = await stageAndCheck(ctx, staged, { root: ctx.ref.root, dirs: layers.flatMap((l) => l.sharedDirs) }, async (staging) => {
     if (!ctx.summary.validated) return;
     // Layers build independently: run the kustomize builds side by side.
@@ -157,6 +171,12 @@ async function writeValidated(ctx: OverlayContext, rendered: Map<string, Map<str
     }
     builds.forEach((b, i) => checkBuiltObjects(b.output, `${ctx.clusterDir}/${names[i]}`, ctx.opts.domain));
     ctx.summary.validated.push(...names.map((l) => `${ctx.clusterDir}/${l}`));
+    if (root) {
+      // What the bootstrap Kustomization applies from the cluster root.
+      checkBuiltObjects((await kustomizeBuild(staging, ctx.clusterDir)).output, ctx.clusterDir, ctx.opts.domain);
+      ctx.summary.validated.push(ctx.clusterDir);
+    }
   });
   for (const [layer, files] of rendered) syncFolder(ctx, `${ctx.clusterDir}/${layer}`, files);
+  if (root) writeIfChanged(ctx, `${ctx.clusterDir}/${root.file}`, root.content);
 }

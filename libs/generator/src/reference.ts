@@ -38,6 +38,11 @@ export interface ReferenceEnv {
   envName: string;
   envDir: string;
   layers: ReferenceLayer[];
+  /**
+   * `flux bootstrap`'s layout: the environment folder's own kustomization (file name and body), which
+   * the flux-system Kustomization over the cluster root applies (usually listing only flux-system).
+   */
+  rootKustomization?: { file: string; body: any };
   warnings: string[];
 }
 
@@ -165,5 +170,7 @@ export function loadReference(root: string, envName: string): ReferenceEnv {
     });
   }
   if (!layers.some((l) => l.name === 'flux-system')) throw new GeneratorInputError(`reference environment "${envName}" has no flux-system/ layer`);
-  return { root, envName, envDir, layers, warnings };
+  const rootFile = findKustomizationFile(absEnv);
+  const rootKustomization = rootFile ? { file: rootFile, body: readYamlObject(join(absEnv, rootFile), `${envDir}/${rootFile}`) } : undefined;
+  return { root, envName, envDir, layers, rootKustomization, warnings };
 }
