@@ -29,7 +29,12 @@ interface VarsContext extends Context {
   vars: Record<string, string>;
   /** Names of the Kustomizations this pass applies. */
   applied: Set<string>;
+  /** Infra pass: plain files of an opened shared folder, copied into the cluster folder (cluster-relative -> template-relative). */
+  copiedFiles: Map<string, string>;
 }
+
+/** Where the infra pass puts plain files of a shared folder it opens: kustomize loads no file outside a kustomization's folder. */
+export const FIRST_PASS_COPIES = 'infra-pass-files';
 
 export async function generateFromClusterVars(base: Context, ref: ClusterVarsReference): Promise<void> {
   // What the reference cluster itself receives: read for its facts and compared with the new cluster's outcome.
@@ -41,6 +46,7 @@ export async function generateFromClusterVars(base: Context, ref: ClusterVarsRef
     ref,
     vars,
     applied: new Set(ref.kustomizations.filter((k) => base.opts.pass === 'full' || !k.fullPass).map((k) => k.name)),
+    copiedFiles: new Map(),
   };
   Object.assign(ctx.summary, {
     environment_model: 'cluster-vars',
@@ -271,6 +277,7 @@ async function renderClusterFolder(ctx: VarsContext): Promise<Map<string, Buffer
     if (rel === ref.rootKustomizationFile) files.set(rel, ctx.opts.pass === 'infra' && !afterFull ? infraRootKustomization(ctx, raw) : raw);
     else files.set(rel, isYamlFile(rel) ? await transformEnvFile(ctx, rel, raw) : raw);
   }
+  for (const [copy, source] of ctx.copiedFiles) files.set(copy, readFileSync(join(ref.root, source)));
   ctx.summary.kustomizations = ref.kustomizations
     .filter((k) => ctx.applied.has(k.name))
     .map((k): FluxLayerKustomization => ({ name: k.name, path: `./${clusterPath(ctx, k.path)}`, dependsOn: k.dependsOn }));
@@ -316,6 +323,20 @@ function infraRootKustomization(ctx: VarsContext, raw: Buffer): Buffer {
 
 const SPLITTABLE_KEYS = new Set(['apiVersion', 'kind', 'resources']);
 
+/**
+ * A first-pass resource as the environment's kustomization lists it. A plain file of a shared folder
+ * that was opened cannot be listed from outside that folder (kustomize refuses files outside a
+ * kustomization's root), so it is copied, byte for byte, into the cluster folder for this pass; the
+ * full pass lists the shared folder itself again and the copy goes.
+ */
+function firstPassEntry(ctx: VarsContext, rel: string): string {
+  const { ref } = ctx;
+  if (isInEnv(ref, rel) || statSync(join(ref.root, rel)).isDirectory()) return posix.relative(ref.envDir, rel) || '.';
+  const copy = `${FIRST_PASS_COPIES}/${rel}`;
+  ctx.copiedFiles.set(copy, rel);
+  return copy;
+}
+
 function infraEntries(ctx: VarsContext, fromDir: string, entries: unknown[]): string[] {
   const { ref } = ctx;
   const out: string[] = [];
@@ -328,7 +349,7 @@ function infraEntries(ctx: VarsContext, fromDir: string, entries: unknown[]): st
     const rel = posix.normalize(posix.join(fromDir, entry));
     const waits = broughtBy(ref, rel).some((o) => (isFluxKustomization(o.body) && !ctx.applied.has(o.name)) || o.kind === 'Secret' || o.kind === 'SealedSecret');
     if (!waits) {
-      out.push(posix.relative(ref.envDir, rel) || '.');
+      out.push(firstPassEntry(ctx, rel));
       continue;
     }
     // A file that waits is left for the full pass; a folder mixing both passes is opened into its entries.
