@@ -402,6 +402,8 @@ function repointKustomization(ctx: VarsContext, doc: Document, obj: ReferenceObj
   if (isInEnv(ctx.ref, path)) doc.setIn(['spec', 'path'], `./${clusterPath(ctx, path)}`);
   const k = ctx.ref.kustomizations.find((k) => k.declaration === obj);
   if (k?.holdsSecrets && usesSops(ctx)) setSopsDecryption(doc, SOPS_DECRYPTION_SECRET);
+  // Sealed Secrets need no decryption: a SOPS reference's setting would wait for a sops-age Secret the cluster may not have.
+  else if (!usesSops(ctx)) doc.deleteIn(['spec', 'decryption']);
 }
 
 /**

@@ -111,3 +111,23 @@ describe('CredentialPlan: supplied credentials', () => {
     expect(() => CredentialPlan.build([dns({ [SUPPLIED_ANNOTATION]: 'nope' })], { requireSupplied: true })).toThrow(/names nope in gitops-scaffolder.io\/supplied, but has no such key/);
   });
 });
+
+describe('CredentialPlan: declared templates', () => {
+  const withTemplate = (template: string) => secret('shop', 'app', { REDIS_URL: 'whatever-the-reference-had' }, { 'gitops-scaffolder.io/template.REDIS_URL': template, [SUPPLIED_ANNOTATION]: '' });
+  const redis = secret('data', 'redis', { password: 'RedisDevPass-1', 'api-token': 'dev' }, { [SUPPLIED_ANNOTATION]: 'api-token' });
+
+  it('builds a value from {{namespace/secret/key}} references, percent-encoding what goes into user information and query', () => {
+    const plan = CredentialPlan.build([redis, withTemplate('redis://tok:{{data/redis/api-token}}@redis.data.svc:6379/0?password={{data/redis/password}}&t={{data/redis/api-token}}')], {
+      requireSupplied: true,
+      supplied: { 'data/redis/api-token': 'p@ss:w/rd' },
+    });
+    const url = text(plan, 'shop', 'app').REDIS_URL;
+    expect(url).toBe(`redis://tok:p%40ss%3Aw%2Frd@redis.data.svc:6379/0?password=${text(plan, 'data', 'redis').password}&t=p%40ss%3Aw%2Frd`);
+    expect(decodeURIComponent(new URL(url).password)).toBe('p@ss:w/rd');
+    expect(plan.entries.find((e) => e.key === 'REDIS_URL')).toEqual({ namespace: 'shop', name: 'app', key: 'REDIS_URL', class: 'derived', from: ['data/redis'] });
+  });
+
+  it('refuses a reference to a key that does not exist, naming it', () => {
+    expect(() => CredentialPlan.build([redis, withTemplate('redis://:{{data/redis/pasword}}@redis:6379')], { requireSupplied: false })).toThrow(/\{\{data\/redis\/pasword\}\}, which is no key/);
+  });
+});

@@ -35,6 +35,14 @@ export interface ReferenceSecret {
 export type SuppliedCredentials = Record<string, string>;
 
 export const SUPPLIED_ANNOTATION = 'gitops-scaffolder.io/supplied';
+/** `gitops-scaffolder.io/template.<KEY>`: how a key's value is built, from `{{<namespace>/<secret>/<key>}}` references and text. */
+export const TEMPLATE_ANNOTATION_PREFIX = 'gitops-scaffolder.io/template.';
+/** `{{namespace/secret/key}}`: not `${...}`, which Flux's post-build substitution would rewrite first. */
+const TEMPLATE_REF = /\{\{\s*([a-z0-9][-a-z0-9]*)\/([a-z0-9][-a-z0-9.]*)\/([-._a-zA-Z0-9]+)\s*\}\}/g;
+/** Key names of values usually built from other credentials: encrypted, they need a template. */
+/** A template that is a URL with user information (which may hold {{...}} references, slashes and all). */
+const TEMPLATE_URL = /^([a-z][a-z0-9+.-]*:\/\/)((?:\{\{[^}]*\}\}|[^/@\s{])*)@(.*)$/is;
+const COMPOSITE_KEY = /(url|uri|dsn|connection[-_.]?string|conn[-_.]?str)$/i;
 
 /**
  * Key names that only a third party issues. Deliberately short: a name here is a credential the
@@ -71,8 +79,11 @@ const keyId = (namespace: string, name: string, key: string) => `${namespace}/${
 interface KeyState {
   secret: string;
   key: string;
+  /** The reference value ('' where it is SOPS-encrypted: unreadable, and not needed). */
   old: string;
   class: CredentialClass;
+  /** A template the reference declares for the key. */
+  template?: string;
   recognisedBy?: 'annotation' | 'name';
   fresh?: Buffer;
   from?: string[];
@@ -122,12 +133,19 @@ export class CredentialPlan {
       throw new GeneratorInputError(`credentials only their issuer can create are missing (give them with --credentials FILE as {"<namespace>/<secret>/<key>": "<value>"}): ${missing.join(', ')}`);
     }
     const candidates = keys.filter((k) => k.class === 'generated' || k.class === 'supplied');
-    for (const k of keys.filter((k) => k.class === 'generated')) {
+    for (const k of keys.filter((k) => k.class === 'generated' && k.old.length > 0)) {
       const carried = carriedBy(k, candidates);
       if (carried.length > 0) Object.assign(k, { class: 'derived', from: [...new Set(carried.map((c) => c.secret))].sort() });
     }
     const replacements = freshValues(keys, opts.supplied ?? {});
-    for (const k of keys.filter((k) => k.class === 'derived')) k.fresh = Buffer.from(rebuild(k.old, replacements));
+    const byId = new Map(keys.map((k) => [`${k.secret}/${k.key}`, k]));
+    for (const k of keys.filter((k) => k.class === 'derived')) {
+      if (k.template === undefined) k.fresh = Buffer.from(rebuild(k.old, replacements));
+      else {
+        const { value, from } = renderTemplate(k, byId);
+        Object.assign(k, { fresh: Buffer.from(value), from });
+      }
+    }
     const files = new Map(secrets.map((s) => [secretId(s.namespace, String(s.body?.metadata?.name)), `${s.file} Secret ${s.body?.metadata?.name}`]));
     return new CredentialPlan(keys, files, warnings, opts.registry);
   }
@@ -167,27 +185,73 @@ export class CredentialPlan {
 function classify(s: ReferenceSecret, warnings: string[]): KeyState[] {
   const namespace = s.namespace;
   const name = String(s.body?.metadata?.name);
+  const annotations: Record<string, string> = s.body?.metadata?.annotations ?? {};
   const annotated = new Set(
-    String(s.body?.metadata?.annotations?.[SUPPLIED_ANNOTATION] ?? '')
+    String(annotations[SUPPLIED_ANNOTATION] ?? '')
       .split(',')
       .map((k) => k.trim())
       .filter(Boolean),
   );
-  const values = secretValues(s.body);
-  for (const key of annotated) if (!(key in values)) throw new GeneratorInputError(`${s.file}: Secret ${name} names ${key} in ${SUPPLIED_ANNOTATION}, but has no such key`);
-  return Object.keys(values)
-    .sort()
-    .map((key): KeyState => {
-      const base = { secret: secretId(namespace, name), key, old: values[key].toString('utf8') };
-      if (DOCKER_KEYS.has(key)) return { ...base, class: 'registry' };
-      if (annotated.has(key)) return { ...base, class: 'supplied', recognisedBy: 'annotation' };
-      if (CONFIG_KEY.test(key)) return { ...base, class: 'configuration' };
-      if (SUPPLIED_KEY_NAMES.includes(key.toLowerCase())) {
-        warnings.push(`${keyId(namespace, name, key)} is taken as a supplied credential by its name alone; annotate the Secret with ${SUPPLIED_ANNOTATION}: "${key}" to say so`);
-        return { ...base, class: 'supplied', recognisedBy: 'name' };
-      }
-      return { ...base, class: 'generated' };
-    });
+  // A SOPS-encrypted reference: the key names are readable without any key; the values are not needed.
+  const encrypted = Boolean(s.body?.sops);
+  const keyNames = encrypted ? [...Object.keys(s.body?.data ?? {}), ...Object.keys(s.body?.stringData ?? {})] : Object.keys(secretValues(s.body));
+  const values = encrypted ? {} : secretValues(s.body);
+  for (const key of annotated) if (!keyNames.includes(key)) throw new GeneratorInputError(`${s.file}: Secret ${name} names ${key} in ${SUPPLIED_ANNOTATION}, but has no such key`);
+  const templates = Object.entries(annotations).filter(([a]) => a.startsWith(TEMPLATE_ANNOTATION_PREFIX));
+  for (const [a] of templates) {
+    if (!keyNames.includes(a.slice(TEMPLATE_ANNOTATION_PREFIX.length))) throw new GeneratorInputError(`${s.file}: Secret ${name} has ${a}, but no such key`);
+  }
+  const templateOf = (key: string) => annotations[`${TEMPLATE_ANNOTATION_PREFIX}${key}`];
+  return [...new Set(keyNames)].sort().map((key): KeyState => {
+    const base = { secret: secretId(namespace, name), key, old: values[key]?.toString('utf8') ?? '' };
+    if (DOCKER_KEYS.has(key)) return { ...base, class: 'registry' };
+    if (annotated.has(key)) return { ...base, class: 'supplied', recognisedBy: 'annotation' };
+    if (templateOf(key) !== undefined) return { ...base, class: 'derived', template: templateOf(key) };
+    if (CONFIG_KEY.test(key)) {
+      if (encrypted) throw needsTemplate(s, name, key, 'is configuration the new cluster must keep, but it is encrypted for the reference cluster');
+      return { ...base, class: 'configuration' };
+    }
+    if (SUPPLIED_KEY_NAMES.includes(key.toLowerCase())) {
+      warnings.push(`${keyId(namespace, name, key)} is taken as a supplied credential by its name alone; annotate the Secret with ${SUPPLIED_ANNOTATION}: "${key}" to say so`);
+      return { ...base, class: 'supplied', recognisedBy: 'name' };
+    }
+    if (encrypted && COMPOSITE_KEY.test(key)) throw needsTemplate(s, name, key, 'looks like a value built from other credentials, and it is encrypted');
+    return { ...base, class: 'generated' };
+  });
+}
+
+function needsTemplate(s: ReferenceSecret, name: string, key: string, why: string): GeneratorInputError {
+  return new GeneratorInputError(
+    `${s.file}: Secret ${name} key ${key} ${why}: declare its value with the annotation ${TEMPLATE_ANNOTATION_PREFIX}${key} (e.g. "postgres://{{${s.namespace}/${name}/username}}:{{${s.namespace}/${name}/password}}@host:5432/db", or a literal)`,
+  );
+}
+
+/**
+ * A declared template with its references replaced by the new values of those keys; inside a URL's
+ * user information and query the values are percent-encoded.
+ */
+function renderTemplate(k: KeyState, byId: Map<string, KeyState>): { value: string; from: string[] } {
+  const from = new Set<string>();
+  const valueOf = (ns: string, name: string, key: string) => {
+    const ref = byId.get(keyId(ns, name, key));
+    if (!ref) throw new GeneratorInputError(`${k.secret} key ${k.key}: its template names {{${ns}/${name}/${key}}}, which is no key of a Secret of this environment`);
+    if (ref.class === 'derived' || ref.class === 'registry')
+      throw new GeneratorInputError(`${k.secret} key ${k.key}: its template names {{${ns}/${name}/${key}}}, which is itself built from others; name the keys it is built from`);
+    if (ref.fresh === undefined && ref.class !== 'configuration') throw new GeneratorInputError(`${k.secret} key ${k.key}: {{${ns}/${name}/${key}}} has no value`);
+    from.add(secretId(ns, name));
+    return (ref.fresh ?? Buffer.from(ref.old)).toString('utf8');
+  };
+  const fill = (text: string, encode: boolean) =>
+    text.replace(TEMPLATE_REF, (_m, ns: string, name: string, key: string) => (encode ? encodeURIComponent(valueOf(ns, name, key)) : valueOf(ns, name, key)));
+  const template = k.template!;
+  const url = TEMPLATE_URL.exec(template);
+  let value: string;
+  if (url) {
+    const [, scheme, userinfo, rest] = url;
+    const q = rest.indexOf('?');
+    value = `${scheme}${fill(userinfo, true)}@${q < 0 ? fill(rest, false) : fill(rest.slice(0, q), false) + fill(rest.slice(q), true)}`;
+  } else value = fill(template, false);
+  return { value, from: [...from].sort() };
 }
 
 /** The credentials (of any Secret) a structured value carries, in any of their text forms or inside base64 text. */

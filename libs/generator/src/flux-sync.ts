@@ -99,6 +99,8 @@ export function buildFluxSync(input: FluxSyncInput): { docs: Document[]; kustomi
   const kustomizations: FluxLayerKustomization[] = [...kustomizationsOfRoot];
   for (const { doc, layer } of kept) {
     if (input.decrypt?.layers.includes(layer)) setSopsDecryption(doc, input.decrypt.secretName);
+    // Sealed Secrets need no decryption: a SOPS reference's setting would wait for a sops-age Secret the cluster may not have.
+    else if (!input.decrypt) doc.deleteIn(['spec', 'decryption']);
     const deps = dependenciesFor(layer, doc.toJS(), input.infraLayer, infraName, present);
     if (deps.length === 0) doc.deleteIn(['spec', 'dependsOn']);
     else doc.setIn(['spec', 'dependsOn'], doc.createNode(deps.map((name) => ({ name }))));

@@ -72,7 +72,7 @@ export async function protectSecret(ctx: Context, targetFile: string, body: any,
  */
 export function planCredentials(ctx: Context, objects: ReferenceObject[]): void {
   const seen = new Set<string>();
-  const secrets = objects.filter((o) => o.kind === 'Secret' && /^v1$/.test(o.apiVersion) && !o.body?.sops && !seen.has(`${o.file}#${o.index}`) && seen.add(`${o.file}#${o.index}`));
+  const secrets = objects.filter((o) => o.kind === 'Secret' && /^v1$/.test(o.apiVersion) && !seen.has(`${o.file}#${o.index}`) && seen.add(`${o.file}#${o.index}`));
   ctx.plan = CredentialPlan.build(
     secrets.map((o) => ({ namespace: o.namespace ?? 'default', body: o.body, file: o.file })),
     { registry: ctx.opts.registry, supplied: ctx.opts.suppliedCredentials, requireSupplied: ctx.opts.pass === 'full' || ctx.opts.suppliedCredentials !== undefined },
@@ -100,17 +100,14 @@ export function checkConsistentReuse(ctx: Context): void {
 }
 
 /**
- * A reference Secret the generator can give fresh values: a plain Secret. A SealedSecret or a
- * SOPS-encrypted Secret belongs to the reference's own cluster: copied, the new cluster could
- * not open it, and the generator cannot read it to make new values.
+ * A reference Secret the generator can give fresh values: a plain Secret, or a SOPS-encrypted one
+ * (its key names are readable without a key; values built from others need a declared template).
+ * A SealedSecret belongs to the reference's own cluster and says nothing of its keys' kinds.
  */
 export function checkRegenerable(o: ReferenceObject) {
   if (o.kind === 'SealedSecret') {
     throw new GeneratorInputError(
       `${o.file} holds SealedSecret ${o.name}, sealed for the reference cluster: the new cluster could not open it. Use a reference environment with plain Secrets (such as a development cluster)`,
     );
-  }
-  if (o.kind === 'Secret' && o.body?.sops) {
-    throw new GeneratorInputError(`${o.file} holds Secret ${o.name} encrypted with SOPS for the reference cluster: the new cluster could not open it. Use a reference environment with plain Secrets`);
   }
 }
