@@ -85,6 +85,34 @@ export const ROUTES: Array<{ method: string; path: string; op: object }> = [
     },
   },
   {
+    method: 'post',
+    path: '/api/v1/scaffolds/preview',
+    op: {
+      summary:
+        'What a run would change in the repository, without running it: the full pass with the given certificate or age recipients (the infra pass for a kubeconfig_secret target), nothing appended or pushed',
+      requestBody: { required: true, ...json({ $ref: '#/components/schemas/CreateScaffold' }) },
+      responses: {
+        '200': {
+          description: 'the report',
+          ...json({
+            type: 'object',
+            required: ['pass', 'summary', 'changes'],
+            properties: {
+              pass: { enum: ['infra', 'full'] },
+              note: { type: 'string' },
+              summary: { type: 'object' },
+              changes: {
+                type: 'array',
+                items: { type: 'object', required: ['path', 'change', 'diff'], properties: { path: { type: 'string' }, change: { enum: ['added', 'changed', 'removed'] }, diff: { type: 'string' } } },
+              },
+            },
+          }),
+        },
+        ...errors(400, 401, 413, 415, 422),
+      },
+    },
+  },
+  {
     method: 'get',
     path: '/api/v1/scaffolds',
     op: {

@@ -16,6 +16,13 @@ export class ScaffoldsController {
     res.status(202).location(`/api/v1/scaffolds/${run.id}`).json(run);
   }
 
+  /** What a run would change, answered at once; nothing is appended or pushed. */
+  @Post('preview')
+  @HttpCode(200)
+  preview(@Body() body: unknown) {
+    return this.scaffolds.preview(body);
+  }
+
   @Get()
   list(@Query() query: Record<string, unknown>) {
     return this.scaffolds.list(query);

@@ -20,6 +20,11 @@ export class ScaffoldsRpcController {
     return (await this.scaffolds.create(body, caller, ctx.getHeaders()?.get('Idempotency-Key') || undefined)).run;
   }
 
+  @MessagePattern('scaffolds.v1.preview')
+  preview(@Payload() body: unknown) {
+    return this.scaffolds.preview(body);
+  }
+
   @MessagePattern('scaffolds.v1.get')
   get(@Payload() body: Body) {
     return this.scaffolds.get(idOf(body));

@@ -1,9 +1,14 @@
 import { createHash, randomUUID } from 'node:crypto';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { decideAndAppend, EventStore, RunInputs, RunLogStore } from '../../libs/event-store/src';
 import { EVENT_TYPES, isEventType, ScaffoldTarget, StoredEvent, TERMINAL_EVENTS } from '../../libs/events/src';
 import { Command, decide, fold, runDecider, RunRuleViolation } from '../../libs/run-decider/src';
-import { SEALING_CERT_INPUT } from '../../libs/steps/src';
+import { GeneratorInputError, GeneratorValidationError, preview, PreviewChange } from '../../libs/generator/src';
+import type { GenerateSummary } from '../../libs/generator/src/context';
+import { GitStepError, GitWorkspace } from '../../libs/git/src';
+import { passOptions, redact, SEALING_CERT_INPUT } from '../../libs/steps/src';
 import { ApiError, invalid, notFound } from '../common/api-error';
 import type { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
@@ -18,6 +23,14 @@ function eventTarget(t: CreateTarget): ScaffoldTarget {
   if (t.kind === 'sealing_cert') return { kind: 'sealing_cert', fingerprint_sha256: t.cert.fingerprintSha256, not_after: t.cert.notAfter.toISOString() };
   if (t.kind === 'kubeconfig_secret') return { kind: 'kubeconfig_secret', ...t.ref };
   return { kind: 'age_recipients', recipients: t.recipients };
+}
+
+/** The answer to a preview: the pass it ran, the generator's summary and the changes to the repository. */
+export interface PreviewReport {
+  pass: 'infra' | 'full';
+  note?: string;
+  summary: GenerateSummary;
+  changes: PreviewChange[];
 }
 
 /** How an event is shown to auditors and watchers. */
@@ -94,6 +107,32 @@ export class ScaffoldsService {
     };
     const { state, appended } = await decideAndAppend(this.store, runId, runDecider, (s) => decide({ type: 'RequestScaffold', data }, s), { idFor: () => runId });
     return { run: toView(runId, state), created: appended.length > 0 };
+  }
+
+  /**
+   * What a run of this request would change, without a run: the repository is cloned into a scratch
+   * folder and the pass runs on a copy of it (nothing is appended, pushed or kept). The full pass when
+   * the request gives the certificate or age recipients; the infra pass for a kubeconfig_secret target.
+   */
+  async preview(body: unknown): Promise<PreviewReport> {
+    const req = parseCreateRequest(body, { ...this.config, acceptKubeconfigTargets: this.config.executor === 'kubernetes' });
+    const full = req.target.kind !== 'kubeconfig_secret';
+    const request = { ...req, target: eventTarget(req.target) };
+    const dir = join(this.config.steps.workDir, 'preview', randomUUID());
+    let ws: GitWorkspace | undefined;
+    try {
+      ws = await GitWorkspace.clone(dir, { url: req.repo_url, branch: req.branch }, this.config.steps.gitIdentity);
+      const certPem = req.target.kind === 'sealing_cert' ? req.target.cert.pem : undefined;
+      const { summary, changes } = await preview(passOptions(request, this.config.steps, ws.dir, full ? 'full' : 'infra', certPem));
+      const note = full ? undefined : "the full pass needs the cluster's sealing certificate, which a run fetches once the cluster is up";
+      return { pass: full ? 'full' : 'infra', ...(note ? { note } : {}), summary, changes };
+    } catch (e) {
+      if (e instanceof GeneratorInputError || e instanceof GeneratorValidationError || e instanceof GitStepError) throw new ApiError(422, 'preview_failed', redact(e.message));
+      throw e;
+    } finally {
+      if (ws) ws.remove();
+      else rmSync(dir, { recursive: true, force: true });
+    }
   }
 
   /** From the read-model; a run the projection has not reached yet is folded from the stream (never a 404 after POST). */

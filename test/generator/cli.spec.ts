@@ -167,4 +167,35 @@ describe('generate-gitops-env command line', () => {
     expect(tree).not.toContain(token);
     for (const planted of Object.values(CORP_PLANTED)) expect(tree).not.toContain(planted);
   });
+
+  it('--dry-run shows what the pass would change (sealed values masked) and the credential plan, and writes nothing', () => {
+    const repo = tempDir('cli-dry');
+    const cert = makeRsaCert();
+    const certFile = join(tempDir('cli-dry-cert'), 'cert.pem');
+    writeFileSync(certFile, cert.certPem);
+    const dry = ['--repo', repo, '--cluster-name', 'dry', '--domain', 'dry.example.com', '--region', 'eu-west-2', '--acme-email', 'ops@dry.example.com'];
+    const registry = { REGISTRY_SERVER: 'reg.dry.example.com', REGISTRY_USERNAME: 'bot', REGISTRY_PASSWORD: 'DryRegistryPassword-0123' };
+    expect(run([...dry, '--infra-only']).code).toBe(0);
+    const before = readTree(repo);
+
+    const shown = run([...dry, '--sealing-cert', certFile, '--dry-run'], registry);
+    expect(shown.stderr).toBe('');
+    expect(shown.code).toBe(0);
+    expect(readTree(repo)).toEqual(before);
+    expect(shown.stdout).toMatch(/^dry run: \d+ files would change \(nothing was written\)/);
+    expect(shown.stdout).toContain('  added    clusters/dry/database/postgresql-credentials.yaml');
+    expect(shown.stdout).toContain('+++ b/clusters/dry/database/postgresql-credentials.yaml');
+    expect(shown.stdout).toContain('encryptedData: "<sealed: 4 keys>"');
+    expect(shown.stdout).toContain('credential data/postgresql-credentials/url: derived (from data/postgresql-credentials)');
+    expect(shown.stdout).not.toMatch(/Ag[A-Za-z0-9+/]{100}/); // no sealed payload
+    expect(shown.stdout).not.toContain('DryRegistryPassword-0123');
+
+    const json = JSON.parse(run([...dry, '--sealing-cert', certFile, '--dry-run', '--json'], registry).stdout);
+    expect(json.changes.find((c: any) => c.path === 'clusters/dry/database/postgresql-credentials.yaml')).toMatchObject({ change: 'added' });
+    expect(json.summary.pass).toBe('full');
+    expect(readTree(repo)).toEqual(before);
+
+    // Bad input fails a dry run as it fails the real one.
+    expect(run([...dry, '--sealing-cert', certFile, '--dry-run']).code).toBe(2);
+  });
 });

@@ -6,7 +6,8 @@ import { SEALING_SCOPES, SealingScope } from '../../sealing/src';
 import type { SuppliedCredentials } from './credential-plan';
 import type { RegistryCredentials } from './credentials';
 import { GeneratorInputError } from './errors';
-import { generate, GenerateSummary, SHIPPED_PHASED_TEMPLATE, SHIPPED_TEMPLATE } from './generate';
+import { generate, GenerateOptions, GenerateSummary, SHIPPED_PHASED_TEMPLATE, SHIPPED_TEMPLATE } from './generate';
+import { preview, PreviewChange } from './preview';
 
 const HELP = `generate-gitops-env: write a customer-specific Flux CD tree to clusters/<cluster-name>/
 
@@ -43,6 +44,9 @@ Options:
   --source-url URL         GitRepository URL Flux syncs from (default: the reference's)
   --source-branch BRANCH   GitRepository branch (default: the reference's)
   --no-validate            skip the kustomize build of every written layer
+  --dry-run                run the pass on a scratch copy and print what would change (a unified
+                           diff, sealed values as <sealed: N keys>), the credential plan and the
+                           warnings; writes nothing
   --json                   print a machine-readable summary on stdout
   -h, --help               this text
 
@@ -122,6 +126,18 @@ function planCounts(summary: GenerateSummary): string {
     .join(', ');
 }
 
+/** A dry run's changes: a line per file, then the diffs. */
+function describeChanges(changes: PreviewChange[]): string {
+  if (changes.length === 0) return 'dry run: nothing would change\n';
+  const list = changes.map((c) => `  ${c.change.padEnd(8)} ${c.path}`).join('\n');
+  return `dry run: ${changes.length} ${changes.length === 1 ? 'file' : 'files'} would change (nothing was written)\n${list}\n\n${changes.map((c) => c.diff).join('\n')}\n`;
+}
+
+/** The credential plan, a line per key (classes only). */
+function describePlan(summary: GenerateSummary): string {
+  return summary.credential_plan.map((e) => `  credential ${e.namespace}/${e.name}/${e.key}: ${e.class}${e.from ? ` (from ${e.from.join(', ')})` : ''}\n`).join('');
+}
+
 function describe(summary: GenerateSummary): string {
   const lines = [
     `${summary.pass} pass for ${summary.cluster_name} (${summary.domain}, ${summary.region}) from ${summary.reference_env} (${summary.reference_domain})`,
@@ -169,6 +185,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
         'source-branch': { type: 'string' },
         var: { type: 'string', multiple: true },
         'no-validate': { type: 'boolean' },
+        'dry-run': { type: 'boolean' },
         json: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -199,7 +216,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
       }
     }
     const pass = values['infra-only'] ? 'infra' : 'full';
-    const result = await generate({
+    const options: GenerateOptions = {
       repoDir: resolve(values.repo),
       templateDir: values.template ? resolve(values.template) : undefined,
       referenceEnv: values['reference-env'],
@@ -220,7 +237,13 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
       sourceUrl: values['source-url'],
       sourceBranch: values['source-branch'],
       validate: !values['no-validate'],
-    });
+    };
+    if (values['dry-run']) {
+      const { summary, changes } = await preview(options);
+      process.stdout.write(values.json ? JSON.stringify({ summary, changes }, null, 2) + '\n' : describeChanges(changes) + describe(summary) + describePlan(summary));
+      return 0;
+    }
+    const result = await generate(options);
     process.stdout.write(values.json ? JSON.stringify(result.summary, null, 2) + '\n' : describe(result.summary));
     return 0;
   } catch (e) {

@@ -1,3 +1,5 @@
 export * from './generate';
 export * from './errors';
 export type { RegistryCredentials } from './credentials';
+export * from './preview';
+export type { CredentialPlanEntry, CredentialClass, SuppliedCredentials } from './credential-plan';

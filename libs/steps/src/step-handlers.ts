@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { decideAndAppend, EventStore, RunInputs } from '../../event-store/src';
 import type { EventDraft, ScaffoldRequestedData, Step } from '../../events/src';
-import { generate, GeneratorInputError, GeneratorValidationError, Pass } from '../../generator/src';
+import { generate, GenerateOptions, GeneratorInputError, GeneratorValidationError, Pass } from '../../generator/src';
 import { GitStepError, GitWorkspace } from '../../git/src';
 import { KubeError } from '../../kube/src/errors';
 import { decide, runDecider, RunState } from '../../run-decider/src';
@@ -78,22 +78,7 @@ async function pushPass(ctx: StepContext, pass: Pass, sealingCertPem?: string): 
         await ctx.log.line(`${pass} pass already on ${req.branch} as ${existing}; not pushing again`);
         return { commit: existing, files: 0, sealed: 0 };
       }
-      const { summary } = await generate({
-        repoDir: ws.dir,
-        templateDir: ctx.settings.templateDir,
-        referenceEnv: ctx.settings.referenceEnv,
-        clusterName: req.cluster_name,
-        domain: req.domain,
-        region: req.region,
-        acmeEmail: req.acme_email,
-        pass,
-        sealingCertPem,
-        ...secretsBackendOf(req),
-        clusterVars: req.cluster_vars,
-        registry: ctx.settings.registry,
-        sourceUrl: req.repo_url,
-        sourceBranch: req.branch,
-      });
+      const { summary } = await generate(passOptions(req, ctx.settings, ws.dir, pass, sealingCertPem));
       const paths = [summary.gitops_path, ...summary.shared_paths_copied, ...summary.repo_files];
       const files = await ws.changedFiles(paths);
       const commit = await ws.commit(paths, `scaffold(${req.cluster_name}): ${pass} pass`, ctx.runId, pass);
@@ -184,8 +169,28 @@ export const certFetch: StepHandler = {
   },
 };
 
+/** The generator's options for one pass of a request, in a working copy: shared by the steps and the preview. */
+export function passOptions(req: Omit<ScaffoldRequestedData, 'requested_by'>, settings: StepSettings, repoDir: string, pass: Pass, sealingCertPem?: string): GenerateOptions {
+  return {
+    repoDir,
+    templateDir: settings.templateDir,
+    referenceEnv: settings.referenceEnv,
+    clusterName: req.cluster_name,
+    domain: req.domain,
+    region: req.region,
+    acmeEmail: req.acme_email,
+    pass,
+    sealingCertPem,
+    ...secretsBackendOf(req),
+    clusterVars: req.cluster_vars,
+    registry: settings.registry,
+    sourceUrl: req.repo_url,
+    sourceBranch: req.branch,
+  };
+}
+
 /** SOPS runs encrypt for the request's age recipients; every other run seals for the cluster's certificate. */
-function secretsBackendOf(req: ScaffoldRequestedData): { secretsBackend: 'sealed-secrets' | 'sops'; ageRecipients?: string[] } {
+function secretsBackendOf(req: Pick<ScaffoldRequestedData, 'target'>): { secretsBackend: 'sealed-secrets' | 'sops'; ageRecipients?: string[] } {
   return req.target.kind === 'age_recipients' ? { secretsBackend: 'sops', ageRecipients: req.target.recipients } : { secretsBackend: 'sealed-secrets' };
 }
 
