@@ -1,7 +1,7 @@
 import { makeRsaCert } from '../support/certs';
 import { createBody } from '../support/run-fixtures';
 import { bareRepo, runCommits, TestDatabase, TestNats } from '../support/services';
-import { api, waitFor } from '../support/service';
+import { api, untilTerminal } from '../support/service';
 import { ServiceProcess } from '../support/service-process';
 
 jest.setTimeout(300_000);
@@ -12,15 +12,7 @@ describe('SIGKILL at every step boundary and inside steps: every run completes w
   let svc: ServiceProcess;
   const cert = makeRsaCert();
   const body = (cluster: string, url: string) => createBody(cluster, url, cert.certPem);
-  const terminal = (id: string, ms = 90_000) =>
-    waitFor(
-      `run ${id} to finish`,
-      async () => {
-        const r = await api(svc.base, 'GET', `/api/v1/scaffolds/${id}`).catch(() => undefined);
-        return r && ['succeeded', 'failed', 'cancelled'].includes(r.json?.status) ? r.json : undefined;
-      },
-      ms,
-    );
+  const terminal = (id: string, ms = 90_000) => untilTerminal(svc.base, id, ms);
   const terminalEvents = async (id: string) =>
     (await api(svc.base, 'GET', `/api/v1/scaffolds/${id}/events`)).json.items.filter((e: any) => ['ScaffoldSucceeded', 'ScaffoldFailed', 'ScaffoldCancelled'].includes(e.type)).length;
 

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { Client } from 'pg';
 import { makeRsaCert } from '../support/certs';
 import { bareRepo, readModelRows, freePort, TestDatabase, TestNats } from '../support/services';
-import { api, RunningService, startService, waitFor } from '../support/service';
+import { api, RunningService, startService, untilTerminal, waitFor } from '../support/service';
 
 jest.setTimeout(240_000);
 
@@ -28,15 +28,7 @@ describe('faults: NATS restart, PostgreSQL outage, git failures', () => {
     repo: { url, branch },
     target: { sealing_cert_pem: cert.certPem },
   });
-  const terminal = (id: string, ms = 120_000) =>
-    waitFor(
-      `run ${id} to finish`,
-      async () => {
-        const r = await api(svc.base, 'GET', `/api/v1/scaffolds/${id}`).catch(() => undefined);
-        return r && ['succeeded', 'failed', 'cancelled'].includes(r.json?.status) ? r.json : undefined;
-      },
-      ms,
-    );
+  const terminal = (id: string, ms = 120_000) => untilTerminal(svc.base, id, ms);
   const admin = async (q: string) => {
     const c = new Client({ connectionString: 'postgres://postgres@127.0.0.1:5432/postgres' });
     await c.connect();

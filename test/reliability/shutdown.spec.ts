@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { makeRsaCert } from '../support/certs';
 import { createBody } from '../support/run-fixtures';
 import { bareRepo, runCommits, TestDatabase, TestNats } from '../support/services';
-import { api, waitFor } from '../support/service';
+import { api, untilTerminal, waitFor } from '../support/service';
 import { ServiceProcess } from '../support/service-process';
 
 jest.setTimeout(180_000);
@@ -50,14 +50,7 @@ describe('SIGTERM: the service stops cleanly (exit 0, a "stopped" line) and no r
 
   async function expectFinishedOnce(id: string, gitDir: string) {
     await svc.start();
-    const done = await waitFor(
-      `run ${id}`,
-      async () => {
-        const r = await api(svc.base, 'GET', `/api/v1/scaffolds/${id}`);
-        return ['succeeded', 'failed', 'cancelled'].includes(r.json?.status) ? r.json : undefined;
-      },
-      90_000,
-    );
+    const done = await untilTerminal(svc.base, id, 90_000);
     expect(done.status).toBe('succeeded');
     expect(runCommits(gitDir, id).sort()).toEqual(['full', 'infra']);
     const types = await events(id);

@@ -76,12 +76,16 @@ export async function waitFor<T>(what: string, probe: () => Promise<T | undefine
   throw new Error(`timed out waiting for ${what}`);
 }
 
-/** Polls a run until it succeeded, failed or was cancelled; returns the run. */
-export function untilTerminal(base: string, id: string): Promise<any> {
-  return waitFor(`run ${id} to finish`, async () => {
-    const r = await api(base, 'GET', `/api/v1/scaffolds/${id}`);
-    return ['succeeded', 'failed', 'cancelled'].includes(r.json?.status) ? r.json : undefined;
-  });
+/** Polls a run until it succeeded, failed or was cancelled; returns the run. Tolerates a service that is restarting. */
+export function untilTerminal(base: string, id: string, ms = 60_000): Promise<any> {
+  return waitFor(
+    `run ${id} to finish`,
+    async () => {
+      const r = await api(base, 'GET', `/api/v1/scaffolds/${id}`).catch(() => undefined);
+      return r && ['succeeded', 'failed', 'cancelled'].includes(r.json?.status) ? r.json : undefined;
+    },
+    ms,
+  );
 }
 
 /** How many events the service's run stream holds (to prove that bad input appended nothing). */

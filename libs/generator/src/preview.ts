@@ -1,6 +1,7 @@
-import { cpSync, existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative, sep } from 'node:path';
+import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { GeneratorInputError } from './errors';
 import { createTwoFilesPatch } from 'diff';
 import { Document } from 'yaml';
 import type { GenerateOptions, GenerateSummary } from './context';
@@ -27,6 +28,24 @@ function filesBelow(root: string, rel = ''): string[] {
     if (e.name === '.git') return [];
     const child = rel ? `${rel}/${e.name}` : e.name;
     return e.isDirectory() ? filesBelow(root, child) : [child];
+  });
+}
+
+/**
+ * A link in the working copy that the scratch copy would share with the original: an absolute one, or
+ * one leading out of the working copy. Copied as it is, the pass would write through it outside the
+ * scratch folder; the preview refuses instead.
+ */
+function escapingLinks(root: string, rel = ''): string[] {
+  return readdirSync(join(root, rel), { withFileTypes: true }).flatMap((e) => {
+    if (e.name === '.git') return [];
+    const child = rel ? `${rel}/${e.name}` : e.name;
+    if (e.isSymbolicLink()) {
+      const target = readlinkSync(join(root, child));
+      const inside = !isAbsolute(target) && !relative(root, resolve(dirname(join(root, child)), target)).startsWith('..');
+      return inside ? [] : [child];
+    }
+    return e.isDirectory() ? escapingLinks(root, child) : [];
   });
 }
 
@@ -67,6 +86,8 @@ function read(root: string, rel: string): Buffer | null {
  * compared. Errors are the real pass's (bad input, a tree that fails validation), so exit codes agree.
  */
 export async function preview(options: GenerateOptions): Promise<PreviewResult> {
+  const links = escapingLinks(options.repoDir);
+  if (links.length > 0) throw new GeneratorInputError(`the working copy has links that lead out of it, which a preview would write through: ${links.join(', ')}`);
   const scratch = mkdtempSync(join(tmpdir(), 'gitops-preview-'));
   try {
     cpSync(options.repoDir, scratch, { recursive: true, dereference: false, verbatimSymlinks: true, filter: (src) => relative(options.repoDir, src).split(sep)[0] !== '.git' });
