@@ -8,12 +8,11 @@ import { parseArgs } from 'node:util';
 import { NestFactory } from '@nestjs/core';
 import { JetStreamEventStore } from '../libs/event-store/src';
 import { fold, isTerminal } from '../libs/run-decider/src';
-import type { TargetClusters } from '../libs/steps/src';
 import { RunnerModule } from './app/runner.module';
 import { closeOnSignals } from './app/shutdown';
 import { loadConfig } from './config/config';
 import { makeLogger, PinoNestLogger } from './logging/logger';
-import { StepProcessors } from './steps/step-processors';
+import { StepProcessors, StepScope } from './steps/step-processors';
 import { VERSION } from './version';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -24,8 +23,8 @@ export async function runOne(runId: string, env: NodeJS.ProcessEnv = process.env
   const logger = makeLogger(config.logLevel).child({ run_id: runId });
   process.env.GIT_TERMINAL_PROMPT = '0';
   // Kubernetes access only where the environment provides it (in a Job: the service account).
-  const targets: TargetClusters | undefined = env.KUBERNETES_SERVICE_HOST || env.KUBECONFIG ? require('./kubernetes/kube-clients').kubeTargets(config.steps, config.kubeconfigPath) : undefined;
-  const app = await NestFactory.createApplicationContext(RunnerModule.forRoot(config, logger, runId, targets), {
+  const reach: Omit<StepScope, 'onlyRunId'> = env.KUBERNETES_SERVICE_HOST || env.KUBECONFIG ? require('./kubernetes/kube-clients').kubeReach(config) : {};
+  const app = await NestFactory.createApplicationContext(RunnerModule.forRoot(config, logger, runId, reach), {
     logger: new PinoNestLogger(logger.child({ component: 'nest' })),
     abortOnError: false,
   });

@@ -1,6 +1,6 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import type { Logger } from 'pino';
-import type { TargetClusters } from '../../libs/steps/src';
+import type { StepScope } from '../steps/step-processors';
 import type { AppConfig } from '../config/config';
 import { ConfigModule } from '../config/config.module';
 import { EventLogModule } from '../event-log/event-log.module';
@@ -11,7 +11,7 @@ import { StepsModule } from '../steps/steps.module';
 /** scaffold-runner: the step processors of one run, on consumers filtered to that run. No HTTP, no read-model, no stream changes. */
 @Module({})
 export class RunnerModule {
-  static forRoot(config: AppConfig, logger: Logger, runId: string, targets?: TargetClusters): DynamicModule {
+  static forRoot(config: AppConfig, logger: Logger, runId: string, reach: Omit<StepScope, 'onlyRunId'> = {}): DynamicModule {
     return {
       module: RunnerModule,
       imports: [
@@ -19,7 +19,7 @@ export class RunnerModule {
         LoggingModule.forRoot(logger),
         EventLogModule.forRoot({ clientName: `scaffold-runner-${runId}`, applyStreams: false }),
         MetricsModule.forRoot({ endpoint: false }),
-        StepsModule.forRoot({ onlyRunId: runId, targets }),
+        StepsModule.forRoot({ onlyRunId: runId, ...reach }),
       ],
     };
   }

@@ -1,6 +1,7 @@
 import { KubeConfig } from '@kubernetes/client-node';
-import { KubeTargetClusters } from '../../libs/kube/src';
+import { KubeCredentialsSecrets, KubeTargetClusters } from '../../libs/kube/src';
 import type { StepSettings } from '../../libs/steps/src';
+import type { AppConfig } from '../config/config';
 
 /** The management cluster: the kubeconfig file named by KUBECONFIG, else the in-cluster service account. */
 export function managementKubeConfig(kubeconfigPath?: string): KubeConfig {
@@ -16,4 +17,9 @@ export function kubeTargets(settings: StepSettings, kubeconfigPath?: string): Ku
     initialDelayMs: settings.pollInitialMs,
     maxDelayMs: settings.pollMaxMs,
   });
+}
+
+/** What a runner in a Job reaches through its service account: the new cluster (through its kubeconfig Secret) and credentials Secrets. */
+export function kubeReach(config: AppConfig) {
+  return { targets: kubeTargets(config.steps, config.kubeconfigPath), credentials: new KubeCredentialsSecrets(() => managementKubeConfig(config.kubeconfigPath)) };
 }

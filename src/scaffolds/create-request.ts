@@ -24,6 +24,12 @@ export const CREATE_SCHEMA = {
     domain: { type: 'string', maxLength: 253 },
     region: { type: 'string', maxLength: 32 },
     acme_email: { type: 'string', maxLength: 254 },
+    credentials_secret: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['namespace', 'name'],
+      properties: { namespace: { type: 'string', maxLength: 63 }, name: { type: 'string', maxLength: 253 } },
+    },
     repo: {
       type: 'object',
       additionalProperties: false,
@@ -107,7 +113,16 @@ export function parseCreateRequest(
   if (urlProblem) throw invalid('repo.url', urlProblem);
   const branch: string = b.repo?.branch ?? opts.defaultBranch;
   if (!isSafeBranch(branch)) throw invalid('repo.branch', 'must be a plain branch name');
-  const common = { cluster_name: b.cluster_name, domain: b.domain, region: b.region, acme_email: b.acme_email, repo_url: repoUrl, branch, ...clusterVars(b.cluster_vars, opts) };
+  const common = {
+    cluster_name: b.cluster_name,
+    domain: b.domain,
+    region: b.region,
+    acme_email: b.acme_email,
+    repo_url: repoUrl,
+    branch,
+    ...clusterVars(b.cluster_vars, opts),
+    ...credentialsSecret(b.credentials_secret, Boolean(opts.acceptKubeconfigTargets)),
+  };
   // The backend and the target must agree: SOPS takes age public keys, Sealed Secrets a certificate or a cluster to fetch it from.
   const sops = b.secrets_backend === 'sops';
   if (sops !== Boolean(b.target.age_recipients)) {
@@ -139,6 +154,17 @@ function clusterVars(vars: Record<string, string> | undefined, opts: ReferenceSe
 }
 
 const SECRET_KEY = /^[-._a-zA-Z0-9]{1,253}$/;
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
+
+/** The management-cluster Secret holding the supplied credentials (a reference; read when it is used). */
+function credentialsSecret(ref: { namespace: string; name: string } | undefined, accepted: boolean): { credentials_secret?: { namespace: string; name: string } } {
+  if (!ref) return {};
+  if (!accepted) throw new ApiError(422, 'unsupported_credentials_secret', 'credentials_secret: reading it needs EXECUTOR=kubernetes (the management cluster)');
+  const namespaceProblem = isClusterName(ref.namespace);
+  if (namespaceProblem) throw invalid('credentials_secret.namespace', namespaceProblem);
+  if (!DNS_SUBDOMAIN.test(ref.name)) throw invalid('credentials_secret.name', 'must be a DNS-1123 subdomain');
+  return { credentials_secret: { namespace: ref.namespace, name: ref.name } };
+}
 
 function kubeconfigTarget(ref: { namespace: string; name: string; key: string }, accepted: boolean): CreateTarget {
   if (!accepted) {
@@ -146,7 +172,7 @@ function kubeconfigTarget(ref: { namespace: string; name: string; key: string },
   }
   const namespaceProblem = isClusterName(ref.namespace);
   if (namespaceProblem) throw invalid('target.kubeconfig_secret.namespace', namespaceProblem);
-  if (ref.name.length > 253 || !/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(ref.name)) throw invalid('target.kubeconfig_secret.name', 'must be a DNS-1123 subdomain');
+  if (ref.name.length > 253 || !DNS_SUBDOMAIN.test(ref.name)) throw invalid('target.kubeconfig_secret.name', 'must be a DNS-1123 subdomain');
   if (!SECRET_KEY.test(ref.key)) throw invalid('target.kubeconfig_secret.key', 'must be a Secret data key (letters, digits, "-", "_", ".")');
   return { kind: 'kubeconfig_secret', ref: { namespace: ref.namespace, name: ref.name, key: ref.key } };
 }

@@ -1,6 +1,8 @@
 import { InMemoryEventStore, InMemoryRunInputs, InMemoryRunLogStore } from '../../libs/event-store/src';
 import { SEALING_CERT_INPUT } from '../../libs/steps/src';
 import { makeRsaCert } from '../../test/support/certs';
+import { tempDir } from '../../test/support/files';
+import { writeSuppliedReference } from '../../test/support/reference-repos';
 import { ApiError } from '../common/api-error';
 import { loadConfig } from '../config/config';
 import type { RunReadModel } from '../projection/run-read-model';
@@ -77,5 +79,59 @@ describe('ScaffoldsService (in-memory event store)', () => {
     const audit = await service.allEvents({ type: 'StepRedriveRequested' });
     expect(audit.items.map((e) => e.type)).toEqual(['StepRedriveRequested']);
     expect(await status(service.allEvents({ type: 'Nope' }))).toBe(400);
+  });
+});
+
+describe('ScaffoldsService: credentials only their issuer can create', () => {
+  const cert = makeRsaCert();
+  const template = tempDir('svc-supplied');
+  writeSuppliedReference(template);
+  const emptyReadModel = { activeFor: async () => null } as unknown as RunReadModel;
+  const TOKEN = 'IssuedByTheDnsProvider-0042';
+  const held: Record<string, Record<string, string>> = {
+    'capi-clusters/complete': { 'data/dns-provider/api-token': TOKEN },
+    'capi-clusters/incomplete': { 'data/other/api-token': 'x' },
+  };
+  const source = { read: async (ref: { namespace: string; name: string }) => held[`${ref.namespace}/${ref.name}`] ?? Promise.reject(new Error('not found')) };
+  const make = (executor: 'local' | 'kubernetes') => {
+    const store = new InMemoryEventStore();
+    const config = loadConfig({ API_KEY: 'unit-test-key-0123456789', TEMPLATE_DIR: template, EXECUTOR: executor });
+    return { store, service: new ScaffoldsService(store, new InMemoryRunInputs(), new InMemoryRunLogStore(), emptyReadModel, config, undefined, executor === 'kubernetes' ? source : undefined) };
+  };
+  const body = (extra: object = {}) => ({
+    cluster_name: 'sup',
+    domain: 'sup.example.com',
+    region: 'eu-west-1',
+    acme_email: 'ops@example.com',
+    repo: { url: 'https://git.example.com/fleet.git' },
+    target: { sealing_cert_pem: cert.certPem },
+    ...extra,
+  });
+
+  it('refuses at once, naming the keys, when the request names no Secret or one that lacks them; appends nothing', async () => {
+    const { store, service } = make('kubernetes');
+    await expect(service.create(body(), 'alice')).rejects.toMatchObject({ status: 422, code: 'credentials_missing', message: expect.stringContaining('data/dns-provider/api-token') });
+    const incomplete = service.create(body({ credentials_secret: { namespace: 'capi-clusters', name: 'incomplete' } }), 'alice');
+    await expect(incomplete).rejects.toMatchObject({ status: 422, message: 'credentials_secret: Secret capi-clusters/incomplete lacks data/dns-provider/api-token' });
+    expect(await store.lastSeq()).toBe(0);
+  });
+
+  it('records only the reference of a Secret that holds them, or that cannot be read yet', async () => {
+    const { store, service } = make('kubernetes');
+    for (const name of ['complete', 'not-there-yet']) {
+      const { run } = await service.create(body({ cluster_name: `sup-${name}`, credentials_secret: { namespace: 'capi-clusters', name } }), 'alice');
+      const [event] = (await store.readRun(run.id)).events;
+      expect(event.type === 'ScaffoldRequested' && event.data.credentials_secret).toEqual({ namespace: 'capi-clusters', name });
+      expect(JSON.stringify(event)).not.toContain(TOKEN);
+    }
+  });
+
+  it('says where supplied credentials come from when the executor cannot read Secrets', async () => {
+    const { service } = make('local');
+    await expect(service.create(body(), 'alice')).rejects.toMatchObject({ status: 422, message: expect.stringContaining('EXECUTOR=kubernetes') });
+    await expect(service.create(body({ credentials_secret: { namespace: 'capi-clusters', name: 'complete' } }), 'alice')).rejects.toMatchObject({
+      status: 422,
+      code: 'unsupported_credentials_secret',
+    });
   });
 });

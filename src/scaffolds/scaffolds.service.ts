@@ -5,14 +5,15 @@ import { Inject, Injectable, Optional } from '@nestjs/common';
 import { decideAndAppend, EventStore, RunInputs, RunLogStore } from '../../libs/event-store/src';
 import { EVENT_TYPES, isEventType, ScaffoldTarget, StoredEvent, TERMINAL_EVENTS } from '../../libs/events/src';
 import { Command, decide, fold, runDecider, RunRuleViolation } from '../../libs/run-decider/src';
-import { GeneratorInputError, GeneratorValidationError, preview, PreviewChange } from '../../libs/generator/src';
+import { CredentialPlanEntry, GeneratorInputError, GeneratorValidationError, missingSupplied, preview, PreviewChange, referenceCredentialPlan, SuppliedCredentials } from '../../libs/generator/src';
 import type { GenerateSummary } from '../../libs/generator/src/context';
 import { GitStepError, GitWorkspace } from '../../libs/git/src';
-import { passOptions, redact, SEALING_CERT_INPUT } from '../../libs/steps/src';
+import { passOptions, redact, SEALING_CERT_INPUT, SuppliedCredentialsSource } from '../../libs/steps/src';
 import { ApiError, invalid, notFound } from '../common/api-error';
 import type { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
 import { EVENT_STORE, RUN_INPUTS, RUN_LOGS } from '../event-log/event-log.module';
+import { SUPPLIED_CREDENTIALS } from '../kubernetes/credentials-source';
 import { JOB_LOGS, type JobLogs } from '../kubernetes/job-logs';
 import { RunReadModel } from '../projection/run-read-model';
 import { RunView, toView } from '../projection/run-view';
@@ -65,7 +66,51 @@ export class ScaffoldsService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     /** The run's Job pod logs (EXECUTOR=kubernetes). */
     @Optional() @Inject(JOB_LOGS) private readonly jobLogs?: JobLogs,
+    /** Management-cluster Secrets with supplied credentials (EXECUTOR=kubernetes). */
+    @Optional() @Inject(SUPPLIED_CREDENTIALS) private readonly credentials?: SuppliedCredentialsSource,
   ) {}
+
+  private referencePlan?: { readAt: number; entries: CredentialPlanEntry[] };
+
+  /** The reference's credential plan (classes only), read at most once a minute per process. */
+  private referenceCredentials(): CredentialPlanEntry[] {
+    if (!this.referencePlan || Date.now() - this.referencePlan.readAt > 60_000) {
+      // A reference the generator cannot read is the run's to report (with the generator's reason), not the request's.
+      let entries: CredentialPlanEntry[];
+      try {
+        entries = referenceCredentialPlan(this.config.steps.templateDir, this.config.steps.referenceEnv);
+      } catch {
+        entries = [];
+      }
+      this.referencePlan = { readAt: Date.now(), entries };
+    }
+    return this.referencePlan.entries;
+  }
+
+  /**
+   * Credentials only their issuer can create, checked before anything is appended: the reference's
+   * supplied keys need a credentials_secret, and when that Secret can be read now it must hold them
+   * all (422 naming the missing keys, never a value). An unreadable Secret is checked again when the run
+   * uses it, before its first push.
+   */
+  private async checkSupplied(ref: { namespace: string; name: string } | undefined): Promise<SuppliedCredentials | undefined> {
+    const plan = this.referenceCredentials();
+    const needed = missingSupplied(plan, {});
+    if (needed.length === 0) return undefined;
+    if (!this.credentials) {
+      throw new ApiError(
+        422,
+        'credentials_missing',
+        `the reference needs credentials only their issuer can create (${needed.join(', ')}): they come from a credentials_secret, which needs EXECUTOR=kubernetes`,
+      );
+    }
+    if (!ref) throw new ApiError(422, 'credentials_missing', `credentials_secret: the reference needs credentials only their issuer can create (${needed.join(', ')}); name the Secret holding them`);
+    const supplied = await this.credentials.read(ref).catch(() => undefined);
+    if (!supplied) return undefined;
+    const missing = missingSupplied(plan, supplied);
+    if (missing.length > 0) throw new ApiError(422, 'credentials_missing', `credentials_secret: Secret ${ref.namespace}/${ref.name} lacks ${missing.join(', ')}`);
+    return supplied;
+  }
 
   private checkId(id: unknown): string {
     if (typeof id !== 'string' || !UUID.test(id)) throw notFound();
@@ -91,6 +136,7 @@ export class ScaffoldsService {
       if (events.length > 0) return { run: toView(runId, fold(events)), created: false };
     }
     // The 409 check reads the read-model; while PostgreSQL is down requests are still accepted (appends go on).
+    await this.checkSupplied(req.credentials_secret);
     const active = await this.readModel.activeFor(req.repo_url, req.cluster_name).catch(() => null);
     if (active) throw new ApiError(409, 'run_active', `run ${active.id} for ${req.cluster_name} in this repository is still ${active.status}`);
     if (req.target.kind === 'sealing_cert') await this.inputs.put(runId, SEALING_CERT_INPUT, req.target.cert.pem);
@@ -104,6 +150,7 @@ export class ScaffoldsService {
       target: eventTarget(req.target),
       requested_by: caller,
       ...(req.cluster_vars ? { cluster_vars: req.cluster_vars } : {}),
+      ...(req.credentials_secret ? { credentials_secret: req.credentials_secret } : {}),
     };
     const { state, appended } = await decideAndAppend(this.store, runId, runDecider, (s) => decide({ type: 'RequestScaffold', data }, s), { idFor: () => runId });
     return { run: toView(runId, state), created: appended.length > 0 };
@@ -123,7 +170,8 @@ export class ScaffoldsService {
     try {
       ws = await GitWorkspace.clone(dir, { url: req.repo_url, branch: req.branch }, this.config.steps.gitIdentity);
       const certPem = req.target.kind === 'sealing_cert' ? req.target.cert.pem : undefined;
-      const { summary, changes } = await preview(passOptions(request, this.config.steps, ws.dir, full ? 'full' : 'infra', certPem));
+      const supplied = await this.checkSupplied(req.credentials_secret);
+      const { summary, changes } = await preview(passOptions(request, this.config.steps, ws.dir, full ? 'full' : 'infra', certPem, supplied));
       const note = full ? undefined : "the full pass needs the cluster's sealing certificate, which a run fetches once the cluster is up";
       return { pass: full ? 'full' : 'infra', ...(note ? { note } : {}), summary, changes };
     } catch (e) {

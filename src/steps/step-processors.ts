@@ -1,7 +1,7 @@
 import { BeforeApplicationShutdown, Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { deleteConsumer, EventStore, JetStreamEventStore, JetStreamProcessor, RunInputs, RunLogStore } from '../../libs/event-store/src';
-import { LOCAL_STEP_HANDLERS, stepConsumer, StepProcessor, TargetClusters } from '../../libs/steps/src';
+import { LOCAL_STEP_HANDLERS, stepConsumer, StepProcessor, SuppliedCredentialsSource, TargetClusters } from '../../libs/steps/src';
 import type { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
 import { EVENT_STORE, RUN_INPUTS, RUN_LOGS } from '../event-log/event-log.module';
@@ -14,6 +14,7 @@ export const STEP_SCOPE = Symbol('STEP_SCOPE');
 export interface StepScope {
   onlyRunId?: string;
   targets?: TargetClusters;
+  credentials?: SuppliedCredentialsSource;
 }
 
 /**
@@ -37,7 +38,7 @@ export class StepProcessors implements OnApplicationBootstrap, BeforeApplication
     metrics: Metrics,
   ) {
     const onAttempt = (step: string, outcome: 'succeeded' | 'failed', seconds: number) => metrics.stepDuration.observe({ step, outcome }, seconds);
-    const deps = { store: events, inputs, logs, settings: config.steps, logger, targets: scope.targets, onAttempt };
+    const deps = { store: events, inputs, logs, settings: config.steps, logger, targets: scope.targets, credentials: scope.credentials, onAttempt };
     this.processors = LOCAL_STEP_HANDLERS.map((handler) => {
       const step = new StepProcessor(handler, deps);
       return new JetStreamProcessor(store, stepConsumer(handler.step, config.steps, scope.onlyRunId), step.handle, logger);

@@ -1,3 +1,5 @@
+import { cpSync, readFileSync, writeFileSync } from 'node:fs';
+import { SHIPPED_TEMPLATE } from '../../libs/generator/src';
 import { writeTree } from './files';
 
 /** Credentials planted in the second reference repository; none may reach any output. */
@@ -277,4 +279,30 @@ data: {motd: 'Welcome to \${SHOP_TITLE}, rendered by the app itself'}
 `,
     'apps/staging/kustomization.yaml': 'namespace: shop\nresources:\n  - ../base/shop\n',
   });
+}
+
+/** The dev value of the supplied credential in writeSuppliedReference (test data: must never reach an output). */
+export const SUPPLIED_PLANTED = 'dev-dns-provider-token-0f0f0f';
+
+/**
+ * The shipped template plus a DNS provider's API token Secret in the database layer (namespace data):
+ * a credential only its issuer can create, annotated as supplied, with a webhook URL derived from it.
+ */
+export function writeSuppliedReference(root: string) {
+  cpSync(SHIPPED_TEMPLATE, root, { recursive: true });
+  const db = `${root}/clusters/development/database`;
+  writeFileSync(
+    `${db}/dns-provider.yaml`,
+    `apiVersion: v1
+kind: Secret
+metadata:
+  name: dns-provider
+  annotations:
+    gitops-scaffolder.io/supplied: api-token
+stringData:
+  api-token: ${SUPPLIED_PLANTED}
+  webhook: https://hooks.example.com/dns?token=${SUPPLIED_PLANTED}
+`,
+  );
+  writeFileSync(`${db}/kustomization.yaml`, readFileSync(`${db}/kustomization.yaml`, 'utf8').replace('  - namespace.yaml', '  - namespace.yaml\n  - dns-provider.yaml'));
 }

@@ -24,6 +24,8 @@ export interface ScaffoldRequestedData {
   requested_by: string;
   /** Cluster-vars references: values for the new cluster's cluster-vars (configuration, never credentials). */
   cluster_vars?: Record<string, string>;
+  /** Where the supplied credentials are (a management-cluster Secret, read at use): a reference, never a value. */
+  credentials_secret?: { namespace: string; name: string };
 }
 
 export interface EventDataByType {

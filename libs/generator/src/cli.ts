@@ -1,9 +1,8 @@
 import { readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { parse as parseYaml } from 'yaml';
 import { SEALING_SCOPES, SealingScope } from '../../sealing/src';
-import type { SuppliedCredentials } from './credential-plan';
+import { parseSuppliedCredentials, SuppliedCredentials } from './credential-plan';
 import type { RegistryCredentials } from './credentials';
 import { GeneratorInputError } from './errors';
 import { generate, GenerateOptions, GenerateSummary, SHIPPED_PHASED_TEMPLATE, SHIPPED_TEMPLATE } from './generate';
@@ -75,12 +74,7 @@ function registryFrom(env: NodeJS.ProcessEnv, authFile: string | undefined): Reg
   return { server, username, password };
 }
 
-const CREDENTIAL_KEY = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?\/[a-z0-9]([-a-z0-9.]*[a-z0-9])?\/[-._a-zA-Z0-9]+$/;
-
-/**
- * The supplied credentials file: readable by its owner only (it holds third-party credentials), a
- * mapping of "<namespace>/<secret>/<key>" to a string. Errors name keys, never values.
- */
+/** The supplied credentials file: readable by its owner only (it holds third-party credentials). Errors name keys, never values. */
 function suppliedFrom(file: string | undefined): SuppliedCredentials | undefined {
   if (!file) return undefined;
   let text: string;
@@ -91,18 +85,7 @@ function suppliedFrom(file: string | undefined): SuppliedCredentials | undefined
     if (e instanceof GeneratorInputError) throw e;
     throw new GeneratorInputError(`--credentials ${file} cannot be read`);
   }
-  let doc: unknown;
-  try {
-    doc = parseYaml(text);
-  } catch {
-    throw new GeneratorInputError(`--credentials ${file} is not YAML or JSON`);
-  }
-  if (!doc || typeof doc !== 'object' || Array.isArray(doc)) throw new GeneratorInputError(`--credentials ${file} must be a mapping of "<namespace>/<secret>/<key>" to values`);
-  for (const [key, value] of Object.entries(doc)) {
-    if (!CREDENTIAL_KEY.test(key)) throw new GeneratorInputError(`--credentials ${file}: ${JSON.stringify(key.slice(0, 80))} is not "<namespace>/<secret>/<key>"`);
-    if (typeof value !== 'string' || value.length === 0) throw new GeneratorInputError(`--credentials ${file}: ${key} must be a non-empty string`);
-  }
-  return doc as SuppliedCredentials;
+  return parseSuppliedCredentials(text, `--credentials ${file}`);
 }
 
 /** `--var KEY=VALUE` flags as a map; the generator checks the names against the reference. */

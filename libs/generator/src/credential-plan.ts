@@ -1,4 +1,6 @@
+import { parse as parseYaml } from 'yaml';
 import { GeneratorInputError } from './errors';
+import type { ReferenceObject } from './reference';
 import { dockerConfig, LOWER, PASSWORD_LENGTH, randomString, RegistryCredentials, secretValues } from './credentials';
 
 /**
@@ -21,6 +23,14 @@ export interface CredentialPlanEntry {
   recognised_by?: 'annotation' | 'name';
   /** Derived keys: the Secrets (namespace/name) whose credentials the value carries. */
   from?: string[];
+}
+
+/** The plain and SOPS-encrypted Secrets among a reference's objects, each once, as the plan reads them. */
+export function referenceSecrets(objects: ReferenceObject[]): ReferenceSecret[] {
+  const seen = new Set<string>();
+  return objects
+    .filter((o) => o.kind === 'Secret' && /^v1$/.test(o.apiVersion) && !seen.has(`${o.file}#${o.index}`) && seen.add(`${o.file}#${o.index}`))
+    .map((o) => ({ namespace: o.namespace ?? 'default', body: o.body, file: o.file }));
 }
 
 /** A reference Secret as the plan reads it. */
@@ -72,6 +82,32 @@ const DOCKER_KEYS = new Set(['.dockerconfigjson', '.dockercfg']);
 /** A value that holds others in a structure (URL, DSN, key=value, JSON/YAML, user:password), not a longer password. */
 const STRUCTURED = /[:@/=;{}\n]/;
 const MIN_EMBEDDED = 4;
+
+const CREDENTIAL_KEY = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?\/[a-z0-9]([-a-z0-9.]*[a-z0-9])?\/[-._a-zA-Z0-9]+$/;
+
+/**
+ * A supplied-credentials document (YAML or JSON): a mapping of "<namespace>/<secret>/<key>" to a
+ * non-empty string. `where` names its source in errors; errors name keys, never values.
+ */
+export function parseSuppliedCredentials(text: string, where: string): SuppliedCredentials {
+  let doc: unknown;
+  try {
+    doc = parseYaml(text);
+  } catch {
+    throw new GeneratorInputError(`${where} is not YAML or JSON`);
+  }
+  if (!doc || typeof doc !== 'object' || Array.isArray(doc)) throw new GeneratorInputError(`${where} must be a mapping of "<namespace>/<secret>/<key>" to values`);
+  for (const [key, value] of Object.entries(doc)) {
+    if (!CREDENTIAL_KEY.test(key)) throw new GeneratorInputError(`${where}: ${JSON.stringify(key.slice(0, 80))} is not "<namespace>/<secret>/<key>"`);
+    if (typeof value !== 'string' || value.length === 0) throw new GeneratorInputError(`${where}: ${key} must be a non-empty string`);
+  }
+  return doc as SuppliedCredentials;
+}
+
+/** The supplied keys a plan needs and the given credentials lack. */
+export function missingSupplied(entries: CredentialPlanEntry[], supplied: SuppliedCredentials | undefined): string[] {
+  return entries.filter((e) => e.class === 'supplied' && supplied?.[keyId(e.namespace, e.name, e.key)] === undefined).map((e) => keyId(e.namespace, e.name, e.key));
+}
 
 const secretId = (namespace: string, name: string) => `${namespace}/${name}`;
 const keyId = (namespace: string, name: string, key: string) => `${namespace}/${name}/${key}`;

@@ -3,6 +3,7 @@ import { dirname, join, resolve } from 'node:path';
 import { isAgeRecipient } from '../../sealing/src/sops';
 import { parseSealingCertificate, SealingCertificate, SealingScope, CertificateError } from '../../sealing/src';
 import { isClusterName, isDomain, isEmail, isEnvName, isRegion } from '../../validation/src';
+import { CredentialPlan, CredentialPlanEntry, referenceSecrets } from './credential-plan';
 import { generateFromClusterVars, givenVarProblem, KnownVariables, knownVariables, loadClusterVarsReference, VarProblem } from './cluster-vars-model';
 import { Context, GenerateOptions, GenerateResult, GenerateSummary, ResolvedOptions, usesSops } from './context';
 import { GeneratorInputError } from './errors';
@@ -109,6 +110,17 @@ export function clusterVarsProblem(templateDir: string | undefined, referenceEnv
     knownByReference.set(key, entry);
   }
   return givenVarProblem(entry.known, vars);
+}
+
+/**
+ * The credential plan of a reference environment without running a pass (classes only): the service
+ * checks at request time that the supplied credentials it was pointed at cover every supplied key.
+ */
+export function referenceCredentialPlan(templateDir: string | undefined, referenceEnv: string): CredentialPlanEntry[] {
+  const root = resolve(templateDir ?? SHIPPED_TEMPLATE);
+  const vars = loadClusterVarsReference(root, referenceEnv);
+  const objects = vars ? [...vars.applied, ...vars.kustomizations.flatMap((k) => k.objects)] : loadReference(root, referenceEnv).layers.flatMap((l) => l.objects);
+  return CredentialPlan.build(referenceSecrets(objects), { requireSupplied: false }).entries;
 }
 
 /**

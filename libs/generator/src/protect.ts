@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { sopsEncrypt } from '../../sealing/src/sops';
 import { buildSealedSecret, SEALED_BY_ANNOTATION } from '../../sealing/src';
 import { Context, usesSops } from './context';
-import { CredentialPlan } from './credential-plan';
+import { CredentialPlan, referenceSecrets } from './credential-plan';
 import { GeneratorInputError } from './errors';
 import type { ReferenceObject } from './reference';
 import { parseDocuments } from './yaml-docs';
@@ -71,12 +71,11 @@ export async function protectSecret(ctx: Context, targetFile: string, body: any,
  * recorded in the summary. A missing supplied credential stops the pass here, before anything is written.
  */
 export function planCredentials(ctx: Context, objects: ReferenceObject[]): void {
-  const seen = new Set<string>();
-  const secrets = objects.filter((o) => o.kind === 'Secret' && /^v1$/.test(o.apiVersion) && !seen.has(`${o.file}#${o.index}`) && seen.add(`${o.file}#${o.index}`));
-  ctx.plan = CredentialPlan.build(
-    secrets.map((o) => ({ namespace: o.namespace ?? 'default', body: o.body, file: o.file })),
-    { registry: ctx.opts.registry, supplied: ctx.opts.suppliedCredentials, requireSupplied: ctx.opts.pass === 'full' || ctx.opts.suppliedCredentials !== undefined },
-  );
+  ctx.plan = CredentialPlan.build(referenceSecrets(objects), {
+    registry: ctx.opts.registry,
+    supplied: ctx.opts.suppliedCredentials,
+    requireSupplied: ctx.opts.pass === 'full' || ctx.opts.suppliedCredentials !== undefined,
+  });
   ctx.summary.credential_plan = ctx.plan.entries;
   ctx.summary.warnings.push(...ctx.plan.warnings);
 }

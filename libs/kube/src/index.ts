@@ -3,3 +3,4 @@ export * from './job-spec';
 export * from './jobs';
 export * from './target-cluster';
 export * from './kube-targets';
+export * from './credentials-secret';

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { decideAndAppend, EventStore, RunInputs } from '../../event-store/src';
 import type { EventDraft, ScaffoldRequestedData, Step } from '../../events/src';
-import { generate, GenerateOptions, GeneratorInputError, GeneratorValidationError, Pass } from '../../generator/src';
+import { generate, GenerateOptions, GeneratorInputError, GeneratorValidationError, Pass, SuppliedCredentials } from '../../generator/src';
 import { GitStepError, GitWorkspace } from '../../git/src';
 import { KubeError } from '../../kube/src/errors';
 import { decide, runDecider, RunState } from '../../run-decider/src';
@@ -31,6 +31,13 @@ export interface TargetClusters {
 
 export type KubeconfigRef = { namespace: string; name: string; key: string };
 
+export type CredentialsSecretRef = { namespace: string; name: string };
+
+/** Where supplied credentials (only their issuer can create them) come from: a Secret of the management cluster. */
+export interface SuppliedCredentialsSource {
+  read(ref: CredentialsSecretRef): Promise<SuppliedCredentials>;
+}
+
 export interface StepContext {
   runId: string;
   state: RunState;
@@ -40,6 +47,8 @@ export interface StepContext {
   log: RunLog;
   /** Present where the process can reach Kubernetes (the Job runner, or a service configured for it). */
   targets?: TargetClusters;
+  /** Present where the process can read the management cluster's Secrets (the Job runner). */
+  credentials?: SuppliedCredentialsSource;
 }
 
 export interface StepHandler {
@@ -62,6 +71,13 @@ export function toStepError(e: unknown): StepError {
   return new StepError((e as Error)?.message ?? String(e), true);
 }
 
+/** The request's supplied credentials, read from the management cluster at the moment of use. */
+async function suppliedCredentials(ctx: StepContext, req: ScaffoldRequestedData): Promise<SuppliedCredentials | undefined> {
+  if (!req.credentials_secret) return undefined;
+  if (!ctx.credentials) throw new StepError('credentials_secret needs access to the management cluster (EXECUTOR=kubernetes)', false);
+  return ctx.credentials.read(req.credentials_secret);
+}
+
 /**
  * Clone, generate, commit, push one pass. Idempotent: a commit of this run and pass already on the
  * branch is taken as done. A push rejected because the branch moved is redone on the new head.
@@ -70,6 +86,8 @@ async function pushPass(ctx: StepContext, pass: Pass, sealingCertPem?: string): 
   const req = request(ctx);
   // A folder per attempt: a redelivered duplicate running at the same time never shares a working copy.
   const dir = join(ctx.settings.workDir, ctx.runId, `${pass}-${randomBytes(4).toString('hex')}`);
+  // Read before anything is cloned or pushed: both passes check them, so a missing one stops the run before its first push.
+  const supplied = await suppliedCredentials(ctx, req);
   const ws = await GitWorkspace.clone(dir, { url: req.repo_url, branch: req.branch }, ctx.settings.gitIdentity);
   try {
     for (let attempt = 1; ; attempt++) {
@@ -78,7 +96,7 @@ async function pushPass(ctx: StepContext, pass: Pass, sealingCertPem?: string): 
         await ctx.log.line(`${pass} pass already on ${req.branch} as ${existing}; not pushing again`);
         return { commit: existing, files: 0, sealed: 0 };
       }
-      const { summary } = await generate(passOptions(req, ctx.settings, ws.dir, pass, sealingCertPem));
+      const { summary } = await generate(passOptions(req, ctx.settings, ws.dir, pass, sealingCertPem, supplied));
       const paths = [summary.gitops_path, ...summary.shared_paths_copied, ...summary.repo_files];
       const files = await ws.changedFiles(paths);
       const commit = await ws.commit(paths, `scaffold(${req.cluster_name}): ${pass} pass`, ctx.runId, pass);
@@ -170,8 +188,16 @@ export const certFetch: StepHandler = {
 };
 
 /** The generator's options for one pass of a request, in a working copy: shared by the steps and the preview. */
-export function passOptions(req: Omit<ScaffoldRequestedData, 'requested_by'>, settings: StepSettings, repoDir: string, pass: Pass, sealingCertPem?: string): GenerateOptions {
+export function passOptions(
+  req: Omit<ScaffoldRequestedData, 'requested_by'>,
+  settings: StepSettings,
+  repoDir: string,
+  pass: Pass,
+  sealingCertPem?: string,
+  suppliedCredentials?: SuppliedCredentials,
+): GenerateOptions {
   return {
+    suppliedCredentials,
     repoDir,
     templateDir: settings.templateDir,
     referenceEnv: settings.referenceEnv,

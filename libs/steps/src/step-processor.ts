@@ -5,7 +5,7 @@ import { decide, isTerminal, runDecider, triggers } from '../../run-decider/src'
 import { crashPoint } from './crash-points';
 import { RunLog } from './run-log';
 import type { StepSettings } from './settings';
-import { StepHandler, TargetClusters, toStepError } from './step-handlers';
+import { StepHandler, SuppliedCredentialsSource, TargetClusters, toStepError } from './step-handlers';
 
 export interface StepLogger {
   info(obj: object, msg: string): void;
@@ -21,6 +21,7 @@ export interface StepDependencies {
   settings: StepSettings;
   logger: StepLogger;
   targets?: TargetClusters;
+  credentials?: SuppliedCredentialsSource;
   /** Observes each attempt (metrics). */
   onAttempt?: (step: string, outcome: 'succeeded' | 'failed', seconds: number) => void;
 }
@@ -76,7 +77,7 @@ export class StepProcessor {
       logger.info(ids, 'step started');
       await log.line(`${step} started (delivery ${deliveryCount})`);
       const deadline = this.handler.deadlineMs?.(settings) ?? settings.stepTimeoutMs;
-      const ctx = { runId, state: gate.state, store, inputs: this.deps.inputs, settings, log, targets: this.deps.targets };
+      const ctx = { runId, state: gate.state, store, inputs: this.deps.inputs, settings, log, targets: this.deps.targets, credentials: this.deps.credentials };
       crashPoint(`before-step:${step}`);
       const result = await withDeadline(this.handler.run(ctx), deadline, step);
       const done = await decideAndAppend(store, runId, runDecider, (s) => decide({ type: 'CompleteStep', step, result }, s), { causationId: event.id });
