@@ -191,15 +191,29 @@ function earlySecretUses(ref: ClusterVarsReference): string[] {
     for (const o of k.objects) {
       for (const name of secretNamesUsed(o.body)) {
         const from = later.get(id(o, name));
-        if (from)
-          warnings.add(
-            `Flux Kustomization ${k.name} goes out in the first pass but ${o.kind} ${o.name} reads Secret ${id(o, name)}, which ${from} brings in the full pass: give ${k.name} dependsOn ${from}`,
-          );
+        if (!from) continue;
+        const reads = `Flux Kustomization ${k.name} goes out in the first pass but ${o.kind} ${o.name} reads Secret ${id(o, name)}, which ${from} brings in the full pass`;
+        // The Secret's Kustomization comes after this one: dependsOn would be a cycle. The pods wait for
+        // the Secret, which is harmless unless Flux waits for them before applying what follows.
+        if (!dependsOnTransitively(ref, from, k.name)) warnings.add(`${reads}: give ${k.name} dependsOn ${from}`);
+        else if (waitsForReady(k))
+          warnings.add(`${reads} only after ${k.name} is ready, and ${k.name} waits for its workloads: set wait: false on ${k.name} or move ${o.kind} ${o.name} after ${from}`);
       }
     }
   }
   return [...warnings];
 }
+
+/** Whether Kustomization `name` depends, at any depth, on `on`. */
+function dependsOnTransitively(ref: ClusterVarsReference, name: string, on: string, seen = new Set<string>()): boolean {
+  const k = ref.kustomizations.find((c) => c.name === name);
+  if (!k || seen.has(name)) return false;
+  seen.add(name);
+  return k.dependsOn.includes(on) || k.dependsOn.some((d) => dependsOnTransitively(ref, d, on, seen));
+}
+
+/** A Kustomization Flux reports ready only once its objects are healthy (spec.wait or health checks). */
+const waitsForReady = (k: VarsKustomization) => k.declaration.body.spec?.wait === true || (k.declaration.body.spec?.healthChecks ?? []).length > 0;
 
 /** The variables a Kustomization substitutes for the new cluster, or undefined when a source is outside what the generator can see. */
 function variablesFor(ctx: VarsContext, k: VarsKustomization): Record<string, string> | undefined {

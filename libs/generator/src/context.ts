@@ -115,6 +115,8 @@ export interface Context {
   opts: ResolvedOptions;
   /** clusters/<cluster-name> */
   clusterDir: string;
+  /** The reference repository's root folder (absolute). */
+  referenceRoot: string;
   cert?: SealingCertificate;
   summary: GenerateSummary;
   credentials: GeneratedCredential[];

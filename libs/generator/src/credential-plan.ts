@@ -177,7 +177,10 @@ export class CredentialPlan {
     const byId = new Map(keys.map((k) => [`${k.secret}/${k.key}`, k]));
     for (const k of keys.filter((k) => k.class === 'derived')) {
       if (k.template === undefined) k.fresh = Buffer.from(rebuild(k.old, replacements));
-      else {
+      else if (templateRefs(k.template).some((id) => missing.includes(id))) {
+        // A pass that needs no supplied value (the infra pass) needs no value built from one either.
+        k.from = [...new Set(templateRefs(k.template).map((id) => id.slice(0, id.lastIndexOf('/'))))].sort();
+      } else {
         const { value, from } = renderTemplate(k, byId);
         Object.assign(k, { fresh: Buffer.from(value), from });
       }
@@ -261,6 +264,9 @@ function needsTemplate(s: ReferenceSecret, name: string, key: string, why: strin
     `${s.file}: Secret ${name} key ${key} ${why}: declare its value with the annotation ${TEMPLATE_ANNOTATION_PREFIX}${key} (e.g. "postgres://{{${s.namespace}/${name}/username}}:{{${s.namespace}/${name}/password}}@host:5432/db", or a literal)`,
   );
 }
+
+/** The keys ("<namespace>/<secret>/<key>") a template names. */
+const templateRefs = (template: string): string[] => [...template.matchAll(TEMPLATE_REF)].map(([, ns, name, key]) => keyId(ns, name, key));
 
 /**
  * A declared template with its references replaced by the new values of those keys; inside a URL's

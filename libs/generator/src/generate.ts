@@ -3,7 +3,8 @@ import { dirname, join, resolve } from 'node:path';
 import { isAgeRecipient } from '../../sealing/src/sops';
 import { parseSealingCertificate, SealingCertificate, SealingScope, CertificateError } from '../../sealing/src';
 import { isClusterName, isDomain, isEmail, isEnvName, isRegion } from '../../validation/src';
-import { CredentialPlan, CredentialPlanEntry, referenceSecrets } from './credential-plan';
+import { CredentialPlan, CredentialPlanEntry } from './credential-plan';
+import { referenceSecretShapes } from './secret-examples';
 import { generateFromClusterVars, givenVarProblem, KnownVariables, knownVariables, loadClusterVarsReference, VarProblem } from './cluster-vars-model';
 import { Context, GenerateOptions, GenerateResult, GenerateSummary, ResolvedOptions, usesSops } from './context';
 import { GeneratorInputError } from './errors';
@@ -17,6 +18,8 @@ export * from './context';
 export const SHIPPED_TEMPLATE = join(projectRoot(__dirname), 'templates/platform');
 /** The second shipped reference: a phased platform whose clusters differ only by cluster-vars. */
 export const SHIPPED_PHASED_TEMPLATE = join(projectRoot(__dirname), 'templates/phased-platform');
+/** A reference shaped like a platform that commits its Secrets SOPS-encrypted (environment `dev`). */
+export const SHIPPED_SOPS_TEMPLATE = join(projectRoot(__dirname), 'templates/sops-platform');
 
 /** The folder holding package.json: the same from the TypeScript sources and from dist/. */
 function projectRoot(from: string): string {
@@ -120,7 +123,7 @@ export function referenceCredentialPlan(templateDir: string | undefined, referen
   const root = resolve(templateDir ?? SHIPPED_TEMPLATE);
   const vars = loadClusterVarsReference(root, referenceEnv);
   const objects = vars ? [...vars.applied, ...vars.kustomizations.flatMap((k) => k.objects)] : loadReference(root, referenceEnv).layers.flatMap((l) => l.objects);
-  return CredentialPlan.build(referenceSecrets(objects), { requireSupplied: false }).entries;
+  return CredentialPlan.build(referenceSecretShapes(root, objects), { requireSupplied: false }).entries;
 }
 
 /**
@@ -142,7 +145,7 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
   const owner = { cluster_name: opts.clusterName, domain: opts.domain, region: opts.region, reference_env: opts.referenceEnv };
   checkOwnership(opts.repoDir, clusterDir, owner);
   const cert = protectionKey(opts);
-  const ctx: Context = { opts, clusterDir, cert, credentials: [], summary: emptySummary(opts, clusterDir, cert), reusedSecrets: new Map() };
+  const ctx: Context = { opts, clusterDir, referenceRoot: root, cert, credentials: [], summary: emptySummary(opts, clusterDir, cert), reusedSecrets: new Map() };
 
   const varsReference = loadClusterVarsReference(root, opts.referenceEnv);
   const problem = givenVarProblem(varsReference && knownVariables(varsReference), opts.clusterVars ?? {});

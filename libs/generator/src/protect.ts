@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { sopsEncrypt } from '../../sealing/src/sops';
 import { buildSealedSecret, SEALED_BY_ANNOTATION } from '../../sealing/src';
 import { Context, usesSops } from './context';
-import { CredentialPlan, referenceSecrets } from './credential-plan';
+import { CredentialPlan } from './credential-plan';
+import { referenceSecretShapes } from './secret-examples';
 import { GeneratorInputError } from './errors';
 import type { ReferenceObject } from './reference';
 import { parseDocuments } from './yaml-docs';
@@ -71,7 +72,7 @@ export async function protectSecret(ctx: Context, targetFile: string, body: any,
  * recorded in the summary. A missing supplied credential stops the pass here, before anything is written.
  */
 export function planCredentials(ctx: Context, objects: ReferenceObject[]): void {
-  ctx.plan = CredentialPlan.build(referenceSecrets(objects), {
+  ctx.plan = CredentialPlan.build(referenceSecretShapes(ctx.referenceRoot, objects), {
     registry: ctx.opts.registry,
     supplied: ctx.opts.suppliedCredentials,
     requireSupplied: ctx.opts.pass === 'full' || ctx.opts.suppliedCredentials !== undefined,
