@@ -59,6 +59,17 @@ describe('Helm chart renders with default values', () => {
     expect(binding.subjects).toEqual([{ kind: 'ServiceAccount', name: 'release-gitops-scaffolder-runner', namespace: 'kubeopera-provisioning' }]);
   });
 
+  it('lets the service (check at POST) and the runner (use) read supplied-credentials Secrets, and nothing else there', () => {
+    const reader = find('Role', 'gitops-scaffolder-credentials-reader');
+    expect(reader.map((r) => r.metadata.namespace)).toEqual(['capi-clusters']);
+    expect(reader[0].rules).toEqual([{ apiGroups: [''], resources: ['secrets'], verbs: ['get'] }]);
+    const binding = find('RoleBinding', 'gitops-scaffolder-credentials-reader')[0];
+    expect(binding.subjects).toEqual([
+      { kind: 'ServiceAccount', name: 'release-gitops-scaffolder', namespace: expect.any(String) },
+      { kind: 'ServiceAccount', name: 'release-gitops-scaffolder-runner', namespace: 'kubeopera-provisioning' },
+    ]);
+  });
+
   it('configures the executor and the pinned runner image', () => {
     const cm = find('ConfigMap', 'release-gitops-scaffolder')[0];
     expect(cm.data.EXECUTOR).toBe('kubernetes');

@@ -1,30 +1,16 @@
-import { spawn } from 'node:child_process';
-import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { execFileSync } from 'node:child_process';
 import { jobNameFor, RUN_ID_LABEL } from '../../libs/kube/src';
 import { parseSealingCertificate } from '../../libs/sealing/src';
 import { makeRsaCert } from '../support/certs';
 import { FakeKube } from '../support/fake-kube';
-import { childEnv, tempDir } from '../support/files';
+import { tempDir } from '../support/files';
+import { runJob } from '../support/runner-job';
 import { bareRepo, gitLog, TestDatabase, TestNats } from '../support/services';
 import { api, RunningService, startService, waitFor } from '../support/service';
 import { unsealManifest } from '../support/unseal';
 
 jest.setTimeout(120_000);
-
-const RUNNER = join(__dirname, '../../bin/scaffold-runner');
-
-/** Runs the Job's container command as a real process, with the environment the Job would give it. */
-function runJob(runId: string, env: Record<string, string>): Promise<{ code: number | null; output: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [RUNNER, '--run', runId], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    child.stdout.on('data', (d) => (output += d));
-    child.stderr.on('data', (d) => (output += d));
-    child.on('exit', (code) => resolve({ code, output }));
-  });
-}
 
 describe('EXECUTOR=kubernetes: Jobs, the runner, the watcher (test API servers, real NATS/PostgreSQL/git)', () => {
   let nats: TestNats;

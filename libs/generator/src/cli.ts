@@ -5,7 +5,7 @@ import { SEALING_SCOPES, SealingScope } from '../../sealing/src';
 import { parseSuppliedCredentials, SuppliedCredentials } from './credential-plan';
 import type { RegistryCredentials } from './credentials';
 import { GeneratorInputError } from './errors';
-import { generate, GenerateOptions, GenerateSummary, SHIPPED_PHASED_TEMPLATE, SHIPPED_TEMPLATE } from './generate';
+import { generate, GenerateOptions, GenerateSummary, SHIPPED_PHASED_TEMPLATE, SHIPPED_SOPS_TEMPLATE, SHIPPED_TEMPLATE } from './generate';
 import { preview, PreviewChange } from './preview';
 
 const HELP = `generate-gitops-env: write a customer-specific Flux CD tree to clusters/<cluster-name>/
@@ -30,7 +30,9 @@ Passes:
 
 Options:
   --template DIR           reference repository (default: the shipped template, ${SHIPPED_TEMPLATE};
-                           a phased cluster-vars reference ships in ${SHIPPED_PHASED_TEMPLATE})
+                           a phased cluster-vars reference ships in ${SHIPPED_PHASED_TEMPLATE}, one
+                           with SOPS-encrypted Secrets and a supplied DNS token in ${SHIPPED_SOPS_TEMPLATE};
+                           both use --reference-env dev)
   --reference-env NAME     reference environment under clusters/ (default: development)
   --infra-layer NAME       overlay references: the layer pushed first (default: infrastructure)
   --var KEY=VALUE          cluster-vars references: a value of the new cluster's cluster-vars
