@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { chmodSync, cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { decryptSops } from 'sops-age';
 import { SHIPPED_SOPS_TEMPLATE } from '../../libs/generator/src';
 import { makeRsaCert } from '../support/certs';
 import { childEnv, kustomize, readTree, tempDir, yamlObjects } from '../support/files';
@@ -137,22 +138,28 @@ describe('shipped sops-platform template (SOPS-encrypted reference, supplied DNS
     expectNothingOfTheReference(repo);
   });
 
-  it('SOPS backend: encrypted for the new cluster only, opened with its age identity, decryption pointed at sops-age', () => {
+  it('SOPS backend: encrypted for the new cluster only, opened with its age identity (two independent readers), decryption pointed at sops-age', async () => {
     const newCluster = ageIdentity();
+    const secretKey = readFileSync(newCluster.keyFile, 'utf8').match(/^AGE-SECRET-KEY-\S+$/m)![0];
     const { repo } = bothPasses(['--secrets-backend', 'sops', '--age-recipient', newCluster.recipient]);
-    const open = (file: string) => {
+    const files = ['cert-manager-cloudflare.yaml', 'external-dns-cloudflare.yaml', 'postgresql-credentials.yaml', 'api-env.yaml', 'registry-credentials.yaml'];
+    const opened: Record<string, Record<string, string>> = {};
+    for (const file of files) {
       const doc = secret(repo, file);
       expect(doc.sops.age.map((a: any) => a.recipient)).toEqual([newCluster.recipient]);
       const { plain, macOk } = sopsOpen(doc, newCluster.keyFile);
       expect(macOk).toBe(true);
-      return plain.stringData;
-    };
+      // The npm reader (sops-age) checks the MAC as sops does and must read the same values.
+      const byNpmReader = await decryptSops(readFileSync(join(repo, 'clusters/acme/secrets', file), 'utf8'), { secretKey, fileType: 'yaml' });
+      expect(byNpmReader.stringData).toEqual(plain.stringData);
+      opened[file] = plain.stringData;
+    }
     expectConsistent({
-      certManagerToken: open('cert-manager-cloudflare.yaml'),
-      externalDnsToken: open('external-dns-cloudflare.yaml'),
-      postgres: open('postgresql-credentials.yaml'),
-      api: open('api-env.yaml'),
-      registry: open('registry-credentials.yaml'),
+      certManagerToken: opened['cert-manager-cloudflare.yaml'],
+      externalDnsToken: opened['external-dns-cloudflare.yaml'],
+      postgres: opened['postgresql-credentials.yaml'],
+      api: opened['api-env.yaml'],
+      registry: opened['registry-credentials.yaml'],
     });
     expect(fluxKustomization(repo, 'clusters/acme/secrets.yaml', 'cluster-secrets').spec.decryption).toEqual({ provider: 'sops', secretRef: { name: 'sops-age' } });
     expect(readFileSync(join(repo, '.sops.yaml'), 'utf8')).toContain(newCluster.recipient);
