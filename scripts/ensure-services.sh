@@ -15,6 +15,8 @@ command -v git >/dev/null || apt_install git
 command -v openssl >/dev/null || apt_install openssl
 # age: the tests check SOPS output with the real age command line.
 command -v age >/dev/null || apt_install age
+# sshd: the tests start their own OpenSSH server (git over SSH) on a port of their own.
+[ -x /usr/sbin/sshd ] || apt_install openssh-server openssh-client
 
 NATS_PORT=${NATS_PORT:-4222}
 if ! port_open "$NATS_PORT"; then

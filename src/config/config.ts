@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import Ajv from 'ajv';
 import type { RegistryCredentials } from '../../libs/generator/src';
+import { GitAccess, GitAccessError } from '../../libs/git/src';
 import { JobSettings, RUNNER_IMAGE } from '../../libs/kube/src/job-spec';
 import type { StepSettings } from '../../libs/steps/src';
 import { ENV_SCHEMA } from './env.schema';
@@ -71,6 +72,16 @@ function registry(env: Env): RegistryCredentials | undefined {
   return server && username && password ? { server, username, password } : undefined;
 }
 
+/** Git credentials and CA, checked and prepared at start: a folder or file that cannot be used stops the process. */
+function gitAccess(env: Env): GitAccess {
+  try {
+    return GitAccess.prepare({ credentialsDir: env.GIT_CREDENTIALS_DIR, credentialsHosts: list(env.GIT_CREDENTIALS_HOSTS ?? ''), caFile: env.GIT_CA_FILE });
+  } catch (e) {
+    if (e instanceof GitAccessError) throw new ConfigError(e.message);
+    throw e;
+  }
+}
+
 const list = (value: string) =>
   value
     .split(',')
@@ -102,6 +113,7 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env, opts: { requ
       templateDir: env.TEMPLATE_DIR ? resolve(env.TEMPLATE_DIR) : undefined,
       referenceEnv: env.REFERENCE_ENV,
       gitIdentity: { name: env.GIT_AUTHOR_NAME, email: env.GIT_AUTHOR_EMAIL },
+      gitAccess: gitAccess(env),
       registry: registry(env),
       stepTimeoutMs: env.STEP_TIMEOUT_SECONDS * 1000,
       ackWaitMs: env.ACK_WAIT_SECONDS * 1000,

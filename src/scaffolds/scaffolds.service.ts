@@ -168,7 +168,7 @@ export class ScaffoldsService {
     const dir = join(this.config.steps.workDir, 'preview', randomUUID());
     let ws: GitWorkspace | undefined;
     try {
-      ws = await GitWorkspace.clone(dir, { url: req.repo_url, branch: req.branch }, this.config.steps.gitIdentity);
+      ws = await GitWorkspace.clone(dir, { url: req.repo_url, branch: req.branch }, this.config.steps.gitIdentity, this.config.steps.gitAccess);
       const certPem = req.target.kind === 'sealing_cert' ? req.target.cert.pem : undefined;
       const supplied = await this.checkSupplied(req.credentials_secret);
       const { summary, changes } = await preview(passOptions(request, this.config.steps, ws.dir, full ? 'full' : 'infra', certPem, supplied));

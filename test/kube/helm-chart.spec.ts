@@ -40,6 +40,16 @@ describe('Helm chart renders with default values', () => {
     expect(d.spec.selector.matchLabels).toEqual(d.spec.template.metadata.labels);
   });
 
+  it('mounts the git Secret into the service as GIT_CREDENTIALS_DIR (private to the user) and passes the git settings to both', () => {
+    const [d] = find('Deployment');
+    const c = d.spec.template.spec.containers[0];
+    const mount = c.volumeMounts.find((m: any) => m.name === 'git-credentials');
+    expect(mount).toEqual({ name: 'git-credentials', mountPath: '/var/run/secrets/git', readOnly: true });
+    expect(c.env).toContainEqual({ name: 'GIT_CREDENTIALS_DIR', value: '/var/run/secrets/git' });
+    expect(d.spec.template.spec.volumes).toContainEqual({ name: 'git-credentials', secret: { secretName: 'gitops-scaffolder-git', defaultMode: 0o400 } });
+    for (const cm of find('ConfigMap')) expect(Object.keys(cm.data)).toEqual(expect.arrayContaining(['GIT_CREDENTIALS_HOSTS', 'GIT_CA_FILE']));
+  });
+
   it('gives a stopping pod longer than the service gives its in-flight steps', () => {
     const [d] = find('Deployment');
     const cm = find('ConfigMap').find((c: any) => c.data.SHUTDOWN_GRACE_SECONDS);

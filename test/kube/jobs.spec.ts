@@ -41,7 +41,9 @@ describe('Job per run in the provisioning namespace (test API server, production
     expect(c.args).toEqual(['--run', runId]);
     expect(c.resources.limits).toBeDefined();
     expect(c.resources.requests).toBeDefined();
-    expect(c.env.map((e: any) => e.name).sort()).toEqual(['HOME', 'RUN_ID', 'WORK_DIR']);
+    expect(c.env.map((e: any) => e.name).sort()).toEqual(['GIT_CREDENTIALS_DIR', 'HOME', 'RUN_ID', 'WORK_DIR']);
+    // The runner finds the mounted git Secret as its credentials folder.
+    expect(c.env.find((e: any) => e.name === 'GIT_CREDENTIALS_DIR').value).toBe(c.volumeMounts.find((m: any) => m.name === 'git-credentials').mountPath);
     expect(c.envFrom).toEqual([{ configMapRef: { name: 'gitops-scaffolder-runner' } }, { secretRef: { name: 'gitops-scaffolder-runner' } }]);
     expect(pod.volumes).toContainEqual({ name: 'git-credentials', secret: { secretName: 'git-credentials', defaultMode: 0o400 } });
   });

@@ -1,6 +1,5 @@
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { Client } from 'pg';
 import { connect } from '@nats-io/transport-node';
 import { DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
@@ -8,7 +7,9 @@ import { parseAllDocuments } from 'yaml';
 import { jobNameFor } from '../../libs/kube/src';
 import { makeRsaCert } from '../support/certs';
 import { FakeKube } from '../support/fake-kube';
-import { childEnv, tempDir } from '../support/files';
+import { tempDir } from '../support/files';
+import { credentialsDir, HttpsGitServer, SshGitServer } from '../support/git-servers';
+import { runJob } from '../support/runner-job';
 import { SHIPPED_PLANTED, withBase64 } from '../support/planted';
 import { bareRepo, TestDatabase, TestNats } from '../support/services';
 import { api, API_KEY, waitFor } from '../support/service';
@@ -19,6 +20,7 @@ import { unsealManifest } from '../support/unseal';
 jest.setTimeout(180_000);
 
 const REGISTRY_PASSWORD = 'HygieneRegistryPassword-3c4d5e6f7a';
+const GIT_PASSWORD = 'HygieneGitPassword-8d8d8d8d';
 
 async function readWholeStream(url: string, stream: string): Promise<string> {
   const nc = await connect({ servers: url });
@@ -37,7 +39,8 @@ async function readWholeStream(url: string, stream: string): Promise<string> {
 }
 
 /**
- * Runs scaffolds through the real service process and real runner processes, then scans every place
+ * Runs scaffolds through the real service process and real runner processes (pushing to private HTTPS
+ * and SSH git servers with credentials from GIT_CREDENTIALS_DIR, and to a local remote), then scans every place
  * data goes (the three JetStream streams, every PostgreSQL table, the service and runner logs, the
  * whole git history of every target repository) for every credential the run generated or the
  * template planted. Zero hits is the test.
@@ -51,7 +54,11 @@ describe('secret hygiene', () => {
   const runnerOutput: string[] = [];
   const cert = makeRsaCert();
   const age = ageIdentity();
-  const remotes = [bareRepo(), bareRepo(), bareRepo()];
+  // The runs push to a private HTTPS server, a private SSH server and a local remote.
+  let https: HttpsGitServer;
+  let ssh: SshGitServer;
+  let remotes: Array<{ url: string; dir: string }>;
+  let gitCredentials: string;
 
   beforeAll(async () => {
     nats = await TestNats.start();
@@ -59,6 +66,10 @@ describe('secret hygiene', () => {
     management = await new FakeKube().start();
     target = await new FakeKube().start();
     target.installSealedSecrets('plain', cert.certPem);
+    https = await HttpsGitServer.start({ username: 'hyg-git', password: GIT_PASSWORD });
+    ssh = await SshGitServer.start();
+    remotes = [https.repo(), ssh.repo(), bareRepo()];
+    gitCredentials = credentialsDir({ username: 'hyg-git', password: GIT_PASSWORD, 'ssh-privatekey': ssh.clientKey, known_hosts: ssh.knownHostsLine });
     management.putSecret('capi-clusters', 'hyg-kubeconfig', { value: target.kubeconfig() });
     svc = await ServiceProcess.create({ NATS_URL: nats.url, DATABASE_URL: db.url, EXECUTOR: 'kubernetes', KUBECONFIG: management.kubeconfigFile(), REGISTRY_PASSWORD, LOG_LEVEL: 'debug' });
     await svc.start();
@@ -67,31 +78,26 @@ describe('secret hygiene', () => {
     if (svc.running) await svc.kill('SIGTERM');
     await management.stop();
     await target.stop();
+    await https?.stop();
+    await ssh?.stop();
     await nats.destroy();
     await db.drop();
   });
 
-  const runJob = (runId: string) =>
-    new Promise<void>((resolve) => {
-      const child = spawn(process.execPath, [join(__dirname, '../../bin/scaffold-runner'), '--run', runId], {
-        env: {
-          ...childEnv(),
-          NATS_URL: nats.url,
-          KUBECONFIG: svc.env.KUBECONFIG,
-          WORK_DIR: tempDir('hyg-runner'),
-          GIT_ALLOWED_SCHEMES: 'https,ssh,file',
-          REGISTRY_SERVER: 'registry.hygiene.example.com',
-          REGISTRY_USERNAME: 'hyg-puller',
-          REGISTRY_PASSWORD,
-          SEALED_SECRETS_POLL_INITIAL_MS: '50',
-          LOG_LEVEL: 'debug',
-        },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      child.stdout.on('data', (d) => runnerOutput.push(String(d)));
-      child.stderr.on('data', (d) => runnerOutput.push(String(d)));
-      child.on('exit', () => resolve());
-    });
+  const runnerEnv = () => ({
+    NATS_URL: nats.url,
+    KUBECONFIG: svc.env.KUBECONFIG,
+    WORK_DIR: tempDir('hyg-runner'),
+    GIT_ALLOWED_SCHEMES: 'https,ssh,file',
+    GIT_CREDENTIALS_DIR: gitCredentials,
+    GIT_CREDENTIALS_HOSTS: `127.0.0.1:${https.port}`,
+    GIT_CA_FILE: https.tls.caFile,
+    REGISTRY_SERVER: 'registry.hygiene.example.com',
+    REGISTRY_USERNAME: 'hyg-puller',
+    REGISTRY_PASSWORD,
+    SEALED_SECRETS_POLL_INITIAL_MS: '50',
+    LOG_LEVEL: 'debug',
+  });
 
   it('finds no credential in the streams, the database, the logs or any git history', async () => {
     // Sealed for a given certificate, sealed for a certificate fetched from the cluster, SOPS for an age key.
@@ -115,7 +121,9 @@ describe('secret hygiene', () => {
       expect(r.status).toBe(202);
       ids.push(r.json.id);
       await waitFor('the Job', async () => management.jobs.get(`kubeopera-provisioning/${jobNameFor(r.json.id)}`));
-      await runJob(r.json.id);
+      const job = await runJob(r.json.id, runnerEnv());
+      runnerOutput.push(job.output);
+      expect(job.code).toBe(0);
       await waitFor('success', async () => ((await api(svc.base, 'GET', `/api/v1/scaffolds/${r.json.id}`)).json.status === 'succeeded' ? true : undefined));
       await api(svc.base, 'GET', `/api/v1/scaffolds/${r.json.id}/logs`);
     }
@@ -132,7 +140,9 @@ describe('secret hygiene', () => {
     }
     expect(generated.length).toBeGreaterThanOrEqual(21);
     const forbidden = [
-      ...withBase64([...SHIPPED_PLANTED, REGISTRY_PASSWORD, API_KEY, target.token, management.token]),
+      ...withBase64([...SHIPPED_PLANTED, REGISTRY_PASSWORD, GIT_PASSWORD, API_KEY, target.token, management.token]),
+      // The SSH key's body lines (the first is the same for every ed25519 key: skipped).
+      ...ssh.clientKey.split('\n').slice(2, -2),
       ...generated,
       cert.privateKeyPem.split('\n')[1],
       readFileSync(age.keyFile, 'utf8').match(/AGE-SECRET-KEY-[0-9A-Z]+/)![0],

@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as forge from 'node-forge';
@@ -39,4 +39,43 @@ export function makeEcCert(): string {
     { stdio: 'ignore' },
   );
   return readFileSync(join(dir, 'c.pem'), 'utf8');
+}
+
+export interface TestTls {
+  /** Folder holding ca.pem, server.pem, server-key.pem (and whatever else a test writes there). */
+  dir: string;
+  caFile: string;
+  caPem: string;
+  certPem: string;
+  keyPem: string;
+}
+
+/** A private CA and a server certificate it signed for 127.0.0.1 and localhost, made with the openssl command line. */
+export function makeTestTls(commonName = '127.0.0.1'): TestTls {
+  const dir = mkdtempSync(join(tmpdir(), 'test-tls-'));
+  const run = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'ignore' });
+  run(
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-keyout',
+    'ca-key.pem',
+    '-out',
+    'ca.pem',
+    '-days',
+    '2',
+    '-subj',
+    '/CN=gitops-scaffolder test CA',
+    '-addext',
+    'basicConstraints=critical,CA:TRUE',
+    '-addext',
+    'keyUsage=critical,keyCertSign,cRLSign',
+  );
+  run('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'server-key.pem', '-out', 'server.csr', '-subj', `/CN=${commonName}`);
+  writeFileSync(join(dir, 'server.ext'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth,clientAuth\n');
+  run('x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca-key.pem', '-CAcreateserial', '-out', 'server.pem', '-days', '2', '-extfile', 'server.ext');
+  const read = (f: string) => readFileSync(join(dir, f), 'utf8');
+  return { dir, caFile: join(dir, 'ca.pem'), caPem: read('ca.pem'), certPem: read('server.pem'), keyPem: read('server-key.pem') };
 }

@@ -1,5 +1,6 @@
 import { mkdirSync, rmSync } from 'node:fs';
-import { simpleGit, SimpleGit } from 'simple-git';
+import { simpleGit, SimpleGit, SimpleGitOptions } from 'simple-git';
+import { GitAccess } from './git-access';
 
 /** Why a git step failed, and whether trying again can help. */
 export class GitStepError extends Error {
@@ -33,16 +34,61 @@ export function isSafeBranch(branch: string): boolean {
   return BRANCH.test(branch) && !branch.endsWith('.lock');
 }
 
+/** git's progress line and generic advice after a failed connection: they say nothing about the cause. */
+const GENERIC_HINT = /^(Please make sure you have the correct access rights|and the repository exists\.|Cloning into .*\.\.\.)$/;
+/** Causes that stay the same on a second try: wrong credentials, an unknown or changed host key. */
+const REFUSED =
+  /Authentication failed|Permission denied|could not read Username|could not read Password|Host key verification failed|REMOTE HOST IDENTIFICATION HAS CHANGED|No .* host key is known|403/i;
+
+/**
+ * git's own reason, up to and including its first `fatal:`/`error:` line (ssh and the remote speak
+ * first: "Host key verification failed.", "ssh: Could not resolve hostname ..."), with the URL and
+ * any user information replaced.
+ */
+function gitReason(text: string, url: string): string {
+  const lines = text
+    .replaceAll(url, '<repo>')
+    .replace(/\/\/[^/@\s]+@/g, '//***@')
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l.length > 0 && !GENERIC_HINT.test(l));
+  const end = lines.findIndex((l) => /^(fatal|error):/.test(l));
+  return (end < 0 ? lines.slice(0, 3) : lines.slice(Math.max(0, end - 3), end + 1)).join(' ') || 'no output';
+}
+
 /** Maps git's words to a reason a person can act on, and says whether a retry can help. */
 export function classifyGitError(e: unknown, url: string): GitStepError {
   const text = String((e as Error)?.message ?? e);
-  const redacted = text.replaceAll(url, '<repo>').replace(/\/\/[^/@\s]+@/g, '//***@');
-  const first = redacted.split('\n').find((l) => /fatal|error|rejected|denied/i.test(l)) ?? redacted.split('\n')[0];
-  if (/Authentication failed|Permission denied|could not read Username|403/i.test(text)) return new GitStepError(`authentication refused: ${first.trim()}`, false);
-  if (/Remote branch .* not found|couldn't find remote ref/i.test(text)) return new GitStepError(`the branch does not exist on the remote: ${first.trim()}`, false);
-  if (/does not appear to be a git repository|not found|No such file/i.test(text)) return new GitStepError(`repository not found: ${first.trim()}`, false);
-  if (/non-fast-forward|fetch first|rejected/i.test(text)) return new GitStepError(`push rejected: ${first.trim()}`, true);
-  return new GitStepError(`git failed: ${first.trim()}`, true);
+  const reason = gitReason(text, url);
+  if (REFUSED.test(text)) return new GitStepError(`authentication refused: ${reason}`, false);
+  if (/Remote branch .* not found|couldn't find remote ref/i.test(text)) return new GitStepError(`the branch does not exist on the remote: ${reason}`, false);
+  if (/does not appear to be a git repository|not found|No such file/i.test(text)) return new GitStepError(`repository not found: ${reason}`, false);
+  if (/certificate verification failed|SSL certificate problem|unable to get local issuer|self.signed certificate/i.test(text)) return new GitStepError(`TLS verification failed: ${reason}`, false);
+  if (/non-fast-forward|fetch first|rejected/i.test(text)) return new GitStepError(`push rejected: ${reason}`, true);
+  return new GitStepError(`git failed: ${reason}`, true);
+}
+
+/**
+ * Inherited variables that make git run another program or read other configuration (editors,
+ * pagers, askpass, ssh commands, config files): git needs none of them here, and simple-git refuses
+ * to run with them set. Only the access environment sets such variables, with our own values.
+ */
+const PROGRAM_VARIABLES =
+  /^(EDITOR|VISUAL|PAGER|PREFIX|SSH_ASKPASS|GIT_(ASKPASS|EDITOR|SEQUENCE_EDITOR|PAGER|SSH|SSH_COMMAND|PROXY_COMMAND|EXTERNAL_DIFF|EXEC_PATH|TEMPLATE_DIR|CONFIG|CONFIG_GLOBAL|CONFIG_SYSTEM|CONFIG_COUNT|CONFIG_KEY_\d+|CONFIG_VALUE_\d+))$/i;
+
+function gitEnvironment(access: GitAccess): Record<string, string> {
+  const inherited = Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined && !PROGRAM_VARIABLES.test(e[0]));
+  return { ...Object.fromEntries(inherited), ...access.env };
+}
+
+/** simple-git for a folder with the access environment (the credential helper and ssh command are ours, never a caller's). */
+function gitFor(access: GitAccess, baseDir?: string, config: string[] = []): SimpleGit {
+  const options: Partial<SimpleGitOptions> = {
+    config,
+    unsafe: { allowUnsafeSshCommand: true, allowUnsafeConfigEnvCount: true, allowUnsafeCredentialHelper: true },
+    ...(baseDir ? { baseDir } : {}),
+  };
+  return simpleGit(options).env(gitEnvironment(access));
 }
 
 /**
@@ -57,19 +103,20 @@ export class GitWorkspace {
     readonly dir: string,
     readonly repo: RepoRef,
     identity: GitIdentity,
+    access: GitAccess,
   ) {
-    this.git = simpleGit({ baseDir: dir, config: [`user.name=${identity.name}`, `user.email=${identity.email}`, 'commit.gpgsign=false'] });
+    this.git = gitFor(access, dir, [`user.name=${identity.name}`, `user.email=${identity.email}`, 'commit.gpgsign=false']);
   }
 
-  static async clone(dir: string, repo: RepoRef, identity: GitIdentity): Promise<GitWorkspace> {
+  static async clone(dir: string, repo: RepoRef, identity: GitIdentity, access: GitAccess = GitAccess.NONE): Promise<GitWorkspace> {
     rmSync(dir, { recursive: true, force: true });
     mkdirSync(dir, { recursive: true });
     try {
-      await simpleGit().clone(repo.url, dir, ['--branch', repo.branch, '--single-branch', '--no-tags']);
+      await gitFor(access).clone(repo.url, dir, ['--branch', repo.branch, '--single-branch', '--no-tags']);
     } catch (e) {
       throw classifyGitError(e, repo.url);
     }
-    return new GitWorkspace(dir, repo, identity);
+    return new GitWorkspace(dir, repo, identity, access);
   }
 
   /** The commit of this run and pass already on the branch, if a previous attempt pushed it. */

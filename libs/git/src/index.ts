@@ -1,1 +1,2 @@
 export * from './git-workspace';
+export * from './git-access';

@@ -3,6 +3,8 @@ import type { V1Job } from '@kubernetes/client-node';
 /** The runner image (scaffold-runner + generate-gitops-env), pinned to an exact tag; override with RUNNER_IMAGE. */
 export const RUNNER_IMAGE = 'ghcr.io/kubeopera/gitops-scaffolder-runner:0.1.0';
 
+/** Where the git Secret is mounted; the runner reads it as GIT_CREDENTIALS_DIR. */
+export const GIT_SECRET_MOUNT = '/var/run/secrets/git';
 export const RUN_ID_LABEL = 'gitops-scaffolder.io/run-id';
 export const MANAGED_BY = { 'app.kubernetes.io/managed-by': 'gitops-scaffolder', 'app.kubernetes.io/component': 'scaffold-runner' };
 
@@ -53,6 +55,7 @@ export function scaffoldJob(runId: string, s: JobSettings): V1Job {
                 { name: 'WORK_DIR', value: '/work' },
                 // git wants a writable HOME; the root filesystem is read-only.
                 { name: 'HOME', value: '/tmp' },
+                ...(s.gitSecretName ? [{ name: 'GIT_CREDENTIALS_DIR', value: GIT_SECRET_MOUNT }] : []),
               ],
               envFrom: [{ configMapRef: { name: s.configMapName } }, ...s.envSecretNames.map((name) => ({ secretRef: { name } }))],
               resources: { requests: { cpu: '250m', memory: '256Mi' }, limits: { cpu: '1', memory: '1Gi' } },
@@ -60,7 +63,7 @@ export function scaffoldJob(runId: string, s: JobSettings): V1Job {
               volumeMounts: [
                 { name: 'work', mountPath: '/work' },
                 { name: 'tmp', mountPath: '/tmp' },
-                ...(s.gitSecretName ? [{ name: 'git-credentials', mountPath: '/var/run/secrets/git', readOnly: true }] : []),
+                ...(s.gitSecretName ? [{ name: 'git-credentials', mountPath: GIT_SECRET_MOUNT, readOnly: true }] : []),
               ],
             },
           ],

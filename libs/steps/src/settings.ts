@@ -1,5 +1,5 @@
 import type { RegistryCredentials } from '../../generator/src';
-import type { GitIdentity } from '../../git/src';
+import type { GitAccess, GitIdentity } from '../../git/src';
 
 /** What the step handlers need from configuration (filled from the environment by the app and the runner). */
 export interface StepSettings {
@@ -7,6 +7,8 @@ export interface StepSettings {
   templateDir?: string;
   referenceEnv: string;
   gitIdentity: GitIdentity;
+  /** Credentials and CA for private git servers (prepared once per process). */
+  gitAccess: GitAccess;
   registry?: RegistryCredentials;
   /** Per-step deadline; a step that passes it fails (retryable). */
   stepTimeoutMs: number;

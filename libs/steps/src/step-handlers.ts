@@ -88,7 +88,7 @@ async function pushPass(ctx: StepContext, pass: Pass, sealingCertPem?: string): 
   const dir = join(ctx.settings.workDir, ctx.runId, `${pass}-${randomBytes(4).toString('hex')}`);
   // Read before anything is cloned or pushed: both passes check them, so a missing one stops the run before its first push.
   const supplied = await suppliedCredentials(ctx, req);
-  const ws = await GitWorkspace.clone(dir, { url: req.repo_url, branch: req.branch }, ctx.settings.gitIdentity);
+  const ws = await GitWorkspace.clone(dir, { url: req.repo_url, branch: req.branch }, ctx.settings.gitIdentity, ctx.settings.gitAccess);
   try {
     for (let attempt = 1; ; attempt++) {
       const existing = await ws.findRunCommit(ctx.runId, pass);
