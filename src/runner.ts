@@ -23,7 +23,7 @@ export async function runOne(runId: string, env: NodeJS.ProcessEnv = process.env
   const logger = makeLogger(config.logLevel).child({ run_id: runId });
   process.env.GIT_TERMINAL_PROMPT = '0';
   // Kubernetes access only where the environment provides it (in a Job: the service account).
-  const reach: Omit<StepScope, 'onlyRunId'> = env.KUBERNETES_SERVICE_HOST || env.KUBECONFIG ? require('./kubernetes/kube-clients').kubeReach(config) : {};
+  const reach: Omit<StepScope, 'onlyRunId'> = config.reachesManagementCluster ? require('./kubernetes/kube-clients').kubeReach(config) : {};
   const app = await NestFactory.createApplicationContext(RunnerModule.forRoot(config, logger, runId, reach), {
     logger: new PinoNestLogger(logger.child({ component: 'nest' })),
     abortOnError: false,

@@ -15,11 +15,17 @@ import { ProjectionModule } from '../projection/projection.module';
 import { ScaffoldsModule } from '../scaffolds/scaffolds.module';
 import { StepsModule } from '../steps/steps.module';
 
-/** Where the steps run: in this process (local), in one Job per run (kubernetes), or elsewhere (API-only replica). */
-function executorModules(config: AppConfig): DynamicModule['imports'] {
-  // Loaded only for EXECUTOR=kubernetes: the local executor never touches the Kubernetes client.
-  if (config.executor === 'kubernetes') return [require('../kubernetes/kubernetes.module').KubernetesModule];
-  return config.runStepWorkers ? [StepsModule.forRoot()] : [];
+/**
+ * Where the steps run: in this process (local), in one Job per run (kubernetes), or elsewhere
+ * (API-only replica). The Kubernetes client is loaded only where the management cluster is reachable;
+ * local step workers then reach target clusters and credentials Secrets as a runner Job does.
+ */
+function executorModules(config: AppConfig): NonNullable<DynamicModule['imports']> {
+  const management = config.reachesManagementCluster ? [require('../kubernetes/management-cluster.module').ManagementClusterModule] : [];
+  if (config.executor === 'kubernetes') return [...management, require('../kubernetes/kubernetes.module').KubernetesModule];
+  if (!config.runStepWorkers) return management;
+  const reach = config.reachesManagementCluster ? require('../kubernetes/kube-clients').kubeReach(config) : {};
+  return [...management, StepsModule.forRoot(reach)];
 }
 
 /**
@@ -41,7 +47,7 @@ export class ServiceModule {
         ProjectionModule.forRoot({ project: true }),
         ScaffoldsModule,
         HealthModule,
-        ...(executorModules(config) ?? []),
+        ...executorModules(config),
       ],
       providers: [
         { provide: APP_GUARD, useClass: ApiKeyGuard },

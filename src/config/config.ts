@@ -28,6 +28,11 @@ export interface AppConfig {
   jobWatchIntervalMs: number;
   /** Management cluster kubeconfig outside a cluster (in a cluster: the service account). */
   kubeconfigPath?: string;
+  /**
+   * Whether this process can reach the management cluster (EXECUTOR=kubernetes, KUBECONFIG, or a pod's
+   * service account): then it accepts kubeconfig_secret targets and credentials_secret with either executor.
+   */
+  reachesManagementCluster: boolean;
   jobMissingGraceMs: number;
 }
 
@@ -140,6 +145,7 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env, opts: { requ
     },
     jobWatchIntervalMs: env.JOB_WATCH_INTERVAL_SECONDS * 1000,
     kubeconfigPath: env.KUBECONFIG,
+    reachesManagementCluster: env.EXECUTOR === 'kubernetes' || Boolean(env.KUBECONFIG) || Boolean(rawEnv.KUBERNETES_SERVICE_HOST),
     jobMissingGraceMs: env.JOB_MISSING_GRACE_SECONDS * 1000,
   };
 }

@@ -1,10 +1,9 @@
 import { Global, Module } from '@nestjs/common';
-import { KubeCredentialsSecrets, ScaffoldJobs } from '../../libs/kube/src';
+import { ScaffoldJobs } from '../../libs/kube/src';
 import type { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
 import { JobLauncher } from './job-launcher';
 import { JobWatcher } from './job-watcher';
-import { SUPPLIED_CREDENTIALS } from './credentials-source';
 import { JOB_LOGS, JobLogs } from './job-logs';
 import { managementKubeConfig } from './kube-clients';
 
@@ -25,14 +24,9 @@ import { managementKubeConfig } from './kube-clients';
         (runId) =>
           jobs.logs(runId),
     },
-    {
-      provide: SUPPLIED_CREDENTIALS,
-      inject: [APP_CONFIG],
-      useFactory: (config: AppConfig) => new KubeCredentialsSecrets(() => managementKubeConfig(config.kubeconfigPath)),
-    },
     JobLauncher,
     JobWatcher,
   ],
-  exports: [JOB_LOGS, SUPPLIED_CREDENTIALS],
+  exports: [JOB_LOGS],
 })
 export class KubernetesModule {}

@@ -153,13 +153,14 @@ function clusterVars(vars: Record<string, string> | undefined, opts: ReferenceSe
   return { cluster_vars: vars };
 }
 
+const MANAGEMENT_CLUSTER = 'access to the management cluster (KUBECONFIG, a service account, or EXECUTOR=kubernetes)';
 const SECRET_KEY = /^[-._a-zA-Z0-9]{1,253}$/;
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
 
 /** The management-cluster Secret holding the supplied credentials (a reference; read when it is used). */
 function credentialsSecret(ref: { namespace: string; name: string } | undefined, accepted: boolean): { credentials_secret?: { namespace: string; name: string } } {
   if (!ref) return {};
-  if (!accepted) throw new ApiError(422, 'unsupported_credentials_secret', 'credentials_secret: reading it needs EXECUTOR=kubernetes (the management cluster)');
+  if (!accepted) throw new ApiError(422, 'unsupported_credentials_secret', `credentials_secret: reading it needs ${MANAGEMENT_CLUSTER}`);
   const namespaceProblem = isClusterName(ref.namespace);
   if (namespaceProblem) throw invalid('credentials_secret.namespace', namespaceProblem);
   if (!DNS_SUBDOMAIN.test(ref.name)) throw invalid('credentials_secret.name', 'must be a DNS-1123 subdomain');
@@ -168,7 +169,7 @@ function credentialsSecret(ref: { namespace: string; name: string } | undefined,
 
 function kubeconfigTarget(ref: { namespace: string; name: string; key: string }, accepted: boolean): CreateTarget {
   if (!accepted) {
-    throw new ApiError(422, 'unsupported_target', 'target.kubeconfig_secret: reading the target cluster needs EXECUTOR=kubernetes; give target.sealing_cert_pem');
+    throw new ApiError(422, 'unsupported_target', `target.kubeconfig_secret: reading the target cluster needs ${MANAGEMENT_CLUSTER}; give target.sealing_cert_pem`);
   }
   const namespaceProblem = isClusterName(ref.namespace);
   if (namespaceProblem) throw invalid('target.kubeconfig_secret.namespace', namespaceProblem);

@@ -126,9 +126,9 @@ describe('ScaffoldsService: credentials only their issuer can create', () => {
     }
   });
 
-  it('says where supplied credentials come from when the executor cannot read Secrets', async () => {
+  it('says where supplied credentials come from when the process cannot reach the management cluster', async () => {
     const { service } = make('local');
-    await expect(service.create(body(), 'alice')).rejects.toMatchObject({ status: 422, message: expect.stringContaining('EXECUTOR=kubernetes') });
+    await expect(service.create(body(), 'alice')).rejects.toMatchObject({ status: 422, message: expect.stringContaining('access to the management cluster') });
     await expect(service.create(body({ credentials_secret: { namespace: 'capi-clusters', name: 'complete' } }), 'alice')).rejects.toMatchObject({
       status: 422,
       code: 'unsupported_credentials_secret',

@@ -101,7 +101,7 @@ export class ScaffoldsService {
       throw new ApiError(
         422,
         'credentials_missing',
-        `the reference needs credentials only their issuer can create (${needed.join(', ')}): they come from a credentials_secret, which needs EXECUTOR=kubernetes`,
+        `the reference needs credentials only their issuer can create (${needed.join(', ')}): they come from a credentials_secret, which needs access to the management cluster`,
       );
     }
     if (!ref) throw new ApiError(422, 'credentials_missing', `credentials_secret: the reference needs credentials only their issuer can create (${needed.join(', ')}); name the Secret holding them`);
@@ -126,7 +126,7 @@ export class ScaffoldsService {
   }
 
   async create(body: unknown, caller: string, idempotencyKey?: string): Promise<{ run: RunView; created: boolean }> {
-    const req = parseCreateRequest(body, { ...this.config, acceptKubeconfigTargets: this.config.executor === 'kubernetes' });
+    const req = parseCreateRequest(body, { ...this.config, acceptKubeconfigTargets: this.config.reachesManagementCluster });
     if (idempotencyKey !== undefined && (idempotencyKey.length === 0 || idempotencyKey.length > 200 || /[\0\r\n]/.test(idempotencyKey))) {
       throw invalid('Idempotency-Key', 'must be 1 to 200 characters without line breaks');
     }
@@ -162,7 +162,7 @@ export class ScaffoldsService {
    * the request gives the certificate or age recipients; the infra pass for a kubeconfig_secret target.
    */
   async preview(body: unknown): Promise<PreviewReport> {
-    const req = parseCreateRequest(body, { ...this.config, acceptKubeconfigTargets: this.config.executor === 'kubernetes' });
+    const req = parseCreateRequest(body, { ...this.config, acceptKubeconfigTargets: this.config.reachesManagementCluster });
     const full = req.target.kind !== 'kubeconfig_secret';
     const request = { ...req, target: eventTarget(req.target) };
     const dir = join(this.config.steps.workDir, 'preview', randomUUID());
