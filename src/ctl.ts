@@ -17,7 +17,7 @@ import type { DataSource } from 'typeorm';
 import { In, LessThan } from 'typeorm';
 import { decideAndAppend, JetStreamEventStore } from '../libs/event-store/src';
 import type { StoredEvent } from '../libs/events/src';
-import { decide, runDecider } from '../libs/run-decider/src';
+import { ACTIVE_STATUSES, decide, runDecider } from '../libs/run-decider/src';
 import { CtlModule } from './app/ctl.module';
 import { AppConfig, loadConfig } from './config/config';
 import { makeLogger, PinoNestLogger } from './logging/logger';
@@ -113,7 +113,7 @@ const commands: Record<string, (ctx: Ctx, args: string[], opts: Record<string, a
     const s = await consumerStates(ctx.store);
     const ds = await ctx.db();
     const stuckAfter = new Date(Date.now() - Number(opts['stuck-minutes'] ?? 30) * 60_000);
-    const stuck = await ds.getRepository(ScaffoldRunRow).find({ where: { status: In(['queued', 'running']), updated_at: LessThan(stuckAfter) }, order: { updated_at: 'ASC' } });
+    const stuck = await ds.getRepository(ScaffoldRunRow).find({ where: { status: In([...ACTIVE_STATUSES]), updated_at: LessThan(stuckAfter) }, order: { updated_at: 'ASC' } });
     const stuckRuns = stuck.map((r) => ({ id: r.id, status: r.status, step: r.step, updated_at: r.updated_at.toISOString() }));
     if (ctx.json) return ctx.out(JSON.stringify({ ...s, stuck_runs: stuckRuns }));
     await commands['stream-info'](ctx, [], {});

@@ -1,9 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, In, LessThan } from 'typeorm';
+import { ACTIVE_STATUSES } from '../../libs/run-decider/src';
 import { ScaffoldRunRow } from './entities';
 
-const ACTIVE = In(['queued', 'running']);
+const ACTIVE = In([...ACTIVE_STATUSES]);
 
 /** The queries the API, the Job watcher and the operators make of the read-model. */
 @Injectable()

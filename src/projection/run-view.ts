@@ -19,6 +19,8 @@ export interface RunView {
   finished_at: string | null;
   /** For the long wait: how long it has waited and its deadline. */
   progress: { waited_seconds: number; deadline_seconds: number } | null;
+  /** While the status is retrying: the step, the attempt that failed and why. */
+  retry: { step: string; failed_attempt: number; reason: string } | null;
 }
 
 export function toView(id: string, s: RunState): RunView {
@@ -40,5 +42,6 @@ export function toView(id: string, s: RunState): RunView {
     updated_at: s.updatedAt,
     finished_at: s.finishedAt,
     progress: s.progress ? { waited_seconds: Math.round(s.progress.waitedMs / 1000), deadline_seconds: Math.round(s.progress.deadlineMs / 1000) } : null,
+    retry: s.retry ? { step: s.retry.step, failed_attempt: s.retry.attempt, reason: s.retry.reason } : null,
   };
 }

@@ -33,7 +33,7 @@ export const CREATE_SCHEMA = {
     repo: {
       type: 'object',
       additionalProperties: false,
-      properties: { url: { type: 'string', maxLength: 2048 }, branch: { type: 'string', maxLength: 200 } },
+      properties: { url: { type: 'string', maxLength: 2048 }, branch: { type: 'string', maxLength: 200 }, flux_url: { type: 'string', maxLength: 2048 } },
     },
     target: {
       type: 'object',
@@ -86,7 +86,32 @@ export function checkRepoUrl(url: string, allowedSchemes: string[]): string | nu
   const scheme = scp ? 'ssh' : /^([a-z][a-z0-9+.-]*):\/\//i.exec(url)?.[1]?.toLowerCase();
   if (!scheme) return 'must be a URL with a scheme (https://, ssh://, or user@host:path)';
   if (!allowedSchemes.includes(scheme)) return `scheme "${scheme}" is not allowed (allowed: ${allowedSchemes.join(', ')})`;
+  return scp ? null : userinfoProblem(url, scheme);
+}
+
+/**
+ * Credentials never come with a request (they would be stored in the event log and written into the
+ * cluster's GitRepository): git credentials are the service's (GIT_CREDENTIALS_DIR). An ssh URL may
+ * name its user (git@), nothing else may carry user information.
+ */
+function userinfoProblem(url: string, scheme: string): string | null {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return 'is not a valid URL';
+  }
+  if (parsed.password !== '' || (parsed.username !== '' && scheme !== 'ssh')) {
+    return 'must not carry credentials (user information); git credentials come from the service (GIT_CREDENTIALS_DIR)';
+  }
   return null;
+}
+
+/** The URL Flux's GitRepository fetches from (when it differs from the one the scaffolder pushes to). */
+const FLUX_SCHEMES = ['https', 'http', 'ssh'];
+function checkFluxUrl(url: string): string | null {
+  if (/^[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:(?!\/\/)/.test(url)) return 'Flux needs an ssh:// URL (ssh://user@host/path), not user@host:path';
+  return checkRepoUrl(url, FLUX_SCHEMES);
 }
 
 /** Validates a create body completely before anything is appended. */
@@ -113,6 +138,8 @@ export function parseCreateRequest(
   if (urlProblem) throw invalid('repo.url', urlProblem);
   const branch: string = b.repo?.branch ?? opts.defaultBranch;
   if (!isSafeBranch(branch)) throw invalid('repo.branch', 'must be a plain branch name');
+  const fluxUrlProblem = b.repo?.flux_url === undefined ? null : checkFluxUrl(b.repo.flux_url);
+  if (fluxUrlProblem) throw invalid('repo.flux_url', fluxUrlProblem);
   const common = {
     cluster_name: b.cluster_name,
     domain: b.domain,
@@ -120,6 +147,7 @@ export function parseCreateRequest(
     acme_email: b.acme_email,
     repo_url: repoUrl,
     branch,
+    ...(b.repo?.flux_url !== undefined ? { flux_url: b.repo.flux_url as string } : {}),
     ...clusterVars(b.cluster_vars, opts),
     ...credentialsSecret(b.credentials_secret, Boolean(opts.acceptKubeconfigTargets)),
   };

@@ -1,4 +1,5 @@
 import { DATA_SCHEMAS, EVENT_TYPES } from '../../libs/events/src';
+import { RUN_STATUSES } from '../../libs/run-decider/src';
 import { CREATE_SCHEMA } from './create-request';
 import { VERSION } from '../version';
 
@@ -27,10 +28,11 @@ const RUN_VIEW = {
     'updated_at',
     'finished_at',
     'progress',
+    'retry',
   ],
   properties: {
     id: { type: 'string', format: 'uuid' },
-    status: { enum: ['queued', 'running', 'succeeded', 'failed', 'cancelled'] },
+    status: { enum: [...RUN_STATUSES] },
     step: { enum: ['infra-pass', 'sealed-secrets-wait', 'cert-fetch', 'full-pass', null] },
     message: { type: 'string' },
     cluster_name: { type: 'string' },
@@ -48,6 +50,18 @@ const RUN_VIEW = {
       oneOf: [
         { type: 'null' },
         { type: 'object', additionalProperties: false, required: ['waited_seconds', 'deadline_seconds'], properties: { waited_seconds: { type: 'integer' }, deadline_seconds: { type: 'integer' } } },
+      ],
+    },
+    retry: {
+      description: 'while status is retrying: the step, the attempt that failed and why',
+      oneOf: [
+        { type: 'null' },
+        {
+          type: 'object',
+          additionalProperties: false,
+          required: ['step', 'failed_attempt', 'reason'],
+          properties: { step: { type: 'string' }, failed_attempt: { type: 'integer' }, reason: { type: 'string' } },
+        },
       ],
     },
   },
@@ -118,7 +132,7 @@ export const ROUTES: Array<{ method: string; path: string; op: object }> = [
     op: {
       summary: 'List runs, newest first',
       parameters: [
-        { name: 'status', in: 'query', schema: { enum: ['queued', 'running', 'succeeded', 'failed', 'cancelled'] } },
+        { name: 'status', in: 'query', schema: { enum: [...RUN_STATUSES] } },
         { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 500 } },
         { name: 'cursor', in: 'query', schema: { type: 'string' } },
       ],

@@ -9,6 +9,8 @@ import type { RunReadModel } from '../projection/run-read-model';
 import { ScaffoldsService } from './scaffolds.service';
 
 /** The application service on the in-memory event store: given events, when a command, then events. */
+const UNIT_ENV = { API_KEY: 'unit-test-key-0123456789', REGISTRY_SERVER: 'r.example.com', REGISTRY_USERNAME: 'u', REGISTRY_PASSWORD: 'unit-registry-password' };
+
 describe('ScaffoldsService (in-memory event store)', () => {
   const cert = makeRsaCert();
   let store: InMemoryEventStore;
@@ -34,7 +36,21 @@ describe('ScaffoldsService (in-memory event store)', () => {
   beforeEach(() => {
     store = new InMemoryEventStore();
     inputs = new InMemoryRunInputs();
-    service = new ScaffoldsService(store, inputs, new InMemoryRunLogStore(), emptyReadModel, loadConfig({ API_KEY: 'unit-test-key-0123456789' }));
+    service = new ScaffoldsService(store, inputs, new InMemoryRunLogStore(), emptyReadModel, loadConfig(UNIT_ENV));
+  });
+
+  it('refuses, before appending, a reference with pull secrets when the steps here have no registry settings', async () => {
+    const { REGISTRY_PASSWORD: _omitted, ...withoutRegistry } = UNIT_ENV;
+    const bare = new ScaffoldsService(store, inputs, new InMemoryRunLogStore(), emptyReadModel, loadConfig(withoutRegistry));
+    await expect(bare.create(body(), 'alice')).rejects.toMatchObject({
+      status: 422,
+      code: 'registry_missing',
+      message: expect.stringContaining('(platform/registry-credentials) are built from REGISTRY_SERVER, REGISTRY_USERNAME and REGISTRY_PASSWORD'),
+    });
+    expect(await store.readRange({ limit: 10 })).toMatchObject({ events: [] });
+    // A Job's registry settings are its own: the service with EXECUTOR=kubernetes does not refuse.
+    const withJobs = new ScaffoldsService(store, inputs, new InMemoryRunLogStore(), emptyReadModel, loadConfig({ ...withoutRegistry, EXECUTOR: 'kubernetes' }));
+    expect((await withJobs.create(body(), 'alice')).created).toBe(true);
   });
 
   it('records ScaffoldRequested with the caller and the certificate fingerprint; the PEM goes to the run inputs only', async () => {
@@ -95,7 +111,7 @@ describe('ScaffoldsService: credentials only their issuer can create', () => {
   const source = { read: async (ref: { namespace: string; name: string }) => held[`${ref.namespace}/${ref.name}`] ?? Promise.reject(new Error('not found')) };
   const make = (executor: 'local' | 'kubernetes') => {
     const store = new InMemoryEventStore();
-    const config = loadConfig({ API_KEY: 'unit-test-key-0123456789', TEMPLATE_DIR: template, EXECUTOR: executor });
+    const config = loadConfig({ ...UNIT_ENV, TEMPLATE_DIR: template, EXECUTOR: executor });
     return { store, service: new ScaffoldsService(store, new InMemoryRunInputs(), new InMemoryRunLogStore(), emptyReadModel, config, undefined, executor === 'kubernetes' ? source : undefined) };
   };
   const body = (extra: object = {}) => ({

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { decideAndAppend, EventStore, RunInputs, RunLogStore } from '../../libs/event-store/src';
 import { EVENT_TYPES, isEventType, ScaffoldTarget, StoredEvent, TERMINAL_EVENTS } from '../../libs/events/src';
-import { Command, decide, fold, runDecider, RunRuleViolation } from '../../libs/run-decider/src';
+import { Command, decide, fold, isTerminal, RUN_STATUSES, runDecider, RunRuleViolation, type RunState } from '../../libs/run-decider/src';
 import { CredentialPlanEntry, GeneratorInputError, GeneratorValidationError, missingSupplied, preview, PreviewChange, referenceCredentialPlan, SuppliedCredentials } from '../../libs/generator/src';
 import type { GenerateSummary } from '../../libs/generator/src/context';
 import { GitStepError, GitWorkspace } from '../../libs/git/src';
@@ -38,7 +38,14 @@ export interface PreviewReport {
 export const eventView = (e: StoredEvent) => ({ seq: e.seq, id: e.id, type: e.type, schema_version: e.schema_version, time: e.time, causation_id: e.causation_id, data: e.data });
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-const STATUSES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'];
+
+/** The log's last line once a run has ended (whoever ended it: a step, the Job watcher, a cancel), from its events. */
+function outcomeLine(state: RunState): string | null {
+  if (!isTerminal(state)) return null;
+  const level = state.status === 'succeeded' ? 'INFO' : state.status === 'failed' ? 'ERROR' : 'WARN';
+  const commits = state.status === 'succeeded' ? ` (infra ${state.infraCommit?.slice(0, 12)}, full ${state.fullCommit?.slice(0, 12)})` : '';
+  return `${state.finishedAt} ${level} [run] run ${state.status}: ${state.message}${commits}`;
+}
 
 function runIdFor(caller: string, idempotencyKey: string): string {
   const h = createHash('sha256').update(`${caller}\0${idempotencyKey}`).digest('hex');
@@ -85,6 +92,28 @@ export class ScaffoldsService {
       this.referencePlan = { readAt: Date.now(), entries };
     }
     return this.referencePlan.entries;
+  }
+
+  /**
+   * The registry pull secrets of the reference are built from REGISTRY_* settings. With the local
+   * executor the steps run with this process's settings, so a missing one is refused before anything
+   * is appended or pushed (a Job's settings come from its own Secret, which the service cannot see).
+   */
+  private checkRegistry(): void {
+    if (this.config.executor !== 'local' || this.config.steps.registry) return;
+    const pullSecrets = [
+      ...new Set(
+        this.referenceCredentials()
+          .filter((e) => e.class === 'registry')
+          .map((e) => `${e.namespace}/${e.name}`),
+      ),
+    ];
+    if (pullSecrets.length === 0) return;
+    throw new ApiError(
+      422,
+      'registry_missing',
+      `the reference's registry pull secrets (${pullSecrets.join(', ')}) are built from REGISTRY_SERVER, REGISTRY_USERNAME and REGISTRY_PASSWORD, which this service does not have`,
+    );
   }
 
   /**
@@ -136,6 +165,7 @@ export class ScaffoldsService {
       if (events.length > 0) return { run: toView(runId, fold(events)), created: false };
     }
     // The 409 check reads the read-model; while PostgreSQL is down requests are still accepted (appends go on).
+    this.checkRegistry();
     await this.checkSupplied(req.credentials_secret);
     const active = await this.readModel.activeFor(req.repo_url, req.cluster_name).catch(() => null);
     if (active) throw new ApiError(409, 'run_active', `run ${active.id} for ${req.cluster_name} in this repository is still ${active.status}`);
@@ -151,6 +181,7 @@ export class ScaffoldsService {
       requested_by: caller,
       ...(req.cluster_vars ? { cluster_vars: req.cluster_vars } : {}),
       ...(req.credentials_secret ? { credentials_secret: req.credentials_secret } : {}),
+      ...(req.flux_url ? { flux_url: req.flux_url } : {}),
     };
     const { state, appended } = await decideAndAppend(this.store, runId, runDecider, (s) => decide({ type: 'RequestScaffold', data }, s), { idFor: () => runId });
     return { run: toView(runId, state), created: appended.length > 0 };
@@ -196,7 +227,7 @@ export class ScaffoldsService {
   async list(query: { status?: unknown; limit?: unknown; cursor?: unknown }): Promise<{ items: RunView[]; next_cursor: string | null }> {
     const limit = query.limit === undefined ? 50 : Number(query.limit);
     if (!Number.isInteger(limit) || limit < 1 || limit > 500) throw invalid('limit', 'must be an integer from 1 to 500');
-    if (query.status !== undefined && !STATUSES.includes(String(query.status))) throw invalid('status', `must be one of ${STATUSES.join(', ')}`);
+    if (query.status !== undefined && !(RUN_STATUSES as readonly string[]).includes(String(query.status))) throw invalid('status', `must be one of ${RUN_STATUSES.join(', ')}`);
     let before: Date | undefined;
     if (query.cursor !== undefined) {
       const decoded = Buffer.from(String(query.cursor), 'base64url').toString();
@@ -266,13 +297,15 @@ export class ScaffoldsService {
 
   /** The run's log lines (already redacted when written), oldest first, as text. */
   async logs(id: unknown): Promise<string> {
-    const { runId } = await this.requireRun(id);
+    const { runId, events } = await this.requireRun(id);
     const entries = await this.runLogs.read(runId);
     const lines = entries.map((e) => `${e.time} ${e.level.toUpperCase()} [${e.step}] ${e.msg}`);
     if (this.jobLogs) {
       const pods = await this.jobLogs(runId).catch((e) => `--- Job logs unavailable: ${(e as Error).message} ---\n`);
       if (pods) lines.push(pods.trimEnd());
     }
+    const outcome = outcomeLine(fold(events));
+    if (outcome) lines.push(outcome);
     if (lines.length === 0) return '';
     return lines.join('\n') + '\n';
   }

@@ -1,6 +1,7 @@
-import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { chmodSync, cpSync, existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { SHIPPED_TEMPLATE } from '../../libs/generator/src';
 import { makeRsaCert } from '../support/certs';
 import { allFiles, childEnv, readTree, tempDir, yamlObjects } from '../support/files';
 import { CORP_PLANTED, writeCorpReference } from '../support/reference-repos';
@@ -197,5 +198,61 @@ describe('generate-gitops-env command line', () => {
 
     // Bad input fails a dry run as it fails the real one.
     expect(run([...dry, '--sealing-cert', certFile, '--dry-run']).code).toBe(2);
+  });
+
+  describe("the GitRepository URL from --repo's origin remote", () => {
+    const args = (repo: string, extra: string[] = []) => [
+      '--repo',
+      repo,
+      '--cluster-name',
+      'src',
+      '--domain',
+      'src.example.com',
+      '--region',
+      'eu-west-2',
+      '--acme-email',
+      'ops@src.example.com',
+      '--infra-only',
+      ...extra,
+    ];
+    const gitRepositoryUrl = (repo: string) => yamlObjects(join(repo, 'clusters/src/flux-system/gotk-sync.yaml')).find((o) => o.kind === 'GitRepository').spec.url;
+    const withOrigin = (url?: string) => {
+      const repo = tempDir('cli-origin');
+      execFileSync('git', ['init', '-q', repo]);
+      if (url) execFileSync('git', ['-C', repo, 'remote', 'add', 'origin', url]);
+      return repo;
+    };
+
+    it("points Flux at --repo's origin (scp-like made ssh://), keeps the reference's URL without one, and --source-url wins", () => {
+      const scp = withOrigin('git@github.com:acme/fleet.git');
+      expect(run(args(scp)).code).toBe(0);
+      expect(gitRepositoryUrl(scp)).toBe('ssh://git@github.com/acme/fleet.git');
+      const none = withOrigin();
+      expect(run(args(none)).code).toBe(0);
+      expect(gitRepositoryUrl(none)).toBe('ssh://git@git.example.net/platform/fleet.git');
+      const given = withOrigin('git@github.com:acme/fleet.git');
+      expect(run(args(given, ['--source-url', 'https://git.example.org/acme/fleet.git'])).code).toBe(0);
+      expect(gitRepositoryUrl(given)).toBe('https://git.example.org/acme/fleet.git');
+    });
+
+    it("keeps the reference's URL when --repo is the reference's own repository", () => {
+      const template = withOrigin('https://git.example.org/platform/fleet.git');
+      cpSync(SHIPPED_TEMPLATE, template, { recursive: true });
+      const repo = withOrigin('git@git.example.org:platform/fleet.git');
+      expect(run([...args(repo), '--template', template]).code).toBe(0);
+      expect(gitRepositoryUrl(repo)).toBe('ssh://git@git.example.net/platform/fleet.git');
+    });
+
+    it('refuses a URL with credentials (exit 2, nothing written, the token never printed)', () => {
+      const repo = withOrigin('https://bot:OriginToken-1234@github.com/acme/fleet.git');
+      const fromOrigin = run(args(repo));
+      expect(fromOrigin.code).toBe(2);
+      expect(fromOrigin.stderr).toContain("--repo's origin remote carries credentials");
+      const given = run(args(withOrigin(), ['--source-url', 'https://bot:GivenToken-1234@github.com/acme/fleet.git']));
+      expect(given.code).toBe(2);
+      expect(given.stderr).toContain('--source-url must not carry credentials');
+      expect(fromOrigin.stderr + fromOrigin.stdout + given.stderr + given.stdout).not.toMatch(/OriginToken|GivenToken/);
+      expect(readTree(repo)).toEqual({});
+    });
   });
 });

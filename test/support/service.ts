@@ -92,3 +92,19 @@ export function untilTerminal(base: string, id: string, ms = 60_000): Promise<an
 export async function eventCount(svc: RunningService): Promise<number> {
   return (await svc.runtime.store.jsm.streams.info('SCAFFOLD_EVENTS')).state.messages;
 }
+
+/** The NATS request/reply API as a controller calls it: JSON bodies, the API key in a header. */
+export async function natsApi(url: string) {
+  const { connect } = await import('@nats-io/transport-node');
+  const { headers } = await import('@nats-io/nats-core');
+  const nc = await connect({ servers: url });
+  return {
+    async request(subject: string, payload: unknown, key = API_KEY): Promise<any> {
+      const h = headers();
+      h.set('X-Api-Key', key);
+      const m = await nc.request(subject, JSON.stringify(payload), { timeout: 30_000, headers: h });
+      return { status: Number(m.headers?.get('Status-Code') || 200), json: JSON.parse(m.string()) };
+    },
+    close: () => nc.close(),
+  };
+}

@@ -26,14 +26,17 @@ export interface ScaffoldRequestedData {
   cluster_vars?: Record<string, string>;
   /** Where the supplied credentials are (a management-cluster Secret, read at use): a reference, never a value. */
   credentials_secret?: { namespace: string; name: string };
+  /** The URL the new cluster's Flux GitRepository fetches from, when it differs from repo_url (never with credentials). */
+  flux_url?: string;
 }
 
 export interface EventDataByType {
   ScaffoldRequested: ScaffoldRequestedData;
-  InfraPushed: { commit: string; files_changed: number };
+  /** unchanged: the branch already held this tree, so nothing was committed (commit is the branch head). */
+  InfraPushed: { commit: string; files_changed: number; unchanged?: boolean };
   SealedSecretsReady: { source: 'given_certificate' | 'cluster'; controller: { namespace: string; name: string } | null };
   CertFetched: { fingerprint_sha256: string; not_after: string };
-  FullPushed: { commit: string; objects_sealed: number };
+  FullPushed: { commit: string; objects_sealed: number; unchanged?: boolean };
   ScaffoldSucceeded: { infra_commit: string; full_commit: string };
   StepFailed: { step: Step; attempt: number; reason: string; will_retry: boolean };
   ScaffoldFailed: { step: Step; reason: string };

@@ -46,14 +46,16 @@ export const DATA_SCHEMAS: Record<EventType, object> = {
       },
       cluster_vars: { type: 'object', additionalProperties: str },
       credentials_secret: obj({ namespace: str, name: str }),
+      flux_url: str,
     },
     ['cluster_name', 'domain', 'region', 'acme_email', 'repo_url', 'branch', 'requested_by', 'target'],
   ),
-  InfraPushed: obj({ commit: str, files_changed: { type: 'integer' } }),
+  // unchanged is optional: events written before it existed stay valid at version 1.
+  InfraPushed: obj({ commit: str, files_changed: { type: 'integer' }, unchanged: { type: 'boolean' } }, ['commit', 'files_changed']),
   // v2: which controller was found (null when the certificate came with the request).
   SealedSecretsReady: obj({ source: { enum: ['given_certificate', 'cluster'] }, controller: { oneOf: [{ type: 'null' }, controller] } }),
   CertFetched: obj({ fingerprint_sha256: str, not_after: str }),
-  FullPushed: obj({ commit: str, objects_sealed: { type: 'integer' } }),
+  FullPushed: obj({ commit: str, objects_sealed: { type: 'integer' }, unchanged: { type: 'boolean' } }, ['commit', 'objects_sealed']),
   ScaffoldSucceeded: obj({ infra_commit: str, full_commit: str }),
   StepFailed: obj({ step, attempt: { type: 'integer', minimum: 1 }, reason: str, will_retry: { type: 'boolean' } }),
   ScaffoldFailed: obj({ step, reason: str }),

@@ -1,6 +1,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { fluxUrlOf, hasCredentials, originUrl, sameRepository } from '../../git/src/repository-url';
 import { SEALING_SCOPES, SealingScope } from '../../sealing/src';
 import { parseSuppliedCredentials, SuppliedCredentials } from './credential-plan';
 import type { RegistryCredentials } from './credentials';
@@ -42,7 +43,8 @@ Options:
   --registry-auth FILE     docker config JSON with registry pull credentials
   --credentials FILE       credentials only their issuer can create (a DNS provider's API token, an SMTP
                            password): YAML or JSON {"<namespace>/<secret>/<key>": "<value>"}, mode 0600
-  --source-url URL         GitRepository URL Flux syncs from (default: the reference's)
+  --source-url URL         GitRepository URL Flux syncs from (default: --repo's origin remote; the
+                           reference's URL when --repo is the reference's own repository or has no origin)
   --source-branch BRANCH   GitRepository branch (default: the reference's)
   --no-validate            skip the kustomize build of every written layer
   --dry-run                run the pass on a scratch copy and print what would change (a unified
@@ -142,6 +144,22 @@ function describe(summary: GenerateSummary): string {
   return lines.join('\n') + '\n';
 }
 
+/**
+ * The URL the new cluster's Flux fetches from: --source-url; else --repo's origin remote, unless it is
+ * the reference's own repository (its GitRepository URL is kept as Flux knows it). Never one with credentials.
+ */
+function sourceUrlFor(given: string | undefined, repoDir: string, templateDir: string): string | undefined {
+  if (given !== undefined) {
+    if (hasCredentials(given)) throw new GeneratorInputError('--source-url must not carry credentials: Flux reads them from the GitRepository secretRef');
+    return given;
+  }
+  const target = originUrl(repoDir);
+  const reference = originUrl(templateDir);
+  if (!target || (reference && sameRepository(reference, target))) return undefined;
+  if (hasCredentials(target)) throw new GeneratorInputError("--repo's origin remote carries credentials, which would be written into the GitRepository: give --source-url");
+  return fluxUrlOf(target);
+}
+
 export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   let values: Record<string, any>;
   try {
@@ -219,7 +237,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
       ageRecipients: values['age-recipient'],
       infraLayer: values['infra-layer'],
       clusterVars: parseVars(values.var ?? []),
-      sourceUrl: values['source-url'],
+      sourceUrl: sourceUrlFor(values['source-url'], resolve(values.repo), values.template ? resolve(values.template) : SHIPPED_TEMPLATE),
       sourceBranch: values['source-branch'],
       validate: !values['no-validate'],
     };

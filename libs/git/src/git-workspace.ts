@@ -125,10 +125,15 @@ export class GitWorkspace {
     return out.trim().split('\n').filter(Boolean)[0] ?? null;
   }
 
-  /** Commits exactly the given paths (an empty commit when nothing changed, so every pass leaves its trailer). */
+  /** Commits exactly the given paths, with the run's trailers. */
   async commit(paths: string[], subject: string, runId: string, pass: string): Promise<string> {
     await this.git.raw(['add', '--all', '--', ...paths]);
-    await this.git.raw(['commit', '--allow-empty', '--no-verify', '-m', subject, '-m', runTrailers(runId, pass)]);
+    await this.git.raw(['commit', '--no-verify', '-m', subject, '-m', runTrailers(runId, pass)]);
+    return this.head();
+  }
+
+  /** The commit the working copy is on. */
+  async head(): Promise<string> {
     return (await this.git.revparse(['HEAD'])).trim();
   }
 

@@ -1,2 +1,3 @@
 export * from './git-workspace';
 export * from './git-access';
+export * from './repository-url';

@@ -4,7 +4,11 @@ import type { EventDraft, ScaffoldRequestedData, Step, StoredEvent } from '../..
  * The run's rules as a pure decider: evolve folds events into state, decide turns a command and
  * the state into new events. No I/O, no clock, no ids: the caller supplies those.
  */
-export type RunStatus = 'none' | 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
+/** What a run's status can be, as both APIs report and filter it ('retrying': a step failed and will be tried again). */
+export const RUN_STATUSES = ['queued', 'running', 'retrying', 'succeeded', 'failed', 'cancelled'] as const;
+/** A run that has not ended. */
+export const ACTIVE_STATUSES = ['queued', 'running', 'retrying'] as const;
+export type RunStatus = 'none' | (typeof RUN_STATUSES)[number];
 
 export interface RunState {
   status: RunStatus;
@@ -18,6 +22,8 @@ export interface RunState {
   /** The target's sealed-secrets controller, once found Available. */
   sealedSecretsController: { namespace: string; name: string } | null;
   attempts: Partial<Record<Step, number>>;
+  /** While a step is being retried: which, the attempt that failed and why. */
+  retry: { step: Step; attempt: number; reason: string } | null;
   cancelRequested: boolean;
   /** The long wait's progress, while it lasts. */
   progress: { waitedMs: number; deadlineMs: number } | null;
@@ -36,6 +42,7 @@ export const initialState: RunState = {
   certFingerprint: null,
   sealedSecretsController: null,
   attempts: {},
+  retry: null,
   cancelRequested: false,
   progress: null,
   createdAt: null,
@@ -71,8 +78,9 @@ export const STEP_TRIGGERS: Record<Step, ReadonlyArray<EventDraft['type']>> = {
 export const isTerminal = (s: RunState) => s.status === 'succeeded' || s.status === 'failed' || s.status === 'cancelled';
 
 export function evolve(state: RunState, event: StoredEvent | (EventDraft & { time: string })): RunState {
-  // Progress belongs to the step that reported it; any other event ends it.
-  const s: RunState = { ...state, updatedAt: event.time, progress: event.type === 'StepProgress' ? state.progress : null };
+  // Progress belongs to the step that reported it, a retry to the step that failed; any other event ends them.
+  const ongoing = event.type === 'StepProgress' || event.type === 'StepRedriveRequested' || event.type === 'ScaffoldCancelRequested';
+  const s: RunState = { ...state, updatedAt: event.time, progress: event.type === 'StepProgress' ? state.progress : null, retry: ongoing ? (state.retry ?? null) : null };
   switch (event.type) {
     case 'ScaffoldRequested':
       return { ...s, status: 'queued', step: 'infra-pass', request: event.data, createdAt: event.time, message: 'waiting for the infrastructure pass' };
@@ -84,7 +92,7 @@ export function evolve(state: RunState, event: StoredEvent | (EventDraft & { tim
         status: 'running',
         step: sops ? 'full-pass' : NEXT_STEP['infra-pass'],
         infraCommit: event.data.commit,
-        message: `infrastructure pushed as ${event.data.commit.slice(0, 12)}; ${sops ? 'running the full pass' : 'waiting for sealed-secrets'}`,
+        message: `infrastructure ${event.data.unchanged ? 'unchanged at' : 'pushed as'} ${event.data.commit.slice(0, 12)}; ${sops ? 'running the full pass' : 'waiting for sealed-secrets'}`,
       };
     }
     case 'SealedSecretsReady':
@@ -98,13 +106,14 @@ export function evolve(state: RunState, event: StoredEvent | (EventDraft & { tim
     case 'CertFetched':
       return { ...s, status: 'running', step: NEXT_STEP['cert-fetch'], certFingerprint: event.data.fingerprint_sha256, message: 'certificate fetched; running the full pass' };
     case 'FullPushed':
-      return { ...s, fullCommit: event.data.commit, message: `full tree pushed as ${event.data.commit.slice(0, 12)}` };
+      return { ...s, fullCommit: event.data.commit, message: `full tree ${event.data.unchanged ? 'unchanged at' : 'pushed as'} ${event.data.commit.slice(0, 12)}` };
     case 'ScaffoldSucceeded':
       return { ...s, status: 'succeeded', finishedAt: event.time, message: 'both passes pushed' };
     case 'StepFailed':
       return {
         ...s,
-        status: s.status === 'queued' ? 'queued' : 'running',
+        status: event.data.will_retry ? 'retrying' : s.status === 'queued' ? 'queued' : 'running',
+        retry: event.data.will_retry ? { step: event.data.step, attempt: event.data.attempt, reason: event.data.reason } : null,
         attempts: { ...s.attempts, [event.data.step]: event.data.attempt },
         message: `${event.data.step} attempt ${event.data.attempt} failed: ${event.data.reason}${event.data.will_retry ? ' (retrying)' : ''}`,
       };

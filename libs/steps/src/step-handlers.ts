@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { decideAndAppend, EventStore, RunInputs } from '../../event-store/src';
 import type { EventDraft, ScaffoldRequestedData, Step } from '../../events/src';
 import { generate, GenerateOptions, GeneratorInputError, GeneratorValidationError, Pass, SuppliedCredentials } from '../../generator/src';
-import { GitStepError, GitWorkspace } from '../../git/src';
+import { fluxUrlOf, GitStepError, GitWorkspace, originUrl, sameRepository } from '../../git/src';
 import { KubeError } from '../../kube/src/errors';
 import { decide, runDecider, RunState } from '../../run-decider/src';
 import { CertificateError, parseSealingCertificate } from '../../sealing/src';
@@ -82,7 +82,7 @@ async function suppliedCredentials(ctx: StepContext, req: ScaffoldRequestedData)
  * Clone, generate, commit, push one pass. Idempotent: a commit of this run and pass already on the
  * branch is taken as done. A push rejected because the branch moved is redone on the new head.
  */
-async function pushPass(ctx: StepContext, pass: Pass, sealingCertPem?: string): Promise<{ commit: string; files: number; sealed: number }> {
+async function pushPass(ctx: StepContext, pass: Pass, sealingCertPem?: string): Promise<{ commit: string; files: number; sealed: number; unchanged: boolean }> {
   const req = request(ctx);
   // A folder per attempt: a redelivered duplicate running at the same time never shares a working copy.
   const dir = join(ctx.settings.workDir, ctx.runId, `${pass}-${randomBytes(4).toString('hex')}`);
@@ -94,11 +94,17 @@ async function pushPass(ctx: StepContext, pass: Pass, sealingCertPem?: string): 
       const existing = await ws.findRunCommit(ctx.runId, pass);
       if (existing) {
         await ctx.log.line(`${pass} pass already on ${req.branch} as ${existing}; not pushing again`);
-        return { commit: existing, files: 0, sealed: 0 };
+        return { commit: existing, files: 0, sealed: 0, unchanged: false };
       }
       const { summary } = await generate(passOptions(req, ctx.settings, ws.dir, pass, sealingCertPem, supplied));
       const paths = [summary.gitops_path, ...summary.shared_paths_copied, ...summary.repo_files];
       const files = await ws.changedFiles(paths);
+      // Re-scaffolding an unchanged cluster: nothing to commit, nothing to push (a redelivery finds the same).
+      if (files === 0) {
+        const head = await ws.head();
+        await ctx.log.line(`${pass} pass changed nothing; ${req.branch} already holds this tree at ${head}, nothing pushed`);
+        return { commit: head, files: 0, sealed: summary.objects_sealed.length, unchanged: true };
+      }
       const commit = await ws.commit(paths, `scaffold(${req.cluster_name}): ${pass} pass`, ctx.runId, pass);
       await ctx.log.line(`${pass} pass generated ${files} changed files, ${summary.objects_sealed.length} sealed objects; committed ${commit}`);
       // What the generator noticed but did not refuse (an inherited value naming the reference cluster, a missing dependsOn).
@@ -107,7 +113,7 @@ async function pushPass(ctx: StepContext, pass: Pass, sealingCertPem?: string): 
         await ws.push();
         crashPoint(`after-push:${pass}`);
         await ctx.log.line(`pushed ${commit} to ${req.branch}`);
-        return { commit, files, sealed: summary.objects_sealed.length };
+        return { commit, files, sealed: summary.objects_sealed.length, unchanged: false };
       } catch (e) {
         if (!(e instanceof GitStepError) || !e.retryable || attempt >= ctx.settings.pushAttempts) throw e;
         await ctx.log.line(`push rejected (${e.message}); redoing the pass on the new head`, 'warn');
@@ -122,8 +128,8 @@ async function pushPass(ctx: StepContext, pass: Pass, sealingCertPem?: string): 
 export const infraPass: StepHandler = {
   step: 'infra-pass',
   async run(ctx) {
-    const { commit, files } = await pushPass(ctx, 'infra');
-    return { type: 'InfraPushed', data: { commit, files_changed: files } };
+    const { commit, files, unchanged } = await pushPass(ctx, 'infra');
+    return { type: 'InfraPushed', data: { commit, files_changed: files, ...(unchanged ? { unchanged } : {}) } };
   },
 };
 
@@ -210,9 +216,19 @@ export function passOptions(
     ...secretsBackendOf(req),
     clusterVars: req.cluster_vars,
     registry: settings.registry,
-    sourceUrl: req.repo_url,
+    sourceUrl: fluxSourceUrl(req, settings),
     sourceBranch: req.branch,
   };
+}
+
+/**
+ * Where the new cluster's Flux fetches from: the request's flux_url; the reference's own URL (as Flux
+ * already knows it) when the target is the reference's repository; else the target repository.
+ */
+function fluxSourceUrl(req: Pick<ScaffoldRequestedData, 'repo_url' | 'flux_url'>, settings: StepSettings): string | undefined {
+  if (req.flux_url) return req.flux_url;
+  const reference = settings.templateDir ? originUrl(settings.templateDir) : undefined;
+  return reference && sameRepository(reference, req.repo_url) ? undefined : fluxUrlOf(req.repo_url);
 }
 
 /** SOPS runs encrypt for the request's age recipients; every other run seals for the cluster's certificate. */
@@ -225,8 +241,8 @@ export const fullPass: StepHandler = {
   async run(ctx) {
     const sops = request(ctx).target.kind === 'age_recipients';
     const certPem = sops ? undefined : (await storedCertificate(ctx)).pem;
-    const { commit, sealed } = await pushPass(ctx, 'full', certPem);
-    return { type: 'FullPushed', data: { commit, objects_sealed: sealed } };
+    const { commit, sealed, unchanged } = await pushPass(ctx, 'full', certPem);
+    return { type: 'FullPushed', data: { commit, objects_sealed: sealed, ...(unchanged ? { unchanged } : {}) } };
   },
 };
 

@@ -1,0 +1,35 @@
+import { fluxUrlOf, hasCredentials, sameRepository } from './repository-url';
+
+describe('repository URLs', () => {
+  it.each([
+    ['https://github.com/acme/fleet.git', 'git@github.com:acme/fleet.git'],
+    ['https://GitHub.com/acme/fleet', 'ssh://git@github.com:22/acme/fleet.git'],
+    ['https://git.example.org/acme/fleet.git/', 'https://git.example.org:443/acme/fleet'],
+    ['/srv/git/fleet.git', 'file:///srv/git/fleet.git'],
+  ])('%s and %s are one repository', (a, b) => {
+    expect(sameRepository(a, b)).toBe(true);
+  });
+
+  it.each([
+    ['https://github.com/acme/fleet.git', 'https://github.com/acme/fleet-staging.git'],
+    ['https://github.com/acme/fleet.git', 'https://gitlab.com/acme/fleet.git'],
+    ['https://github.com/acme/Fleet.git', 'https://github.com/acme/fleet.git'],
+    ['not a url', 'not a url'],
+  ])('%s and %s are not', (a, b) => {
+    expect(sameRepository(a, b)).toBe(false);
+  });
+
+  it('gives Flux an ssh:// URL for a scp-like one, other URLs unchanged', () => {
+    expect(fluxUrlOf('git@github.com:acme/fleet.git')).toBe('ssh://git@github.com/acme/fleet.git');
+    expect(fluxUrlOf('https://github.com/acme/fleet.git')).toBe('https://github.com/acme/fleet.git');
+  });
+
+  it('sees credentials in a password, or in user information outside ssh', () => {
+    expect(hasCredentials('https://bot:token@github.com/acme/fleet.git')).toBe(true);
+    expect(hasCredentials('https://ghp_token@github.com/acme/fleet.git')).toBe(true);
+    expect(hasCredentials('ssh://git:secret@github.com/acme/fleet.git')).toBe(true);
+    expect(hasCredentials('ssh://git@github.com/acme/fleet.git')).toBe(false);
+    expect(hasCredentials('git@github.com:acme/fleet.git')).toBe(false);
+    expect(hasCredentials('https://github.com/acme/fleet.git')).toBe(false);
+  });
+});

@@ -1,0 +1,62 @@
+/**
+ * Telling repositories apart by URL, and the URL form Flux needs. One repository has many URLs
+ * (https and ssh, with and without `.git`, scp-like `git@host:path`); what identifies it is the host
+ * and the path.
+ */
+import { execFileSync } from 'node:child_process';
+
+const SCP_LIKE = /^([A-Za-z0-9._-]+)@([A-Za-z0-9.-]+):(?!\/\/)(.*)$/;
+
+/** `git@host:org/repo.git` as the ssh:// URL Flux's GitRepository accepts; other URLs as they are. */
+export function fluxUrlOf(url: string): string {
+  const scp = SCP_LIKE.exec(url);
+  return scp ? `ssh://${scp[1]}@${scp[2]}/${scp[3].replace(/^\/+/, '')}` : url;
+}
+
+/** host/path of a repository URL, lower-case host, without `.git`, trailing slashes or default ports. */
+function identity(url: string): string | undefined {
+  // A local path is how git records a remote cloned from a folder: the same repository as file://<path>.
+  if (url.startsWith('/')) return identity(`file://${url}`);
+  try {
+    const u = new URL(fluxUrlOf(url));
+    if (u.protocol === 'file:') return `file:${u.pathname.replace(/\/+$/, '').replace(/\.git$/, '')}`;
+    return `${u.hostname.toLowerCase()}/${decodeURIComponent(u.pathname)
+      .replace(/^\/+|\/+$/g, '')
+      .replace(/\.git$/, '')}`;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether two URLs name the same repository (scheme, user and port aside). */
+export function sameRepository(a: string, b: string): boolean {
+  const ia = identity(a);
+  return ia !== undefined && ia === identity(b);
+}
+
+/** Whether a URL carries a password, or user information where no ssh user belongs. */
+export function hasCredentials(url: string): boolean {
+  if (SCP_LIKE.test(url)) return false;
+  try {
+    const u = new URL(url);
+    return u.password !== '' || (u.username !== '' && u.protocol !== 'ssh:');
+  } catch {
+    return false;
+  }
+}
+
+const origins = new Map<string, string | undefined>();
+
+/** The `origin` remote of the git working copy holding `dir` (read once per folder), if any. */
+export function originUrl(dir: string): string | undefined {
+  if (!origins.has(dir)) {
+    let url: string | undefined;
+    try {
+      url = execFileSync('git', ['-C', dir, 'remote', 'get-url', 'origin'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim() || undefined;
+    } catch {
+      url = undefined;
+    }
+    origins.set(dir, url);
+  }
+  return origins.get(dir);
+}
