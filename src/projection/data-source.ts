@@ -19,3 +19,24 @@ export function readModelOptions(url: string): DataSourceOptions {
 export function makeDataSource(url: string): DataSource {
   return new DataSource(readModelOptions(url));
 }
+
+/** One key for every process that migrates this read-model (the hook Job, replicas, `npm run migrate`). */
+const MIGRATION_LOCK_KEY = 0x5ca4f01d;
+
+/**
+ * Applies pending migrations while holding a PostgreSQL session advisory lock, so replicas starting
+ * together (or a hook Job racing a replica) apply each migration once: the others wait, then find
+ * nothing pending. Returns the names applied by this caller.
+ */
+export async function migrateUnderLock(ds: DataSource): Promise<string[]> {
+  const lock = ds.createQueryRunner();
+  await lock.connect();
+  try {
+    await lock.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
+    const applied = await ds.runMigrations({ transaction: 'each' });
+    return applied.map((m) => m.name);
+  } finally {
+    await lock.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]).catch(() => undefined);
+    await lock.release();
+  }
+}

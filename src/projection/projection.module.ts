@@ -2,7 +2,8 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import type { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
-import { readModelOptions } from './data-source';
+import { DataSource } from 'typeorm';
+import { migrateUnderLock, readModelOptions } from './data-source';
 import { Projector } from './projector';
 import { RunReadModel } from './run-read-model';
 
@@ -22,10 +23,16 @@ export class ProjectionModule {
           useFactory: (config: AppConfig) => ({
             ...readModelOptions(config.databaseUrl),
             migrationsRun: config.migrationsRun,
-            migrationsTransactionMode: 'each' as const,
             retryAttempts: 2,
             retryDelay: 1000,
           }),
+          // Migrations under an advisory lock rather than TypeORM's migrationsRun: replicas starting
+          // together must not race each other (or the chart's hook Job) on the same DDL.
+          dataSourceFactory: async (options) => {
+            const ds = await new DataSource({ ...options!, migrationsRun: false }).initialize();
+            if (options!.migrationsRun) await migrateUnderLock(ds);
+            return ds;
+          },
         }),
       ],
       providers: [RunReadModel, ...(opts.project ? [Projector] : [])],

@@ -195,14 +195,19 @@ export const ROUTES: Array<{ method: string; path: string; op: object }> = [
     },
   },
   { method: 'get', path: '/api/v1/openapi.json', op: { summary: 'This document', security: [], responses: { '200': { description: 'OpenAPI 3.1', ...json({ type: 'object' }) } } } },
-  {
-    method: 'get',
-    path: '/health',
+  ...['/readyz', '/health'].map((path) => ({
+    method: 'get' as const,
+    path,
     op: {
-      summary: 'NATS and PostgreSQL reachability',
+      summary: 'Readiness: NATS and PostgreSQL reachability',
       security: [],
       responses: { '200': { description: 'up', ...json({ type: 'object' }) }, '503': { description: 'something is down', ...json({ type: 'object' }) } },
     },
+  })),
+  {
+    method: 'get',
+    path: '/livez',
+    op: { summary: 'Liveness: the process answers (independent of NATS and PostgreSQL)', security: [], responses: { '200': { description: 'alive', ...json({ type: 'object' }) } } },
   },
   {
     method: 'get',

@@ -1,99 +1,262 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseAllDocuments } from 'yaml';
-import { renderChart } from '../support/helm-render';
+import { helmLint, helmTemplate, helmTemplateError, Rendered } from '../support/helm';
 
-const CHART = join(__dirname, '../../helm/gitops-scaffolder');
+/** Every object the chart renders, through the real helm binary (4.x). */
+const kinds = (objects: Rendered[], kind: string, name?: string) => objects.filter((o) => o.obj.kind === kind && (!name || o.obj.metadata.name === name)).map((o) => o.obj);
+const one = (objects: Rendered[], kind: string, name?: string) => {
+  const found = kinds(objects, kind, name);
+  if (found.length !== 1) throw new Error(`expected one ${kind} ${name ?? ''}, found ${found.length}`);
+  return found[0];
+};
+const serviceContainer = (objects: Rendered[]) => one(objects, 'Deployment').spec.template.spec.containers[0];
+const DNS_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const matches = (selector: Record<string, string>, labels: Record<string, string>) => Object.entries(selector).every(([k, v]) => labels?.[k] === v);
 
-describe('Helm chart renders with default values', () => {
-  const rendered = renderChart(CHART);
-  const objects = [...rendered.entries()]
-    .flatMap(([file, text]) =>
-      parseAllDocuments(text).map((d: any) => {
-        expect(d.errors).toEqual([]);
-        return { file, obj: d.toJS() };
-      }),
-    )
-    .filter((o) => o.obj);
-  const find = (kind: string, name?: string) => objects.filter((o) => o.obj.kind === kind && (!name || o.obj.metadata.name === name)).map((o) => o.obj);
+/** Values that differ from every default the chart has, to render each conditional branch. */
+const CUSTOM = {
+  replicaCount: 3,
+  image: { repository: 'registry.corp/scaffolder', tag: '9.9.9', pullPolicy: 'Always' },
+  runnerImage: { repository: 'registry.corp/scaffolder-runner', tag: '9.9.9' },
+  imagePullSecrets: [{ name: 'corp-registry' }, { name: 'mirror' }],
+  nodeSelector: { 'node-role.kubernetes.io/platform': 'true' },
+  tolerations: [{ key: 'platform', operator: 'Exists', effect: 'NoSchedule' }],
+  affinity: {
+    podAntiAffinity: {
+      preferredDuringSchedulingIgnoredDuringExecution: [
+        { weight: 100, podAffinityTerm: { topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: { 'app.kubernetes.io/name': 'gitops-scaffolder' } } } },
+      ],
+    },
+  },
+  podAnnotations: { 'prometheus.io/scrape': 'true' },
+  podLabels: { team: 'platform' },
+  extraEnv: [{ name: 'NATS_CREDS', value: '/var/run/secrets/nats/service.creds' }],
+  serviceAccount: { annotations: { 'iam.gke.io/gcp-service-account': 'scaffolder@corp.iam.gserviceaccount.com' } },
+  kubeconfigSecretNamespaces: [{ namespace: 'capi-clusters', secretNames: ['acme-prod-kubeconfig', 'beta-kubeconfig'] }, 'kubeconfigs-only'],
+  credentialsSecretNamespaces: [{ namespace: 'customer-secrets', secretNames: ['acme-credentials'] }],
+  secrets: { service: 'scaffolder-service', runner: 'scaffolder-runner', git: '' },
+  probes: { liveness: { periodSeconds: 30, failureThreshold: 4 }, readiness: { periodSeconds: 5, failureThreshold: 2 } },
+};
 
-  it('renders every template into valid Kubernetes objects', () => {
-    expect(rendered.size).toBeGreaterThanOrEqual(4);
+describe('Helm chart, default values (helm template and helm lint --strict)', () => {
+  let objects: Rendered[];
+  beforeAll(async () => (objects = await helmTemplate()));
+
+  it('passes helm lint --strict, values.schema.json included', async () => {
+    expect(await helmLint()).toMatch(/1 chart\(s\) linted, 0 chart\(s\) failed/);
+  });
+
+  it('labels every object (RBAC and the hook Job included) the way Helm charts do, with valid names', () => {
+    expect(objects.length).toBeGreaterThanOrEqual(10);
     for (const { obj } of objects) {
-      expect(obj.apiVersion).toBeTruthy();
-      expect(obj.kind).toBeTruthy();
-      expect(obj.metadata.name).toMatch(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/);
+      expect(obj.metadata.name).toMatch(DNS_NAME);
+      expect(obj.metadata.name.length).toBeLessThanOrEqual(63);
+      expect(obj.metadata.labels).toMatchObject({
+        'helm.sh/chart': 'gitops-scaffolder-0.2.0',
+        'app.kubernetes.io/name': 'gitops-scaffolder',
+        'app.kubernetes.io/instance': 'release',
+        'app.kubernetes.io/version': '0.1.0',
+        'app.kubernetes.io/managed-by': 'Helm',
+      });
     }
   });
 
-  it('has a hardened single-replica Deployment with /health probes, resources and secret references only', () => {
-    const [d] = find('Deployment');
+  it('has a hardened Deployment: liveness on /livez (process only), readiness on /readyz (NATS and PostgreSQL), image tag = appVersion', () => {
+    const d = one(objects, 'Deployment');
     expect(d.spec.replicas).toBe(1);
-    const c = d.spec.template.spec.containers[0];
-    expect(c.readinessProbe.httpGet.path).toBe('/health');
-    expect(c.livenessProbe.httpGet.path).toBe('/health');
+    const c = serviceContainer(objects);
+    expect(c.image).toBe('ghcr.io/kubeopera/gitops-scaffolder:0.1.0');
+    expect(c.livenessProbe.httpGet.path).toBe('/livez');
+    expect(c.readinessProbe.httpGet.path).toBe('/readyz');
+    expect(c.startupProbe.httpGet.path).toBe('/livez');
     expect(c.resources).toEqual({ requests: { cpu: '100m', memory: '256Mi' }, limits: { cpu: '1', memory: '512Mi' } });
     expect(d.spec.template.spec.securityContext.runAsNonRoot).toBe(true);
     expect(c.securityContext.readOnlyRootFilesystem).toBe(true);
     expect(c.envFrom).toContainEqual({ secretRef: { name: 'gitops-scaffolder' } });
     expect(c.env.every((e: any) => !/KEY|PASSWORD|DATABASE_URL/.test(e.name))).toBe(true);
-    expect(d.spec.selector.matchLabels).toEqual(d.spec.template.metadata.labels);
+    expect(matches(d.spec.selector.matchLabels, d.spec.template.metadata.labels)).toBe(true);
+    expect(d.spec.template.metadata.annotations['checksum/config']).toMatch(/^[0-9a-f]{64}$/);
+    expect(kinds(objects, 'PodDisruptionBudget')).toEqual([]);
+  });
+
+  it('migrates once per release in a pre-install/pre-upgrade hook Job, and the replicas skip migrations', () => {
+    const job = one(objects, 'Job');
+    expect(job.metadata.name).toBe('release-gitops-scaffolder-migrate');
+    expect(job.metadata.annotations).toMatchObject({ 'helm.sh/hook': 'pre-install,pre-upgrade', 'helm.sh/hook-delete-policy': 'before-hook-creation,hook-succeeded' });
+    const pod = job.spec.template.spec;
+    expect(pod.containers[0].command).toEqual(['node', 'dist/src/migrate.js']);
+    expect(pod.containers[0].image).toBe(serviceContainer(objects).image);
+    expect(pod.containers[0].envFrom).toEqual([{ secretRef: { name: 'gitops-scaffolder' } }]);
+    expect(pod.automountServiceAccountToken).toBe(false);
+    expect(serviceContainer(objects).env).toContainEqual({ name: 'MIGRATIONS_RUN', value: 'false' });
+    // The Service must not send API traffic to the migration pod, which carries the release's labels too.
+    expect(matches(one(objects, 'Service').spec.selector, job.spec.template.metadata.labels)).toBe(false);
+    expect(matches(one(objects, 'Service').spec.selector, one(objects, 'Deployment').spec.template.metadata.labels)).toBe(true);
   });
 
   it('mounts the git Secret into the service as GIT_CREDENTIALS_DIR (private to the user) and passes the git settings to both', () => {
-    const [d] = find('Deployment');
-    const c = d.spec.template.spec.containers[0];
-    const mount = c.volumeMounts.find((m: any) => m.name === 'git-credentials');
-    expect(mount).toEqual({ name: 'git-credentials', mountPath: '/var/run/secrets/git', readOnly: true });
+    const d = one(objects, 'Deployment');
+    const c = serviceContainer(objects);
+    expect(c.volumeMounts.find((m: any) => m.name === 'git-credentials')).toEqual({ name: 'git-credentials', mountPath: '/var/run/secrets/git', readOnly: true });
     expect(c.env).toContainEqual({ name: 'GIT_CREDENTIALS_DIR', value: '/var/run/secrets/git' });
     expect(d.spec.template.spec.volumes).toContainEqual({ name: 'git-credentials', secret: { secretName: 'gitops-scaffolder-git', defaultMode: 0o400 } });
-    for (const cm of find('ConfigMap')) expect(Object.keys(cm.data)).toEqual(expect.arrayContaining(['GIT_CREDENTIALS_HOSTS', 'GIT_CA_FILE']));
+    for (const cm of kinds(objects, 'ConfigMap')) expect(Object.keys(cm.data)).toEqual(expect.arrayContaining(['GIT_CREDENTIALS_HOSTS', 'GIT_CA_FILE']));
   });
 
   it('gives a stopping pod longer than the service gives its in-flight steps', () => {
-    const [d] = find('Deployment');
-    const cm = find('ConfigMap').find((c: any) => c.data.SHUTDOWN_GRACE_SECONDS);
+    const cm = one(objects, 'ConfigMap', 'release-gitops-scaffolder');
     expect(cm.data.SHUTDOWN_GRACE_SECONDS).toBe('25');
-    expect(d.spec.template.spec.terminationGracePeriodSeconds).toBe(40);
+    expect(one(objects, 'Deployment').spec.template.spec.terminationGracePeriodSeconds).toBe(40);
   });
 
-  it('grants the Job RBAC in kubeopera-provisioning and only Secret reads for kubeconfigs', () => {
-    const role = find('Role', 'release-gitops-scaffolder-jobs')[0];
+  it('grants the service only the Job verbs its code uses, in the provisioning namespace, under release-scoped names', () => {
+    const role = one(objects, 'Role', 'release-gitops-scaffolder-jobs');
     expect(role.metadata.namespace).toBe('kubeopera-provisioning');
-    expect(role.rules).toContainEqual({ apiGroups: ['batch'], resources: ['jobs'], verbs: ['create', 'get', 'list', 'watch', 'delete'] });
-    expect(role.rules).toContainEqual({ apiGroups: [''], resources: ['pods', 'pods/log'], verbs: ['get', 'list'] });
-    const reader = find('Role', 'gitops-scaffolder-kubeconfig-reader');
-    expect(reader.map((r) => r.metadata.namespace)).toEqual(['capi-clusters']);
-    expect(reader[0].rules).toEqual([{ apiGroups: [''], resources: ['secrets'], verbs: ['get'] }]);
-    const binding = find('RoleBinding', 'gitops-scaffolder-kubeconfig-reader')[0];
-    expect(binding.subjects).toEqual([{ kind: 'ServiceAccount', name: 'release-gitops-scaffolder-runner', namespace: 'kubeopera-provisioning' }]);
+    expect(role.rules).toEqual([
+      { apiGroups: ['batch'], resources: ['jobs'], verbs: ['create', 'get', 'list'] },
+      { apiGroups: [''], resources: ['pods'], verbs: ['list'] },
+      { apiGroups: [''], resources: ['pods/log'], verbs: ['get'] },
+    ]);
+    expect(one(objects, 'RoleBinding', 'release-gitops-scaffolder-jobs').subjects).toEqual([{ kind: 'ServiceAccount', name: 'release-gitops-scaffolder', namespace: 'kubeopera-core' }]);
   });
 
-  it('lets the service (check at POST) and the runner (use) read supplied-credentials Secrets, and nothing else there', () => {
-    const reader = find('Role', 'gitops-scaffolder-credentials-reader');
-    expect(reader.map((r) => r.metadata.namespace)).toEqual(['capi-clusters']);
-    expect(reader[0].rules).toEqual([{ apiGroups: [''], resources: ['secrets'], verbs: ['get'] }]);
-    const binding = find('RoleBinding', 'gitops-scaffolder-credentials-reader')[0];
-    expect(binding.subjects).toEqual([
-      { kind: 'ServiceAccount', name: 'release-gitops-scaffolder', namespace: expect.any(String) },
+  it('lets only the runner read kubeconfig Secrets, and the service (check at POST) and the runner (use) read supplied credentials', () => {
+    const kubeconfig = one(objects, 'Role', 'release-gitops-scaffolder-kubeconfig-reader');
+    expect(kubeconfig.metadata.namespace).toBe('capi-clusters');
+    expect(kubeconfig.rules).toEqual([{ apiGroups: [''], resources: ['secrets'], verbs: ['get'] }]);
+    expect(one(objects, 'RoleBinding', 'release-gitops-scaffolder-kubeconfig-reader').subjects).toEqual([
+      { kind: 'ServiceAccount', name: 'release-gitops-scaffolder-runner', namespace: 'kubeopera-provisioning' },
+    ]);
+    const credentials = one(objects, 'Role', 'release-gitops-scaffolder-credentials-reader');
+    expect(credentials.rules).toEqual([{ apiGroups: [''], resources: ['secrets'], verbs: ['get'] }]);
+    expect(one(objects, 'RoleBinding', 'release-gitops-scaffolder-credentials-reader').subjects).toEqual([
+      { kind: 'ServiceAccount', name: 'release-gitops-scaffolder', namespace: 'kubeopera-core' },
       { kind: 'ServiceAccount', name: 'release-gitops-scaffolder-runner', namespace: 'kubeopera-provisioning' },
     ]);
   });
 
-  it('configures the executor and the pinned runner image', () => {
-    const cm = find('ConfigMap', 'release-gitops-scaffolder')[0];
+  it('configures the executor, the runner image (appVersion) and the runner account and ConfigMap it renders', () => {
+    const cm = one(objects, 'ConfigMap', 'release-gitops-scaffolder');
     expect(cm.data.EXECUTOR).toBe('kubernetes');
     expect(cm.data.RUNNER_IMAGE).toBe('ghcr.io/kubeopera/gitops-scaffolder-runner:0.1.0');
-    expect(cm.data.JOB_SERVICE_ACCOUNT).toBe('release-gitops-scaffolder-runner');
-    expect(find('ConfigMap', 'release-gitops-scaffolder-runner')[0].metadata.namespace).toBe('kubeopera-provisioning');
+    expect(cm.data.JOB_IMAGE_PULL_SECRETS).toBe('');
+    expect(one(objects, 'ServiceAccount', cm.data.JOB_SERVICE_ACCOUNT).metadata.namespace).toBe('kubeopera-provisioning');
+    expect(one(objects, 'ConfigMap', cm.data.JOB_CONFIGMAP).metadata.namespace).toBe('kubeopera-provisioning');
   });
 
   it('gives the service (which checks cluster_vars) and the runner Jobs (which generate) the same reference, one the image holds', () => {
-    const service = find('ConfigMap', 'release-gitops-scaffolder')[0].data;
-    const runner = find('ConfigMap', 'release-gitops-scaffolder-runner')[0].data;
+    const service = one(objects, 'ConfigMap', 'release-gitops-scaffolder').data;
+    const runner = one(objects, 'ConfigMap', 'release-gitops-scaffolder-runner').data;
     expect({ TEMPLATE_DIR: runner.TEMPLATE_DIR, REFERENCE_ENV: runner.REFERENCE_ENV }).toEqual({ TEMPLATE_DIR: service.TEMPLATE_DIR, REFERENCE_ENV: service.REFERENCE_ENV });
     // Both Dockerfiles copy templates/ to /app/templates.
     expect(service.TEMPLATE_DIR).toMatch(/^\/app\//);
     expect(existsSync(join(__dirname, '../..', service.TEMPLATE_DIR.slice('/app/'.length), 'clusters', service.REFERENCE_ENV))).toBe(true);
+  });
+});
+
+describe('Helm chart, non-default values', () => {
+  let objects: Rendered[];
+  beforeAll(async () => (objects = await helmTemplate(CUSTOM, 'fleet')));
+
+  it('passes helm lint --strict with every optional value set', async () => {
+    expect(await helmLint(CUSTOM)).toMatch(/0 chart\(s\) failed/);
+  });
+
+  it('schedules, pulls and annotates the service and the hook Job as asked, and hands the pull secrets to the runner Jobs', () => {
+    for (const pod of [one(objects, 'Deployment').spec.template, one(objects, 'Job').spec.template]) {
+      expect(pod.spec.nodeSelector).toEqual(CUSTOM.nodeSelector);
+      expect(pod.spec.tolerations).toEqual(CUSTOM.tolerations);
+      expect(pod.spec.affinity).toEqual(CUSTOM.affinity);
+      expect(pod.spec.imagePullSecrets).toEqual(CUSTOM.imagePullSecrets);
+      expect(pod.spec.containers[0].image).toBe('registry.corp/scaffolder:9.9.9');
+    }
+    const template = one(objects, 'Deployment').spec.template;
+    expect(template.metadata.annotations).toMatchObject(CUSTOM.podAnnotations);
+    expect(template.metadata.labels).toMatchObject(CUSTOM.podLabels);
+    const c = template.spec.containers[0];
+    expect(c.imagePullPolicy).toBe('Always');
+    expect(c.env).toContainEqual(CUSTOM.extraEnv[0]);
+    expect(c.livenessProbe).toMatchObject({ periodSeconds: 30, failureThreshold: 4 });
+    expect(c.readinessProbe).toMatchObject({ periodSeconds: 5, failureThreshold: 2 });
+    const cm = one(objects, 'ConfigMap', 'fleet-gitops-scaffolder');
+    expect(cm.data.JOB_IMAGE_PULL_SECRETS).toBe('corp-registry,mirror');
+    expect(cm.data.RUNNER_IMAGE).toBe('registry.corp/scaffolder-runner:9.9.9');
+    expect(one(objects, 'ServiceAccount', 'fleet-gitops-scaffolder').metadata.annotations).toEqual(CUSTOM.serviceAccount.annotations);
+  });
+
+  it('adds a PodDisruptionBudget over the service pods (not the hook Job) with more than one replica', () => {
+    const pdb = one(objects, 'PodDisruptionBudget');
+    expect(pdb.spec.minAvailable).toBe(1);
+    expect(matches(pdb.spec.selector.matchLabels, one(objects, 'Deployment').spec.template.metadata.labels)).toBe(true);
+    expect(matches(pdb.spec.selector.matchLabels, one(objects, 'Job').spec.template.metadata.labels)).toBe(false);
+  });
+
+  it('limits Secret reads to the named Secrets where names are given, namespace-wide where only a namespace is', () => {
+    const readers = kinds(objects, 'Role').filter((r) => r.metadata.name === 'fleet-gitops-scaffolder-kubeconfig-reader');
+    expect(readers.map((r) => [r.metadata.namespace, r.rules])).toEqual([
+      ['capi-clusters', [{ apiGroups: [''], resources: ['secrets'], verbs: ['get'], resourceNames: ['acme-prod-kubeconfig', 'beta-kubeconfig'] }]],
+      ['kubeconfigs-only', [{ apiGroups: [''], resources: ['secrets'], verbs: ['get'] }]],
+    ]);
+    const credentials = one(objects, 'Role', 'fleet-gitops-scaffolder-credentials-reader');
+    expect([credentials.metadata.namespace, credentials.rules[0].resourceNames]).toEqual(['customer-secrets', ['acme-credentials']]);
+  });
+
+  it('without a git Secret mounts none; a changed setting changes the config checksum (pods roll)', async () => {
+    const c = serviceContainer(objects);
+    expect(c.volumeMounts.map((m: any) => m.name)).toEqual(['work', 'tmp']);
+    expect(c.env.map((e: any) => e.name)).not.toContain('GIT_CREDENTIALS_DIR');
+    const changed = await helmTemplate({ ...CUSTOM, config: { executor: 'kubernetes', natsUrl: 'nats://other:4222' } }, 'fleet');
+    const checksum = (o: Rendered[]) => one(o, 'Deployment').spec.template.metadata.annotations['checksum/config'];
+    expect(checksum(changed)).not.toBe(checksum(objects));
+    expect(checksum(await helmTemplate(CUSTOM, 'fleet'))).toBe(checksum(objects));
+  });
+
+  it('with executor local: no Job permissions, and the service itself reads the kubeconfig Secrets', async () => {
+    const local = await helmTemplate({ config: { executor: 'local', natsUrl: 'nats://nats:4222' } });
+    expect(kinds(local, 'Role').map((r) => r.metadata.name)).not.toContain('release-gitops-scaffolder-jobs');
+    expect(one(local, 'RoleBinding', 'release-gitops-scaffolder-kubeconfig-reader').subjects.map((s: any) => s.name)).toEqual(['release-gitops-scaffolder', 'release-gitops-scaffolder-runner']);
+  });
+
+  it('with migrations.hookJob false: no hook Job, and the replicas migrate (under the advisory lock)', async () => {
+    const noHook = await helmTemplate({ migrations: { hookJob: false } });
+    expect(kinds(noHook, 'Job')).toEqual([]);
+    expect(serviceContainer(noHook).env.map((e: any) => e.name)).not.toContain('MIGRATIONS_RUN');
+  });
+
+  it('keeps every name within 63 characters for a long release name, honours nameOverride and fullnameOverride', async () => {
+    // Helm allows release names up to 53 characters; <release>-gitops-scaffolder-kubeconfig-reader would be 88.
+    const longRelease = 'a-very-long-release-name-for-the-platform-teams-fleet';
+    for (const rendered of [await helmTemplate({}, longRelease), await helmTemplate({ nameOverride: 'scaffolder' }), await helmTemplate({ fullnameOverride: 'gs' })]) {
+      for (const { obj } of rendered) {
+        expect(obj.metadata.name.length).toBeLessThanOrEqual(63);
+        expect(obj.metadata.name).toMatch(DNS_NAME);
+      }
+      const d = one(rendered, 'Deployment');
+      expect(matches(d.spec.selector.matchLabels, d.spec.template.metadata.labels)).toBe(true);
+    }
+    expect(one(await helmTemplate({ nameOverride: 'scaffolder' }), 'Deployment').metadata.name).toBe('release-scaffolder');
+    const short = await helmTemplate({ fullnameOverride: 'gs' });
+    expect(
+      kinds(short, 'Role')
+        .map((r) => r.metadata.name)
+        .sort(),
+    ).toEqual(['gs-credentials-reader', 'gs-jobs', 'gs-kubeconfig-reader']);
+  });
+
+  it('two releases in one cluster share no object name in any namespace', async () => {
+    const key = (r: Rendered) => `${r.obj.kind}/${r.obj.metadata.namespace ?? 'kubeopera-core'}/${r.obj.metadata.name}`;
+    const first = new Set((await helmTemplate({}, 'blue')).map(key));
+    const second = (await helmTemplate({}, 'green')).map(key);
+    expect(second.filter((k) => first.has(k))).toEqual([]);
+  });
+
+  it.each([
+    [{ config: { executor: 'docker', natsUrl: 'nats://x:4222' } }, /executor/],
+    [{ kubeconfigSecretNamespaces: ['Capi_Clusters'] }, /kubeconfigSecretNamespaces/],
+    [{ replicaCount: 'three' }, /replicaCount/],
+    [{ imagePullSecrets: ['corp-registry'] }, /imagePullSecrets/],
+    [{ unknownSetting: true }, /unknownSetting/],
+  ])('refuses values the schema rules out: %j', async (values, field) => {
+    expect(await helmTemplateError(values)).toMatch(field);
   });
 });

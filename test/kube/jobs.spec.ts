@@ -18,9 +18,10 @@ const runId = '11111111-2222-4333-8444-555555555555';
 describe('Job per run in the provisioning namespace (test API server, production client)', () => {
   let fake: FakeKube;
   let jobs: ScaffoldJobs;
+  let kc: KubeConfig;
   beforeEach(async () => {
     fake = await new FakeKube().start();
-    const kc = new KubeConfig();
+    kc = new KubeConfig();
     kc.loadFromString(fake.kubeconfig());
     jobs = new ScaffoldJobs(kc, settings);
   });
@@ -46,6 +47,14 @@ describe('Job per run in the provisioning namespace (test API server, production
     expect(c.env.find((e: any) => e.name === 'GIT_CREDENTIALS_DIR').value).toBe(c.volumeMounts.find((m: any) => m.name === 'git-credentials').mountPath);
     expect(c.envFrom).toEqual([{ configMapRef: { name: 'gitops-scaffolder-runner' } }, { secretRef: { name: 'gitops-scaffolder-runner' } }]);
     expect(pod.volumes).toContainEqual({ name: 'git-credentials', secret: { secretName: 'git-credentials', defaultMode: 0o400 } });
+    expect(pod.imagePullSecrets).toBeUndefined();
+  });
+
+  it('pulls a runner image from a private registry with the configured pull secrets', async () => {
+    const withPull = new ScaffoldJobs(kc, { ...settings, imagePullSecretNames: ['registry-a', 'registry-b'] });
+    await withPull.ensureJob(runId);
+    const pod = fake.jobs.get(`kubeopera-provisioning/${jobNameFor(runId)}`).spec.template.spec;
+    expect(pod.imagePullSecrets).toEqual([{ name: 'registry-a' }, { name: 'registry-b' }]);
   });
 
   it('adopts an existing Job of the same run, refuses one of another run', async () => {

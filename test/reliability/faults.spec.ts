@@ -75,6 +75,9 @@ describe('faults: NATS restart, PostgreSQL outage, git failures', () => {
       const health = await fetch(`${svc.base}/health`);
       expect(health.status).toBe(503);
       expect(await health.json()).toEqual({ status: 'degraded', nats: 'up', postgres: 'down' });
+      // Readiness drops the replica from the Service; liveness stays up, so Kubernetes restarts nothing.
+      expect((await fetch(`${svc.base}/readyz`)).status).toBe(503);
+      expect((await fetch(`${svc.base}/livez`)).status).toBe(200);
       // The run itself needs no PostgreSQL: its events keep being appended.
       await waitFor('the run to finish in the stream', async () => {
         const { events } = await svc.runtime.store.readRun(created.json.id);

@@ -18,6 +18,8 @@ export interface JobSettings {
   envSecretNames: string[];
   /** Secret with git credentials, mounted read-only at /var/run/secrets/git. */
   gitSecretName?: string;
+  /** Pull secrets (in the Jobs' namespace) for a runner image in a private registry. */
+  imagePullSecretNames?: string[];
   backoffLimit: number;
   activeDeadlineSeconds: number;
   ttlSecondsAfterFinished: number;
@@ -42,6 +44,7 @@ export function scaffoldJob(runId: string, s: JobSettings): V1Job {
           restartPolicy: 'Never',
           serviceAccountName: s.serviceAccountName,
           automountServiceAccountToken: true,
+          ...(s.imagePullSecretNames?.length ? { imagePullSecrets: s.imagePullSecretNames.map((name) => ({ name })) } : {}),
           securityContext: { runAsNonRoot: true, runAsUser: 10001, runAsGroup: 10001, fsGroup: 10001, seccompProfile: { type: 'RuntimeDefault' } },
           containers: [
             {
