@@ -23,4 +23,9 @@ export default tseslint.config(
       globals: { require: 'readonly', module: 'writable', __dirname: 'readonly', __filename: 'readonly', process: 'readonly', console: 'readonly', fetch: 'readonly', setTimeout: 'readonly' },
     },
   },
+  {
+    // Node ES module scripts (deploy/nats/render.mjs).
+    files: ['deploy/**/*.mjs'],
+    languageOptions: { sourceType: 'module', globals: { process: 'readonly' } },
+  },
 );

@@ -7,6 +7,7 @@ import { jsonBodies } from '../common/json-body.middleware';
 import { NatsJsonDeserializer } from '../common/nats-json.deserializer';
 import { NatsJsonSerializer } from '../common/nats-json.serializer';
 import type { AppConfig } from '../config/config';
+import { natsConnectOptions } from '../config/nats-settings';
 import { PinoNestLogger } from '../logging/logger';
 import { ServiceModule } from './service.module';
 
@@ -27,13 +28,10 @@ export async function createServiceApp(config: AppConfig, logger: Logger): Promi
     {
       transport: Transport.NATS,
       options: {
-        servers: config.natsUrl,
-        name: 'gitops-scaffolder-api',
+        ...natsConnectOptions(config.nats, 'gitops-scaffolder-api'),
         queue: NATS_QUEUE,
         serializer: new NatsJsonSerializer(),
         deserializer: new NatsJsonDeserializer(),
-        maxReconnectAttempts: -1,
-        reconnectTimeWait: 500,
       },
     },
     { inheritAppConfig: true },

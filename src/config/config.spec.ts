@@ -17,7 +17,7 @@ describe('configuration: one schema for every variable', () => {
     expect(c).toMatchObject({
       port: 8080,
       host: '0.0.0.0',
-      natsUrl: 'nats://127.0.0.1:4222',
+      nats: expect.objectContaining({ servers: ['nats://127.0.0.1:4222'], description: 'nats://127.0.0.1:4222' }),
       executor: 'local',
       streamReplicas: 1,
       migrationsRun: true,

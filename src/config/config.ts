@@ -5,13 +5,15 @@ import { GitAccess, GitAccessError } from '../../libs/git/src';
 import { JobSettings, RUNNER_IMAGE } from '../../libs/kube/src/job-spec';
 import type { StepSettings } from '../../libs/steps/src';
 import { ENV_SCHEMA } from './env.schema';
+import { NatsEnv, NatsSettings, natsSettings, NatsSettingsError } from './nats-settings';
 
 export interface AppConfig {
   port: number;
   host: string;
   logLevel: string;
   apiKeys: Map<string, string>;
-  natsUrl: string;
+  /** Servers, authentication and TLS for NATS (NATS_URL, NATS_CREDS, NATS_TLS_*, ...). */
+  nats: NatsSettings;
   databaseUrl: string;
   executor: 'local' | 'kubernetes';
   platformRepoUrl?: string;
@@ -87,6 +89,16 @@ function gitAccess(env: Env): GitAccess {
   }
 }
 
+/** NATS servers, credentials and TLS, checked at start: an unreadable file or a conflicting choice stops the process. */
+function nats(env: Env): NatsSettings {
+  try {
+    return natsSettings(env as NatsEnv);
+  } catch (e) {
+    if (e instanceof NatsSettingsError) throw new ConfigError(e.message);
+    throw e;
+  }
+}
+
 const list = (value: string) =>
   value
     .split(',')
@@ -103,7 +115,7 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env, opts: { requ
     host: env.HOST,
     logLevel: env.LOG_LEVEL,
     apiKeys: keys,
-    natsUrl: env.NATS_URL,
+    nats: nats(env),
     databaseUrl: env.DATABASE_URL,
     executor: env.EXECUTOR,
     platformRepoUrl: env.PLATFORM_REPO_URL,

@@ -29,7 +29,7 @@ export class EventLogModule {
         {
           provide: NatsClient,
           inject: [APP_CONFIG, LOGGER],
-          useFactory: (config: AppConfig, logger: Logger) => NatsClient.connect(config.natsUrl, options.clientName, logger),
+          useFactory: (config: AppConfig, logger: Logger) => NatsClient.connect(config.nats, options.clientName, logger),
         },
         {
           provide: JetStreamEventStore,

@@ -2,6 +2,23 @@ import type { OnApplicationShutdown } from '@nestjs/common';
 import { connect } from '@nats-io/transport-node';
 import type { NatsConnection } from '@nats-io/nats-core';
 import type { Logger } from 'pino';
+import { natsConnectOptions, NatsSettings } from '../config/nats-settings';
+
+/** NATS refused this process at start: wrong credentials, a TLS failure, or no server answering. */
+export class NatsConnectError extends Error {}
+
+/**
+ * Why a first connection failed, in words an operator can act on. Authentication and TLS failures
+ * are not retried: waiting does not fix a wrong password or an untrusted certificate.
+ */
+export function connectFailure(e: unknown, settings: NatsSettings): NatsConnectError {
+  const err = e as { message?: string; code?: string; cause?: { message?: string } };
+  const text = `${err.message ?? e} ${err.cause?.message ?? ''}`;
+  const where = `NATS at ${settings.description}`;
+  if (/authorization violation|authentication|auth(orization)? (timeout|expired)|user authentication/i.test(text)) return new NatsConnectError(`${where} refused the credentials (${err.message})`);
+  if (/certificate|tls|ssl|self.signed|unable to verify|handshake|ERR_TLS/i.test(text)) return new NatsConnectError(`${where}: TLS failed (${(err.cause?.message ?? err.message ?? '').trim()})`);
+  return new NatsConnectError(`${where} is not reachable (${err.message ?? e})`);
+}
 
 /** The process's NATS connection for the event log; drained (pending publishes flushed) when the app shuts down. */
 export class NatsClient implements OnApplicationShutdown {
@@ -10,9 +27,14 @@ export class NatsClient implements OnApplicationShutdown {
     private readonly logger: Logger,
   ) {}
 
-  static async connect(servers: string, name: string, logger: Logger): Promise<NatsClient> {
-    const connection = await connect({ servers, name, maxReconnectAttempts: -1, reconnectTimeWait: 500 });
-    return new NatsClient(connection, logger);
+  static async connect(settings: NatsSettings, name: string, logger: Logger): Promise<NatsClient> {
+    try {
+      const connection = await connect(natsConnectOptions(settings, name));
+      logger.info({ nats: settings.description, server: connection.getServer() }, 'connected to NATS');
+      return new NatsClient(connection, logger);
+    } catch (e) {
+      throw connectFailure(e, settings);
+    }
   }
 
   async onApplicationShutdown(): Promise<void> {

@@ -35,7 +35,13 @@ const NATS_BIN = ['/usr/sbin/nats-server', '/usr/bin/nats-server', '/usr/local/b
 export class TestNats {
   private proc?: ChildProcess;
   readonly storeDir = tempDir('nats-store');
-  constructor(readonly port: number) {}
+  /** What the server printed (with -c configurations: permission violations, TLS errors). */
+  output = '';
+  constructor(
+    readonly port: number,
+    /** A configuration file and its environment instead of the plain command line. */
+    private readonly config?: { file: string; env: Record<string, string>; scheme: 'nats' | 'tls' },
+  ) {}
 
   static async start(): Promise<TestNats> {
     const n = new TestNats(await freePort());
@@ -43,12 +49,27 @@ export class TestNats {
     return n;
   }
 
+  /** nats-server -c FILE with FILE's $VARIABLES from env (NATS_LISTEN and NATS_STORE_DIR are filled in). */
+  static async startWithConfig(file: string, env: Record<string, string>, scheme: 'nats' | 'tls' = 'nats'): Promise<TestNats> {
+    const n = new TestNats(await freePort(), { file, env, scheme });
+    await n.startProcess();
+    return n;
+  }
+
   get url() {
-    return `nats://127.0.0.1:${this.port}`;
+    return `${this.config?.scheme ?? 'nats'}://127.0.0.1:${this.port}`;
   }
 
   async startProcess() {
-    this.proc = spawn(NATS_BIN, ['-a', '127.0.0.1', '-p', String(this.port), '-js', '-sd', this.storeDir], { stdio: 'ignore' });
+    const proc = this.config
+      ? spawn(NATS_BIN, ['-c', this.config.file], {
+          env: { ...this.config.env, NATS_LISTEN: `127.0.0.1:${this.port}`, NATS_STORE_DIR: this.storeDir },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        })
+      : spawn(NATS_BIN, ['-a', '127.0.0.1', '-p', String(this.port), '-js', '-sd', this.storeDir], { stdio: 'ignore' });
+    proc.stdout?.on('data', (d) => (this.output += d));
+    proc.stderr?.on('data', (d) => (this.output += d));
+    this.proc = proc;
     await waitForPort(this.port);
   }
 

@@ -1,0 +1,48 @@
+#!/usr/bin/env node
+// Renders permissions.json as a nats-server config fragment (`conf`) or as nsc commands for an
+// operator/account JWT setup (`nsc`), so both forms come from one list.
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const source = JSON.parse(readFileSync(join(dirname(fileURLToPath(import.meta.url)), 'permissions.json'), 'utf8'));
+
+/** A role's subjects with {stream} expanded over the streams and {inbox} replaced by its inbox prefix. */
+export function subjects(role, list) {
+  return list.flatMap((s) => (s.includes('{stream}') ? source.streams.map((stream) => s.replaceAll('{stream}', stream)) : [s])).map((s) => s.replaceAll('{inbox}', role.inbox));
+}
+
+const quote = (s) => JSON.stringify(s);
+
+function conf() {
+  const out = ['# Generated from permissions.json by `node deploy/nats/render.mjs conf`: edit that file, not this one.'];
+  for (const [name, role] of Object.entries(source.roles)) {
+    out.push('', `# ${name}: ${role.description} (NATS_INBOX_PREFIX=${role.inbox})`, `${name.toUpperCase()}_PERMISSIONS = {`);
+    out.push(`  publish: { allow: [${subjects(role, role.publish).map(quote).join(', ')}] }`);
+    out.push(`  subscribe: { allow: [${subjects(role, role.subscribe).map(quote).join(', ')}] }`);
+    if (role.allow_responses) out.push('  allow_responses: true');
+    out.push('}');
+  }
+  return out.join('\n') + '\n';
+}
+
+function nsc() {
+  const out = ['# nsc commands for the same identities (run in the account that holds the SCAFFOLD_* streams)'];
+  for (const [name, role] of Object.entries(source.roles)) {
+    // Single quotes: the shell must not expand $JS.
+    const args = [`nsc add user scaffolder-${name}`, `--allow-pub '${subjects(role, role.publish).join(',')}'`, `--allow-sub '${subjects(role, role.subscribe).join(',')}'`];
+    if (role.allow_responses) args.push('--allow-pub-response');
+    out.push(`# ${name}: NATS_INBOX_PREFIX=${role.inbox}`, args.join(' \\\n  '));
+  }
+  return out.join('\n') + '\n';
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const what = process.argv[2];
+  if (what === 'conf') process.stdout.write(conf());
+  else if (what === 'nsc') process.stdout.write(nsc());
+  else {
+    process.stderr.write('usage: render.mjs conf|nsc\n');
+    process.exit(2);
+  }
+}
