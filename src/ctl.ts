@@ -17,12 +17,12 @@ import type { DataSource } from 'typeorm';
 import { In, LessThan } from 'typeorm';
 import { decideAndAppend, JetStreamEventStore } from '../libs/event-store/src';
 import type { StoredEvent } from '../libs/events/src';
-import { ACTIVE_STATUSES, decide, runDecider } from '../libs/run-decider/src';
+import { ACTIVE_STATUSES, decide, RefusedEvent, runDecider } from '../libs/run-decider/src';
 import { CtlModule } from './app/ctl.module';
 import { AppConfig, loadConfig } from './config/config';
 import { makeLogger, PinoNestLogger } from './logging/logger';
 import { makeDataSource } from './projection/data-source';
-import { ScaffoldRunRow } from './projection/entities';
+import { ScaffoldRunRow, SkippedStreamMessage } from './projection/entities';
 import { applyEvent } from './projection/projector';
 import { rebuildProjection } from './projection/rebuild';
 import { VERSION } from './version';
@@ -57,6 +57,18 @@ async function consumerStates(store: JetStreamEventStore) {
       ack_floor_seq: c.ack_floor.stream_seq,
       lag: info.state.last_seq - c.ack_floor.stream_seq,
     })),
+  };
+}
+
+/** What the projector recorded of messages no run accepted: the newest 20 of each kind. */
+async function skippedMessages(ds: DataSource) {
+  const invalid = await ds.getRepository(SkippedStreamMessage).find({ order: { seq: 'DESC' }, take: 20 });
+  const rows: Array<{ id: string; refused: RefusedEvent[] }> = await ds.query(
+    `SELECT id, state->'refused' AS refused FROM scaffold_runs WHERE jsonb_array_length(COALESCE(state->'refused', '[]'::jsonb)) > 0 ORDER BY updated_at DESC LIMIT 20`,
+  );
+  return {
+    invalid_messages: invalid.map((m) => ({ seq: Number(m.seq), subject: m.subject, reason: m.reason })),
+    refused_events: rows.flatMap((r) => r.refused.map((e) => ({ run_id: r.id, ...e }))),
   };
 }
 
@@ -115,10 +127,15 @@ const commands: Record<string, (ctx: Ctx, args: string[], opts: Record<string, a
     const stuckAfter = new Date(Date.now() - Number(opts['stuck-minutes'] ?? 30) * 60_000);
     const stuck = await ds.getRepository(ScaffoldRunRow).find({ where: { status: In([...ACTIVE_STATUSES]), updated_at: LessThan(stuckAfter) }, order: { updated_at: 'ASC' } });
     const stuckRuns = stuck.map((r) => ({ id: r.id, status: r.status, step: r.step, updated_at: r.updated_at.toISOString() }));
-    if (ctx.json) return ctx.out(JSON.stringify({ ...s, stuck_runs: stuckRuns }));
+    const skipped = await skippedMessages(ds);
+    if (ctx.json) return ctx.out(JSON.stringify({ ...s, stuck_runs: stuckRuns, ...skipped }));
     await commands['stream-info'](ctx, [], {});
     ctx.out(stuckRuns.length ? `runs without progress for ${opts['stuck-minutes'] ?? 30} min (re-drive with: scaffolderctl redrive <id>):` : 'no stuck runs');
     for (const r of stuckRuns) ctx.out(`  ${r.id} ${r.status} at ${r.step} since ${r.updated_at}`);
+    ctx.out(skipped.invalid_messages.length ? 'messages on event subjects that are not events (skipped by every reader):' : 'no invalid messages on event subjects');
+    for (const m of skipped.invalid_messages) ctx.out(`  seq ${m.seq} ${m.subject}: ${m.reason}`);
+    ctx.out(skipped.refused_events.length ? "events their run's rules refused (someone else published them; they changed nothing):" : 'no refused events');
+    for (const r of skipped.refused_events) ctx.out(`  ${r.run_id} seq ${r.seq} ${r.type}: ${r.reason}`);
   },
 
   async redrive(ctx, [runId]) {

@@ -4,6 +4,7 @@ import { JetStreamEventStore, JetStreamRunInputs, JetStreamRunLogStore, StreamAd
 import type { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
 import { LOGGER } from '../logging/logging.module';
+import { EventLogHealth, OwnedConsumers } from './event-log-health';
 import { NatsClient } from './nats-client';
 
 /** Tokens of the event log's interfaces (the JetStream classes are injectable by class too). */
@@ -33,17 +34,26 @@ export class EventLogModule {
         },
         {
           provide: JetStreamEventStore,
-          inject: [NatsClient, APP_CONFIG],
-          useFactory: async (nats: NatsClient, config: AppConfig) => {
+          inject: [NatsClient, APP_CONFIG, LOGGER],
+          useFactory: async (nats: NatsClient, config: AppConfig, logger: Logger) => {
             if (options.applyStreams) await new StreamAdmin(nats.connection).apply(config.streamReplicas);
-            return JetStreamEventStore.open(nats.connection);
+            const store = await JetStreamEventStore.open(nats.connection);
+            store.onInvalid = (m) => logger.warn(m, 'skipped a message on an event subject that is not an event of that run');
+            return store;
           },
         },
         { provide: EVENT_STORE, useExisting: JetStreamEventStore },
+        OwnedConsumers,
+        {
+          provide: EventLogHealth,
+          inject: [JetStreamEventStore, OwnedConsumers, APP_CONFIG],
+          useFactory: (store: JetStreamEventStore, consumers: OwnedConsumers, config: AppConfig) =>
+            new EventLogHealth(store, consumers, { replicas: config.streamReplicas, applyStreams: options.applyStreams }),
+        },
         { provide: RUN_LOGS, inject: [NatsClient], useFactory: (nats: NatsClient) => new JetStreamRunLogStore(nats.connection) },
         { provide: RUN_INPUTS, inject: [NatsClient], useFactory: (nats: NatsClient) => new JetStreamRunInputs(nats.connection) },
       ],
-      exports: [NatsClient, JetStreamEventStore, EVENT_STORE, RUN_LOGS, RUN_INPUTS],
+      exports: [NatsClient, JetStreamEventStore, EVENT_STORE, RUN_LOGS, RUN_INPUTS, OwnedConsumers, EventLogHealth],
     };
   }
 }

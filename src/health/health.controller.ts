@@ -4,6 +4,7 @@ import type { Response } from 'express';
 import { DataSource } from 'typeorm';
 import { JetStreamEventStore } from '../../libs/event-store/src';
 import { Public } from '../common/public.decorator';
+import { EventLogHealth } from '../event-log/event-log-health';
 import { NatsClient } from '../event-log/nats-client';
 
 /**
@@ -17,6 +18,7 @@ export class HealthController {
     private readonly nats: NatsClient,
     private readonly store: JetStreamEventStore,
     @InjectDataSource() private readonly ds: DataSource,
+    private readonly eventLog: EventLogHealth,
   ) {}
 
   @Public()
@@ -25,7 +27,10 @@ export class HealthController {
     return { status: 'ok' };
   }
 
-  /** 200 when JetStream and PostgreSQL answer, 503 naming the one that does not. `/health` is the same check. */
+  /**
+   * 200 when JetStream and PostgreSQL answer and the streams and this replica's consumers exist; 503
+   * naming what is down or `missing` (the service recreates those: see EventLogHealth). `/health` is the same check.
+   */
   @Public()
   @Get(['readyz', 'health'])
   async ready(@Res() res: Response) {
@@ -35,11 +40,12 @@ export class HealthController {
           () => 'up',
           () => 'down',
         );
+    const missing = nats === 'up' ? await this.eventLog.missing().catch(() => []) : [];
     const postgres = await this.ds.query('SELECT 1').then(
       () => 'up',
       () => 'down',
     );
-    const ok = nats === 'up' && postgres === 'up';
-    res.status(ok ? 200 : 503).json({ status: ok ? 'ok' : 'degraded', nats, postgres });
+    const ok = nats === 'up' && postgres === 'up' && missing.length === 0;
+    res.status(ok ? 200 : 503).json({ status: ok ? 'ok' : 'degraded', nats, postgres, ...(missing.length ? { missing } : {}) });
   }
 }

@@ -4,6 +4,7 @@ import { ACK, ALL_RUNS, decideAndAppend, Delivery, Disposition, EventStore, JetS
 import { ScaffoldJobs } from '../../libs/kube/src';
 import { KubeError } from '../../libs/kube/src/errors';
 import { decide, fold, isTerminal, runDecider } from '../../libs/run-decider/src';
+import { OwnedConsumers } from '../event-log/event-log-health';
 import { EVENT_STORE } from '../event-log/event-log.module';
 import { LOGGER } from '../logging/logging.module';
 
@@ -23,7 +24,9 @@ export class JobLauncher implements OnApplicationBootstrap, BeforeApplicationShu
     @Inject(EVENT_STORE) private readonly events: EventStore,
     private readonly jobs: ScaffoldJobs,
     @Inject(LOGGER) private readonly logger: Logger,
+    owned: OwnedConsumers,
   ) {
+    owned.add(LAUNCHER);
     this.processor = new JetStreamProcessor(store, { durable: LAUNCHER, filterSubject: ALL_RUNS, ackWaitMs: 30_000, concurrency: 16 }, (batch) => this.launch(batch), logger);
   }
 

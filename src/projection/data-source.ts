@@ -1,14 +1,15 @@
 import { DataSource, DataSourceOptions } from 'typeorm';
 import { CreateReadModel1764700000000 } from '../../migrations/1764700000000-CreateReadModel';
-import { ProjectionCheckpoint, ScaffoldRunRebuildRow, ScaffoldRunRow } from './entities';
+import { SkippedStreamMessages1764800000000 } from '../../migrations/1764800000000-SkippedStreamMessages';
+import { ProjectionCheckpoint, ScaffoldRunRebuildRow, ScaffoldRunRow, SkippedStreamMessage } from './entities';
 
 /** The read-model's TypeORM settings: used by @nestjs/typeorm in the service and by the CLI tools. */
 export function readModelOptions(url: string): DataSourceOptions {
   return {
     type: 'postgres',
     url,
-    entities: [ScaffoldRunRow, ScaffoldRunRebuildRow, ProjectionCheckpoint],
-    migrations: [CreateReadModel1764700000000],
+    entities: [ScaffoldRunRow, ScaffoldRunRebuildRow, ProjectionCheckpoint, SkippedStreamMessage],
+    migrations: [CreateReadModel1764700000000, SkippedStreamMessages1764800000000],
     migrationsTableName: 'typeorm_migrations',
     synchronize: false,
     logging: false,

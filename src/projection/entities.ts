@@ -34,3 +34,12 @@ export class ProjectionCheckpoint {
   @Column('bigint') last_seq!: string;
   @Column('timestamptz') updated_at!: Date;
 }
+
+/** A message on an event subject that is not a valid event: skipped by every reader, recorded once by the projector. */
+@Entity({ name: 'skipped_stream_messages' })
+export class SkippedStreamMessage {
+  @PrimaryColumn('bigint') seq!: string;
+  @Column('text') subject!: string;
+  @Column('text') reason!: string;
+  @Column('timestamptz') seen_at!: Date;
+}

@@ -1,3 +1,4 @@
+import { OwnedConsumers } from '../event-log/event-log-health';
 import { randomUUID } from 'node:crypto';
 import type { FindOperator } from 'typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
@@ -32,7 +33,7 @@ describe('Projector (in-memory event store, in-memory tables)', () => {
   it('writes each touched run folded from its whole history, whatever the batch order, and the checkpoint', async () => {
     const store = new InMemoryEventStore();
     const db = memoryTables();
-    const projector = new Projector(store, {} as JetStreamEventStore, db.ds, new Metrics({} as JetStreamEventStore), silent, loadConfig({}, { requireApiKey: false }));
+    const projector = new Projector(store, {} as JetStreamEventStore, db.ds, new Metrics({} as JetStreamEventStore), silent, loadConfig({}, { requireApiKey: false }), new OwnedConsumers());
     const [a, b] = [randomUUID(), randomUUID()];
     for (const id of [a, b]) await decideAndAppend(store, id, runDecider, (s) => decide({ type: 'RequestScaffold', data: request }, s));
     await decideAndAppend(store, a, runDecider, (s) => decide({ type: 'RequestCancel', requestedBy: 'ops' }, s));

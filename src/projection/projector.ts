@@ -3,14 +3,15 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { Logger } from 'pino';
 import { DataSource, EntityManager, In } from 'typeorm';
 import { ACK, ALL_RUNS, Delivery, Disposition, EventStore, JetStreamEventStore, JetStreamProcessor } from '../../libs/event-store/src';
-import type { StoredEvent } from '../../libs/events/src';
+import type { InvalidStreamMessage, StoredEvent } from '../../libs/events/src';
 import { evolve, fold, initialState, RunState } from '../../libs/run-decider/src';
 import type { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
+import { OwnedConsumers } from '../event-log/event-log-health';
 import { EVENT_STORE } from '../event-log/event-log.module';
 import { LOGGER } from '../logging/logging.module';
 import { Metrics } from '../metrics/metrics';
-import { ProjectionCheckpoint, ScaffoldRunRebuildRow, ScaffoldRunRow } from './entities';
+import { ProjectionCheckpoint, ScaffoldRunRebuildRow, ScaffoldRunRow, SkippedStreamMessage } from './entities';
 
 export const PROJECTOR = 'projector';
 
@@ -104,12 +105,14 @@ export class Projector implements OnApplicationBootstrap, BeforeApplicationShutd
     private readonly metrics: Metrics,
     @Inject(LOGGER) private readonly logger: Logger,
     @Inject(APP_CONFIG) config: AppConfig,
+    owned: OwnedConsumers,
   ) {
+    owned.add(PROJECTOR);
     // Short ack wait: a batch held by a process that died comes back soon, and the read-model waits for it.
     const ackWaitMs = Math.min(config.steps.ackWaitMs, 10_000);
     this.processor = new JetStreamProcessor(
       store,
-      { durable: PROJECTOR, filterSubject: ALL_RUNS, ackWaitMs, concurrency: 1, batchSize: PROJECTION_BATCH, maxAckPending: PROJECTION_BATCH },
+      { durable: PROJECTOR, filterSubject: ALL_RUNS, ackWaitMs, concurrency: 1, batchSize: PROJECTION_BATCH, maxAckPending: PROJECTION_BATCH, onInvalid: (m) => this.recordInvalid(m) },
       (batch) => this.project(batch),
       logger,
     );
@@ -117,6 +120,23 @@ export class Projector implements OnApplicationBootstrap, BeforeApplicationShutd
 
   onApplicationBootstrap() {
     return this.processor.start();
+  }
+
+  /** The projector sees each stream message once across replicas: it is where a skipped one is counted and kept for reports. */
+  private async recordInvalid(m: InvalidStreamMessage) {
+    this.metrics.streamMessagesSkipped.inc({ kind: 'invalid' });
+    await this.ds.getRepository(SkippedStreamMessage).upsert({ seq: String(m.seq), subject: m.subject, reason: m.reason.slice(0, 500), seen_at: new Date() }, ['seq']);
+  }
+
+  /** Events of the batch that their run's rules refused (kept in the run's state): counted and logged once. */
+  private reportRefused(events: StoredEvent[], histories: StoredEvent[][]) {
+    const refused = new Map(histories.flatMap((h) => fold(h).refused.map((r) => [r.seq, r] as const)));
+    for (const e of events) {
+      const r = refused.get(e.seq);
+      if (!r) continue;
+      this.metrics.streamMessagesSkipped.inc({ kind: 'refused' });
+      this.logger.warn({ run_id: e.run_id, seq: e.seq, type: e.type, reason: r.reason }, 'refused an event that cannot belong to its run');
+    }
   }
 
   async beforeApplicationShutdown() {
@@ -135,6 +155,7 @@ export class Projector implements OnApplicationBootstrap, BeforeApplicationShutd
       try {
         const histories = await Promise.all(runIds.map(async (id) => (await this.events.readRun(id)).events));
         await this.ds.transaction((m) => replaceRuns(m, histories, lastSeq));
+        this.reportRefused(events, histories);
         break;
       } catch (e) {
         this.logger.warn({ err: String(e) }, 'projection paused');

@@ -4,6 +4,7 @@ import { deleteConsumer, EventStore, JetStreamEventStore, JetStreamProcessor, Ru
 import { LOCAL_STEP_HANDLERS, stepConsumer, StepProcessor, SuppliedCredentialsSource, TargetClusters } from '../../libs/steps/src';
 import type { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
+import { OwnedConsumers } from '../event-log/event-log-health';
 import { EVENT_STORE, RUN_INPUTS, RUN_LOGS } from '../event-log/event-log.module';
 import { LOGGER } from '../logging/logging.module';
 import { Metrics } from '../metrics/metrics';
@@ -36,6 +37,7 @@ export class StepProcessors implements OnApplicationBootstrap, BeforeApplication
     @Inject(LOGGER) private readonly logger: Logger,
     @Inject(STEP_SCOPE) scope: StepScope,
     metrics: Metrics,
+    owned: OwnedConsumers,
   ) {
     const onAttempt = (step: string, outcome: 'succeeded' | 'failed', seconds: number) => metrics.stepDuration.observe({ step, outcome }, seconds);
     const deps = { store: events, inputs, logs, settings: config.steps, logger, targets: scope.targets, credentials: scope.credentials, onAttempt };
@@ -43,6 +45,7 @@ export class StepProcessors implements OnApplicationBootstrap, BeforeApplication
       const step = new StepProcessor(handler, deps);
       return new JetStreamProcessor(store, stepConsumer(handler.step, config.steps, scope.onlyRunId), step.handle, logger);
     });
+    for (const p of this.processors) owned.add(p.durable);
   }
 
   async onApplicationBootstrap() {

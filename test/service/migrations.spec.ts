@@ -18,7 +18,7 @@ describe('migrations run once however many processes start together', () => {
       const applied = await Promise.all(sources.map((ds) => migrateUnderLock(ds)));
       // One caller applied everything; the others waited for the lock and found nothing pending.
       expect(applied.filter((names) => names.length > 0)).toHaveLength(1);
-      expect(applied.flat()).toEqual(['CreateReadModel1764700000000']);
+      expect(applied.flat()).toEqual(['CreateReadModel1764700000000', 'SkippedStreamMessages1764800000000']);
     } finally {
       await Promise.all(sources.map((ds) => ds.destroy()));
     }
@@ -27,15 +27,15 @@ describe('migrations run once however many processes start together', () => {
     const rows = (await c.query('SELECT name FROM typeorm_migrations')).rows;
     const tables = (await c.query("SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename")).rows.map((r) => r.tablename);
     await c.end();
-    expect(rows).toEqual([{ name: 'CreateReadModel1764700000000' }]);
-    expect(tables).toEqual(expect.arrayContaining(['scaffold_runs', 'typeorm_migrations']));
+    expect(rows).toEqual([{ name: 'CreateReadModel1764700000000' }, { name: 'SkippedStreamMessages1764800000000' }]);
+    expect(tables).toEqual(expect.arrayContaining(['scaffold_runs', 'skipped_stream_messages', 'typeorm_migrations']));
   });
 
   it('the migrate command (what the chart hook Job runs) and a second run after it: applied, then nothing pending', async () => {
     const script = join(__dirname, '../../dist/src/migrate.js');
     const env = { ...process.env, DATABASE_URL: db.url };
     const [first, second] = await Promise.all([run('node', [script], { env }), run('node', [script], { env })]);
-    expect([first.stdout.trim(), second.stdout.trim()].sort()).toEqual(['applied: CreateReadModel1764700000000', 'no pending migrations']);
+    expect([first.stdout.trim(), second.stdout.trim()].sort()).toEqual(['applied: CreateReadModel1764700000000, SkippedStreamMessages1764800000000', 'no pending migrations']);
     expect((await run('node', [script], { env })).stdout.trim()).toBe('no pending migrations');
   });
 });

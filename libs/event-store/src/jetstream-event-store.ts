@@ -1,6 +1,6 @@
 import type { NatsConnection } from '@nats-io/nats-core';
 import { DeliverPolicy, JetStreamApiError, JetStreamClient, JetStreamManager, jetstream, jetstreamManager } from '@nats-io/jetstream';
-import { parseEvent, ScaffoldEvent, StoredEvent } from '../../events/src';
+import { InvalidStreamMessage, ScaffoldEvent, StoredEvent, tryParseEvent } from '../../events/src';
 import { ConcurrencyConflict, EventStore, FollowOptions, RangeQuery } from './event-store';
 import { readSubject } from './jetstream-reads';
 import { requireJetStreamServer } from './stream-admin';
@@ -14,6 +14,12 @@ const WRONG_LAST_SEQUENCE = 10071;
  * Opening it changes nothing on the server: streams are StreamAdmin's.
  */
 export class JetStreamEventStore implements EventStore {
+  /**
+   * Told of every message on an event subject that is not a valid event of its run (a client with
+   * publish rights wrote it): readers skip it instead of failing; the service logs and counts it.
+   */
+  onInvalid: (message: InvalidStreamMessage) => void = () => undefined;
+
   private constructor(
     readonly nc: NatsConnection,
     readonly js: JetStreamClient,
@@ -30,7 +36,15 @@ export class JetStreamEventStore implements EventStore {
     const last = await this.jsm.streams.getMessage(this.streams.events, { last_by_subj: runSubject(runId) });
     if (!last) return { events: [], lastSeq: 0 };
     const messages = await readSubject(this.js, this.streams.events, runSubject(runId), last.seq);
-    return { events: messages.map((m) => parseEvent(m.data, m.seq)), lastSeq: last.seq };
+    return { events: messages.flatMap((m) => this.parsed(m.data, m.seq, m.subject)), lastSeq: last.seq };
+  }
+
+  /** The message as an event, or nothing (reported) when it is not one. */
+  private parsed(data: string, seq: number, subject: string): StoredEvent[] {
+    const result = tryParseEvent(data, seq, subject);
+    if ('event' in result) return [result.event];
+    this.onInvalid(result.invalid);
+    return [];
   }
 
   async lastSeq(): Promise<number> {
@@ -54,8 +68,7 @@ export class JetStreamEventStore implements EventStore {
         for await (const m of batch) {
           got++;
           lastLooked = m.seq;
-          const event = parseEvent(m.string(), m.seq);
-          if (!opts.types || opts.types.includes(event.type)) events.push(event);
+          for (const event of this.parsed(m.string(), m.seq, m.subject)) if (!opts.types || opts.types.includes(event.type)) events.push(event);
           if (events.length >= opts.limit || m.seq >= lastSeq || m.info.pending === 0) done = true;
           if (done) break;
         }
@@ -78,7 +91,8 @@ export class JetStreamEventStore implements EventStore {
     try {
       if (opts.signal?.aborted) return;
       for await (const m of messages) {
-        const event = parseEvent(m.string(), m.seq);
+        const [event] = this.parsed(m.string(), m.seq, m.subject);
+        if (!event) continue;
         await opts.onEvent(event);
         if (opts.until?.(event)) break;
       }

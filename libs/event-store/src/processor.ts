@@ -1,5 +1,5 @@
 import { AckPolicy, Consumer, ConsumerMessages, DeliverPolicy, JetStreamApiError, JsMsg } from '@nats-io/jetstream';
-import { parseEvent, StoredEvent } from '../../events/src';
+import { InvalidStreamMessage, StoredEvent, tryParseEvent } from '../../events/src';
 import type { JetStreamEventStore } from './jetstream-event-store';
 
 const CONSUMER_NOT_FOUND = 10014;
@@ -26,6 +26,8 @@ export interface ProcessorOptions {
   /** Events per handler call: 1 for steps, up to this many for the projector (in stream order). */
   batchSize?: number;
   maxAckPending?: number;
+  /** Told (before the ack) of a message that is not a valid event; the projector records it for reports. */
+  onInvalid?: (message: InvalidStreamMessage) => Promise<void>;
 }
 
 export interface ProcessorLogger {
@@ -107,16 +109,32 @@ export class JetStreamProcessor {
   }
 
   async start(): Promise<void> {
+    this.loop = this.pump(await this.ensureConsumer());
+  }
+
+  private ensureConsumer(): Promise<Consumer> {
     const maxAckPending = this.opts.maxAckPending ?? Math.max(this.opts.concurrency * this.batchSize * 4, 16);
-    const consumer = await durableConsumer(this.store, this.opts.durable, { filterSubject: this.opts.filterSubject, ackWaitMs: this.opts.ackWaitMs, maxAckPending });
-    this.loop = this.pump(consumer);
+    return durableConsumer(this.store, this.opts.durable, { filterSubject: this.opts.filterSubject, ackWaitMs: this.opts.ackWaitMs, maxAckPending });
+  }
+
+  /** After a failed fetch: a consumer someone deleted is created again (it starts from the first event; handlers are idempotent). */
+  private async recovered(consumer: Consumer): Promise<Consumer> {
+    try {
+      await this.store.jsm.consumers.info(this.store.streams.events, this.opts.durable);
+      return consumer;
+    } catch (e) {
+      if (!(e instanceof JetStreamApiError) || e.code !== CONSUMER_NOT_FOUND) return consumer;
+      this.logger.error({ consumer: this.opts.durable }, 'the durable consumer was deleted; creating it again');
+      return this.ensureConsumer().catch(() => consumer);
+    }
   }
 
   private async freeSlot(): Promise<void> {
     while (!this.stopped && this.inFlight.size >= this.opts.concurrency) await Promise.race([this.stopSignal, ...[...this.inFlight].map((f) => f.done)]);
   }
 
-  private async pump(consumer: Consumer) {
+  private async pump(initial: Consumer) {
+    let consumer = initial;
     while (!this.stopped) {
       await this.freeSlot();
       if (this.stopped) break;
@@ -137,6 +155,7 @@ export class JetStreamProcessor {
         if (this.stopped) break;
         this.logger.warn({ err: String(e), consumer: this.opts.durable }, 'fetch failed; retrying');
         await new Promise((r) => setTimeout(r, 1000));
+        consumer = await this.recovered(consumer);
       }
     }
   }
@@ -149,13 +168,15 @@ export class JetStreamProcessor {
     }
     const deliveries: Delivery[] = [];
     for (const msg of messages) {
-      try {
-        deliveries.push({ event: parseEvent(msg.string(), msg.seq), deliveryCount: msg.info.deliveryCount });
-      } catch (e) {
-        // Retrying cannot turn it into an event: acknowledge it and say so.
-        this.logger.warn({ seq: msg.seq, consumer: this.opts.durable, err: String(e) }, 'skipping a message that is not a scaffold event');
-        msg.ack();
+      const parsed = tryParseEvent(msg.string(), msg.seq, msg.subject);
+      if ('event' in parsed) {
+        deliveries.push({ event: parsed.event, deliveryCount: msg.info.deliveryCount });
+        continue;
       }
+      // Retrying cannot turn it into an event: report it, acknowledge it and go on.
+      this.logger.warn({ ...parsed.invalid, consumer: this.opts.durable }, 'skipping a message that is not a scaffold event');
+      await this.opts.onInvalid?.(parsed.invalid).catch((e) => this.logger.error({ err: String(e), seq: msg.seq }, 'could not record a skipped message'));
+      msg.ack();
     }
     const valid = messages.filter((m) => deliveries.some((d) => d.event.seq === m.seq));
     if (valid.length === 0) return;

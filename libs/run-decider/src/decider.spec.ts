@@ -27,8 +27,9 @@ describe('run decider', () => {
       full,
       { type: 'ScaffoldSucceeded', data: { infra_commit: 'a'.repeat(40), full_commit: 'b'.repeat(40) } },
     ]);
-    const state = fold(at([requested, infra, ready, fetched, full, { type: 'ScaffoldSucceeded', data: { infra_commit: 'a', full_commit: 'b' } }]));
+    const state = fold(at([requested, infra, ready, fetched, full, { type: 'ScaffoldSucceeded', data: { infra_commit: 'a'.repeat(40), full_commit: 'b'.repeat(40) } }]));
     expect(state.status).toBe('succeeded');
+    expect(state.refused).toEqual([]);
   });
 
   it('takes a SOPS run from the infrastructure pass straight to the full pass', () => {
@@ -81,5 +82,50 @@ describe('run decider', () => {
     expect(given(requested, cancelReq).when({ type: 'CompleteStep', step: 'infra-pass', result: infra })).toEqual([infra, { type: 'ScaffoldCancelled', data: { step: 'sealed-secrets-wait' } }]);
     expect(() => given().when({ type: 'RequestCancel', requestedBy: 'ops' })).toThrow(RunRuleViolation);
     expect(() => given(requested, { type: 'ScaffoldFailed', data: { step: 'infra-pass', reason: 'x' } }).when({ type: 'RequestCancel', requestedBy: 'ops' })).toThrow(/already failed/);
+  });
+
+  describe('refuses events that cannot belong to the run (appended by someone else than decide)', () => {
+    const otherRepo: EventDraft = {
+      type: 'ScaffoldRequested',
+      data: { ...request, repo_url: 'https://attacker.example.com/x.git', target: { kind: 'sealing_cert', fingerprint_sha256: 'ee', not_after: '2030-01-01T00:00:00.000Z' } },
+    };
+    const refusedOf = (events: EventDraft[]) => fold(at(events)).refused.map((r) => r.reason);
+
+    it('a second ScaffoldRequested never redirects the run', () => {
+      const state = fold(at([requested, otherRepo, infra]));
+      expect(state.request).toEqual(request);
+      expect(state.step).toBe('sealed-secrets-wait');
+      expect(state.refused).toEqual([{ seq: null, type: 'ScaffoldRequested', reason: 'a second ScaffoldRequested on a run that was already requested' }]);
+    });
+
+    it('a certificate other than the one the run was given, or fetched, is refused; the run waits for its own', () => {
+      const attackers: EventDraft = { type: 'CertFetched', data: { fingerprint_sha256: 'ff'.repeat(32), not_after: '2030-01-01T00:00:00.000Z' } };
+      const state = fold(at([requested, infra, ready, attackers]));
+      expect(state.step).toBe('cert-fetch');
+      expect(state.certFingerprint).toBeNull();
+      expect(state.refused[0].reason).toBe(`CertFetched for certificate ${'ff'.repeat(8)}… while the run's certificate is ab…`);
+      // With a kubeconfig target the first fetched certificate is the run's; another one later is refused.
+      const kube: EventDraft = { type: 'ScaffoldRequested', data: { ...request, target: { kind: 'kubeconfig_secret', namespace: 'ns', name: 'k', key: 'value' } } };
+      const first: EventDraft = { type: 'CertFetched', data: { fingerprint_sha256: 'cd'.repeat(32), not_after: '2030-01-01T00:00:00.000Z' } };
+      expect(fold(at([kube, infra, ready, first])).certFingerprint).toBe('cd'.repeat(32));
+      expect(refusedOf([kube, infra, ready, first, attackers])).toEqual([`CertFetched while the run is at full-pass`]);
+    });
+
+    it('results out of order, events before the request or after the end, and a success naming other commits', () => {
+      expect(refusedOf([infra])).toEqual(["InfraPushed before the run's ScaffoldRequested"]);
+      expect(refusedOf([requested, full])).toEqual(['FullPushed while the run is at infra-pass']);
+      expect(refusedOf([requested, { type: 'ScaffoldSucceeded', data: { infra_commit: 'a', full_commit: 'b' } }])).toEqual(['ScaffoldSucceeded that names commits the run did not push']);
+      expect(refusedOf([requested, { type: 'StepFailed', data: { step: 'full-pass', attempt: 1, reason: 'x', will_retry: false } }])).toEqual([
+        'StepFailed for full-pass while the run is at infra-pass',
+      ]);
+      const cancelled: EventDraft = { type: 'ScaffoldCancelled', data: { step: 'infra-pass' } };
+      expect(refusedOf([requested, cancelled, infra])).toEqual(['InfraPushed after the run ended (cancelled)']);
+      const sops: EventDraft = { type: 'ScaffoldRequested', data: { ...request, target: { kind: 'age_recipients', recipients: ['age1x'] } } };
+      expect(refusedOf([sops, fetched])).toEqual(['CertFetched while the run is at infra-pass']);
+    });
+
+    it('decide works from the state without the refused events', () => {
+      expect(given(requested, otherRepo).when({ type: 'CompleteStep', step: 'infra-pass', result: infra })).toEqual([infra]);
+    });
   });
 });

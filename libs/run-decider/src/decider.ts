@@ -30,6 +30,14 @@ export interface RunState {
   createdAt: string | null;
   updatedAt: string | null;
   finishedAt: string | null;
+  /** Events on the run's subject that the rules refused (they changed nothing): the newest few, for reports. */
+  refused: RefusedEvent[];
+}
+
+export interface RefusedEvent {
+  seq: number | null;
+  type: string;
+  reason: string;
 }
 
 export const initialState: RunState = {
@@ -48,6 +56,7 @@ export const initialState: RunState = {
   createdAt: null,
   updatedAt: null,
   finishedAt: null,
+  refused: [],
 };
 
 export const MAX_ATTEMPTS_PER_STEP = 5;
@@ -77,7 +86,47 @@ export const STEP_TRIGGERS: Record<Step, ReadonlyArray<EventDraft['type']>> = {
 
 export const isTerminal = (s: RunState) => s.status === 'succeeded' || s.status === 'failed' || s.status === 'cancelled';
 
+/** The step whose result each result event is. */
+const RESULT_STEP = Object.fromEntries(Object.entries(STEP_RESULT).map(([step, type]) => [type, step])) as Partial<Record<EventDraft['type'], Step>>;
+const short = (fingerprint: string) => fingerprint.slice(0, 16);
+
+/**
+ * Why an event on the run's subject cannot be part of this run, or null when it can. The service only
+ * appends what `decide` allows, so these are events from elsewhere (a client with publish rights on
+ * the subject): they are refused whatever NATS permissions say, never folded into the run.
+ */
+export function refusal(state: RunState, event: EventDraft): string | null {
+  if (event.type === 'ScaffoldRequested') return state.status === 'none' ? null : 'a second ScaffoldRequested on a run that was already requested';
+  if (state.status === 'none' || !state.request) return `${event.type} before the run's ScaffoldRequested`;
+  if (isTerminal(state)) return `${event.type} after the run ended (${state.status})`;
+  const resultOf = RESULT_STEP[event.type];
+  if (resultOf && state.step !== resultOf) return `${event.type} while the run is at ${state.step}`;
+  if ((event.type === 'StepFailed' || event.type === 'StepProgress') && event.data.step !== state.step) return `${event.type} for ${event.data.step} while the run is at ${state.step}`;
+  if (event.type === 'CertFetched') {
+    const target = state.request.target;
+    if (target.kind === 'age_recipients') return 'CertFetched on a SOPS run, which seals nothing';
+    const expected = target.kind === 'sealing_cert' ? target.fingerprint_sha256 : state.certFingerprint;
+    if (expected && expected !== event.data.fingerprint_sha256) return `CertFetched for certificate ${short(event.data.fingerprint_sha256)}… while the run's certificate is ${short(expected)}…`;
+  }
+  if (event.type === 'ScaffoldSucceeded' && (!state.fullCommit || event.data.full_commit !== state.fullCommit || event.data.infra_commit !== (state.infraCommit ?? ''))) {
+    return 'ScaffoldSucceeded that names commits the run did not push';
+  }
+  return null;
+}
+
+/** How many refused events a state keeps (the reports need the newest, not all of a flood). */
+const REFUSED_KEPT = 10;
+
 export function evolve(state: RunState, event: StoredEvent | (EventDraft & { time: string })): RunState {
+  const refused = refusal(state, event);
+  if (refused) {
+    const entry = { seq: 'seq' in event ? event.seq : null, type: event.type, reason: refused };
+    return { ...state, refused: [...(state.refused ?? []), entry].slice(-REFUSED_KEPT) };
+  }
+  return apply(state, event);
+}
+
+function apply(state: RunState, event: StoredEvent | (EventDraft & { time: string })): RunState {
   // Progress belongs to the step that reported it, a retry to the step that failed; any other event ends them.
   const ongoing = event.type === 'StepProgress' || event.type === 'StepRedriveRequested' || event.type === 'ScaffoldCancelRequested';
   const s: RunState = { ...state, updatedAt: event.time, progress: event.type === 'StepProgress' ? state.progress : null, retry: ongoing ? (state.retry ?? null) : null };

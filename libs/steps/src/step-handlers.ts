@@ -133,10 +133,24 @@ export const infraPass: StepHandler = {
   },
 };
 
+/**
+ * The certificate the full pass seals for: the stored PEM, accepted only when it is the one the run's
+ * events name (the request's, or the CertFetched the rules accepted), so a PEM written into the inputs
+ * stream by anyone else never receives the cluster's secrets.
+ */
 async function storedCertificate(ctx: StepContext) {
   const pem = await ctx.inputs.get(ctx.runId, SEALING_CERT_INPUT);
   if (!pem) throw new StepError('the sealing certificate of this run is missing', false);
-  return parseSealingCertificate(pem);
+  const cert = parseSealingCertificate(pem);
+  const target = request(ctx).target;
+  const expected = target.kind === 'sealing_cert' ? target.fingerprint_sha256 : ctx.state.certFingerprint;
+  if (cert.fingerprintSha256 !== expected) {
+    throw new StepError(
+      `the stored sealing certificate (${cert.fingerprintSha256.slice(0, 16)}…) is not the one this run's events name (${(expected ?? 'none').slice(0, 16)}…); refusing to seal for it`,
+      false,
+    );
+  }
+  return cert;
 }
 
 /** The target's kubeconfig Secret and the reach into the cluster, or a clear reason why there is none. */

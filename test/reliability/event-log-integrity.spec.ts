@@ -1,0 +1,104 @@
+import { randomUUID } from 'node:crypto';
+import { stamp } from '../../libs/events/src';
+import { main as ctl } from '../../src/ctl';
+import { makeRsaCert } from '../support/certs';
+import { createBody } from '../support/run-fixtures';
+import { api, untilTerminal, waitFor } from '../support/service';
+import { useServiceStack } from '../support/service-stack';
+import { bareRepo, gitLog } from '../support/services';
+
+jest.setTimeout(120_000);
+
+/**
+ * What someone with publish rights on the event subjects (an unauthenticated NATS) could do before:
+ * a non-event message made every read covering it fail; a deleted consumer stopped new runs while the
+ * service said it was healthy. Now readers skip and report such messages, and readiness names what is
+ * missing while the service recreates it.
+ */
+describe('the event log defends itself', () => {
+  const stack = useServiceStack(() => ({ PUSH_ATTEMPTS: '1' }));
+  const cert = makeRsaCert();
+  const ctlLines = async (...argv: string[]) => {
+    const lines: string[] = [];
+    const code = await ctl(argv, { NATS_URL: stack.nats.url, DATABASE_URL: stack.db.url }, (l) => lines.push(l));
+    return { code, lines };
+  };
+  const publish = (subject: string, data: string) => stack.svc.runtime.store.js.publish(subject, data);
+
+  it('skips messages that are not events of their run: every read answers, replay goes on, status and the metric report them', async () => {
+    const remote = bareRepo();
+    const created = await api(stack.svc.base, 'POST', '/api/v1/scaffolds', createBody('integrity', remote.url, cert.certPem));
+    const id = created.json.id;
+    await untilTerminal(stack.svc.base, id);
+    const garbage = await publish(`scaffold.run.${id}`, 'this is not json');
+    const otherRun = stamp({ type: 'ScaffoldCancelled', data: { step: 'infra-pass' } }, randomUUID(), randomUUID(), new Date(), null);
+    const misplaced = await publish(`scaffold.run.${id}`, JSON.stringify(otherRun));
+
+    expect((await api(stack.svc.base, 'GET', `/api/v1/scaffolds/${id}/events`)).status).toBe(200);
+    const audit = await api(stack.svc.base, 'GET', '/api/v1/events?limit=500');
+    expect(audit.status).toBe(200);
+    expect(audit.json.items.some((e: any) => e.run_id === id && e.type === 'ScaffoldSucceeded')).toBe(true);
+    expect((await api(stack.svc.base, 'GET', `/api/v1/scaffolds/${id}`)).json.status).toBe('succeeded');
+    const replay = await ctlLines('replay', '--from-seq', '1');
+    expect(replay.code).toBe(0);
+    expect(replay.lines.some((l) => l.includes('ScaffoldSucceeded'))).toBe(true);
+    // A new run after the bad messages still goes through every consumer.
+    const next = await api(stack.svc.base, 'POST', '/api/v1/scaffolds', createBody('integrity-next', bareRepo().url, cert.certPem));
+    expect((await untilTerminal(stack.svc.base, next.json.id)).status).toBe('succeeded');
+
+    const status = await waitFor('the projector to record both', async () => {
+      const s = await ctlLines('status', '--json');
+      const json = JSON.parse(s.lines[0]);
+      return json.invalid_messages.length >= 2 ? json : undefined;
+    });
+    expect(status.invalid_messages).toEqual(
+      expect.arrayContaining([
+        { seq: garbage.seq, subject: `scaffold.run.${id}`, reason: `stream message ${garbage.seq} is not JSON` },
+        { seq: misplaced.seq, subject: `scaffold.run.${id}`, reason: `stream message ${misplaced.seq} on scaffold.run.${id} names run ${otherRun.run_id}` },
+      ]),
+    );
+    const metrics = await (await fetch(`${stack.svc.base}/metrics`)).text();
+    expect(metrics).toMatch(/scaffold_stream_messages_skipped_total\{kind="invalid"\} 2/);
+  });
+
+  it('refuses a second ScaffoldRequested that would redirect a live run; status and the metric report it', async () => {
+    const remote = bareRepo();
+    const attacker = bareRepo();
+    // The first push fails (nothing listens there) and is retried: the run is live long enough.
+    const created = await api(stack.svc.base, 'POST', '/api/v1/scaffolds', createBody('redirect', 'https://127.0.0.1:9/fleet.git', cert.certPem));
+    const id = created.json.id;
+    const { events } = await stack.svc.runtime.store.readRun(id);
+    const forged = stamp({ type: 'ScaffoldRequested', data: { ...(events[0].data as any), repo_url: attacker.url } }, id, randomUUID(), new Date(), null);
+    await publish(`scaffold.run.${id}`, JSON.stringify(forged));
+    const refused = await waitFor('the refusal in status', async () => {
+      const s = JSON.parse((await ctlLines('status', '--json')).lines[0]);
+      return s.refused_events.find((r: any) => r.run_id === id);
+    });
+    expect(refused).toMatchObject({ type: 'ScaffoldRequested', reason: 'a second ScaffoldRequested on a run that was already requested' });
+    expect((await api(stack.svc.base, 'GET', `/api/v1/scaffolds/${id}`)).json.repo_url).toBe('https://127.0.0.1:9/fleet.git');
+    await api(stack.svc.base, 'POST', `/api/v1/scaffolds/${id}/cancel`);
+    await untilTerminal(stack.svc.base, id);
+    expect(gitLog(attacker.dir)).toHaveLength(1);
+    expect(gitLog(remote.dir)).toHaveLength(1);
+    expect(await (await fetch(`${stack.svc.base}/metrics`)).text()).toMatch(/scaffold_stream_messages_skipped_total\{kind="refused"\} 1/);
+  });
+
+  it('readiness names a deleted step consumer and a deleted stream; the service recreates both and runs go on', async () => {
+    const jsm = stack.svc.runtime.store.jsm;
+    await jsm.consumers.delete('SCAFFOLD_EVENTS', 'step-infra-pass');
+    const degraded = await fetch(`${stack.svc.base}/readyz`);
+    expect(degraded.status).toBe(503);
+    expect(((await degraded.json()) as any).missing).toEqual(['consumer step-infra-pass']);
+    await waitFor('the consumer to be back', async () => ((await fetch(`${stack.svc.base}/readyz`)).status === 200 ? true : undefined), 15_000);
+
+    await jsm.streams.delete('SCAFFOLD_LOGS');
+    const noLogs = await fetch(`${stack.svc.base}/readyz`);
+    expect(noLogs.status).toBe(503);
+    expect(((await noLogs.json()) as any).missing).toEqual(['stream SCAFFOLD_LOGS']);
+    expect((await fetch(`${stack.svc.base}/readyz`)).status).toBe(200);
+    expect((await fetch(`${stack.svc.base}/livez`)).status).toBe(200);
+
+    const run = await api(stack.svc.base, 'POST', '/api/v1/scaffolds', createBody('after-repair', bareRepo().url, cert.certPem));
+    expect((await untilTerminal(stack.svc.base, run.json.id)).status).toBe('succeeded');
+  });
+});
