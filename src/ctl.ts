@@ -200,7 +200,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
     const store = app.get(JetStreamEventStore);
     const db = async () => {
       if (!ds) {
-        ds = makeDataSource(config.databaseUrl);
+        ds = makeDataSource({ url: config.databaseUrl, sslCaFile: config.databaseSslCa });
         await ds.initialize();
       }
       return ds;

@@ -3,10 +3,10 @@
  * migrations to DATABASE_URL under the migration lock, so it never races a replica.
  */
 import 'reflect-metadata';
-import { makeDataSource, migrateUnderLock } from './projection/data-source';
+import { databaseFromEnv, makeDataSource, migrateUnderLock } from './projection/data-source';
 
 async function main() {
-  const ds = makeDataSource(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
+  const ds = makeDataSource(databaseFromEnv());
   await ds.initialize();
   const applied = await migrateUnderLock(ds);
   console.log(applied.length ? `applied: ${applied.join(', ')}` : 'no pending migrations');

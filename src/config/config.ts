@@ -5,7 +5,8 @@ import { GitAccess, GitAccessError } from '../../libs/git/src';
 import { JobSettings, RUNNER_IMAGE } from '../../libs/kube/src/job-spec';
 import type { StepSettings } from '../../libs/steps/src';
 import { ENV_SCHEMA } from './env.schema';
-import { NatsEnv, NatsSettings, natsSettings, NatsSettingsError } from './nats-settings';
+import { NatsEnv, NatsSettings, natsSettings } from './nats-settings';
+import { readableFile, SettingError } from './setting-files';
 
 export interface AppConfig {
   port: number;
@@ -15,6 +16,8 @@ export interface AppConfig {
   /** Servers, authentication and TLS for NATS (NATS_URL, NATS_CREDS, NATS_TLS_*, ...). */
   nats: NatsSettings;
   databaseUrl: string;
+  /** DATABASE_SSL_CA: CA file the PostgreSQL server's certificate (and host name) is verified against. */
+  databaseSslCa?: string;
   executor: 'local' | 'kubernetes';
   platformRepoUrl?: string;
   defaultBranch: string;
@@ -94,8 +97,16 @@ function nats(env: Env): NatsSettings {
   try {
     return natsSettings(env as NatsEnv);
   } catch (e) {
-    if (e instanceof NatsSettingsError) throw new ConfigError(e.message);
+    if (e instanceof SettingError) throw new ConfigError(e.message);
     throw e;
+  }
+}
+
+function optionalFile(variable: string, path: string | undefined): string | undefined {
+  try {
+    return path ? readableFile(variable, path) : undefined;
+  } catch (e) {
+    throw e instanceof SettingError ? new ConfigError(e.message) : e;
   }
 }
 
@@ -117,6 +128,7 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env, opts: { requ
     apiKeys: keys,
     nats: nats(env),
     databaseUrl: env.DATABASE_URL,
+    databaseSslCa: optionalFile('DATABASE_SSL_CA', env.DATABASE_SSL_CA),
     executor: env.EXECUTOR,
     platformRepoUrl: env.PLATFORM_REPO_URL,
     defaultBranch: env.DEFAULT_BRANCH,

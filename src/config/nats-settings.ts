@@ -1,6 +1,7 @@
-import { accessSync, constants, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { credsAuthenticator, nkeyAuthenticator, tokenAuthenticator, usernamePasswordAuthenticator } from '@nats-io/nats-core';
 import type { Authenticator, TlsOptions } from '@nats-io/nats-core';
+import { readableFile as readable, SettingError } from './setting-files';
 
 /**
  * How every process (service, scaffold-runner, scaffolderctl) reaches NATS: the servers, one way of
@@ -21,7 +22,8 @@ export interface NatsSettings {
   description: string;
 }
 
-export class NatsSettingsError extends Error {}
+/** Kept as its own name for callers; every NATS setting problem is a SettingError. */
+export class NatsSettingsError extends SettingError {}
 
 export interface NatsEnv {
   NATS_URL: string;
@@ -59,15 +61,6 @@ function servers(value: string): string[] {
     if (url.username || url.password) throw new NatsSettingsError('NATS_URL: must not carry credentials; use NATS_CREDS, NATS_NKEY_SEED_FILE, NATS_USER/NATS_PASSWORD_FILE or NATS_TOKEN_FILE');
   }
   return list;
-}
-
-function readable(variable: string, path: string): string {
-  try {
-    accessSync(path, constants.R_OK);
-  } catch {
-    throw new NatsSettingsError(`${variable}: ${path} cannot be read`);
-  }
-  return path;
 }
 
 /** A secret given inline or as a file (the file wins when both are set is refused: one source only). */

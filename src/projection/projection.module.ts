@@ -21,7 +21,7 @@ export class ProjectionModule {
         TypeOrmModule.forRootAsync({
           inject: [APP_CONFIG],
           useFactory: (config: AppConfig) => ({
-            ...readModelOptions(config.databaseUrl),
+            ...readModelOptions({ url: config.databaseUrl, sslCaFile: config.databaseSslCa }),
             migrationsRun: config.migrationsRun,
             retryAttempts: 2,
             retryDelay: 1000,

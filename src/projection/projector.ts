@@ -2,7 +2,7 @@ import { BeforeApplicationShutdown, Inject, Injectable, OnApplicationBootstrap }
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { Logger } from 'pino';
 import { DataSource, EntityManager, In } from 'typeorm';
-import { ACK, ALL_RUNS, Delivery, Disposition, EventStore, JetStreamEventStore, JetStreamProcessor } from '../../libs/event-store/src';
+import { ACK, ALL_RUNS, Delivery, Disposition, EventStore, JetStreamEventStore, JetStreamProcessor, StaleRead } from '../../libs/event-store/src';
 import type { InvalidStreamMessage, StoredEvent } from '../../libs/events/src';
 import { evolve, fold, initialState, RunState } from '../../libs/run-decider/src';
 import type { AppConfig } from '../config/config';
@@ -128,6 +128,13 @@ export class Projector implements OnApplicationBootstrap, BeforeApplicationShutd
     await this.ds.getRepository(SkippedStreamMessage).upsert({ seq: String(m.seq), subject: m.subject, reason: m.reason.slice(0, 500), seen_at: new Date() }, ['seq']);
   }
 
+  /** A run's history that includes the batch's events of it (a read from a stale stream leader is refused and retried). */
+  private async readAtLeast(runId: string, seq: number): Promise<StoredEvent[]> {
+    const { events, lastSeq } = await this.events.readRun(runId);
+    if (lastSeq < seq) throw new StaleRead(runId, seq, lastSeq);
+    return events;
+  }
+
   /** Events of the batch that their run's rules refused (kept in the run's state): counted and logged once. */
   private reportRefused(events: StoredEvent[], histories: StoredEvent[][]) {
     const refused = new Map(histories.flatMap((h) => fold(h).refused.map((r) => [r.seq, r] as const)));
@@ -153,7 +160,7 @@ export class Projector implements OnApplicationBootstrap, BeforeApplicationShutd
     const lastSeq = Math.max(...events.map((e) => e.seq));
     for (let attempt = 0; ; attempt++) {
       try {
-        const histories = await Promise.all(runIds.map(async (id) => (await this.events.readRun(id)).events));
+        const histories = await Promise.all(runIds.map((id) => this.readAtLeast(id, Math.max(...events.filter((e) => e.run_id === id).map((e) => e.seq)))));
         await this.ds.transaction((m) => replaceRuns(m, histories, lastSeq));
         this.reportRefused(events, histories);
         break;

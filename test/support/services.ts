@@ -50,8 +50,8 @@ export class TestNats {
   }
 
   /** nats-server -c FILE with FILE's $VARIABLES from env (NATS_LISTEN and NATS_STORE_DIR are filled in). */
-  static async startWithConfig(file: string, env: Record<string, string>, scheme: 'nats' | 'tls' = 'nats'): Promise<TestNats> {
-    const n = new TestNats(await freePort(), { file, env, scheme });
+  static async startWithConfig(file: string, env: Record<string, string>, scheme: 'nats' | 'tls' = 'nats', port?: number): Promise<TestNats> {
+    const n = new TestNats(port ?? (await freePort()), { file, env, scheme });
     await n.startProcess();
     return n;
   }
@@ -73,10 +73,11 @@ export class TestNats {
     await waitForPort(this.port);
   }
 
-  async stop() {
+  /** SIGTERM (a clean shutdown) or SIGKILL (a crash). */
+  async stop(signal: NodeJS.Signals = 'SIGTERM') {
     if (!this.proc) return;
     const exited = new Promise((r) => this.proc!.once('exit', r));
-    this.proc.kill('SIGTERM');
+    this.proc.kill(signal);
     await exited;
     this.proc = undefined;
   }
@@ -84,6 +85,50 @@ export class TestNats {
   async destroy() {
     await this.stop();
     rmSync(this.storeDir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * A 3-node JetStream cluster on loopback: three nats-server processes, each with its own port,
+ * store and cluster route port, routed to the others. `url` lists all three, as NATS_URL would.
+ */
+export class TestNatsCluster {
+  private constructor(readonly nodes: TestNats[]) {}
+
+  static async start(size = 3): Promise<TestNatsCluster> {
+    const clientPorts = await Promise.all(Array.from({ length: size }, () => freePort()));
+    const routePorts = await Promise.all(Array.from({ length: size }, () => freePort()));
+    const dir = tempDir('nats-cluster');
+    const nodes = await Promise.all(
+      clientPorts.map((port, i) => {
+        const file = `${dir}/n${i + 1}.conf`;
+        const routes = routePorts.filter((_, j) => j !== i).map((p) => `"nats-route://127.0.0.1:${p}"`);
+        require('node:fs').writeFileSync(
+          file,
+          `server_name: n${i + 1}\nlisten: $NATS_LISTEN\njetstream { store_dir: $NATS_STORE_DIR }\ncluster { name: scaffolder-test, listen: "127.0.0.1:${routePorts[i]}", routes: [${routes.join(', ')}] }\n`,
+        );
+        return TestNats.startWithConfig(file, {}, 'nats', port);
+      }),
+    );
+    return new TestNatsCluster(nodes);
+  }
+
+  get url() {
+    return this.nodes.map((n) => n.url).join(',');
+  }
+
+  /** The node whose server_name is `name` (as JetStream reports stream leaders). */
+  node(name: string): TestNats {
+    return this.nodes[Number(name.replace(/^n/, '')) - 1];
+  }
+
+  /** The node a client reached through `127.0.0.1:<port>`. */
+  nodeAt(server: string): TestNats {
+    return this.nodes.find((n) => server.endsWith(`:${n.port}`))!;
+  }
+
+  async destroy() {
+    await Promise.all(this.nodes.map((n) => n.destroy()));
   }
 }
 

@@ -58,6 +58,18 @@ export interface DecideOptions {
   now?: () => Date;
   /** Pins an event id (idempotent requests); random otherwise. */
   idFor?: (draft: EventDraft, index: number) => string;
+  /**
+   * The caller has seen this sequence of the run (the event it reacts to): a read that ends before it
+   * is stale (a stream leader just elected can answer from behind), so it is refused, not decided on.
+   */
+  seenSeq?: number;
+}
+
+/** A read of a run that does not yet include an event the caller has already seen; retrying helps. */
+export class StaleRead extends Error {
+  constructor(runId: string, seen: number, read: number) {
+    super(`run ${runId} was read up to sequence ${read}, behind the event ${seen} already delivered; reading again later`);
+  }
 }
 
 const MAX_DECISION_ATTEMPTS = 10;
@@ -69,6 +81,7 @@ const MAX_DECISION_ATTEMPTS = 10;
 export async function decideAndAppend<S>(store: EventStore, runId: string, decider: Decider<S>, decide: (state: S) => EventDraft[], opts: DecideOptions = {}): Promise<DecisionResult<S>> {
   for (let attempt = 0; attempt < MAX_DECISION_ATTEMPTS; attempt++) {
     const { events, lastSeq } = await store.readRun(runId);
+    if (opts.seenSeq !== undefined && lastSeq < opts.seenSeq) throw new StaleRead(runId, opts.seenSeq, lastSeq);
     const state = events.reduce(decider.evolve, decider.initialState);
     const drafts = decide(state);
     if (drafts.length === 0) return { state, appended: [] };

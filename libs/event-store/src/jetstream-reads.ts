@@ -1,23 +1,31 @@
 import { DeliverPolicy, JetStreamClient } from '@nats-io/jetstream';
 
-/** Every message of one subject of a stream, oldest first, up to `untilSeq` (an ordered consumer, deleted after). */
+/** Empty fetches in a row after which a read gives up (the caller retries) instead of returning a partial history. */
+const EMPTY_FETCHES_ALLOWED = 5;
+
+/**
+ * Every message of one subject of a stream, oldest first, up to and including `untilSeq` (which the
+ * caller knows is on the subject: its last message). An ordered consumer, deleted after. An empty
+ * fetch is not the end: during a leader election a fetch can come back empty although messages
+ * remain, and a run folded from a partial history would look one step behind (its step would then be
+ * skipped as already done). So the read goes on until `untilSeq` or fails.
+ */
 export async function readSubject(js: JetStreamClient, stream: string, subject: string, untilSeq: number): Promise<Array<{ seq: number; subject: string; data: string }>> {
   const consumer = await js.consumers.get(stream, { filter_subjects: subject, deliver_policy: DeliverPolicy.All });
   const out: Array<{ seq: number; subject: string; data: string }> = [];
   try {
-    for (let done = false; !done;) {
+    for (let empty = 0; empty < EMPTY_FETCHES_ALLOWED;) {
       const batch = await consumer.fetch({ max_messages: 256, expires: 2000 });
       let got = 0;
       for await (const m of batch) {
         got++;
         out.push({ seq: m.seq, subject: m.subject, data: m.string() });
-        if (m.seq >= untilSeq || m.info.pending === 0) done = true;
-        if (done) break;
+        if (m.seq >= untilSeq) return out;
       }
-      if (got === 0) done = true;
+      empty = got === 0 ? empty + 1 : 0;
     }
   } finally {
     await consumer.delete().catch(() => undefined);
   }
-  return out;
+  throw new Error(`reading ${subject} of ${stream} stopped at sequence ${out.at(-1)?.seq ?? 0} before ${untilSeq}; try again`);
 }

@@ -69,7 +69,7 @@ export class StepProcessor {
     const runId = event.run_id;
     const ids = { run_id: runId, event_id: event.id, step };
     // At the step boundary: a cancelled run stops here; a run already past this step is not run again.
-    const gate = await decideAndAppend(store, runId, runDecider, (s) => decide({ type: 'StopIfCancelled', step }, s), { causationId: event.id });
+    const gate = await decideAndAppend(store, runId, runDecider, (s) => decide({ type: 'StopIfCancelled', step }, s), { causationId: event.id, seenSeq: event.seq });
     if (gate.appended.length > 0 || gate.state.step !== step || isTerminal(gate.state)) return ACK;
     const log = new RunLog(this.deps.logs, runId, step);
     const started = Date.now();
@@ -80,7 +80,7 @@ export class StepProcessor {
       const ctx = { runId, state: gate.state, store, inputs: this.deps.inputs, settings, log, targets: this.deps.targets, credentials: this.deps.credentials };
       crashPoint(`before-step:${step}`);
       const result = await withDeadline(this.handler.run(ctx), deadline, step);
-      const done = await decideAndAppend(store, runId, runDecider, (s) => decide({ type: 'CompleteStep', step, result }, s), { causationId: event.id });
+      const done = await decideAndAppend(store, runId, runDecider, (s) => decide({ type: 'CompleteStep', step, result }, s), { causationId: event.id, seenSeq: event.seq });
       logger.info({ ...ids, appended: done.appended.map((e) => e.type) }, 'step finished');
       this.deps.onAttempt?.(step, 'succeeded', (Date.now() - started) / 1000);
       crashPoint(`after-append:${step}`);
@@ -89,7 +89,10 @@ export class StepProcessor {
       const failure = toStepError(e);
       this.deps.onAttempt?.(step, 'failed', (Date.now() - started) / 1000);
       await log.line(`${step} failed: ${failure.message}`, 'error');
-      const failed = await decideAndAppend(store, runId, runDecider, (s) => decide({ type: 'FailStep', step, reason: failure.message, retryable: failure.retryable }, s), { causationId: event.id });
+      const failed = await decideAndAppend(store, runId, runDecider, (s) => decide({ type: 'FailStep', step, reason: failure.message, retryable: failure.retryable }, s), {
+        causationId: event.id,
+        seenSeq: event.seq,
+      });
       const stepFailed = failed.appended.find((a) => a.type === 'StepFailed');
       const retry = stepFailed?.type === 'StepFailed' && stepFailed.data.will_retry;
       logger.warn({ ...ids, reason: failure.message, retry }, 'step failed');

@@ -1,0 +1,144 @@
+import { connect } from '@nats-io/transport-node';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { rebuildProjection } from '../../src/projection/rebuild';
+import { makeRsaCert } from '../support/certs';
+import { createBody } from '../support/run-fixtures';
+import { api, RunningService, startService, untilTerminal, waitFor } from '../support/service';
+import { bareRepo, readModelRows, runCommits, TestDatabase, TestNatsCluster } from '../support/services';
+
+jest.setTimeout(240_000);
+
+const STREAMS = ['SCAFFOLD_EVENTS', 'SCAFFOLD_LOGS', 'SCAFFOLD_INPUTS'];
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Past one machine: a 3-node JetStream cluster, streams with 3 replicas, the service connected with
+ * all three servers in NATS_URL. Nodes are stopped and restarted one at a time while runs go on: the
+ * stream leader (SIGKILL), the node the service is connected to (SIGKILL), a follower (SIGTERM).
+ */
+describe('a 3-node JetStream cluster with R3 streams, nodes failing one at a time', () => {
+  let cluster: TestNatsCluster;
+  let db: TestDatabase;
+  let svc: RunningService;
+  const cert = makeRsaCert();
+  const remotes = [bareRepo(), bareRepo(), bareRepo()];
+  const accepted: Array<{ id: string; remote: { dir: string } }> = [];
+
+  beforeAll(async () => {
+    cluster = await TestNatsCluster.start();
+    db = await TestDatabase.create();
+    // JetStream answers once the cluster has elected its meta leader.
+    await waitFor(
+      'the JetStream meta leader',
+      async () => {
+        const nc = await connect({ servers: cluster.nodes.map((n) => n.url) });
+        try {
+          await (await jetstreamManager(nc)).getAccountInfo();
+          return true;
+        } catch {
+          return undefined;
+        } finally {
+          await nc.close();
+        }
+      },
+      30_000,
+    );
+    svc = await startService({ NATS_URL: cluster.url, DATABASE_URL: db.url, STREAM_REPLICAS: '3', ACK_WAIT_SECONDS: '10' });
+  });
+  afterAll(async () => {
+    await svc?.stop();
+    await cluster?.destroy();
+    await db?.drop();
+  });
+
+  /** Stream info; while a stream elects a new leader its API calls time out, so asked again until it answers. */
+  const streamInfo = (stream: string) => waitFor(`${stream} info`, () => svc.runtime.store.jsm.streams.info(stream).catch(() => undefined), 30_000);
+
+  /** Submits runs; a POST that meets a failover is repeated with its Idempotency-Key (as a controller would). */
+  async function submit(names: string[]) {
+    for (const [i, name] of names.entries()) {
+      const remote = remotes[i % remotes.length];
+      const created = await waitFor(`POST ${name}`, async () => {
+        const r = await api(svc.base, 'POST', '/api/v1/scaffolds', createBody(name, remote.url, cert.certPem), { 'Idempotency-Key': name });
+        return r.status === 202 ? r : undefined;
+      });
+      accepted.push({ id: created.json.id, remote });
+    }
+  }
+
+  /** Stops a node, does `whileDown` (runs are also going on meanwhile), starts it again on its own store. */
+  async function restart(node: { stop(signal?: NodeJS.Signals): Promise<void>; startProcess(): Promise<void> }, signal: NodeJS.Signals, whileDown: () => Promise<unknown> = () => sleep(3000)) {
+    await node.stop(signal);
+    await whileDown();
+    await node.startProcess();
+  }
+
+  it('every accepted run ends once with two commits, no event is lost or duplicated, the projection equals a rebuild, streams stay R3', async () => {
+    await submit(['c-a1', 'c-a2', 'c-a3']);
+    const leader = (await streamInfo('SCAFFOLD_EVENTS')).cluster!.leader!;
+    await restart(cluster.node(leader), 'SIGKILL');
+    await submit(['c-b1', 'c-b2', 'c-b3']);
+    const connectedTo = cluster.nodeAt(svc.runtime.store.nc.getServer());
+    await restart(connectedTo, 'SIGKILL', async () => {
+      // The service's connection moves to another node of NATS_URL; the API keeps accepting runs.
+      await waitFor('the reconnect', async () => (svc.runtime.store.nc.getServer().endsWith(`:${connectedTo.port}`) ? undefined : true), 10_000);
+      await submit(['c-c1', 'c-c2', 'c-c3']);
+    });
+    const info = await waitFor('a leader with two replicas', async () => ((await streamInfo('SCAFFOLD_EVENTS')).cluster?.replicas?.length === 2 ? streamInfo('SCAFFOLD_EVENTS') : undefined));
+    const follower = info.cluster!.replicas!.find((r) => r.name !== info.cluster!.leader)!.name;
+    await restart(cluster.node(follower), 'SIGTERM');
+
+    const outcomes = await Promise.all(
+      accepted.map((r) =>
+        untilTerminal(svc.base, r.id, Number(process.env.CLUSTER_RUN_MS ?? 180_000)).catch(async (e) => {
+          const run = await api(svc.base, 'GET', `/api/v1/scaffolds/${r.id}`);
+          const consumers = await svc.runtime.store.jsm.consumers.list('SCAFFOLD_EVENTS').next();
+          const stream = (await svc.runtime.store.readRun(r.id).catch(() => ({ events: [] as any[] }))).events.map((ev: any) => `${ev.seq} ${ev.type}`);
+          console.error(
+            JSON.stringify(
+              {
+                stream,
+                run: run.json,
+                consumers: consumers.map((c) => ({ n: c.name, p: c.num_pending, a: c.num_ack_pending, w: c.num_waiting, d: c.delivered.stream_seq, f: c.ack_floor.stream_seq, cl: c.cluster })),
+              },
+              null,
+              1,
+            ),
+          );
+          throw e;
+        }),
+      ),
+    );
+    expect(outcomes.map((o) => o.status)).toEqual(accepted.map(() => 'succeeded'));
+    for (const r of accepted) expect(runCommits(r.remote.dir, r.id).sort()).toEqual(['full', 'infra']);
+
+    // Exactly one of each result and one terminal event per run; no event id twice in the stream.
+    const ids = new Set<string>();
+    for (const r of accepted) {
+      const { events } = await waitFor(`run ${r.id} read`, () => svc.runtime.store.readRun(r.id).catch(() => undefined));
+      for (const e of events) {
+        expect(ids.has(e.id)).toBe(false);
+        ids.add(e.id);
+      }
+      const results = events.map((e) => e.type).filter((t) => ['ScaffoldRequested', 'InfraPushed', 'SealedSecretsReady', 'CertFetched', 'FullPushed', 'ScaffoldSucceeded'].includes(t));
+      expect(results).toEqual(['ScaffoldRequested', 'InfraPushed', 'SealedSecretsReady', 'CertFetched', 'FullPushed', 'ScaffoldSucceeded']);
+    }
+
+    await waitFor('the projection to catch up', async () => {
+      const rows = await readModelRows(db.url);
+      return rows.length === accepted.length && rows.every((row) => row.status === 'succeeded') ? true : undefined;
+    });
+    const live = await readModelRows(db.url);
+    await rebuildProjection(svc.runtime.store, svc.runtime.ds);
+    expect(await readModelRows(db.url)).toEqual(live);
+
+    // Every stream is still replicated three times, and the restarted replicas have caught up.
+    for (const stream of STREAMS) {
+      const s = await waitFor(`${stream} replicas current`, async () => {
+        const i = await streamInfo(stream);
+        return i.cluster?.replicas?.length === 2 && i.cluster.replicas.every((r) => r.current) ? i : undefined;
+      });
+      expect(s.config.num_replicas).toBe(3);
+    }
+  });
+});
