@@ -163,6 +163,7 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env, opts: { requ
       configMapName: env.JOB_CONFIGMAP,
       envSecretNames: list(env.JOB_ENV_SECRETS),
       gitSecretName: env.JOB_GIT_SECRET,
+      natsSecretName: env.JOB_NATS_SECRET,
       imagePullSecretNames: list(env.JOB_IMAGE_PULL_SECRETS),
       backoffLimit: env.JOB_BACKOFF_LIMIT,
       activeDeadlineSeconds: env.JOB_ACTIVE_DEADLINE_SECONDS,

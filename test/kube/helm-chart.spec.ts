@@ -217,6 +217,41 @@ describe('Helm chart, non-default values', () => {
     expect(one(local, 'RoleBinding', 'release-gitops-scaffolder-kubeconfig-reader').subjects.map((s: any) => s.name)).toEqual(['release-gitops-scaffolder', 'release-gitops-scaffolder-runner']);
   });
 
+  it('gives the service and the runner Jobs their own NATS identity from Secrets, and PostgreSQL its CA', async () => {
+    const secured = await helmTemplate({
+      nats: {
+        serviceSecret: 'nats-service',
+        runnerSecret: 'nats-runner',
+        passwordFile: '/var/run/secrets/nats/password',
+        tlsCaFile: '/var/run/secrets/nats/ca.crt',
+        user: { service: 'scaffolder-service', runner: 'scaffolder-runner' },
+      },
+      database: { sslCaSecret: 'postgres-ca' },
+    });
+    const service = one(secured, 'ConfigMap', 'release-gitops-scaffolder').data;
+    const runner = one(secured, 'ConfigMap', 'release-gitops-scaffolder-runner').data;
+    expect(service).toMatchObject({
+      NATS_USER: 'scaffolder-service',
+      NATS_PASSWORD_FILE: '/var/run/secrets/nats/password',
+      NATS_TLS_CA: '/var/run/secrets/nats/ca.crt',
+      NATS_INBOX_PREFIX: '_INBOX_scaffolder',
+      JOB_NATS_SECRET: 'nats-runner',
+      DATABASE_SSL_CA: '/var/run/secrets/postgres/ca.crt',
+    });
+    expect(runner).toMatchObject({ NATS_USER: 'scaffolder-runner', NATS_PASSWORD_FILE: '/var/run/secrets/nats/password', NATS_INBOX_PREFIX: '_INBOX_scaffolder_runner' });
+    expect(Object.values({ ...service, ...runner }).join(' ')).not.toMatch(/scaffolder-service-password/);
+    const pod = one(secured, 'Deployment').spec.template.spec;
+    expect(pod.containers[0].volumeMounts).toEqual(
+      expect.arrayContaining([
+        { name: 'nats-identity', mountPath: '/var/run/secrets/nats', readOnly: true },
+        { name: 'postgres-ca', mountPath: '/var/run/secrets/postgres', readOnly: true },
+      ]),
+    );
+    expect(pod.volumes).toContainEqual({ name: 'nats-identity', secret: { secretName: 'nats-service', defaultMode: 0o400 } });
+    const migrate = one(secured, 'Job').spec.template.spec;
+    expect(migrate.containers[0].env).toEqual([{ name: 'DATABASE_SSL_CA', value: '/var/run/secrets/postgres/ca.crt' }]);
+  });
+
   it('with migrations.hookJob false: no hook Job, and the replicas migrate (under the advisory lock)', async () => {
     const noHook = await helmTemplate({ migrations: { hookJob: false } });
     expect(kinds(noHook, 'Job')).toEqual([]);

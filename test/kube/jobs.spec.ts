@@ -50,11 +50,13 @@ describe('Job per run in the provisioning namespace (test API server, production
     expect(pod.imagePullSecrets).toBeUndefined();
   });
 
-  it('pulls a runner image from a private registry with the configured pull secrets', async () => {
-    const withPull = new ScaffoldJobs(kc, { ...settings, imagePullSecretNames: ['registry-a', 'registry-b'] });
+  it('pulls a runner image from a private registry with the configured pull secrets, and mounts its NATS identity', async () => {
+    const withPull = new ScaffoldJobs(kc, { ...settings, imagePullSecretNames: ['registry-a', 'registry-b'], natsSecretName: 'runner-nats' });
     await withPull.ensureJob(runId);
     const pod = fake.jobs.get(`kubeopera-provisioning/${jobNameFor(runId)}`).spec.template.spec;
     expect(pod.imagePullSecrets).toEqual([{ name: 'registry-a' }, { name: 'registry-b' }]);
+    expect(pod.containers[0].volumeMounts).toContainEqual({ name: 'nats-identity', mountPath: '/var/run/secrets/nats', readOnly: true });
+    expect(pod.volumes).toContainEqual({ name: 'nats-identity', secret: { secretName: 'runner-nats', defaultMode: 0o400 } });
   });
 
   it('adopts an existing Job of the same run, refuses one of another run', async () => {

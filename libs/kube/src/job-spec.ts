@@ -5,6 +5,8 @@ export const RUNNER_IMAGE = 'ghcr.io/kubeopera/gitops-scaffolder-runner:0.1.0';
 
 /** Where the git Secret is mounted; the runner reads it as GIT_CREDENTIALS_DIR. */
 export const GIT_SECRET_MOUNT = '/var/run/secrets/git';
+/** Where the runner's NATS identity (creds, nkey seed, password or token file, TLS files) is mounted; the runner ConfigMap points NATS_* at files there. */
+export const NATS_SECRET_MOUNT = '/var/run/secrets/nats';
 export const RUN_ID_LABEL = 'gitops-scaffolder.io/run-id';
 export const MANAGED_BY = { 'app.kubernetes.io/managed-by': 'gitops-scaffolder', 'app.kubernetes.io/component': 'scaffold-runner' };
 
@@ -18,6 +20,8 @@ export interface JobSettings {
   envSecretNames: string[];
   /** Secret with git credentials, mounted read-only at /var/run/secrets/git. */
   gitSecretName?: string;
+  /** Secret with the runner's NATS identity, mounted read-only at /var/run/secrets/nats. */
+  natsSecretName?: string;
   /** Pull secrets (in the Jobs' namespace) for a runner image in a private registry. */
   imagePullSecretNames?: string[];
   backoffLimit: number;
@@ -67,6 +71,7 @@ export function scaffoldJob(runId: string, s: JobSettings): V1Job {
                 { name: 'work', mountPath: '/work' },
                 { name: 'tmp', mountPath: '/tmp' },
                 ...(s.gitSecretName ? [{ name: 'git-credentials', mountPath: GIT_SECRET_MOUNT, readOnly: true }] : []),
+                ...(s.natsSecretName ? [{ name: 'nats-identity', mountPath: NATS_SECRET_MOUNT, readOnly: true }] : []),
               ],
             },
           ],
@@ -74,6 +79,7 @@ export function scaffoldJob(runId: string, s: JobSettings): V1Job {
             { name: 'work', emptyDir: { sizeLimit: '2Gi' } },
             { name: 'tmp', emptyDir: {} },
             ...(s.gitSecretName ? [{ name: 'git-credentials', secret: { secretName: s.gitSecretName, defaultMode: 0o400 } }] : []),
+            ...(s.natsSecretName ? [{ name: 'nats-identity', secret: { secretName: s.natsSecretName, defaultMode: 0o400 } }] : []),
           ],
         },
       },
