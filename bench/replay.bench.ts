@@ -10,6 +10,7 @@ import { EventDraft, stamp } from '../libs/events/src';
 import { makeDataSource } from '../src/projection/data-source';
 import { rebuildProjection } from '../src/projection/rebuild';
 import { TestDatabase, TestNats } from '../test/support/services';
+import { replayAll, timed } from './measure';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 2000);
 
@@ -58,24 +59,18 @@ async function main() {
     const total = RUNS * 6;
 
     // Baseline: raw ordered-consumer read of the whole stream, no parsing.
-    let t = process.hrtime.bigint();
-    const consumer = await store.js.consumers.get(store.streams.events, { deliver_policy: DeliverPolicy.All });
-    let raw = 0;
-    while (raw < total) {
-      const batch = await consumer.fetch({ max_messages: 1000, expires: 2000 });
-      for await (const _m of batch) raw++;
-    }
-    const rawSeconds = Number(process.hrtime.bigint() - t) / 1e9;
+    const { result: raw, seconds: rawSeconds } = await timed(async () => {
+      const consumer = await store.js.consumers.get(store.streams.events, { deliver_policy: DeliverPolicy.All });
+      let read = 0;
+      while (read < total) {
+        const batch = await consumer.fetch({ max_messages: 1000, expires: 2000 });
+        for await (const _m of batch) read++;
+      }
+      return read;
+    });
 
     // Replay: read, parse, upcast and validate every event (what scaffolderctl replay does before printing).
-    t = process.hrtime.bigint();
-    let replayed = 0;
-    for (let next: number | null = 1; next !== null;) {
-      const page = await store.readRange({ fromSeq: next, limit: 1000 });
-      replayed += page.events.length;
-      next = page.nextSeq;
-    }
-    const replaySeconds = Number(process.hrtime.bigint() - t) / 1e9;
+    const { result: replayed, seconds: replaySeconds } = await timed(() => replayAll(store));
 
     // Rebuild: replay into a fresh table through the projector's apply, then swap.
     const rebuild = await rebuildProjection(store, ds);

@@ -9,6 +9,7 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { JetStreamEventStore, StreamAdmin } from '../libs/event-store/src';
 import { EventDraft, stamp } from '../libs/events/src';
 import { TestNatsCluster } from '../test/support/services';
+import { replayAll, timed } from './measure';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 1000);
 const PARALLEL_RUNS = Number(process.env.BENCH_PARALLEL ?? 50);
@@ -32,24 +33,17 @@ async function measure(store: JetStreamEventStore, replicas: number) {
   const jsm = await jetstreamManager(store.nc);
   for (const s of Object.values(store.streams)) await jsm.streams.delete(s).catch(() => undefined);
   await new StreamAdmin(store.nc).apply(replicas);
-  let t = process.hrtime.bigint();
-  for (let i = 0; i < RUNS / 10; i++) await appendRun(store);
-  const sequentialSeconds = Number(process.hrtime.bigint() - t) / 1e9;
-  t = process.hrtime.bigint();
-  for (let done = 0; done < RUNS; done += PARALLEL_RUNS) await Promise.all(Array.from({ length: PARALLEL_RUNS }, () => appendRun(store)));
-  const parallelSeconds = Number(process.hrtime.bigint() - t) / 1e9;
-  t = process.hrtime.bigint();
-  let replayed = 0;
-  for (let next: number | null = 1; next !== null;) {
-    const page = await store.readRange({ fromSeq: next, limit: 1000 });
-    replayed += page.events.length;
-    next = page.nextSeq;
-  }
-  const replaySeconds = Number(process.hrtime.bigint() - t) / 1e9;
+  const sequential = await timed(async () => {
+    for (let i = 0; i < RUNS / 10; i++) await appendRun(store);
+  });
+  const parallel = await timed(async () => {
+    for (let done = 0; done < RUNS; done += PARALLEL_RUNS) await Promise.all(Array.from({ length: PARALLEL_RUNS }, () => appendRun(store)));
+  });
+  const replay = await timed(() => replayAll(store));
   return {
-    sequential_appends_per_s: Math.round(((RUNS / 10) * EVENTS.length) / sequentialSeconds),
-    parallel_appends_per_s: Math.round((RUNS * EVENTS.length) / parallelSeconds),
-    replay_events_per_s: Math.round(replayed / replaySeconds),
+    sequential_appends_per_s: Math.round(((RUNS / 10) * EVENTS.length) / sequential.seconds),
+    parallel_appends_per_s: Math.round((RUNS * EVENTS.length) / parallel.seconds),
+    replay_events_per_s: Math.round(replay.result / replay.seconds),
   };
 }
 

@@ -194,14 +194,17 @@ export const certFetch: StepHandler = {
   step: 'cert-fetch',
   async run(ctx) {
     const cluster = clusterTarget(ctx);
+    let cert;
     if (cluster) {
       const controller = ctx.state.sealedSecretsController;
       if (!controller) throw new StepError('no sealed-secrets controller recorded for this run', false);
       const pem = await cluster.targets.fetchCertificate(cluster.ref, controller);
-      parseSealingCertificate(pem);
+      // The fetched certificate itself becomes the run's (its fingerprint goes into CertFetched); kept for the full pass.
+      cert = parseSealingCertificate(pem);
       await ctx.inputs.put(ctx.runId, SEALING_CERT_INPUT, pem);
+    } else {
+      cert = await storedCertificate(ctx);
     }
-    const cert = await storedCertificate(ctx);
     await ctx.log.line(`sealing certificate ${cert.fingerprintSha256}, valid until ${cert.notAfter.toISOString()}`);
     return { type: 'CertFetched', data: { fingerprint_sha256: cert.fingerprintSha256, not_after: cert.notAfter.toISOString() } };
   },
