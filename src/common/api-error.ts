@@ -6,10 +6,15 @@ export class ApiError extends Error {
     readonly status: number,
     readonly code: string,
     message: string,
+    /** Seconds after which a refused request (429) may be made again: the Retry-After header on both transports. */
+    readonly retryAfterSeconds?: number,
   ) {
     super(message);
   }
 }
+
+/** 429 with Retry-After. */
+export const tooMany = (code: string, message: string, retryAfterSeconds: number) => new ApiError(429, code, message, Math.max(1, Math.ceil(retryAfterSeconds)));
 
 export const invalid = (field: string, problem: string) => new ApiError(400, 'invalid_request', `${field}: ${problem}`);
 export const notFound = (what = 'run') => new ApiError(404, 'not_found', `${what} not found`);

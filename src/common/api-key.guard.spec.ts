@@ -53,7 +53,7 @@ describe('ApiKeyGuard (global)', () => {
   it('authenticates a handler that says nothing about it, and names the caller', async () => {
     expect(await get('/probe/new')).toEqual({ status: 401, body: { error: { code: 'unauthorized', message: 'missing or wrong X-Api-Key' } } });
     expect((await get('/probe/new', `${KEY}x`)).status).toBe(401);
-    expect(await get('/probe/new', KEY)).toEqual({ status: 200, body: { caller: 'alice' } });
+    expect(await get('/probe/new', KEY)).toEqual({ status: 200, body: { caller: { name: 'alice', role: 'operator' } } });
   });
 
   it('lets a @Public() handler answer without a key', async () => {

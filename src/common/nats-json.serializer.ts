@@ -7,6 +7,7 @@ export class RpcReply {
   constructor(
     readonly status: number,
     readonly body: unknown,
+    readonly retryAfterSeconds?: number,
   ) {}
 }
 
@@ -23,13 +24,16 @@ export class NatsJsonSerializer implements Serializer<OutgoingPacket, { data: st
   serialize(packet: OutgoingPacket): { data: string; headers: MsgHdrs } {
     let status = 200;
     let body = packet.response;
+    let retryAfter: number | undefined;
     if (packet.err !== undefined) {
-      const reply = packet.err instanceof RpcReply ? packet.err : new RpcReply(toApiError(packet.err).status, errorBody(toApiError(packet.err)));
+      const reply = packet.err instanceof RpcReply ? packet.err : new RpcReply(toApiError(packet.err).status, errorBody(toApiError(packet.err)), toApiError(packet.err).retryAfterSeconds);
       status = reply.status;
       body = reply.body;
+      retryAfter = reply.retryAfterSeconds;
     }
     const headers = natsHeaders();
     headers.set('Status-Code', String(status));
+    if (retryAfter !== undefined) headers.set('Retry-After', String(retryAfter));
     return { data: JSON.stringify(body ?? null), headers };
   }
 }

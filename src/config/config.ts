@@ -4,6 +4,7 @@ import type { RegistryCredentials } from '../../libs/generator/src';
 import { GitAccess, GitAccessError } from '../../libs/git/src';
 import { JobSettings, RUNNER_IMAGE } from '../../libs/kube/src/job-spec';
 import type { StepSettings } from '../../libs/steps/src';
+import { ApiKey, Role, ROLES } from '../common/api-keys';
 import { ENV_SCHEMA } from './env.schema';
 import { NatsEnv, NatsSettings, natsSettings } from './nats-settings';
 import { readableFile, SettingError } from './setting-files';
@@ -12,9 +13,11 @@ export interface AppConfig {
   port: number;
   host: string;
   logLevel: string;
-  apiKeys: Map<string, string>;
+  apiKeys: Map<string, ApiKey>;
   /** Servers, authentication and TLS for NATS (NATS_URL, NATS_CREDS, NATS_TLS_*, ...). */
   nats: NatsSettings;
+  /** Per-key limits (429 with Retry-After). */
+  quotas: { maxActiveRunsPerKey: number; maxCreatesPerMinutePerKey: number; maxSseStreamsPerKey: number; maxSseStreams: number; sseMaxSeconds: number };
   databaseUrl: string;
   /** DATABASE_SSL_CA: CA file the PostgreSQL server's certificate (and host name) is verified against. */
   databaseSslCa?: string;
@@ -22,6 +25,8 @@ export interface AppConfig {
   platformRepoUrl?: string;
   defaultBranch: string;
   allowedSchemes: string[];
+  /** GIT_ALLOWED_HOSTS: hosts (or *.domain patterns, optionally :port) repository URLs may name; empty: any. */
+  allowedHosts: string[];
   migrationsRun: boolean;
   streamReplicas: number;
   /** false for API-only replicas: no step processors in this process. */
@@ -66,13 +71,25 @@ function checkedEnv(env: NodeJS.ProcessEnv): Env {
 }
 
 /** API keys: API_KEY (caller "default") and/or API_KEYS as name=key pairs separated by commas. */
-function apiKeys(env: Env): Map<string, string> {
-  const keys = new Map<string, string>();
-  if (env.API_KEY) keys.set('default', env.API_KEY);
-  for (const pair of (env.API_KEYS ?? '').split(',').filter(Boolean)) {
-    const at = pair.indexOf('=');
-    if (at <= 0) throw new ConfigError('API_KEYS must be name=key pairs separated by commas');
-    keys.set(pair.slice(0, at).trim(), pair.slice(at + 1).trim());
+/**
+ * API_KEY (name "default", role admin) and API_KEYS: `name:role:key` entries, or the older `name=key`
+ * (role operator), separated by commas.
+ */
+function apiKeys(env: Env): Map<string, ApiKey> {
+  const keys = new Map<string, ApiKey>();
+  if (env.API_KEY) keys.set('default', { key: env.API_KEY, role: 'admin' });
+  for (const entry of (env.API_KEYS ?? '')
+    .split(',')
+    .map((e: string) => e.trim())
+    .filter(Boolean)) {
+    const structured = /^([A-Za-z0-9_.-]+):([a-z]+):(.+)$/.exec(entry);
+    const legacy = /^([A-Za-z0-9_.-]+)=(.+)$/.exec(entry);
+    if (structured) {
+      const role = structured[2] as Role;
+      if (!(ROLES as readonly string[]).includes(role)) throw new ConfigError(`API_KEYS: key "${structured[1]}" has role "${role}", not one of ${ROLES.join(', ')}`);
+      keys.set(structured[1], { key: structured[3], role });
+    } else if (legacy) keys.set(legacy[1], { key: legacy[2], role: 'operator' });
+    else throw new ConfigError('API_KEYS must be name:role:key (or name=key) entries separated by commas');
   }
   return keys;
 }
@@ -120,19 +137,27 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env, opts: { requ
   const env = checkedEnv(rawEnv);
   const keys = apiKeys(env);
   if (keys.size === 0 && opts.requireApiKey !== false) throw new ConfigError('API_KEY (or API_KEYS) is required: the service refuses to start without one');
-  for (const [name, key] of keys) if (key.length < 16) throw new ConfigError(`API key "${name}" is shorter than 16 characters`);
+  for (const [name, { key }] of keys) if (key.length < 16) throw new ConfigError(`API key "${name}" is shorter than 16 characters`);
   return {
     port: env.PORT,
     host: env.HOST,
     logLevel: env.LOG_LEVEL,
     apiKeys: keys,
     nats: nats(env),
+    quotas: {
+      maxActiveRunsPerKey: env.MAX_ACTIVE_RUNS_PER_KEY,
+      maxCreatesPerMinutePerKey: env.MAX_CREATES_PER_MINUTE_PER_KEY,
+      maxSseStreamsPerKey: env.MAX_SSE_STREAMS_PER_KEY,
+      maxSseStreams: env.MAX_SSE_STREAMS,
+      sseMaxSeconds: env.SSE_MAX_SECONDS,
+    },
     databaseUrl: env.DATABASE_URL,
     databaseSslCa: optionalFile('DATABASE_SSL_CA', env.DATABASE_SSL_CA),
     executor: env.EXECUTOR,
     platformRepoUrl: env.PLATFORM_REPO_URL,
     defaultBranch: env.DEFAULT_BRANCH,
     allowedSchemes: list(env.GIT_ALLOWED_SCHEMES),
+    allowedHosts: list(env.GIT_ALLOWED_HOSTS ?? '').map((h) => h.toLowerCase()),
     migrationsRun: env.MIGRATIONS_RUN,
     streamReplicas: env.STREAM_REPLICAS,
     runStepWorkers: env.RUN_STEP_WORKERS,

@@ -28,13 +28,22 @@ export class RunReadModel {
     return this.runs.find({ where: { status: ACTIVE } });
   }
 
-  /** Newest first, before a creation time (the list cursor). */
-  page(opts: { status?: string; before?: Date; limit: number }): Promise<ScaffoldRunRow[]> {
-    return this.runs.find({
-      where: { ...(opts.status ? { status: opts.status } : {}), ...(opts.before ? { created_at: LessThan(opts.before) } : {}) },
-      order: { created_at: 'DESC', id: 'DESC' },
-      take: opts.limit,
-    });
+  /** Newest first, after the cursor's (created_at, id), optionally only one key's runs. */
+  page(opts: { status?: string; after?: { createdAt: Date; id: string }; owner?: string; limit: number }): Promise<ScaffoldRunRow[]> {
+    const q = this.runs.createQueryBuilder('r').orderBy('r.created_at', 'DESC').addOrderBy('r.id', 'DESC').take(opts.limit);
+    if (opts.status) q.andWhere('r.status = :status', { status: opts.status });
+    if (opts.owner !== undefined) q.andWhere(`r.state->'request'->>'requested_by' = :owner`, { owner: opts.owner });
+    if (opts.after) q.andWhere('(r.created_at, r.id) < (:createdAt, :id)', { createdAt: opts.after.createdAt, id: opts.after.id });
+    return q.getMany();
+  }
+
+  /** How many runs of this key are active, and how many it created since `since` (quotas). */
+  async usage(owner: string, since: Date): Promise<{ active: number; createdSince: number }> {
+    const [row] = await this.ds.query(
+      `SELECT count(*) FILTER (WHERE status = ANY($2)) AS active, count(*) FILTER (WHERE created_at > $3) AS created FROM scaffold_runs WHERE state->'request'->>'requested_by' = $1`,
+      [owner, [...ACTIVE_STATUSES], since],
+    );
+    return { active: Number(row.active), createdSince: Number(row.created) };
   }
 
   /** Active runs without progress since `since`. */

@@ -1,3 +1,4 @@
+import { withoutCredentials } from '../../libs/git/src/repository-url';
 import type { RunState } from '../../libs/run-decider/src';
 
 /** The run as both APIs return it (snake_case, as the controller expects). */
@@ -34,7 +35,7 @@ export function toView(id: string, s: RunState): RunView {
     domain: r.domain,
     region: r.region,
     gitops_path: `clusters/${r.cluster_name}`,
-    repo_url: r.repo_url,
+    repo_url: withoutCredentials(r.repo_url),
     branch: r.branch,
     infra_commit: s.infraCommit,
     full_commit: s.fullCommit,

@@ -1,7 +1,7 @@
 import Ajv, { ErrorObject } from 'ajv';
 import type { ScaffoldRequestedData } from '../../libs/events/src';
 import { clusterVarsProblem } from '../../libs/generator/src';
-import { isSafeBranch } from '../../libs/git/src';
+import { branchProblem } from '../../libs/git/src';
 import { CertificateError, parseSealingCertificate, SealingCertificate } from '../../libs/sealing/src';
 import { isAgeRecipient } from '../../libs/sealing/src/sops';
 import { FieldCheck, isClusterName, isDomain, isEmail, isRegion } from '../../libs/validation/src';
@@ -77,16 +77,37 @@ function describeAjv(err: ErrorObject): string {
   return err.message ?? 'is invalid';
 }
 
-/** A repository URL git may be handed: an allowed scheme, no option-looking or transport-helper form. */
-export function checkRepoUrl(url: string, allowedSchemes: string[]): string | null {
+const SCP_FORM = /^([A-Za-z0-9._-]+)@([A-Za-z0-9.-]+):(?!\/\/)/;
+
+/** A repository URL git may be handed: an allowed scheme, an allowed host, no option-looking or transport-helper form. */
+export function checkRepoUrl(url: string, allowedSchemes: string[], allowedHosts: string[] = []): string | null {
   if (url.startsWith('-')) return 'must not start with "-"';
   if (/[\s\0]/.test(url)) return 'must not contain whitespace or NUL';
   if (/^ext::|::/.test(url)) return 'transport helpers (ext::) are not allowed';
-  const scp = /^[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:(?!\/\/)/.test(url);
+  const scp = SCP_FORM.exec(url);
   const scheme = scp ? 'ssh' : /^([a-z][a-z0-9+.-]*):\/\//i.exec(url)?.[1]?.toLowerCase();
   if (!scheme) return 'must be a URL with a scheme (https://, ssh://, or user@host:path)';
   if (!allowedSchemes.includes(scheme)) return `scheme "${scheme}" is not allowed (allowed: ${allowedSchemes.join(', ')})`;
-  return scp ? null : userinfoProblem(url, scheme);
+  const problem = scp ? null : userinfoProblem(url, scheme);
+  if (problem || allowedHosts.length === 0 || scheme === 'file') return problem;
+  const { hostname, port } = scp ? { hostname: scp[2], port: '' } : new URL(url);
+  const host = hostname.toLowerCase();
+  return hostAllowed(host, port, allowedHosts) ? null : `host ${host} is not one of GIT_ALLOWED_HOSTS (${allowedHosts.join(', ')})`;
+}
+
+/** GIT_ALLOWED_HOSTS patterns: `host`, `host:port`, or `*.domain` (any name below domain, not domain itself). */
+function hostAllowed(hostname: string, port: string, patterns: string[]): boolean {
+  return patterns.some((raw) => {
+    const [pattern, patternPort] = raw.toLowerCase().split(/:(?=\d+$)/);
+    if (patternPort !== undefined && patternPort !== port) return false;
+    return pattern.startsWith('*.') ? hostname.endsWith(pattern.slice(1)) && hostname.length > pattern.length - 1 : hostname === pattern;
+  });
+}
+
+/** The URL as git should get it: scheme and host in lower case (`HTTPS://Git.Example.com/x` would otherwise fail in git). */
+export function normaliseRepoUrl(url: string): string {
+  if (SCP_FORM.test(url)) return url;
+  return new URL(url).href;
 }
 
 /**
@@ -109,15 +130,15 @@ function userinfoProblem(url: string, scheme: string): string | null {
 
 /** The URL Flux's GitRepository fetches from (when it differs from the one the scaffolder pushes to). */
 const FLUX_SCHEMES = ['https', 'http', 'ssh'];
-function checkFluxUrl(url: string): string | null {
-  if (/^[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:(?!\/\/)/.test(url)) return 'Flux needs an ssh:// URL (ssh://user@host/path), not user@host:path';
-  return checkRepoUrl(url, FLUX_SCHEMES);
+function checkFluxUrl(url: string, allowedHosts: string[] = []): string | null {
+  if (SCP_FORM.test(url)) return 'Flux needs an ssh:// URL (ssh://user@host/path), not user@host:path';
+  return checkRepoUrl(url, FLUX_SCHEMES, allowedHosts);
 }
 
 /** Validates a create body completely before anything is appended. */
 export function parseCreateRequest(
   body: unknown,
-  opts: { allowedSchemes: string[]; platformRepoUrl?: string; defaultBranch: string; acceptKubeconfigTargets?: boolean } & ReferenceSettings,
+  opts: { allowedSchemes: string[]; allowedHosts?: string[]; platformRepoUrl?: string; defaultBranch: string; acceptKubeconfigTargets?: boolean } & ReferenceSettings,
 ): CreateRequest {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw invalid('body', 'must be a JSON object');
   if (!validateShape(body)) throw invalid(fieldOf(validateShape.errors![0]), describeAjv(validateShape.errors![0]));
@@ -134,20 +155,21 @@ export function parseCreateRequest(
   }
   const repoUrl: string | undefined = b.repo?.url ?? opts.platformRepoUrl;
   if (!repoUrl) throw invalid('repo.url', 'is required (no PLATFORM_REPO_URL default is configured)');
-  const urlProblem = checkRepoUrl(repoUrl, opts.allowedSchemes);
+  const urlProblem = checkRepoUrl(repoUrl, opts.allowedSchemes, opts.allowedHosts);
   if (urlProblem) throw invalid('repo.url', urlProblem);
   const branch: string = b.repo?.branch ?? opts.defaultBranch;
-  if (!isSafeBranch(branch)) throw invalid('repo.branch', 'must be a plain branch name');
-  const fluxUrlProblem = b.repo?.flux_url === undefined ? null : checkFluxUrl(b.repo.flux_url);
+  const problem = branchProblem(branch);
+  if (problem) throw invalid('repo.branch', problem);
+  const fluxUrlProblem = b.repo?.flux_url === undefined ? null : checkFluxUrl(b.repo.flux_url, opts.allowedHosts);
   if (fluxUrlProblem) throw invalid('repo.flux_url', fluxUrlProblem);
   const common = {
     cluster_name: b.cluster_name,
     domain: b.domain,
     region: b.region,
     acme_email: b.acme_email,
-    repo_url: repoUrl,
+    repo_url: normaliseRepoUrl(repoUrl),
     branch,
-    ...(b.repo?.flux_url !== undefined ? { flux_url: b.repo.flux_url as string } : {}),
+    ...(b.repo?.flux_url !== undefined ? { flux_url: normaliseRepoUrl(b.repo.flux_url as string) } : {}),
     ...clusterVars(b.cluster_vars, opts),
     ...credentialsSecret(b.credentials_secret, Boolean(opts.acceptKubeconfigTargets)),
   };

@@ -1,17 +1,23 @@
 import { Body, Controller, Get, Headers, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
+import type { CallerIdentity } from '../common/api-keys';
 import { Caller } from '../common/caller';
+import { invalid } from '../common/api-error';
 import { Public } from '../common/public.decorator';
+import { Quotas } from './quotas';
 import { openApiDocument } from './openapi';
 import { ScaffoldsService } from './scaffolds.service';
 
 /** REST over the ScaffoldsService the NATS API uses too. Errors become {"error": ...} in the exception filter. */
 @Controller('api/v1/scaffolds')
 export class ScaffoldsController {
-  constructor(private readonly scaffolds: ScaffoldsService) {}
+  constructor(
+    private readonly scaffolds: ScaffoldsService,
+    private readonly quotas: Quotas,
+  ) {}
 
   @Post()
-  async create(@Body() body: unknown, @Caller() caller: string, @Headers('idempotency-key') idempotencyKey: string | undefined, @Res() res: Response) {
+  async create(@Body() body: unknown, @Caller() caller: CallerIdentity, @Headers('idempotency-key') idempotencyKey: string | undefined, @Res() res: Response) {
     const { run } = await this.scaffolds.create(body, caller, idempotencyKey);
     res.status(202).location(`/api/v1/scaffolds/${run.id}`).json(run);
   }
@@ -19,30 +25,37 @@ export class ScaffoldsController {
   /** What a run would change, answered at once; nothing is appended or pushed. */
   @Post('preview')
   @HttpCode(200)
-  preview(@Body() body: unknown) {
-    return this.scaffolds.preview(body);
+  preview(@Body() body: unknown, @Caller() caller: CallerIdentity) {
+    return this.scaffolds.preview(body, caller);
   }
 
   @Get()
-  list(@Query() query: Record<string, unknown>) {
-    return this.scaffolds.list(query);
+  list(@Query() query: Record<string, unknown>, @Caller() caller: CallerIdentity) {
+    return this.scaffolds.list(query, caller);
   }
 
   @Get(':id')
-  get(@Param('id') id: string) {
-    return this.scaffolds.get(id);
+  get(@Param('id') id: string, @Caller() caller: CallerIdentity) {
+    return this.scaffolds.get(id, caller);
   }
 
   @Get(':id/events')
-  events(@Param('id') id: string) {
-    return this.scaffolds.events(id);
+  events(@Param('id') id: string, @Caller() caller: CallerIdentity) {
+    return this.scaffolds.events(id, caller);
   }
 
-  /** Server-Sent Events: every event of the run from Last-Event-ID (a stream sequence) on, ending after the terminal one. */
+  /**
+   * Server-Sent Events: every event of the run from Last-Event-ID (a stream sequence) on, ending after the
+   * terminal one, or after SSE_MAX_SECONDS (the client resumes with Last-Event-ID). Streams are capped
+   * per key and per replica (429).
+   */
   @Get(':id/events/stream')
-  async stream(@Param('id') id: string, @Headers('last-event-id') lastId: string | undefined, @Req() req: Request, @Res() res: Response) {
-    const afterSeq = lastId !== undefined && /^\d+$/.test(lastId) ? Number(lastId) : undefined;
+  async stream(@Param('id') id: string, @Caller() caller: CallerIdentity, @Headers('last-event-id') lastId: string | undefined, @Req() req: Request, @Res() res: Response) {
+    if (lastId !== undefined && !/^\d{1,15}$/.test(lastId)) throw invalid('Last-Event-ID', 'must be a stream sequence this API sent (a number)');
+    const afterSeq = lastId === undefined ? undefined : Number(lastId);
+    const release = this.quotas.openStream(caller);
     const abort = new AbortController();
+    const timeLimit = setTimeout(() => abort.abort(), this.quotas.maxStreamMs);
     req.on('close', () => abort.abort());
     let started = false;
     const start = () => {
@@ -54,6 +67,7 @@ export class ScaffoldsController {
     try {
       await this.scaffolds.follow(
         id,
+        caller,
         afterSeq,
         (e) => {
           start();
@@ -66,23 +80,26 @@ export class ScaffoldsController {
     } catch (e) {
       if (started) res.end();
       else throw e;
+    } finally {
+      clearTimeout(timeLimit);
+      release();
     }
   }
 
   @Post(':id/redrive')
   @HttpCode(202)
-  redrive(@Param('id') id: string, @Caller() caller: string) {
+  redrive(@Param('id') id: string, @Caller() caller: CallerIdentity) {
     return this.scaffolds.redrive(id, caller);
   }
 
   @Get(':id/logs')
-  async logs(@Param('id') id: string, @Res() res: Response) {
-    res.type('text/plain').send(await this.scaffolds.logs(id));
+  async logs(@Param('id') id: string, @Caller() caller: CallerIdentity, @Res() res: Response) {
+    res.type('text/plain').send(await this.scaffolds.logs(id, caller));
   }
 
   @Post(':id/cancel')
   @HttpCode(202)
-  cancel(@Param('id') id: string, @Caller() caller: string) {
+  cancel(@Param('id') id: string, @Caller() caller: CallerIdentity) {
     return this.scaffolds.cancel(id, caller);
   }
 }
@@ -93,8 +110,8 @@ export class EventsController {
   constructor(private readonly scaffolds: ScaffoldsService) {}
 
   @Get()
-  list(@Query() query: Record<string, unknown>) {
-    return this.scaffolds.allEvents(query);
+  list(@Query() query: Record<string, unknown>, @Caller() caller: CallerIdentity) {
+    return this.scaffolds.allEvents(query, caller);
   }
 }
 

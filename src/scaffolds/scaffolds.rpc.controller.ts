@@ -1,5 +1,6 @@
 import { Controller } from '@nestjs/common';
 import { Ctx, MessagePattern, NatsContext, Payload } from '@nestjs/microservices';
+import type { CallerIdentity } from '../common/api-keys';
 import { Caller } from '../common/caller';
 import { ScaffoldsService } from './scaffolds.service';
 
@@ -16,47 +17,47 @@ export class ScaffoldsRpcController {
   constructor(private readonly scaffolds: ScaffoldsService) {}
 
   @MessagePattern('scaffolds.v1.create')
-  async create(@Payload() body: unknown, @Caller() caller: string, @Ctx() ctx: NatsContext) {
+  async create(@Payload() body: unknown, @Caller() caller: CallerIdentity, @Ctx() ctx: NatsContext) {
     return (await this.scaffolds.create(body, caller, ctx.getHeaders()?.get('Idempotency-Key') || undefined)).run;
   }
 
   @MessagePattern('scaffolds.v1.preview')
-  preview(@Payload() body: unknown) {
-    return this.scaffolds.preview(body);
+  preview(@Payload() body: unknown, @Caller() caller: CallerIdentity) {
+    return this.scaffolds.preview(body, caller);
   }
 
   @MessagePattern('scaffolds.v1.get')
-  get(@Payload() body: Body) {
-    return this.scaffolds.get(idOf(body));
+  get(@Payload() body: Body, @Caller() caller: CallerIdentity) {
+    return this.scaffolds.get(idOf(body), caller);
   }
 
   @MessagePattern('scaffolds.v1.list')
-  list(@Payload() body: Body) {
-    return this.scaffolds.list(body ?? {});
+  list(@Payload() body: Body, @Caller() caller: CallerIdentity) {
+    return this.scaffolds.list(body ?? {}, caller);
   }
 
   @MessagePattern('scaffolds.v1.logs')
-  async logs(@Payload() body: Body) {
-    return { id: idOf(body), log: await this.scaffolds.logs(idOf(body)) };
+  async logs(@Payload() body: Body, @Caller() caller: CallerIdentity) {
+    return { id: idOf(body), log: await this.scaffolds.logs(idOf(body), caller) };
   }
 
   @MessagePattern('scaffolds.v1.events')
-  events(@Payload() body: Body) {
-    return this.scaffolds.events(idOf(body));
+  events(@Payload() body: Body, @Caller() caller: CallerIdentity) {
+    return this.scaffolds.events(idOf(body), caller);
   }
 
   @MessagePattern('scaffolds.v1.cancel')
-  cancel(@Payload() body: Body, @Caller() caller: string) {
+  cancel(@Payload() body: Body, @Caller() caller: CallerIdentity) {
     return this.scaffolds.cancel(idOf(body), caller);
   }
 
   @MessagePattern('scaffolds.v1.redrive')
-  redrive(@Payload() body: Body, @Caller() caller: string) {
+  redrive(@Payload() body: Body, @Caller() caller: CallerIdentity) {
     return this.scaffolds.redrive(idOf(body), caller);
   }
 
   @MessagePattern('scaffolds.v1.events.all')
-  allEvents(@Payload() body: Body) {
-    return this.scaffolds.allEvents(body ?? {});
+  allEvents(@Payload() body: Body, @Caller() caller: CallerIdentity) {
+    return this.scaffolds.allEvents(body ?? {}, caller);
   }
 }

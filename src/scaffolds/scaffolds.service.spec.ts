@@ -6,9 +6,15 @@ import { writeSuppliedReference } from '../../test/support/reference-repos';
 import { ApiError } from '../common/api-error';
 import { loadConfig } from '../config/config';
 import type { RunReadModel } from '../projection/run-read-model';
+import { Quotas } from './quotas';
 import { ScaffoldsService } from './scaffolds.service';
 
 /** The application service on the in-memory event store: given events, when a command, then events. */
+const alice = { name: 'alice', role: 'operator' } as const;
+const bob = { name: 'bob', role: 'operator' } as const;
+const admin = { name: 'ops', role: 'admin' } as const;
+/** Quotas far above what a unit test reaches; their own tests are in test/service/abuse.spec.ts. */
+const quotasFor = (readModel: RunReadModel) => new Quotas(readModel, loadConfig({ API_KEY: 'unit-test-key-0123456789' }));
 const UNIT_ENV = { API_KEY: 'unit-test-key-0123456789', REGISTRY_SERVER: 'r.example.com', REGISTRY_USERNAME: 'u', REGISTRY_PASSWORD: 'unit-registry-password' };
 
 describe('ScaffoldsService (in-memory event store)', () => {
@@ -17,7 +23,15 @@ describe('ScaffoldsService (in-memory event store)', () => {
   let inputs: InMemoryRunInputs;
   let service: ScaffoldsService;
   /** The read-model is empty here (nothing projects): GET falls back to the stream, as after a fresh POST. */
-  const emptyReadModel = { byId: async () => null, activeFor: async () => null, page: async () => [], active: async () => [], stuck: async () => [] } as unknown as RunReadModel;
+  const emptyReadModel = {
+    byId: async () => null,
+    activeFor: async () => null,
+    page: async () => [],
+    active: async () => [],
+    stuck: async () => [],
+    usage: async () => ({ active: 0, createdSince: 0 }),
+  } as unknown as RunReadModel;
+  const quotas = quotasFor(emptyReadModel);
   const body = (cluster = 'unit') => ({
     cluster_name: cluster,
     domain: `${cluster}.example.com`,
@@ -36,65 +50,68 @@ describe('ScaffoldsService (in-memory event store)', () => {
   beforeEach(() => {
     store = new InMemoryEventStore();
     inputs = new InMemoryRunInputs();
-    service = new ScaffoldsService(store, inputs, new InMemoryRunLogStore(), emptyReadModel, loadConfig(UNIT_ENV));
+    service = new ScaffoldsService(store, inputs, new InMemoryRunLogStore(), emptyReadModel, loadConfig(UNIT_ENV), quotas);
   });
 
   it('refuses, before appending, a reference with pull secrets when the steps here have no registry settings', async () => {
     const { REGISTRY_PASSWORD: _omitted, ...withoutRegistry } = UNIT_ENV;
-    const bare = new ScaffoldsService(store, inputs, new InMemoryRunLogStore(), emptyReadModel, loadConfig(withoutRegistry));
-    await expect(bare.create(body(), 'alice')).rejects.toMatchObject({
+    const bare = new ScaffoldsService(store, inputs, new InMemoryRunLogStore(), emptyReadModel, loadConfig(withoutRegistry), quotas);
+    await expect(bare.create(body(), alice)).rejects.toMatchObject({
       status: 422,
       code: 'registry_missing',
       message: expect.stringContaining('(platform/registry-credentials) are built from REGISTRY_SERVER, REGISTRY_USERNAME and REGISTRY_PASSWORD'),
     });
     expect(await store.readRange({ limit: 10 })).toMatchObject({ events: [] });
     // A Job's registry settings are its own: the service with EXECUTOR=kubernetes does not refuse.
-    const withJobs = new ScaffoldsService(store, inputs, new InMemoryRunLogStore(), emptyReadModel, loadConfig({ ...withoutRegistry, EXECUTOR: 'kubernetes' }));
-    expect((await withJobs.create(body(), 'alice')).created).toBe(true);
+    const withJobs = new ScaffoldsService(store, inputs, new InMemoryRunLogStore(), emptyReadModel, loadConfig({ ...withoutRegistry, EXECUTOR: 'kubernetes' }), quotas);
+    expect((await withJobs.create(body(), alice)).created).toBe(true);
   });
 
   it('records ScaffoldRequested with the caller and the certificate fingerprint; the PEM goes to the run inputs only', async () => {
-    const { run, created } = await service.create(body(), 'alice');
+    const { run, created } = await service.create(body(), alice);
     expect(created).toBe(true);
     expect(run).toMatchObject({ status: 'queued', step: 'infra-pass', gitops_path: 'clusters/unit' });
     const [event] = (await store.readRun(run.id)).events;
     expect(event).toMatchObject({ type: 'ScaffoldRequested', data: { requested_by: 'alice', target: { kind: 'sealing_cert' } } });
     expect(JSON.stringify(event)).not.toContain('BEGIN CERTIFICATE');
     expect((await inputs.get(run.id, SEALING_CERT_INPUT))?.trim()).toBe(cert.certPem.trim());
-    expect(await service.get(run.id)).toEqual(run);
+    expect(await service.get(run.id, admin)).toEqual(run);
   });
 
   it('returns the same run for the same Idempotency-Key of the same caller, a new one for another caller', async () => {
-    const first = await service.create(body(), 'alice', 'key-1');
-    const again = await service.create(body(), 'alice', 'key-1');
+    const first = await service.create(body(), alice, 'key-1');
+    const again = await service.create(body(), alice, 'key-1');
     expect(again).toEqual({ run: first.run, created: false });
     expect(await types(first.run.id)).toEqual(['ScaffoldRequested']);
-    expect((await service.create(body('other'), 'bob', 'key-1')).run.id).not.toBe(first.run.id);
+    expect((await service.create(body('other'), bob, 'key-1')).run.id).not.toBe(first.run.id);
+    // The same key with another body is refused, and nothing is appended.
+    await expect(service.create(body('changed'), alice, 'key-1')).rejects.toMatchObject({ status: 422, code: 'idempotency_key_reused' });
+    expect(await types(first.run.id)).toEqual(['ScaffoldRequested']);
   });
 
   it('appends nothing for a bad request', async () => {
-    await expect(service.create({ ...body(), cluster_name: 'Not_A_Name' }, 'alice')).rejects.toMatchObject({ status: 400, message: expect.stringMatching(/^cluster_name:/) });
-    await expect(service.create(body(), 'alice', '')).rejects.toMatchObject({ status: 400 });
+    await expect(service.create({ ...body(), cluster_name: 'Not_A_Name' }, alice)).rejects.toMatchObject({ status: 400, message: expect.stringMatching(/^cluster_name:/) });
+    await expect(service.create(body(), alice, '')).rejects.toMatchObject({ status: 400 });
     expect(await store.lastSeq()).toBe(0);
   });
 
   it('cancels a running run once, refuses a finished or unknown one', async () => {
-    const { run } = await service.create(body(), 'alice');
-    await service.cancel(run.id, 'ops');
-    await service.cancel(run.id, 'ops');
+    const { run } = await service.create(body(), alice);
+    await service.cancel(run.id, admin);
+    await service.cancel(run.id, admin);
     expect(await types(run.id)).toEqual(['ScaffoldRequested', 'ScaffoldCancelRequested']);
-    expect(await status(service.cancel('00000000-0000-4000-8000-000000000000', 'ops'))).toBe(404);
-    expect(await status(service.cancel('not-a-uuid', 'ops'))).toBe(404);
+    expect(await status(service.cancel('00000000-0000-4000-8000-000000000000', admin))).toBe(404);
+    expect(await status(service.cancel('not-a-uuid', admin))).toBe(404);
   });
 
   it('re-drives the current step, and serves the run log and the audit log', async () => {
-    const { run } = await service.create(body(), 'alice');
-    await service.redrive(run.id, 'ops');
+    const { run } = await service.create(body(), alice);
+    await service.redrive(run.id, admin);
     expect(await types(run.id)).toEqual(['ScaffoldRequested', 'StepRedriveRequested']);
-    expect(await service.logs(run.id)).toBe('');
-    const audit = await service.allEvents({ type: 'StepRedriveRequested' });
+    expect(await service.logs(run.id, admin)).toBe('');
+    const audit = await service.allEvents({ type: 'StepRedriveRequested' }, admin);
     expect(audit.items.map((e) => e.type)).toEqual(['StepRedriveRequested']);
-    expect(await status(service.allEvents({ type: 'Nope' }))).toBe(400);
+    expect(await status(service.allEvents({ type: 'Nope' }, admin))).toBe(400);
   });
 });
 
@@ -102,7 +119,8 @@ describe('ScaffoldsService: credentials only their issuer can create', () => {
   const cert = makeRsaCert();
   const template = tempDir('svc-supplied');
   writeSuppliedReference(template);
-  const emptyReadModel = { activeFor: async () => null } as unknown as RunReadModel;
+  const emptyReadModel = { activeFor: async () => null, usage: async () => ({ active: 0, createdSince: 0 }) } as unknown as RunReadModel;
+  const quotas = quotasFor(emptyReadModel);
   const TOKEN = 'IssuedByTheDnsProvider-0042';
   const held: Record<string, Record<string, string>> = {
     'capi-clusters/complete': { 'data/dns-provider/api-token': TOKEN },
@@ -112,7 +130,10 @@ describe('ScaffoldsService: credentials only their issuer can create', () => {
   const make = (executor: 'local' | 'kubernetes') => {
     const store = new InMemoryEventStore();
     const config = loadConfig({ ...UNIT_ENV, TEMPLATE_DIR: template, EXECUTOR: executor });
-    return { store, service: new ScaffoldsService(store, new InMemoryRunInputs(), new InMemoryRunLogStore(), emptyReadModel, config, undefined, executor === 'kubernetes' ? source : undefined) };
+    return {
+      store,
+      service: new ScaffoldsService(store, new InMemoryRunInputs(), new InMemoryRunLogStore(), emptyReadModel, config, quotas, undefined, executor === 'kubernetes' ? source : undefined),
+    };
   };
   const body = (extra: object = {}) => ({
     cluster_name: 'sup',
@@ -126,8 +147,8 @@ describe('ScaffoldsService: credentials only their issuer can create', () => {
 
   it('refuses at once, naming the keys, when the request names no Secret or one that lacks them; appends nothing', async () => {
     const { store, service } = make('kubernetes');
-    await expect(service.create(body(), 'alice')).rejects.toMatchObject({ status: 422, code: 'credentials_missing', message: expect.stringContaining('data/dns-provider/api-token') });
-    const incomplete = service.create(body({ credentials_secret: { namespace: 'capi-clusters', name: 'incomplete' } }), 'alice');
+    await expect(service.create(body(), alice)).rejects.toMatchObject({ status: 422, code: 'credentials_missing', message: expect.stringContaining('data/dns-provider/api-token') });
+    const incomplete = service.create(body({ credentials_secret: { namespace: 'capi-clusters', name: 'incomplete' } }), alice);
     await expect(incomplete).rejects.toMatchObject({ status: 422, message: 'credentials_secret: Secret capi-clusters/incomplete lacks data/dns-provider/api-token' });
     expect(await store.lastSeq()).toBe(0);
   });
@@ -135,7 +156,7 @@ describe('ScaffoldsService: credentials only their issuer can create', () => {
   it('records only the reference of a Secret that holds them, or that cannot be read yet', async () => {
     const { store, service } = make('kubernetes');
     for (const name of ['complete', 'not-there-yet']) {
-      const { run } = await service.create(body({ cluster_name: `sup-${name}`, credentials_secret: { namespace: 'capi-clusters', name } }), 'alice');
+      const { run } = await service.create(body({ cluster_name: `sup-${name}`, credentials_secret: { namespace: 'capi-clusters', name } }), alice);
       const [event] = (await store.readRun(run.id)).events;
       expect(event.type === 'ScaffoldRequested' && event.data.credentials_secret).toEqual({ namespace: 'capi-clusters', name });
       expect(JSON.stringify(event)).not.toContain(TOKEN);
@@ -144,8 +165,8 @@ describe('ScaffoldsService: credentials only their issuer can create', () => {
 
   it('says where supplied credentials come from when the process cannot reach the management cluster', async () => {
     const { service } = make('local');
-    await expect(service.create(body(), 'alice')).rejects.toMatchObject({ status: 422, message: expect.stringContaining('access to the management cluster') });
-    await expect(service.create(body({ credentials_secret: { namespace: 'capi-clusters', name: 'complete' } }), 'alice')).rejects.toMatchObject({
+    await expect(service.create(body(), alice)).rejects.toMatchObject({ status: 422, message: expect.stringContaining('access to the management cluster') });
+    await expect(service.create(body({ credentials_secret: { namespace: 'capi-clusters', name: 'complete' } }), alice)).rejects.toMatchObject({
       status: 422,
       code: 'unsupported_credentials_secret',
     });

@@ -3,13 +3,15 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { decideAndAppend, EventStore, RunInputs, RunLogStore } from '../../libs/event-store/src';
-import { EVENT_TYPES, isEventType, ScaffoldTarget, StoredEvent, TERMINAL_EVENTS } from '../../libs/events/src';
+import { EVENT_TYPES, isEventType, ScaffoldRequestedData, ScaffoldTarget, StoredEvent, TERMINAL_EVENTS } from '../../libs/events/src';
 import { Command, decide, fold, isTerminal, RUN_STATUSES, runDecider, RunRuleViolation, type RunState } from '../../libs/run-decider/src';
 import { CredentialPlanEntry, GeneratorInputError, GeneratorValidationError, missingSupplied, preview, PreviewChange, referenceCredentialPlan, SuppliedCredentials } from '../../libs/generator/src';
 import type { GenerateSummary } from '../../libs/generator/src/context';
-import { GitStepError, GitWorkspace } from '../../libs/git/src';
+import { GitStepError, GitWorkspace, withoutCredentials } from '../../libs/git/src';
 import { passOptions, redact, SEALING_CERT_INPUT, SuppliedCredentialsSource } from '../../libs/steps/src';
 import { ApiError, invalid, notFound } from '../common/api-error';
+import { CallerIdentity, owns, requireOperator } from '../common/api-keys';
+import { Quotas } from './quotas';
 import type { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
 import { EVENT_STORE, RUN_INPUTS, RUN_LOGS } from '../event-log/event-log.module';
@@ -35,7 +37,12 @@ export interface PreviewReport {
 }
 
 /** How an event is shown to auditors and watchers. */
-export const eventView = (e: StoredEvent) => ({ seq: e.seq, id: e.id, type: e.type, schema_version: e.schema_version, time: e.time, causation_id: e.causation_id, data: e.data });
+export const eventView = (e: StoredEvent) => ({ seq: e.seq, id: e.id, type: e.type, schema_version: e.schema_version, time: e.time, causation_id: e.causation_id, data: visibleData(e) });
+
+/** Event data as shown: a repository URL stored with credentials (accepted by older versions) is redacted. */
+function visibleData(e: StoredEvent) {
+  return e.type === 'ScaffoldRequested' ? { ...e.data, repo_url: withoutCredentials(e.data.repo_url) } : e.data;
+}
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -50,6 +57,31 @@ function outcomeLine(state: RunState): string | null {
 function runIdFor(caller: string, idempotencyKey: string): string {
   const h = createHash('sha256').update(`${caller}\0${idempotencyKey}`).digest('hex');
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-a${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}
+
+/** Whether a stored request is the one a new body describes (an Idempotency-Key retry), whoever's clock recorded it. */
+function sameRequest(stored: ScaffoldRequestedData | null, fresh: ScaffoldRequestedData): boolean {
+  const canonical = (v: unknown): unknown =>
+    Array.isArray(v)
+      ? v.map(canonical)
+      : v && typeof v === 'object'
+        ? Object.fromEntries(
+            Object.entries(v)
+              .sort(([a], [b]) => a.localeCompare(b))
+              .map(([k, x]) => [k, canonical(x)]),
+          )
+        : v;
+  return stored !== null && JSON.stringify(canonical(stored)) === JSON.stringify(canonical(fresh));
+}
+
+/** The list cursor: the last row's (created_at, id), so runs created in the same millisecond are neither lost nor repeated. */
+const encodeCursor = (createdAt: Date, id: string) => Buffer.from(`${createdAt.toISOString()}|${id}`).toString('base64url');
+
+function decodeCursor(cursor: string): { createdAt: Date; id: string } {
+  const [time, id] = Buffer.from(cursor, 'base64url').toString().split('|');
+  const createdAt = new Date(time);
+  if (Number.isNaN(createdAt.getTime()) || !id || !UUID.test(id)) throw invalid('cursor', 'is not a cursor this API returned');
+  return { createdAt, id };
 }
 
 /** Reads that need PostgreSQL answer 503 while it is down, naming it. */
@@ -71,6 +103,7 @@ export class ScaffoldsService {
     @Inject(RUN_LOGS) private readonly runLogs: RunLogStore,
     private readonly readModel: RunReadModel,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly quotas: Quotas,
     /** The run's Job pod logs (EXECUTOR=kubernetes). */
     @Optional() @Inject(JOB_LOGS) private readonly jobLogs?: JobLogs,
     /** Management-cluster Secrets with supplied credentials (EXECUTOR=kubernetes). */
@@ -146,30 +179,23 @@ export class ScaffoldsService {
     return id;
   }
 
-  /** The run's id and events from the stream, or 404. */
-  private async requireRun(id: unknown): Promise<{ runId: string; events: StoredEvent[] }> {
+  /**
+   * The run's id and events from the stream, or 404: also for a run of another key (unless the caller is
+   * an admin), so a key cannot even learn that another key's run exists.
+   */
+  private async requireRun(id: unknown, caller: CallerIdentity): Promise<{ runId: string; events: StoredEvent[] }> {
     const runId = this.checkId(id);
     const { events } = await this.store.readRun(runId);
-    if (events.length === 0) throw notFound();
+    if (events.length === 0 || !owns(caller, fold(events).request?.requested_by)) throw notFound();
     return { runId, events };
   }
 
-  async create(body: unknown, caller: string, idempotencyKey?: string): Promise<{ run: RunView; created: boolean }> {
+  async create(body: unknown, caller: CallerIdentity, idempotencyKey?: string): Promise<{ run: RunView; created: boolean }> {
+    requireOperator(caller);
     const req = parseCreateRequest(body, { ...this.config, acceptKubeconfigTargets: this.config.reachesManagementCluster });
     if (idempotencyKey !== undefined && (idempotencyKey.length === 0 || idempotencyKey.length > 200 || /[\0\r\n]/.test(idempotencyKey))) {
       throw invalid('Idempotency-Key', 'must be 1 to 200 characters without line breaks');
     }
-    const runId = idempotencyKey ? runIdFor(caller, idempotencyKey) : randomUUID();
-    if (idempotencyKey) {
-      const { events } = await this.store.readRun(runId);
-      if (events.length > 0) return { run: toView(runId, fold(events)), created: false };
-    }
-    // The 409 check reads the read-model; while PostgreSQL is down requests are still accepted (appends go on).
-    this.checkRegistry();
-    await this.checkSupplied(req.credentials_secret);
-    const active = await this.readModel.activeFor(req.repo_url, req.cluster_name).catch(() => null);
-    if (active) throw new ApiError(409, 'run_active', `run ${active.id} for ${req.cluster_name} in this repository is still ${active.status}`);
-    if (req.target.kind === 'sealing_cert') await this.inputs.put(runId, SEALING_CERT_INPUT, req.target.cert.pem);
     const data = {
       cluster_name: req.cluster_name,
       domain: req.domain,
@@ -178,11 +204,28 @@ export class ScaffoldsService {
       repo_url: req.repo_url,
       branch: req.branch,
       target: eventTarget(req.target),
-      requested_by: caller,
+      requested_by: caller.name,
       ...(req.cluster_vars ? { cluster_vars: req.cluster_vars } : {}),
       ...(req.credentials_secret ? { credentials_secret: req.credentials_secret } : {}),
       ...(req.flux_url ? { flux_url: req.flux_url } : {}),
     };
+    const runId = idempotencyKey ? runIdFor(caller.name, idempotencyKey) : randomUUID();
+    if (idempotencyKey) {
+      const { events } = await this.store.readRun(runId);
+      if (events.length > 0) {
+        const state = fold(events);
+        // The same key with another body is a client bug, not a retry: answering the first run would hide it.
+        if (!sameRequest(state.request, data)) throw new ApiError(422, 'idempotency_key_reused', 'Idempotency-Key: was used for a different request by this key');
+        return { run: toView(runId, state), created: false };
+      }
+    }
+    await this.quotas.beforeCreate(caller);
+    // The 409 check reads the read-model; while PostgreSQL is down requests are still accepted (appends go on).
+    this.checkRegistry();
+    await this.checkSupplied(req.credentials_secret);
+    const active = await this.readModel.activeFor(req.repo_url, req.cluster_name).catch(() => null);
+    if (active) throw new ApiError(409, 'run_active', `run ${active.id} for ${req.cluster_name} in this repository is still ${active.status}`);
+    if (req.target.kind === 'sealing_cert') await this.inputs.put(runId, SEALING_CERT_INPUT, req.target.cert.pem);
     const { state, appended } = await decideAndAppend(this.store, runId, runDecider, (s) => decide({ type: 'RequestScaffold', data }, s), { idFor: () => runId });
     return { run: toView(runId, state), created: appended.length > 0 };
   }
@@ -192,7 +235,8 @@ export class ScaffoldsService {
    * folder and the pass runs on a copy of it (nothing is appended, pushed or kept). The full pass when
    * the request gives the certificate or age recipients; the infra pass for a kubeconfig_secret target.
    */
-  async preview(body: unknown): Promise<PreviewReport> {
+  async preview(body: unknown, caller: CallerIdentity): Promise<PreviewReport> {
+    requireOperator(caller);
     const req = parseCreateRequest(body, { ...this.config, acceptKubeconfigTargets: this.config.reachesManagementCluster });
     const full = req.target.kind !== 'kubeconfig_secret';
     const request = { ...req, target: eventTarget(req.target) };
@@ -215,38 +259,33 @@ export class ScaffoldsService {
   }
 
   /** From the read-model; a run the projection has not reached yet is folded from the stream (never a 404 after POST). */
-  async get(id: unknown): Promise<RunView> {
+  async get(id: unknown, caller: CallerIdentity): Promise<RunView> {
     const runId = this.checkId(id);
     const row = await fromReadModel(() => this.readModel.byId(runId));
-    if (row) return toView(runId, row.state);
-    const { events } = await this.store.readRun(runId);
-    if (events.length === 0) throw notFound();
-    return toView(runId, fold(events));
+    const state = row ? row.state : fold((await this.store.readRun(runId)).events);
+    if (!state.request || !owns(caller, state.request.requested_by)) throw notFound();
+    return toView(runId, state);
   }
 
-  async list(query: { status?: unknown; limit?: unknown; cursor?: unknown }): Promise<{ items: RunView[]; next_cursor: string | null }> {
+  async list(query: { status?: unknown; limit?: unknown; cursor?: unknown }, caller: CallerIdentity): Promise<{ items: RunView[]; next_cursor: string | null }> {
     const limit = query.limit === undefined ? 50 : Number(query.limit);
     if (!Number.isInteger(limit) || limit < 1 || limit > 500) throw invalid('limit', 'must be an integer from 1 to 500');
     if (query.status !== undefined && !(RUN_STATUSES as readonly string[]).includes(String(query.status))) throw invalid('status', `must be one of ${RUN_STATUSES.join(', ')}`);
-    let before: Date | undefined;
-    if (query.cursor !== undefined) {
-      const decoded = Buffer.from(String(query.cursor), 'base64url').toString();
-      before = new Date(decoded);
-      if (Number.isNaN(before.getTime())) throw invalid('cursor', 'is not a cursor this API returned');
-    }
-    const rows = await fromReadModel(() => this.readModel.page({ status: query.status === undefined ? undefined : String(query.status), before, limit }));
+    const after = query.cursor === undefined ? undefined : decodeCursor(String(query.cursor));
+    const owner = caller.role === 'admin' ? undefined : caller.name;
+    const rows = await fromReadModel(() => this.readModel.page({ status: query.status === undefined ? undefined : String(query.status), after, owner, limit }));
     const items = rows.map((r) => toView(r.id, r.state));
     const last = rows[rows.length - 1];
-    return { items, next_cursor: rows.length === limit && last ? Buffer.from(last.created_at.toISOString()).toString('base64url') : null };
+    return { items, next_cursor: rows.length === limit && last ? encodeCursor(last.created_at, last.id) : null };
   }
 
-  async events(id: unknown) {
-    const { events } = await this.requireRun(id);
+  async events(id: unknown, caller: CallerIdentity) {
+    const { events } = await this.requireRun(id, caller);
     return { items: events.map(eventView) };
   }
 
   /** The audit log across runs, from the stream itself: since a time or a cursor, optionally one type. */
-  async allEvents(query: { since?: unknown; type?: unknown; limit?: unknown; cursor?: unknown }) {
+  async allEvents(query: { since?: unknown; type?: unknown; limit?: unknown; cursor?: unknown }, caller: CallerIdentity) {
     const limit = query.limit === undefined ? 100 : Number(query.limit);
     if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw invalid('limit', 'must be an integer from 1 to 1000');
     const types = query.type === undefined ? undefined : String(query.type).split(',');
@@ -263,21 +302,30 @@ export class ScaffoldsService {
       since = undefined;
     }
     const { events, nextSeq } = await this.store.readRange({ fromSeq, since, limit, types });
-    return { items: events.map((e) => ({ run_id: e.run_id, ...eventView(e) })), next_cursor: nextSeq === null ? null : String(nextSeq) };
+    const visible = caller.role === 'admin' ? events : await this.ownedBy(caller, events);
+    return { items: visible.map((e) => ({ run_id: e.run_id, ...eventView(e) })), next_cursor: nextSeq === null ? null : String(nextSeq) };
+  }
+
+  /** The events of runs this caller owns (a page of the audit feed may then hold fewer than `limit`). */
+  private async ownedBy(caller: CallerIdentity, events: StoredEvent[]): Promise<StoredEvent[]> {
+    const owners = new Map<string, string | undefined>();
+    for (const runId of new Set(events.map((e) => e.run_id))) owners.set(runId, fold((await this.store.readRun(runId)).events).request?.requested_by);
+    return events.filter((e) => owners.get(e.run_id) === caller.name);
   }
 
   /** Runs the current step again (idempotent: the step checks the remote for its commit and the decider drops duplicates). */
-  redrive(id: unknown, caller: string): Promise<RunView> {
-    return this.commandRun(id, { type: 'Redrive', requestedBy: caller });
+  redrive(id: unknown, caller: CallerIdentity): Promise<RunView> {
+    return this.commandRun(id, caller, { type: 'Redrive', requestedBy: caller.name });
   }
 
-  cancel(id: unknown, caller: string): Promise<RunView> {
-    return this.commandRun(id, { type: 'RequestCancel', requestedBy: caller });
+  cancel(id: unknown, caller: CallerIdentity): Promise<RunView> {
+    return this.commandRun(id, caller, { type: 'RequestCancel', requestedBy: caller.name });
   }
 
-  /** An operator command on an existing run; the decider's refusals become 404 and 409. */
-  private async commandRun(id: unknown, command: Command): Promise<RunView> {
-    const runId = this.checkId(id);
+  /** An operator command on a run of the caller's; the decider's refusals become 404 and 409. */
+  private async commandRun(id: unknown, caller: CallerIdentity, command: Command): Promise<RunView> {
+    const { runId } = await this.requireRun(id, caller);
+    requireOperator(caller);
     try {
       const { state } = await decideAndAppend(this.store, runId, runDecider, (s) => decide(command, s));
       return toView(runId, state);
@@ -288,16 +336,16 @@ export class ScaffoldsService {
   }
 
   /** Follows a run's events live (SSE, NATS watchers) from after `afterSeq`, ending after the terminal event. */
-  async follow(id: unknown, afterSeq: number | undefined, onEvent: (e: ReturnType<typeof eventView>) => void | Promise<void>, signal: AbortSignal) {
-    const { runId, events } = await this.requireRun(id);
+  async follow(id: unknown, caller: CallerIdentity, afterSeq: number | undefined, onEvent: (e: ReturnType<typeof eventView>) => void | Promise<void>, signal: AbortSignal) {
+    const { runId, events } = await this.requireRun(id, caller);
     const last = events[events.length - 1];
     if (TERMINAL_EVENTS.includes(last.type) && afterSeq !== undefined && afterSeq >= last.seq) return;
     await this.store.follow({ runId, afterSeq, signal, onEvent: (e) => onEvent(eventView(e)), until: (e) => TERMINAL_EVENTS.includes(e.type) });
   }
 
   /** The run's log lines (already redacted when written), oldest first, as text. */
-  async logs(id: unknown): Promise<string> {
-    const { runId, events } = await this.requireRun(id);
+  async logs(id: unknown, caller: CallerIdentity): Promise<string> {
+    const { runId, events } = await this.requireRun(id, caller);
     const entries = await this.runLogs.read(runId);
     const lines = entries.map((e) => `${e.time} ${e.level.toUpperCase()} [${e.step}] ${e.msg}`);
     if (this.jobLogs) {

@@ -154,7 +154,7 @@ describe('bad input and abuse catalogue: a 4xx naming the field, nothing appende
   });
 
   it('compares keys in constant time: a near miss costs what a far miss costs', () => {
-    const keys = new Map([['default', 'k'.repeat(40)]]);
+    const keys = new Map([['default', { key: 'k'.repeat(40), role: 'admin' as const }]]);
     const time = (presented: string) => {
       const samples: number[] = [];
       for (let batch = 0; batch < 30; batch++) {

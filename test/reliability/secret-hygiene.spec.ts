@@ -128,6 +128,19 @@ describe('secret hygiene', () => {
       await api(svc.base, 'GET', `/api/v1/scaffolds/${r.json.id}/logs`);
     }
 
+    // A request that tries to hand over a token in the repository URL is refused (400) without echoing it.
+    const urlToken = 'ghp_RequestTokenInTheUrl0123456789';
+    const withToken = await api(svc.base, 'POST', '/api/v1/scaffolds', {
+      cluster_name: 'hyg-token',
+      domain: 'hygtoken.example.com',
+      region: 'eu-west-1',
+      acme_email: 'ops@example.com',
+      repo: { url: `https://deploy:${urlToken}@127.0.0.1:${https.port}/fleet.git`, branch: 'main' },
+      target: { sealing_cert_pem: cert.certPem },
+    });
+    expect(withToken.status).toBe(400);
+    expect(withToken.text).not.toContain(urlToken);
+
     // What must never appear: planted, configured and generated credentials.
     const generated: string[] = [];
     for (const [i, remote] of remotes.entries()) {
@@ -140,7 +153,7 @@ describe('secret hygiene', () => {
     }
     expect(generated.length).toBeGreaterThanOrEqual(21);
     const forbidden = [
-      ...withBase64([...SHIPPED_PLANTED, REGISTRY_PASSWORD, GIT_PASSWORD, API_KEY, target.token, management.token]),
+      ...withBase64([...SHIPPED_PLANTED, REGISTRY_PASSWORD, GIT_PASSWORD, API_KEY, target.token, management.token, urlToken]),
       // The SSH key's body lines (the first is the same for every ed25519 key: skipped).
       ...ssh.clientKey.split('\n').slice(2, -2),
       ...generated,

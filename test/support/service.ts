@@ -99,11 +99,12 @@ export async function natsApi(url: string) {
   const { headers } = await import('@nats-io/nats-core');
   const nc = await connect({ servers: url });
   return {
-    async request(subject: string, payload: unknown, key = API_KEY): Promise<any> {
+    async request(subject: string, payload: unknown, key = API_KEY, extra: Record<string, string> = {}): Promise<any> {
       const h = headers();
       h.set('X-Api-Key', key);
-      const m = await nc.request(subject, JSON.stringify(payload), { timeout: 30_000, headers: h });
-      return { status: Number(m.headers?.get('Status-Code') || 200), json: JSON.parse(m.string()) };
+      for (const [name, value] of Object.entries(extra)) h.set(name, value);
+      const m = await nc.request(subject, typeof payload === 'string' ? payload : JSON.stringify(payload), { timeout: 30_000, headers: h });
+      return { status: Number(m.headers?.get('Status-Code') || 200), json: JSON.parse(m.string()), retryAfter: m.headers?.get('Retry-After') || undefined };
     },
     close: () => nc.close(),
   };

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { cpSync, existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { Document } from 'yaml';
 import { FLUX_ENCRYPTED_REGEX } from '../../sealing/src/sops';
 import type { Context } from './context';
@@ -11,11 +11,33 @@ import { parseDocuments } from './yaml-docs';
 /** Marks a cluster folder as written by the scaffolder for one cluster. */
 export const OWNER_FILE = '.gitops-scaffolder.json';
 
+/**
+ * The absolute path of `rel` inside the working copy `root`. Refused (a clear error naming it) when
+ * the path leaves the working copy or passes through a symbolic link: an existing link anywhere on
+ * the way, the file itself included, could point outside, and the write would land there.
+ */
+export function insideRepo(root: string, rel: string): string {
+  const parts = rel.split('/').filter((p) => p !== '' && p !== '.');
+  if (parts.includes('..')) throw new GeneratorInputError(`${rel}: must not leave the repository`);
+  let path = root;
+  for (const [i, part] of parts.entries()) {
+    path = join(path, part);
+    let isLink: boolean;
+    try {
+      isLink = lstatSync(path).isSymbolicLink();
+    } catch {
+      break; // not there yet: nothing below it can be a link
+    }
+    if (isLink) throw new GeneratorInputError(`${parts.slice(0, i + 1).join('/')} in the repository is a symbolic link; refusing to write through it`);
+  }
+  return join(root, ...parts);
+}
+
 /** Refuses to write over a cluster folder that another cluster (or a person) owns. */
 export function checkOwnership(repoDir: string, clusterDir: string, owner: Record<string, string>) {
-  const abs = join(repoDir, clusterDir);
+  const abs = insideRepo(repoDir, clusterDir);
   if (!existsSync(abs)) return;
-  const markerPath = join(abs, OWNER_FILE);
+  const markerPath = insideRepo(repoDir, `${clusterDir}/${OWNER_FILE}`);
   if (!existsSync(markerPath)) throw new GeneratorInputError(`${clusterDir}/ exists and was not written by gitops-scaffolder; refusing to overwrite it`);
   const marker = JSON.parse(readFileSync(markerPath, 'utf8'));
   for (const key of Object.keys(owner)) {
@@ -25,25 +47,27 @@ export function checkOwnership(repoDir: string, clusterDir: string, owner: Recor
   }
 }
 
-export function writeFile(abs: string, content: Buffer) {
+/** Writes a file of the working copy `root` (never through a symbolic link). */
+export function writeFile(root: string, rel: string, content: Buffer) {
+  const abs = insideRepo(root, rel);
   mkdirSync(dirname(abs), { recursive: true });
   writeFileSync(abs, content);
 }
 
 export function writeIfChanged(ctx: Context, repoRel: string, content: Buffer) {
-  const abs = join(ctx.opts.repoDir, repoRel);
+  const abs = insideRepo(ctx.opts.repoDir, repoRel);
   if (existsSync(abs) && readFileSync(abs).equals(content)) return;
-  writeFile(abs, content);
+  writeFile(ctx.opts.repoDir, repoRel, content);
   ctx.summary.paths_written.push(repoRel);
 }
 
 /** Makes a folder hold exactly `files` (and its owner marker): changed files written, stale ones removed, equal ones untouched. */
 export function syncFolder(ctx: Context, dir: string, files: Map<string, Buffer>) {
-  const abs = join(ctx.opts.repoDir, dir);
+  const abs = insideRepo(ctx.opts.repoDir, dir);
   if (existsSync(abs)) {
     for (const rel of listFiles(abs)) {
       if (files.has(rel) || rel === OWNER_FILE) continue;
-      rmSync(join(abs, rel));
+      rmSync(insideRepo(ctx.opts.repoDir, `${dir}/${rel}`));
       ctx.summary.paths_removed.push(`${dir}/${rel}`);
     }
   }
@@ -56,7 +80,7 @@ export function syncFolder(ctx: Context, dir: string, files: Map<string, Buffer>
  */
 export function writeSopsRules(ctx: Context) {
   const path = '.sops.yaml';
-  const abs = join(ctx.opts.repoDir, path);
+  const abs = insideRepo(ctx.opts.repoDir, path);
   // Cluster names are DNS labels (no dots), so the folder needs no escaping.
   const pathRegex = `^${ctx.clusterDir}/.*\\.ya?ml$`;
   const doc = existsSync(abs) ? (parseDocuments(readFileSync(abs, 'utf8'), path)[0] ?? new Document({})) : new Document({});
@@ -82,14 +106,18 @@ export function outermost(dirs: Iterable<string>): string[] {
 export async function stageAndCheck(ctx: Context, files: Map<string, Buffer>, shared: { root: string; dirs: string[] }, check: (stagingDir: string) => Promise<void>): Promise<string[]> {
   const repo = ctx.opts.repoDir;
   const copied: string[] = [];
-  for (const dir of outermost(shared.dirs)) {
-    if (existsSync(join(repo, dir))) continue;
-    cpSync(join(shared.root, dir), join(repo, dir), { recursive: true });
-    copied.push(dir);
-  }
-  const staging = join(repo, dirname(ctx.clusterDir), `.${ctx.opts.clusterName}.staging-${randomBytes(4).toString('hex')}`);
+  const stagingRel = `${dirname(ctx.clusterDir)}/.${ctx.opts.clusterName}.staging-${randomBytes(4).toString('hex')}`;
+  const staging = insideRepo(repo, stagingRel);
   try {
-    for (const [rel, content] of files) writeFile(join(staging, rel), content);
+    for (const dir of outermost(shared.dirs)) {
+      const target = insideRepo(repo, dir);
+      if (existsSync(target)) continue;
+      // Counted before the copy: a copy refused half-way (a link out of the reference) is removed too.
+      copied.push(dir);
+      // Links are copied as they are (relative, so they stay links into the copy), and only when they stay inside the reference.
+      cpSync(join(shared.root, dir), target, { recursive: true, verbatimSymlinks: true, filter: (src) => linkStaysInside(shared.root, src) });
+    }
+    for (const [rel, content] of files) writeFile(repo, `${stagingRel}/${rel}`, content);
     await check(staging);
   } catch (e) {
     for (const dir of copied) rmSync(join(repo, dir), { recursive: true, force: true });
@@ -98,4 +126,15 @@ export async function stageAndCheck(ctx: Context, files: Map<string, Buffer>, sh
     rmSync(staging, { recursive: true, force: true });
   }
   return copied;
+}
+
+/** For copying a reference folder: true for anything but a symbolic link that is absolute or leads outside the reference (refused, named). */
+function linkStaysInside(root: string, src: string): boolean {
+  if (!lstatSync(src).isSymbolicLink()) return true;
+  const target = readlinkSync(src);
+  const resolved = resolve(dirname(src), target);
+  if (isAbsolute(target) || (resolved !== root && !resolved.startsWith(root + sep))) {
+    throw new GeneratorInputError(`${relative(root, src)} in the reference is a symbolic link to ${target}, outside the reference; refusing to copy it`);
+  }
+  return true;
 }

@@ -28,17 +28,38 @@ export function runTrailers(runId: string, pass: string): string {
   return `Scaffold-Run: ${runId}\nScaffold-Pass: ${pass}`;
 }
 
-const BRANCH = /^(?!-)(?!.*\.\.)(?!.*\/\/)(?!.*@\{)[A-Za-z0-9._/-]{1,200}(?<![./])$/;
+/**
+ * Why a branch name is not one git takes for `--branch` (git check-ref-format's rules), or null. Also
+ * refused: HEAD and names under refs/, which git would read as something else than a branch.
+ */
+export function branchProblem(branch: string): string | null {
+  if (branch.length === 0 || branch.length > 200) return 'must be 1 to 200 characters';
+  if (branch === 'HEAD' || branch === '@') return `"${branch}" is not a branch name`;
+  if (branch.startsWith('refs/')) return 'must be a branch name, not a ref (no refs/ prefix)';
+  if (branch.startsWith('-')) return 'must not start with "-"';
+  // Control characters, space, ~ ^ : ? * [ \ and DEL are never allowed in a ref (the control range is the point of this pattern).
+  // eslint-disable-next-line no-control-regex
+  if (/[\x00-\x20\x7f~^:?*[\\]/.test(branch)) return 'must not contain spaces, control characters or any of ~ ^ : ? * [ \\';
+  if (branch.includes('..')) return 'must not contain ".."';
+  if (branch.includes('@{')) return 'must not contain "@{"';
+  if (branch.includes('//') || branch.startsWith('/') || branch.endsWith('/')) return 'must not begin or end with "/" or contain "//"';
+  if (branch.endsWith('.')) return 'must not end with "."';
+  for (const part of branch.split('/')) {
+    if (part.startsWith('.')) return `component "${part}" must not begin with "."`;
+    if (part.endsWith('.lock')) return `component "${part}" must not end with ".lock"`;
+  }
+  return null;
+}
 
 export function isSafeBranch(branch: string): boolean {
-  return BRANCH.test(branch) && !branch.endsWith('.lock');
+  return branchProblem(branch) === null;
 }
 
 /** git's progress line and generic advice after a failed connection: they say nothing about the cause. */
 const GENERIC_HINT = /^(Please make sure you have the correct access rights|and the repository exists\.|Cloning into .*\.\.\.)$/;
 /** Causes that stay the same on a second try: wrong credentials, an unknown or changed host key. */
 const REFUSED =
-  /Authentication failed|Permission denied|could not read Username|could not read Password|Host key verification failed|REMOTE HOST IDENTIFICATION HAS CHANGED|No .* host key is known|403/i;
+  /Authentication failed|Permission denied|could not read Username|could not read Password|Host key verification failed|REMOTE HOST IDENTIFICATION HAS CHANGED|No .* host key is known|returned error: 403/i;
 
 /**
  * git's own reason, up to and including its first `fatal:`/`error:` line (ssh and the remote speak
@@ -58,7 +79,8 @@ function gitReason(text: string, url: string): string {
 
 /** Maps git's words to a reason a person can act on, and says whether a retry can help. */
 export function classifyGitError(e: unknown, url: string): GitStepError {
-  const text = String((e as Error)?.message ?? e);
+  // Classified without the URL: a path or host that happens to contain "403" or "not found" says nothing.
+  const text = String((e as Error)?.message ?? e).replaceAll(url, '<repo>');
   const reason = gitReason(text, url);
   if (REFUSED.test(text)) return new GitStepError(`authentication refused: ${reason}`, false);
   if (/Remote branch .* not found|couldn't find remote ref/i.test(text)) return new GitStepError(`the branch does not exist on the remote: ${reason}`, false);

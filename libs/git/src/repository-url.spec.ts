@@ -1,4 +1,4 @@
-import { fluxUrlOf, hasCredentials, sameRepository } from './repository-url';
+import { fluxUrlOf, hasCredentials, sameRepository, withoutCredentials } from './repository-url';
 
 describe('repository URLs', () => {
   it.each([
@@ -31,5 +31,17 @@ describe('repository URLs', () => {
     expect(hasCredentials('ssh://git@github.com/acme/fleet.git')).toBe(false);
     expect(hasCredentials('git@github.com:acme/fleet.git')).toBe(false);
     expect(hasCredentials('https://github.com/acme/fleet.git')).toBe(false);
+  });
+});
+
+describe('withoutCredentials', () => {
+  it.each([
+    ['https://user:Secret123@git.example.com/x.git', 'https://***@git.example.com/x.git'],
+    ['https://ghpToken@git.example.com:8443/x.git?a=1', 'https://***@git.example.com:8443/x.git?a=1'],
+    ['https://git.example.com/x.git', 'https://git.example.com/x.git'],
+    ['ssh://git@git.example.com/x.git', 'ssh://git@git.example.com/x.git'],
+    ['git@git.example.com:x.git', 'git@git.example.com:x.git'],
+  ])('%s -> %s', (url, shown) => {
+    expect(withoutCredentials(url)).toBe(shown);
   });
 });

@@ -45,6 +45,16 @@ export function hasCredentials(url: string): boolean {
   }
 }
 
+/**
+ * The URL with any credentials in it replaced by ***: for reading runs that were accepted before
+ * repo.url refused user information (the event log cannot be edited, so they are redacted on the way out).
+ */
+export function withoutCredentials(url: string): string {
+  if (!hasCredentials(url)) return url;
+  const u = new URL(url);
+  return `${u.protocol}//***@${u.host}${u.pathname}${u.search}`;
+}
+
 const origins = new Map<string, string | undefined>();
 
 /** The `origin` remote of the git working copy holding `dir` (read once per folder), if any. */
