@@ -1,17 +1,1 @@
-import { readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-
-/** The package's version, read from package.json (from src/ under ts-jest, from dist/src/ when built). */
-function packageVersion(): string {
-  for (let dir = __dirname; dir !== dirname(dir); dir = dirname(dir)) {
-    try {
-      const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
-      if (pkg.name === 'gitops-scaffolder') return pkg.version;
-    } catch {
-      // not here: look one folder up
-    }
-  }
-  return '0.0.0';
-}
-
-export const VERSION = packageVersion();
+export { VERSION } from '../libs/cli/src/version';

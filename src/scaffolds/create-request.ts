@@ -5,7 +5,7 @@ import { branchProblem } from '../../libs/git/src';
 import { CertificateError, parseSealingCertificate, SealingCertificate } from '../../libs/sealing/src';
 import { isAgeRecipient } from '../../libs/sealing/src/sops';
 import { FieldCheck, isClusterName, isDomain, isEmail, isRegion } from '../../libs/validation/src';
-import { ApiError, invalid } from '../common/api-error';
+import { ApiError, FieldProblem, invalid, invalidAll } from '../common/api-error';
 
 /** JSON schema of POST /api/v1/scaffolds (also the OpenAPI request body). */
 export const CREATE_SCHEMA = {
@@ -54,7 +54,9 @@ export const CREATE_SCHEMA = {
   },
 } as const;
 
-const ajv = new Ajv({ allErrors: false, strict: true });
+const ajv = new Ajv({ allErrors: true, strict: true });
+/** At most this many problems are reported (a body of 75,000 unknown fields gets 20 lines, not 75,000). */
+const MAX_PROBLEMS = 20;
 const validateShape = ajv.compile(CREATE_SCHEMA);
 
 export type CreateTarget =
@@ -62,6 +64,17 @@ export type CreateTarget =
 
 /** A validated request: the ScaffoldRequested data without the caller, and the target with its parsed certificate. */
 export type CreateRequest = Omit<ScaffoldRequestedData, 'target' | 'requested_by'> & { target: CreateTarget };
+
+/** Every shape problem, unknown fields first (a misspelt field is one problem, not a missing one), without repeats. */
+function shapeProblems(errors: ErrorObject[]): FieldProblem[] {
+  const all = errors.map((e) => ({ field: fieldOf(e), problem: describeAjv(e), unknown: e.keyword === 'additionalProperties' }));
+  const ordered = [...all.filter((p) => p.unknown), ...all.filter((p) => !p.unknown)];
+  const seen = new Set<string>();
+  return ordered
+    .filter((p) => !seen.has(`${p.field}: ${p.problem}`) && seen.add(`${p.field}: ${p.problem}`))
+    .slice(0, MAX_PROBLEMS)
+    .map(({ field, problem }) => ({ field, problem }));
+}
 
 function fieldOf(err: ErrorObject): string {
   const path = err.instancePath.replace(/^\//, '').replaceAll('/', '.');
@@ -141,33 +154,29 @@ export function parseCreateRequest(
   opts: { allowedSchemes: string[]; allowedHosts?: string[]; platformRepoUrl?: string; defaultBranch: string; acceptKubeconfigTargets?: boolean } & ReferenceSettings,
 ): CreateRequest {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw invalid('body', 'must be a JSON object');
-  if (!validateShape(body)) throw invalid(fieldOf(validateShape.errors![0]), describeAjv(validateShape.errors![0]));
+  if (!validateShape(body)) throw invalidAll(shapeProblems(validateShape.errors ?? []));
   const b = body as any;
+  const problems: FieldProblem[] = [];
+  const note = (field: string, problem: string | null) => void (problem && problems.push({ field, problem }));
   const checks: Array<[string, unknown, FieldCheck]> = [
     ['cluster_name', b.cluster_name, isClusterName],
     ['domain', b.domain, isDomain],
     ['region', b.region, isRegion],
     ['acme_email', b.acme_email, isEmail],
   ];
-  for (const [field, value, check] of checks) {
-    const problem = check(value);
-    if (problem) throw invalid(field, problem);
-  }
+  for (const [field, value, check] of checks) note(field, check(value));
   const repoUrl: string | undefined = b.repo?.url ?? opts.platformRepoUrl;
-  if (!repoUrl) throw invalid('repo.url', 'is required (no PLATFORM_REPO_URL default is configured)');
-  const urlProblem = checkRepoUrl(repoUrl, opts.allowedSchemes, opts.allowedHosts);
-  if (urlProblem) throw invalid('repo.url', urlProblem);
+  note('repo.url', repoUrl ? checkRepoUrl(repoUrl, opts.allowedSchemes, opts.allowedHosts) : 'is required (no PLATFORM_REPO_URL default is configured)');
   const branch: string = b.repo?.branch ?? opts.defaultBranch;
-  const problem = branchProblem(branch);
-  if (problem) throw invalid('repo.branch', problem);
-  const fluxUrlProblem = b.repo?.flux_url === undefined ? null : checkFluxUrl(b.repo.flux_url, opts.allowedHosts);
-  if (fluxUrlProblem) throw invalid('repo.flux_url', fluxUrlProblem);
+  note('repo.branch', branchProblem(branch));
+  note('repo.flux_url', b.repo?.flux_url === undefined ? null : checkFluxUrl(b.repo.flux_url, opts.allowedHosts));
+  if (problems.length > 0) throw invalidAll(problems);
   const common = {
     cluster_name: b.cluster_name,
     domain: b.domain,
     region: b.region,
     acme_email: b.acme_email,
-    repo_url: normaliseRepoUrl(repoUrl),
+    repo_url: normaliseRepoUrl(repoUrl!),
     branch,
     ...(b.repo?.flux_url !== undefined ? { flux_url: normaliseRepoUrl(b.repo.flux_url as string) } : {}),
     ...clusterVars(b.cluster_vars, opts),

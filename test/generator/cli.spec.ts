@@ -18,10 +18,57 @@ function run(args: string[], env: Record<string, string> = {}) {
 describe('generate-gitops-env command line', () => {
   const common = ['--cluster-name', 'cli-test', '--domain', 'cli.example.com', '--region', 'eu-west-2', '--acme-email', 'ops@cli.example.com'];
 
-  it('prints help', () => {
+  it('prints help and its version', () => {
     const r = run(['--help']);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('--infra-only');
+    expect(run(['--version']).stdout).toMatch(/^generate-gitops-env \d+\.\d+\.\d+\n$/);
+  });
+
+  it('helps a newcomer: a mistyped option gets a suggestion, missing flags and a missing pass get the usage', () => {
+    const typo = run(['--infra-onyl']);
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toMatch(/Unknown option '--infra-onyl'.*; did you mean --infra-only\?\nUsage:\n  generate-gitops-env --repo DIR/);
+    const bare = run([]);
+    expect(bare.code).toBe(2);
+    expect(bare.stderr).toMatch(
+      /^generate-gitops-env: missing --repo, --cluster-name, --domain, --region, --acme-email; choose a pass: --infra-only \(the first pass: no secrets\) or --sealing-cert FILE \(the full pass\)\nUsage:/,
+    );
+    const noPass = run(['--repo', tempDir('cli-nopass'), ...common]);
+    expect(noPass.stderr).toMatch(/choose a pass: --infra-only/);
+    expect(noPass.stderr).toContain('(generate-gitops-env --help for every option)');
+  });
+
+  it('names a missing template folder and lists the environments of a reference when the one asked for is not there', () => {
+    const missing = run(['--repo', tempDir('cli-tmpl'), ...common, '--infra-only', '--template', '/nonexistent/templates/nope']);
+    expect([missing.code, missing.stderr]).toEqual([2, 'generate-gitops-env: template folder /nonexistent/templates/nope does not exist\n']);
+    const wrongEnv = run(['--repo', tempDir('cli-env'), ...common, '--infra-only', '--reference-env', 'staging']);
+    expect(wrongEnv.code).toBe(2);
+    expect(wrongEnv.stderr).toBe(`generate-gitops-env: reference environment "staging" does not exist in ${SHIPPED_TEMPLATE}; its environments: development\n`);
+  });
+
+  it('says in the plain summary which shared folders it copied, counts in words that agree, and rewrites reference comments for the new cluster', () => {
+    const repo = tempDir('cli-plain');
+    const infra = run(['--repo', repo, ...common, '--infra-only']);
+    expect(infra.code).toBe(0);
+    const cert = makeRsaCert();
+    writeFileSync(join(repo, '..', 'plain-cert.pem'), cert.certPem);
+    const full = run(['--repo', repo, ...common, '--sealing-cert', join(repo, '..', 'plain-cert.pem')], {
+      REGISTRY_SERVER: 'r.example.com',
+      REGISTRY_USERNAME: 'u',
+      REGISTRY_PASSWORD: 'PlainRegistryPw-1',
+    });
+    expect(full.code).toBe(0);
+    expect(infra.stdout + full.stdout).toMatch(/shared folders copied into the repository \(they were missing\): base/);
+    expect(infra.stdout + full.stdout).not.toMatch(/\b1 (keys|folders)\b/);
+    const sync = execFileSync('cat', [join(repo, 'clusters/cli-test/flux-system/gotk-sync.yaml')], { encoding: 'utf8' });
+    expect(sync).toMatch(/^# Flux sync objects for the cli-test cluster/);
+    expect(
+      sync
+        .split('\n')
+        .filter((l) => l.trimStart().startsWith('#'))
+        .join('\n'),
+    ).not.toMatch(/\bdevelopment\b/);
   });
 
   it('runs both passes on the shipped template with a JSON summary and never prints a credential', () => {
@@ -66,19 +113,20 @@ describe('generate-gitops-env command line', () => {
   });
 
   it.each([
-    [['--cluster-name', 'x'], /--repo is required/],
+    [['--cluster-name', 'x'], /missing --repo, --domain/],
     [['--repo', '/nonexistent', ...common, '--infra-only'], /--repo \/nonexistent is not a folder/],
     [['--bogus'], /Unknown option '--bogus'/],
     [['--repo', '.', ...common, '--infra-only', '--domain', 'not a domain'], /--domain must be/],
-    [['--repo', '.', ...common], /sealing certificate/],
+    [['--repo', '.', ...common], /choose a pass: --infra-only/],
     [['--repo', '.', ...common, '--sealing-cert', '/nonexistent.pem'], /cannot be read/],
     [['--repo', '.', ...common, '--infra-only', '--reference-env', 'nope'], /reference environment "nope" does not exist/],
-  ])('exits 2 with one line for bad input %#', (args, message) => {
+  ])('exits 2 with one line for bad input (then the usage, for a wrong command line) %#', (args, message) => {
     const cwd = tempDir('cli-bad');
     const r = run(args.map((a) => (a === '.' ? cwd : a)));
     expect(r.code).toBe(2);
-    expect(r.stderr.trim().split('\n')).toHaveLength(1);
-    expect(r.stderr).toMatch(message);
+    const [first, ...rest] = r.stderr.trim().split('\n');
+    expect(first).toMatch(message);
+    expect(rest.length === 0 || rest[0] === 'Usage:').toBe(true);
     expect(allFiles(cwd)).toEqual([]);
   });
 

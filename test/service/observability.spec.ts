@@ -95,5 +95,16 @@ describe('observability: metrics, OpenAPI, log redaction', () => {
     expect(redact('push to https://bot:hunter2-secret@git.example.com/x.git failed')).toBe('push to https://***@git.example.com/x.git failed');
     expect(redact('password=abc123def token: xyz987')).toBe('password=*** token: ***');
     expect(redact('value S3cr3tValue in output', ['S3cr3tValue'])).toBe('value *** in output');
+    expect(redact('{"password": "plainwords", "token":"abc"} Authorization: Bearer x')).toBe('{"password": "***", "token":"***"} Authorization: ***');
+  });
+
+  it('redacts values, never the ordinary words that follow "secret:" or "token:" in prose', () => {
+    const prose = [
+      'clusters/dev/apps/registry-credentials.yaml Secret registry-credentials is a registry pull secret: give REGISTRY_SERVER, REGISTRY_USERNAME and REGISTRY_PASSWORD',
+      'the supplied token: missing from the credentials Secret',
+      'password: see the credentials_secret of the request',
+    ];
+    for (const line of prose) expect(redact(line)).toBe(line);
+    expect(redact('token: ghp_0123abcd and secret: s3cr3t-value')).toBe('token: *** and secret: ***');
   });
 });

@@ -1,6 +1,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { argumentError, VERSION } from '../../cli/src';
 import { fluxUrlOf, hasCredentials, originUrl, sameRepository } from '../../git/src/repository-url';
 import { SEALING_SCOPES, SealingScope } from '../../sealing/src';
 import { parseSuppliedCredentials, SuppliedCredentials } from './credential-plan';
@@ -52,6 +53,7 @@ Options:
                            warnings; writes nothing
   --json                   print a machine-readable summary on stdout
   -h, --help               this text
+  --version                the version
 
 Registry pull credentials for the full pass come from REGISTRY_SERVER, REGISTRY_USERNAME and
 REGISTRY_PASSWORD or from --registry-auth FILE, never from command-line values. Supplied credentials
@@ -59,6 +61,38 @@ REGISTRY_PASSWORD or from --registry-auth FILE, never from command-line values. 
 come from --credentials FILE and are never invented; the full pass refuses to run without them.
 Exit codes: 0 written, 1 the tree failed validation or an internal error, 2 bad input.
 `;
+
+/** Every option of the command (parseArgs's table; its names feed "did you mean"). */
+const OPTIONS = {
+  repo: { type: 'string' },
+  template: { type: 'string' },
+  'reference-env': { type: 'string' },
+  'cluster-name': { type: 'string' },
+  domain: { type: 'string' },
+  region: { type: 'string' },
+  'acme-email': { type: 'string' },
+  'infra-only': { type: 'boolean' },
+  'infra-layer': { type: 'string' },
+  'sealing-cert': { type: 'string' },
+  'rotate-credentials': { type: 'boolean' },
+  scope: { type: 'string' },
+  'secrets-backend': { type: 'string' },
+  'age-recipient': { type: 'string', multiple: true },
+  'registry-auth': { type: 'string' },
+  credentials: { type: 'string' },
+  'source-url': { type: 'string' },
+  'source-branch': { type: 'string' },
+  var: { type: 'string', multiple: true },
+  'no-validate': { type: 'boolean' },
+  'dry-run': { type: 'boolean' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean' },
+} as const;
+const OPTION_NAMES = Object.keys(OPTIONS);
+
+const REQUIRED = ['repo', 'cluster-name', 'domain', 'region', 'acme-email'];
+const USAGE_LINE = `${HELP.split('\n\n')[1]}\n(generate-gitops-env --help for every option)\n`;
 
 function registryFrom(env: NodeJS.ProcessEnv, authFile: string | undefined): RegistryCredentials | undefined {
   if (authFile) {
@@ -125,6 +159,8 @@ function describePlan(summary: GenerateSummary): string {
   return summary.credential_plan.map((e) => `  credential ${e.namespace}/${e.name}/${e.key}: ${e.class}${e.from ? ` (from ${e.from.join(', ')})` : ''}\n`).join('');
 }
 
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+
 function describe(summary: GenerateSummary): string {
   const lines = [
     `${summary.pass} pass for ${summary.cluster_name} (${summary.domain}, ${summary.region}) from ${summary.reference_env} (${summary.reference_domain})`,
@@ -135,10 +171,11 @@ function describe(summary: GenerateSummary): string {
       : `  layers: ${summary.layers.join(', ')}`,
     `  kustomizations: ${summary.kustomizations.map((k) => k.name).join(', ')}`,
     `  files written: ${summary.paths_written.length}, removed: ${summary.paths_removed.length}`,
+    ...(summary.shared_paths_copied.length > 0 ? [`  shared folders copied into the repository (they were missing): ${summary.shared_paths_copied.join(', ')}`] : []),
     ...summary.ingress_hosts.map((i) => `  ingress ${i.namespace ?? 'default'}/${i.name}: ${i.to.join(', ')}`),
-    ...summary.objects_sealed.map((s) => `  sealed ${s.namespace}/${s.name} (${s.keys.length} keys, ${s.scope}${s.reused ? ', kept' : ''})`),
+    ...summary.objects_sealed.map((s) => `  sealed ${s.namespace}/${s.name} (${plural(s.keys.length, 'key')}, ${s.scope}${s.reused ? ', kept' : ''})`),
     ...(summary.credential_plan.length > 0 ? [`  credentials: ${planCounts(summary)}`] : []),
-    `  validated: ${summary.validated ? summary.validated.length + ' folders with kustomize' : 'no'}`,
+    `  validated: ${summary.validated ? plural(summary.validated.length, 'folder') + ' with kustomize' : 'no'}`,
     ...summary.warnings.map((w) => `  warning: ${w}`),
   ];
   return lines.join('\n') + '\n';
@@ -167,44 +204,31 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
       args: argv,
       strict: true,
       allowPositionals: false,
-      options: {
-        repo: { type: 'string' },
-        template: { type: 'string' },
-        'reference-env': { type: 'string' },
-        'cluster-name': { type: 'string' },
-        domain: { type: 'string' },
-        region: { type: 'string' },
-        'acme-email': { type: 'string' },
-        'infra-only': { type: 'boolean' },
-        'infra-layer': { type: 'string' },
-        'sealing-cert': { type: 'string' },
-        'rotate-credentials': { type: 'boolean' },
-        scope: { type: 'string' },
-        'secrets-backend': { type: 'string' },
-        'age-recipient': { type: 'string', multiple: true },
-        'registry-auth': { type: 'string' },
-        credentials: { type: 'string' },
-        'source-url': { type: 'string' },
-        'source-branch': { type: 'string' },
-        var: { type: 'string', multiple: true },
-        'no-validate': { type: 'boolean' },
-        'dry-run': { type: 'boolean' },
-        json: { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' },
-      },
+      options: OPTIONS,
     }));
   } catch (e) {
-    process.stderr.write(`generate-gitops-env: ${(e as Error).message.split('\n')[0]}\n`);
+    process.stderr.write(`generate-gitops-env: ${argumentError(e as Error, OPTION_NAMES)}\n${USAGE_LINE}`);
     return 2;
   }
   if (values.help) {
     process.stdout.write(HELP);
     return 0;
   }
+  if (values.version) {
+    process.stdout.write(`generate-gitops-env ${VERSION}\n`);
+    return 0;
+  }
+  const missing = REQUIRED.filter((flag) => !values[flag]).map((flag) => `--${flag}`);
+  const noPass = !values['infra-only'] && !values['sealing-cert'] && values['secrets-backend'] !== 'sops';
+  if (missing.length > 0 || noPass) {
+    const problems = [
+      ...(missing.length > 0 ? [`missing ${missing.join(', ')}`] : []),
+      ...(noPass ? ['choose a pass: --infra-only (the first pass: no secrets) or --sealing-cert FILE (the full pass)'] : []),
+    ];
+    process.stderr.write(`generate-gitops-env: ${problems.join('; ')}\n${USAGE_LINE}`);
+    return 2;
+  }
   try {
-    for (const flag of ['repo', 'cluster-name', 'domain', 'region', 'acme-email']) {
-      if (!values[flag]) throw new GeneratorInputError(`--${flag} is required`);
-    }
     if (values['infra-only'] && values['sealing-cert']) throw new GeneratorInputError('--infra-only and --sealing-cert exclude each other');
     const backend = values['secrets-backend'] ?? 'sealed-secrets';
     if (backend !== 'sealed-secrets' && backend !== 'sops') throw new GeneratorInputError('--secrets-backend must be sealed-secrets or sops');

@@ -9,7 +9,7 @@ import { generateFromClusterVars, givenVarProblem, KnownVariables, knownVariable
 import { Context, GenerateOptions, GenerateResult, GenerateSummary, ResolvedOptions, usesSops } from './context';
 import { GeneratorInputError } from './errors';
 import { generateFromOverlays } from './overlay-model';
-import { loadReference } from './reference';
+import { checkReferenceExists, loadReference } from './reference';
 import { checkOwnership, OWNER_FILE, writeIfChanged, writeSopsRules } from './target';
 
 export * from './context';
@@ -141,6 +141,7 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
     infraLayer: options.infraLayer ?? 'infrastructure',
   };
   const root = resolve(opts.templateDir ?? SHIPPED_TEMPLATE);
+  checkReferenceExists(root, opts.referenceEnv);
   const clusterDir = `clusters/${opts.clusterName}`;
   const owner = { cluster_name: opts.clusterName, domain: opts.domain, region: opts.region, reference_env: opts.referenceEnv };
   checkOwnership(opts.repoDir, clusterDir, owner);

@@ -143,6 +143,23 @@ export function collectTree(root: string, envDir: string, dir: string, warnings:
   return { objects: state.objects, sharedDirs: [...state.sharedDirs].filter((d) => statSync(join(root, d)).isDirectory()) };
 }
 
+/**
+ * The template folder and the reference environment exist, or a message that says which does not
+ * (and which environments there are), before any model tries to read them.
+ */
+export function checkReferenceExists(root: string, envName: string): void {
+  if (!existsSync(root) || !statSync(root).isDirectory()) throw new GeneratorInputError(`template folder ${root} does not exist`);
+  const clusters = join(root, 'clusters');
+  if (!existsSync(clusters)) throw new GeneratorInputError(`${root} has no clusters/ folder, so it is not a reference repository`);
+  const environments = readdirSync(clusters, { withFileTypes: true })
+    .filter((d) => d.isDirectory())
+    .map((d) => d.name)
+    .sort();
+  if (!environments.includes(envName)) {
+    throw new GeneratorInputError(`reference environment "${envName}" does not exist in ${root}; its environments: ${environments.join(', ') || 'none'}`);
+  }
+}
+
 /** Loads `clusters/<envName>/` of a template and follows each layer's kustomization. */
 export function loadReference(root: string, envName: string): ReferenceEnv {
   const envDir = `clusters/${envName}`;

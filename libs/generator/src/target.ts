@@ -71,7 +71,21 @@ export function syncFolder(ctx: Context, dir: string, files: Map<string, Buffer>
       ctx.summary.paths_removed.push(`${dir}/${rel}`);
     }
   }
-  for (const [rel, content] of files) writeIfChanged(ctx, `${dir}/${rel}`, content);
+  for (const [rel, content] of files) writeIfChanged(ctx, `${dir}/${rel}`, aboutThisCluster(ctx, rel, content));
+}
+
+/**
+ * Comments copied from the reference talk about the new cluster ("Flux sync objects for the
+ * development cluster" becomes "... for the acme-prod cluster"): the reference environment's name,
+ * as a word, in YAML comment lines only; values are the models' business.
+ */
+function aboutThisCluster(ctx: Context, rel: string, content: Buffer): Buffer {
+  const from = ctx.opts.referenceEnv;
+  if (!/\.ya?ml$/.test(rel) || from === ctx.opts.clusterName) return content;
+  const word = new RegExp(`\\b${from.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\b`, 'g');
+  const text = content.toString('utf8');
+  const rewritten = text.replace(/^(\s*#.*)$/gm, (line) => line.replace(word, ctx.opts.clusterName));
+  return rewritten === text ? content : Buffer.from(rewritten);
 }
 
 /**
