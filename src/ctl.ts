@@ -1,13 +1,6 @@
 /**
- * scaffolderctl: the ops tool (no `nats` CLI is packaged here). Talks to NATS_URL and DATABASE_URL.
- *   events <run-id>                       a run's history
- *   tail [--run ID] [--count N]           follow new events
- *   replay (--from-seq N | --since TIME) [--run ID] [--apply]
- *                                         print events again, or re-feed them to the read-model
- *   rebuild-projection [--keep-old]       rebuild the read-model from sequence 1 and swap it in
- *   stream-info | status                  stream and consumer state, lag per consumer, stuck runs
- *   redrive <run-id>                      run a run's current step again (idempotent)
- * Add --json for machine-readable output.
+ * scaffolderctl: the ops tool (no `nats` CLI is packaged here). Talks to NATS (NATS_URL and the NATS_*
+ * credentials) and PostgreSQL (DATABASE_URL); `scaffolderctl --help` and `scaffolderctl COMMAND --help` say how.
  */
 import 'reflect-metadata';
 import { parseArgs } from 'node:util';
@@ -25,9 +18,79 @@ import { makeDataSource } from './projection/data-source';
 import { ScaffoldRunRow, SkippedStreamMessage } from './projection/entities';
 import { applyEvent } from './projection/projector';
 import { rebuildProjection } from './projection/rebuild';
-import { VERSION } from './version';
+import { argumentError, closest, VERSION } from '../libs/cli/src';
 
-const USAGE = `usage: scaffolderctl <events RUN | tail | replay | rebuild-projection | stream-info | status | redrive RUN> [options] [--json]`;
+/** Every command: its arguments, what it does and its options (the help texts are made from this table). */
+const COMMAND_HELP: Record<string, { args: string; does: string; options: string[] }> = {
+  events: { args: 'RUN', does: "a run's history from the stream", options: ['--json            one event per line as JSON'] },
+  tail: {
+    args: '',
+    does: 'the last events, then new ones as they are appended (Ctrl-C stops)',
+    options: ['--run ID          one run only', '--count N         how many of the last events to print first (default 10)', '--new N           stop after N new events', '--json            JSON lines'],
+  },
+  replay: {
+    args: '',
+    does: 'print events again from a sequence or a time, or re-feed them to the read-model',
+    options: ['--from-seq N      from stream sequence N', '--since TIME      from an RFC 3339 time', '--run ID          one run only', '--apply           apply them to the read-model instead of printing', '--json            JSON lines'],
+  },
+  'rebuild-projection': { args: '', does: 'rebuild the read-model from sequence 1 and swap it in', options: ['--keep-old        keep the previous table as scaffold_runs_old', '--json            the result as JSON'] },
+  'stream-info': { args: '', does: 'the event stream and every consumer with its lag', options: ['--json            as JSON'] },
+  status: {
+    args: '',
+    does: 'stream-info plus runs without progress and messages no run accepted (skipped and refused)',
+    options: ['--stuck-minutes N runs without progress for N minutes (default 30)', '--json            as JSON'],
+  },
+  redrive: { args: 'RUN', does: "run a run's current step again (idempotent)", options: ['--json            the result as JSON'] },
+};
+
+const ENVIRONMENT = `Environment:
+  NATS_URL                      NATS servers, comma-separated (default nats://127.0.0.1:4222)
+  NATS_CREDS | NATS_NKEY_SEED_FILE | NATS_USER + NATS_PASSWORD(_FILE) | NATS_TOKEN(_FILE)
+                                how to authenticate (deploy/nats: the ops identity)
+  NATS_TLS_CA, NATS_TLS_CERT, NATS_TLS_KEY, NATS_INBOX_PREFIX
+  DATABASE_URL, DATABASE_SSL_CA the read-model (status, replay --apply, rebuild-projection)
+  LOG_LEVEL                     debug shows the framework's own lines`;
+
+const USAGE = `usage: scaffolderctl COMMAND [arguments] [options]
+
+Commands:
+${Object.entries(COMMAND_HELP)
+  .map(([name, c]) => `  ${`${name} ${c.args}`.padEnd(22)}${c.does}`)
+  .join('\n')}
+
+Options: --json (machine-readable output), --help (this text, or COMMAND --help), --version
+
+${ENVIRONMENT}`;
+
+function commandHelp(name: string): string {
+  const c = COMMAND_HELP[name];
+  return `usage: scaffolderctl ${name}${c.args ? ` ${c.args}` : ''} [options]\n\n${c.does}\n\nOptions:\n${c.options.map((o) => `  ${o}`).join('\n')}\n\n${ENVIRONMENT}`;
+}
+
+/** parseArgs's table of every option (its names feed "did you mean"). */
+const OPTIONS = {
+  json: { type: 'boolean' },
+  run: { type: 'string' },
+  count: { type: 'string' },
+  new: { type: 'string' },
+  'from-seq': { type: 'string' },
+  since: { type: 'string' },
+  apply: { type: 'boolean' },
+  'keep-old': { type: 'boolean' },
+  'stuck-minutes': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean' },
+} as const;
+const OPTION_NAMES = Object.keys(OPTIONS);
+
+const RUN_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** A run id argument: present and a UUID, or a message that says so. */
+function runIdArgument(command: string, runId: string | undefined): string {
+  if (!runId) throw new CtlError(`${command} needs a run id`);
+  if (!RUN_ID.test(runId)) throw new CtlError(`"${runId}" is not a run id (run ids are UUIDs, e.g. 6f1c2a7e-0b5d-4e8a-9c3f-2d7b8a1e4f60)`);
+  return runId;
+}
 
 export class CtlError extends Error {}
 
@@ -73,8 +136,8 @@ async function skippedMessages(ds: DataSource) {
 }
 
 const commands: Record<string, (ctx: Ctx, args: string[], opts: Record<string, any>) => Promise<void>> = {
-  async events(ctx, [runId]) {
-    if (!runId) throw new CtlError('events needs a run id');
+  async events(ctx, [arg]) {
+    const runId = runIdArgument('events', arg);
     const { events } = await ctx.store.readRun(runId);
     if (events.length === 0) throw new CtlError(`run ${runId} has no events`);
     events.forEach((e) => print(ctx, e));
@@ -82,7 +145,14 @@ const commands: Record<string, (ctx: Ctx, args: string[], opts: Record<string, a
 
   async tail(ctx, _args, opts) {
     const last = (await ctx.store.jsm.streams.info(ctx.store.streams.events)).state.last_seq;
-    const limit = opts.count ? Number(opts.count) : Infinity;
+    const count = opts.count === undefined ? 10 : Number(opts.count);
+    if (!Number.isInteger(count) || count < 0) throw new CtlError('--count must be a whole number');
+    // The last events first, as tail does: from the run's history, or from the stream's end.
+    const recent = opts.run ? (await ctx.store.readRun(runIdArgument('tail --run', opts.run))).events : (await ctx.store.readRange({ fromSeq: Math.max(1, last - count + 1), limit: Math.max(count, 1) })).events;
+    for (const e of count === 0 ? [] : recent.slice(-count)) print(ctx, e);
+    const limit = opts.new === undefined ? Infinity : Number(opts.new);
+    if (!(limit >= 0)) throw new CtlError('--new must be a whole number');
+    if (limit === 0) return;
     let seen = 0;
     const abort = new AbortController();
     process.once('SIGINT', () => abort.abort());
@@ -138,8 +208,8 @@ const commands: Record<string, (ctx: Ctx, args: string[], opts: Record<string, a
     for (const r of skipped.refused_events) ctx.out(`  ${r.run_id} seq ${r.seq} ${r.type}: ${r.reason}`);
   },
 
-  async redrive(ctx, [runId]) {
-    if (!runId) throw new CtlError('redrive needs a run id');
+  async redrive(ctx, [arg]) {
+    const runId = runIdArgument('redrive', arg);
     const { state, appended } = await decideAndAppend(ctx.store, runId, runDecider, (s) => decide({ type: 'Redrive', requestedBy: `scaffolderctl:${process.env.USER ?? 'ops'}` }, s));
     ctx.out(ctx.json ? JSON.stringify({ run_id: runId, step: state.step, appended: appended.map((e) => e.type) }) : `re-drove ${runId} at ${state.step}`);
   },
@@ -152,21 +222,10 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
       args: argv,
       allowPositionals: true,
       strict: true,
-      options: {
-        json: { type: 'boolean' },
-        run: { type: 'string' },
-        count: { type: 'string' },
-        'from-seq': { type: 'string' },
-        since: { type: 'string' },
-        apply: { type: 'boolean' },
-        'keep-old': { type: 'boolean' },
-        'stuck-minutes': { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-        version: { type: 'boolean' },
-      },
+      options: OPTIONS,
     });
   } catch (e) {
-    process.stderr.write(`scaffolderctl: ${(e as Error).message}\n${USAGE}\n`);
+    process.stderr.write(`scaffolderctl: ${argumentError(e as Error, OPTION_NAMES)}\n${USAGE}\n`);
     return 2;
   }
   const [command, ...args] = parsed.positionals;
@@ -174,14 +233,19 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
     out(VERSION);
     return 0;
   }
+  // Only the commands defined above: never an inherited property such as toString.
+  const run = command !== undefined && Object.hasOwn(commands, command) ? commands[command] : undefined;
+  if (parsed.values.help && run) {
+    out(commandHelp(command));
+    return 0;
+  }
   if (parsed.values.help || !command) {
     out(USAGE);
     return parsed.values.help ? 0 : 2;
   }
-  // Only the commands defined above: never an inherited property such as toString.
-  const run = Object.hasOwn(commands, command) ? commands[command] : undefined;
   if (!run) {
-    process.stderr.write(`scaffolderctl: unknown command ${command}\n${USAGE}\n`);
+    const guess = closest(command, Object.keys(commands));
+    process.stderr.write(`scaffolderctl: unknown command ${command}${guess ? `; did you mean ${guess}?` : ''}\n${USAGE}\n`);
     return 2;
   }
   let config: AppConfig;

@@ -87,8 +87,11 @@ describe('scaffolderctl against real NATS and PostgreSQL', () => {
     ids.push(r.json.id);
   });
 
-  it('tails new events and re-drives only runs that are not finished', async () => {
-    const tail = ctl('tail', '--count', '1', '--json');
+  it('tails: the last events first, then new ones; and re-drives only runs that are not finished', async () => {
+    const lastTwo = (await ctl('events', ids[1], '--json')).lines.slice(-2).map((l) => JSON.parse(l).seq);
+    const recent = await ctl('tail', '--run', ids[1], '--count', '2', '--new', '0', '--json');
+    expect(recent.lines.map((l) => JSON.parse(l).seq)).toEqual(lastTwo);
+    const tail = ctl('tail', '--count', '0', '--new', '1', '--json');
     await new Promise((r) => setTimeout(r, 500));
     const res = await api(stack.svc.base, 'POST', '/api/v1/scaffolds', createBody('ops-d', remote.url, cert.certPem));
     const { lines } = await tail;
@@ -97,9 +100,23 @@ describe('scaffolderctl against real NATS and PostgreSQL', () => {
     expect(finished.code).toBe(1);
   });
 
-  it('is a bin of the package', () => {
-    const r = spawnSync(process.execPath, [join(__dirname, '../../bin/scaffolderctl'), '--help'], { encoding: 'utf8' });
+  it('is a bin of the package with help for every command, its options and the environment it reads', () => {
+    const bin = (...args: string[]) => spawnSync(process.execPath, [join(__dirname, '../../bin/scaffolderctl'), ...args], { encoding: 'utf8' });
+    const r = bin('--help');
     expect(r.status).toBe(0);
-    expect(r.stdout).toContain('rebuild-projection');
+    for (const word of ['events RUN', 'tail', 'replay', 'rebuild-projection', 'stream-info', 'status', 'redrive RUN', 'NATS_URL', 'DATABASE_URL', '--version']) expect(r.stdout).toContain(word);
+    const tailHelp = bin('tail', '--help');
+    expect(tailHelp.status).toBe(0);
+    expect(tailHelp.stdout).toMatch(/usage: scaffolderctl tail \[options\][\s\S]*--count N[\s\S]*--new N[\s\S]*NATS_URL/);
+    expect(bin('--version').stdout).toMatch(/^\d+\.\d+\.\d+\n$/);
+    const typo = bin('stream-inf');
+    expect([typo.status, typo.stderr.split('\n')[0]]).toEqual([2, 'scaffolderctl: unknown command stream-inf; did you mean stream-info?']);
+    const badOption = bin('status', '--stuck-minute', '5');
+    expect(badOption.stderr).toMatch(/did you mean --stuck-minutes\?/);
+  });
+
+  it('says when a run id is not a run id', async () => {
+    const notAnId = await main(['events', 'nope'], { NATS_URL: stack.nats.url, DATABASE_URL: stack.db.url }, () => undefined);
+    expect(notAnId).toBe(2);
   });
 });
