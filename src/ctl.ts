@@ -26,14 +26,29 @@ const COMMAND_HELP: Record<string, { args: string; does: string; options: string
   tail: {
     args: '',
     does: 'the last events, then new ones as they are appended (Ctrl-C stops)',
-    options: ['--run ID          one run only', '--count N         how many of the last events to print first (default 10)', '--new N           stop after N new events', '--json            JSON lines'],
+    options: [
+      '--run ID          one run only',
+      '--count N         how many of the last events to print first (default 10)',
+      '--new N           stop after N new events',
+      '--json            JSON lines',
+    ],
   },
   replay: {
     args: '',
     does: 'print events again from a sequence or a time, or re-feed them to the read-model',
-    options: ['--from-seq N      from stream sequence N', '--since TIME      from an RFC 3339 time', '--run ID          one run only', '--apply           apply them to the read-model instead of printing', '--json            JSON lines'],
+    options: [
+      '--from-seq N      from stream sequence N',
+      '--since TIME      from an RFC 3339 time',
+      '--run ID          one run only',
+      '--apply           apply them to the read-model instead of printing',
+      '--json            JSON lines',
+    ],
   },
-  'rebuild-projection': { args: '', does: 'rebuild the read-model from sequence 1 and swap it in', options: ['--keep-old        keep the previous table as scaffold_runs_old', '--json            the result as JSON'] },
+  'rebuild-projection': {
+    args: '',
+    does: 'rebuild the read-model from sequence 1 and swap it in',
+    options: ['--keep-old        keep the previous table as scaffold_runs_old', '--json            the result as JSON'],
+  },
   'stream-info': { args: '', does: 'the event stream and every consumer with its lag', options: ['--json            as JSON'] },
   status: {
     args: '',
@@ -148,7 +163,9 @@ const commands: Record<string, (ctx: Ctx, args: string[], opts: Record<string, a
     const count = opts.count === undefined ? 10 : Number(opts.count);
     if (!Number.isInteger(count) || count < 0) throw new CtlError('--count must be a whole number');
     // The last events first, as tail does: from the run's history, or from the stream's end.
-    const recent = opts.run ? (await ctx.store.readRun(runIdArgument('tail --run', opts.run))).events : (await ctx.store.readRange({ fromSeq: Math.max(1, last - count + 1), limit: Math.max(count, 1) })).events;
+    const recent = opts.run
+      ? (await ctx.store.readRun(runIdArgument('tail --run', opts.run))).events
+      : (await ctx.store.readRange({ fromSeq: Math.max(1, last - count + 1), limit: Math.max(count, 1) })).events;
     for (const e of count === 0 ? [] : recent.slice(-count)) print(ctx, e);
     const limit = opts.new === undefined ? Infinity : Number(opts.new);
     if (!(limit >= 0)) throw new CtlError('--new must be a whole number');
@@ -215,7 +232,12 @@ const commands: Record<string, (ctx: Ctx, args: string[], opts: Record<string, a
   },
 };
 
-export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env, out: (line: string) => void = (l) => process.stdout.write(l + '\n')): Promise<number> {
+export async function main(
+  argv: string[],
+  env: NodeJS.ProcessEnv = process.env,
+  out: (line: string) => void = (l) => process.stdout.write(l + '\n'),
+  err: (text: string) => void = (t) => process.stderr.write(t),
+): Promise<number> {
   let parsed;
   try {
     parsed = parseArgs({
@@ -225,7 +247,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
       options: OPTIONS,
     });
   } catch (e) {
-    process.stderr.write(`scaffolderctl: ${argumentError(e as Error, OPTION_NAMES)}\n${USAGE}\n`);
+    err(`scaffolderctl: ${argumentError(e as Error, OPTION_NAMES)}\n${USAGE}\n`);
     return 2;
   }
   const [command, ...args] = parsed.positionals;
@@ -245,14 +267,14 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
   }
   if (!run) {
     const guess = closest(command, Object.keys(commands));
-    process.stderr.write(`scaffolderctl: unknown command ${command}${guess ? `; did you mean ${guess}?` : ''}\n${USAGE}\n`);
+    err(`scaffolderctl: unknown command ${command}${guess ? `; did you mean ${guess}?` : ''}\n${USAGE}\n`);
     return 2;
   }
   let config: AppConfig;
   try {
     config = loadConfig(env, { requireApiKey: false });
   } catch (e) {
-    process.stderr.write(`scaffolderctl: ${(e as Error).message}\n`);
+    err(`scaffolderctl: ${(e as Error).message}\n`);
     return 2;
   }
   let app: INestApplicationContext | undefined;
@@ -272,7 +294,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
     await run({ store, db, out, json: Boolean(parsed.values.json) }, args, parsed.values);
     return 0;
   } catch (e) {
-    process.stderr.write(`scaffolderctl: ${(e as Error).message}\n`);
+    err(`scaffolderctl: ${(e as Error).message}\n`);
     return e instanceof CtlError ? 2 : 1;
   } finally {
     await ds?.destroy().catch(() => undefined);

@@ -3,6 +3,7 @@ import { createBody } from '../support/run-fixtures';
 import { bareRepo, runCommits, TestDatabase, TestNats } from '../support/services';
 import { api, untilTerminal } from '../support/service';
 import { ServiceProcess } from '../support/service-process';
+import { report } from '../support/report';
 
 jest.setTimeout(300_000);
 
@@ -80,7 +81,7 @@ describe('SIGKILL at every step boundary and inside steps: every run completes w
       with_one_terminal_event: terminals.filter((t) => t === 1).length,
       failures: outcomes.filter((o) => o.status !== 'succeeded').map((o) => o.message),
     };
-    console.log(`crash soak: ${JSON.stringify(counts)}`);
+    report(`crash soak: ${JSON.stringify(counts)}`);
     expect(counts).toMatchObject({ succeeded: RUNS, with_two_commits: RUNS, with_one_terminal_event: RUNS });
     await svc.kill('SIGTERM');
   });

@@ -20,7 +20,12 @@ describe('the event log defends itself', () => {
   const cert = makeRsaCert();
   const ctlLines = async (...argv: string[]) => {
     const lines: string[] = [];
-    const code = await ctl(argv, { NATS_URL: stack.nats.url, DATABASE_URL: stack.db.url }, (l) => lines.push(l));
+    const code = await ctl(
+      argv,
+      { NATS_URL: stack.nats.url, DATABASE_URL: stack.db.url, LOG_LEVEL: 'error' },
+      (l) => lines.push(l),
+      () => undefined,
+    );
     return { code, lines };
   };
   const publish = (subject: string, data: string) => stack.svc.runtime.store.js.publish(subject, data);

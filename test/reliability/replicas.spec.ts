@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { makeRsaCert } from '../support/certs';
 import { bareRepo, TestDatabase, TestNats } from '../support/services';
 import { api, RunningService, startService, waitFor } from '../support/service';
+import { report } from '../support/report';
 
 jest.setTimeout(180_000);
 
@@ -65,7 +66,7 @@ describe('two replicas against one NATS and one PostgreSQL', () => {
             .reduce((a, b) => a + b, 0) ?? 0,
       ),
     );
-    console.log(`step attempts per replica: ${counts.join(', ')}`);
+    report(`step attempts per replica: ${counts.join(', ')}`);
     expect(counts.reduce((a, b) => a + b, 0)).toBe(RUNS * 4);
   });
 });

@@ -5,6 +5,7 @@ import { createBody } from '../support/run-fixtures';
 import { bareRepo, runCommits, TestDatabase, TestNats } from '../support/services';
 import { api, untilTerminal, waitFor } from '../support/service';
 import { ServiceProcess } from '../support/service-process';
+import { report } from '../support/report';
 
 jest.setTimeout(180_000);
 
@@ -67,7 +68,7 @@ describe('SIGTERM: the service stops cleanly (exit 0, a "stopped" line) and no r
     expect(svc.output).toMatch(/"handed_back":0/);
     // The infra pass finished before the process went: its event is there although the process is gone.
     expect(runCommits(remote.dir, id)).toEqual(['infra']);
-    console.log(`SIGTERM during a 2 s push: stopped in ${stopMs} ms, step finished first`);
+    report(`SIGTERM during a 2 s push: stopped in ${stopMs} ms, step finished first`);
     await expectFinishedOnce(id, remote.dir);
   });
 
@@ -78,7 +79,7 @@ describe('SIGTERM: the service stops cleanly (exit 0, a "stopped" line) and no r
     expect(svc.output).toMatch(/"handed_back":1/);
     expect(svc.output).toMatch(/"msg":"gitops-scaffolder stopped"/);
     expect(stopMs).toBeLessThan(6000);
-    console.log(`SIGTERM during a 6 s push with a 1 s grace: stopped in ${stopMs} ms, step handed back`);
+    report(`SIGTERM during a 6 s push with a 1 s grace: stopped in ${stopMs} ms, step handed back`);
     await expectFinishedOnce(id, remote.dir);
   });
 });

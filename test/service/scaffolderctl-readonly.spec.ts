@@ -19,8 +19,14 @@ describe('scaffolderctl leaves the stream configuration alone', () => {
   let nc: NatsConnection;
   const ctl = async (...argv: string[]) => {
     const lines: string[] = [];
-    const code = await main(argv, { NATS_URL: nats.url, DATABASE_URL: db.url }, (l) => lines.push(l));
-    return { code, lines };
+    const errors: string[] = [];
+    const code = await main(
+      argv,
+      { NATS_URL: nats.url, DATABASE_URL: db.url, LOG_LEVEL: 'error' },
+      (l) => lines.push(l),
+      (t) => errors.push(t),
+    );
+    return { code, lines, errors };
   };
   const streamConfigs = async () => {
     const jsm = await jetstreamManager(nc);

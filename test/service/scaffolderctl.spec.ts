@@ -17,8 +17,14 @@ describe('scaffolderctl against real NATS and PostgreSQL', () => {
   const ids: string[] = [];
   const ctl = async (...argv: string[]) => {
     const lines: string[] = [];
-    const code = await main(argv, { NATS_URL: stack.nats.url, DATABASE_URL: stack.db.url }, (l) => lines.push(l));
-    return { code, lines };
+    const errors: string[] = [];
+    const code = await main(
+      argv,
+      { NATS_URL: stack.nats.url, DATABASE_URL: stack.db.url, LOG_LEVEL: 'error' },
+      (l) => lines.push(l),
+      (t) => errors.push(t),
+    );
+    return { code, lines, errors };
   };
   const rows = () => readModelRows(stack.db.url);
   const sql = async (q: string) => {
@@ -116,7 +122,14 @@ describe('scaffolderctl against real NATS and PostgreSQL', () => {
   });
 
   it('says when a run id is not a run id', async () => {
-    const notAnId = await main(['events', 'nope'], { NATS_URL: stack.nats.url, DATABASE_URL: stack.db.url }, () => undefined);
+    const said: string[] = [];
+    const notAnId = await main(
+      ['events', 'nope'],
+      { NATS_URL: stack.nats.url, DATABASE_URL: stack.db.url },
+      () => undefined,
+      (t) => said.push(t),
+    );
     expect(notAnId).toBe(2);
+    expect(said.join('')).toBe('scaffolderctl: "nope" is not a run id (run ids are UUIDs, e.g. 6f1c2a7e-0b5d-4e8a-9c3f-2d7b8a1e4f60)\n');
   });
 });
