@@ -1,8 +1,24 @@
 #!/usr/bin/env bash
-# npm run demo: one real scaffold end to end on this machine.
+# npm run demo: one real scaffold end to end on this machine, phase by phase with durations.
+#   npm run demo -- --keep   (or DEMO_KEEP=1) leaves the service running and prints how to talk to it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/ensure-services.sh
-[ -d node_modules ] || npm ci --no-audit --no-fund
-npm run build --silent
-node scripts/demo.js
+
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+phase() {
+  local name=$1
+  shift
+  local start
+  start=$(now_ms)
+  printf '==> %s\n' "$name"
+  "$@"
+  local ms=$(($(now_ms) - start))
+  printf '    %s: %d.%01d s\n' "$name" $((ms / 1000)) $((ms % 1000 / 100))
+}
+
+phase "NATS, PostgreSQL, git, age and sshd (installed where missing)" bash scripts/ensure-services.sh
+if [ ! -d node_modules ]; then
+  phase "npm packages" npm ci --no-audit --no-fund --loglevel=error
+fi
+phase "TypeScript build" npm run build --silent
+node scripts/demo.js "$@"

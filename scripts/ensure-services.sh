@@ -8,7 +8,8 @@ port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 apt_install() {
   as_root apt-get update -qq >/dev/null
-  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "$@" >/dev/null
+  # debconf's "delaying package configuration" notes are noise on machines without apt-utils; real errors still show.
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "$@" >/dev/null 2> >(grep -v '^debconf: ' >&2)
 }
 
 command -v git >/dev/null || apt_install git
