@@ -14,9 +14,9 @@ import { useServiceStack } from '../support/service-stack';
 jest.setTimeout(120_000);
 
 function readmeExample(name: string): any {
-  const readme = readFileSync(join(__dirname, '../../README.md'), 'utf8');
+  const readme = readFileSync(join(__dirname, '../../docs/api.md'), 'utf8');
   const m = new RegExp(`<!-- example: ${name} -->\\s*\`\`\`json\\n([\\s\\S]*?)\`\`\``).exec(readme);
-  if (!m) throw new Error(`README has no example ${name}`);
+  if (!m) throw new Error(`docs/api.md has no example ${name}`);
   return JSON.parse(m[1]);
 }
 
@@ -57,7 +57,7 @@ describe('observability: metrics, OpenAPI, log redaction', () => {
     expect(text).toMatch(/^scaffold_api_request_duration_seconds_count\{transport="http",route="GET \/api\/v1\/scaffolds\/:id",status="200"\} \d+$/m);
   });
 
-  it('documents every registered route in the OpenAPI document, and the README examples validate against it', async () => {
+  it('documents every registered route in the OpenAPI document, and the examples of docs/api.md validate against it', async () => {
     const doc = (await api(stack.svc.base, 'GET', '/api/v1/openapi.json')).json;
     expect(doc.openapi).toBe('3.1.0');
     const router = (stack.svc.app.getHttpAdapter().getInstance() as any).router;
