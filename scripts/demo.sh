@@ -18,7 +18,9 @@ phase() {
 
 phase "NATS, PostgreSQL, git, age and sshd (installed where missing)" bash scripts/ensure-services.sh
 if [ ! -d node_modules ]; then
-  phase "npm packages" npm ci --no-audit --no-fund --loglevel=error
+  # npm ci's prepare step compiles the TypeScript: no second build.
+  phase "npm packages and the TypeScript build" npm ci --no-audit --no-fund --loglevel=error
+else
+  phase "TypeScript build" npm run build --silent
 fi
-phase "TypeScript build" npm run build --silent
 node scripts/demo.js "$@"

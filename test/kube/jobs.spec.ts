@@ -1,3 +1,6 @@
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { jobNameFor, RUN_ID_LABEL, RUNNER_IMAGE, ScaffoldJobs } from '../../libs/kube/src';
 import { FakeKube } from '../support/fake-kube';
@@ -90,5 +93,19 @@ describe('Job per run in the provisioning namespace (test API server, production
     );
     expect(await jobs.logs(runId, 1)).toContain('attempt 1 line 2\n');
     expect(await jobs.logs(runId, 1)).not.toContain('attempt 1 line 1');
+  });
+});
+
+describe('the runner image command line', () => {
+  const runner = (...args: string[]) => spawnSync(process.execPath, [join(__dirname, '../../bin/scaffold-runner'), ...args], { encoding: 'utf8' });
+
+  it('answers --help (the image default command) and --version with exit 0, and a missing run id with usage and exit 2', () => {
+    const help = runner('--help');
+    expect([help.status, help.stdout]).toEqual([0, expect.stringContaining('usage: scaffold-runner --run <run id>')]);
+    expect(runner('--version').stdout).toMatch(/^\d+\.\d+\.\d+\n$/);
+    const bare = runner();
+    expect([bare.status, bare.stderr]).toEqual([2, expect.stringContaining('--run <run id> (a UUID) is required')]);
+    // The image runs exactly this by default.
+    expect(readFileSync(join(__dirname, '../../Dockerfile.runner'), 'utf8')).toMatch(/CMD \["scaffold-runner", "--help"\]/);
   });
 });

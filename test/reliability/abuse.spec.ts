@@ -188,6 +188,19 @@ describe('abuse resistance at the edge (REST and NATS)', () => {
       before = await eventCount(stack.svc);
     });
 
+    it('every problem of a request at once, unknown fields named as such, over REST and NATS alike', async () => {
+      const { cluster_name: _omitted, ...rest } = createBody('x', 'https://git.example.com/x.git', cert.certPem);
+      const body = { ...rest, clustr_name: 'typo', domain: 'not a domain' };
+      const expected = [
+        { field: 'clustr_name', problem: 'unknown field' },
+        { field: 'cluster_name', problem: 'is required' },
+      ];
+      expect((await api(stack.svc.base, 'POST', '/api/v1/scaffolds', body)).json.error.details).toEqual(expected);
+      expect((await nats.request('scaffolds.v1.create', body)).json.error.details).toEqual(expected);
+      const values = { ...createBody('x', 'https://git.example.com/x.git', cert.certPem), domain: 'not a domain', region: 'EU WEST' };
+      expect((await nats.request('scaffolds.v1.create', values)).json.error.details.map((d: any) => d.field)).toEqual(['domain', 'region']);
+    });
+
     it('a scheme or host in capitals is stored (and given to git) in lower case', async () => {
       const remote = bareRepo();
       const created = await api(stack.svc.base, 'POST', '/api/v1/scaffolds', createBody('upper', remote.url.replace('file://', 'FILE://'), cert.certPem));
