@@ -28,7 +28,7 @@ describe('generate-gitops-env command line', () => {
   it('helps a newcomer: a mistyped option gets a suggestion, missing flags and a missing pass get the usage', () => {
     const typo = run(['--infra-onyl']);
     expect(typo.code).toBe(2);
-    expect(typo.stderr).toMatch(/Unknown option '--infra-onyl'.*; did you mean --infra-only\?\nUsage:\n  generate-gitops-env --repo DIR/);
+    expect(typo.stderr).toMatch(/Unknown option '--infra-onyl'.*; did you mean --infra-only\?\nUsage:\n {2}generate-gitops-env --repo DIR/);
     const bare = run([]);
     expect(bare.code).toBe(2);
     expect(bare.stderr).toMatch(
