@@ -1,18 +1,11 @@
 import { makeRsaCert } from '../../test/support/certs';
+import { createBody } from '../../test/support/run-fixtures';
 import { ApiError } from '../common/api-error';
 import { parseCreateRequest } from './create-request';
 
 const cert = makeRsaCert();
 const OPTS = { allowedSchemes: ['https', 'ssh'], defaultBranch: 'main', steps: { referenceEnv: 'development' } };
-const body = (extra: object = {}) => ({
-  cluster_name: 'acme',
-  domain: 'acme.io',
-  region: 'eu-west-1',
-  acme_email: 'ops@acme.io',
-  repo: { url: 'https://git.example.com/fleet.git' },
-  target: { sealing_cert_pem: cert.certPem },
-  ...extra,
-});
+const body = (extra: object = {}) => ({ ...createBody('acme', 'https://git.example.com/fleet.git', cert.certPem), ...extra });
 const refusal = (b: unknown): ApiError => {
   try {
     parseCreateRequest(b, OPTS);
