@@ -24,7 +24,7 @@ describe('configuration: one schema for every variable', () => {
       runStepWorkers: true,
       shutdownGraceMs: 25_000,
     });
-    expect(c.steps).toMatchObject({ concurrency: 4, ackWaitMs: 30_000, stepTimeoutMs: 600_000, pushAttempts: 5, referenceEnv: 'development' });
+    expect(c.steps).toMatchObject({ concurrency: 4, ackWaitMs: 30_000, stepTimeoutMs: 600_000, pushAttempts: 100, pushDeadlineMs: 300_000, referenceEnv: 'development' });
     expect(c.kubernetes).toMatchObject({ namespace: 'kubeopera-provisioning', backoffLimit: 2, envSecretNames: ['gitops-scaffolder-runner'], imagePullSecretNames: [] });
     expect(c.jobWatchIntervalMs).toBe(10_000);
     // The pinned runner image is the release of this package (a release bumps both).

@@ -173,6 +173,7 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env, opts: { requ
       ackWaitMs: env.ACK_WAIT_SECONDS * 1000,
       concurrency: env.STEP_CONCURRENCY,
       pushAttempts: env.PUSH_ATTEMPTS,
+      pushDeadlineMs: env.PUSH_DEADLINE_SECONDS * 1000,
       sealedSecrets: {
         namespace: env.SEALED_SECRETS_NAMESPACE,
         names: env.SEALED_SECRETS_NAME ? [env.SEALED_SECRETS_NAME] : ['sealed-secrets-controller', 'sealed-secrets'],

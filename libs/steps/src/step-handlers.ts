@@ -89,6 +89,7 @@ async function pushPass(ctx: StepContext, pass: Pass, sealingCertPem?: string): 
   // Read before anything is cloned or pushed: both passes check them, so a missing one stops the run before its first push.
   const supplied = await suppliedCredentials(ctx, req);
   const ws = await GitWorkspace.clone(dir, { url: req.repo_url, branch: req.branch }, ctx.settings.gitIdentity, ctx.settings.gitAccess);
+  const pushDeadline = Date.now() + ctx.settings.pushDeadlineMs;
   try {
     for (let attempt = 1; ; attempt++) {
       const existing = await ws.findRunCommit(ctx.runId, pass);
@@ -115,8 +116,13 @@ async function pushPass(ctx: StepContext, pass: Pass, sealingCertPem?: string): 
         await ctx.log.line(`pushed ${commit} to ${req.branch}`);
         return { commit, files, sealed: summary.objects_sealed.length, unchanged: false };
       } catch (e) {
-        if (!(e instanceof GitStepError) || !e.retryable || attempt >= ctx.settings.pushAttempts) throw e;
-        await ctx.log.line(`push rejected (${e.message}); redoing the pass on the new head`, 'warn');
+        // Another writer moved the branch (many clusters scaffolded into one fleet repository at once): redo the pass
+        // on the new head after a jittered, growing pause, until the push deadline; anything else is the step's to retry.
+        const rejected = e instanceof GitStepError && e.message.startsWith('push rejected');
+        if (!rejected || attempt >= ctx.settings.pushAttempts || Date.now() >= pushDeadline) throw e;
+        const pauseMs = Math.min(pushDeadline - Date.now(), Math.random() * Math.min(5000, 200 * 2 ** (attempt - 1)));
+        await ctx.log.line(`push rejected (${(e as Error).message}); redoing the pass on the new head in ${Math.round(pauseMs)} ms (attempt ${attempt + 1})`, 'warn');
+        await new Promise((r) => setTimeout(r, pauseMs));
         await ws.resetToRemote();
       }
     }
