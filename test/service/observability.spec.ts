@@ -42,9 +42,11 @@ describe('observability: metrics, OpenAPI, log redaction', () => {
       expect(res.status).toBe(200);
       return res.text();
     };
-    const text = await waitFor('the finished run in the metrics', async () => {
+    // The projector acknowledges its batch after the commit: wait until the metrics show it caught up.
+    const text = await waitFor('the finished run in the metrics, the projector caught up', async () => {
       const body = await scrape();
-      return /^scaffold_runs_finished_total\{/m.test(body) ? body : undefined;
+      const done = /^scaffold_runs_finished_total\{/m.test(body) && /^scaffold_consumer_lag_events\{consumer="projector"\} 0$/m.test(body) && /^scaffold_projection_lag_events 0$/m.test(body);
+      return done ? body : undefined;
     });
     expect(text).toMatch(/^scaffold_runs_started_total 1$/m);
     expect(text).toMatch(/^scaffold_runs_finished_total\{status="succeeded",step="full-pass"\} 1$/m);
