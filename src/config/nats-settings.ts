@@ -22,9 +22,6 @@ export interface NatsSettings {
   description: string;
 }
 
-/** Kept as its own name for callers; every NATS setting problem is a SettingError. */
-export class NatsSettingsError extends SettingError {}
-
 export interface NatsEnv {
   NATS_URL: string;
   NATS_CREDS?: string;
@@ -47,25 +44,25 @@ function servers(value: string): string[] {
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean);
-  if (list.length === 0) throw new NatsSettingsError('NATS_URL: no server given');
+  if (list.length === 0) throw new SettingError('NATS_URL: no server given');
   for (const server of list) {
     // host:port without a scheme is what nats.js accepts too.
     const url = (() => {
       try {
         return new URL(/^[a-z]+:\/\//i.test(server) ? server : `nats://${server}`);
       } catch {
-        throw new NatsSettingsError(`NATS_URL: "${server}" is not a server URL`);
+        throw new SettingError(`NATS_URL: "${server}" is not a server URL`);
       }
     })();
-    if (!SCHEMES.has(url.protocol)) throw new NatsSettingsError(`NATS_URL: scheme ${url.protocol} is not one of nats://, tls://`);
-    if (url.username || url.password) throw new NatsSettingsError('NATS_URL: must not carry credentials; use NATS_CREDS, NATS_NKEY_SEED_FILE, NATS_USER/NATS_PASSWORD_FILE or NATS_TOKEN_FILE');
+    if (!SCHEMES.has(url.protocol)) throw new SettingError(`NATS_URL: scheme ${url.protocol} is not one of nats://, tls://`);
+    if (url.username || url.password) throw new SettingError('NATS_URL: must not carry credentials; use NATS_CREDS, NATS_NKEY_SEED_FILE, NATS_USER/NATS_PASSWORD_FILE or NATS_TOKEN_FILE');
   }
   return list;
 }
 
 /** A secret given inline or as a file (the file wins when both are set is refused: one source only). */
 function secret(env: NatsEnv, inline: keyof NatsEnv, file: keyof NatsEnv): (() => string) | undefined {
-  if (env[inline] && env[file]) throw new NatsSettingsError(`${inline} and ${file}: set one of them`);
+  if (env[inline] && env[file]) throw new SettingError(`${inline} and ${file}: set one of them`);
   const path = env[file];
   if (path) {
     readable(file, path);
@@ -79,13 +76,13 @@ function authenticator(env: NatsEnv): { authenticator?: Authenticator; method?: 
   const password = secret(env, 'NATS_PASSWORD', 'NATS_PASSWORD_FILE');
   const token = secret(env, 'NATS_TOKEN', 'NATS_TOKEN_FILE');
   const methods = [env.NATS_CREDS && 'NATS_CREDS', env.NATS_NKEY_SEED_FILE && 'NATS_NKEY_SEED_FILE', (env.NATS_USER || password) && 'NATS_USER', token && 'NATS_TOKEN'].filter(Boolean);
-  if (methods.length > 1) throw new NatsSettingsError(`${methods.join(', ')}: give one way of authenticating to NATS`);
+  if (methods.length > 1) throw new SettingError(`${methods.join(', ')}: give one way of authenticating to NATS`);
   const creds = env.NATS_CREDS && readable('NATS_CREDS', env.NATS_CREDS);
   if (creds) return { authenticator: credsAuthenticator(() => readFileSync(readable('NATS_CREDS', creds))), method: 'creds' };
   const seedFile = env.NATS_NKEY_SEED_FILE && readable('NATS_NKEY_SEED_FILE', env.NATS_NKEY_SEED_FILE);
   if (seedFile) return { authenticator: nkeyAuthenticator(() => new TextEncoder().encode(readFileSync(readable('NATS_NKEY_SEED_FILE', seedFile), 'utf8').trim())), method: 'nkey' };
   if (env.NATS_USER || password) {
-    if (!env.NATS_USER || !password) throw new NatsSettingsError('NATS_USER and NATS_PASSWORD (or NATS_PASSWORD_FILE): give both');
+    if (!env.NATS_USER || !password) throw new SettingError('NATS_USER and NATS_PASSWORD (or NATS_PASSWORD_FILE): give both');
     return { authenticator: usernamePasswordAuthenticator(env.NATS_USER, password), method: `user ${env.NATS_USER}` };
   }
   if (token) return { authenticator: tokenAuthenticator(token), method: 'token' };
@@ -93,7 +90,7 @@ function authenticator(env: NatsEnv): { authenticator?: Authenticator; method?: 
 }
 
 function tls(env: NatsEnv, list: string[]): TlsOptions | undefined {
-  if (Boolean(env.NATS_TLS_CERT) !== Boolean(env.NATS_TLS_KEY)) throw new NatsSettingsError('NATS_TLS_CERT and NATS_TLS_KEY: give both (a client certificate and its key)');
+  if (Boolean(env.NATS_TLS_CERT) !== Boolean(env.NATS_TLS_KEY)) throw new SettingError('NATS_TLS_CERT and NATS_TLS_KEY: give both (a client certificate and its key)');
   const options: TlsOptions = {};
   if (env.NATS_TLS_CA) options.caFile = readable('NATS_TLS_CA', env.NATS_TLS_CA);
   if (env.NATS_TLS_CERT) options.certFile = readable('NATS_TLS_CERT', env.NATS_TLS_CERT);
@@ -109,7 +106,7 @@ export function natsSettings(env: NatsEnv): NatsSettings {
   const tlsOptions = tls(env, list);
   const traits = [method, tlsOptions && 'TLS'].filter(Boolean);
   const inboxPrefix = env.NATS_INBOX_PREFIX || '_INBOX';
-  if (!/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/.test(inboxPrefix)) throw new NatsSettingsError('NATS_INBOX_PREFIX: subject tokens of letters, digits, _ and - only (no wildcards)');
+  if (!/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/.test(inboxPrefix)) throw new SettingError('NATS_INBOX_PREFIX: subject tokens of letters, digits, _ and - only (no wildcards)');
   return { servers: list, authenticator: auth, tls: tlsOptions, inboxPrefix, description: `${list.join(',')}${traits.length ? ` (${traits.join(', ')})` : ''}` };
 }
 

@@ -66,19 +66,20 @@ export async function applyEvents(m: EntityManager, events: StoredEvent[], check
   return applied;
 }
 
-/** Writes each run folded from its full history, unless the row already is at least that far; then the checkpoint. */
-export async function replaceRuns(m: EntityManager, histories: StoredEvent[][], checkpointSeq: number, checkpoint = PROJECTOR): Promise<void> {
+/**
+ * Writes each run folded from its full history, unless the row already is at least that far; then the
+ * checkpoint. Returns the states it folded (by run id), for the caller's reports.
+ */
+export async function replaceRuns(m: EntityManager, histories: StoredEvent[][], checkpointSeq: number, checkpoint = PROJECTOR): Promise<Map<string, RunState>> {
   const repo = m.getRepository(ScaffoldRunRow);
   const complete = histories.filter((h) => h.length > 0);
   const existing = await repo.find({ where: { id: In(complete.map((h) => h[0].run_id)) }, lock: { mode: 'pessimistic_write' } });
   const lastSeqOf = new Map(existing.map((r) => [r.id, Number(r.last_seq)]));
-  const rows = complete
-    .filter((h) => h[h.length - 1].seq > (lastSeqOf.get(h[0].run_id) ?? 0))
-    .map((h) => ({ id: h[0].run_id, state: fold(h), lastSeq: h[h.length - 1].seq }))
-    .filter((r) => r.state.request)
-    .map((r) => rowOf(r.id, r.state, r.lastSeq));
+  const folded = complete.filter((h) => h[h.length - 1].seq > (lastSeqOf.get(h[0].run_id) ?? 0)).map((h) => ({ id: h[0].run_id, state: fold(h), lastSeq: h[h.length - 1].seq }));
+  const rows = folded.filter((r) => r.state.request).map((r) => rowOf(r.id, r.state, r.lastSeq));
   if (rows.length > 0) await repo.upsert(rows, ['id']);
   await m.getRepository(ProjectionCheckpoint).save({ name: checkpoint, last_seq: String(checkpointSeq), updated_at: new Date() });
+  return new Map(folded.map((r) => [r.id, r.state]));
 }
 
 /** Applies one event; true when it changed a row. */
@@ -136,8 +137,8 @@ export class Projector implements OnApplicationBootstrap, BeforeApplicationShutd
   }
 
   /** Events of the batch that their run's rules refused (kept in the run's state): counted and logged once. */
-  private reportRefused(events: StoredEvent[], histories: StoredEvent[][]) {
-    const refused = new Map(histories.flatMap((h) => fold(h).refused.map((r) => [r.seq, r] as const)));
+  private reportRefused(events: StoredEvent[], folded: Map<string, RunState>) {
+    const refused = new Map([...folded.values()].flatMap((state) => (state.refused ?? []).map((r) => [r.seq, r] as const)));
     for (const e of events) {
       const r = refused.get(e.seq);
       if (!r) continue;
@@ -161,8 +162,8 @@ export class Projector implements OnApplicationBootstrap, BeforeApplicationShutd
     for (let attempt = 0; ; attempt++) {
       try {
         const histories = await Promise.all(runIds.map((id) => this.readAtLeast(id, Math.max(...events.filter((e) => e.run_id === id).map((e) => e.seq)))));
-        await this.ds.transaction((m) => replaceRuns(m, histories, lastSeq));
-        this.reportRefused(events, histories);
+        const folded = await this.ds.transaction((m) => replaceRuns(m, histories, lastSeq));
+        this.reportRefused(events, folded);
         break;
       } catch (e) {
         this.logger.warn({ err: String(e) }, 'projection paused');
