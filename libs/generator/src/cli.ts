@@ -40,6 +40,10 @@ Options:
   --var KEY=VALUE          cluster-vars references: a value of the new cluster's cluster-vars
                            (issuer, sizes, ...); repeat for more. Domain, region, ACME e-mail
                            and cluster name are derived from the other flags
+  --host-map OLD=NEW       references in the layout of Flux's example repository: the new cluster's
+                           host for a reference host outside the reference domain (podinfo.staging);
+                           repeat for more. Hosts under the reference domain move to --domain
+  --reference-domain DNS   the reference environment's domain when its external-dns does not name it
   --scope SCOPE            sealing scope: strict (default), namespace-wide, cluster-wide
   --registry-auth FILE     docker config JSON with registry pull credentials
   --credentials FILE       credentials only their issuer can create (a DNS provider's API token, an SMTP
@@ -83,6 +87,8 @@ const OPTIONS = {
   'source-url': { type: 'string' },
   'source-branch': { type: 'string' },
   var: { type: 'string', multiple: true },
+  'host-map': { type: 'string', multiple: true },
+  'reference-domain': { type: 'string' },
   'no-validate': { type: 'boolean' },
   'dry-run': { type: 'boolean' },
   json: { type: 'boolean' },
@@ -127,14 +133,15 @@ function suppliedFrom(file: string | undefined): SuppliedCredentials | undefined
 }
 
 /** `--var KEY=VALUE` flags as a map; the generator checks the names against the reference. */
-function parseVars(flags: string[]): Record<string, string> {
-  const vars: Record<string, string> = {};
+/** Repeated `--<option> KEY=VALUE` flags as a mapping. */
+function parsePairs(option: string, flags: string[], shape: string): Record<string, string> {
+  const pairs: Record<string, string> = {};
   for (const flag of flags) {
     const eq = flag.indexOf('=');
-    if (eq <= 0) throw new GeneratorInputError(`--var ${JSON.stringify(flag.slice(0, 40))} must be KEY=VALUE`);
-    vars[flag.slice(0, eq)] = flag.slice(eq + 1);
+    if (eq <= 0) throw new GeneratorInputError(`--${option} ${JSON.stringify(flag.slice(0, 40))} must be ${shape}`);
+    pairs[flag.slice(0, eq)] = flag.slice(eq + 1);
   }
-  return vars;
+  return pairs;
 }
 
 /** "12 generated, 3 derived, 1 supplied" (classes in a fixed order, only those present). */
@@ -164,6 +171,7 @@ const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 function describe(summary: GenerateSummary): string {
   const lines = [
     `${summary.pass} pass for ${summary.cluster_name} (${summary.domain}, ${summary.region}) from ${summary.reference_env} (${summary.reference_domain})`,
+    ...summary.hosts.map((h) => `  host ${h.from} -> ${h.to}`),
     summary.environment_model === 'cluster-vars'
       ? `  cluster-vars: ${Object.entries(summary.cluster_vars ?? {})
           .map(([k, v]) => `${k}=${v}`)
@@ -260,7 +268,9 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
       secretsBackend: backend,
       ageRecipients: values['age-recipient'],
       infraLayer: values['infra-layer'],
-      clusterVars: parseVars(values.var ?? []),
+      clusterVars: parsePairs('var', values.var ?? [], 'KEY=VALUE'),
+      hostMap: parsePairs('host-map', values['host-map'] ?? [], 'OLD=NEW'),
+      referenceDomain: values['reference-domain'],
       sourceUrl: sourceUrlFor(values['source-url'], resolve(values.repo), values.template ? resolve(values.template) : SHIPPED_TEMPLATE),
       sourceBranch: values['source-branch'],
       validate: !values['no-validate'],

@@ -165,11 +165,19 @@ function readKustomization(root: string, envDir: string, declaration: ReferenceO
   };
 }
 
+/** What the pass split needs to know of a Flux Kustomization. */
+interface PassNode {
+  name: string;
+  dependsOn: string[];
+  holdsSecrets: boolean;
+  fullPass: boolean;
+}
+
 /** A Kustomization goes out in the full pass when it holds secrets or depends, at any depth, on one that does. */
-function markFullPass(kustomizations: VarsKustomization[]) {
+export function markFullPass(kustomizations: PassNode[]) {
   const byName = new Map(kustomizations.map((k) => [k.name, k]));
   const visiting = new Set<string>();
-  const needsSecrets = (k: VarsKustomization): boolean => {
+  const needsSecrets = (k: PassNode): boolean => {
     if (k.fullPass || k.holdsSecrets) return true;
     if (visiting.has(k.name)) throw new GeneratorInputError(`Flux Kustomization ${k.name} depends on itself through dependsOn`);
     visiting.add(k.name);

@@ -8,7 +8,7 @@ import type { IngressHostChange } from './ingress';
 export type Pass = 'infra' | 'full';
 export type SecretsBackend = 'sealed-secrets' | 'sops';
 /** How the reference makes its environments differ: overlays patched per environment, or one cluster-vars ConfigMap. */
-export type EnvironmentModel = 'overlays' | 'cluster-vars';
+export type EnvironmentModel = 'overlays' | 'cluster-vars' | 'flux-example';
 
 /** The Secret Flux's kustomize-controller decrypts SOPS files with (holding the cluster's age private key). */
 export const SOPS_DECRYPTION_SECRET = 'sops-age';
@@ -40,6 +40,13 @@ export interface GenerateOptions {
   infraLayer?: string;
   /** Cluster-vars model: values set for the new cluster over what the generator derives (issuer, sizes, ...). */
   clusterVars?: Record<string, string>;
+  /**
+   * Flux-example references: reference hosts and the new cluster's name for each, for hosts that are
+   * not under the reference domain (or when the reference has none).
+   */
+  hostMap?: Record<string, string>;
+  /** The reference environment's DNS domain, when its external-dns does not tell it. */
+  referenceDomain?: string;
   /** The GitRepository URL and branch Flux should sync from (default: the reference's). */
   sourceUrl?: string;
   sourceBranch?: string;
@@ -86,6 +93,8 @@ export interface GenerateSummary {
   age_recipients: string[];
   objects_sealed: SealedObjectSummary[];
   ingress_hosts: IngressHostChange[];
+  /** Flux-example model: every host of the reference environment and what it becomes. */
+  hosts: Array<{ from: string; to: string }>;
   external_dns: ExternalDnsSettings[];
   sealing_cert_sha256: string | null;
   validated: string[] | null;

@@ -2,7 +2,7 @@ import { existsSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { isAgeRecipient } from '../../sealing/src/sops';
 import { parseSealingCertificate, SealingCertificate, SealingScope, CertificateError } from '../../sealing/src';
-import { isClusterName, isDomain, isEmail, isEnvName, isRegion } from '../../validation/src';
+import { isClusterName, isDomain, isEmail, isEnvName, isHostName, isRegion } from '../../validation/src';
 import { CredentialPlan, CredentialPlanEntry } from './credential-plan';
 import { referenceSecretShapes } from './secret-examples';
 import { generateFromClusterVars, givenVarProblem, KnownVariables, knownVariables, loadClusterVarsReference, VarProblem } from './cluster-vars-model';
@@ -10,7 +10,9 @@ import { Context, GenerateOptions, GenerateResult, GenerateSummary, ResolvedOpti
 import { GeneratorInputError } from './errors';
 import { generateFromOverlays } from './overlay-model';
 import { checkReferenceExists, loadReference } from './reference';
-import { checkOwnership, OWNER_FILE, writeIfChanged, writeSopsRules } from './target';
+import { checkOwnership, OWNER_FILE, ownerOf, writeIfChanged, writeSopsRules } from './target';
+import { generateFromFluxExample } from './flux-example-model';
+import { loadFluxExampleReference } from './flux-example-reference';
 
 export * from './context';
 
@@ -26,6 +28,20 @@ function projectRoot(from: string): string {
   let dir = from;
   while (!existsSync(join(dir, 'package.json')) && dirname(dir) !== dir) dir = dirname(dir);
   return dir;
+}
+
+/** Host maps and a given reference domain are read by the flux-example model; elsewhere they would be silently ignored. */
+function checkHostOptions(opts: GenerateOptions, fluxExample: boolean) {
+  if (opts.referenceDomain !== undefined && isDomain(opts.referenceDomain)) throw new GeneratorInputError(`--reference-domain ${isDomain(opts.referenceDomain)}`);
+  for (const [from, to] of Object.entries(opts.hostMap ?? {})) {
+    const problem = isHostName(from) ?? isHostName(to);
+    if (problem) throw new GeneratorInputError(`--host-map ${from}=${to}: ${problem}`);
+  }
+  if (fluxExample) return;
+  if (Object.keys(opts.hostMap ?? {}).length > 0)
+    throw new GeneratorInputError("--host-map is read for references in the layout of Flux's example repository; this reference moves hosts by its domain");
+  if (opts.referenceDomain !== undefined)
+    throw new GeneratorInputError("--reference-domain is read for references in the layout of Flux's example repository; this reference learns its domain from external-dns");
 }
 
 function checkInputs(opts: GenerateOptions) {
@@ -85,6 +101,7 @@ function emptySummary(opts: ResolvedOptions, clusterDir: string, cert: SealingCe
     age_recipients: opts.ageRecipients ?? [],
     objects_sealed: [],
     ingress_hosts: [],
+    hosts: [],
     external_dns: [],
     sealing_cert_sha256: cert?.fingerprintSha256 ?? null,
     validated: opts.validate === false ? null : [],
@@ -122,7 +139,12 @@ export function clusterVarsProblem(templateDir: string | undefined, referenceEnv
 export function referenceCredentialPlan(templateDir: string | undefined, referenceEnv: string): CredentialPlanEntry[] {
   const root = resolve(templateDir ?? SHIPPED_TEMPLATE);
   const vars = loadClusterVarsReference(root, referenceEnv);
-  const objects = vars ? [...vars.applied, ...vars.kustomizations.flatMap((k) => k.objects)] : loadReference(root, referenceEnv).layers.flatMap((l) => l.objects);
+  const example = vars ? undefined : loadFluxExampleReference(root, referenceEnv);
+  const objects = vars
+    ? [...vars.applied, ...vars.kustomizations.flatMap((k) => k.objects)]
+    : example
+      ? example.kustomizations.flatMap((k) => k.objects)
+      : loadReference(root, referenceEnv).layers.flatMap((l) => l.objects);
   return CredentialPlan.build(referenceSecretShapes(root, objects), { requireSupplied: false }).entries;
 }
 
@@ -143,7 +165,7 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
   const root = resolve(opts.templateDir ?? SHIPPED_TEMPLATE);
   checkReferenceExists(root, opts.referenceEnv);
   const clusterDir = `clusters/${opts.clusterName}`;
-  const owner = { cluster_name: opts.clusterName, domain: opts.domain, region: opts.region, reference_env: opts.referenceEnv };
+  const owner = ownerOf(opts);
   checkOwnership(opts.repoDir, clusterDir, owner);
   const cert = protectionKey(opts);
   const ctx: Context = { opts, clusterDir, referenceRoot: root, cert, credentials: [], summary: emptySummary(opts, clusterDir, cert), reusedSecrets: new Map() };
@@ -151,7 +173,10 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
   const varsReference = loadClusterVarsReference(root, opts.referenceEnv);
   const problem = givenVarProblem(varsReference && knownVariables(varsReference), opts.clusterVars ?? {});
   if (problem) throw new GeneratorInputError(`--var ${problem.key}: ${problem.problem}`);
+  const exampleReference = varsReference ? undefined : loadFluxExampleReference(root, opts.referenceEnv);
+  checkHostOptions(opts, Boolean(exampleReference));
   if (varsReference) await generateFromClusterVars(ctx, varsReference);
+  else if (exampleReference) await generateFromFluxExample(ctx, exampleReference);
   else await generateFromOverlays(ctx, loadReference(root, opts.referenceEnv));
 
   if (opts.pass === 'full' && usesSops(ctx)) writeSopsRules(ctx);

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { cpSync, existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { Document } from 'yaml';
 import { FLUX_ENCRYPTED_REGEX } from '../../sealing/src/sops';
 import type { Context } from './context';
@@ -31,6 +31,11 @@ export function insideRepo(root: string, rel: string): string {
     if (isLink) throw new GeneratorInputError(`${parts.slice(0, i + 1).join('/')} in the repository is a symbolic link; refusing to write through it`);
   }
   return join(root, ...parts);
+}
+
+/** What the ownership marker records: the cluster a folder was written for. */
+export function ownerOf(opts: { clusterName: string; domain: string; region: string; referenceEnv: string }): Record<string, string> {
+  return { cluster_name: opts.clusterName, domain: opts.domain, region: opts.region, reference_env: opts.referenceEnv };
 }
 
 /** Refuses to write over a cluster folder that another cluster (or a person) owns. */
@@ -118,10 +123,23 @@ export function outermost(dirs: Iterable<string>): string[] {
  * tree. A failed check leaves the repository as it was. Returns the shared folders copied.
  */
 export async function stageAndCheck(ctx: Context, files: Map<string, Buffer>, shared: { root: string; dirs: string[] }, check: (stagingDir: string) => Promise<void>): Promise<string[]> {
+  return stageFoldersAndCheck(ctx, new Map([[ctx.clusterDir, files]]), shared, (staged) => check(staged.get(ctx.clusterDir)!));
+}
+
+/**
+ * The same for several folders at once (a cluster folder and its overlay in apps/): each is staged
+ * beside its final place; `check` gets the absolute staging folder of each repository folder.
+ */
+export async function stageFoldersAndCheck(
+  ctx: Context,
+  folders: Map<string, Map<string, Buffer>>,
+  shared: { root: string; dirs: string[] },
+  check: (staged: Map<string, string>) => Promise<void>,
+): Promise<string[]> {
   const repo = ctx.opts.repoDir;
   const copied: string[] = [];
-  const stagingRel = `${dirname(ctx.clusterDir)}/.${ctx.opts.clusterName}.staging-${randomBytes(4).toString('hex')}`;
-  const staging = insideRepo(repo, stagingRel);
+  const suffix = randomBytes(4).toString('hex');
+  const staged = new Map([...folders.keys()].map((dir) => [dir, `${dirname(dir)}/.${basename(dir)}.staging-${suffix}`]));
   try {
     for (const dir of outermost(shared.dirs)) {
       const target = insideRepo(repo, dir);
@@ -131,13 +149,13 @@ export async function stageAndCheck(ctx: Context, files: Map<string, Buffer>, sh
       // Links are copied as they are (relative, so they stay links into the copy), and only when they stay inside the reference.
       cpSync(join(shared.root, dir), target, { recursive: true, verbatimSymlinks: true, filter: (src) => linkStaysInside(shared.root, src) });
     }
-    for (const [rel, content] of files) writeFile(repo, `${stagingRel}/${rel}`, content);
-    await check(staging);
+    for (const [dir, files] of folders) for (const [rel, content] of files) writeFile(repo, `${staged.get(dir)}/${rel}`, content);
+    await check(new Map([...staged].map(([dir, rel]) => [dir, insideRepo(repo, rel)])));
   } catch (e) {
     for (const dir of copied) rmSync(join(repo, dir), { recursive: true, force: true });
     throw e;
   } finally {
-    rmSync(staging, { recursive: true, force: true });
+    for (const rel of staged.values()) rmSync(insideRepo(repo, rel), { recursive: true, force: true });
   }
   return copied;
 }

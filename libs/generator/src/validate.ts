@@ -72,12 +72,8 @@ export function checkBuiltObjects(output: string, label: string, domain: string)
 export function checkObjects(objects: any[], label: string, domain: string): void {
   for (const body of objects) {
     if (!body) continue;
-    const id = `${body.kind} ${body.metadata?.namespace ?? ''}/${body.metadata?.name ?? ''}`;
-    const values = [...Object.values(body.data ?? {}), ...Object.values(body.stringData ?? {})];
-    const sopsEncrypted = values.every((v) => typeof v === 'string' && v.startsWith('ENC[AES256_GCM,'));
-    if (body.kind === 'Secret' && values.length > 0 && !sopsEncrypted) {
-      throw new GeneratorValidationError(`${label} builds a plaintext ${id}`);
-    }
+    checkNotPlaintextSecret(body, label);
+    const id = objectId(body);
     if (body.kind === 'Ingress') {
       const stray = ingressHosts(body)
         .filter(Boolean)
@@ -85,4 +81,13 @@ export function checkObjects(objects: any[], label: string, domain: string): voi
       if (stray) throw new GeneratorValidationError(`${label} builds ${id} with host ${stray}, outside ${domain}`);
     }
   }
+}
+
+const objectId = (body: any) => `${body.kind} ${body.metadata?.namespace ?? ''}/${body.metadata?.name ?? ''}`;
+
+/** A Secret with values that are neither sealed nor SOPS-encrypted must never reach the repository. */
+export function checkNotPlaintextSecret(body: any, label: string): void {
+  const values = [...Object.values(body.data ?? {}), ...Object.values(body.stringData ?? {})];
+  const sopsEncrypted = values.every((v) => typeof v === 'string' && v.startsWith('ENC[AES256_GCM,'));
+  if (body.kind === 'Secret' && values.length > 0 && !sopsEncrypted) throw new GeneratorValidationError(`${label} builds a plaintext ${objectId(body)}`);
 }

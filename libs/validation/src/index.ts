@@ -34,3 +34,11 @@ export const isEmail: FieldCheck = (v) =>
 
 /** A reference environment name is a folder under clusters/: one DNS label, never a path. */
 export const isEnvName: FieldCheck = (v) => (typeof v === 'string' && v.length <= 63 && DNS_LABEL.test(v) ? null : 'must be a DNS-1123 label');
+
+/** A host name an Ingress, route or certificate may carry: DNS labels, optionally a leading wildcard; one label is allowed (podinfo.staging is two). */
+export const isHostName: FieldCheck = (v) => {
+  if (typeof v !== 'string') return 'must be a string';
+  const labels = (v.startsWith('*.') ? v.slice(2) : v).split('.');
+  const ok = v.length <= 253 && labels.every((l) => l.length > 0 && l.length <= 63 && DNS_LABEL.test(l));
+  return ok ? null : `${JSON.stringify(v.slice(0, 80))} is not a lowercase host name (DNS labels, optionally starting with "*.")`;
+};

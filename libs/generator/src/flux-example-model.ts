@@ -1,0 +1,445 @@
+/**
+ * The flux-example environment model (the layout of fluxcd/flux2-kustomize-helm-example): the new
+ * cluster gets clusters/<name>/ with its bootstrap repointed and its Kustomization files applying
+ * the same shared folders, with the per-cluster values of shared objects (ACME e-mail,
+ * external-dns, hosts) in its own Kustomizations' spec.patches, and apps/<name>/ as a copy of the
+ * reference overlay with every host moved. Shared folders and the reference are never edited.
+ */
+import { cpSync, Dirent, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { Document, isMap, isSeq, parse, stringify } from 'yaml';
+import { GeneratedArtifact, generatedArtifacts, isArtifactGenerator, materialise } from './artifacts';
+import { Context, SOPS_DECRYPTION_SECRET, usesSops } from './context';
+import { GeneratorInputError, GeneratorValidationError } from './errors';
+import { discoverReferenceDns, isExternalDns, isIssuer, readExternalDns, repointExternalDns, rewriteIssuer } from './external-dns';
+import { ExampleKustomization, FluxExampleReference, forCluster } from './flux-example-reference';
+import { isFluxKustomization, isGitRepository, normalizePath, repointGitRepository, setSopsDecryption } from './flux-sync';
+import { HostMapping, HostOccurrence, hostsIn, moveHosts, pointerOf, pointerPath } from './hosts';
+import { checkConsistentReuse, planCredentials, protectSecret } from './protect';
+import { findKustomizationFile, listFiles, ReferenceObject } from './reference';
+import { checkOwnership, ownerOf, stageFoldersAndCheck, syncFolder, writeIfChanged, OWNER_FILE } from './target';
+import { checkNotPlaintextSecret, kustomizeBuild } from './validate';
+import { isYamlFile, parseDocuments, stringifyDocuments, YamlPath } from './yaml-docs';
+
+interface ExampleContext extends Context {
+  ref: FluxExampleReference;
+  hosts: HostMapping;
+  /** Names of the Kustomizations this pass applies. */
+  applied: Set<string>;
+  /** Every host of the reference environment, where it is. */
+  referenceHosts: HostOccurrence[];
+}
+
+/** Where the overlay keeps the host patches for objects it takes from a shared base. */
+const HOST_PATCHES = 'scaffolder-hosts';
+
+export async function generateFromFluxExample(base: Context, ref: FluxExampleReference): Promise<void> {
+  const { opts } = base;
+  const allObjects = ref.kustomizations.flatMap((k) => k.objects);
+  const dns = discoverReferenceDns(allObjects);
+  const referenceDomain = opts.referenceDomain ?? dns.domain;
+  const ctx: ExampleContext = {
+    ...base,
+    ref,
+    hosts: new HostMapping(opts.domain, referenceDomain, opts.hostMap ?? {}),
+    applied: new Set(ref.kustomizations.filter((k) => opts.pass === 'full' || !k.fullPass).map((k) => k.name)),
+    referenceHosts: referenceHostOccurrences(ref),
+  };
+  Object.assign(ctx.summary, { environment_model: 'flux-example', reference_domain: referenceDomain ?? '', reference_region: dns.region ?? null });
+  ctx.summary.warnings.push(...ref.warnings);
+  ctx.hosts.checkCovers(ctx.referenceHosts);
+  ctx.summary.hosts = hostChanges(ctx);
+  planCredentials(ctx, allObjects);
+
+  const folders = new Map<string, Map<string, Buffer>>([[ctx.clusterDir, renderClusterFolder(ctx)]]);
+  for (const overlay of writtenOverlays(ctx)) {
+    const target = forCluster(overlay, ref.envName, opts.clusterName);
+    checkOwnership(opts.repoDir, target, ownerOf(opts));
+    folders.set(target, await renderOverlay(ctx, overlay));
+  }
+  checkConsistentReuse(ctx);
+  ctx.summary.layers = [...folders.keys()].sort();
+  ctx.summary.shared_paths_copied = await stageFoldersAndCheck(ctx, folders, { root: ref.root, dirs: ref.sharedDirs }, (staged) => validateStaged(ctx, staged));
+  for (const [dir, files] of folders) {
+    syncFolder(ctx, dir, files);
+    if (dir !== ctx.clusterDir) writeIfChanged(ctx, `${dir}/${OWNER_FILE}`, Buffer.from(JSON.stringify(ownerOf(opts), null, 2) + '\n'));
+  }
+}
+
+/** The overlays this pass writes: those of the Kustomizations it applies. */
+function writtenOverlays(ctx: ExampleContext): string[] {
+  return ctx.ref.overlays.filter((overlay) =>
+    ctx.ref.kustomizations.some((k) => ctx.applied.has(k.name) && k.repoPath !== undefined && (k.repoPath === overlay || k.repoPath.startsWith(overlay + '/'))),
+  );
+}
+
+/**
+ * Every host the reference environment holds: in the objects its Kustomizations apply, in the
+ * files of its overlays (patches included) and in its Kustomizations' inline patches.
+ */
+export function referenceHostOccurrences(ref: FluxExampleReference): HostOccurrence[] {
+  const found: HostOccurrence[] = [];
+  const describe = (o: { kind: string; namespace?: string; name: string }) => `${o.kind} ${o.namespace ? o.namespace + '/' : ''}${o.name}`;
+  for (const k of ref.kustomizations) {
+    for (const o of k.objects) found.push(...hostsIn(o.body, `${o.file} ${describe(o)}`));
+    forEachInlinePatch(k.declaration.body, (patch, target) => found.push(...patchHosts(patch, target, `${k.declaration.file} Kustomization ${k.name} patch`)));
+  }
+  for (const overlay of ref.overlays) {
+    for (const file of listFiles(join(ref.root, overlay)).filter(isYamlFile)) {
+      const rel = `${overlay}/${file}`;
+      for (const doc of parseDocuments(readFileSync(join(ref.root, rel), 'utf8'), rel)) {
+        const body = doc.toJS();
+        if (body?.kind && body.kind !== 'Kustomization')
+          found.push(...hostsIn(body, `${rel} ${describe({ kind: body.kind, namespace: body.metadata?.namespace, name: String(body.metadata?.name ?? '') })}`));
+        if (body?.kind === 'Kustomization') forEachInlinePatch(body, (patch, target) => found.push(...patchHosts(patch, target, `${rel} patch`)));
+      }
+    }
+  }
+  const seen = new Set<string>();
+  return found.filter((o) => !seen.has(`${o.host}\0${o.where}`) && seen.add(`${o.host}\0${o.where}`));
+}
+
+/** Calls `visit` with each inline patch (`patches[].patch`) of a Flux or kustomize Kustomization and its target. */
+function forEachInlinePatch(body: any, visit: (patch: unknown, target: any) => void) {
+  const patches = body?.spec?.patches ?? (body?.kind === 'Kustomization' && !body?.spec ? body.patches : undefined) ?? [];
+  for (const p of patches) if (typeof p?.patch === 'string') visit(parse(p.patch), p.target);
+}
+
+/** An object of the patch's target kind carrying `value` at `path` (to run the object rules on one JSON6902 value). */
+function carrier(target: any, path: YamlPath, value: unknown): Document {
+  const doc = new Document({ apiVersion: `${target?.group ? target.group + '/' : ''}${target?.version ?? 'v1'}`, kind: target?.kind, metadata: { name: target?.name } });
+  doc.setIn(path, doc.createNode(value));
+  return doc;
+}
+
+function patchHosts(patch: unknown, target: any, where: string): HostOccurrence[] {
+  if (Array.isArray(patch)) {
+    return patch.flatMap((op: any) => (typeof op?.path === 'string' && op.value !== undefined ? hostsIn(carrier(target, pointerPath(op.path), op.value).toJS(), where) : []));
+  }
+  return patch && typeof patch === 'object' ? hostsIn({ kind: target?.kind, ...(patch as object) }, where) : [];
+}
+
+function hostChanges(ctx: ExampleContext): Array<{ from: string; to: string }> {
+  const hosts = [...new Set(ctx.referenceHosts.map((o) => o.host))].sort();
+  return hosts.map((from) => ({ from, to: ctx.hosts.target(from) ?? from }));
+}
+
+/** The object rules of this model: hosts move, issuers get the new ACME e-mail, external-dns the new domain. */
+function rewriteForCluster(ctx: ExampleContext, doc: Document): boolean {
+  const body = doc.toJS();
+  let changed = moveHosts(doc, ctx.hosts);
+  const { domain, region, clusterName, acmeEmail } = ctx.opts;
+  const to = { referenceDomain: ctx.hosts.referenceDomain ?? domain, domain, region, clusterName };
+  if (isIssuer(body)) changed = rewriteIssuer(doc, { ...to, acmeEmail }) || changed;
+  if (isExternalDns(body) && ctx.hosts.referenceDomain) changed = repointExternalDns(doc, to) || changed;
+  return changed;
+}
+
+/** Applies the object rules to one patch (JSON6902 ops or a strategic merge); undefined when nothing changes. */
+function rewritePatch(ctx: ExampleContext, patch: unknown, target: any): unknown {
+  if (Array.isArray(patch)) {
+    let changed = false;
+    const ops = patch.map((op: any) => {
+      if (typeof op?.path !== 'string' || op.value === undefined) return op;
+      const path = pointerPath(op.path);
+      const doc = carrier(target, path, op.value);
+      if (!rewriteForCluster(ctx, doc)) return op;
+      changed = true;
+      return { ...op, value: getAt(doc.toJS(), path) };
+    });
+    return changed ? ops : undefined;
+  }
+  if (!patch || typeof patch !== 'object') return undefined;
+  const doc = new Document({ kind: target?.kind, ...(patch as object) });
+  if (!rewriteForCluster(ctx, doc)) return undefined;
+  const out = doc.toJS();
+  if (!(patch as any).kind) delete out.kind;
+  return out;
+}
+
+const getAt = (body: any, path: YamlPath) => path.reduce((node, key) => node?.[key], body);
+
+/** Rewrites the inline patches of a Kustomization document; returns whether any changed. */
+function rewriteInlinePatches(ctx: ExampleContext, doc: Document, listPath: YamlPath): boolean {
+  const patches = (doc.getIn(listPath) as any)?.toJSON?.() as any[] | undefined;
+  let changed = false;
+  (patches ?? []).forEach((p, i) => {
+    if (typeof p?.patch !== 'string') return;
+    const next = rewritePatch(ctx, parse(p.patch), p.target);
+    if (next === undefined) return;
+    doc.setIn([...listPath, i, 'patch'], stringify(next));
+    changed = true;
+  });
+  return changed;
+}
+
+/** Scalars that differ between two bodies of the same shape, as JSON6902 replace operations. */
+function replacements(before: any, after: any, path: YamlPath = []): Array<{ op: 'replace'; path: string; value: unknown }> {
+  if (before === after) return [];
+  if (before && after && typeof before === 'object' && typeof after === 'object') {
+    return Object.keys(after).flatMap((key) => replacements(before[key], after[key], [...path, Array.isArray(after) ? Number(key) : key]));
+  }
+  return [{ op: 'replace', path: pointerOf(path), value: after }];
+}
+
+/** The patch that gives the new cluster its values in a shared object, or undefined when it needs none. */
+function patchFor(ctx: ExampleContext, o: ReferenceObject): { patch: string; target: Record<string, string> } | undefined {
+  const doc = new Document(o.body);
+  if (!rewriteForCluster(ctx, doc)) return undefined;
+  const ops = replacements(o.body, doc.toJS());
+  if (isExternalDns(o.body)) ctx.summary.external_dns.push(readExternalDns(doc.toJS(), `${o.file} (patched by the cluster's Kustomization)`));
+  const [group, version] = o.apiVersion.includes('/') ? o.apiVersion.split('/') : ['', o.apiVersion];
+  const target: Record<string, string> = { ...(group ? { group } : {}), version, kind: o.kind, name: o.name };
+  if (o.targetNamespace) target.namespace = o.targetNamespace;
+  return { patch: stringify(ops), target };
+}
+
+/** clusters/<name>/: the reference environment's files with every Kustomization, source and generator pointed at the new cluster. */
+function renderClusterFolder(ctx: ExampleContext): Map<string, Buffer> {
+  const files = new Map<string, Buffer>();
+  for (const rel of ctx.ref.envFiles) {
+    const file = `${ctx.ref.envDir}/${rel}`;
+    const raw = readFileSync(join(ctx.ref.root, file));
+    if (!isYamlFile(rel)) {
+      files.set(rel, raw);
+      continue;
+    }
+    const docs = parseDocuments(raw.toString('utf8'), file);
+    const kept = docs.filter((doc) => {
+      const body = doc.toJS();
+      return !isFluxKustomization(body) || ctx.applied.has(String(body.metadata?.name));
+    });
+    if (kept.length === 0) continue;
+    const changed = kept.map((doc) => renderClusterDocument(ctx, doc)).some(Boolean);
+    files.set(rel, changed || kept.length !== docs.length ? Buffer.from(stringifyDocuments(kept)) : raw);
+  }
+  return files;
+}
+
+function renderClusterDocument(ctx: ExampleContext, doc: Document): boolean {
+  const body = doc.toJS();
+  const { envName } = ctx.ref;
+  const { clusterName } = ctx.opts;
+  if (isGitRepository(body)) {
+    repointGitRepository(doc, ctx.opts.sourceUrl, ctx.opts.sourceBranch);
+    return Boolean(ctx.opts.sourceUrl || ctx.opts.sourceBranch);
+  }
+  if (isArtifactGenerator(body)) {
+    (body.spec?.artifacts ?? []).forEach((artifact: any, i: number) =>
+      (artifact?.copy ?? []).forEach((copy: any, j: number) => {
+        for (const key of ['from', 'to']) if (typeof copy?.[key] === 'string') doc.setIn(['spec', 'artifacts', i, 'copy', j, key], forCluster(copy[key], envName, clusterName));
+      }),
+    );
+    return true;
+  }
+  if (!isFluxKustomization(body)) return false;
+  const k = ctx.ref.kustomizations.find((c) => c.name === body.metadata?.name)!;
+  doc.setIn(['spec', 'path'], `./${forCluster(k.path, envName, clusterName)}`);
+  if (k.holdsSecrets && usesSops(ctx)) setSopsDecryption(doc, SOPS_DECRYPTION_SECRET);
+  // Sealed Secrets need no decryption: a SOPS reference's setting would wait for a sops-age Secret the cluster may not have.
+  else if (!usesSops(ctx)) doc.deleteIn(['spec', 'decryption']);
+  rewriteInlinePatches(ctx, doc, ['spec', 'patches']);
+  if (!k.environmentOwned) addClusterPatches(ctx, doc, k);
+  ctx.summary.kustomizations.push({ name: k.name, path: `./${forCluster(k.path, envName, clusterName)}`, dependsOn: k.dependsOn });
+  return true;
+}
+
+/** Per-cluster values of the shared objects a Kustomization applies go into its own spec.patches, after the reference's. */
+function addClusterPatches(ctx: ExampleContext, doc: Document, k: ExampleKustomization) {
+  const patches = k.objects.map((o) => patchFor(ctx, o)).filter((p): p is NonNullable<typeof p> => p !== undefined);
+  if (patches.length === 0) return;
+  const existing = (doc.getIn(['spec', 'patches']) as any)?.toJSON?.() ?? [];
+  doc.setIn(['spec', 'patches'], doc.createNode([...existing, ...patches]));
+}
+
+/** apps/<name>/: the reference overlay with every host moved, its Secrets protected, and host patches for what it takes from shared bases. */
+async function renderOverlay(ctx: ExampleContext, overlay: string): Promise<Map<string, Buffer>> {
+  const files = new Map<string, Buffer>();
+  const target = forCluster(overlay, ctx.ref.envName, ctx.opts.clusterName);
+  const abs = join(ctx.ref.root, overlay);
+  const kfile = findKustomizationFile(abs);
+  const patchTargets = new Map<string, any>(
+    kfile
+      ? ((parseDocuments(readFileSync(join(abs, kfile), 'utf8'), `${overlay}/${kfile}`)[0]?.toJS()?.patches ?? []) as any[])
+          .filter((p) => typeof p?.path === 'string')
+          .map((p) => [normalizePath(p.path), p.target])
+      : [],
+  );
+  const ownHosts = new Set<string>();
+  // Folders of the overlay that Kustomizations of a later pass apply wait for that pass (they hold its Secrets).
+  const later = ctx.ref.kustomizations.filter((k) => !ctx.applied.has(k.name) && k.repoPath?.startsWith(overlay + '/')).map((k) => k.repoPath!.slice(overlay.length + 1));
+  const written = (rel: string) => !rel.split('/').some((p) => p.startsWith('.')) && !later.some((dir) => rel.startsWith(dir + '/'));
+  for (const rel of listFiles(abs).filter(written)) {
+    const raw = readFileSync(join(abs, rel));
+    if (!isYamlFile(rel)) {
+      files.set(rel, raw);
+      continue;
+    }
+    const docs = parseDocuments(raw.toString('utf8'), `${overlay}/${rel}`);
+    let changed = false;
+    for (const [i, doc] of docs.entries()) {
+      const body = doc.toJS();
+      if (rel === kfile) changed = rewriteInlinePatches(ctx, doc, ['patches']) || changed;
+      else if (body?.kind === 'Secret' && body.apiVersion === 'v1') {
+        if (ctx.opts.pass === 'infra')
+          throw new GeneratorInputError(
+            `${overlay}/${rel} holds Secret ${body.metadata?.name}, but the infra pass writes it: apply it through a Flux Kustomization of its own (it then goes out in the full pass)`,
+          );
+        docs[i] = new Document(await protectSecret(ctx, `${target}/${rel}`, body, body.metadata?.namespace ?? namespaceOf(ctx, overlay) ?? 'default'));
+        changed = true;
+      } else if (Array.isArray(body) && patchTargets.has(rel)) {
+        const next = rewritePatch(ctx, body, patchTargets.get(rel));
+        if (next !== undefined) docs[i] = new Document(next);
+        changed = next !== undefined || changed;
+      } else if (body?.kind) {
+        hostsIn(body, rel).forEach((o) => ownHosts.add(o.host));
+        changed = rewriteForCluster(ctx, doc) || changed;
+      }
+    }
+    files.set(rel, changed ? Buffer.from(stringifyDocuments(docs)) : raw);
+  }
+  if (kfile) addBaseHostPatches(ctx, overlay, files, kfile, ownHosts);
+  return files;
+}
+
+/** The namespace the overlay's kustomization sets for its objects. */
+function namespaceOf(ctx: ExampleContext, overlay: string): string | undefined {
+  return ctx.ref.kustomizations.find((k) => k.repoPath === overlay)?.objects.find((o) => !o.shared)?.namespace;
+}
+
+/**
+ * Hosts that reach the overlay from a shared base (and that the overlay's own files do not set)
+ * move through a JSON6902 patch per object, listed before the overlay's own patches so those win.
+ */
+function addBaseHostPatches(ctx: ExampleContext, overlay: string, files: Map<string, Buffer>, kfile: string, ownHosts: Set<string>) {
+  const objects = ctx.ref.kustomizations.filter((k) => k.repoPath === overlay).flatMap((k) => k.objects.filter((o) => o.shared));
+  const entries: any[] = [];
+  for (const o of objects) {
+    const hosts = hostsIn(o.body, o.file).filter((h) => !ownHosts.has(h.host) && ctx.hosts.target(h.host) !== undefined && ctx.hosts.target(h.host) !== h.host);
+    if (hosts.length === 0) continue;
+    const doc = new Document(o.body);
+    moveHosts(doc, ctx.hosts);
+    const ops = replacements(o.body, doc.toJS());
+    const file = `${HOST_PATCHES}/${o.kind.toLowerCase()}-${o.targetNamespace ?? 'default'}-${o.name}.yaml`;
+    files.set(file, Buffer.from(`# Moves ${o.kind} ${o.name} to the hosts of ${ctx.opts.clusterName}; generated by gitops-scaffolder.\n` + stringify(ops)));
+    const [group, version] = o.apiVersion.includes('/') ? o.apiVersion.split('/') : ['', o.apiVersion];
+    entries.push({ path: file, target: { ...(group ? { group } : {}), version, kind: o.kind, name: o.name, ...(o.targetNamespace ? { namespace: o.targetNamespace } : {}) } });
+  }
+  if (entries.length === 0) return;
+  const [doc] = parseDocuments(files.get(kfile)!.toString('utf8'), `${overlay}/${kfile}`);
+  const existing = ((doc.get('patches') as any)?.toJSON?.() ?? []) as any[];
+  doc.set('patches', doc.createNode([...entries, ...existing]));
+  files.set(kfile, Buffer.from(doc.toString({ lineWidth: 0 })));
+}
+
+/**
+ * Builds every Kustomization the new cluster applies in this pass as Flux would (the artifact
+ * reproduced for ExternalArtifact sources, inline patches applied) and checks the result: no
+ * plaintext Secret, every host the new cluster's, no dependency this pass does not apply.
+ */
+async function validateStaged(ctx: ExampleContext, staged: Map<string, string>): Promise<void> {
+  if (!ctx.summary.validated) return;
+  const resolve = (repoPath: string) => {
+    for (const [dir, abs] of staged) if (repoPath === dir || repoPath.startsWith(dir + '/')) return join(abs, repoPath.slice(dir.length));
+    return join(ctx.opts.repoDir, repoPath);
+  };
+  const clusterStaging = staged.get(ctx.clusterDir)!;
+  const declared = listFiles(clusterStaging)
+    .filter(isYamlFile)
+    .flatMap((rel) => parseDocuments(readFileSync(join(clusterStaging, rel), 'utf8'), `${ctx.clusterDir}/${rel}`).map((d) => d.toJS()));
+  const syncs = declared.filter(isFluxKustomization);
+  const artifacts = new Map<string, GeneratedArtifact>(declared.filter(isArtifactGenerator).flatMap((g) => generatedArtifacts(g, ctx.clusterDir).map((a) => [a.name, a] as const)));
+  const names = new Set(syncs.map((b) => String(b.metadata?.name)));
+  const missingSync = [...ctx.applied].find((name) => !names.has(name));
+  if (missingSync) throw new GeneratorValidationError(`${ctx.clusterDir}: this ${ctx.opts.pass} pass should apply Kustomization ${missingSync}, but the cluster folder does not declare it`);
+  for (const b of syncs) {
+    const missing = (b.spec?.dependsOn ?? []).map((d: any) => String(d?.name)).find((d: string) => !names.has(d));
+    if (missing) throw new GeneratorValidationError(`${ctx.clusterDir}: Kustomization ${b.metadata?.name} depends on ${missing}, which this pass does not apply`);
+  }
+  const results = await Promise.all(syncs.map((b) => buildKustomization(ctx, b, resolve, artifacts)));
+  if (results.some((r) => r === 'unavailable')) {
+    ctx.summary.warnings.push('kubectl not found: the tree was not validated with kustomize');
+    ctx.summary.validated = null;
+    return;
+  }
+  ctx.summary.validated.push(...results.filter((r): r is string => typeof r === 'string' && r !== 'unavailable'));
+}
+
+/** Builds what one Flux Kustomization of the new cluster applies; returns what was checked. */
+async function buildKustomization(ctx: ExampleContext, body: any, resolve: (p: string) => string, artifacts: Map<string, GeneratedArtifact>): Promise<string | undefined> {
+  const name = String(body.metadata?.name);
+  const path = normalizePath(String(body.spec?.path ?? '.'));
+  const kind = String(body.spec?.sourceRef?.kind ?? 'GitRepository');
+  const scratch = mkdtempSync(join(tmpdir(), 'flux-build-'));
+  try {
+    let dir: string;
+    let label: string;
+    if (kind === 'ExternalArtifact') {
+      const artifact = artifacts.get(String(body.spec.sourceRef.name));
+      if (!artifact) throw new GeneratorValidationError(`Kustomization ${name}: ExternalArtifact ${body.spec.sourceRef.name} is not generated by the cluster's ArtifactGenerator`);
+      materialise(artifact, resolve, join(scratch, 'artifact'));
+      dir = join(scratch, 'artifact', path);
+      label = `${artifact.name}:./${path}`;
+    } else if (kind === 'GitRepository') {
+      dir = resolve(path);
+      label = `./${path}`;
+    } else return undefined;
+    if (!existsSync(dir)) throw new GeneratorValidationError(`Kustomization ${name}: path ${label} does not exist`);
+    if (path === ctx.clusterDir) dir = withGeneratedKustomization(dir, join(scratch, 'cluster'));
+    else if (!findKustomizationFile(dir)) dir = withGeneratedKustomization(dir, join(scratch, 'generated'));
+    const build = join(scratch, 'build');
+    writeFileAt(build, { resources: [relative(build, dir)], ...(body.spec?.patches ? { patches: body.spec.patches } : {}) });
+    const result = await kustomizeBuild(build, `Kustomization ${name} (${label})`);
+    if (!result.available) return 'unavailable';
+    for (const object of parseDocuments(result.output, label).map((d) => d.toJS())) checkBuilt(ctx, object, `Kustomization ${name} (${label})`);
+    return label;
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+function writeFileAt(dir: string, kustomization: object) {
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'kustomization.yaml'), stringify(kustomization));
+}
+
+/**
+ * A folder without kustomization.yaml gets one as Flux's kustomize-controller generates it: every
+ * manifest in it, and each subfolder that has its own kustomization as one resource.
+ */
+function withGeneratedKustomization(dir: string, copy: string): string {
+  cpSync(dir, copy, {
+    recursive: true,
+    filter: (src) =>
+      !relative(dir, src)
+        .split('/')
+        .some((p) => p.startsWith('.')),
+  });
+  const resources: string[] = [];
+  const visit = (rel: string) => {
+    const abs = join(copy, rel);
+    if (rel && findKustomizationFile(abs)) return void resources.push(rel);
+    for (const entry of readdirSync(abs, { withFileTypes: true }) as Dirent[]) {
+      const child = rel ? `${rel}/${entry.name}` : entry.name;
+      if (entry.isDirectory()) visit(child);
+      else if (/\.ya?ml$/.test(entry.name) && parseDocuments(readFileSync(join(copy, child), 'utf8'), child).some((d) => isMap(d.contents) && d.get('kind'))) resources.push(child);
+    }
+  };
+  visit('');
+  writeFileSync(join(copy, 'kustomization.yaml'), stringify({ apiVersion: 'kustomize.config.k8s.io/v1beta1', kind: 'Kustomization', resources }));
+  return copy;
+}
+
+/** What one built object may not be: a plaintext Secret, or carrying a host that is not the new cluster's. */
+function checkBuilt(ctx: ExampleContext, object: any, label: string) {
+  if (!object || isSeq(object)) return;
+  checkNotPlaintextSecret(object, label);
+  const referenceHosts = new Set(ctx.referenceHosts.map((o) => o.host));
+  for (const found of hostsIn(object, `${object.kind} ${object.metadata?.name}`)) {
+    if (!ctx.hosts.isNewClusterHost(found.host) || (referenceHosts.has(found.host) && ctx.hosts.target(found.host) !== found.host)) {
+      throw new GeneratorValidationError(`${label} builds ${found.where} with host ${found.host}, which is not the new cluster's`);
+    }
+  }
+  if (ctx.opts.pass === 'infra' && object.kind === 'Secret') throw new GeneratorValidationError(`${label}: the infra pass applies Secret ${object.metadata?.name}`);
+}

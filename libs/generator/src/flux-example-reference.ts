@@ -1,0 +1,181 @@
+/**
+ * Reading a reference in the layout Flux's own example repository teaches
+ * (fluxcd/flux2-kustomize-helm-example): clusters/<env>/ holds flux-system/ and Flux
+ * Kustomizations in plain files (infrastructure.yaml, apps.yaml) that apply shared folders
+ * (infrastructure/controllers, apps/base through an overlay) and the environment's overlay
+ * (apps/<env>), from the flux-system GitRepository or, since Flux 2.7, from ExternalArtifacts
+ * an ArtifactGenerator (clusters/<env>/artifacts.yaml) copies out of it.
+ */
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { join, posix } from 'node:path';
+import { GeneratedArtifact, generatedArtifacts, gitSourceAliases, isArtifactGenerator, repositoryPathOf } from './artifacts';
+import { markFullPass } from './cluster-vars-reference';
+import { GeneratorInputError } from './errors';
+import { isFluxKustomization, normalizePath } from './flux-sync';
+import { checkRegenerable } from './protect';
+import { collectTree, findKustomizationFile, listFiles, ReferenceObject } from './reference';
+import { isYamlFile, parseDocuments } from './yaml-docs';
+
+/** One Flux Kustomization the reference cluster runs. */
+export interface ExampleKustomization {
+  name: string;
+  declaration: ReferenceObject;
+  sourceKind: string;
+  sourceName: string;
+  /** spec.path, normalised (relative to the repository, or to the artifact for an ExternalArtifact source). */
+  path: string;
+  /** The repository folder it applies; undefined when it comes from a source outside the repository. */
+  repoPath: string | undefined;
+  /** The folder lies in the reference environment's own overlay (a path part named like the environment). */
+  environmentOwned: boolean;
+  dependsOn: string[];
+  objects: ReferenceObject[];
+  sharedDirs: string[];
+  holdsSecrets: boolean;
+  fullPass: boolean;
+}
+
+export interface FluxExampleReference {
+  root: string;
+  envName: string;
+  /** clusters/<env> */
+  envDir: string;
+  /** Every file of the environment folder, relative to it (hidden files skipped). */
+  envFiles: string[];
+  /** Every object declared in the environment folder. */
+  envObjects: ReferenceObject[];
+  kustomizations: ExampleKustomization[];
+  /** ExternalArtifacts the environment's ArtifactGenerators produce, by name. */
+  artifacts: Map<string, GeneratedArtifact>;
+  /** Repository folders that belong to the environment outside clusters/ (apps/<env>). */
+  overlays: string[];
+  /** Folders every cluster shares (never edited). */
+  sharedDirs: string[];
+  warnings: string[];
+}
+
+const isHidden = (rel: string) => rel.split('/').some((p) => p.startsWith('.'));
+
+function objectsOfFile(root: string, file: string): ReferenceObject[] {
+  return parseDocuments(readFileSync(join(root, file), 'utf8'), file).flatMap((doc, index) => {
+    const body = doc.toJS();
+    if (!body || typeof body !== 'object' || !body.kind) return [];
+    const namespace = body.metadata?.namespace;
+    return [{ file, index, apiVersion: String(body.apiVersion ?? ''), kind: String(body.kind), name: String(body.metadata?.name ?? ''), namespace, targetNamespace: namespace, body, shared: false }];
+  });
+}
+
+/** Replaces path parts named like the reference environment with the new cluster's name (apps/staging -> apps/acme). */
+export function forCluster(path: string, envName: string, clusterName: string): string {
+  return path
+    .split('/')
+    .map((part) => (part === envName ? clusterName : part))
+    .join('/');
+}
+
+const ownedBy = (path: string, envName: string) => path.split('/').includes(envName);
+
+/**
+ * The reference in this layout, or undefined when it is not: some Flux Kustomization declared in
+ * clusters/<env>/ applies a folder outside it, or an ExternalArtifact.
+ */
+export function loadFluxExampleReference(root: string, envName: string): FluxExampleReference | undefined {
+  const envDir = `clusters/${envName}`;
+  const absEnv = join(root, envDir);
+  if (!existsSync(absEnv) || !statSync(absEnv).isDirectory() || findKustomizationFile(absEnv)) return undefined;
+  const envFiles = listFiles(absEnv).filter((f) => !isHidden(f));
+  const envObjects = envFiles.filter(isYamlFile).flatMap((f) => objectsOfFile(root, `${envDir}/${f}`));
+  const declarations = envObjects.filter((o) => isFluxKustomization(o.body));
+  const outside = declarations.some((d) => d.body.spec?.sourceRef?.kind === 'ExternalArtifact' || !normalizePath(String(d.body.spec?.path ?? '')).startsWith(envDir));
+  if (!outside) return undefined;
+
+  const warnings: string[] = [];
+  const artifacts = new Map<string, GeneratedArtifact>();
+  for (const generator of envObjects.filter((o) => isArtifactGenerator(o.body))) {
+    const aliases = gitSourceAliases(generator.body);
+    for (const artifact of generatedArtifacts(generator.body, `${generator.file} ArtifactGenerator ${generator.name}`)) {
+      const foreign = artifact.rules.find((r) => !aliases.has(r.alias));
+      if (foreign) warnings.push(`${generator.file}: artifact ${artifact.name} copies from @${foreign.alias}, which is not a GitRepository; that part is not inspected`);
+      artifacts.set(artifact.name, { name: artifact.name, rules: artifact.rules.filter((r) => aliases.has(r.alias)) });
+    }
+  }
+  const kustomizations = declarations.map((d) => readKustomization(root, envDir, envName, d, artifacts, warnings));
+  markFullPass(kustomizations);
+  const inEnv = (path: string) => path === envDir || path.startsWith(envDir + '/');
+  const overlays = [...new Set(kustomizations.filter((k) => k.environmentOwned && k.repoPath !== undefined && !inEnv(k.repoPath)).map((k) => overlayRoot(k.repoPath!, envName)))];
+  const reference: FluxExampleReference = {
+    root,
+    envName,
+    envDir,
+    envFiles,
+    envObjects,
+    kustomizations,
+    artifacts,
+    overlays,
+    sharedDirs: [...new Set(kustomizations.flatMap((k) => k.sharedDirs))].filter((d) => !overlays.some((o) => d === o || d.startsWith(o + '/'))),
+    warnings,
+  };
+  guardSecrets(reference);
+  return reference;
+}
+
+/** The overlay folder is the path up to the part named like the environment (apps/staging/podinfo -> apps/staging). */
+function overlayRoot(path: string, envName: string): string {
+  const parts = path.split('/');
+  return parts.slice(0, parts.indexOf(envName) + 1).join('/');
+}
+
+function readKustomization(root: string, envDir: string, envName: string, declaration: ReferenceObject, artifacts: Map<string, GeneratedArtifact>, warnings: string[]): ExampleKustomization {
+  const spec = declaration.body.spec ?? {};
+  const where = `${declaration.file} Kustomization ${declaration.name}`;
+  const path = normalizePath(String(spec.path ?? '.'));
+  const sourceKind = String(spec.sourceRef?.kind ?? 'GitRepository');
+  const sourceName = String(spec.sourceRef?.name ?? '');
+  let repoPath: string | undefined;
+  if (sourceKind === 'GitRepository') repoPath = path;
+  else if (sourceKind === 'ExternalArtifact') {
+    const artifact = artifacts.get(sourceName);
+    if (!artifact) throw new GeneratorInputError(`${where}: ExternalArtifact ${sourceName} is not produced by an ArtifactGenerator of ${envDir}`);
+    repoPath = repositoryPathOf(artifact, path);
+    if (repoPath === undefined) warnings.push(`${where}: path ./${path} of artifact ${sourceName} is not a folder copied from the repository; it is not inspected`);
+  } else warnings.push(`${where}: source ${sourceKind} ${sourceName} is outside the repository; it is not inspected`);
+
+  const base = { name: declaration.name, declaration, sourceKind, sourceName, path, repoPath, dependsOn: (spec.dependsOn ?? []).map((d: any) => String(d?.name)), fullPass: false };
+  const inEnv = repoPath !== undefined && (repoPath === envDir || repoPath.startsWith(envDir + '/'));
+  if (repoPath === undefined || inEnv) return { ...base, environmentOwned: inEnv, objects: [], sharedDirs: [], holdsSecrets: false };
+  if (repoPath.startsWith('..') || !existsSync(join(root, repoPath)) || !statSync(join(root, repoPath)).isDirectory()) {
+    throw new GeneratorInputError(`${where}: path ./${path} is not a folder of the reference repository`);
+  }
+  const environmentOwned = ownedBy(repoPath, envName);
+  const owner = environmentOwned ? overlayRoot(repoPath, envName) : envDir;
+  const tree = findKustomizationFile(join(root, repoPath))
+    ? collectTree(root, owner, repoPath, warnings)
+    : {
+        objects: listFiles(join(root, repoPath))
+          .filter((f) => isYamlFile(f) && !isHidden(f))
+          .flatMap((f) => objectsOfFile(root, posix.join(repoPath!, f)).map((o) => ({ ...o, shared: !environmentOwned }))),
+        sharedDirs: [],
+      };
+  return {
+    ...base,
+    environmentOwned,
+    objects: tree.objects,
+    sharedDirs: environmentOwned ? tree.sharedDirs : [repoPath, ...tree.sharedDirs],
+    holdsSecrets: tree.objects.some((o) => o.kind === 'Secret' || o.kind === 'SealedSecret'),
+  };
+}
+
+/** Secrets belong in the environment's overlay: shared folders are the same for every cluster, and the cluster's own sync goes out first. */
+function guardSecrets(ref: FluxExampleReference) {
+  for (const o of ref.envObjects.filter((o) => o.kind === 'Secret' || o.kind === 'SealedSecret')) {
+    throw new GeneratorInputError(
+      `${o.file} holds ${o.kind} ${o.name}, applied by the cluster's own sync in the first pass, before the cluster can open secrets: move it to the environment's overlay`,
+    );
+  }
+  for (const k of ref.kustomizations) {
+    for (const o of k.objects) {
+      checkRegenerable(o);
+      if (o.kind === 'Secret' && o.shared) throw new GeneratorInputError(`${o.file} is shared by every cluster and holds Secret ${o.name}: keep secrets in the environment's overlay`);
+    }
+  }
+}

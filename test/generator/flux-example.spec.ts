@@ -1,0 +1,311 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { cpSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { parseAllDocuments, stringify } from 'yaml';
+import { generate, GenerateOptions, GeneratorInputError } from '../../libs/generator/src';
+import { makeRsaCert } from '../support/certs';
+import { childEnv, readTree, tempDir, yamlObjects } from '../support/files';
+import { EXAMPLE_ACME_EMAIL, EXAMPLE_ACME_SERVER, EXAMPLE_HOSTS, writeFluxExampleReference } from '../support/flux-example-repo';
+import { unsealManifest } from '../support/unseal';
+
+const NEW_HOSTS = ['*.acme.io', 'api.acme.io', 'podinfo.acme.io', 'status.acme.io'];
+const HOST_MAP = { [EXAMPLE_HOSTS.podinfo]: 'podinfo.acme.io' };
+const BIN = join(__dirname, '../../bin/generate-gitops-env');
+
+/**
+ * Hosts of the kinds the issue names, read here independently of the production code's table:
+ * Ingress rules and TLS, Gateway API routes and listeners, cert-manager Certificates and the
+ * podinfo chart's ingress values.
+ */
+function hostsOf(o: any): string[] {
+  const values = o.spec?.values ?? {};
+  const all = [
+    ...(o.kind === 'Ingress' ? [...(o.spec?.rules ?? []).map((r: any) => r.host), ...(o.spec?.tls ?? []).flatMap((t: any) => t.hosts ?? [])] : []),
+    ...(o.kind === 'HTTPRoute' ? (o.spec?.hostnames ?? []) : []),
+    ...(o.kind === 'Gateway' ? (o.spec?.listeners ?? []).map((l: any) => l.hostname) : []),
+    ...(o.kind === 'Certificate' ? (o.spec?.dnsNames ?? []) : []),
+    ...(o.kind === 'HelmRelease' ? [...(values.ingress?.hosts ?? []).map((h: any) => h.host), ...(values.ingress?.tls ?? []).flatMap((t: any) => t.hosts ?? [])] : []),
+  ];
+  return all.filter((h) => typeof h === 'string');
+}
+
+const parseYaml = (text: string) =>
+  parseAllDocuments(text)
+    .map((d: any) => d.toJS())
+    .filter(Boolean);
+
+/** Copies a folder's files (what `<dir>/**` copies in an ArtifactGenerator rule). */
+function copyInto(from: string, to: string) {
+  mkdirSync(to, { recursive: true });
+  for (const entry of readdirSync(from)) {
+    if (entry.startsWith('.')) continue;
+    const src = join(from, entry);
+    if (statSync(src).isDirectory()) copyInto(src, join(to, entry));
+    else cpSync(src, join(to, entry));
+  }
+}
+
+/**
+ * What Flux would apply for one of the cluster's Kustomizations, built here with kubectl kustomize
+ * (the artifact rebuilt from the cluster's ArtifactGenerator for ExternalArtifact sources).
+ */
+function fluxBuild(repo: string, cluster: string, k: any): any[] {
+  const scratch = tempDir('flux-build');
+  let dir = join(repo, k.spec.path);
+  if (k.spec.sourceRef.kind === 'ExternalArtifact') {
+    const generator = yamlObjects(join(repo, 'clusters', cluster, 'artifacts.yaml')).find((o) => o.kind === 'ArtifactGenerator');
+    const artifact = generator.spec.artifacts.find((a: any) => a.name === k.spec.sourceRef.name);
+    for (const rule of artifact.copy) {
+      const from = rule.from.replace(/^@monorepo\//, '').replace(/\/\*\*$/, '');
+      copyInto(join(repo, from), join(scratch, 'artifact', rule.to.replace(/^@artifact\//, '')));
+    }
+    dir = join(scratch, 'artifact', k.spec.path);
+  }
+  const build = join(scratch, 'build');
+  mkdirSync(build);
+  writeFileSync(join(build, 'kustomization.yaml'), stringify({ resources: [relative(build, dir)], ...(k.spec.patches ? { patches: k.spec.patches } : {}) }));
+  try {
+    return parseYaml(execFileSync('kubectl', ['kustomize', build], { encoding: 'utf8' }));
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+/** The cluster's Flux Kustomizations (Flux applies every file of the cluster folder) and what each builds. */
+function clusterView(repo: string, cluster: string) {
+  const folder = join(repo, 'clusters', cluster);
+  const files = Object.keys(readTree(folder)).filter((f) => f.endsWith('.yaml'));
+  const declared = files.flatMap((f) => yamlObjects(join(folder, f)));
+  const syncs = declared.filter((o) => o.kind === 'Kustomization' && o.apiVersion.startsWith('kustomize.toolkit.fluxcd.io/'));
+  const built: Record<string, any[]> = Object.fromEntries(syncs.filter((k) => k.spec.path !== `./clusters/${cluster}`).map((k) => [k.metadata.name, fluxBuild(repo, cluster, k)]));
+  return { declared, syncs, built };
+}
+
+/** Every file except the new cluster's two folders, with its bytes. */
+function outsideNewCluster(repo: string) {
+  const tree = readTree(repo);
+  return Object.fromEntries(Object.entries(tree).filter(([f]) => !f.startsWith('clusters/acme/') && !f.startsWith('apps/acme/')));
+}
+
+describe.each([
+  ['GitRepository sources (Flux up to 2.6)', false],
+  ['ExternalArtifact sources from an ArtifactGenerator (Flux 2.7)', true],
+])("generator, the layout of Flux's example repository: %s", (_title, artifacts) => {
+  let reference: string;
+  const options = (repoDir: string, extra: Partial<GenerateOptions> = {}): GenerateOptions => ({
+    repoDir,
+    templateDir: reference,
+    referenceEnv: 'staging',
+    clusterName: 'acme',
+    domain: 'acme.io',
+    region: 'us-east-1',
+    acmeEmail: 'ops@acme.io',
+    pass: 'infra',
+    hostMap: HOST_MAP,
+    ...extra,
+  });
+  const fleet = () => {
+    const repo = tempDir('fx-fleet');
+    cpSync(reference, repo, { recursive: true });
+    return repo;
+  };
+
+  beforeAll(() => {
+    reference = tempDir('fx-reference');
+    writeFluxExampleReference(reference, { artifacts });
+  });
+
+  it('scaffolds clusters/acme and apps/acme through both passes; shared folders and the reference environments stay byte for byte', async () => {
+    const repo = fleet();
+    const before = outsideNewCluster(repo);
+    const infra = await generate(options(repo));
+    expect(infra.summary.environment_model).toBe('flux-example');
+    expect(infra.summary.reference_domain).toBe('staging.example.net');
+    expect(infra.summary.hosts).toEqual([
+      { from: EXAMPLE_HOSTS.wildcard, to: '*.acme.io' },
+      { from: EXAMPLE_HOSTS.api, to: 'api.acme.io' },
+      { from: EXAMPLE_HOSTS.podinfo, to: 'podinfo.acme.io' },
+      { from: EXAMPLE_HOSTS.status, to: 'status.acme.io' },
+    ]);
+    // In this layout nothing holds a Secret: the whole cluster goes out in the first pass.
+    expect(infra.summary.kustomizations.map((k) => k.name).sort()).toEqual(['apps', 'flux-system', 'infra-configs', 'infra-controllers']);
+    expect(infra.summary.validated).toHaveLength(4);
+    const full = await generate(options(repo, { pass: 'full', sealingCertPem: makeRsaCert().certPem }));
+    expect(full.summary.paths_written).toEqual([]);
+    expect(full.summary.paths_removed).toEqual([]);
+    expect(outsideNewCluster(repo)).toEqual(before);
+
+    const written = Object.keys(readTree(repo)).filter((f) => f.startsWith('clusters/acme/') || f.startsWith('apps/acme/'));
+    expect(written).toEqual(
+      expect.arrayContaining([
+        'clusters/acme/flux-system/gotk-sync.yaml',
+        'clusters/acme/infrastructure.yaml',
+        'clusters/acme/apps.yaml',
+        'apps/acme/kustomization.yaml',
+        'apps/acme/podinfo-values.yaml',
+      ]),
+    );
+    expect(written.some((f) => f.startsWith('infrastructure/') || f.startsWith('apps/base/'))).toBe(false);
+  });
+
+  it("every Kustomization the new cluster applies builds with its patches: hosts, ACME e-mail and external-dns are the new cluster's", async () => {
+    const repo = fleet();
+    await generate(options(repo));
+    const { declared, syncs, built } = clusterView(repo, 'acme');
+
+    const sync = syncs.find((k) => k.metadata.name === 'flux-system');
+    expect(sync.spec.path).toBe('./clusters/acme');
+    const apps = syncs.find((k) => k.metadata.name === 'apps');
+    expect(apps.spec.path).toBe(artifacts ? './acme' : './apps/acme');
+    expect(apps.spec.dependsOn).toEqual([{ name: 'infra-configs' }]);
+    expect(syncs.find((k) => k.metadata.name === 'infra-controllers').spec.path).toBe(artifacts ? './controllers' : './infrastructure/controllers');
+    if (artifacts) {
+      const generator = declared.find((o) => o.kind === 'ArtifactGenerator');
+      expect(generator.spec.artifacts.find((a: any) => a.name === 'apps').copy).toEqual([
+        { from: '@monorepo/apps/base/**', to: '@artifact/base/' },
+        { from: '@monorepo/apps/acme/**', to: '@artifact/acme/' },
+      ]);
+    }
+
+    const objects = Object.values(built).flat();
+    const hosts = new Set(objects.flatMap(hostsOf));
+    expect([...hosts].sort()).toEqual(NEW_HOSTS);
+    const issuer = built['infra-configs'].find((o) => o.kind === 'ClusterIssuer');
+    expect(issuer.spec.acme.email).toBe('ops@acme.io');
+    expect(issuer.spec.acme.server).toBe(EXAMPLE_ACME_SERVER); // the reference's own patch is kept
+    const dns = built['infra-controllers'].find((o) => o.kind === 'HelmRelease' && o.metadata.name === 'external-dns');
+    expect(dns.spec.values).toMatchObject({ domainFilters: ['acme.io'], txtOwnerId: 'acme', aws: { region: 'us-east-1' } });
+
+    // No host, e-mail or domain of the reference environment is left in what the new cluster owns.
+    const owned = Object.entries(readTree(repo)).filter(([f]) => f.startsWith('clusters/acme/') || f.startsWith('apps/acme/'));
+    for (const [file, text] of owned) {
+      for (const old of [...Object.values(EXAMPLE_HOSTS), 'staging.example.net', EXAMPLE_ACME_EMAIL]) expect(`${file}: ${text}`).not.toContain(old);
+    }
+    // The shared ClusterIssuer still names the reference's e-mail: the cluster's own patch changes it.
+    expect(readTree(repo)['infrastructure/configs/cluster-issuers.yaml']).toContain(EXAMPLE_ACME_EMAIL);
+  });
+
+  it('running the same pass again writes nothing', async () => {
+    const repo = fleet();
+    await generate(options(repo));
+    const again = await generate(options(repo));
+    expect(again.summary.paths_written).toEqual([]);
+    expect(again.summary.paths_removed).toEqual([]);
+  });
+
+  it('a host with no place in the new cluster stops the pass before anything is written, naming every such host and where it is', async () => {
+    const repo = fleet();
+    const before = readTree(repo);
+    const failure = await generate(options(repo, { hostMap: {} })).catch((e) => e);
+    expect(failure).toBeInstanceOf(GeneratorInputError);
+    expect(failure.message).toContain('podinfo.staging (apps/staging/podinfo-values.yaml HelmRelease podinfo/podinfo spec.values.ingress.hosts[0].host)');
+    expect(failure.message).toContain('apps/staging/routes.yaml Certificate podinfo spec.dnsNames[0]');
+    expect(failure.message).toContain('--host-map');
+    expect(failure.message).not.toContain('api.staging.example.net'); // under the reference domain: it moves by itself
+    expect(readTree(repo)).toEqual(before);
+  });
+
+  it('--host-map for a host the reference does not have, and a malformed host, are refused', async () => {
+    await expect(generate(options(fleet(), { hostMap: { ...HOST_MAP, 'podinfo.stagign': 'x.acme.io' } }))).rejects.toThrow(
+      '--host-map podinfo.stagign: the reference environment has no host podinfo.stagign',
+    );
+    await expect(generate(options(fleet(), { hostMap: { [EXAMPLE_HOSTS.podinfo]: 'Podinfo ACME' } }))).rejects.toThrow(GeneratorInputError);
+  });
+
+  it('--reference-domain overrides the domain learned from external-dns', async () => {
+    const repo = fleet();
+    const { summary } = await generate(options(repo, { referenceDomain: 'example.net' }));
+    expect(summary.reference_domain).toBe('example.net');
+    expect(summary.hosts).toContainEqual({ from: EXAMPLE_HOSTS.api, to: 'api.staging.acme.io' });
+  });
+});
+
+describe('generator, Flux example layout with a Secret in the environment overlay', () => {
+  const cert = makeRsaCert();
+  it('the Kustomization applying it (and its folder) waits for the full pass; the full pass seals it for the new cluster', async () => {
+    const reference = tempDir('fx-secret-ref');
+    writeFluxExampleReference(reference, { secret: true });
+    const repo = tempDir('fx-secret-fleet');
+    cpSync(reference, repo, { recursive: true });
+    const base: GenerateOptions = {
+      repoDir: repo,
+      templateDir: reference,
+      referenceEnv: 'staging',
+      clusterName: 'acme',
+      domain: 'acme.io',
+      region: 'us-east-1',
+      acmeEmail: 'ops@acme.io',
+      pass: 'infra',
+      hostMap: HOST_MAP,
+    };
+
+    const infra = await generate(base);
+    expect(infra.summary.kustomizations.map((k) => k.name)).not.toContain('app-secrets');
+    const afterInfra = readTree(repo);
+    expect(Object.keys(afterInfra).filter((f) => f.startsWith('apps/acme/secrets/'))).toEqual([]);
+    expect(afterInfra['clusters/acme/apps.yaml']).not.toContain('app-secrets');
+
+    const full = await generate({ ...base, pass: 'full', sealingCertPem: cert.certPem });
+    expect(full.summary.kustomizations.map((k) => k.name)).toContain('app-secrets');
+    const sealed = yamlObjects(join(repo, 'apps/acme/secrets/redis-auth.yaml'))[0];
+    expect(sealed.kind).toBe('SealedSecret');
+    const opened = unsealManifest(cert.privateKeyPem, sealed);
+    expect(opened.password).toHaveLength(40);
+    expect(opened.password).not.toContain('staging-redis-password');
+    const { built } = clusterView(repo, 'acme');
+    expect(built['app-secrets'].map((o) => o.kind)).toEqual(['SealedSecret']);
+  });
+});
+
+describe('generate-gitops-env on a Flux example layout', () => {
+  const run = (args: string[]) => spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', env: childEnv() });
+  it('exit 2 listing the unmapped hosts, then exit 0 with --host-map; --reference-domain is refused for another layout', () => {
+    const reference = tempDir('fx-cli-ref');
+    writeFluxExampleReference(reference, { artifacts: true });
+    const repo = tempDir('fx-cli-fleet');
+    cpSync(reference, repo, { recursive: true });
+    const common = [
+      '--repo',
+      repo,
+      '--template',
+      reference,
+      '--reference-env',
+      'staging',
+      '--cluster-name',
+      'acme',
+      '--domain',
+      'acme.io',
+      '--region',
+      'us-east-1',
+      '--acme-email',
+      'ops@acme.io',
+      '--infra-only',
+    ];
+    const refused = run(common);
+    expect(refused.status).toBe(2);
+    expect(refused.stderr).toContain('podinfo.staging (apps/staging/podinfo-values.yaml');
+    const done = run([...common, '--host-map', 'podinfo.staging=podinfo.acme.io', '--json']);
+    expect(done.stderr).toBe('');
+    expect(done.status).toBe(0);
+    expect(JSON.parse(done.stdout)).toMatchObject({ environment_model: 'flux-example', hosts: expect.arrayContaining([{ from: 'podinfo.staging', to: 'podinfo.acme.io' }]) });
+    const text = run([...common, '--host-map', 'podinfo.staging=podinfo.acme.io']);
+    expect(text.stdout).toContain('host podinfo.staging -> podinfo.acme.io');
+    const overlays = run([
+      '--repo',
+      tempDir('fx-cli-other'),
+      '--cluster-name',
+      'acme',
+      '--domain',
+      'acme.io',
+      '--region',
+      'us-east-1',
+      '--acme-email',
+      'ops@acme.io',
+      '--infra-only',
+      '--reference-domain',
+      'example.net',
+    ]);
+    expect(overlays.status).toBe(2);
+    expect(overlays.stderr).toContain("--reference-domain is read for references in the layout of Flux's example repository");
+  });
+});

@@ -1,0 +1,370 @@
+/**
+ * A reference repository in the layout of fluxcd/flux2-kustomize-helm-example, written by the
+ * tests (the same shape, not copied files): clusters/{staging,production} with flux-system and
+ * Kustomization files, shared infrastructure/{controllers,configs}, apps/base and one overlay per
+ * environment. `artifacts: true` gives the Flux 2.7 variant (an ArtifactGenerator copying the
+ * folders into ExternalArtifacts). Hosts sit in HelmRelease values, an HTTPRoute, a Certificate
+ * and a Gateway, not only under a DNS domain.
+ */
+import { writeTree } from './files';
+
+export const EXAMPLE_HOSTS = {
+  /** Not under any domain: needs --host-map. */
+  podinfo: 'podinfo.staging',
+  /** Under the reference domain (external-dns's domain filter). */
+  api: 'api.staging.example.net',
+  wildcard: '*.staging.example.net',
+  /** Set only by the shared base (reaches the overlay through it). */
+  status: 'status.staging.example.net',
+};
+export const EXAMPLE_ACME_EMAIL = 'fluxcdbot@users.noreply.github.com';
+export const EXAMPLE_ACME_SERVER = 'https://acme-staging-v02.api.letsencrypt.org/directory';
+
+const gitSource = (env: string) => `---
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata:
+  name: flux-system
+  namespace: flux-system
+spec:
+  interval: 1m0s
+  ref:
+    branch: main
+  secretRef:
+    name: flux-system
+  url: ssh://git@github.com/example/fleet
+---
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata:
+  name: flux-system
+  namespace: flux-system
+spec:
+  interval: 10m0s
+  path: ./clusters/${env}
+  prune: true
+  sourceRef:
+    kind: GitRepository
+    name: flux-system
+`;
+
+function source(artifacts: boolean, artifact: string) {
+  return artifacts ? `  sourceRef:\n    kind: ExternalArtifact\n    name: ${artifact}\n` : '  sourceRef:\n    kind: GitRepository\n    name: flux-system\n';
+}
+
+function clusterFiles(env: string, artifacts: boolean, acmeServer: string, opts: { secret?: boolean }): Record<string, string> {
+  const path = (repoPath: string, artifactPath: string) => (artifacts ? artifactPath : repoPath);
+  const files: Record<string, string> = {
+    [`clusters/${env}/flux-system/gotk-components.yaml`]: '# Flux components (flux install --export) would be here.\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: flux-system\n',
+    [`clusters/${env}/flux-system/gotk-sync.yaml`]: gitSource(env),
+    [`clusters/${env}/flux-system/kustomization.yaml`]: 'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - gotk-components.yaml\n  - gotk-sync.yaml\n',
+    [`clusters/${env}/infrastructure.yaml`]: `---
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata:
+  name: infra-controllers
+  namespace: flux-system
+spec:
+  interval: 1h
+  retryInterval: 1m
+  timeout: 5m
+${source(artifacts, 'infrastructure')}  path: ${path('./infrastructure/controllers', './controllers')}
+  prune: true
+  wait: true
+---
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata:
+  name: infra-configs
+  namespace: flux-system
+spec:
+  dependsOn:
+    - name: infra-controllers
+  interval: 1h
+  retryInterval: 1m
+  timeout: 5m
+${source(artifacts, 'infrastructure')}  path: ${path('./infrastructure/configs', './configs')}
+  prune: true
+  patches:
+    - patch: |
+        - op: replace
+          path: /spec/acme/server
+          value: ${acmeServer}
+      target:
+        kind: ClusterIssuer
+        name: letsencrypt
+`,
+    [`clusters/${env}/apps.yaml`]: `---
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata:
+  name: apps
+  namespace: flux-system
+spec:
+  interval: 10m0s
+  dependsOn:
+    - name: infra-configs
+${source(artifacts, 'apps')}  path: ${path(`./apps/${env}`, `./${env}`)}
+  prune: true
+  wait: true
+  timeout: 5m0s
+`,
+  };
+  if (opts.secret) {
+    files[`clusters/${env}/apps.yaml`] += `---
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata:
+  name: app-secrets
+  namespace: flux-system
+spec:
+  interval: 10m0s
+  dependsOn:
+    - name: infra-configs
+${source(artifacts, 'apps')}  path: ${path(`./apps/${env}/secrets`, `./${env}/secrets`)}
+  prune: true
+`;
+  }
+  if (artifacts) {
+    files[`clusters/${env}/artifacts.yaml`] = `---
+apiVersion: source.extensions.fluxcd.io/v1beta1
+kind: ArtifactGenerator
+metadata:
+  name: flux-system
+  namespace: flux-system
+spec:
+  sources:
+    - alias: monorepo
+      kind: GitRepository
+      name: flux-system
+  artifacts:
+    - name: infrastructure
+      originRevision: "@monorepo"
+      copy:
+        - from: "@monorepo/infrastructure/**"
+          to: "@artifact/"
+    - name: apps
+      originRevision: "@monorepo"
+      copy:
+        - from: "@monorepo/apps/base/**"
+          to: "@artifact/base/"
+        - from: "@monorepo/apps/${env}/**"
+          to: "@artifact/${env}/"
+`;
+  }
+  return files;
+}
+
+function overlayFiles(env: string, hosts: { podinfo: string; api: string }, opts: { secret?: boolean }): Record<string, string> {
+  const files: Record<string, string> = {
+    [`apps/${env}/kustomization.yaml`]: `apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+namespace: podinfo
+resources:
+  - ../base/podinfo
+  - routes.yaml
+patches:
+  - path: podinfo-values.yaml
+    target:
+      kind: HelmRelease
+`,
+    [`apps/${env}/podinfo-values.yaml`]: `apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: podinfo
+  namespace: podinfo
+spec:
+  chart:
+    spec:
+      version: ">=1.0.0-alpha"
+  test:
+    enable: true
+  values:
+    ingress:
+      hosts:
+        - host: ${hosts.podinfo}
+          paths:
+            - path: /
+              pathType: ImplementationSpecific
+      tls:
+        - secretName: podinfo-tls
+          hosts:
+            - ${hosts.podinfo}
+`,
+    [`apps/${env}/routes.yaml`]: `# Gateway API route and certificate for ${env}
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata:
+  name: podinfo-api
+spec:
+  parentRefs:
+    - name: public
+      namespace: gateway
+  hostnames:
+    - ${hosts.api}
+  rules:
+    - backendRefs:
+        - name: podinfo
+          port: 9898
+---
+apiVersion: cert-manager.io/v1
+kind: Certificate
+metadata:
+  name: podinfo
+spec:
+  secretName: podinfo-tls
+  issuerRef:
+    kind: ClusterIssuer
+    name: letsencrypt
+  dnsNames:
+    - ${hosts.podinfo}
+    - ${hosts.api}
+`,
+  };
+  if (opts.secret) {
+    files[`apps/${env}/secrets/kustomization.yaml`] = 'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - redis-auth.yaml\n';
+    files[`apps/${env}/secrets/redis-auth.yaml`] = `apiVersion: v1
+kind: Secret
+metadata:
+  name: redis-auth
+  namespace: podinfo
+type: Opaque
+stringData:
+  password: ${env}-redis-password-0123
+`;
+  }
+  return files;
+}
+
+const SHARED: Record<string, string> = {
+  'infrastructure/controllers/kustomization.yaml': 'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - cert-manager.yaml\n  - external-dns.yaml\n',
+  'infrastructure/controllers/cert-manager.yaml': `apiVersion: v1
+kind: Namespace
+metadata:
+  name: cert-manager
+---
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: cert-manager
+  namespace: cert-manager
+spec:
+  interval: 12h
+  chart:
+    spec:
+      chart: cert-manager
+      version: "1.x"
+      sourceRef:
+        kind: HelmRepository
+        name: cert-manager
+  values:
+    installCRDs: true
+`,
+  'infrastructure/controllers/external-dns.yaml': `apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: external-dns
+  namespace: external-dns
+spec:
+  interval: 12h
+  chart:
+    spec:
+      chart: external-dns
+      sourceRef:
+        kind: HelmRepository
+        name: external-dns
+  values:
+    provider: aws
+    domainFilters:
+      - staging.example.net
+    txtOwnerId: staging
+    aws:
+      region: eu-west-1
+`,
+  'infrastructure/configs/kustomization.yaml': 'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - cluster-issuers.yaml\n  - gateway.yaml\n',
+  'infrastructure/configs/cluster-issuers.yaml': `apiVersion: cert-manager.io/v1
+kind: ClusterIssuer
+metadata:
+  name: letsencrypt
+spec:
+  acme:
+    # Replace the email address with your own contact email
+    email: ${EXAMPLE_ACME_EMAIL}
+    # The server is replaced in /clusters/production/infrastructure.yaml
+    server: https://acme-staging-v02.api.letsencrypt.org/directory
+    privateKeySecretRef:
+      name: letsencrypt-nginx
+    solvers:
+      - http01:
+          ingress:
+            class: nginx
+`,
+  'infrastructure/configs/gateway.yaml': `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata:
+  name: public
+  namespace: gateway
+spec:
+  gatewayClassName: nginx
+  listeners:
+    - name: https
+      protocol: HTTPS
+      port: 443
+      hostname: "${EXAMPLE_HOSTS.wildcard}"
+`,
+  'apps/base/podinfo/kustomization.yaml':
+    'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - namespace.yaml\n  - repository.yaml\n  - release.yaml\n  - status-route.yaml\n',
+  'apps/base/podinfo/namespace.yaml': 'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: podinfo\n',
+  'apps/base/podinfo/repository.yaml': `apiVersion: source.toolkit.fluxcd.io/v1
+kind: HelmRepository
+metadata:
+  name: podinfo
+  namespace: podinfo
+spec:
+  interval: 5m
+  url: https://stefanprodan.github.io/podinfo
+`,
+  'apps/base/podinfo/release.yaml': `apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: podinfo
+  namespace: podinfo
+spec:
+  releaseName: podinfo
+  chart:
+    spec:
+      chart: podinfo
+      sourceRef:
+        kind: HelmRepository
+        name: podinfo
+  interval: 50m
+  values:
+    ingress:
+      enabled: true
+      className: nginx
+`,
+  'apps/base/podinfo/status-route.yaml': `apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata:
+  name: podinfo-status
+  namespace: podinfo
+spec:
+  hostnames:
+    - ${EXAMPLE_HOSTS.status}
+  rules:
+    - backendRefs:
+        - name: podinfo
+          port: 9898
+`,
+};
+
+export function writeFluxExampleReference(root: string, opts: { artifacts?: boolean; secret?: boolean } = {}) {
+  const artifacts = Boolean(opts.artifacts);
+  writeTree(root, {
+    ...SHARED,
+    ...clusterFiles('staging', artifacts, EXAMPLE_ACME_SERVER, opts),
+    ...clusterFiles('production', artifacts, 'https://acme-v02.api.letsencrypt.org/directory', opts),
+    ...overlayFiles('staging', EXAMPLE_HOSTS, opts),
+    ...overlayFiles('production', { podinfo: 'podinfo.production', api: 'api.example.net' }, opts),
+  });
+}
