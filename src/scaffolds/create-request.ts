@@ -1,10 +1,10 @@
 import Ajv, { ErrorObject } from 'ajv';
 import type { ScaffoldRequestedData } from '../../libs/events/src';
-import { clusterVarsProblem } from '../../libs/generator/src';
+import { clusterVarsProblem, hostMapProblem } from '../../libs/generator/src';
 import { branchProblem } from '../../libs/git/src';
 import { CertificateError, parseSealingCertificate, SealingCertificate } from '../../libs/sealing/src';
 import { isAgeRecipient } from '../../libs/sealing/src/sops';
-import { FieldCheck, isClusterName, isDomain, isEmail, isRegion } from '../../libs/validation/src';
+import { FieldCheck, isClusterName, isDomain, isEmail, isHostName, isRegion } from '../../libs/validation/src';
 import { ApiError, FieldProblem, invalid, invalidAll } from '../common/api-error';
 
 /** JSON schema of POST /api/v1/scaffolds (also the OpenAPI request body). */
@@ -20,6 +20,13 @@ export const CREATE_SCHEMA = {
       propertyNames: { type: 'string', maxLength: 100 },
       additionalProperties: { type: 'string', maxLength: 1024 },
     },
+    host_map: {
+      type: 'object',
+      maxProperties: 200,
+      propertyNames: { type: 'string', maxLength: 253 },
+      additionalProperties: { type: 'string', maxLength: 253 },
+    },
+    reference_domain: { type: 'string', maxLength: 253 },
     cluster_name: { type: 'string', maxLength: 63 },
     domain: { type: 'string', maxLength: 253 },
     region: { type: 'string', maxLength: 32 },
@@ -170,6 +177,8 @@ export function parseCreateRequest(
   const branch: string = b.repo?.branch ?? opts.defaultBranch;
   note('repo.branch', branchProblem(branch));
   note('repo.flux_url', b.repo?.flux_url === undefined ? null : checkFluxUrl(b.repo.flux_url, opts.allowedHosts));
+  note('reference_domain', b.reference_domain === undefined ? null : isDomain(b.reference_domain));
+  for (const [from, to] of Object.entries((b.host_map ?? {}) as Record<string, string>)) note(`host_map.${from}`, isHostName(from) ?? isHostName(to));
   if (problems.length > 0) throw invalidAll(problems);
   const common = {
     cluster_name: b.cluster_name,
@@ -180,6 +189,7 @@ export function parseCreateRequest(
     branch,
     ...(b.repo?.flux_url !== undefined ? { flux_url: normaliseRepoUrl(b.repo.flux_url as string) } : {}),
     ...clusterVars(b.cluster_vars, opts),
+    ...hostMap(b, opts),
     ...credentialsSecret(b.credentials_secret, Boolean(opts.acceptKubeconfigTargets)),
   };
   // The backend and the target must agree: SOPS takes age public keys, Sealed Secrets a certificate or a cluster to fetch it from.
@@ -210,6 +220,16 @@ function clusterVars(vars: Record<string, string> | undefined, opts: ReferenceSe
   const problem = clusterVarsProblem(opts.steps.templateDir, opts.steps.referenceEnv, vars);
   if (problem) throw invalid(`cluster_vars.${problem.key}`, problem.problem);
   return { cluster_vars: vars };
+}
+
+/** The host map and reference domain, checked against the service's reference: every host it has must get a place. */
+function hostMap(b: { domain: string; host_map?: Record<string, string>; reference_domain?: string }, opts: ReferenceSettings): { host_map?: Record<string, string>; reference_domain?: string } {
+  const problem = hostMapProblem(opts.steps.templateDir, opts.steps.referenceEnv, { domain: b.domain, hostMap: b.host_map, referenceDomain: b.reference_domain });
+  if (problem) throw invalid(problem.field, problem.problem);
+  return {
+    ...(b.host_map && Object.keys(b.host_map).length > 0 ? { host_map: b.host_map } : {}),
+    ...(b.reference_domain !== undefined ? { reference_domain: b.reference_domain } : {}),
+  };
 }
 
 const MANAGEMENT_CLUSTER = 'access to the management cluster (KUBECONFIG, a service account, or EXECUTOR=kubernetes)';

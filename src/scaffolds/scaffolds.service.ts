@@ -208,6 +208,8 @@ export class ScaffoldsService {
       ...(req.cluster_vars ? { cluster_vars: req.cluster_vars } : {}),
       ...(req.credentials_secret ? { credentials_secret: req.credentials_secret } : {}),
       ...(req.flux_url ? { flux_url: req.flux_url } : {}),
+      ...(req.host_map ? { host_map: req.host_map } : {}),
+      ...(req.reference_domain ? { reference_domain: req.reference_domain } : {}),
     };
     const runId = idempotencyKey ? runIdFor(caller.name, idempotencyKey) : randomUUID();
     if (idempotencyKey) {

@@ -26,6 +26,10 @@ export interface ScaffoldRequestedData {
   cluster_vars?: Record<string, string>;
   /** Where the supplied credentials are (a management-cluster Secret, read at use): a reference, never a value. */
   credentials_secret?: { namespace: string; name: string };
+  /** Flux-example references: the new cluster's host for each reference host outside the reference domain. */
+  host_map?: Record<string, string>;
+  /** The reference environment's domain, when the request names it. */
+  reference_domain?: string;
   /** The URL the new cluster's Flux GitRepository fetches from, when it differs from repo_url (never with credentials). */
   flux_url?: string;
 }

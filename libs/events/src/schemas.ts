@@ -27,7 +27,7 @@ export const CURRENT_VERSION: Record<EventType, number> = {
 };
 
 export const DATA_SCHEMAS: Record<EventType, object> = {
-  // cluster_vars and credentials_secret are optional: events written before they existed stay valid at version 1.
+  // cluster_vars, credentials_secret, flux_url, host_map and reference_domain are optional: events written before they existed stay valid at version 1.
   ScaffoldRequested: obj(
     {
       cluster_name: str,
@@ -47,6 +47,8 @@ export const DATA_SCHEMAS: Record<EventType, object> = {
       cluster_vars: { type: 'object', additionalProperties: str },
       credentials_secret: obj({ namespace: str, name: str }),
       flux_url: str,
+      host_map: { type: 'object', additionalProperties: str },
+      reference_domain: str,
     },
     ['cluster_name', 'domain', 'region', 'acme_email', 'repo_url', 'branch', 'requested_by', 'target'],
   ),

@@ -176,7 +176,9 @@ function describe(summary: GenerateSummary): string {
       ? `  cluster-vars: ${Object.entries(summary.cluster_vars ?? {})
           .map(([k, v]) => `${k}=${v}`)
           .join(' ')}`
-      : `  layers: ${summary.layers.join(', ')}`,
+      : summary.environment_model === 'flux-example'
+        ? `  folders: ${[summary.gitops_path, ...summary.overlay_paths].join(', ')}`
+        : `  layers: ${summary.layers.join(', ')}`,
     `  kustomizations: ${summary.kustomizations.map((k) => k.name).join(', ')}`,
     `  files written: ${summary.paths_written.length}, removed: ${summary.paths_removed.length}`,
     ...(summary.shared_paths_copied.length > 0 ? [`  shared folders copied into the repository (they were missing): ${summary.shared_paths_copied.join(', ')}`] : []),

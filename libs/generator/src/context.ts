@@ -87,6 +87,8 @@ export interface GenerateSummary {
   paths_written: string[];
   paths_removed: string[];
   shared_paths_copied: string[];
+  /** Folders outside the cluster folder that belong to the new cluster (the flux-example model's apps/<name>). */
+  overlay_paths: string[];
   /** Files outside the cluster folder that the pass maintains (the repository's .sops.yaml). */
   repo_files: string[];
   secrets_backend: SecretsBackend;

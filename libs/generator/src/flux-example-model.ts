@@ -59,7 +59,7 @@ export async function generateFromFluxExample(base: Context, ref: FluxExampleRef
     folders.set(target, await renderOverlay(ctx, overlay));
   }
   checkConsistentReuse(ctx);
-  ctx.summary.layers = [...folders.keys()].sort();
+  ctx.summary.overlay_paths = [...folders.keys()].filter((dir) => dir !== ctx.clusterDir).sort();
   ctx.summary.shared_paths_copied = await stageFoldersAndCheck(ctx, folders, { root: ref.root, dirs: ref.sharedDirs }, (staged) => validateStaged(ctx, staged));
   for (const [dir, files] of folders) {
     syncFolder(ctx, dir, files);

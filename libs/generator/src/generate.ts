@@ -11,7 +11,9 @@ import { GeneratorInputError } from './errors';
 import { generateFromOverlays } from './overlay-model';
 import { checkReferenceExists, loadReference } from './reference';
 import { checkOwnership, OWNER_FILE, ownerOf, writeIfChanged, writeSopsRules } from './target';
-import { generateFromFluxExample } from './flux-example-model';
+import { generateFromFluxExample, referenceHostOccurrences } from './flux-example-model';
+import { discoverReferenceDns } from './external-dns';
+import { HostMapping, HostOccurrence } from './hosts';
 import { loadFluxExampleReference } from './flux-example-reference';
 
 export * from './context';
@@ -96,6 +98,7 @@ function emptySummary(opts: ResolvedOptions, clusterDir: string, cert: SealingCe
     paths_written: [],
     paths_removed: [],
     shared_paths_copied: [],
+    overlay_paths: [],
     repo_files: [],
     secrets_backend: opts.secretsBackend ?? 'sealed-secrets',
     age_recipients: opts.ageRecipients ?? [],
@@ -130,6 +133,42 @@ export function clusterVarsProblem(templateDir: string | undefined, referenceEnv
     knownByReference.set(key, entry);
   }
   return givenVarProblem(entry.known, vars);
+}
+
+const hostsByReference = new Map<string, { readAt: number; hosts: { occurrences: HostOccurrence[]; domain: string | undefined } | undefined }>();
+
+/**
+ * Checks a request's host map and reference domain against the service's reference before any run
+ * starts: null when every host of the reference gets a place in the new cluster, else the field and
+ * why (every unmapped host, where it is). The reference's hosts are read at most once a minute.
+ */
+export function hostMapProblem(
+  templateDir: string | undefined,
+  referenceEnv: string,
+  given: { domain: string; hostMap?: Record<string, string>; referenceDomain?: string },
+): { field: string; problem: string } | null {
+  const root = resolve(templateDir ?? SHIPPED_TEMPLATE);
+  const key = `${root}\0${referenceEnv}`;
+  let entry = hostsByReference.get(key);
+  if (!entry || Date.now() - entry.readAt > KNOWN_VARIABLES_TTL_MS) {
+    const ref = loadClusterVarsReference(root, referenceEnv) ? undefined : loadFluxExampleReference(root, referenceEnv);
+    entry = { readAt: Date.now(), hosts: ref && { occurrences: referenceHostOccurrences(ref), domain: discoverReferenceDns(ref.kustomizations.flatMap((k) => k.objects)).domain } };
+    hostsByReference.set(key, entry);
+  }
+  const mapped = Object.keys(given.hostMap ?? {}).length > 0;
+  if (!entry.hosts) {
+    if (mapped) return { field: 'host_map', problem: "the service's reference moves hosts by its domain (host_map is for references in the layout of Flux's example repository)" };
+    if (given.referenceDomain !== undefined) return { field: 'reference_domain', problem: "the service's reference learns its domain from external-dns" };
+    return null;
+  }
+  try {
+    new HostMapping(given.domain, given.referenceDomain ?? entry.hosts.domain, given.hostMap ?? {}).checkCovers(entry.hosts.occurrences);
+    return null;
+  } catch (e) {
+    if (e instanceof GeneratorInputError)
+      return { field: 'host_map', problem: e.message.replace(/--host-map OLD=NEW \(host_map in a request\)/, 'host_map {"OLD": "NEW"}').replace(/^--host-map /, '') };
+    throw e;
+  }
 }
 
 /**

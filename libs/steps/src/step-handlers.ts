@@ -98,7 +98,7 @@ async function pushPass(ctx: StepContext, pass: Pass, sealingCertPem?: string): 
         return { commit: existing, files: 0, sealed: 0, unchanged: false };
       }
       const { summary } = await generate(passOptions(req, ctx.settings, ws.dir, pass, sealingCertPem, supplied));
-      const paths = [summary.gitops_path, ...summary.shared_paths_copied, ...summary.repo_files];
+      const paths = [summary.gitops_path, ...summary.overlay_paths, ...summary.shared_paths_copied, ...summary.repo_files];
       const files = await ws.changedFiles(paths);
       // Re-scaffolding an unchanged cluster: nothing to commit, nothing to push (a redelivery finds the same).
       if (files === 0) {
@@ -238,6 +238,8 @@ export function passOptions(
     sealingCertPem,
     ...secretsBackendOf(req),
     clusterVars: req.cluster_vars,
+    hostMap: req.host_map,
+    referenceDomain: req.reference_domain,
     registry: settings.registry,
     sourceUrl: fluxSourceUrl(req, settings),
     sourceBranch: req.branch,
