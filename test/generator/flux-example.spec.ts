@@ -257,6 +257,34 @@ describe('generator, Flux example layout with a Secret in the environment overla
   });
 });
 
+describe('generator, Flux example layout whose Kustomization substitutes its own values (postBuild.substitute)', () => {
+  it("values naming the reference cluster become the new cluster's, and the substituted route is checked", async () => {
+    const reference = tempDir('fx-subst-ref');
+    writeFluxExampleReference(reference, { substitution: true });
+    const repo = tempDir('fx-subst-fleet');
+    cpSync(reference, repo, { recursive: true });
+    const { summary } = await generate({
+      repoDir: repo,
+      templateDir: reference,
+      referenceEnv: 'staging',
+      clusterName: 'acme',
+      domain: 'acme.io',
+      region: 'us-east-1',
+      acmeEmail: 'ops@acme.io',
+      pass: 'infra',
+      hostMap: HOST_MAP,
+    });
+    expect(summary.hosts).toContainEqual({ from: 'docs.staging.example.net', to: 'docs.acme.io' });
+    const { syncs, built } = clusterView(repo, 'acme');
+    const apps = syncs.find((k) => k.metadata.name === 'apps');
+    expect(apps.spec.postBuild.substitute).toEqual({ APP_DOMAIN: 'acme.io', CLUSTER_NAME: 'acme' });
+    // Flux substitutes after the build: done here by hand for the one route that uses the variables.
+    const docs = built.apps.find((o) => o.metadata.name === 'podinfo-docs');
+    expect(docs.spec.hostnames).toEqual(['docs.${APP_DOMAIN}']);
+    expect(docs.spec.hostnames[0].replace('${APP_DOMAIN}', apps.spec.postBuild.substitute.APP_DOMAIN)).toBe('docs.acme.io');
+  });
+});
+
 describe('generate-gitops-env on a Flux example layout', () => {
   const run = (args: string[]) => spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', env: childEnv() });
   it('exit 2 listing the unmapped hosts, then exit 0 with --host-map; --reference-domain is refused for another layout', () => {

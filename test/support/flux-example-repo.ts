@@ -52,7 +52,7 @@ function source(artifacts: boolean, artifact: string) {
   return artifacts ? `  sourceRef:\n    kind: ExternalArtifact\n    name: ${artifact}\n` : '  sourceRef:\n    kind: GitRepository\n    name: flux-system\n';
 }
 
-function clusterFiles(env: string, artifacts: boolean, acmeServer: string, opts: { secret?: boolean }): Record<string, string> {
+function clusterFiles(env: string, artifacts: boolean, acmeServer: string, opts: ExampleOptions): Record<string, string> {
   const path = (repoPath: string, artifactPath: string) => (artifacts ? artifactPath : repoPath);
   const files: Record<string, string> = {
     [`clusters/${env}/flux-system/gotk-components.yaml`]: '# Flux components (flux install --export) would be here.\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: flux-system\n',
@@ -108,7 +108,7 @@ ${source(artifacts, 'apps')}  path: ${path(`./apps/${env}`, `./${env}`)}
   prune: true
   wait: true
   timeout: 5m0s
-`,
+${opts.substitution ? `  postBuild:\n    substitute:\n      APP_DOMAIN: ${env}.example.net\n      CLUSTER_NAME: ${env}\n` : ''}`,
   };
   if (opts.secret) {
     files[`clusters/${env}/apps.yaml`] += `---
@@ -155,7 +155,7 @@ spec:
   return files;
 }
 
-function overlayFiles(env: string, hosts: { podinfo: string; api: string }, opts: { secret?: boolean }): Record<string, string> {
+function overlayFiles(env: string, hosts: { podinfo: string; api: string }, opts: ExampleOptions): Record<string, string> {
   const files: Record<string, string> = {
     [`apps/${env}/kustomization.yaml`]: `apiVersion: kustomize.config.k8s.io/v1beta1
 kind: Kustomization
@@ -221,6 +221,19 @@ spec:
     - ${hosts.api}
 `,
   };
+  if (opts.substitution) {
+    files[`apps/${env}/routes.yaml`] += `---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata:
+  name: podinfo-docs
+  labels:
+    cluster: \${CLUSTER_NAME}
+spec:
+  hostnames:
+    - docs.\${APP_DOMAIN}
+`;
+  }
   if (opts.secret) {
     files[`apps/${env}/secrets/kustomization.yaml`] = 'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - redis-auth.yaml\n';
     files[`apps/${env}/secrets/redis-auth.yaml`] = `apiVersion: v1
@@ -358,7 +371,16 @@ spec:
 `,
 };
 
-export function writeFluxExampleReference(root: string, opts: { artifacts?: boolean; secret?: boolean } = {}) {
+export interface ExampleOptions {
+  /** Flux 2.7: an ArtifactGenerator and ExternalArtifact sources. */
+  artifacts?: boolean;
+  /** A Secret in the overlay, applied by a Kustomization of its own. */
+  secret?: boolean;
+  /** The apps Kustomization substitutes APP_DOMAIN and CLUSTER_NAME (postBuild.substitute) into a route. */
+  substitution?: boolean;
+}
+
+export function writeFluxExampleReference(root: string, opts: ExampleOptions = {}) {
   const artifacts = Boolean(opts.artifacts);
   writeTree(root, {
     ...SHARED,

@@ -8,6 +8,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join, posix } from 'node:path';
 import { Document } from 'yaml';
 import { ClusterVarsReference, isInEnv, loadClusterVarsReference, referenceKustomization, VarsKustomization } from './cluster-vars-reference';
+import { ReferenceFacts as CommonFacts, valueForNewCluster } from './cluster-values';
 import { Context, SOPS_DECRYPTION_SECRET, usesSops } from './context';
 import { swapDomain } from './domain';
 import { GeneratorInputError, GeneratorValidationError } from './errors';
@@ -66,11 +67,7 @@ export async function generateFromClusterVars(base: Context, ref: ClusterVarsRef
   syncFolder(ctx, ctx.clusterDir, files);
 }
 
-interface ReferenceFacts {
-  domain: string;
-  region: string | undefined;
-  acmeEmails: string[];
-}
+type ReferenceFacts = Omit<CommonFacts, 'envName' | 'domain'> & { domain: string };
 
 /** Every object the reference's Kustomizations apply, as a cluster with these cluster-vars values would receive it. */
 function substitutedObjects(ref: ClusterVarsReference, vars: Record<string, string>): ReferenceObject[] {
@@ -93,8 +90,6 @@ function referenceFacts(ref: ClusterVarsReference, objects: ReferenceObject[]): 
   return { domain: dns.domain, region: dns.region, acmeEmails };
 }
 
-const CLUSTER_NAME_KEY = /(^|_)CLUSTER(_NAME)?$/i;
-
 /**
  * The new cluster's variables: values given for it win; values naming the reference's domain,
  * region, ACME e-mail or cluster name move to the new cluster's; the rest (sizes, registry, ...)
@@ -102,16 +97,10 @@ const CLUSTER_NAME_KEY = /(^|_)CLUSTER(_NAME)?$/i;
  */
 function newClusterVars(ctx: Context, ref: ClusterVarsReference, facts: ReferenceFacts): { vars: Record<string, string>; inherited: string[] } {
   const given = ctx.opts.clusterVars ?? {};
-  const { domain, region, acmeEmail, clusterName } = ctx.opts;
   const vars: Record<string, string> = {};
   const inherited: string[] = [];
   for (const [key, value] of Object.entries(ref.vars.data)) {
-    const derived =
-      given[key] ??
-      swapDomain(value, facts.domain, domain) ??
-      (value === facts.region ? region : undefined) ??
-      (facts.acmeEmails.includes(value) ? acmeEmail : undefined) ??
-      (CLUSTER_NAME_KEY.test(key) && value === ref.envName ? clusterName : undefined);
+    const derived = given[key] ?? valueForNewCluster(key, value, { ...facts, envName: ref.envName }, ctx.opts);
     if (derived === undefined) inherited.push(key);
     vars[key] = derived ?? value;
   }

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { Document, isMap, isSeq, parse, stringify } from 'yaml';
 import { GeneratedArtifact, generatedArtifacts, isArtifactGenerator, materialise } from './artifacts';
+import { valueForNewCluster } from './cluster-values';
 import { Context, SOPS_DECRYPTION_SECRET, usesSops } from './context';
 import { GeneratorInputError, GeneratorValidationError } from './errors';
 import { discoverReferenceDns, isExternalDns, isIssuer, readExternalDns, repointExternalDns, rewriteIssuer } from './external-dns';
@@ -19,6 +20,7 @@ import { HostMapping, HostOccurrence, hostsIn, moveHosts, pointerOf, pointerPath
 import { checkConsistentReuse, planCredentials, protectSecret } from './protect';
 import { findKustomizationFile, listFiles, ReferenceObject } from './reference';
 import { checkOwnership, ownerOf, stageFoldersAndCheck, syncFolder, writeIfChanged, OWNER_FILE } from './target';
+import { substituteObject } from './substitution';
 import { checkNotPlaintextSecret, kustomizeBuild } from './validate';
 import { isYamlFile, parseDocuments, stringifyDocuments, YamlPath } from './yaml-docs';
 
@@ -82,7 +84,8 @@ export function referenceHostOccurrences(ref: FluxExampleReference): HostOccurre
   const found: HostOccurrence[] = [];
   const describe = (o: { kind: string; namespace?: string; name: string }) => `${o.kind} ${o.namespace ? o.namespace + '/' : ''}${o.name}`;
   for (const k of ref.kustomizations) {
-    for (const o of k.objects) found.push(...hostsIn(o.body, `${o.file} ${describe(o)}`));
+    const vars = inlineVariables(k.declaration.body);
+    for (const o of k.objects) found.push(...hostsIn(vars ? substituteObject(o.body, vars).body : o.body, `${o.file} ${describe(o)}`));
     forEachInlinePatch(k.declaration.body, (patch, target) => found.push(...patchHosts(patch, target, `${k.declaration.file} Kustomization ${k.name} patch`)));
   }
   for (const overlay of ref.overlays) {
@@ -240,9 +243,36 @@ function renderClusterDocument(ctx: ExampleContext, doc: Document): boolean {
   // Sealed Secrets need no decryption: a SOPS reference's setting would wait for a sops-age Secret the cluster may not have.
   else if (!usesSops(ctx)) doc.deleteIn(['spec', 'decryption']);
   rewriteInlinePatches(ctx, doc, ['spec', 'patches']);
+  rewriteInlineVariables(ctx, doc);
   if (!k.environmentOwned) addClusterPatches(ctx, doc, k);
   ctx.summary.kustomizations.push({ name: k.name, path: `./${forCluster(k.path, envName, clusterName)}`, dependsOn: k.dependsOn });
   return true;
+}
+
+/**
+ * The values a Kustomization substitutes itself (postBuild.substitute), when it has no other source;
+ * undefined when it substitutes nothing or also reads sources whose values the generator cannot see.
+ */
+function inlineVariables(body: any): Record<string, string> | undefined {
+  const postBuild = body?.spec?.postBuild;
+  if (!postBuild?.substitute || (postBuild.substituteFrom ?? []).length > 0) return undefined;
+  return Object.fromEntries(Object.entries(postBuild.substitute).map(([k, v]) => [k, String(v)]));
+}
+
+/** Inline postBuild.substitute values that name the reference cluster (its hosts, domain, region, e-mail, name) become the new cluster's. */
+function rewriteInlineVariables(ctx: ExampleContext, doc: Document) {
+  const substitute = doc.toJS().spec?.postBuild?.substitute ?? {};
+  const from = { domain: ctx.hosts.referenceDomain, region: ctx.summary.reference_region ?? undefined, acmeEmails: referenceAcmeEmails(ctx.ref), envName: ctx.ref.envName };
+  for (const [key, value] of Object.entries(substitute)) {
+    if (typeof value !== 'string') continue;
+    const next = ctx.hosts.target(value) ?? valueForNewCluster(key, value, from, ctx.opts);
+    if (next !== undefined && next !== value) doc.setIn(['spec', 'postBuild', 'substitute', key], next);
+  }
+}
+
+/** The ACME account e-mails of the reference's issuers. */
+function referenceAcmeEmails(ref: FluxExampleReference): string[] {
+  return ref.kustomizations.flatMap((k) => k.objects.filter((o) => isIssuer(o.body)).map((o) => o.body.spec?.acme?.email)).filter((e): e is string => typeof e === 'string');
 }
 
 /** Per-cluster values of the shared objects a Kustomization applies go into its own spec.patches, after the reference's. */
@@ -392,7 +422,13 @@ async function buildKustomization(ctx: ExampleContext, body: any, resolve: (p: s
     writeFileAt(build, { resources: [relative(build, dir)], ...(body.spec?.patches ? { patches: body.spec.patches } : {}) });
     const result = await kustomizeBuild(build, `Kustomization ${name} (${label})`);
     if (!result.available) return 'unavailable';
-    for (const object of parseDocuments(result.output, label).map((d) => d.toJS())) checkBuilt(ctx, object, `Kustomization ${name} (${label})`);
+    const vars = inlineVariables(body);
+    for (const built of parseDocuments(result.output, label).map((d) => d.toJS())) {
+      const object = vars ? substituteObject(built, vars) : { body: built, undefinedNames: [] };
+      if (object.undefinedNames.length > 0)
+        throw new GeneratorValidationError(`Kustomization ${name} (${label}) builds ${built?.kind} ${built?.metadata?.name} with undefined \${${object.undefinedNames[0]}}`);
+      checkBuilt(ctx, object.body, `Kustomization ${name} (${label})`);
+    }
     return label;
   } finally {
     rmSync(scratch, { recursive: true, force: true });
@@ -436,7 +472,8 @@ function checkBuilt(ctx: ExampleContext, object: any, label: string) {
   if (!object || isSeq(object)) return;
   checkNotPlaintextSecret(object, label);
   const referenceHosts = new Set(ctx.referenceHosts.map((o) => o.host));
-  for (const found of hostsIn(object, `${object.kind} ${object.metadata?.name}`)) {
+  // A host with a variable from a source the generator cannot see is Flux's to fill in.
+  for (const found of hostsIn(object, `${object.kind} ${object.metadata?.name}`).filter((h) => !h.host.includes('${'))) {
     if (!ctx.hosts.isNewClusterHost(found.host) || (referenceHosts.has(found.host) && ctx.hosts.target(found.host) !== found.host)) {
       throw new GeneratorValidationError(`${label} builds ${found.where} with host ${found.host}, which is not the new cluster's`);
     }

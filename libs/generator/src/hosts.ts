@@ -106,7 +106,8 @@ export class HostMapping {
    * host map naming a host the reference does not have (a typo would otherwise go unnoticed).
    */
   checkCovers(occurrences: HostOccurrence[]): void {
-    const unmapped = occurrences.filter((o) => !this.isNewClusterHost(o.host) && this.target(o.host) === undefined);
+    // A host built from a variable the generator cannot see (${...}) is Flux's to fill in.
+    const unmapped = occurrences.filter((o) => !o.host.includes('${') && !this.isNewClusterHost(o.host) && this.target(o.host) === undefined);
     if (unmapped.length > 0) {
       const list = unmapped.map((o) => `${o.host} (${o.where})`).join('; ');
       const domain = this.referenceDomain ? `not under the reference domain ${this.referenceDomain}` : 'the reference has no domain (give --reference-domain)';
