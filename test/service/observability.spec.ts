@@ -78,6 +78,9 @@ describe('observability: metrics, OpenAPI, log redaction', () => {
     const withVars = readmeExample('create-request-cluster-vars');
     expect(validateCreate(withVars) ? [] : validateCreate.errors).toEqual([]);
     expect(validateCreate({ ...withVars, cluster_vars: { X: 'a', Y: 1 } })).toBe(false);
+    const withHosts = readmeExample('create-request-host-map');
+    expect(validateCreate(withHosts) ? [] : validateCreate.errors).toEqual([]);
+    expect(validateCreate({ ...withHosts, host_map: { 'a.staging': 2 } })).toBe(false);
     const validateRun = ajv.compile(doc.components.schemas.Run);
     const response = readmeExample('run-response');
     expect(validateRun(response) ? [] : validateRun.errors).toEqual([]);
