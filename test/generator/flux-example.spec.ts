@@ -5,7 +5,7 @@ import { parseAllDocuments, stringify } from 'yaml';
 import { generate, GenerateOptions, GeneratorInputError } from '../../libs/generator/src';
 import { makeRsaCert } from '../support/certs';
 import { childEnv, readTree, tempDir, yamlObjects } from '../support/files';
-import { EXAMPLE_ACME_EMAIL, EXAMPLE_ACME_SERVER, EXAMPLE_HOSTS, writeFluxExampleReference } from '../support/flux-example-repo';
+import { EXAMPLE_ACME_EMAIL, EXAMPLE_ACME_SERVER, EXAMPLE_HOSTS, ExampleOptions, writeFluxExampleReference } from '../support/flux-example-repo';
 import { unsealManifest } from '../support/unseal';
 
 const NEW_HOSTS = ['*.acme.io', 'api.acme.io', 'podinfo.acme.io', 'status.acme.io'];
@@ -87,13 +87,14 @@ function outsideNewCluster(repo: string) {
   return Object.fromEntries(Object.entries(tree).filter(([f]) => !f.startsWith('clusters/acme/') && !f.startsWith('apps/acme/')));
 }
 
-describe.each([
-  ['GitRepository sources (Flux up to 2.6)', false],
-  ['ExternalArtifact sources from an ArtifactGenerator (Flux 2.7)', true],
-])("generator, the layout of Flux's example repository: %s", (_title, artifacts) => {
-  let reference: string;
-  const options = (repoDir: string, extra: Partial<GenerateOptions> = {}): GenerateOptions => ({
-    repoDir,
+/** A reference of the given shape, a fleet repository holding a copy of it, and the options of a first pass into it. */
+function exampleFleet(shape: ExampleOptions) {
+  const reference = tempDir('fx-reference');
+  writeFluxExampleReference(reference, shape);
+  const repo = tempDir('fx-fleet');
+  cpSync(reference, repo, { recursive: true });
+  const options: GenerateOptions = {
+    repoDir: repo,
     templateDir: reference,
     referenceEnv: 'staging',
     clusterName: 'acme',
@@ -102,18 +103,18 @@ describe.each([
     acmeEmail: 'ops@acme.io',
     pass: 'infra',
     hostMap: HOST_MAP,
-    ...extra,
-  });
-  const fleet = () => {
-    const repo = tempDir('fx-fleet');
-    cpSync(reference, repo, { recursive: true });
-    return repo;
   };
+  return { reference, repo, options };
+}
 
-  beforeAll(() => {
-    reference = tempDir('fx-reference');
-    writeFluxExampleReference(reference, { artifacts });
-  });
+describe.each([
+  ['GitRepository sources (Flux up to 2.6)', false],
+  ['ExternalArtifact sources from an ArtifactGenerator (Flux 2.7)', true],
+])("generator, the layout of Flux's example repository: %s", (_title, artifacts) => {
+  // Each test scaffolds into a fleet of its own, copied from a reference of its own.
+  let current: ReturnType<typeof exampleFleet>;
+  const fleet = () => (current = exampleFleet({ artifacts })).repo;
+  const options = (repoDir: string, extra: Partial<GenerateOptions> = {}): GenerateOptions => ({ ...current.options, repoDir, ...extra });
 
   it('scaffolds clusters/acme and apps/acme through both passes; shared folders and the reference environments stay byte for byte', async () => {
     const repo = fleet();
@@ -223,21 +224,7 @@ describe.each([
 describe('generator, Flux example layout with a Secret in the environment overlay', () => {
   const cert = makeRsaCert();
   it('the Kustomization applying it (and its folder) waits for the full pass; the full pass seals it for the new cluster', async () => {
-    const reference = tempDir('fx-secret-ref');
-    writeFluxExampleReference(reference, { secret: true });
-    const repo = tempDir('fx-secret-fleet');
-    cpSync(reference, repo, { recursive: true });
-    const base: GenerateOptions = {
-      repoDir: repo,
-      templateDir: reference,
-      referenceEnv: 'staging',
-      clusterName: 'acme',
-      domain: 'acme.io',
-      region: 'us-east-1',
-      acmeEmail: 'ops@acme.io',
-      pass: 'infra',
-      hostMap: HOST_MAP,
-    };
+    const { repo, options: base } = exampleFleet({ secret: true });
 
     const infra = await generate(base);
     expect(infra.summary.kustomizations.map((k) => k.name)).not.toContain('app-secrets');
@@ -259,21 +246,8 @@ describe('generator, Flux example layout with a Secret in the environment overla
 
 describe('generator, Flux example layout whose Kustomization substitutes its own values (postBuild.substitute)', () => {
   it("values naming the reference cluster become the new cluster's, and the substituted route is checked", async () => {
-    const reference = tempDir('fx-subst-ref');
-    writeFluxExampleReference(reference, { substitution: true });
-    const repo = tempDir('fx-subst-fleet');
-    cpSync(reference, repo, { recursive: true });
-    const { summary } = await generate({
-      repoDir: repo,
-      templateDir: reference,
-      referenceEnv: 'staging',
-      clusterName: 'acme',
-      domain: 'acme.io',
-      region: 'us-east-1',
-      acmeEmail: 'ops@acme.io',
-      pass: 'infra',
-      hostMap: HOST_MAP,
-    });
+    const { repo, options } = exampleFleet({ substitution: true });
+    const { summary } = await generate(options);
     expect(summary.hosts).toContainEqual({ from: 'docs.staging.example.net', to: 'docs.acme.io' });
     const { syncs, built } = clusterView(repo, 'acme');
     const apps = syncs.find((k) => k.metadata.name === 'apps');
@@ -288,27 +262,9 @@ describe('generator, Flux example layout whose Kustomization substitutes its own
 describe('generate-gitops-env on a Flux example layout', () => {
   const run = (args: string[]) => spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', env: childEnv() });
   it('exit 2 listing the unmapped hosts, then exit 0 with --host-map; --reference-domain is refused for another layout', () => {
-    const reference = tempDir('fx-cli-ref');
-    writeFluxExampleReference(reference, { artifacts: true });
-    const repo = tempDir('fx-cli-fleet');
-    cpSync(reference, repo, { recursive: true });
-    const common = [
-      '--repo',
-      repo,
-      '--template',
-      reference,
-      '--reference-env',
-      'staging',
-      '--cluster-name',
-      'acme',
-      '--domain',
-      'acme.io',
-      '--region',
-      'us-east-1',
-      '--acme-email',
-      'ops@acme.io',
-      '--infra-only',
-    ];
+    const { reference, repo } = exampleFleet({ artifacts: true });
+    const cluster = ['--cluster-name', 'acme', '--domain', 'acme.io', '--region', 'us-east-1', '--acme-email', 'ops@acme.io', '--infra-only'];
+    const common = ['--repo', repo, '--template', reference, '--reference-env', 'staging', ...cluster];
     const refused = run(common);
     expect(refused.status).toBe(2);
     expect(refused.stderr).toContain('podinfo.staging (apps/staging/podinfo-values.yaml');
@@ -318,21 +274,7 @@ describe('generate-gitops-env on a Flux example layout', () => {
     expect(JSON.parse(done.stdout)).toMatchObject({ environment_model: 'flux-example', hosts: expect.arrayContaining([{ from: 'podinfo.staging', to: 'podinfo.acme.io' }]) });
     const text = run([...common, '--host-map', 'podinfo.staging=podinfo.acme.io']);
     expect(text.stdout).toContain('host podinfo.staging -> podinfo.acme.io');
-    const overlays = run([
-      '--repo',
-      tempDir('fx-cli-other'),
-      '--cluster-name',
-      'acme',
-      '--domain',
-      'acme.io',
-      '--region',
-      'us-east-1',
-      '--acme-email',
-      'ops@acme.io',
-      '--infra-only',
-      '--reference-domain',
-      'example.net',
-    ]);
+    const overlays = run(['--repo', tempDir('fx-cli-other'), ...cluster, '--reference-domain', 'example.net']);
     expect(overlays.status).toBe(2);
     expect(overlays.stderr).toContain("--reference-domain is read for references in the layout of Flux's example repository");
   });

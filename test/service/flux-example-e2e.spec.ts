@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { connect } from '@nats-io/transport-node';
-import { headers, NatsConnection } from '@nats-io/nats-core';
+import { headers } from '@nats-io/nats-core';
 import { parse, parseAllDocuments } from 'yaml';
 import { makeRsaCert } from '../support/certs';
 import { tempDir } from '../support/files';
@@ -18,7 +18,6 @@ describe("scaffold service with a reference in the layout of Flux's example repo
     writeFluxExampleReference(reference, { artifacts: true });
     return { TEMPLATE_DIR: reference, REFERENCE_ENV: 'staging' };
   });
-  let nc: NatsConnection;
   const cert = makeRsaCert();
   const remote = bareRepo();
   const body = (cluster: string, extra: Record<string, unknown> = {}) => ({
@@ -32,14 +31,6 @@ describe("scaffold service with a reference in the layout of Flux's example repo
     ...extra,
   });
   const git = (...args: string[]) => execFileSync('git', ['--git-dir', remote.dir, ...args], { encoding: 'utf8' });
-
-  beforeAll(async () => {
-    nc = await connect({ servers: stack.nats.url });
-  });
-
-  afterAll(async () => {
-    await nc?.close();
-  });
 
   it('REST: clusters/kiwi and apps/kiwi in the first pass, the shared folders copied as they are, the host map recorded', async () => {
     const created = await api(stack.svc.base, 'POST', '/api/v1/scaffolds', body('kiwi'));
@@ -70,7 +61,9 @@ describe("scaffold service with a reference in the layout of Flux's example repo
   it('NATS: the same request answers with a queued run that succeeds', async () => {
     const h = headers();
     h.set('X-Api-Key', API_KEY);
+    const nc = await connect({ servers: stack.nats.url });
     const reply = JSON.parse((await nc.request('scaffolds.v1.create', JSON.stringify(body('lime')), { timeout: 10_000, headers: h })).string());
+    await nc.close();
     expect(reply.status).toBe('queued');
     expect((await untilTerminal(stack.svc.base, reply.id)).status).toBe('succeeded');
     expect(parse(git('show', 'main:apps/lime/podinfo-values.yaml')).spec.values.ingress.hosts[0].host).toBe('podinfo.lime.example.org');
