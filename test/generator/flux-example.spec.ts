@@ -1,8 +1,8 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { cpSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
-import { generate, GenerateOptions, GeneratorInputError } from '../../libs/generator/src';
+import { generate, GenerateOptions, GeneratorInputError, GeneratorValidationError } from '../../libs/generator/src';
 import { makeRsaCert } from '../support/certs';
 import { childEnv, readTree, tempDir, yamlObjects } from '../support/files';
 import { EXAMPLE_ACME_EMAIL, EXAMPLE_ACME_SERVER, EXAMPLE_HOSTS, ExampleOptions, writeFluxExampleReference } from '../support/flux-example-repo';
@@ -218,6 +218,29 @@ describe.each([
     const { summary } = await generate(options(repo, { referenceDomain: 'example.net' }));
     expect(summary.reference_domain).toBe('example.net');
     expect(summary.hosts).toContainEqual({ from: EXAMPLE_HOSTS.api, to: 'api.staging.acme.io' });
+  });
+});
+
+describe('generator, Flux example layout that Flux could not build', () => {
+  it('an overlay kustomize cannot build fails validation (exit 1 in the CLI), writing nothing', async () => {
+    const { reference, repo, options } = exampleFleet({});
+    writeFileSync(join(reference, 'apps/staging/kustomization.yaml'), readFileSync(join(reference, 'apps/staging/kustomization.yaml'), 'utf8') + '  - path: no-such-patch.yaml\n');
+    const before = readTree(repo);
+    const failure = await generate(options).catch((e) => e);
+    expect(failure).toBeInstanceOf(GeneratorValidationError);
+    expect(failure.message).toMatch(/^kustomize build of Kustomization apps \(\.\/apps\/acme\) failed: .*no-such-patch\.yaml/);
+    expect(readTree(repo)).toEqual(before);
+  });
+
+  it('a Kustomization path that no ArtifactGenerator rule fills is refused, writing nothing', async () => {
+    const { reference, repo, options } = exampleFleet({ artifacts: true });
+    const artifacts = join(reference, 'clusters/staging/artifacts.yaml');
+    writeFileSync(artifacts, readFileSync(artifacts, 'utf8').replace(/\n {8}- from: "@monorepo\/apps\/staging\/\*\*"\n {10}to: "@artifact\/staging\/"/, ''));
+    const before = readTree(repo);
+    const failure = await generate(options).catch((e) => e);
+    expect(failure).toBeInstanceOf(GeneratorInputError);
+    expect(failure.message).toBe('clusters/staging/apps.yaml Kustomization apps: path ./staging is not in artifact apps: no copy rule of the ArtifactGenerator writes there');
+    expect(readTree(repo)).toEqual(before);
   });
 });
 

@@ -74,6 +74,12 @@ export function repositoryPathOf(artifact: GeneratedArtifact, path: string): str
   return posix.join(covering.from, rest).replace(/\/$/, '') || '.';
 }
 
+/** Whether some copy rule writes into (or below) `path` of the artifact. */
+export function artifactHolds(artifact: GeneratedArtifact, path: string): boolean {
+  const norm = normalizePath(path).replace(/^\.$/, '');
+  return artifact.rules.some((r) => r.to === '' || norm === '' || norm === r.to || norm.startsWith(r.to + '/') || r.to.startsWith(norm + '/'));
+}
+
 /**
  * Writes the artifact into `into` as Flux's generator would, reading repository paths through
  * `resolve` (which maps folders being written to their staging copies).

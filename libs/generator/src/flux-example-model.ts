@@ -5,26 +5,26 @@
  * external-dns, hosts) in its own Kustomizations' spec.patches, and apps/<name>/ as a copy of the
  * reference overlay with every host moved. Shared folders and the reference are never edited.
  */
-import { cpSync, Dirent, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
-import { Document, isMap, isSeq, parse, stringify } from 'yaml';
-import { GeneratedArtifact, generatedArtifacts, isArtifactGenerator, materialise } from './artifacts';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Document, parse, stringify } from 'yaml';
+import { isArtifactGenerator } from './artifacts';
 import { valueForNewCluster } from './cluster-values';
 import { Context, SOPS_DECRYPTION_SECRET, usesSops } from './context';
-import { GeneratorInputError, GeneratorValidationError } from './errors';
+import { GeneratorInputError } from './errors';
 import { discoverReferenceDns, isExternalDns, isIssuer, readExternalDns, repointExternalDns, rewriteIssuer } from './external-dns';
-import { ExampleKustomization, FluxExampleReference, forCluster } from './flux-example-reference';
+import { ExampleKustomization, FluxExampleReference, forCluster, inlineVariables } from './flux-example-reference';
+import { validateStaged } from './flux-example-validate';
 import { isFluxKustomization, isGitRepository, normalizePath, repointGitRepository, setSopsDecryption } from './flux-sync';
-import { HostMapping, HostOccurrence, hostsIn, moveHosts, pointerOf, pointerPath } from './hosts';
+import { HostMapping, HostOccurrence, hostsIn, moveHosts } from './hosts';
+import { forEachInlinePatch, hostsInPatch, patchTarget, replacements, rewritePatch } from './patches';
 import { checkConsistentReuse, planCredentials, protectSecret } from './protect';
 import { findKustomizationFile, listFiles, ReferenceObject } from './reference';
-import { checkOwnership, ownerOf, stageFoldersAndCheck, syncFolder, writeIfChanged, OWNER_FILE } from './target';
 import { substituteObject } from './substitution';
-import { checkNotPlaintextSecret, kustomizeBuild } from './validate';
+import { checkOwnership, ownerOf, OWNER_FILE, stageFoldersAndCheck, syncFolder, writeIfChanged } from './target';
 import { isYamlFile, parseDocuments, stringifyDocuments, YamlPath } from './yaml-docs';
 
-interface ExampleContext extends Context {
+export interface ExampleContext extends Context {
   ref: FluxExampleReference;
   hosts: HostMapping;
   /** Names of the Kustomizations this pass applies. */
@@ -62,7 +62,9 @@ export async function generateFromFluxExample(base: Context, ref: FluxExampleRef
   }
   checkConsistentReuse(ctx);
   ctx.summary.overlay_paths = [...folders.keys()].filter((dir) => dir !== ctx.clusterDir).sort();
-  ctx.summary.shared_paths_copied = await stageFoldersAndCheck(ctx, folders, { root: ref.root, dirs: ref.sharedDirs }, (staged) => validateStaged(ctx, staged));
+  ctx.summary.shared_paths_copied = await stageFoldersAndCheck(ctx, folders, { root: ref.root, dirs: ref.sharedDirs }, (staged) =>
+    validateStaged({ ctx, hosts: ctx.hosts, applied: ctx.applied, referenceHosts: new Set(ctx.referenceHosts.map((o) => o.host)) }, staged),
+  );
   for (const [dir, files] of folders) {
     syncFolder(ctx, dir, files);
     if (dir !== ctx.clusterDir) writeIfChanged(ctx, `${dir}/${OWNER_FILE}`, Buffer.from(JSON.stringify(ownerOf(opts), null, 2) + '\n'));
@@ -86,7 +88,7 @@ export function referenceHostOccurrences(ref: FluxExampleReference): HostOccurre
   for (const k of ref.kustomizations) {
     const vars = inlineVariables(k.declaration.body);
     for (const o of k.objects) found.push(...hostsIn(vars ? substituteObject(o.body, vars).body : o.body, `${o.file} ${describe(o)}`));
-    forEachInlinePatch(k.declaration.body, (patch, target) => found.push(...patchHosts(patch, target, `${k.declaration.file} Kustomization ${k.name} patch`)));
+    forEachInlinePatch(k.declaration.body, (patch, target) => found.push(...hostsInPatch(patch, target, `${k.declaration.file} Kustomization ${k.name} patch`)));
   }
   for (const overlay of ref.overlays) {
     for (const file of listFiles(join(ref.root, overlay)).filter(isYamlFile)) {
@@ -95,32 +97,12 @@ export function referenceHostOccurrences(ref: FluxExampleReference): HostOccurre
         const body = doc.toJS();
         if (body?.kind && body.kind !== 'Kustomization')
           found.push(...hostsIn(body, `${rel} ${describe({ kind: body.kind, namespace: body.metadata?.namespace, name: String(body.metadata?.name ?? '') })}`));
-        if (body?.kind === 'Kustomization') forEachInlinePatch(body, (patch, target) => found.push(...patchHosts(patch, target, `${rel} patch`)));
+        if (body?.kind === 'Kustomization') forEachInlinePatch(body, (patch, target) => found.push(...hostsInPatch(patch, target, `${rel} patch`)));
       }
     }
   }
   const seen = new Set<string>();
   return found.filter((o) => !seen.has(`${o.host}\0${o.where}`) && seen.add(`${o.host}\0${o.where}`));
-}
-
-/** Calls `visit` with each inline patch (`patches[].patch`) of a Flux or kustomize Kustomization and its target. */
-function forEachInlinePatch(body: any, visit: (patch: unknown, target: any) => void) {
-  const patches = body?.spec?.patches ?? (body?.kind === 'Kustomization' && !body?.spec ? body.patches : undefined) ?? [];
-  for (const p of patches) if (typeof p?.patch === 'string') visit(parse(p.patch), p.target);
-}
-
-/** An object of the patch's target kind carrying `value` at `path` (to run the object rules on one JSON6902 value). */
-function carrier(target: any, path: YamlPath, value: unknown): Document {
-  const doc = new Document({ apiVersion: `${target?.group ? target.group + '/' : ''}${target?.version ?? 'v1'}`, kind: target?.kind, metadata: { name: target?.name } });
-  doc.setIn(path, doc.createNode(value));
-  return doc;
-}
-
-function patchHosts(patch: unknown, target: any, where: string): HostOccurrence[] {
-  if (Array.isArray(patch)) {
-    return patch.flatMap((op: any) => (typeof op?.path === 'string' && op.value !== undefined ? hostsIn(carrier(target, pointerPath(op.path), op.value).toJS(), where) : []));
-  }
-  return patch && typeof patch === 'object' ? hostsIn({ kind: target?.kind, ...(patch as object) }, where) : [];
 }
 
 function hostChanges(ctx: ExampleContext): Array<{ from: string; to: string }> {
@@ -139,51 +121,18 @@ function rewriteForCluster(ctx: ExampleContext, doc: Document): boolean {
   return changed;
 }
 
-/** Applies the object rules to one patch (JSON6902 ops or a strategic merge); undefined when nothing changes. */
-function rewritePatch(ctx: ExampleContext, patch: unknown, target: any): unknown {
-  if (Array.isArray(patch)) {
-    let changed = false;
-    const ops = patch.map((op: any) => {
-      if (typeof op?.path !== 'string' || op.value === undefined) return op;
-      const path = pointerPath(op.path);
-      const doc = carrier(target, path, op.value);
-      if (!rewriteForCluster(ctx, doc)) return op;
-      changed = true;
-      return { ...op, value: getAt(doc.toJS(), path) };
-    });
-    return changed ? ops : undefined;
-  }
-  if (!patch || typeof patch !== 'object') return undefined;
-  const doc = new Document({ kind: target?.kind, ...(patch as object) });
-  if (!rewriteForCluster(ctx, doc)) return undefined;
-  const out = doc.toJS();
-  if (!(patch as any).kind) delete out.kind;
-  return out;
-}
-
-const getAt = (body: any, path: YamlPath) => path.reduce((node, key) => node?.[key], body);
-
 /** Rewrites the inline patches of a Kustomization document; returns whether any changed. */
 function rewriteInlinePatches(ctx: ExampleContext, doc: Document, listPath: YamlPath): boolean {
   const patches = (doc.getIn(listPath) as any)?.toJSON?.() as any[] | undefined;
   let changed = false;
   (patches ?? []).forEach((p, i) => {
     if (typeof p?.patch !== 'string') return;
-    const next = rewritePatch(ctx, parse(p.patch), p.target);
+    const next = rewritePatch(parse(p.patch), p.target, (doc) => rewriteForCluster(ctx, doc));
     if (next === undefined) return;
     doc.setIn([...listPath, i, 'patch'], stringify(next));
     changed = true;
   });
   return changed;
-}
-
-/** Scalars that differ between two bodies of the same shape, as JSON6902 replace operations. */
-function replacements(before: any, after: any, path: YamlPath = []): Array<{ op: 'replace'; path: string; value: unknown }> {
-  if (before === after) return [];
-  if (before && after && typeof before === 'object' && typeof after === 'object') {
-    return Object.keys(after).flatMap((key) => replacements(before[key], after[key], [...path, Array.isArray(after) ? Number(key) : key]));
-  }
-  return [{ op: 'replace', path: pointerOf(path), value: after }];
 }
 
 /** The patch that gives the new cluster its values in a shared object, or undefined when it needs none. */
@@ -192,10 +141,7 @@ function patchFor(ctx: ExampleContext, o: ReferenceObject): { patch: string; tar
   if (!rewriteForCluster(ctx, doc)) return undefined;
   const ops = replacements(o.body, doc.toJS());
   if (isExternalDns(o.body)) ctx.summary.external_dns.push(readExternalDns(doc.toJS(), `${o.file} (patched by the cluster's Kustomization)`));
-  const [group, version] = o.apiVersion.includes('/') ? o.apiVersion.split('/') : ['', o.apiVersion];
-  const target: Record<string, string> = { ...(group ? { group } : {}), version, kind: o.kind, name: o.name };
-  if (o.targetNamespace) target.namespace = o.targetNamespace;
-  return { patch: stringify(ops), target };
+  return { patch: stringify(ops), target: patchTarget(o) };
 }
 
 /** clusters/<name>/: the reference environment's files with every Kustomization, source and generator pointed at the new cluster. */
@@ -247,16 +193,6 @@ function renderClusterDocument(ctx: ExampleContext, doc: Document): boolean {
   if (!k.environmentOwned) addClusterPatches(ctx, doc, k);
   ctx.summary.kustomizations.push({ name: k.name, path: `./${forCluster(k.path, envName, clusterName)}`, dependsOn: k.dependsOn });
   return true;
-}
-
-/**
- * The values a Kustomization substitutes itself (postBuild.substitute), when it has no other source;
- * undefined when it substitutes nothing or also reads sources whose values the generator cannot see.
- */
-function inlineVariables(body: any): Record<string, string> | undefined {
-  const postBuild = body?.spec?.postBuild;
-  if (!postBuild?.substitute || (postBuild.substituteFrom ?? []).length > 0) return undefined;
-  return Object.fromEntries(Object.entries(postBuild.substitute).map(([k, v]) => [k, String(v)]));
 }
 
 /** Inline postBuild.substitute values that name the reference cluster (its hosts, domain, region, e-mail, name) become the new cluster's. */
@@ -319,7 +255,7 @@ async function renderOverlay(ctx: ExampleContext, overlay: string): Promise<Map<
         docs[i] = new Document(await protectSecret(ctx, `${target}/${rel}`, body, body.metadata?.namespace ?? namespaceOf(ctx, overlay) ?? 'default'));
         changed = true;
       } else if (Array.isArray(body) && patchTargets.has(rel)) {
-        const next = rewritePatch(ctx, body, patchTargets.get(rel));
+        const next = rewritePatch(body, patchTargets.get(rel), (doc) => rewriteForCluster(ctx, doc));
         if (next !== undefined) docs[i] = new Document(next);
         changed = next !== undefined || changed;
       } else if (body?.kind) {
@@ -353,130 +289,11 @@ function addBaseHostPatches(ctx: ExampleContext, overlay: string, files: Map<str
     const ops = replacements(o.body, doc.toJS());
     const file = `${HOST_PATCHES}/${o.kind.toLowerCase()}-${o.targetNamespace ?? 'default'}-${o.name}.yaml`;
     files.set(file, Buffer.from(`# Moves ${o.kind} ${o.name} to the hosts of ${ctx.opts.clusterName}; generated by gitops-scaffolder.\n` + stringify(ops)));
-    const [group, version] = o.apiVersion.includes('/') ? o.apiVersion.split('/') : ['', o.apiVersion];
-    entries.push({ path: file, target: { ...(group ? { group } : {}), version, kind: o.kind, name: o.name, ...(o.targetNamespace ? { namespace: o.targetNamespace } : {}) } });
+    entries.push({ path: file, target: patchTarget(o) });
   }
   if (entries.length === 0) return;
   const [doc] = parseDocuments(files.get(kfile)!.toString('utf8'), `${overlay}/${kfile}`);
   const existing = ((doc.get('patches') as any)?.toJSON?.() ?? []) as any[];
   doc.set('patches', doc.createNode([...entries, ...existing]));
   files.set(kfile, Buffer.from(doc.toString({ lineWidth: 0 })));
-}
-
-/**
- * Builds every Kustomization the new cluster applies in this pass as Flux would (the artifact
- * reproduced for ExternalArtifact sources, inline patches applied) and checks the result: no
- * plaintext Secret, every host the new cluster's, no dependency this pass does not apply.
- */
-async function validateStaged(ctx: ExampleContext, staged: Map<string, string>): Promise<void> {
-  if (!ctx.summary.validated) return;
-  const resolve = (repoPath: string) => {
-    for (const [dir, abs] of staged) if (repoPath === dir || repoPath.startsWith(dir + '/')) return join(abs, repoPath.slice(dir.length));
-    return join(ctx.opts.repoDir, repoPath);
-  };
-  const clusterStaging = staged.get(ctx.clusterDir)!;
-  const declared = listFiles(clusterStaging)
-    .filter(isYamlFile)
-    .flatMap((rel) => parseDocuments(readFileSync(join(clusterStaging, rel), 'utf8'), `${ctx.clusterDir}/${rel}`).map((d) => d.toJS()));
-  const syncs = declared.filter(isFluxKustomization);
-  const artifacts = new Map<string, GeneratedArtifact>(declared.filter(isArtifactGenerator).flatMap((g) => generatedArtifacts(g, ctx.clusterDir).map((a) => [a.name, a] as const)));
-  const names = new Set(syncs.map((b) => String(b.metadata?.name)));
-  const missingSync = [...ctx.applied].find((name) => !names.has(name));
-  if (missingSync) throw new GeneratorValidationError(`${ctx.clusterDir}: this ${ctx.opts.pass} pass should apply Kustomization ${missingSync}, but the cluster folder does not declare it`);
-  for (const b of syncs) {
-    const missing = (b.spec?.dependsOn ?? []).map((d: any) => String(d?.name)).find((d: string) => !names.has(d));
-    if (missing) throw new GeneratorValidationError(`${ctx.clusterDir}: Kustomization ${b.metadata?.name} depends on ${missing}, which this pass does not apply`);
-  }
-  const results = await Promise.all(syncs.map((b) => buildKustomization(ctx, b, resolve, artifacts)));
-  if (results.some((r) => r === 'unavailable')) {
-    ctx.summary.warnings.push('kubectl not found: the tree was not validated with kustomize');
-    ctx.summary.validated = null;
-    return;
-  }
-  ctx.summary.validated.push(...results.filter((r): r is string => typeof r === 'string' && r !== 'unavailable'));
-}
-
-/** Builds what one Flux Kustomization of the new cluster applies; returns what was checked. */
-async function buildKustomization(ctx: ExampleContext, body: any, resolve: (p: string) => string, artifacts: Map<string, GeneratedArtifact>): Promise<string | undefined> {
-  const name = String(body.metadata?.name);
-  const path = normalizePath(String(body.spec?.path ?? '.'));
-  const kind = String(body.spec?.sourceRef?.kind ?? 'GitRepository');
-  const scratch = mkdtempSync(join(tmpdir(), 'flux-build-'));
-  try {
-    let dir: string;
-    let label: string;
-    if (kind === 'ExternalArtifact') {
-      const artifact = artifacts.get(String(body.spec.sourceRef.name));
-      if (!artifact) throw new GeneratorValidationError(`Kustomization ${name}: ExternalArtifact ${body.spec.sourceRef.name} is not generated by the cluster's ArtifactGenerator`);
-      materialise(artifact, resolve, join(scratch, 'artifact'));
-      dir = join(scratch, 'artifact', path);
-      label = `${artifact.name}:./${path}`;
-    } else if (kind === 'GitRepository') {
-      dir = resolve(path);
-      label = `./${path}`;
-    } else return undefined;
-    if (!existsSync(dir)) throw new GeneratorValidationError(`Kustomization ${name}: path ${label} does not exist`);
-    if (path === ctx.clusterDir) dir = withGeneratedKustomization(dir, join(scratch, 'cluster'));
-    else if (!findKustomizationFile(dir)) dir = withGeneratedKustomization(dir, join(scratch, 'generated'));
-    const build = join(scratch, 'build');
-    writeFileAt(build, { resources: [relative(build, dir)], ...(body.spec?.patches ? { patches: body.spec.patches } : {}) });
-    const result = await kustomizeBuild(build, `Kustomization ${name} (${label})`);
-    if (!result.available) return 'unavailable';
-    const vars = inlineVariables(body);
-    for (const built of parseDocuments(result.output, label).map((d) => d.toJS())) {
-      const object = vars ? substituteObject(built, vars) : { body: built, undefinedNames: [] };
-      if (object.undefinedNames.length > 0)
-        throw new GeneratorValidationError(`Kustomization ${name} (${label}) builds ${built?.kind} ${built?.metadata?.name} with undefined \${${object.undefinedNames[0]}}`);
-      checkBuilt(ctx, object.body, `Kustomization ${name} (${label})`);
-    }
-    return label;
-  } finally {
-    rmSync(scratch, { recursive: true, force: true });
-  }
-}
-
-function writeFileAt(dir: string, kustomization: object) {
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'kustomization.yaml'), stringify(kustomization));
-}
-
-/**
- * A folder without kustomization.yaml gets one as Flux's kustomize-controller generates it: every
- * manifest in it, and each subfolder that has its own kustomization as one resource.
- */
-function withGeneratedKustomization(dir: string, copy: string): string {
-  cpSync(dir, copy, {
-    recursive: true,
-    filter: (src) =>
-      !relative(dir, src)
-        .split('/')
-        .some((p) => p.startsWith('.')),
-  });
-  const resources: string[] = [];
-  const visit = (rel: string) => {
-    const abs = join(copy, rel);
-    if (rel && findKustomizationFile(abs)) return void resources.push(rel);
-    for (const entry of readdirSync(abs, { withFileTypes: true }) as Dirent[]) {
-      const child = rel ? `${rel}/${entry.name}` : entry.name;
-      if (entry.isDirectory()) visit(child);
-      else if (/\.ya?ml$/.test(entry.name) && parseDocuments(readFileSync(join(copy, child), 'utf8'), child).some((d) => isMap(d.contents) && d.get('kind'))) resources.push(child);
-    }
-  };
-  visit('');
-  writeFileSync(join(copy, 'kustomization.yaml'), stringify({ apiVersion: 'kustomize.config.k8s.io/v1beta1', kind: 'Kustomization', resources }));
-  return copy;
-}
-
-/** What one built object may not be: a plaintext Secret, or carrying a host that is not the new cluster's. */
-function checkBuilt(ctx: ExampleContext, object: any, label: string) {
-  if (!object || isSeq(object)) return;
-  checkNotPlaintextSecret(object, label);
-  const referenceHosts = new Set(ctx.referenceHosts.map((o) => o.host));
-  // A host with a variable from a source the generator cannot see is Flux's to fill in.
-  for (const found of hostsIn(object, `${object.kind} ${object.metadata?.name}`).filter((h) => !h.host.includes('${'))) {
-    if (!ctx.hosts.isNewClusterHost(found.host) || (referenceHosts.has(found.host) && ctx.hosts.target(found.host) !== found.host)) {
-      throw new GeneratorValidationError(`${label} builds ${found.where} with host ${found.host}, which is not the new cluster's`);
-    }
-  }
-  if (ctx.opts.pass === 'infra' && object.kind === 'Secret') throw new GeneratorValidationError(`${label}: the infra pass applies Secret ${object.metadata?.name}`);
 }

@@ -8,7 +8,7 @@
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join, posix } from 'node:path';
-import { GeneratedArtifact, generatedArtifacts, gitSourceAliases, isArtifactGenerator, repositoryPathOf } from './artifacts';
+import { artifactHolds, GeneratedArtifact, generatedArtifacts, gitSourceAliases, isArtifactGenerator, repositoryPathOf } from './artifacts';
 import { markFullPass } from './cluster-vars-reference';
 import { GeneratorInputError } from './errors';
 import { isFluxKustomization, normalizePath } from './flux-sync';
@@ -137,6 +137,7 @@ function readKustomization(root: string, envDir: string, envName: string, declar
     const artifact = artifacts.get(sourceName);
     if (!artifact) throw new GeneratorInputError(`${where}: ExternalArtifact ${sourceName} is not produced by an ArtifactGenerator of ${envDir}`);
     repoPath = repositoryPathOf(artifact, path);
+    if (!artifactHolds(artifact, path)) throw new GeneratorInputError(`${where}: path ./${path} is not in artifact ${sourceName}: no copy rule of the ArtifactGenerator writes there`);
     if (repoPath === undefined) warnings.push(`${where}: path ./${path} of artifact ${sourceName} is not a folder copied from the repository; it is not inspected`);
   } else warnings.push(`${where}: source ${sourceKind} ${sourceName} is outside the repository; it is not inspected`);
 
@@ -178,4 +179,14 @@ function guardSecrets(ref: FluxExampleReference) {
       if (o.kind === 'Secret' && o.shared) throw new GeneratorInputError(`${o.file} is shared by every cluster and holds Secret ${o.name}: keep secrets in the environment's overlay`);
     }
   }
+}
+
+/**
+ * The values a Kustomization substitutes itself (postBuild.substitute), when it has no other source;
+ * undefined when it substitutes nothing or also reads sources whose values the generator cannot see.
+ */
+export function inlineVariables(body: any): Record<string, string> | undefined {
+  const postBuild = body?.spec?.postBuild;
+  if (!postBuild?.substitute || (postBuild.substituteFrom ?? []).length > 0) return undefined;
+  return Object.fromEntries(Object.entries(postBuild.substitute).map(([k, v]) => [k, String(v)]));
 }

@@ -1,6 +1,7 @@
 import { Document } from 'yaml';
 import { GeneratorInputError } from './errors';
-import { HOST_PATHS_ANNOTATION, HostMapping, hostsIn, moveHosts, pointerOf, pointerPath } from './hosts';
+import { HOST_PATHS_ANNOTATION, HostMapping, hostsIn, moveHosts } from './hosts';
+import { pointerOf, pointerPath } from './patches';
 
 describe('host paths', () => {
   it('finds hosts by kind, and at paths an object adds by annotation', () => {

@@ -125,17 +125,3 @@ export function moveHosts(doc: Document, mapping: HostMapping): boolean {
   if (paths.length === 0) return false;
   return rewriteStrings(doc, (value, ctx) => (isHostPath(ctx.path, paths) ? mapping.target(value) : undefined));
 }
-
-/** A JSON pointer (`/spec/rules/0/host`) as a path of keys and indexes. */
-export function pointerPath(pointer: string): YamlPath {
-  return pointer
-    .split('/')
-    .slice(1)
-    .map((p) => p.replaceAll('~1', '/').replaceAll('~0', '~'))
-    .map((p) => (/^(0|[1-9][0-9]*)$/.test(p) ? Number(p) : p));
-}
-
-/** A path of keys and indexes as a JSON pointer. */
-export function pointerOf(path: YamlPath): string {
-  return '/' + path.map((p) => String(p).replaceAll('~', '~0').replaceAll('/', '~1')).join('/');
-}
