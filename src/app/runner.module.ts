@@ -4,6 +4,7 @@ import type { StepScope } from '../steps/step-processors';
 import type { AppConfig } from '../config/config';
 import { ConfigModule } from '../config/config.module';
 import { EventLogModule } from '../event-log/event-log.module';
+import { GenerationModule } from '../generation/generation.module';
 import { LoggingModule } from '../logging/logging.module';
 import { MetricsModule } from '../metrics/metrics.module';
 import { StepsModule } from '../steps/steps.module';
@@ -19,6 +20,7 @@ export class RunnerModule {
         LoggingModule.forRoot(logger),
         EventLogModule.forRoot({ clientName: `scaffold-runner-${runId}`, applyStreams: false }),
         MetricsModule.forRoot({ endpoint: false }),
+        GenerationModule.forRoot(),
         StepsModule.forRoot({ onlyRunId: runId, ...reach }),
       ],
     };

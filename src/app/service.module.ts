@@ -8,6 +8,7 @@ import { RejectedBodyPipe } from '../common/rejected-body.pipe';
 import type { AppConfig } from '../config/config';
 import { ConfigModule } from '../config/config.module';
 import { EventLogModule } from '../event-log/event-log.module';
+import { GenerationModule } from '../generation/generation.module';
 import { HealthModule } from '../health/health.module';
 import { LoggingModule } from '../logging/logging.module';
 import { MetricsModule } from '../metrics/metrics.module';
@@ -45,6 +46,7 @@ export class ServiceModule {
         EventLogModule.forRoot({ clientName: 'gitops-scaffolder', applyStreams: true }),
         MetricsModule.forRoot({ endpoint: true }),
         ProjectionModule.forRoot({ project: true }),
+        GenerationModule.forRoot(),
         ScaffoldsModule,
         HealthModule,
         ...executorModules(config),

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import Ajv from 'ajv';
 import type { RegistryCredentials } from '../../libs/generator/src';
@@ -34,6 +35,8 @@ export interface AppConfig {
   /** How long in-flight steps get to finish on SIGTERM before they are handed back. */
   shutdownGraceMs: number;
   steps: StepSettings;
+  /** The worker threads that generate passes: how many at once (one per core by default) and how much lower their CPU priority. */
+  generation: { threads: number; niceIncrement: number };
   kubernetes: JobSettings;
   jobWatchIntervalMs: number;
   /** Management cluster kubeconfig outside a cluster (in a cluster: the service account). */
@@ -162,6 +165,7 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env, opts: { requ
     streamReplicas: env.STREAM_REPLICAS,
     runStepWorkers: env.RUN_STEP_WORKERS,
     shutdownGraceMs: env.SHUTDOWN_GRACE_SECONDS * 1000,
+    generation: { threads: env.GENERATOR_THREADS || availableParallelism(), niceIncrement: env.GENERATOR_NICE },
     steps: {
       workDir: resolve(env.WORK_DIR),
       templateDir: env.TEMPLATE_DIR ? resolve(env.TEMPLATE_DIR) : undefined,

@@ -1,4 +1,5 @@
 import { InMemoryEventStore, InMemoryRunInputs, InMemoryRunLogStore } from '../../libs/event-store/src';
+import { IN_PROCESS_GENERATOR } from '../../libs/generator/src';
 import { SEALING_CERT_INPUT } from '../../libs/steps/src';
 import { makeRsaCert } from '../../test/support/certs';
 import { tempDir } from '../../test/support/files';
@@ -50,12 +51,12 @@ describe('ScaffoldsService (in-memory event store)', () => {
   beforeEach(() => {
     store = new InMemoryEventStore();
     inputs = new InMemoryRunInputs();
-    service = new ScaffoldsService(store, inputs, new InMemoryRunLogStore(), emptyReadModel, loadConfig(UNIT_ENV), quotas);
+    service = new ScaffoldsService(store, inputs, new InMemoryRunLogStore(), emptyReadModel, loadConfig(UNIT_ENV), quotas, IN_PROCESS_GENERATOR);
   });
 
   it('refuses, before appending, a reference with pull secrets when the steps here have no registry settings', async () => {
     const { REGISTRY_PASSWORD: _omitted, ...withoutRegistry } = UNIT_ENV;
-    const bare = new ScaffoldsService(store, inputs, new InMemoryRunLogStore(), emptyReadModel, loadConfig(withoutRegistry), quotas);
+    const bare = new ScaffoldsService(store, inputs, new InMemoryRunLogStore(), emptyReadModel, loadConfig(withoutRegistry), quotas, IN_PROCESS_GENERATOR);
     await expect(bare.create(body(), alice)).rejects.toMatchObject({
       status: 422,
       code: 'registry_missing',
@@ -63,7 +64,7 @@ describe('ScaffoldsService (in-memory event store)', () => {
     });
     expect(await store.readRange({ limit: 10 })).toMatchObject({ events: [] });
     // A Job's registry settings are its own: the service with EXECUTOR=kubernetes does not refuse.
-    const withJobs = new ScaffoldsService(store, inputs, new InMemoryRunLogStore(), emptyReadModel, loadConfig({ ...withoutRegistry, EXECUTOR: 'kubernetes' }), quotas);
+    const withJobs = new ScaffoldsService(store, inputs, new InMemoryRunLogStore(), emptyReadModel, loadConfig({ ...withoutRegistry, EXECUTOR: 'kubernetes' }), quotas, IN_PROCESS_GENERATOR);
     expect((await withJobs.create(body(), alice)).created).toBe(true);
   });
 
@@ -132,7 +133,17 @@ describe('ScaffoldsService: credentials only their issuer can create', () => {
     const config = loadConfig({ ...UNIT_ENV, TEMPLATE_DIR: template, EXECUTOR: executor });
     return {
       store,
-      service: new ScaffoldsService(store, new InMemoryRunInputs(), new InMemoryRunLogStore(), emptyReadModel, config, quotas, undefined, executor === 'kubernetes' ? source : undefined),
+      service: new ScaffoldsService(
+        store,
+        new InMemoryRunInputs(),
+        new InMemoryRunLogStore(),
+        emptyReadModel,
+        config,
+        quotas,
+        IN_PROCESS_GENERATOR,
+        undefined,
+        executor === 'kubernetes' ? source : undefined,
+      ),
     };
   };
   const body = (extra: object = {}) => ({

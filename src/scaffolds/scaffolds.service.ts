@@ -5,7 +5,17 @@ import { Inject, Injectable, Optional } from '@nestjs/common';
 import { decideAndAppend, EventStore, RunInputs, RunLogStore } from '../../libs/event-store/src';
 import { EVENT_TYPES, isEventType, ScaffoldRequestedData, ScaffoldTarget, StoredEvent, TERMINAL_EVENTS } from '../../libs/events/src';
 import { Command, decide, fold, isTerminal, RUN_STATUSES, runDecider, RunRuleViolation, type RunState } from '../../libs/run-decider/src';
-import { CredentialPlanEntry, GeneratorInputError, GeneratorValidationError, missingSupplied, preview, PreviewChange, referenceCredentialPlan, SuppliedCredentials } from '../../libs/generator/src';
+import {
+  CredentialPlanEntry,
+  GeneratorInputError,
+  GeneratorValidationError,
+  missingSupplied,
+  PreviewChange,
+  referenceCredentialPlan,
+  SuppliedCredentials,
+  TreeGenerator,
+} from '../../libs/generator/src';
+import { TREE_GENERATOR } from '../generation/generation.module';
 import type { GenerateSummary } from '../../libs/generator/src/context';
 import { GitStepError, GitWorkspace, withoutCredentials } from '../../libs/git/src';
 import { passOptions, redact, SEALING_CERT_INPUT, SuppliedCredentialsSource } from '../../libs/steps/src';
@@ -104,6 +114,7 @@ export class ScaffoldsService {
     private readonly readModel: RunReadModel,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly quotas: Quotas,
+    @Inject(TREE_GENERATOR) private readonly generator: TreeGenerator,
     /** The run's Job pod logs (EXECUTOR=kubernetes). */
     @Optional() @Inject(JOB_LOGS) private readonly jobLogs?: JobLogs,
     /** Management-cluster Secrets with supplied credentials (EXECUTOR=kubernetes). */
@@ -248,7 +259,7 @@ export class ScaffoldsService {
       ws = await GitWorkspace.clone(dir, { url: req.repo_url, branch: req.branch }, this.config.steps.gitIdentity, this.config.steps.gitAccess);
       const certPem = req.target.kind === 'sealing_cert' ? req.target.cert.pem : undefined;
       const supplied = await this.checkSupplied(req.credentials_secret);
-      const { summary, changes } = await preview(passOptions(request, this.config.steps, ws.dir, full ? 'full' : 'infra', certPem, supplied));
+      const { summary, changes } = await this.generator.preview(passOptions(request, this.config.steps, ws.dir, full ? 'full' : 'infra', certPem, supplied));
       const note = full ? undefined : "the full pass needs the cluster's sealing certificate, which a run fetches once the cluster is up";
       return { pass: full ? 'full' : 'infra', ...(note ? { note } : {}), summary, changes };
     } catch (e) {

@@ -1,11 +1,13 @@
 import { BeforeApplicationShutdown, Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
 import type { Logger } from 'pino';
+import type { TreeGenerator } from '../../libs/generator/src';
 import { deleteConsumer, EventStore, JetStreamEventStore, JetStreamProcessor, RunInputs, RunLogStore } from '../../libs/event-store/src';
 import { LOCAL_STEP_HANDLERS, stepConsumer, StepProcessor, SuppliedCredentialsSource, TargetClusters } from '../../libs/steps/src';
 import type { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
 import { OwnedConsumers } from '../event-log/event-log-health';
 import { EVENT_STORE, RUN_INPUTS, RUN_LOGS } from '../event-log/event-log.module';
+import { TREE_GENERATOR } from '../generation/generation.module';
 import { LOGGER } from '../logging/logging.module';
 import { Metrics } from '../metrics/metrics';
 
@@ -36,11 +38,12 @@ export class StepProcessors implements OnApplicationBootstrap, BeforeApplication
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
     @Inject(STEP_SCOPE) scope: StepScope,
+    @Inject(TREE_GENERATOR) generator: TreeGenerator,
     metrics: Metrics,
     owned: OwnedConsumers,
   ) {
     const onAttempt = (step: string, outcome: 'succeeded' | 'failed', seconds: number) => metrics.stepDuration.observe({ step, outcome }, seconds);
-    const deps = { store: events, inputs, logs, settings: config.steps, logger, targets: scope.targets, credentials: scope.credentials, onAttempt };
+    const deps = { store: events, inputs, logs, settings: config.steps, logger, targets: scope.targets, credentials: scope.credentials, generator, onAttempt };
     this.processors = LOCAL_STEP_HANDLERS.map((handler) => {
       const step = new StepProcessor(handler, deps);
       return new JetStreamProcessor(store, stepConsumer(handler.step, config.steps, scope.onlyRunId), step.handle, logger);

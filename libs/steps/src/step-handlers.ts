@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { decideAndAppend, EventStore, RunInputs } from '../../event-store/src';
 import type { EventDraft, ScaffoldRequestedData, Step } from '../../events/src';
-import { generate, GenerateOptions, GeneratorInputError, GeneratorValidationError, Pass, SuppliedCredentials } from '../../generator/src';
+import { GenerateOptions, GeneratorInputError, GeneratorValidationError, Pass, SuppliedCredentials, TreeGenerator } from '../../generator/src';
 import { fluxUrlOf, GitStepError, GitWorkspace, originUrl, sameRepository } from '../../git/src';
 import { KubeError } from '../../kube/src/errors';
 import { decide, runDecider, RunState } from '../../run-decider/src';
@@ -45,6 +45,8 @@ export interface StepContext {
   inputs: RunInputs;
   settings: StepSettings;
   log: RunLog;
+  /** Where passes are generated (a worker pool in the service, off the API's event loop). */
+  generator: TreeGenerator;
   /** Present where the process can reach Kubernetes (the Job runner, or a service configured for it). */
   targets?: TargetClusters;
   /** Present where the process can read the management cluster's Secrets (the Job runner). */
@@ -97,7 +99,7 @@ async function pushPass(ctx: StepContext, pass: Pass, sealingCertPem?: string): 
         await ctx.log.line(`${pass} pass already on ${req.branch} as ${existing}; not pushing again`);
         return { commit: existing, files: 0, sealed: 0, unchanged: false };
       }
-      const { summary } = await generate(passOptions(req, ctx.settings, ws.dir, pass, sealingCertPem, supplied));
+      const { summary } = await ctx.generator.generate(passOptions(req, ctx.settings, ws.dir, pass, sealingCertPem, supplied));
       const paths = [summary.gitops_path, ...summary.overlay_paths, ...summary.shared_paths_copied, ...summary.repo_files];
       const files = await ws.changedFiles(paths);
       // Re-scaffolding an unchanged cluster: nothing to commit, nothing to push (a redelivery finds the same).

@@ -2,6 +2,7 @@ import type { Delivery, Disposition, EventStore, ProcessorOptions, RunInputs, Ru
 import { ACK, ALL_RUNS, decideAndAppend, nakAfter, retryDelayMs, runSubject } from '../../event-store/src';
 import type { Step, StoredEvent } from '../../events/src';
 import { decide, isTerminal, runDecider, triggers } from '../../run-decider/src';
+import { IN_PROCESS_GENERATOR, TreeGenerator } from '../../generator/src';
 import { crashPoint } from './crash-points';
 import { RunLog } from './run-log';
 import type { StepSettings } from './settings';
@@ -22,6 +23,8 @@ export interface StepDependencies {
   logger: StepLogger;
   targets?: TargetClusters;
   credentials?: SuppliedCredentialsSource;
+  /** Where passes are generated (default: on this thread). */
+  generator?: TreeGenerator;
   /** Observes each attempt (metrics). */
   onAttempt?: (step: string, outcome: 'succeeded' | 'failed', seconds: number) => void;
 }
@@ -77,7 +80,17 @@ export class StepProcessor {
       logger.info(ids, 'step started');
       await log.line(`${step} started (delivery ${deliveryCount})`);
       const deadline = this.handler.deadlineMs?.(settings) ?? settings.stepTimeoutMs;
-      const ctx = { runId, state: gate.state, store, inputs: this.deps.inputs, settings, log, targets: this.deps.targets, credentials: this.deps.credentials };
+      const ctx = {
+        runId,
+        state: gate.state,
+        store,
+        inputs: this.deps.inputs,
+        settings,
+        log,
+        targets: this.deps.targets,
+        credentials: this.deps.credentials,
+        generator: this.deps.generator ?? IN_PROCESS_GENERATOR,
+      };
       crashPoint(`before-step:${step}`);
       const result = await withDeadline(this.handler.run(ctx), deadline, step);
       const done = await decideAndAppend(store, runId, runDecider, (s) => decide({ type: 'CompleteStep', step, result }, s), { causationId: event.id, seenSeq: event.seq });

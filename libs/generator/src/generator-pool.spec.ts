@@ -1,0 +1,48 @@
+import { cpSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { GeneratorInputError } from './errors';
+import { generate, SHIPPED_TEMPLATE } from './generate';
+import { GeneratorPool } from './generator-pool';
+import type { GenerateOptions } from './context';
+
+/** Nice values of this process's threads (field 19 of /proc/self/task/<tid>/stat). */
+const threadNiceValues = () =>
+  readdirSync('/proc/self/task').map((tid) => {
+    const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+  });
+
+describe('GeneratorPool: passes in worker threads at a lower CPU priority', () => {
+  const pool = new GeneratorPool({ threads: 2, niceIncrement: 7 });
+  afterAll(() => pool.close());
+  const options = (repoDir: string, extra: Partial<GenerateOptions> = {}): GenerateOptions => ({
+    repoDir,
+    templateDir: SHIPPED_TEMPLATE,
+    clusterName: 'pool-test',
+    domain: 'pool.example.com',
+    region: 'eu-west-1',
+    acmeEmail: 'ops@pool.example.com',
+    pass: 'infra',
+    validate: false,
+    ...extra,
+  });
+
+  it('writes the same tree as a pass on the calling thread, from a worker niced by the increment', async () => {
+    const inWorker = mkdtempSync(join(tmpdir(), 'gs-pool-'));
+    const here = mkdtempSync(join(tmpdir(), 'gs-pool-'));
+    const [fromPool, fromHere] = await Promise.all([pool.generate(options(inWorker)), generate(options(here))]);
+    expect(fromPool.summary).toEqual(fromHere.summary);
+    expect(readdirSync(join(inWorker, 'clusters/pool-test')).sort()).toEqual(readdirSync(join(here, 'clusters/pool-test')).sort());
+    expect(threadNiceValues()).toContain(7);
+    expect(threadNiceValues()[0]).toBe(0); // the main thread keeps its priority
+  });
+
+  it('keeps the error classes the steps decide on (bad input is not retried)', async () => {
+    const repo = mkdtempSync(join(tmpdir(), 'gs-pool-'));
+    cpSync(SHIPPED_TEMPLATE, repo, { recursive: true });
+    const failure = await pool.generate(options(repo, { referenceEnv: 'nope' })).catch((e) => e);
+    expect(failure).toBeInstanceOf(GeneratorInputError);
+    expect(failure.message).toContain('reference environment "nope" does not exist');
+  });
+});

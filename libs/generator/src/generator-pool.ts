@@ -1,0 +1,78 @@
+/**
+ * Where generation runs. In the service it must not run on the event loop that answers the API:
+ * GeneratorPool runs each pass in a worker thread of a bounded pool at a lower CPU priority (the
+ * kustomize processes a worker starts inherit it), so API answers and event hand-offs do not queue
+ * behind YAML parsing, sealing and builds.
+ */
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import Piscina from 'piscina';
+import type { GenerateOptions, GenerateResult } from './context';
+import { GeneratorInputError, GeneratorValidationError } from './errors';
+import { generate } from './generate';
+import type { WorkerOutcome } from './generate-worker';
+import { preview, PreviewResult } from './preview';
+
+/** What the steps and the preview endpoint generate through. */
+export interface TreeGenerator {
+  generate(options: GenerateOptions): Promise<GenerateResult>;
+  preview(options: GenerateOptions): Promise<PreviewResult>;
+  close(): Promise<void>;
+}
+
+/** Generation on the caller's own thread (the command line, a runner Job doing one run). */
+export const IN_PROCESS_GENERATOR: TreeGenerator = { generate, preview, close: async () => undefined };
+
+export interface GeneratorPoolOptions {
+  /** At most this many passes at once. */
+  threads: number;
+  /** Added to the workers' nice value (0 to 19): higher yields the CPU to the API. */
+  niceIncrement: number;
+}
+
+/** The compiled worker: beside this file in dist/, or dist/'s copy when running from the TypeScript sources (tests). */
+function workerFile(): string {
+  const compiled = join(__dirname, 'generate-worker.js');
+  if (existsSync(compiled)) return compiled;
+  let root = __dirname;
+  while (!existsSync(join(root, 'package.json')) && dirname(root) !== root) root = dirname(root);
+  const built = join(root, 'dist/libs/generator/src/generate-worker.js');
+  if (!existsSync(built)) throw new Error(`the generator worker is not built (${built}): run npm run build`);
+  return built;
+}
+
+function unwrap<T>(outcome: WorkerOutcome<T>): T {
+  if (outcome.ok) return outcome.value;
+  if (outcome.kind === 'input') throw new GeneratorInputError(outcome.message);
+  if (outcome.kind === 'validation') throw new GeneratorValidationError(outcome.message);
+  throw new Error(outcome.message);
+}
+
+export class GeneratorPool implements TreeGenerator {
+  private readonly pool: Piscina;
+
+  constructor(options: GeneratorPoolOptions) {
+    this.pool = new Piscina({
+      filename: workerFile(),
+      minThreads: 1,
+      maxThreads: options.threads,
+      // Passes queue here rather than in threads: a pass holds a working copy and kustomize processes.
+      concurrentTasksPerWorker: 1,
+      idleTimeout: 60_000,
+      niceIncrement: options.niceIncrement,
+    });
+  }
+
+  async generate(options: GenerateOptions): Promise<GenerateResult> {
+    return unwrap(await this.pool.run(options, { name: 'generate' }));
+  }
+
+  async preview(options: GenerateOptions): Promise<PreviewResult> {
+    return unwrap(await this.pool.run(options, { name: 'preview' }));
+  }
+
+  /** Waits for running passes to end, then stops the threads. */
+  async close(): Promise<void> {
+    await this.pool.close();
+  }
+}
