@@ -1,5 +1,5 @@
 /**
- * Generation time for a reference environment with 50 services, with and without the kustomize
+ * Generation time for reference environments with 10, 50 and 200 services (BENCH_SERVICES), with and without the kustomize
  * validation of every layer, for both environment models (overlays: the shipped template; cluster-vars:
  * the shipped phased platform with 50 more components). Baseline measured in the same run: plain
  * `kubectl kustomize` of every folder the new cluster applies, one after the other, which is what a CI
@@ -12,7 +12,9 @@ import { generateKeyPairSync } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import { generate, SHIPPED_PHASED_TEMPLATE, SHIPPED_TEMPLATE } from '../libs/generator/src';
 
-const SERVICES = Number(process.env.BENCH_SERVICES ?? 50);
+/** Reference sizes for the overlays model (run time and memory should grow linearly). */
+const SIZES = (process.env.BENCH_SERVICES ?? '10,50,200').split(',').map(Number);
+const PHASED_COMPONENTS = Number(process.env.BENCH_COMPONENTS ?? 50);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 
 function referenceWithServices(count: number): string {
@@ -113,16 +115,23 @@ async function measure(template: string, cert: string, extra: Record<string, unk
 
 async function main() {
   const cert = selfSignedCert();
-  const overlays = referenceWithServices(SERVICES);
-  const phased = phasedWithComponents(SERVICES);
+  const overlaysBySize = [];
+  for (const services of SIZES) {
+    const overlays = referenceWithServices(services);
+    overlaysBySize.push({ services, ...(await measure(overlays, cert)), rss_mib_after: Math.round(process.memoryUsage().rss / 1048576) });
+    rmSync(overlays, { recursive: true, force: true });
+  }
+  const phased = phasedWithComponents(PHASED_COMPONENTS);
   const report = {
-    services: SERVICES,
     rounds: ROUNDS,
-    overlays_both_passes_median: await measure(overlays, cert),
-    cluster_vars_both_passes_median: await measure(phased, cert, { referenceEnv: 'dev', clusterVars: { EXTERNAL_DNS_ROLE_ARN: 'arn:aws:iam::1:role/dns' } }),
+    overlays_both_passes_median: overlaysBySize,
+    cluster_vars_both_passes_median: {
+      components: PHASED_COMPONENTS,
+      ...(await measure(phased, cert, { referenceEnv: 'dev', clusterVars: { EXTERNAL_DNS_ROLE_ARN: 'arn:aws:iam::1:role/dns' } })),
+    },
   };
   console.log(JSON.stringify(report, null, 2));
-  for (const dir of [overlays, phased]) rmSync(dir, { recursive: true, force: true });
+  rmSync(phased, { recursive: true, force: true });
 }
 
 void main();

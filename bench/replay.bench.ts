@@ -1,6 +1,7 @@
 /**
  * Replay and projection rebuild rates (events per second) next to the raw JetStream read rate of the
- * same stream, measured in the same run. Run: npm run bench:replay
+ * same stream, measured in the same run, for streams of BENCH_EVENTS (10,000 and 100,000) events, with
+ * the process's memory after each, so growth with the stream shows. Run: npm run bench:replay
  */
 import { randomUUID } from 'node:crypto';
 import { connect } from '@nats-io/transport-node';
@@ -12,7 +13,7 @@ import { rebuildProjection } from '../src/projection/rebuild';
 import { TestDatabase, TestNats } from '../test/support/services';
 import { replayAll, timed } from './measure';
 
-const RUNS = Number(process.env.BENCH_RUNS ?? 2000);
+const SIZES = (process.env.BENCH_EVENTS ?? '10000,100000').split(',').map(Number);
 
 function runEvents(runId: string): EventDraft[] {
   const c = 'a'.repeat(40);
@@ -39,6 +40,13 @@ function runEvents(runId: string): EventDraft[] {
 }
 
 async function main() {
+  const results = [];
+  for (const events of SIZES) results.push(await measure(Math.ceil(events / 6)));
+  console.log(JSON.stringify(results, null, 2));
+}
+
+/** One stream of `runs` six-event runs: written, read raw, replayed and rebuilt, each timed. */
+async function measure(runs: number) {
   const nats = await TestNats.start();
   const db = await TestDatabase.create();
   const nc = await connect({ servers: nats.url });
@@ -50,13 +58,13 @@ async function main() {
   try {
     // Write the stream (async publishes, one subject per run, as the service does).
     const writes: Promise<unknown>[] = [];
-    for (let i = 0; i < RUNS; i++) {
+    for (let i = 0; i < runs; i++) {
       const runId = randomUUID();
       for (const d of runEvents(runId)) writes.push(store.js.publish(`scaffold.run.${runId}`, JSON.stringify(stamp(d, runId, randomUUID(), new Date(), null))));
       if (writes.length > 3000) await Promise.all(writes.splice(0));
     }
     await Promise.all(writes);
-    const total = RUNS * 6;
+    const total = runs * 6;
 
     // Baseline: raw ordered-consumer read of the whole stream, no parsing.
     const { result: raw, seconds: rawSeconds } = await timed(async () => {
@@ -74,25 +82,23 @@ async function main() {
 
     // Replay: read, parse, upcast and validate every event (what scaffolderctl replay does before printing).
     const { result: replayed, seconds: replaySeconds } = await timed(() => replayAll(store));
+    const afterReplay = process.memoryUsage().rss;
 
-    // Rebuild: replay into a fresh table through the projector's apply, then swap.
+    // Rebuild: fold into a fresh table (runs written once each, in multi-row upserts), then swap.
     const rebuild = await rebuildProjection(store, ds);
+    const afterRebuild = process.memoryUsage().rss;
 
     const rate = (n: number, s: number) => Math.round(n / s);
-    console.log(
-      JSON.stringify(
-        {
-          events: total,
-          raw_jetstream_read_events_per_s: rate(raw, rawSeconds),
-          replay_events_per_s: rate(replayed, replaySeconds),
-          rebuild_events_per_s: rate(rebuild.events, rebuild.seconds),
-          replay_vs_raw: +(rate(replayed, replaySeconds) / rate(raw, rawSeconds)).toFixed(3),
-          rebuild_vs_raw: +(rate(rebuild.events, rebuild.seconds) / rate(raw, rawSeconds)).toFixed(3),
-        },
-        null,
-        2,
-      ),
-    );
+    const mib = (bytes: number) => Math.round(bytes / 1048576);
+    return {
+      events: total,
+      raw_jetstream_read_events_per_s: rate(raw, rawSeconds),
+      replay_events_per_s: rate(replayed, replaySeconds),
+      rebuild_events_per_s: rate(rebuild.events, rebuild.seconds),
+      replay_vs_raw: +(rate(replayed, replaySeconds) / rate(raw, rawSeconds)).toFixed(3),
+      rebuild_vs_raw: +(rate(rebuild.events, rebuild.seconds) / rate(raw, rawSeconds)).toFixed(3),
+      rss_mib: { after_replay: mib(afterReplay), after_rebuild: mib(afterRebuild) },
+    };
   } finally {
     await ds.destroy();
     await nc.close();

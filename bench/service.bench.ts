@@ -1,6 +1,11 @@
 /**
- * End-to-end run time against the same git work done by plain git commands, and p50/p99 of GET
- * status over REST and NATS. Run: npm run bench:service (a test-owned nats-server and database).
+ * One run end to end, paired with plain tools doing the same work: BENCH_PAIRS (10) times, alternating,
+ * a run through the service (POST → ScaffoldSucceeded, validation on, file:// remote) and the same
+ * git and kustomize work by hand (clone, write the infra layers, `kubectl kustomize` each, commit,
+ * push; clone, write the rest, `kubectl kustomize` all five layers, commit, push). Prints the medians,
+ * their ratio, where the service's time goes (each step's own time and the hand-offs between steps:
+ * triggering event appended → step starts) and GET status latency on the idle service.
+ * Run: npm run bench:service (a test-owned nats-server and database).
  */
 import { execFileSync } from 'node:child_process';
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
@@ -10,28 +15,58 @@ import { connect } from '@nats-io/transport-node';
 import { headers } from '@nats-io/nats-core';
 import { makeRsaCert } from '../test/support/certs';
 import { bareRepo, TestDatabase, TestNats } from '../test/support/services';
-import { api, API_KEY, startService, waitFor } from '../test/support/service';
+import { api, API_KEY, startService, untilTerminal } from '../test/support/service';
 
-const RUNS = Number(process.env.BENCH_RUNS ?? 5);
+const PAIRS = Number(process.env.BENCH_PAIRS ?? 10);
 const GETS = Number(process.env.BENCH_GETS ?? 500);
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
 const ms = (start: bigint) => Number(process.hrtime.bigint() - start) / 1e6;
+const round = (x: number, d = 1) => Math.round(x * 10 ** d) / 10 ** d;
 
-/** The same git work as one run, by hand: clone, write the infra tree, commit, push; clone, write the rest, commit, push. */
-function plainGit(remoteDir: string, treeFrom: string, cluster: string): number {
+const INFRA_LAYERS = ['flux-system', 'infrastructure'];
+const ALL_LAYERS = ['flux-system', 'infrastructure', 'apps', 'database', 'cert-manager-config'];
+/** The event that starts each step. */
+const TRIGGERS: Record<string, string> = { 'infra-pass': 'ScaffoldRequested', 'wait-sealed-secrets': 'InfraPushed', 'fetch-cert': 'SealedSecretsReady', 'full-pass': 'CertFetched' };
+/** The event each step ends with. */
+const RESULTS: Record<string, string> = { 'infra-pass': 'InfraPushed', 'wait-sealed-secrets': 'SealedSecretsReady', 'fetch-cert': 'CertFetched', 'full-pass': 'FullPushed' };
+
+/** The same work as one run, by hand, layer by layer as a person's script would. */
+function plainTools(remoteDir: string, tree: string, cluster: string): number {
   const start = process.hrtime.bigint();
   const git = (cwd: string, ...a: string[]) => execFileSync('git', ['-C', cwd, '-c', 'user.name=b', '-c', 'user.email=b@x', ...a], { stdio: 'ignore' });
-  for (const pass of ['infra', 'full']) {
+  for (const layers of [INFRA_LAYERS, ALL_LAYERS]) {
     const wc = mkdtempSync(join(tmpdir(), 'plain-'));
     execFileSync('git', ['clone', '-q', '--branch', 'main', '--single-branch', remoteDir, wc]);
-    const layers = pass === 'infra' ? ['flux-system', 'infrastructure'] : ['apps', 'database', 'cert-manager-config'];
-    for (const l of layers) cpSync(join(treeFrom, 'clusters/demo', l), join(wc, 'clusters', cluster, l), { recursive: true });
+    for (const l of layers) cpSync(join(tree, l), join(wc, 'clusters', cluster, l), { recursive: true });
+    for (const l of layers) execFileSync('kubectl', ['kustomize', join(wc, 'clusters', cluster, l)], { stdio: 'ignore' });
     git(wc, 'add', '-A');
-    git(wc, 'commit', '-q', '-m', `${pass} ${cluster}`);
+    git(wc, 'commit', '-q', '-m', `${cluster}`);
     git(wc, 'push', '-q', 'origin', 'HEAD:main');
     rmSync(wc, { recursive: true, force: true });
   }
   return ms(start);
+}
+
+interface RunTiming {
+  total: number;
+  steps: Record<string, number>;
+  handoffs: number[];
+}
+
+/** From the run's events and log: each step's own time (start → its result appended) and every hand-off. */
+async function runTiming(base: string, id: string, postedAt: number): Promise<RunTiming> {
+  const events: Array<{ type: string; time: string }> = (await api(base, 'GET', `/api/v1/scaffolds/${id}/events`)).json.items;
+  const log: string = (await api(base, 'GET', `/api/v1/scaffolds/${id}/logs`)).text;
+  const appended = (type: string) => Date.parse(events.find((e) => e.type === type)!.time);
+  const steps: Record<string, number> = {};
+  const handoffs: number[] = [];
+  for (const m of log.matchAll(/^(\S+) INFO \[(\S+)\] \S+ started \(delivery 1\)$/gm)) {
+    const [, time, step] = m;
+    const startedAt = Date.parse(time);
+    handoffs.push(startedAt - appended(TRIGGERS[step]));
+    steps[step] = appended(RESULTS[step]) - startedAt;
+  }
+  return { total: appended('ScaffoldSucceeded') - postedAt, steps, handoffs };
 }
 
 async function main() {
@@ -41,29 +76,25 @@ async function main() {
   const nc = await connect({ servers: nats.url });
   const cert = makeRsaCert({ bits: 4096 });
   const remote = bareRepo();
+  const plainRemote = bareRepo();
   try {
-    const runTimes: number[] = [];
-    let lastId = '';
-    for (let i = 0; i < RUNS; i++) {
-      const start = process.hrtime.bigint();
-      const r = await api(svc.base, 'POST', '/api/v1/scaffolds', {
-        cluster_name: `bench-${i}`,
-        domain: `b${i}.example.com`,
-        region: 'eu-west-1',
-        acme_email: 'ops@example.com',
-        repo: { url: remote.url, branch: 'main' },
-        target: { sealing_cert_pem: cert.certPem },
-      });
-      lastId = r.json.id;
-      await waitFor('run', async () => ((await api(svc.base, 'GET', `/api/v1/scaffolds/${lastId}`)).json.status === 'succeeded' ? true : undefined), 120_000);
-      runTimes.push(ms(start));
-    }
-    // The baseline reuses a generated tree, so it measures only what git itself costs.
+    // A first run gives the plain tools the tree to write (the baseline measures git and kustomize, not generation).
+    const first = await api(svc.base, 'POST', '/api/v1/scaffolds', body('warmup', remote.url, cert.certPem));
+    await untilTerminal(svc.base, first.json.id, 120_000);
     const tree = mkdtempSync(join(tmpdir(), 'tree-'));
     execFileSync('git', ['clone', '-q', remote.dir, tree]);
-    execFileSync('git', ['-C', tree, 'mv', 'clusters/bench-0', 'clusters/demo']);
-    const plainRemote = bareRepo();
-    const plainTimes = Array.from({ length: RUNS }, (_, i) => plainGit(plainRemote.dir, tree, `plain-${i}`));
+    const layers = join(tree, 'clusters/warmup');
+
+    const service: RunTiming[] = [];
+    const plain: number[] = [];
+    for (let i = 0; i < PAIRS; i++) {
+      const postedAt = Date.now();
+      const r = await api(svc.base, 'POST', '/api/v1/scaffolds', body(`bench-${i}`, remote.url, cert.certPem));
+      const done = await untilTerminal(svc.base, r.json.id, 120_000);
+      if (done.status !== 'succeeded') throw new Error(`run ${r.json.id} ${done.status}: ${done.message}`);
+      service.push(await runTiming(svc.base, r.json.id, postedAt));
+      plain.push(plainTools(plainRemote.dir, layers, `plain-${i}`));
+    }
 
     const restTimes: number[] = [];
     const natsTimes: number[] = [];
@@ -71,23 +102,37 @@ async function main() {
     h.set('X-Api-Key', API_KEY);
     for (let i = 0; i < GETS; i++) {
       let s = process.hrtime.bigint();
-      await api(svc.base, 'GET', `/api/v1/scaffolds/${lastId}`);
+      await api(svc.base, 'GET', `/api/v1/scaffolds/${first.json.id}`);
       restTimes.push(ms(s));
       s = process.hrtime.bigint();
-      await nc.request('scaffolds.v1.get', JSON.stringify({ id: lastId }), { headers: h, timeout: 5000 });
+      await nc.request('scaffolds.v1.get', JSON.stringify({ id: first.json.id }), { headers: h, timeout: 5000 });
       natsTimes.push(ms(s));
     }
-    const median = (xs: number[]) => Math.round(pct(xs, 50));
+    const totals = service.map((t) => t.total);
+    const handoffs = service.flatMap((t) => t.handoffs);
+    const stepMedians = Object.fromEntries(
+      Object.keys(TRIGGERS).map((step) => [
+        step,
+        Math.round(
+          pct(
+            service.map((t) => t.steps[step]),
+            50,
+          ),
+        ),
+      ]),
+    );
     console.log(
       JSON.stringify(
         {
-          runs: RUNS,
-          run_end_to_end_ms: { p50: median(runTimes), max: Math.round(Math.max(...runTimes)) },
-          plain_git_same_work_ms: { p50: median(plainTimes) },
-          ratio_service_to_plain_git: +(pct(runTimes, 50) / pct(plainTimes, 50)).toFixed(2),
-          get_status_ms: {
-            rest: { p50: +pct(restTimes, 50).toFixed(2), p99: +pct(restTimes, 99).toFixed(2) },
-            nats: { p50: +pct(natsTimes, 50).toFixed(2), p99: +pct(natsTimes, 99).toFixed(2) },
+          pairs: PAIRS,
+          run_end_to_end_ms: { p50: Math.round(pct(totals, 50)), max: Math.round(Math.max(...totals)) },
+          plain_git_and_kustomize_same_work_ms: { p50: Math.round(pct(plain, 50)), max: Math.round(Math.max(...plain)) },
+          ratio_service_to_plain_tools: round(pct(totals, 50) / pct(plain, 50), 2),
+          step_own_time_ms_p50: stepMedians,
+          handoff_ms: { p50: round(pct(handoffs, 50)), p99: round(pct(handoffs, 99)), n: handoffs.length },
+          get_status_idle_ms: {
+            rest: { p50: round(pct(restTimes, 50), 2), p99: round(pct(restTimes, 99), 2) },
+            nats: { p50: round(pct(natsTimes, 50), 2), p99: round(pct(natsTimes, 99), 2) },
             samples: GETS,
           },
         },
@@ -101,6 +146,17 @@ async function main() {
     await nats.destroy();
     await db.drop();
   }
+}
+
+function body(cluster: string, url: string, certPem: string) {
+  return {
+    cluster_name: cluster,
+    domain: `${cluster}.example.com`,
+    region: 'eu-west-1',
+    acme_email: 'ops@example.com',
+    repo: { url, branch: 'main' },
+    target: { sealing_cert_pem: certPem },
+  };
 }
 
 main().catch((e) => {

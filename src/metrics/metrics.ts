@@ -24,6 +24,13 @@ export class Metrics {
     buckets: [0.1, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600, 1200],
     registers: [this.registry],
   });
+  readonly stepHandoff = new Histogram({
+    name: 'scaffold_step_handoff_seconds',
+    help: 'From the event that triggers a step being appended to the step starting its work (first deliveries)',
+    labelNames: ['step'],
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [this.registry],
+  });
   readonly projectionDelay = new Histogram({
     name: 'scaffold_projection_delay_seconds',
     help: 'From an event being appended to its projection in PostgreSQL',

@@ -17,7 +17,8 @@ export const PROJECTOR = 'projector';
 
 type RunTable = typeof ScaffoldRunRow | typeof ScaffoldRunRebuildRow;
 
-function rowOf(id: string, state: RunState, lastSeq: number) {
+/** The read-model row of a run's state. */
+export function rowOf(id: string, state: RunState, lastSeq: number) {
   const r = state.request!;
   return {
     id,

@@ -1,10 +1,15 @@
-import type { DataSource } from 'typeorm';
+import { DataSource, In } from 'typeorm';
 import type { EventStore } from '../../libs/event-store/src';
+import { evolve, initialState, RunState } from '../../libs/run-decider/src';
 import { ProjectionCheckpoint, ScaffoldRunRebuildRow } from './entities';
-import { applyEvents, PROJECTOR } from './projector';
+import { applyEvents, PROJECTOR, rowOf } from './projector';
 
 const REBUILD_CHECKPOINT = 'projector-rebuild';
 const BATCH = 1000;
+/** Runs folded in memory before they are written (bounds the rebuild's memory). */
+const MEMORY_RUNS = 20_000;
+/** Rows per INSERT ... ON CONFLICT statement (PostgreSQL allows 65,535 parameters; a row has 14). */
+const UPSERT_ROWS = 1000;
 
 export interface RebuildResult {
   events: number;
@@ -18,36 +23,80 @@ export interface RebuildResult {
  * up to the live projector's checkpoint, and the names are exchanged. The old table is dropped
  * unless `keepOld`.
  */
-export async function rebuildProjection(store: EventStore, ds: DataSource, opts: { keepOld?: boolean; onProgress?: (seq: number) => void } = {}): Promise<RebuildResult> {
+export interface RebuildOptions {
+  keepOld?: boolean;
+  onProgress?: (seq: number) => void;
+  /** Events per stream read (default 1000) and runs held in memory before they are written (default 20,000). */
+  pageSize?: number;
+  memoryRuns?: number;
+}
+
+export async function rebuildProjection(store: EventStore, ds: DataSource, opts: RebuildOptions = {}): Promise<RebuildResult> {
   const started = Date.now();
   await ds.query('DROP TABLE IF EXISTS scaffold_runs_rebuild');
   await ds.query('DROP TABLE IF EXISTS scaffold_runs_old');
   await ds.query('CREATE TABLE scaffold_runs_rebuild (LIKE scaffold_runs INCLUDING ALL)');
-  let events = 0;
-  const replay = async (fromSeq: number, untilSeq: number, m = ds.manager) => {
-    let next: number | null = fromSeq;
-    while (next !== null && next <= untilSeq) {
-      const page = await store.readRange({ fromSeq: next, limit: BATCH });
-      const batch = page.events.filter((e) => e.seq <= untilSeq);
-      const apply = (tx: typeof m) => applyEvents(tx, batch, REBUILD_CHECKPOINT, ScaffoldRunRebuildRow);
-      if (m === ds.manager) await ds.transaction(apply);
-      else await apply(m);
-      events += batch.length;
-      if (batch.length) opts.onProgress?.(batch[batch.length - 1].seq);
-      next = page.nextSeq;
-    }
-  };
   const streamLast = await store.lastSeq();
-  await replay(1, streamLast);
+  const events = await foldInto(store, ds, streamLast, opts);
+  let caughtUp = 0;
   await ds.transaction(async (m) => {
     await m.query('LOCK TABLE scaffold_runs IN ACCESS EXCLUSIVE MODE');
     const live = await m.getRepository(ProjectionCheckpoint).findOne({ where: { name: PROJECTOR } });
-    const liveSeq = Number(live?.last_seq ?? 0);
-    if (liveSeq > streamLast) await replay(streamLast + 1, liveSeq, m);
+    // What the live projector applied while the rebuild read: the same rules, event by event, under the lock.
+    for (let next: number | null = streamLast + 1; next !== null && next <= Number(live?.last_seq ?? 0);) {
+      const page = await store.readRange({ fromSeq: next, limit: BATCH });
+      const batch = page.events.filter((e) => e.seq <= Number(live!.last_seq));
+      await applyEvents(m, batch, REBUILD_CHECKPOINT, ScaffoldRunRebuildRow);
+      caughtUp += batch.length;
+      next = page.nextSeq;
+    }
     await m.query('ALTER TABLE scaffold_runs RENAME TO scaffold_runs_old');
     await m.query('ALTER TABLE scaffold_runs_rebuild RENAME TO scaffold_runs');
   });
   if (!opts.keepOld) await ds.query('DROP TABLE scaffold_runs_old');
   const [{ count }] = await ds.query('SELECT count(*)::int AS count FROM scaffold_runs');
-  return { events, rows: count, seconds: (Date.now() - started) / 1000 };
+  return { events: events + caughtUp, rows: count, seconds: (Date.now() - started) / 1000 };
+}
+
+/**
+ * Folds the stream up to `untilSeq` into the fresh table. Runs are folded in memory and written once
+ * each, in multi-row upserts, rather than read and written back for every page: the table is new and
+ * only this rebuild writes it. Memory stays bounded: past MEMORY_RUNS runs the folded ones are written
+ * and dropped, and a run seen again later is read back from the table. Returns the events read.
+ */
+async function foldInto(store: EventStore, ds: DataSource, untilSeq: number, opts: RebuildOptions): Promise<number> {
+  const { pageSize = BATCH, memoryRuns = MEMORY_RUNS } = opts;
+  const folding = new Map<string, { state: RunState; lastSeq: number }>();
+  const written = new Set<string>();
+  const table = ds.getRepository(ScaffoldRunRebuildRow);
+  let events = 0;
+  let lastSeq = 0;
+  const flush = async () => {
+    const rows = [...folding].filter(([, r]) => r.state.request).map(([id, r]) => rowOf(id, r.state, r.lastSeq));
+    await ds.transaction(async (m) => {
+      for (let i = 0; i < rows.length; i += UPSERT_ROWS) await m.getRepository(ScaffoldRunRebuildRow).upsert(rows.slice(i, i + UPSERT_ROWS), ['id']);
+      await m.getRepository(ProjectionCheckpoint).save({ name: REBUILD_CHECKPOINT, last_seq: String(lastSeq), updated_at: new Date() });
+    });
+    for (const id of folding.keys()) written.add(id);
+    folding.clear();
+  };
+  for (let next: number | null = 1; next !== null && next <= untilSeq;) {
+    const page = await store.readRange({ fromSeq: next, limit: pageSize });
+    const batch = page.events.filter((e) => e.seq <= untilSeq);
+    const readBack = [...new Set(batch.map((e) => e.run_id))].filter((id) => written.has(id) && !folding.has(id));
+    if (readBack.length > 0) for (const r of await table.find({ where: { id: In(readBack) } })) folding.set(r.id, { state: r.state, lastSeq: Number(r.last_seq) });
+    for (const e of batch) {
+      const before = folding.get(e.run_id) ?? { state: initialState, lastSeq: 0 };
+      if (e.seq > before.lastSeq) folding.set(e.run_id, { state: evolve(before.state, e), lastSeq: e.seq });
+    }
+    events += batch.length;
+    if (batch.length > 0) {
+      lastSeq = batch[batch.length - 1].seq;
+      opts.onProgress?.(lastSeq);
+    }
+    if (folding.size >= memoryRuns) await flush();
+    next = page.nextSeq;
+  }
+  await flush();
+  return events;
 }

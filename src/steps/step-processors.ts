@@ -43,7 +43,8 @@ export class StepProcessors implements OnApplicationBootstrap, BeforeApplication
     owned: OwnedConsumers,
   ) {
     const onAttempt = (step: string, outcome: 'succeeded' | 'failed', seconds: number) => metrics.stepDuration.observe({ step, outcome }, seconds);
-    const deps = { store: events, inputs, logs, settings: config.steps, logger, targets: scope.targets, credentials: scope.credentials, generator, onAttempt };
+    const onHandoff = (step: string, seconds: number) => metrics.stepHandoff.observe({ step }, seconds);
+    const deps = { store: events, inputs, logs, settings: config.steps, logger, targets: scope.targets, credentials: scope.credentials, generator, onAttempt, onHandoff };
     this.processors = LOCAL_STEP_HANDLERS.map((handler) => {
       const step = new StepProcessor(handler, deps);
       return new JetStreamProcessor(store, stepConsumer(handler.step, config.steps, scope.onlyRunId), step.handle, logger);

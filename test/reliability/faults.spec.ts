@@ -94,6 +94,9 @@ describe('faults: NATS restart, PostgreSQL outage, git failures', () => {
     const { rebuildProjection } = await import('../../src/projection/rebuild');
     await rebuildProjection(svc.runtime.store, svc.runtime.ds);
     expect(await rows()).toEqual(live);
+    // Memory-bounded: one run held at a time and two events per read, so runs are written and read back again and again.
+    await rebuildProjection(svc.runtime.store, svc.runtime.ds, { pageSize: 2, memoryRuns: 1 });
+    expect(await rows()).toEqual(live);
   });
 
   it('a push rejected because the branch moved is redone on the new head', async () => {

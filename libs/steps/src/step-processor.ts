@@ -25,6 +25,8 @@ export interface StepDependencies {
   credentials?: SuppliedCredentialsSource;
   /** Where passes are generated (default: on this thread). */
   generator?: TreeGenerator;
+  /** Observes how long after its triggering event was appended a step began its work (first deliveries; metrics). */
+  onHandoff?: (step: string, seconds: number) => void;
   /** Observes each attempt (metrics). */
   onAttempt?: (step: string, outcome: 'succeeded' | 'failed', seconds: number) => void;
 }
@@ -76,6 +78,8 @@ export class StepProcessor {
     if (gate.appended.length > 0 || gate.state.step !== step || isTerminal(gate.state)) return ACK;
     const log = new RunLog(this.deps.logs, runId, step);
     const started = Date.now();
+    // Redeliveries carry the retry pause: only a first delivery says how quickly steps hand off.
+    if (deliveryCount === 1) this.deps.onHandoff?.(step, Math.max(0, started - Date.parse(event.time)) / 1000);
     try {
       logger.info(ids, 'step started');
       await log.line(`${step} started (delivery ${deliveryCount})`);
