@@ -7,13 +7,7 @@ export async function timed<T>(work: () => Promise<T>): Promise<{ result: T; sec
   return { result, seconds: Number(process.hrtime.bigint() - t) / 1e9 };
 }
 
-/** Replay as scaffolderctl does it: every event read, parsed, upcast and validated, page by page. Returns the count. */
-export async function replayAll(store: JetStreamEventStore): Promise<number> {
-  let replayed = 0;
-  for (let next: number | null = 1; next !== null;) {
-    const page = await store.readRange({ fromSeq: next, limit: 1000 });
-    replayed += page.events.length;
-    next = page.nextSeq;
-  }
-  return replayed;
+/** Replay as `scaffolderctl replay --from-seq 1` does it: every event read, parsed, upcast and validated, through one reader. Returns the count. */
+export function replayAll(store: JetStreamEventStore): Promise<number> {
+  return store.scan({ fromSeq: 1 }, async () => undefined);
 }

@@ -184,13 +184,18 @@ const commands: Record<string, (ctx: Ctx, args: string[], opts: Record<string, a
     let fromSeq: number | undefined = opts['from-seq'] ? Number(opts['from-seq']) : undefined;
     let count = 0;
     let applied = 0;
-    for (let first = true; first || fromSeq !== undefined; first = false) {
-      const page = await ctx.store.readRange({ fromSeq, since: first ? since : undefined, limit: 1000, runId: opts.run });
-      for (const e of page.events) {
+    const handle = async (events: StoredEvent[]) => {
+      for (const e of events) {
         count++;
         if (ds) applied += (await ds.transaction((m) => applyEvent(m, e))) ? 1 : 0;
         else print(ctx, e);
       }
+    };
+    // The whole log from a sequence: one reader through to the end. A time or a run: page by page with those filters.
+    if (fromSeq !== undefined && !since && !opts.run) await ctx.store.scan({ fromSeq }, handle);
+    for (let first = true; (since || opts.run) && (first || fromSeq !== undefined); first = false) {
+      const page = await ctx.store.readRange({ fromSeq, since: first ? since : undefined, limit: 1000, runId: opts.run });
+      await handle(page.events);
       fromSeq = page.nextSeq ?? undefined;
     }
     if (ds) ctx.out(ctx.json ? JSON.stringify({ replayed: count, applied }) : `replayed ${count} events into the read-model, ${applied} changed a row`);

@@ -8,8 +8,15 @@ const REBUILD_CHECKPOINT = 'projector-rebuild';
 const BATCH = 1000;
 /** Runs folded in memory before they are written (bounds the rebuild's memory). */
 const MEMORY_RUNS = 20_000;
-/** Rows per INSERT ... ON CONFLICT statement (PostgreSQL allows 65,535 parameters; a row has 14). */
-const UPSERT_ROWS = 1000;
+/** Rows per statement. */
+const UPSERT_ROWS = 5000;
+const UPDATED_COLUMNS = ['status', 'step', 'message', 'cluster_name', 'repo_url', 'branch', 'infra_commit', 'full_commit', 'created_at', 'updated_at', 'finished_at', 'last_seq', 'state'];
+/**
+ * Many rows in one statement and one parameter: PostgreSQL turns the JSON array into rows of the
+ * table's own type (far cheaper than an ORM building a statement with a parameter per value).
+ */
+const UPSERT_SQL = `INSERT INTO scaffold_runs_rebuild SELECT * FROM jsonb_populate_recordset(NULL::scaffold_runs_rebuild, $1::jsonb)
+  ON CONFLICT (id) DO UPDATE SET ${UPDATED_COLUMNS.map((c) => `${c} = EXCLUDED.${c}`).join(', ')}`;
 
 export interface RebuildResult {
   events: number;
@@ -74,15 +81,13 @@ async function foldInto(store: EventStore, ds: DataSource, untilSeq: number, opt
   const flush = async () => {
     const rows = [...folding].filter(([, r]) => r.state.request).map(([id, r]) => rowOf(id, r.state, r.lastSeq));
     await ds.transaction(async (m) => {
-      for (let i = 0; i < rows.length; i += UPSERT_ROWS) await m.getRepository(ScaffoldRunRebuildRow).upsert(rows.slice(i, i + UPSERT_ROWS), ['id']);
+      for (let i = 0; i < rows.length; i += UPSERT_ROWS) await m.query(UPSERT_SQL, [JSON.stringify(rows.slice(i, i + UPSERT_ROWS))]);
       await m.getRepository(ProjectionCheckpoint).save({ name: REBUILD_CHECKPOINT, last_seq: String(lastSeq), updated_at: new Date() });
     });
     for (const id of folding.keys()) written.add(id);
     folding.clear();
   };
-  for (let next: number | null = 1; next !== null && next <= untilSeq;) {
-    const page = await store.readRange({ fromSeq: next, limit: pageSize });
-    const batch = page.events.filter((e) => e.seq <= untilSeq);
+  await store.scan({ fromSeq: 1, untilSeq, batchSize: pageSize }, async (batch) => {
     const readBack = [...new Set(batch.map((e) => e.run_id))].filter((id) => written.has(id) && !folding.has(id));
     if (readBack.length > 0) for (const r of await table.find({ where: { id: In(readBack) } })) folding.set(r.id, { state: r.state, lastSeq: Number(r.last_seq) });
     for (const e of batch) {
@@ -90,13 +95,10 @@ async function foldInto(store: EventStore, ds: DataSource, untilSeq: number, opt
       if (e.seq > before.lastSeq) folding.set(e.run_id, { state: evolve(before.state, e), lastSeq: e.seq });
     }
     events += batch.length;
-    if (batch.length > 0) {
-      lastSeq = batch[batch.length - 1].seq;
-      opts.onProgress?.(lastSeq);
-    }
+    lastSeq = batch[batch.length - 1].seq;
+    opts.onProgress?.(lastSeq);
     if (folding.size >= memoryRuns) await flush();
-    next = page.nextSeq;
-  }
+  });
   await flush();
   return events;
 }

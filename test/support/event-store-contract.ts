@@ -46,6 +46,27 @@ export function eventStoreContract(store: () => EventStore) {
     expect(await store().lastSeq()).toBe(seq);
   });
 
+  it('scans a range of the whole log in order, in batches, through to its end and no further', async () => {
+    const run = randomUUID();
+    let seq = 0;
+    for (let i = 0; i < 1500; i += 100)
+      seq = (
+        await store().append(
+          run,
+          Array.from({ length: 100 }, () => requestedEvent(run)),
+          seq,
+        )
+      ).at(-1)!.seq;
+    const first = seq - 1499;
+    const batches: number[][] = [];
+    const handed = await store().scan({ fromSeq: first, untilSeq: seq - 1 }, async (events) => void batches.push(events.map((e) => e.seq)));
+    const seen = batches.flat();
+    expect(handed).toBe(1499);
+    expect(seen).toEqual(Array.from({ length: 1499 }, (_, i) => first + i));
+    expect(batches.length).toBeGreaterThan(1);
+    expect(await store().scan({ fromSeq: seq + 1 }, async () => undefined)).toBe(0);
+  });
+
   it('follows a run live until the condition holds', async () => {
     const run = randomUUID();
     const [first] = await store().append(run, [requestedEvent(run)], 0);

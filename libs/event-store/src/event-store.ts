@@ -40,6 +40,13 @@ export interface FollowOptions {
  * The event log: one ordered history per run with optimistic concurrency on the run's last sequence.
  * It knows events, not what they mean: the aggregate's rules come in through `decideAndAppend`.
  */
+/** A stretch of the whole log: from a sequence up to another (default: the last at the start), read `batchSize` (1000) at a time. */
+export interface ScanRange {
+  fromSeq: number;
+  untilSeq?: number;
+  batchSize?: number;
+}
+
 export interface EventStore {
   /** The run's events in order, and the stream sequence of the last one (0 for a run that does not exist). */
   readRun(runId: string): Promise<{ events: StoredEvent[]; lastSeq: number }>;
@@ -47,6 +54,12 @@ export interface EventStore {
   append(runId: string, events: ScaffoldEvent[], expectedLastSeq: number): Promise<StoredEvent[]>;
   /** Events across all runs (or one) from a sequence or a time, oldest first; `nextSeq` continues the range. */
   readRange(query: RangeQuery): Promise<{ events: StoredEvent[]; nextSeq: number | null }>;
+  /**
+   * Every event from `fromSeq` up to `untilSeq` (default: the last at the call), oldest first, handed
+   * over in batches as they are read through one reader (a rebuild or replay of the whole log).
+   * Returns how many events were handed over.
+   */
+  scan(range: ScanRange, onBatch: (events: StoredEvent[]) => Promise<void>): Promise<number>;
   /** The last sequence of the whole log (0 when empty). */
   lastSeq(): Promise<number>;
   /** Follows events live from `afterSeq`, resolving after `until` says so or when `signal` aborts. */

@@ -1,11 +1,13 @@
 import type { ScaffoldEvent, StoredEvent } from '../../events/src';
-import { ConcurrencyConflict, EventStore, FollowOptions, RangeQuery } from './event-store';
+import { ConcurrencyConflict, EventStore, FollowOptions, RangeQuery, ScanRange } from './event-store';
 
 /**
  * The event log in memory, with the JetStream store's rules (per-run expected sequence, duplicate
  * event ids refused, one global sequence): for unit tests of the application service, the
  * processors and the projection without a server.
  */
+const SCAN_BATCH = 1000;
+
 export class InMemoryEventStore implements EventStore {
   private readonly log: StoredEvent[] = [];
   private readonly ids = new Set<string>();
@@ -49,6 +51,14 @@ export class InMemoryEventStore implements EventStore {
     }
     const last = await this.lastSeq();
     return { events, nextSeq: lastLooked > 0 && lastLooked < last ? lastLooked + 1 : null };
+  }
+
+  async scan(range: ScanRange, onBatch: (events: StoredEvent[]) => Promise<void>): Promise<number> {
+    const until = range.untilSeq ?? (await this.lastSeq());
+    const events = this.log.filter((e) => e.seq >= range.fromSeq && e.seq <= until);
+    const size = range.batchSize ?? SCAN_BATCH;
+    for (let i = 0; i < events.length; i += size) await onBatch(events.slice(i, i + size));
+    return events.length;
   }
 
   async follow(opts: FollowOptions): Promise<void> {

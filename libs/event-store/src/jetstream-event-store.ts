@@ -1,7 +1,7 @@
 import type { NatsConnection } from '@nats-io/nats-core';
 import { DeliverPolicy, JetStreamApiError, JetStreamClient, JetStreamManager, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { InvalidStreamMessage, ScaffoldEvent, StoredEvent, tryParseEvent } from '../../events/src';
-import { ConcurrencyConflict, EventStore, FollowOptions, RangeQuery } from './event-store';
+import { ConcurrencyConflict, EventStore, FollowOptions, RangeQuery, ScanRange } from './event-store';
 import { readSubject } from './jetstream-reads';
 import { requireJetStreamServer } from './stream-admin';
 import { ALL_RUNS, DEFAULT_STREAMS, runSubject, StreamNames } from './streams';
@@ -13,6 +13,9 @@ const WRONG_LAST_SEQUENCE = 10071;
  * Nats-Expected-Last-Subject-Sequence and duplicate suppression through Nats-Msg-Id (both in 2.9).
  * Opening it changes nothing on the server: streams are StreamAdmin's.
  */
+/** Events a whole-log scan fetches at a time. */
+const SCAN_BATCH = 1000;
+
 export class JetStreamEventStore implements EventStore {
   /**
    * Told of every message on an event subject that is not a valid event of its run (a client with
@@ -78,6 +81,34 @@ export class JetStreamEventStore implements EventStore {
       await consumer.delete().catch(() => undefined);
     }
     return { events, nextSeq: lastLooked > 0 && lastLooked < lastSeq ? lastLooked + 1 : null };
+  }
+
+  async scan(range: ScanRange, onBatch: (events: StoredEvent[]) => Promise<void>): Promise<number> {
+    const until = range.untilSeq ?? (await this.lastSeq());
+    if (range.fromSeq > until) return 0;
+    // One ordered consumer for the whole range: a consumer per page costs three API round trips a page.
+    const consumer = await this.js.consumers.get(this.streams.events, { filter_subjects: ALL_RUNS, deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: range.fromSeq });
+    let handed = 0;
+    try {
+      for (let done = false; !done;) {
+        const batch = await consumer.fetch({ max_messages: range.batchSize ?? SCAN_BATCH, expires: 2000 });
+        const events: StoredEvent[] = [];
+        let got = 0;
+        for await (const m of batch) {
+          got++;
+          if (m.seq <= until) events.push(...this.parsed(m.string(), m.seq, m.subject));
+          // Stop at the end of the range: waiting out the fetch's expiry would only idle.
+          if (m.seq >= until || m.info.pending === 0) done = true;
+          if (done) break;
+        }
+        if (got === 0) done = true;
+        if (events.length > 0) await onBatch(events);
+        handed += events.length;
+      }
+    } finally {
+      await consumer.delete().catch(() => undefined);
+    }
+    return handed;
   }
 
   async follow(opts: FollowOptions): Promise<void> {
