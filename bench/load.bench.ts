@@ -82,7 +82,16 @@ async function plainTools(remotes: string[], tree: string): Promise<number> {
 async function main() {
   const nats = await TestNats.start();
   const db = await TestDatabase.create();
-  const svc = await ServiceProcess.create({ NATS_URL: nats.url, DATABASE_URL: db.url, STEP_CONCURRENCY: '4', ACK_WAIT_SECONDS: '30', LOG_LEVEL: 'warn' });
+  const svc = await ServiceProcess.create({
+    NATS_URL: nats.url,
+    DATABASE_URL: db.url,
+    STEP_CONCURRENCY: '4',
+    ACK_WAIT_SECONDS: '30',
+    LOG_LEVEL: 'warn',
+    // One controller submitting the whole load: the per-key quotas would otherwise refuse most of it (429).
+    MAX_CREATES_PER_MINUTE_PER_KEY: String(RUNS),
+    MAX_ACTIVE_RUNS_PER_KEY: String(RUNS),
+  });
   await svc.start();
   const nc = await connect({ servers: nats.url });
   const cert = makeRsaCert({ bits: 4096 });
@@ -91,18 +100,28 @@ async function main() {
   h.set('X-Api-Key', API_KEY);
   try {
     const started = Date.now();
-    const created = await Promise.all(
-      Array.from({ length: RUNS }, (_, i) =>
-        api(svc.base, 'POST', '/api/v1/scaffolds', {
-          cluster_name: `load-${i}`,
-          domain: `l${i}.example.com`,
-          region: 'eu-west-1',
-          acme_email: 'ops@example.com',
-          repo: { url: remotes[i % REPOS].url, branch: 'main' },
-          target: { sealing_cert_pem: cert.certPem },
-        }),
-      ),
-    );
+    // Each create carries an Idempotency-Key, so one whose connection dropped can be sent again without a second run.
+    const create = async (i: number) => {
+      const request = {
+        cluster_name: `load-${i}`,
+        domain: `l${i}.example.com`,
+        region: 'eu-west-1',
+        acme_email: 'ops@example.com',
+        repo: { url: remotes[i % REPOS].url, branch: 'main' },
+        target: { sealing_cert_pem: cert.certPem },
+      };
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await api(svc.base, 'POST', '/api/v1/scaffolds', request, { 'idempotency-key': `load-${i}` });
+        } catch (e) {
+          if (attempt >= 5) throw e;
+          await new Promise((r) => setTimeout(r, 200 * attempt));
+        }
+      }
+    };
+    const created = await Promise.all(Array.from({ length: RUNS }, (_, i) => create(i)));
+    const refused = created.filter((c) => c.status !== 202 && c.status !== 200);
+    if (refused.length > 0) throw new Error(`${refused.length} of ${RUNS} creates were refused: ${JSON.stringify(refused[0].json)}`);
     const ids = created.map((c) => c.json.id as string);
     const finishedAt = new Map<string, { at: number; status: string }>();
     const restTimes: number[] = [];
@@ -133,10 +152,15 @@ async function main() {
 
     const tree = mkdtempSync(join(tmpdir(), 'tree-'));
     execFileSync('git', ['clone', '-q', remotes[0].dir, tree]);
-    const plainMs = await plainTools(
-      Array.from({ length: REPOS }, () => bareRepo().dir),
-      join(tree, 'clusters/load-0'),
-    );
+    // The plain tools' repositories start as the service's did after its first run: with the shared base it copied in.
+    const plainRemotes = Array.from({ length: REPOS }, () => bareRepo().dir);
+    const seed = mkdtempSync(join(tmpdir(), 'seed-'));
+    execFileSync('git', ['init', '-q', '-b', 'main', seed]);
+    cpSync(join(tree, 'base'), join(seed, 'base'), { recursive: true });
+    execFileSync('git', ['-C', seed, '-c', 'user.name=b', '-c', 'user.email=b@x', 'add', '-A']);
+    execFileSync('git', ['-C', seed, '-c', 'user.name=b', '-c', 'user.email=b@x', 'commit', '-q', '-m', 'shared base']);
+    for (const remote of plainRemotes) execFileSync('git', ['-C', seed, 'push', '-q', '--force', remote, 'main']);
+    const plainMs = await plainTools(plainRemotes, join(tree, 'clusters/load-0'));
 
     console.log(
       JSON.stringify(

@@ -15,6 +15,7 @@ import { connect } from '@nats-io/transport-node';
 import { headers } from '@nats-io/nats-core';
 import { makeRsaCert } from '../test/support/certs';
 import { bareRepo, TestDatabase, TestNats } from '../test/support/services';
+import { createBody } from '../test/support/run-fixtures';
 import { api, API_KEY, startService, untilTerminal } from '../test/support/service';
 
 const PAIRS = Number(process.env.BENCH_PAIRS ?? 10);
@@ -26,9 +27,9 @@ const round = (x: number, d = 1) => Math.round(x * 10 ** d) / 10 ** d;
 const INFRA_LAYERS = ['flux-system', 'infrastructure'];
 const ALL_LAYERS = ['flux-system', 'infrastructure', 'apps', 'database', 'cert-manager-config'];
 /** The event that starts each step. */
-const TRIGGERS: Record<string, string> = { 'infra-pass': 'ScaffoldRequested', 'wait-sealed-secrets': 'InfraPushed', 'fetch-cert': 'SealedSecretsReady', 'full-pass': 'CertFetched' };
+const TRIGGERS: Record<string, string> = { 'infra-pass': 'ScaffoldRequested', 'sealed-secrets-wait': 'InfraPushed', 'cert-fetch': 'SealedSecretsReady', 'full-pass': 'CertFetched' };
 /** The event each step ends with. */
-const RESULTS: Record<string, string> = { 'infra-pass': 'InfraPushed', 'wait-sealed-secrets': 'SealedSecretsReady', 'fetch-cert': 'CertFetched', 'full-pass': 'FullPushed' };
+const RESULTS: Record<string, string> = { 'infra-pass': 'InfraPushed', 'sealed-secrets-wait': 'SealedSecretsReady', 'cert-fetch': 'CertFetched', 'full-pass': 'FullPushed' };
 
 /** The same work as one run, by hand, layer by layer as a person's script would. */
 function plainTools(remoteDir: string, tree: string, cluster: string): number {
@@ -76,20 +77,22 @@ async function main() {
   const nc = await connect({ servers: nats.url });
   const cert = makeRsaCert({ bits: 4096 });
   const remote = bareRepo();
-  const plainRemote = bareRepo();
   try {
     // A first run gives the plain tools the tree to write (the baseline measures git and kustomize, not generation).
-    const first = await api(svc.base, 'POST', '/api/v1/scaffolds', body('warmup', remote.url, cert.certPem));
+    const first = await api(svc.base, 'POST', '/api/v1/scaffolds', createBody('warmup', remote.url, cert.certPem));
     await untilTerminal(svc.base, first.json.id, 120_000);
     const tree = mkdtempSync(join(tmpdir(), 'tree-'));
     execFileSync('git', ['clone', '-q', remote.dir, tree]);
     const layers = join(tree, 'clusters/warmup');
+    // The plain tools push into a copy of the fleet as the warm-up left it (with the shared base it copied in).
+    const plainRemote = { dir: join(mkdtempSync(join(tmpdir(), 'plain-remote-')), 'fleet.git') };
+    execFileSync('git', ['clone', '-q', '--bare', remote.dir, plainRemote.dir]);
 
     const service: RunTiming[] = [];
     const plain: number[] = [];
     for (let i = 0; i < PAIRS; i++) {
       const postedAt = Date.now();
-      const r = await api(svc.base, 'POST', '/api/v1/scaffolds', body(`bench-${i}`, remote.url, cert.certPem));
+      const r = await api(svc.base, 'POST', '/api/v1/scaffolds', createBody(`bench-${i}`, remote.url, cert.certPem));
       const done = await untilTerminal(svc.base, r.json.id, 120_000);
       if (done.status !== 'succeeded') throw new Error(`run ${r.json.id} ${done.status}: ${done.message}`);
       service.push(await runTiming(svc.base, r.json.id, postedAt));
@@ -146,17 +149,6 @@ async function main() {
     await nats.destroy();
     await db.drop();
   }
-}
-
-function body(cluster: string, url: string, certPem: string) {
-  return {
-    cluster_name: cluster,
-    domain: `${cluster}.example.com`,
-    region: 'eu-west-1',
-    acme_email: 'ops@example.com',
-    repo: { url, branch: 'main' },
-    target: { sealing_cert_pem: certPem },
-  };
 }
 
 main().catch((e) => {

@@ -5,6 +5,7 @@ import { parse, parseAllDocuments } from 'yaml';
 import { makeRsaCert } from '../support/certs';
 import { tempDir } from '../support/files';
 import { EXAMPLE_ACME_EMAIL, EXAMPLE_HOSTS, writeFluxExampleReference } from '../support/flux-example-repo';
+import { createBody } from '../support/run-fixtures';
 import { bareRepo } from '../support/services';
 import { api, API_KEY, eventCount, untilTerminal } from '../support/service';
 import { useServiceStack } from '../support/service-stack';
@@ -21,13 +22,8 @@ describe("scaffold service with a reference in the layout of Flux's example repo
   const cert = makeRsaCert();
   const remote = bareRepo();
   const body = (cluster: string, extra: Record<string, unknown> = {}) => ({
-    cluster_name: cluster,
-    domain: `${cluster}.example.org`,
-    region: 'ap-southeast-2',
-    acme_email: 'ops@example.org',
-    repo: { url: remote.url, branch: 'main' },
-    target: { sealing_cert_pem: cert.certPem },
-    host_map: { [EXAMPLE_HOSTS.podinfo]: `podinfo.${cluster}.example.org` },
+    ...createBody(cluster, remote.url, cert.certPem),
+    host_map: { [EXAMPLE_HOSTS.podinfo]: `podinfo.${cluster}.example.com` },
     ...extra,
   });
   const git = (...args: string[]) => execFileSync('git', ['--git-dir', remote.dir, ...args], { encoding: 'utf8' });
@@ -48,9 +44,9 @@ describe("scaffold service with a reference in the layout of Flux's example repo
     const configs = parseAllDocuments(git('show', `${done.infra_commit}:clusters/kiwi/infrastructure.yaml`))
       .map((d) => d.toJS())
       .find((k) => k.metadata.name === 'infra-configs');
-    expect(configs.spec.patches.map((p: any) => parse(p.patch))).toContainEqual([{ op: 'replace', path: '/spec/acme/email', value: 'ops@example.org' }]);
+    expect(configs.spec.patches.map((p: any) => parse(p.patch))).toContainEqual([{ op: 'replace', path: '/spec/acme/email', value: 'ops@example.com' }]);
     const values = parse(git('show', `${done.infra_commit}:apps/kiwi/podinfo-values.yaml`));
-    expect(values.spec.values.ingress.hosts[0].host).toBe('podinfo.kiwi.example.org');
+    expect(values.spec.values.ingress.hosts[0].host).toBe('podinfo.kiwi.example.com');
     // Nothing holds a Secret in this layout: the full pass has nothing to add.
     expect(git('diff', '--name-only', done.infra_commit, done.full_commit).trim()).toBe('');
 
@@ -66,14 +62,14 @@ describe("scaffold service with a reference in the layout of Flux's example repo
     await nc.close();
     expect(reply.status).toBe('queued');
     expect((await untilTerminal(stack.svc.base, reply.id)).status).toBe('succeeded');
-    expect(parse(git('show', 'main:apps/lime/podinfo-values.yaml')).spec.values.ingress.hosts[0].host).toBe('podinfo.lime.example.org');
+    expect(parse(git('show', 'main:apps/lime/podinfo-values.yaml')).spec.values.ingress.hosts[0].host).toBe('podinfo.lime.example.com');
   });
 
   it.each([
     ['no host map for a host outside the reference domain', { host_map: undefined }, /^host_map: hosts with no place in the new cluster.*podinfo\.staging \(apps\/staging\/podinfo-values\.yaml/],
     [
       'a host the reference does not have',
-      { host_map: { [EXAMPLE_HOSTS.podinfo]: 'p.plum.example.org', 'nope.staging': 'x.plum.example.org' } },
+      { host_map: { [EXAMPLE_HOSTS.podinfo]: 'p.plum.example.com', 'nope.staging': 'x.plum.example.com' } },
       /^host_map: nope\.staging: the reference environment has no host nope\.staging/,
     ],
     ['a malformed host', { host_map: { [EXAMPLE_HOSTS.podinfo]: 'not a host' } }, /^host_map\.podinfo\.staging: "not a host" is not a lowercase host name/],
