@@ -50,7 +50,8 @@ describe('two replicas against one NATS and one PostgreSQL', () => {
       const types = items.map((e: any) => e.type);
       expect(types).toEqual(['ScaffoldRequested', 'InfraPushed', 'SealedSecretsReady', 'CertFetched', 'FullPushed', 'ScaffoldSucceeded']);
       const log = (await api(replicas[0].base, 'GET', `/api/v1/scaffolds/${id}/logs`)).text;
-      for (const step of ['infra-pass', 'sealed-secrets-wait', 'cert-fetch', 'full-pass']) expect(log.match(new RegExp(`\\[${step}\\] ${step} started`, 'g'))).toHaveLength(1);
+      for (const step of ['infra-pass', 'sealed-secrets-wait', 'cert-fetch', 'full-pass'])
+        expect({ log, starts: log.match(new RegExp(`\\[${step}\\] ${step} started`, 'g'))?.length }).toMatchObject({ starts: 1 });
       const commits = execFileSync('git', ['--git-dir', remotes[i].dir, 'log', '--oneline', '--fixed-strings', `--grep=Scaffold-Run: ${id}`, 'main'], { encoding: 'utf8' })
         .trim()
         .split('\n');

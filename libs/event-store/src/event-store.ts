@@ -18,6 +18,8 @@ export interface Decider<S> {
 export interface DecisionResult<S> {
   state: S;
   appended: StoredEvent[];
+  /** The run's events the decision was made on (before what it appended). */
+  history: StoredEvent[];
 }
 
 export interface RangeQuery {
@@ -97,12 +99,12 @@ export async function decideAndAppend<S>(store: EventStore, runId: string, decid
     if (opts.seenSeq !== undefined && lastSeq < opts.seenSeq) throw new StaleRead(runId, opts.seenSeq, lastSeq);
     const state = events.reduce(decider.evolve, decider.initialState);
     const drafts = decide(state);
-    if (drafts.length === 0) return { state, appended: [] };
+    if (drafts.length === 0) return { state, appended: [], history: events };
     const time = (opts.now ?? (() => new Date()))();
     const stamped = drafts.map((d, i) => stamp(d, runId, opts.idFor?.(d, i) ?? randomUUID(), time, opts.causationId ?? null));
     try {
       const appended = await store.append(runId, stamped, lastSeq);
-      return { state: appended.reduce(decider.evolve, state), appended };
+      return { state: appended.reduce(decider.evolve, state), appended, history: events };
     } catch (e) {
       if (!(e instanceof ConcurrencyConflict)) throw e;
     }

@@ -42,6 +42,26 @@ describe('StepProcessor (in-memory event store)', () => {
     expect(runs).toBe(1);
   });
 
+  it('runs a step with two triggers for the later one only: an earlier trigger delivered late starts nothing', async () => {
+    const complete = (step: 'infra-pass' | 'sealed-secrets-wait' | 'cert-fetch', result: EventDraft) =>
+      decideAndAppend(store, runId, runDecider, (s) => decide({ type: 'CompleteStep', step, result }, s));
+    await complete('infra-pass', infraPushed);
+    await complete('sealed-secrets-wait', { type: 'SealedSecretsReady', data: { source: 'given_certificate', controller: null } });
+    await complete('cert-fetch', { type: 'CertFetched', data: { fingerprint_sha256: 'ab', not_after: '2030-01-01T00:00:00.000Z' } });
+    const history = (await store.readRun(runId)).events;
+    expect(history.map((e) => e.type)).toEqual(['ScaffoldRequested', 'InfraPushed', 'SealedSecretsReady', 'CertFetched']);
+    let runs = 0;
+    const fullPass = new StepProcessor(
+      { step: 'full-pass', run: async () => (runs++, { type: 'FullPushed', data: { commit: 'b'.repeat(40), objects_sealed: 0 } }) },
+      { store, inputs: new InMemoryRunInputs(), logs, settings, logger: silent },
+    );
+    // InfraPushed triggers the full pass of SOPS runs; here, delivered after CertFetched, it is stale.
+    expect(await fullPass.handle([{ event: history[1], deliveryCount: 1 }])).toEqual(ACK);
+    expect(runs).toBe(0);
+    expect(await fullPass.handle([{ event: history[3], deliveryCount: 1 }])).toEqual(ACK);
+    expect(runs).toBe(1);
+  });
+
   it('acknowledges events that are not its trigger', async () => {
     const [event] = (await store.readRun(runId)).events;
     const other = new StepProcessor({ step: 'full-pass', run: async () => infraPushed }, { store, inputs: new InMemoryRunInputs(), logs, settings, logger: silent });

@@ -76,6 +76,10 @@ export class StepProcessor {
     // At the step boundary: a cancelled run stops here; a run already past this step is not run again.
     const gate = await decideAndAppend(store, runId, runDecider, (s) => decide({ type: 'StopIfCancelled', step }, s), { causationId: event.id, seenSeq: event.seq });
     if (gate.appended.length > 0 || gate.state.step !== step || isTerminal(gate.state)) return ACK;
+    // A step with two triggers (the full pass: CertFetched, or InfraPushed on SOPS runs) runs for the later one only:
+    // an earlier trigger delivered late, after the later one, must not start the step a second time beside it.
+    const latestTrigger = gate.history.filter((e) => triggers(e, step)).at(-1);
+    if (latestTrigger && latestTrigger.seq !== event.seq) return ACK;
     const log = new RunLog(this.deps.logs, runId, step);
     const started = Date.now();
     // Redeliveries carry the retry pause: only a first delivery says how quickly steps hand off.
