@@ -54,7 +54,8 @@ export class GeneratorPool implements TreeGenerator {
   constructor(options: GeneratorPoolOptions) {
     this.pool = new Piscina({
       filename: workerFile(),
-      minThreads: 1,
+      // No thread until the first pass: API-only replicas and idle processes start and stay without one.
+      minThreads: 0,
       maxThreads: options.threads,
       // Passes queue here rather than in threads: a pass holds a working copy and kustomize processes.
       concurrentTasksPerWorker: 1,
