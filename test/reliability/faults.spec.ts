@@ -99,7 +99,7 @@ describe('faults: NATS restart, PostgreSQL outage, git failures', () => {
     expect(await rows()).toEqual(live);
   });
 
-  it('a push rejected because the branch moved is redone on the new head', async () => {
+  it('a push rejected because the branch moved is rebased onto the new head and pushed again', async () => {
     const remote = bareRepo();
     // The first push is refused as if another writer had moved the branch; later pushes go through.
     const hook = join(remote.dir, 'hooks', 'pre-receive');
@@ -110,7 +110,7 @@ describe('faults: NATS restart, PostgreSQL outage, git failures', () => {
     expect(done.status).toBe('succeeded');
     expect(runCommits(remote.dir, created.json.id)).toBe(2);
     const log = (await api(svc.base, 'GET', `/api/v1/scaffolds/${created.json.id}/logs`)).text;
-    expect(log).toMatch(/push rejected .*; redoing the pass on the new head/);
+    expect(log).toMatch(/push rejected .*; rebasing onto the new head and pushing again/);
   });
 
   it.each([

@@ -1,15 +1,16 @@
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { parse } from 'yaml';
-import { decideAndAppend, InMemoryEventStore, InMemoryRunInputs, InMemoryRunLogStore } from '../../libs/event-store/src';
+import type { InMemoryRunInputs } from '../../libs/event-store/src';
 import { EventDraft, stamp, StoredEvent } from '../../libs/events/src';
-import { decide, fold, isTerminal, runDecider } from '../../libs/run-decider/src';
+import { fold } from '../../libs/run-decider/src';
 import { parseSealingCertificate } from '../../libs/sealing/src';
-import { LOCAL_STEP_HANDLERS, SEALING_CERT_INPUT, StepProcessor } from '../../libs/steps/src';
+import { SEALING_CERT_INPUT } from '../../libs/steps/src';
 import { loadConfig } from '../../src/config/config';
 import { makeRsaCert } from '../support/certs';
 import { tempDir } from '../support/files';
 import { bareRepo, gitLog } from '../support/services';
+import { runStepsToEnd } from '../support/step-harness';
 import { unsealManifest } from '../support/unseal';
 
 jest.setTimeout(120_000);
@@ -22,7 +23,6 @@ jest.setTimeout(120_000);
 describe('forged events cannot redirect a run or make it seal for another certificate', () => {
   const cert = makeRsaCert();
   const attackerCert = makeRsaCert();
-  const silent = { info: () => undefined, warn: () => undefined, error: () => undefined };
   const settings = loadConfig(
     { WORK_DIR: tempDir('forged-work'), GIT_ALLOWED_SCHEMES: 'https,ssh,file', REGISTRY_SERVER: 'r.example.com', REGISTRY_USERNAME: 'u', REGISTRY_PASSWORD: 'RegistryPassword-1' },
     { requireApiKey: false },
@@ -32,12 +32,7 @@ describe('forged events cannot redirect a run or make it seal for another certif
   async function run(attack: (ctx: { runId: string; after: StoredEvent; forge: (draft: EventDraft) => Promise<void>; inputs: InMemoryRunInputs; attackerUrl: string }) => Promise<void>) {
     const remote = bareRepo();
     const attackerRemote = bareRepo();
-    const store = new InMemoryEventStore();
-    const inputs = new InMemoryRunInputs();
-    const runId = randomUUID();
-    const parsed = parseSealingCertificate(cert.certPem);
-    await inputs.put(runId, SEALING_CERT_INPUT, cert.certPem);
-    const data = {
+    const request = {
       cluster_name: 'victim',
       domain: 'victim.example.com',
       region: 'eu-west-1',
@@ -45,23 +40,19 @@ describe('forged events cannot redirect a run or make it seal for another certif
       repo_url: remote.url,
       branch: 'main',
       requested_by: 'default',
-      target: { kind: 'sealing_cert' as const, fingerprint_sha256: parsed.fingerprintSha256, not_after: parsed.notAfter.toISOString() },
     };
-    await decideAndAppend(store, runId, runDecider, (s) => decide({ type: 'RequestScaffold', data }, s));
-    const forge = async (draft: EventDraft) => {
-      const { lastSeq } = await store.readRun(runId);
-      await store.append(runId, [stamp(draft, runId, randomUUID(), new Date(), null)], lastSeq);
-    };
-    const processors = LOCAL_STEP_HANDLERS.map((h) => new StepProcessor(h, { store, inputs, logs: new InMemoryRunLogStore(), settings, logger: silent }));
-    const seen = new Set<number>();
-    for (let round = 0; round < 20 && !isTerminal(fold((await store.readRun(runId)).events)); round++) {
-      for (const event of (await store.readRun(runId)).events.filter((e) => !seen.has(e.seq))) {
-        seen.add(event.seq);
-        await attack({ runId, after: event, forge, inputs, attackerUrl: attackerRemote.url });
-        for (const p of processors) await p.handle([{ event, deliveryCount: 1 }]);
-      }
-    }
-    const events = (await store.readRun(runId)).events;
+    const { events } = await runStepsToEnd({
+      settings,
+      certPem: cert.certPem,
+      request,
+      beforeEach: async ({ runId, store, inputs }, after) => {
+        const forge = async (draft: EventDraft) => {
+          const { lastSeq } = await store.readRun(runId);
+          await store.append(runId, [stamp(draft, runId, randomUUID(), new Date(), null)], lastSeq);
+        };
+        await attack({ runId, after, forge, inputs, attackerUrl: attackerRemote.url });
+      },
+    });
     return { remote, attackerRemote, events, state: fold(events) };
   }
 

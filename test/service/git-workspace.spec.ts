@@ -1,9 +1,8 @@
-import { execFileSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { GitStepError, GitWorkspace } from '../../libs/git/src';
 import { tempDir } from '../support/files';
-import { bareRepo, gitLog } from '../support/services';
+import { bareRepo, gitLog, pushAsAnotherWriter } from '../support/services';
 
 const identity = { name: 'test', email: 'test@example.com' };
 
@@ -20,28 +19,47 @@ describe('git workspace (real git, local bare remote)', () => {
     expect(await again.findRunCommit('run-2', 'infra')).toBeNull();
   });
 
-  it('classifies a push rejected because the branch moved as retryable and lands on the new head after reset', async () => {
+  it('classifies a push rejected because the branch moved as retryable, then lands on the new head', async () => {
     const remote = bareRepo();
     const ws = await GitWorkspace.clone(join(tempDir('ws'), 'c'), { url: remote.url, branch: 'main' }, identity);
-    // Someone else pushes first.
-    const other = tempDir('other');
-    execFileSync('git', ['clone', '-q', remote.dir, other]);
-    writeFileSync(join(other, 'other.txt'), 'x');
-    execFileSync('git', ['-C', other, '-c', 'user.name=o', '-c', 'user.email=o@x', 'add', '.']);
-    execFileSync('git', ['-C', other, '-c', 'user.name=o', '-c', 'user.email=o@x', 'commit', '-qm', 'moved']);
-    execFileSync('git', ['-C', other, 'push', '-q', 'origin', 'HEAD:main']);
-
+    pushAsAnotherWriter(remote.dir, { 'other.txt': 'x' }, 'moved');
     writeFileSync(join(ws.dir, 'mine.yaml'), 'a: 1\n');
     await ws.commit(['mine.yaml'], 'scaffold: infra', 'run-3', 'infra');
     const rejected = await ws.push().catch((e) => e);
     expect(rejected).toBeInstanceOf(GitStepError);
     expect(rejected.retryable).toBe(true);
     expect(rejected.message).toMatch(/push rejected/);
-    await ws.resetToRemote();
-    writeFileSync(join(ws.dir, 'mine.yaml'), 'a: 1\n');
-    await ws.commit(['mine.yaml'], 'scaffold: infra', 'run-3', 'infra');
+    await ws.fetch();
+    expect(await ws.findRunCommit('run-3', 'infra', 'remote')).toBeNull();
+    expect(await ws.rebaseOnRemote()).toBe(true);
     await ws.push();
     expect(gitLog(remote.dir).map((l) => l.split(' ').slice(1).join(' '))).toEqual(['scaffold: infra', 'moved', 'seed']);
+    expect(await ws.findRunCommit('run-3', 'infra')).toBe(await ws.head());
+  });
+
+  it('leaves the working copy as it was when the rebase conflicts, and can then move onto the remote head', async () => {
+    const remote = bareRepo();
+    const ws = await GitWorkspace.clone(join(tempDir('ws'), 'd'), { url: remote.url, branch: 'main' }, identity);
+    const theirs = pushAsAnotherWriter(remote.dir, { 'shared.yaml': 'owner: them\n' }, 'theirs');
+    writeFileSync(join(ws.dir, 'shared.yaml'), 'owner: us\n');
+    const ours = await ws.commit(['shared.yaml'], 'scaffold: full', 'run-4', 'full');
+    expect(await ws.push().catch((e) => e.message)).toMatch(/push rejected/);
+    await ws.fetch();
+    expect(await ws.rebaseOnRemote()).toBe(false);
+    expect(await ws.head()).toBe(ours);
+    expect(readFileSync(join(ws.dir, 'shared.yaml'), 'utf8')).toBe('owner: us\n');
+    await ws.resetToRemote();
+    expect(await ws.head()).toBe(theirs);
+    expect(readFileSync(join(ws.dir, 'shared.yaml'), 'utf8')).toBe('owner: them\n');
+  });
+
+  it('finds a commit of the run that another attempt pushed while this one was working', async () => {
+    const remote = bareRepo();
+    const ws = await GitWorkspace.clone(join(tempDir('ws'), 'e'), { url: remote.url, branch: 'main' }, identity);
+    const landed = pushAsAnotherWriter(remote.dir, { 'clusters/c/a.yaml': 'a: 1\n' }, 'scaffold: infra\n\nScaffold-Run: run-5\nScaffold-Pass: infra');
+    await ws.fetch();
+    expect(await ws.findRunCommit('run-5', 'infra', 'remote')).toBe(landed);
+    expect(await ws.findRunCommit('run-5', 'infra')).toBeNull();
   });
 
   it('refuses a missing repository and a missing branch without retry', async () => {

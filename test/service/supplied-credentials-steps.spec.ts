@@ -1,16 +1,11 @@
 import { execFileSync } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import { parse } from 'yaml';
-import { decideAndAppend, InMemoryEventStore, InMemoryRunInputs, InMemoryRunLogStore } from '../../libs/event-store/src';
-import type { StoredEvent } from '../../libs/events/src';
-import { decide, isTerminal, fold, runDecider } from '../../libs/run-decider/src';
-import { parseSealingCertificate } from '../../libs/sealing/src';
-import { LOCAL_STEP_HANDLERS, SEALING_CERT_INPUT, StepProcessor } from '../../libs/steps/src';
 import { loadConfig } from '../../src/config/config';
 import { makeRsaCert } from '../support/certs';
 import { tempDir } from '../support/files';
 import { SUPPLIED_PLANTED, writeSuppliedReference } from '../support/reference-repos';
 import { bareRepo, gitLog } from '../support/services';
+import { runStepsToEnd } from '../support/step-harness';
 import { unsealManifest } from '../support/unseal';
 
 jest.setTimeout(120_000);
@@ -24,43 +19,32 @@ describe('steps with supplied credentials from a credentials_secret', () => {
   const template = tempDir('steps-supplied');
   writeSuppliedReference(template);
   const TOKEN = 'IssuedByTheDnsProvider-7777';
-  const silent = { info: () => undefined, warn: () => undefined, error: () => undefined };
+
+  const settings = loadConfig(
+    { TEMPLATE_DIR: template, WORK_DIR: tempDir('steps-supplied-work'), REGISTRY_SERVER: 'r.example.com', REGISTRY_USERNAME: 'u', REGISTRY_PASSWORD: 'RegistryPassword-1' },
+    { requireApiKey: false },
+  ).steps;
 
   async function runToEnd(credentials: Record<string, string>) {
     const remote = bareRepo();
-    const store = new InMemoryEventStore();
-    const inputs = new InMemoryRunInputs();
-    const runId = randomUUID();
-    const parsed = parseSealingCertificate(cert.certPem);
-    const settings = loadConfig(
-      { TEMPLATE_DIR: template, WORK_DIR: tempDir('steps-supplied-work'), REGISTRY_SERVER: 'r.example.com', REGISTRY_USERNAME: 'u', REGISTRY_PASSWORD: 'RegistryPassword-1' },
-      { requireApiKey: false },
-    ).steps;
-    await inputs.put(runId, SEALING_CERT_INPUT, cert.certPem);
-    const data = {
-      cluster_name: 'sup',
-      domain: 'sup.example.com',
-      region: 'eu-west-1',
-      acme_email: 'ops@sup.example.com',
-      repo_url: remote.url,
-      branch: 'main',
-      requested_by: 't',
-      target: { kind: 'sealing_cert' as const, fingerprint_sha256: parsed.fingerprintSha256, not_after: parsed.notAfter.toISOString() },
-      credentials_secret: { namespace: 'capi-clusters', name: 'sup-credentials' },
-    };
-    await decideAndAppend(store, runId, runDecider, (s) => decide({ type: 'RequestScaffold', data }, s));
     const reads: string[] = [];
     const source = { read: async (ref: { namespace: string; name: string }) => (reads.push(`${ref.namespace}/${ref.name}`), credentials) };
-    const processors = LOCAL_STEP_HANDLERS.map((h) => new StepProcessor(h, { store, inputs, logs: new InMemoryRunLogStore(), settings, logger: silent, credentials: source }));
-    const seen = new Set<number>();
-    for (let round = 0; round < 20 && !isTerminal(fold((await store.readRun(runId)).events)); round++) {
-      const fresh = (await store.readRun(runId)).events.filter((e: StoredEvent) => !seen.has(e.seq));
-      for (const event of fresh) {
-        seen.add(event.seq);
-        for (const p of processors) await p.handle([{ event, deliveryCount: 1 }]);
-      }
-    }
-    return { remote, reads, events: (await store.readRun(runId)).events };
+    const { events } = await runStepsToEnd({
+      settings,
+      certPem: cert.certPem,
+      credentials: source,
+      request: {
+        cluster_name: 'sup',
+        domain: 'sup.example.com',
+        region: 'eu-west-1',
+        acme_email: 'ops@sup.example.com',
+        repo_url: remote.url,
+        branch: 'main',
+        requested_by: 't',
+        credentials_secret: { namespace: 'capi-clusters', name: 'sup-credentials' },
+      },
+    });
+    return { remote, reads, events };
   }
 
   it('seals the supplied token as given and rebuilds what is derived from it; the Secret is read at each pass', async () => {

@@ -2,7 +2,7 @@ import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { rmSync } from 'node:fs';
 import { Client } from 'pg';
-import { tempDir } from './files';
+import { tempDir, writeTree } from './files';
 
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -182,6 +182,18 @@ export function bareRepo(): { url: string; dir: string } {
   g('commit', '-m', 'seed');
   g('push', 'origin', 'HEAD:main');
   return { url: `file://${dir}`, dir };
+}
+
+/** Another writer of the fleet repository: clones it, writes `files`, commits with `message` and pushes to main. */
+export function pushAsAnotherWriter(gitDir: string, files: Record<string, string>, message: string): string {
+  const work = tempDir('other-writer');
+  execFileSync('git', ['clone', '-q', gitDir, work]);
+  writeTree(work, files);
+  const g = (...a: string[]) => execFileSync('git', ['-C', work, '-c', 'user.name=other', '-c', 'user.email=other@x', ...a], { encoding: 'utf8' });
+  g('add', '--all');
+  g('commit', '-q', '-m', message);
+  g('push', '-q', 'origin', 'HEAD:main');
+  return g('rev-parse', 'HEAD').trim();
 }
 
 /** Commits on the branch that carry this run's trailer, by pass. */

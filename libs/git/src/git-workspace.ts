@@ -141,9 +141,13 @@ export class GitWorkspace {
     return new GitWorkspace(dir, repo, identity, access);
   }
 
-  /** The commit of this run and pass already on the branch, if a previous attempt pushed it. */
-  async findRunCommit(runId: string, pass: string): Promise<string | null> {
-    const out = await this.git.raw(['log', '--format=%H', '--fixed-strings', '--all-match', `--grep=Scaffold-Run: ${runId}`, `--grep=Scaffold-Pass: ${pass}`, 'HEAD']);
+  /**
+   * The commit of this run and pass already on the branch, if a previous attempt pushed it: in the
+   * working copy, or (`remote`) on the remote branch as last fetched.
+   */
+  async findRunCommit(runId: string, pass: string, where: 'local' | 'remote' = 'local'): Promise<string | null> {
+    const ref = where === 'local' ? 'HEAD' : this.remoteRef;
+    const out = await this.git.raw(['log', '--format=%H', '--fixed-strings', '--all-match', `--grep=Scaffold-Run: ${runId}`, `--grep=Scaffold-Pass: ${pass}`, ref]);
     return out.trim().split('\n').filter(Boolean)[0] ?? null;
   }
 
@@ -172,11 +176,39 @@ export class GitWorkspace {
     }
   }
 
-  /** After a rejected push: move onto the remote's new head, dropping the local commit and files. */
+  /** The remote-tracking ref of the branch (the branch name was checked at the edge). */
+  private get remoteRef(): string {
+    return `refs/remotes/origin/${this.repo.branch}`;
+  }
+
+  /** Brings the remote-tracking ref up to the remote branch's head. */
+  async fetch(): Promise<void> {
+    try {
+      await this.git.raw(['fetch', '--no-tags', 'origin', `refs/heads/${this.repo.branch}:${this.remoteRef}`]);
+    } catch (e) {
+      throw classifyGitError(e, this.repo.url);
+    }
+  }
+
+  /**
+   * After a rejected push and a fetch: replays the local commits on the remote's new head. Runs into
+   * one fleet repository write their own folders, so this is the usual outcome; false (with the
+   * working copy as it was) when another writer changed the same files.
+   */
+  async rebaseOnRemote(): Promise<boolean> {
+    try {
+      await this.git.raw(['rebase', '--no-verify', '--no-autostash', this.remoteRef]);
+      return true;
+    } catch {
+      await this.git.raw(['rebase', '--abort']).catch(() => undefined);
+      return false;
+    }
+  }
+
+  /** Moves onto the remote's head as last fetched, dropping the local commit and files. */
   async resetToRemote(): Promise<void> {
     try {
-      await this.git.raw(['fetch', '--no-tags', 'origin', `refs/heads/${this.repo.branch}:refs/remotes/origin/${this.repo.branch}`]);
-      await this.git.raw(['reset', '--hard', `refs/remotes/origin/${this.repo.branch}`]);
+      await this.git.raw(['reset', '--hard', this.remoteRef]);
       await this.git.raw(['clean', '-fdx']);
     } catch (e) {
       throw classifyGitError(e, this.repo.url);

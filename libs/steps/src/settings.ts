@@ -14,9 +14,9 @@ export interface StepSettings {
   stepTimeoutMs: number;
   ackWaitMs: number;
   concurrency: number;
-  /** At most this many pushes of one pass after the branch moved... */
+  /** At most this many pushes of one pass when other writers keep moving the branch... */
   pushAttempts: number;
-  /** ...and only until this long after the clone: a rejected push is redone with jittered backoff until then. */
+  /** ...and only until this long after the clone: a rejected push is rebased and pushed again with jittered backoff until then. */
   pushDeadlineMs: number;
   /** Where the target's sealed-secrets controller is looked for, and how long to wait for it. */
   sealedSecrets: { namespace: string; names: string[] };

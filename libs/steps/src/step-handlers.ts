@@ -80,56 +80,106 @@ async function suppliedCredentials(ctx: StepContext, req: ScaffoldRequestedData)
   return ctx.credentials.read(req.credentials_secret);
 }
 
+type PassOutcome = { commit: string; files: number; sealed: number; unchanged: boolean };
+
 /**
  * Clone, generate, commit, push one pass. Idempotent: a commit of this run and pass already on the
- * branch is taken as done. A push rejected because the branch moved is redone on the new head.
+ * branch is taken as done. A push rejected because the branch moved is rebased onto the new head and
+ * pushed again; only when another writer changed the same files is the pass generated again.
  */
-async function pushPass(ctx: StepContext, pass: Pass, sealingCertPem?: string): Promise<{ commit: string; files: number; sealed: number; unchanged: boolean }> {
+async function pushPass(ctx: StepContext, pass: Pass, sealingCertPem?: string): Promise<PassOutcome> {
   const req = request(ctx);
   // A folder per attempt: a redelivered duplicate running at the same time never shares a working copy.
   const dir = join(ctx.settings.workDir, ctx.runId, `${pass}-${randomBytes(4).toString('hex')}`);
   // Read before anything is cloned or pushed: both passes check them, so a missing one stops the run before its first push.
   const supplied = await suppliedCredentials(ctx, req);
   const ws = await GitWorkspace.clone(dir, { url: req.repo_url, branch: req.branch }, ctx.settings.gitIdentity, ctx.settings.gitAccess);
-  const pushDeadline = Date.now() + ctx.settings.pushDeadlineMs;
+  const race = new PushRace(ctx, ws, pass);
   try {
-    for (let attempt = 1; ; attempt++) {
+    for (;;) {
       const existing = await ws.findRunCommit(ctx.runId, pass);
-      if (existing) {
-        await ctx.log.line(`${pass} pass already on ${req.branch} as ${existing}; not pushing again`);
-        return { commit: existing, files: 0, sealed: 0, unchanged: false };
-      }
+      if (existing) return await alreadyPushed(ctx, pass, existing);
       const { summary } = await ctx.generator.generate(passOptions(req, ctx.settings, ws.dir, pass, sealingCertPem, supplied));
       const paths = [summary.gitops_path, ...summary.overlay_paths, ...summary.shared_paths_copied, ...summary.repo_files];
       const files = await ws.changedFiles(paths);
+      const sealed = summary.objects_sealed.length;
       // Re-scaffolding an unchanged cluster: nothing to commit, nothing to push (a redelivery finds the same).
       if (files === 0) {
         const head = await ws.head();
         await ctx.log.line(`${pass} pass changed nothing; ${req.branch} already holds this tree at ${head}, nothing pushed`);
-        return { commit: head, files: 0, sealed: summary.objects_sealed.length, unchanged: true };
+        return { commit: head, files: 0, sealed, unchanged: true };
       }
       const commit = await ws.commit(paths, `scaffold(${req.cluster_name}): ${pass} pass`, ctx.runId, pass);
-      await ctx.log.line(`${pass} pass generated ${files} changed files, ${summary.objects_sealed.length} sealed objects; committed ${commit}`);
+      await ctx.log.line(`${pass} pass generated ${files} changed files, ${sealed} sealed objects; committed ${commit}`);
       // What the generator noticed but did not refuse (an inherited value naming the reference cluster, a missing dependsOn).
       for (const warning of summary.warnings) await ctx.log.line(`${pass} pass: ${warning}`, 'warn');
-      try {
-        await ws.push();
-        crashPoint(`after-push:${pass}`);
-        await ctx.log.line(`pushed ${commit} to ${req.branch}`);
-        return { commit, files, sealed: summary.objects_sealed.length, unchanged: false };
-      } catch (e) {
-        // Another writer moved the branch (many clusters scaffolded into one fleet repository at once): redo the pass
-        // on the new head after a jittered, growing pause, until the push deadline; anything else is the step's to retry.
-        const rejected = e instanceof GitStepError && e.message.startsWith('push rejected');
-        if (!rejected || attempt >= ctx.settings.pushAttempts || Date.now() >= pushDeadline) throw e;
-        const pauseMs = Math.min(pushDeadline - Date.now(), Math.random() * Math.min(5000, 200 * 2 ** (attempt - 1)));
-        await ctx.log.line(`push rejected (${(e as Error).message}); redoing the pass on the new head in ${Math.round(pauseMs)} ms (attempt ${attempt + 1})`, 'warn');
-        await new Promise((r) => setTimeout(r, pauseMs));
-        await ws.resetToRemote();
-      }
+      const landed = await race.pushUntilLanded();
+      if (landed.kind === 'pushed') return { commit: landed.commit, files, sealed, unchanged: false };
+      if (landed.kind === 'already') return await alreadyPushed(ctx, pass, landed.commit);
+      // Another writer changed the files this pass wrote: generate again on their tree.
+      await ctx.log.line(`${pass} pass conflicts with a commit on ${req.branch}; generating it again on the new head`, 'warn');
+      await ws.resetToRemote();
     }
   } finally {
     ws.remove();
+  }
+}
+
+async function alreadyPushed(ctx: StepContext, pass: Pass, commit: string): Promise<PassOutcome> {
+  await ctx.log.line(`${pass} pass already on ${request(ctx).branch} as ${commit}; not pushing again`);
+  return { commit, files: 0, sealed: 0, unchanged: false };
+}
+
+/**
+ * One pass's pushes into a branch other runs push to at the same time (many clusters scaffolded into
+ * one fleet repository is the normal case). The remote decides who lands first; the others fetch,
+ * rebase their commit on the new head (their folders are their own, so nothing is generated again)
+ * and push again after a jittered, growing pause, until PUSH_DEADLINE_SECONDS after the clone.
+ */
+class PushRace {
+  private readonly deadline: number;
+  private attempts = 0;
+
+  constructor(
+    private readonly ctx: StepContext,
+    private readonly ws: GitWorkspace,
+    private readonly pass: Pass,
+  ) {
+    this.deadline = Date.now() + ctx.settings.pushDeadlineMs;
+  }
+
+  async pushUntilLanded(): Promise<{ kind: 'pushed' | 'already'; commit: string } | { kind: 'conflict' }> {
+    for (;;) {
+      this.attempts++;
+      try {
+        await this.ws.push();
+        const commit = await this.ws.head();
+        crashPoint(`after-push:${this.pass}`);
+        await this.ctx.log.line(`pushed ${commit} to ${this.ws.repo.branch}`);
+        return { kind: 'pushed', commit };
+      } catch (e) {
+        if (!this.mayTryAgain(e)) throw e;
+        await this.pause(e as Error);
+      }
+      await this.ws.fetch();
+      // A duplicate delivery of this step may be the writer that moved the branch.
+      const theirs = await this.ws.findRunCommit(this.ctx.runId, this.pass, 'remote');
+      if (theirs) return { kind: 'already', commit: theirs };
+      if (!(await this.ws.rebaseOnRemote())) return { kind: 'conflict' };
+    }
+  }
+
+  /** Only a push rejected because the branch moved is this race's to retry; anything else is the step's. */
+  private mayTryAgain(e: unknown): boolean {
+    const rejected = e instanceof GitStepError && e.message.startsWith('push rejected');
+    return rejected && this.attempts < this.ctx.settings.pushAttempts && Date.now() < this.deadline;
+  }
+
+  private async pause(e: Error): Promise<void> {
+    // Full jitter: racers spread out instead of colliding again in step.
+    const pauseMs = Math.min(this.deadline - Date.now(), Math.random() * Math.min(2000, 50 * 2 ** Math.min(this.attempts, 10)));
+    await this.ctx.log.line(`push rejected (${e.message}); rebasing onto the new head and pushing again in ${Math.round(pauseMs)} ms (attempt ${this.attempts + 1})`, 'warn');
+    await new Promise((r) => setTimeout(r, pauseMs));
   }
 }
 

@@ -1,0 +1,88 @@
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import { GenerateOptions, IN_PROCESS_GENERATOR, SHIPPED_TEMPLATE, TreeGenerator } from '../../libs/generator/src';
+import { loadConfig } from '../../src/config/config';
+import { makeRsaCert } from '../support/certs';
+import { readTree, tempDir } from '../support/files';
+import { bareRepo, gitLog, pushAsAnotherWriter } from '../support/services';
+import { runStepsToEnd, StepRun } from '../support/step-harness';
+
+jest.setTimeout(120_000);
+
+/**
+ * Another writer pushes to the fleet repository between a pass's generation and its push (the normal
+ * case when many clusters are scaffolded into one repository). The real step handlers against a real
+ * remote: the pass is rebased onto the new head and pushed, and generated again only when the other
+ * writer changed the same files.
+ */
+describe('a pass whose push loses the race for the branch', () => {
+  const cert = makeRsaCert();
+  const settings = loadConfig(
+    { WORK_DIR: tempDir('push-race-work'), REGISTRY_SERVER: 'r.example.com', REGISTRY_USERNAME: 'u', REGISTRY_PASSWORD: 'RegistryPassword-1' },
+    { requireApiKey: false },
+  ).steps;
+  const templateBase = readTree(join(SHIPPED_TEMPLATE, 'base'));
+
+  /** Runs the steps; `interfere` runs after each generation (pass, call number) with the remote and the run. */
+  async function race(interfere: (pass: string, call: number, remote: { dir: string }, run: StepRun) => void) {
+    const remote = bareRepo();
+    const generated: string[] = [];
+    let current: StepRun | undefined;
+    const generator: TreeGenerator = {
+      ...IN_PROCESS_GENERATOR,
+      async generate(options: GenerateOptions) {
+        const result = await IN_PROCESS_GENERATOR.generate(options);
+        generated.push(options.pass);
+        interfere(options.pass, generated.length, remote, current!);
+        return result;
+      },
+    };
+    const request = { cluster_name: 'kiwi', domain: 'kiwi.example.com', region: 'eu-west-1', acme_email: 'ops@kiwi.example.com', repo_url: remote.url, branch: 'main', requested_by: 't' };
+    const run = await runStepsToEnd({ settings, certPem: cert.certPem, request, generator, beforeEach: async (r) => void (current = r) });
+    const logs = (await run.logs.read(run.runId)).map((l) => l.msg);
+    return { ...run, remote, generated, logs, subjects: gitLog(remote.dir).map((l) => l.split(' ').slice(1).join(' ')) };
+  }
+
+  const show = (gitDir: string, what: string) => execFileSync('git', ['--git-dir', gitDir, 'show', '--format=%P', '--name-only', what], { encoding: 'utf8' });
+
+  it('rebases onto another cluster’s commit and pushes without generating again', async () => {
+    const { events, generated, logs, subjects, remote } = await race((pass, call, r) => {
+      if (call === 1) pushAsAnotherWriter(r.dir, { 'clusters/other/README.md': 'another cluster\n' }, 'scaffold(other): infra pass');
+    });
+    expect(events.at(-1)?.type).toBe('ScaffoldSucceeded');
+    expect(generated).toEqual(['infra', 'full']);
+    expect(subjects).toEqual(['scaffold(kiwi): full pass', 'scaffold(kiwi): infra pass', 'scaffold(other): infra pass', 'seed']);
+    const infra = events.find((e) => e.type === 'InfraPushed')!.data as { commit: string };
+    // The commit InfraPushed names is the one on the branch (the rebased one), its parent the other writer's.
+    const [parent] = show(remote.dir, infra.commit).trim().split('\n');
+    expect(parent).toBe(gitLog(remote.dir)[2].split(' ')[0]);
+    expect(logs.some((l) => /push rejected .*rebasing onto the new head/.test(l))).toBe(true);
+  });
+
+  it('generates the pass again when the other writer changed files the pass wrote, and keeps theirs', async () => {
+    const theirs = { ...Object.fromEntries(Object.entries(templateBase).map(([k, v]) => [`base/${k}`, v])) };
+    theirs['base/web/service.yaml'] = `# tuned by another writer\n${theirs['base/web/service.yaml']}`;
+    const { events, generated, logs, remote } = await race((pass, call, r) => {
+      if (pass === 'full' && call === 2) pushAsAnotherWriter(r.dir, theirs, 'platform: shared base');
+    });
+    expect(events.at(-1)?.type).toBe('ScaffoldSucceeded');
+    expect(generated).toEqual(['infra', 'full', 'full']);
+    expect(logs.some((l) => /full pass conflicts with a commit on main; generating it again/.test(l))).toBe(true);
+    expect(execFileSync('git', ['--git-dir', remote.dir, 'show', 'main:base/web/service.yaml'], { encoding: 'utf8' })).toMatch(/^# tuned by another writer/);
+    const full = events.find((e) => e.type === 'FullPushed')!.data as { commit: string };
+    const files = show(remote.dir, full.commit).trim().split('\n').slice(1).filter(Boolean);
+    expect(files.length).toBeGreaterThan(0);
+    expect(files.filter((f) => !f.startsWith('clusters/kiwi/'))).toEqual([]);
+  });
+
+  it('takes the pass as done when the commit that moved the branch is this run’s own (a duplicate delivery)', async () => {
+    const { events, generated, subjects, remote } = await race((pass, call, r, run) => {
+      if (call === 1) pushAsAnotherWriter(r.dir, { 'notes/kiwi.txt': 'pushed by the other delivery\n' }, `scaffold(kiwi): infra pass\n\nScaffold-Run: ${run.runId}\nScaffold-Pass: infra`);
+    });
+    expect(events.at(-1)?.type).toBe('ScaffoldSucceeded');
+    expect(generated).toEqual(['infra', 'full']);
+    expect(subjects.filter((s) => s === 'scaffold(kiwi): infra pass')).toHaveLength(1);
+    const infra = events.find((e) => e.type === 'InfraPushed')!.data as { commit: string };
+    expect(`${infra.commit} scaffold(kiwi): infra pass`).toBe(gitLog(remote.dir)[1]);
+  });
+});

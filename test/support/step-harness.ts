@@ -1,0 +1,53 @@
+import { randomUUID } from 'node:crypto';
+import { decideAndAppend, InMemoryEventStore, InMemoryRunInputs, InMemoryRunLogStore } from '../../libs/event-store/src';
+import type { ScaffoldRequestedData, StoredEvent } from '../../libs/events/src';
+import type { TreeGenerator } from '../../libs/generator/src';
+import { decide, fold, isTerminal, runDecider } from '../../libs/run-decider/src';
+import { parseSealingCertificate } from '../../libs/sealing/src';
+import { LOCAL_STEP_HANDLERS, SEALING_CERT_INPUT, StepProcessor, StepSettings, SuppliedCredentialsSource } from '../../libs/steps/src';
+
+const silent = { info: () => undefined, warn: () => undefined, error: () => undefined };
+
+export interface StepRun {
+  runId: string;
+  store: InMemoryEventStore;
+  inputs: InMemoryRunInputs;
+  logs: InMemoryRunLogStore;
+}
+
+export interface StepHarnessOptions {
+  settings: StepSettings;
+  /** The request without its target: the run seals for `certPem`, given in the request. */
+  request: Omit<ScaffoldRequestedData, 'target'>;
+  certPem: string;
+  credentials?: SuppliedCredentialsSource;
+  generator?: TreeGenerator;
+  /** Called before each new event is handed to the steps (an attacker's or another writer's move). */
+  beforeEach?: (run: StepRun, event: StoredEvent) => Promise<void>;
+}
+
+/**
+ * The real step handlers, run one after the other on the in-memory event store (each new event to
+ * every step, as the durable consumers would deliver it) until the run is terminal.
+ */
+export async function runStepsToEnd(options: StepHarnessOptions): Promise<StepRun & { events: StoredEvent[] }> {
+  const run: StepRun = { runId: randomUUID(), store: new InMemoryEventStore(), inputs: new InMemoryRunInputs(), logs: new InMemoryRunLogStore() };
+  const cert = parseSealingCertificate(options.certPem);
+  await run.inputs.put(run.runId, SEALING_CERT_INPUT, options.certPem);
+  const data: ScaffoldRequestedData = {
+    ...options.request,
+    target: { kind: 'sealing_cert', fingerprint_sha256: cert.fingerprintSha256, not_after: cert.notAfter.toISOString() },
+  };
+  await decideAndAppend(run.store, run.runId, runDecider, (s) => decide({ type: 'RequestScaffold', data }, s));
+  const dependencies = { store: run.store, inputs: run.inputs, logs: run.logs, settings: options.settings, logger: silent, credentials: options.credentials, generator: options.generator };
+  const processors = LOCAL_STEP_HANDLERS.map((h) => new StepProcessor(h, dependencies));
+  const seen = new Set<number>();
+  for (let round = 0; round < 20 && !isTerminal(fold((await run.store.readRun(run.runId)).events)); round++) {
+    for (const event of (await run.store.readRun(run.runId)).events.filter((e) => !seen.has(e.seq))) {
+      seen.add(event.seq);
+      await options.beforeEach?.(run, event);
+      for (const p of processors) await p.handle([{ event, deliveryCount: 1 }]);
+    }
+  }
+  return { ...run, events: (await run.store.readRun(run.runId)).events };
+}
