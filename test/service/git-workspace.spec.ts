@@ -1,6 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
+import { getPriority } from 'node:os';
 import { join } from 'node:path';
-import { GitStepError, GitWorkspace } from '../../libs/git/src';
+import { GitAccess, GitStepError, GitWorkspace } from '../../libs/git/src';
 import { tempDir } from '../support/files';
 import { bareRepo, gitLog, pushAsAnotherWriter } from '../support/services';
 
@@ -60,6 +61,24 @@ describe('git workspace (real git, local bare remote)', () => {
     await ws.fetch();
     expect(await ws.findRunCommit('run-5', 'infra', 'remote')).toBe(landed);
     expect(await ws.findRunCommit('run-5', 'infra')).toBeNull();
+  });
+
+  it("runs git under nice when asked, so the API keeps its core (the remote's hook reports the niceness it inherited)", async () => {
+    const remote = bareRepo();
+    const report = join(tempDir('nice'), 'niceness');
+    const hook = join(remote.dir, 'hooks', 'pre-receive');
+    // Field 19 of /proc/<pid>/stat is the process's nice value; the hook runs under git receive-pack, under our git push.
+    writeFileSync(hook, `#!/bin/sh\ncut -d' ' -f19 /proc/$$/stat > '${report}'\n`, { mode: 0o755 });
+    const pushWith = async (access: GitAccess, name: string) => {
+      const ws = await GitWorkspace.clone(join(tempDir('ws'), name), { url: remote.url, branch: 'main' }, identity, access);
+      writeFileSync(join(ws.dir, `${name}.yaml`), 'a: 1\n');
+      await ws.commit([`${name}.yaml`], `scaffold: ${name}`, name, 'infra');
+      await ws.push();
+      return Number(readFileSync(report, 'utf8').trim());
+    };
+    const own = getPriority();
+    expect(await pushWith(GitAccess.prepare({ credentialsHosts: [], lowPriority: true }), 'niced')).toBe(Math.min(19, own + 10));
+    expect(await pushWith(GitAccess.prepare({ credentialsHosts: [] }), 'plain')).toBe(own);
   });
 
   it('refuses a missing repository and a missing branch without retry', async () => {

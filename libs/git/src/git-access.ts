@@ -16,6 +16,8 @@ export interface GitAccessSettings {
   credentialsHosts: string[];
   /** GIT_CA_FILE: CA certificates (PEM) trusted for HTTPS git servers, on top of the system's. */
   caFile?: string;
+  /** Run git under `nice` (niceness +10), so the process's API answers go first when the cores are busy. */
+  lowPriority?: boolean;
 }
 
 export class GitAccessError extends Error {
@@ -58,20 +60,25 @@ const HOST = /^[A-Za-z0-9.-]+(:\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](:\d{1,5})?$/;
 
 /** The environment git runs with, prepared once per process (files it needs live in a private folder). */
 export class GitAccess {
-  private constructor(readonly env: Record<string, string>) {}
+  private constructor(
+    readonly env: Record<string, string>,
+    /** The program simple-git runs: git, or `nice git`. */
+    readonly binary: ['git'] | ['nice', 'git'] = ['git'],
+  ) {}
 
   /** No credentials, no extra CA: git as the process environment has it. */
   static readonly NONE = new GitAccess({});
 
   /** Checks the settings and prepares the files; a problem stops the process at start with its reason. */
   static prepare(settings: GitAccessSettings, inherited: NodeJS.ProcessEnv = process.env): GitAccess {
-    if (!settings.credentialsDir && !settings.caFile) return GitAccess.NONE;
+    const binary: GitAccess['binary'] = settings.lowPriority ? ['nice', 'git'] : ['git'];
+    if (!settings.credentialsDir && !settings.caFile) return new GitAccess({}, binary);
     const own = mkdtempSync(join(tmpdir(), 'gitops-scaffolder-git-'));
     chmodSync(own, 0o700);
     const env: Record<string, string> = {};
     if (settings.caFile) Object.assign(env, caBundle(settings.caFile, own, inherited));
     if (settings.credentialsDir) Object.assign(env, credentials(settings, own));
-    return new GitAccess(env);
+    return new GitAccess(env, binary);
   }
 }
 

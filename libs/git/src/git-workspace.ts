@@ -106,6 +106,7 @@ function gitEnvironment(access: GitAccess): Record<string, string> {
 /** simple-git for a folder with the access environment (the credential helper and ssh command are ours, never a caller's). */
 function gitFor(access: GitAccess, baseDir?: string, config: string[] = []): SimpleGit {
   const options: Partial<SimpleGitOptions> = {
+    binary: access.binary,
     config,
     unsafe: { allowUnsafeSshCommand: true, allowUnsafeConfigEnvCount: true, allowUnsafeCredentialHelper: true },
     ...(baseDir ? { baseDir } : {}),
