@@ -21,7 +21,7 @@ import { forEachInlinePatch, hostsInPatch, patchTarget, replacements, rewritePat
 import { checkConsistentReuse, planCredentials, protectSecret } from './protect';
 import { findKustomizationFile, listFiles, ReferenceObject } from './reference';
 import { substituteObject } from './substitution';
-import { checkOwnership, ownerOf, OWNER_FILE, stageFoldersAndCheck, syncFolder, writeIfChanged } from './target';
+import { checkOwnership, ownerOf, stageFoldersAndCheck, syncFolder, writeOwnerMarker } from './target';
 import { isYamlFile, parseDocuments, stringifyDocuments, YamlPath } from './yaml-docs';
 
 export interface ExampleContext extends Context {
@@ -67,7 +67,7 @@ export async function generateFromFluxExample(base: Context, ref: FluxExampleRef
   );
   for (const [dir, files] of folders) {
     syncFolder(ctx, dir, files);
-    if (dir !== ctx.clusterDir) writeIfChanged(ctx, `${dir}/${OWNER_FILE}`, Buffer.from(JSON.stringify(ownerOf(opts), null, 2) + '\n'));
+    if (dir !== ctx.clusterDir) writeOwnerMarker(ctx, dir);
   }
 }
 

@@ -10,7 +10,7 @@ import { Context, GenerateOptions, GenerateResult, GenerateSummary, ResolvedOpti
 import { GeneratorInputError } from './errors';
 import { generateFromOverlays } from './overlay-model';
 import { checkReferenceExists, loadReference } from './reference';
-import { checkOwnership, OWNER_FILE, ownerOf, writeIfChanged, writeSopsRules } from './target';
+import { checkOwnership, ownerOf, writeOwnerMarker, writeSopsRules } from './target';
 import { generateFromFluxExample, referenceHostOccurrences } from './flux-example-model';
 import { discoverReferenceDns } from './external-dns';
 import { HostMapping, HostOccurrence } from './hosts';
@@ -113,56 +113,61 @@ function emptySummary(opts: ResolvedOptions, clusterDir: string, cert: SealingCe
   };
 }
 
-/** How long the names a reference knows are reused for request checks before the reference is read again. */
-const KNOWN_VARIABLES_TTL_MS = 60_000;
-const knownByReference = new Map<string, { readAt: number; known: KnownVariables | undefined }>();
+/** How long what a reference knows is reused for request checks before the reference is read again. */
+const REFERENCE_FACTS_TTL_MS = 60_000;
+
+/** What request checks need to know of a reference: its cluster variables, or its hosts (Flux example layout). */
+interface ReferenceFacts {
+  variables: KnownVariables | undefined;
+  hosts: { occurrences: HostOccurrence[]; domain: string | undefined } | undefined;
+}
+
+const factsByReference = new Map<string, { readAt: number; facts: ReferenceFacts }>();
+
+/** The reference's facts, read at most once a minute per process, so a request costs no reference walk. */
+function referenceFacts(templateDir: string | undefined, referenceEnv: string): ReferenceFacts {
+  const root = resolve(templateDir ?? SHIPPED_TEMPLATE);
+  const key = `${root}\0${referenceEnv}`;
+  const cached = factsByReference.get(key);
+  if (cached && Date.now() - cached.readAt <= REFERENCE_FACTS_TTL_MS) return cached.facts;
+  const vars = loadClusterVarsReference(root, referenceEnv);
+  const example = vars ? undefined : loadFluxExampleReference(root, referenceEnv);
+  const facts: ReferenceFacts = {
+    variables: vars && knownVariables(vars),
+    hosts: example && { occurrences: referenceHostOccurrences(example), domain: discoverReferenceDns(example.kustomizations.flatMap((k) => k.objects)).domain },
+  };
+  factsByReference.set(key, { readAt: Date.now(), facts });
+  return facts;
+}
 
 /**
  * Checks cluster-vars values for a reference before any run starts (the service validates
- * requests with it): null when they can be used, else the first problem. The reference's names
- * are read at most once a minute per process, so a request costs no reference walk.
+ * requests with it): null when they can be used, else the first problem.
  */
 export function clusterVarsProblem(templateDir: string | undefined, referenceEnv: string, vars: Record<string, unknown>): VarProblem | null {
   if (Object.keys(vars).length === 0) return null;
-  const root = resolve(templateDir ?? SHIPPED_TEMPLATE);
-  const key = `${root}\0${referenceEnv}`;
-  let entry = knownByReference.get(key);
-  if (!entry || Date.now() - entry.readAt > KNOWN_VARIABLES_TTL_MS) {
-    const ref = loadClusterVarsReference(root, referenceEnv);
-    entry = { readAt: Date.now(), known: ref && knownVariables(ref) };
-    knownByReference.set(key, entry);
-  }
-  return givenVarProblem(entry.known, vars);
+  return givenVarProblem(referenceFacts(templateDir, referenceEnv).variables, vars);
 }
-
-const hostsByReference = new Map<string, { readAt: number; hosts: { occurrences: HostOccurrence[]; domain: string | undefined } | undefined }>();
 
 /**
  * Checks a request's host map and reference domain against the service's reference before any run
  * starts: null when every host of the reference gets a place in the new cluster, else the field and
- * why (every unmapped host, where it is). The reference's hosts are read at most once a minute.
+ * why (every unmapped host, where it is).
  */
 export function hostMapProblem(
   templateDir: string | undefined,
   referenceEnv: string,
   given: { domain: string; hostMap?: Record<string, string>; referenceDomain?: string },
 ): { field: string; problem: string } | null {
-  const root = resolve(templateDir ?? SHIPPED_TEMPLATE);
-  const key = `${root}\0${referenceEnv}`;
-  let entry = hostsByReference.get(key);
-  if (!entry || Date.now() - entry.readAt > KNOWN_VARIABLES_TTL_MS) {
-    const ref = loadClusterVarsReference(root, referenceEnv) ? undefined : loadFluxExampleReference(root, referenceEnv);
-    entry = { readAt: Date.now(), hosts: ref && { occurrences: referenceHostOccurrences(ref), domain: discoverReferenceDns(ref.kustomizations.flatMap((k) => k.objects)).domain } };
-    hostsByReference.set(key, entry);
-  }
+  const hosts = referenceFacts(templateDir, referenceEnv).hosts;
   const mapped = Object.keys(given.hostMap ?? {}).length > 0;
-  if (!entry.hosts) {
+  if (!hosts) {
     if (mapped) return { field: 'host_map', problem: "the service's reference moves hosts by its domain (host_map is for references in the layout of Flux's example repository)" };
     if (given.referenceDomain !== undefined) return { field: 'reference_domain', problem: "the service's reference learns its domain from external-dns" };
     return null;
   }
   try {
-    new HostMapping(given.domain, given.referenceDomain ?? entry.hosts.domain, given.hostMap ?? {}).checkCovers(entry.hosts.occurrences);
+    new HostMapping(given.domain, given.referenceDomain ?? hosts.domain, given.hostMap ?? {}).checkCovers(hosts.occurrences);
     return null;
   } catch (e) {
     if (e instanceof GeneratorInputError)
@@ -204,8 +209,7 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
   const root = resolve(opts.templateDir ?? SHIPPED_TEMPLATE);
   checkReferenceExists(root, opts.referenceEnv);
   const clusterDir = `clusters/${opts.clusterName}`;
-  const owner = ownerOf(opts);
-  checkOwnership(opts.repoDir, clusterDir, owner);
+  checkOwnership(opts.repoDir, clusterDir, ownerOf(opts));
   const cert = protectionKey(opts);
   const ctx: Context = { opts, clusterDir, referenceRoot: root, cert, credentials: [], summary: emptySummary(opts, clusterDir, cert), reusedSecrets: new Map() };
 
@@ -219,6 +223,6 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
   else await generateFromOverlays(ctx, loadReference(root, opts.referenceEnv));
 
   if (opts.pass === 'full' && usesSops(ctx)) writeSopsRules(ctx);
-  writeIfChanged(ctx, `${clusterDir}/${OWNER_FILE}`, Buffer.from(JSON.stringify(owner, null, 2) + '\n'));
+  writeOwnerMarker(ctx, clusterDir);
   return { summary: ctx.summary, credentials: ctx.credentials };
 }

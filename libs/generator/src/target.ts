@@ -52,6 +52,11 @@ export function checkOwnership(repoDir: string, clusterDir: string, owner: Recor
   }
 }
 
+/** Marks a folder as this cluster's, so a later run for another cluster refuses to write over it. */
+export function writeOwnerMarker(ctx: Context, dir: string) {
+  writeIfChanged(ctx, `${dir}/${OWNER_FILE}`, Buffer.from(JSON.stringify(ownerOf(ctx.opts), null, 2) + '\n'));
+}
+
 /** Writes a file of the working copy `root` (never through a symbolic link). */
 export function writeFile(root: string, rel: string, content: Buffer) {
   const abs = insideRepo(root, rel);
