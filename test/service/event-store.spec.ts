@@ -1,7 +1,11 @@
 import { connect } from '@nats-io/transport-node';
 import type { NatsConnection } from '@nats-io/nats-core';
-import { JetStreamEventStore, serverAtLeast, StreamAdmin } from '../../libs/event-store/src';
-import { eventStoreContract } from '../support/event-store-contract';
+import { randomUUID } from 'node:crypto';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { decideAndAppend, DEFAULT_STREAMS, JetStreamEventStore, runSubject, serverAtLeast, StreamAdmin } from '../../libs/event-store/src';
+import { decide, runDecider } from '../../libs/run-decider/src';
+import { eventStoreContract, requestedEvent } from '../support/event-store-contract';
+import { SCAFFOLD_REQUEST } from '../support/run-fixtures';
 import { TestNats } from '../support/services';
 
 describe('JetStream event store (real nats-server 2.9)', () => {
@@ -27,4 +31,34 @@ describe('JetStream event store (real nats-server 2.9)', () => {
   });
 
   eventStoreContract(() => store);
+
+  describe('kept run histories', () => {
+    const types = async (s: JetStreamEventStore, run: string) => (await s.readRun(run)).events.map((e) => `${e.seq}:${e.type}`);
+
+    it('see what another process appended, what a raw publish added, and a subject purged and written again', async () => {
+      const other = await JetStreamEventStore.open(nc);
+      const run = randomUUID();
+      const [requested] = await store.append(run, [requestedEvent(run)], 0);
+      expect(await types(store, run)).toEqual([`${requested.seq}:ScaffoldRequested`]);
+      // Another replica decides on the same run: this store's kept history is one event behind and catches up.
+      const cancel = await decideAndAppend(other, run, runDecider, (st) => decide({ type: 'RequestCancel', requestedBy: 'x' }, st));
+      expect(await types(store, run)).toEqual([`${requested.seq}:ScaffoldRequested`, `${cancel.appended[0].seq}:ScaffoldCancelRequested`]);
+      // A message that is not an event (a client with publish rights) is skipped on the catch-up read, as on a full read.
+      await nc.request(runSubject(run), 'not an event');
+      expect(await types(store, run)).toEqual(await types(await JetStreamEventStore.open(nc), run));
+      // An operator purges the run's subject and it is written again: nothing of the old history is kept.
+      await jetstreamManager(nc).then((m) => m.streams.purge(DEFAULT_STREAMS.events, { filter: runSubject(run) }));
+      const [again] = await other.append(run, [requestedEvent(run)], 0);
+      expect(await types(store, run)).toEqual([`${again.seq}:ScaffoldRequested`]);
+    });
+
+    it("stay current through this store's own appends without reading, and equal a fresh read", async () => {
+      const run = randomUUID();
+      await decideAndAppend(store, run, runDecider, (st) => decide({ type: 'RequestScaffold', data: SCAFFOLD_REQUEST }, st));
+      await decideAndAppend(store, run, runDecider, (st) => decide({ type: 'RequestCancel', requestedBy: 'x' }, st));
+      const fresh = await (await JetStreamEventStore.open(nc)).readRun(run);
+      expect(await store.readRun(run)).toEqual(fresh);
+      expect(fresh.events.map((e) => e.type)).toEqual(['ScaffoldRequested', 'ScaffoldCancelRequested']);
+    });
+  });
 });

@@ -1,5 +1,5 @@
 import type { NatsConnection } from '@nats-io/nats-core';
-import { DeliverPolicy, JetStreamApiError, JetStreamClient, JetStreamManager, jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { DeliverPolicy, JetStreamApiError, JetStreamClient, JetStreamManager, JsMsg, jetstream, jetstreamManager, OrderedConsumerOptions } from '@nats-io/jetstream';
 import { InvalidStreamMessage, ScaffoldEvent, StoredEvent, tryParseEvent } from '../../events/src';
 import { ConcurrencyConflict, EventStore, FollowOptions, RangeQuery, ScanRange } from './event-store';
 import { readSubject } from './jetstream-reads';
@@ -15,6 +15,10 @@ const WRONG_LAST_SEQUENCE = 10071;
  */
 /** Events a whole-log scan fetches at a time. */
 const SCAN_BATCH = 1000;
+/** Run histories kept per process (a few KiB each): the runs in progress and recently read. */
+const RUN_HISTORIES = 2000;
+
+type RunHistory = { events: StoredEvent[]; lastSeq: number };
 
 export class JetStreamEventStore implements EventStore {
   /**
@@ -22,6 +26,9 @@ export class JetStreamEventStore implements EventStore {
    * publish rights wrote it): readers skip it instead of failing; the service logs and counts it.
    */
   onInvalid: (message: InvalidStreamMessage) => void = () => undefined;
+
+  /** Run histories by run, least recently used first. */
+  private readonly histories = new Map<string, RunHistory>();
 
   private constructor(
     readonly nc: NatsConnection,
@@ -35,11 +42,26 @@ export class JetStreamEventStore implements EventStore {
     return new JetStreamEventStore(nc, jetstream(nc), await jetstreamManager(nc), streams);
   }
 
+  /**
+   * A run's history. Histories this process read or appended are kept (the most recent RUN_HISTORIES
+   * runs): when the run's last sequence is still the kept one's, nothing else can have been written
+   * to it (sequences only grow, even across a purge), so a step's gate read costs one request, not four.
+   */
   async readRun(runId: string): Promise<{ events: StoredEvent[]; lastSeq: number }> {
     const last = await this.jsm.streams.getMessage(this.streams.events, { last_by_subj: runSubject(runId) });
     if (!last) return { events: [], lastSeq: 0 };
+    const kept = this.histories.get(runId);
+    if (kept?.lastSeq === last.seq) return this.keep(runId, kept);
     const messages = await readSubject(this.js, this.streams.events, runSubject(runId), last.seq);
-    return { events: messages.flatMap((m) => this.parsed(m.data, m.seq, m.subject)), lastSeq: last.seq };
+    return this.keep(runId, { events: messages.flatMap((m) => this.parsed(m.data, m.seq, m.subject)), lastSeq: last.seq });
+  }
+
+  /** Keeps a run's history as the most recently used, dropping the least recently used beyond the bound. */
+  private keep(runId: string, history: RunHistory): RunHistory {
+    this.histories.delete(runId);
+    this.histories.set(runId, history);
+    if (this.histories.size > RUN_HISTORIES) this.histories.delete(this.histories.keys().next().value!);
+    return { events: [...history.events], lastSeq: history.lastSeq };
   }
 
   /** The message as an event, or nothing (reported) when it is not one. */
@@ -58,27 +80,15 @@ export class JetStreamEventStore implements EventStore {
     const lastSeq = await this.lastSeq();
     const start = opts.fromSeq ?? 1;
     if (lastSeq === 0 || start > lastSeq) return { events: [], nextSeq: null };
-    const consumer = await this.js.consumers.get(this.streams.events, {
-      filter_subjects: opts.runId ? runSubject(opts.runId) : ALL_RUNS,
-      ...(opts.since ? { deliver_policy: DeliverPolicy.StartTime, opt_start_time: opts.since.toISOString() } : { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: start }),
-    });
+    const from = opts.since ? { deliver_policy: DeliverPolicy.StartTime, opt_start_time: opts.since.toISOString() } : { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: start };
     const events: StoredEvent[] = [];
     let lastLooked = 0;
-    try {
-      for (let done = false; !done;) {
-        const batch = await consumer.fetch({ max_messages: Math.min(1000, opts.limit * 2), expires: 2000 });
-        let got = 0;
-        for await (const m of batch) {
-          got++;
-          lastLooked = m.seq;
-          for (const event of this.parsed(m.string(), m.seq, m.subject)) if (!opts.types || opts.types.includes(event.type)) events.push(event);
-          if (events.length >= opts.limit || m.seq >= lastSeq || m.info.pending === 0) done = true;
-          if (done) break;
-        }
-        if (got === 0) done = true;
+    pages: for await (const page of this.pages({ filter_subjects: opts.runId ? runSubject(opts.runId) : ALL_RUNS, ...from }, Math.min(1000, opts.limit * 2), lastSeq)) {
+      for (const m of page) {
+        lastLooked = m.seq;
+        for (const event of this.parsed(m.string(), m.seq, m.subject)) if (!opts.types || opts.types.includes(event.type)) events.push(event);
+        if (events.length >= opts.limit) break pages;
       }
-    } finally {
-      await consumer.delete().catch(() => undefined);
     }
     return { events, nextSeq: lastLooked > 0 && lastLooked < lastSeq ? lastLooked + 1 : null };
   }
@@ -86,29 +96,36 @@ export class JetStreamEventStore implements EventStore {
   async scan(range: ScanRange, onBatch: (events: StoredEvent[]) => Promise<void>): Promise<number> {
     const until = range.untilSeq ?? (await this.lastSeq());
     if (range.fromSeq > until) return 0;
-    // One ordered consumer for the whole range: a consumer per page costs three API round trips a page.
-    const consumer = await this.js.consumers.get(this.streams.events, { filter_subjects: ALL_RUNS, deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: range.fromSeq });
     let handed = 0;
+    for await (const page of this.pages({ filter_subjects: ALL_RUNS, deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: range.fromSeq }, range.batchSize ?? SCAN_BATCH, until)) {
+      const events = page.flatMap((m) => this.parsed(m.string(), m.seq, m.subject));
+      if (events.length > 0) await onBatch(events);
+      handed += events.length;
+    }
+    return handed;
+  }
+
+  /**
+   * The stream's messages up to sequence `until`, a fetched page at a time, from one ordered consumer
+   * (a consumer per page would cost three API round trips a page), deleted when the reader stops.
+   */
+  private async *pages(config: Partial<OrderedConsumerOptions>, pageSize: number, until: number): AsyncGenerator<JsMsg[]> {
+    const consumer = await this.js.consumers.get(this.streams.events, config);
     try {
       for (let done = false; !done;) {
-        const batch = await consumer.fetch({ max_messages: range.batchSize ?? SCAN_BATCH, expires: 2000 });
-        const events: StoredEvent[] = [];
-        let got = 0;
-        for await (const m of batch) {
-          got++;
-          if (m.seq <= until) events.push(...this.parsed(m.string(), m.seq, m.subject));
+        const page: JsMsg[] = [];
+        for await (const m of await consumer.fetch({ max_messages: pageSize, expires: 2000 })) {
+          if (m.seq <= until) page.push(m);
           // Stop at the end of the range: waiting out the fetch's expiry would only idle.
-          if (m.seq >= until || m.info.pending === 0) done = true;
+          done = m.seq >= until || m.info.pending === 0;
           if (done) break;
         }
-        if (got === 0) done = true;
-        if (events.length > 0) await onBatch(events);
-        handed += events.length;
+        if (page.length === 0) return;
+        yield page;
       }
     } finally {
       await consumer.delete().catch(() => undefined);
     }
-    return handed;
   }
 
   async follow(opts: FollowOptions): Promise<void> {
@@ -141,7 +158,12 @@ export class JetStreamEventStore implements EventStore {
       try {
         const ack = await this.js.publish(runSubject(runId), JSON.stringify(event), { msgID: event.id, expect: { lastSubjectSequence: expected } });
         if (ack.duplicate) throw new ConcurrencyConflict(runId);
-        stored.push({ ...event, seq: ack.seq });
+        const appended = { ...event, seq: ack.seq };
+        stored.push(appended);
+        // The publish was accepted only if `expected` was the subject's last sequence: a history kept up to it (or
+        // none, for a new run) plus this event is the run's whole history, without a read.
+        const before = expected === 0 ? [] : this.histories.get(runId)?.lastSeq === expected ? this.histories.get(runId)!.events : undefined;
+        if (before) this.keep(runId, { events: [...before, appended], lastSeq: ack.seq });
         expected = ack.seq;
       } catch (e) {
         if (e instanceof JetStreamApiError && e.code === WRONG_LAST_SEQUENCE) throw new ConcurrencyConflict(runId);
