@@ -1,8 +1,8 @@
 import { availableParallelism } from 'node:os';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import Ajv from 'ajv';
 import type { RegistryCredentials } from '../../libs/generator/src';
-import { GitAccess, GitAccessError } from '../../libs/git/src';
+import { GitAccess, GitAccessError, RepositoryCache } from '../../libs/git/src';
 import { JobSettings, RUNNER_IMAGE } from '../../libs/kube/src/job-spec';
 import type { StepSettings } from '../../libs/steps/src';
 import { ApiKey, Role, ROLES } from '../common/api-keys';
@@ -139,6 +139,7 @@ const list = (value: string) =>
 export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env, opts: { requireApiKey?: boolean } = {}): AppConfig {
   const env = checkedEnv(rawEnv);
   const keys = apiKeys(env);
+  const access = gitAccess(env);
   if (keys.size === 0 && opts.requireApiKey !== false) throw new ConfigError('API_KEY (or API_KEYS) is required: the service refuses to start without one');
   for (const [name, { key }] of keys) if (key.length < 16) throw new ConfigError(`API key "${name}" is shorter than 16 characters`);
   return {
@@ -171,7 +172,8 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env, opts: { requ
       templateDir: env.TEMPLATE_DIR ? resolve(env.TEMPLATE_DIR) : undefined,
       referenceEnv: env.REFERENCE_ENV,
       gitIdentity: { name: env.GIT_AUTHOR_NAME, email: env.GIT_AUTHOR_EMAIL },
-      gitAccess: gitAccess(env),
+      gitAccess: access,
+      repoCache: new RepositoryCache(join(resolve(env.WORK_DIR), 'repo-cache'), access),
       registry: registry(env),
       stepTimeoutMs: env.STEP_TIMEOUT_SECONDS * 1000,
       ackWaitMs: env.ACK_WAIT_SECONDS * 1000,

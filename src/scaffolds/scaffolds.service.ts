@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { rmSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { decideAndAppend, EventStore, RunInputs, RunLogStore } from '../../libs/event-store/src';
@@ -254,9 +254,8 @@ export class ScaffoldsService {
     const full = req.target.kind !== 'kubeconfig_secret';
     const request = { ...req, target: eventTarget(req.target) };
     const dir = join(this.config.steps.workDir, 'preview', randomUUID());
-    let ws: GitWorkspace | undefined;
     try {
-      ws = await GitWorkspace.clone(dir, { url: req.repo_url, branch: req.branch }, this.config.steps.gitIdentity, this.config.steps.gitAccess);
+      const ws = await GitWorkspace.clone(dir, { url: req.repo_url, branch: req.branch }, this.config.steps.gitIdentity, this.config.steps.gitAccess, this.config.steps.repoCache);
       const certPem = req.target.kind === 'sealing_cert' ? req.target.cert.pem : undefined;
       const supplied = await this.checkSupplied(req.credentials_secret);
       const { summary, changes } = await this.generator.preview(passOptions(request, this.config.steps, ws.dir, full ? 'full' : 'infra', certPem, supplied));
@@ -266,8 +265,7 @@ export class ScaffoldsService {
       if (e instanceof GeneratorInputError || e instanceof GeneratorValidationError || e instanceof GitStepError) throw new ApiError(422, 'preview_failed', redact(e.message));
       throw e;
     } finally {
-      if (ws) ws.remove();
-      else rmSync(dir, { recursive: true, force: true });
+      await rm(dir, { recursive: true, force: true });
     }
   }
 

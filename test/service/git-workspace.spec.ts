@@ -1,7 +1,7 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { getPriority } from 'node:os';
 import { join } from 'node:path';
-import { GitAccess, GitStepError, GitWorkspace } from '../../libs/git/src';
+import { GitAccess, GitStepError, GitWorkspace, RepositoryCache } from '../../libs/git/src';
 import { tempDir } from '../support/files';
 import { bareRepo, gitLog, pushAsAnotherWriter } from '../support/services';
 
@@ -79,6 +79,33 @@ describe('git workspace (real git, local bare remote)', () => {
     const own = getPriority();
     expect(await pushWith(GitAccess.prepare({ credentialsHosts: [], lowPriority: true }), 'niced')).toBe(Math.min(19, own + 10));
     expect(await pushWith(GitAccess.prepare({ credentialsHosts: [] }), 'plain')).toBe(own);
+  });
+
+  it('makes working copies from a cache brought up to date per clone, borrowing its objects and pushing to the remote', async () => {
+    const remote = bareRepo();
+    const root = tempDir('repo-cache');
+    const cache = new RepositoryCache(root);
+    const first = await GitWorkspace.clone(join(tempDir('ws'), 'f'), { url: remote.url, branch: 'main' }, identity, GitAccess.NONE, cache);
+    expect(readFileSync(join(first.dir, '.git/objects/info/alternates'), 'utf8')).toContain(root);
+    writeFileSync(join(first.dir, 'first.yaml'), 'a: 1\n');
+    const pushed = await first.commit(['first.yaml'], 'scaffold: first', 'run-6', 'infra');
+    await first.push();
+    expect(gitLog(remote.dir)[0]).toBe(`${pushed} scaffold: first`);
+    // The cache learns of commits made elsewhere before the next working copy is made.
+    const theirs = pushAsAnotherWriter(remote.dir, { 'theirs.txt': 'x' }, 'theirs');
+    const second = await GitWorkspace.clone(join(tempDir('ws'), 'g'), { url: remote.url, branch: 'main' }, identity, GitAccess.NONE, cache);
+    expect(await second.head()).toBe(theirs);
+    expect(await second.findRunCommit('run-6', 'infra')).toBe(pushed);
+    expect(readdirSync(root)).toHaveLength(1);
+  });
+
+  it('leaves no cache behind when the remote cannot be cloned, and says why as without one', async () => {
+    const root = tempDir('repo-cache');
+    const missing = await GitWorkspace.clone(tempDir('ws'), { url: 'file:///nonexistent/repo.git', branch: 'main' }, identity, GitAccess.NONE, new RepositoryCache(root)).catch((e) => e);
+    expect(missing).toBeInstanceOf(GitStepError);
+    expect(missing.message).toMatch(/^repository not found/);
+    expect(missing.retryable).toBe(false);
+    expect(readdirSync(root)).toEqual([]);
   });
 
   it('refuses a missing repository and a missing branch without retry', async () => {

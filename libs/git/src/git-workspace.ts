@@ -1,6 +1,7 @@
-import { mkdirSync, rmSync } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
 import { simpleGit, SimpleGit, SimpleGitOptions } from 'simple-git';
 import { GitAccess } from './git-access';
+import type { RepositoryCache } from './repository-cache';
 
 /** Why a git step failed, and whether trying again can help. */
 export class GitStepError extends Error {
@@ -104,7 +105,7 @@ function gitEnvironment(access: GitAccess): Record<string, string> {
 }
 
 /** simple-git for a folder with the access environment (the credential helper and ssh command are ours, never a caller's). */
-function gitFor(access: GitAccess, baseDir?: string, config: string[] = []): SimpleGit {
+export function gitFor(access: GitAccess, baseDir?: string, config: string[] = []): SimpleGit {
   const options: Partial<SimpleGitOptions> = {
     binary: access.binary,
     config,
@@ -131,11 +132,17 @@ export class GitWorkspace {
     this.git = gitFor(access, dir, [`user.name=${identity.name}`, `user.email=${identity.email}`, 'commit.gpgsign=false']);
   }
 
-  static async clone(dir: string, repo: RepoRef, identity: GitIdentity, access: GitAccess = GitAccess.NONE): Promise<GitWorkspace> {
-    rmSync(dir, { recursive: true, force: true });
-    mkdirSync(dir, { recursive: true });
+  /**
+   * A working copy of the branch. With a cache, made from the cache's copy brought up to date (its
+   * objects borrowed, not copied) and pointed at the remote; without, cloned from the remote.
+   */
+  static async clone(dir: string, repo: RepoRef, identity: GitIdentity, access: GitAccess = GitAccess.NONE, cache?: RepositoryCache): Promise<GitWorkspace> {
+    await rm(dir, { recursive: true, force: true });
+    await mkdir(dir, { recursive: true });
+    const source = cache ? await cache.refresh(repo) : repo.url;
     try {
-      await gitFor(access).clone(repo.url, dir, ['--branch', repo.branch, '--single-branch', '--no-tags']);
+      await gitFor(access).clone(source, dir, ['--branch', repo.branch, '--single-branch', '--no-tags', ...(cache ? ['--shared'] : [])]);
+      if (cache) await gitFor(access, dir).raw(['remote', 'set-url', 'origin', repo.url]);
     } catch (e) {
       throw classifyGitError(e, repo.url);
     }
@@ -216,7 +223,8 @@ export class GitWorkspace {
     }
   }
 
-  remove(): void {
-    rmSync(this.dir, { recursive: true, force: true });
+  /** Deletes the working copy, off the event loop (a fleet repository's checkout is thousands of files). */
+  async remove(): Promise<void> {
+    await rm(this.dir, { recursive: true, force: true });
   }
 }

@@ -1,5 +1,5 @@
 import type { RegistryCredentials } from '../../generator/src';
-import type { GitAccess, GitIdentity } from '../../git/src';
+import type { GitAccess, GitIdentity, RepositoryCache } from '../../git/src';
 
 /** What the step handlers need from configuration (filled from the environment by the app and the runner). */
 export interface StepSettings {
@@ -9,6 +9,8 @@ export interface StepSettings {
   gitIdentity: GitIdentity;
   /** Credentials and CA for private git servers (prepared once per process). */
   gitAccess: GitAccess;
+  /** Bare copies of the branches pushed to, fetched incrementally, that working copies borrow objects from. */
+  repoCache?: RepositoryCache;
   registry?: RegistryCredentials;
   /** Per-step deadline; a step that passes it fails (retryable). */
   stepTimeoutMs: number;

@@ -93,7 +93,7 @@ async function pushPass(ctx: StepContext, pass: Pass, sealingCertPem?: string): 
   const dir = join(ctx.settings.workDir, ctx.runId, `${pass}-${randomBytes(4).toString('hex')}`);
   // Read before anything is cloned or pushed: both passes check them, so a missing one stops the run before its first push.
   const supplied = await suppliedCredentials(ctx, req);
-  const ws = await GitWorkspace.clone(dir, { url: req.repo_url, branch: req.branch }, ctx.settings.gitIdentity, ctx.settings.gitAccess);
+  const ws = await GitWorkspace.clone(dir, { url: req.repo_url, branch: req.branch }, ctx.settings.gitIdentity, ctx.settings.gitAccess, ctx.settings.repoCache);
   const race = new PushRace(ctx, ws, pass);
   try {
     for (;;) {
@@ -121,7 +121,7 @@ async function pushPass(ctx: StepContext, pass: Pass, sealingCertPem?: string): 
       await ws.resetToRemote();
     }
   } finally {
-    ws.remove();
+    await ws.remove();
   }
 }
 

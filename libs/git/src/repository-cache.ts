@@ -1,0 +1,59 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { GitAccess } from './git-access';
+import { classifyGitError, gitFor, RepoRef } from './git-workspace';
+
+/**
+ * A bare copy of each remote branch this process works on, under WORK_DIR, brought up to date by one
+ * incremental fetch before each working copy is made from it (`git clone --shared`: the working copy
+ * borrows the cache's objects instead of copying them). A fleet repository's history grows with every
+ * cluster scaffolded into it; without the cache every pass would download and index all of it.
+ */
+export class RepositoryCache {
+  /** The fetch each cache folder is waiting for, so one process never runs two fetches into one folder. */
+  private readonly fetching = new Map<string, Promise<void>>();
+
+  constructor(
+    private readonly root: string,
+    private readonly access: GitAccess = GitAccess.NONE,
+  ) {}
+
+  /** The cache folder of a branch, holding the remote's head as of now. */
+  async refresh(repo: RepoRef): Promise<string> {
+    const dir = join(this.root, `${createHash('sha256').update(`${repo.url}\0${repo.branch}`).digest('hex').slice(0, 32)}.git`);
+    const before = this.fetching.get(dir) ?? Promise.resolve();
+    const mine = before.catch(() => undefined).then(() => this.bringUpToDate(dir, repo));
+    this.fetching.set(dir, mine);
+    try {
+      await mine;
+    } finally {
+      if (this.fetching.get(dir) === mine) this.fetching.delete(dir);
+    }
+    return dir;
+  }
+
+  private async bringUpToDate(dir: string, repo: RepoRef): Promise<void> {
+    if (existsSync(dir)) {
+      try {
+        await gitFor(this.access, dir).raw(['fetch', '--no-tags', 'origin', `+refs/heads/${repo.branch}:refs/heads/${repo.branch}`]);
+        return;
+      } catch (e) {
+        throw classifyGitError(e, repo.url);
+      }
+    }
+    // Cloned beside and renamed into place: a clone cut short never looks like a cache.
+    mkdirSync(this.root, { recursive: true });
+    const partial = `${dir}.${randomBytes(4).toString('hex')}.partial`;
+    try {
+      // Repacking is allowed, pruning never: working copies borrow the cache's objects while it runs.
+      await gitFor(this.access).clone(repo.url, partial, ['--bare', '--branch', repo.branch, '--single-branch', '--no-tags', '--config', 'gc.pruneExpire=never']);
+    } catch (e) {
+      rmSync(partial, { force: true, recursive: true });
+      throw classifyGitError(e, repo.url);
+    }
+    // Another process sharing the folder may have put its copy in place first: then that one serves.
+    if (existsSync(dir)) rmSync(partial, { force: true, recursive: true });
+    else renameSync(partial, dir);
+  }
+}
