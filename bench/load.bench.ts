@@ -17,6 +17,7 @@ import { makeRsaCert } from '../test/support/certs';
 import { bareRepo, TestDatabase, TestNats } from '../test/support/services';
 import { api, API_KEY } from '../test/support/service';
 import { ServiceProcess } from '../test/support/service-process';
+import { profileReport, profilingEnv } from './measure';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 200);
 const REPOS = Number(process.env.BENCH_REPOS ?? 20);
@@ -91,6 +92,7 @@ async function main() {
     // One controller submitting the whole load: the per-key quotas would otherwise refuse most of it (429).
     MAX_CREATES_PER_MINUTE_PER_KEY: String(RUNS),
     MAX_ACTIVE_RUNS_PER_KEY: String(RUNS),
+    ...profilingEnv(),
   });
   await svc.start();
   const nc = await connect({ servers: nats.url });
@@ -190,10 +192,12 @@ async function main() {
     );
   } finally {
     await nc.close();
+    // A clean exit: the profiler writes its files then.
     await svc.kill('SIGTERM');
     await nats.destroy();
     await db.drop();
   }
+  if (process.env.BENCH_PROFILE) console.log(JSON.stringify(profileReport(), null, 2));
 }
 
 main().catch((e) => {

@@ -1,4 +1,7 @@
+import { mkdirSync } from 'node:fs';
+import { resolve } from 'node:path';
 import type { JetStreamEventStore } from '../libs/event-store/src';
+import { summariseFolder } from './profile-summary';
 
 /** Seconds a piece of work takes, and its result. */
 export async function timed<T>(work: () => Promise<T>): Promise<{ result: T; seconds: number }> {
@@ -10,4 +13,18 @@ export async function timed<T>(work: () => Promise<T>): Promise<{ result: T; sec
 /** Replay as `scaffolderctl replay --from-seq 1` does it: every event read, parsed, upcast and validated, through one reader. Returns the count. */
 export function replayAll(store: JetStreamEventStore): Promise<number> {
   return store.scan({ fromSeq: 1 }, async () => undefined);
+}
+
+/** BENCH_PROFILE=<folder>: the service process writes V8 CPU profiles there (one per thread) when it exits. */
+export function profilingEnv(): Record<string, string> {
+  const dir = process.env.BENCH_PROFILE;
+  if (!dir) return {};
+  mkdirSync(dir, { recursive: true });
+  return { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${resolve(dir)}` };
+}
+
+/** Where the profiled process's CPU time went (after it exited), when BENCH_PROFILE was set. */
+export function profileReport(): object {
+  const dir = process.env.BENCH_PROFILE;
+  return dir ? { cpu_profile_by_thread: summariseFolder(dir) } : {};
 }
