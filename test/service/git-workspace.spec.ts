@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { getPriority } from 'node:os';
 import { join } from 'node:path';
-import { GitAccess, GitStepError, GitWorkspace, RepositoryCache } from '../../libs/git/src';
+import { GitAccess, GitHost, GitStepError, GitWorkspace, RepositoryCache } from '../../libs/git/src';
 import { tempDir } from '../support/files';
 import { bareRepo, gitLog, pushAsAnotherWriter } from '../support/services';
 
@@ -106,6 +106,44 @@ describe('git workspace (real git, local bare remote)', () => {
     expect(missing.message).toMatch(/^repository not found/);
     expect(missing.retryable).toBe(false);
     expect(readdirSync(root)).toEqual([]);
+  });
+
+  describe('from the git helper process', () => {
+    const access = GitAccess.prepare({ credentialsHosts: [], helperProcess: true });
+    const host = () => (access as unknown as { host: GitHost }).host;
+
+    it('runs every git command of a pass there, not from this process', async () => {
+      const remote = bareRepo();
+      const report = join(tempDir('ancestry'), 'ancestors');
+      // The hook writes the process ids above it: receive-pack, git push, and whoever started git push.
+      const walk = 'p=$$; while [ "$p" -gt 1 ]; do echo $p; p=$(cut -d" " -f4 /proc/$p/stat); done';
+      writeFileSync(join(remote.dir, 'hooks', 'pre-receive'), `#!/bin/sh\n(${walk}) > '${report}'\n`, { mode: 0o755 });
+      const ws = await GitWorkspace.clone(join(tempDir('ws'), 'h'), { url: remote.url, branch: 'main' }, identity, access);
+      writeFileSync(join(ws.dir, 'h.yaml'), 'a: 1\n');
+      const sha = await ws.commit(['h.yaml'], 'scaffold: h', 'run-7', 'infra');
+      await ws.push();
+      expect(gitLog(remote.dir)[0]).toBe(`${sha} scaffold: h`);
+      const ancestors = readFileSync(report, 'utf8').trim().split('\n').map(Number);
+      expect(host().pid).toBeDefined();
+      expect(ancestors).toContain(host().pid);
+      // git push is the helper's child: between the hook and this process there is the helper.
+      expect(ancestors.indexOf(host().pid!)).toBeLessThan(ancestors.indexOf(process.pid));
+    });
+
+    it("reports git's reason as in-process git does, and survives the helper's death", async () => {
+      const missing = await GitWorkspace.clone(tempDir('ws'), { url: 'file:///nonexistent/repo.git', branch: 'main' }, identity, access).catch((e) => e);
+      expect(missing).toBeInstanceOf(GitStepError);
+      expect(missing.message).toMatch(/^repository not found/);
+      expect(missing.retryable).toBe(false);
+      const before = host().pid!;
+      process.kill(before, 'SIGKILL');
+      await new Promise((r) => setTimeout(r, 200));
+      // The next command starts a new helper.
+      const remote = bareRepo();
+      const ws = await GitWorkspace.clone(join(tempDir('ws'), 'i'), { url: remote.url, branch: 'main' }, identity, access);
+      expect(await ws.head()).toBe(gitLog(remote.dir)[0].split(' ')[0]);
+      expect(host().pid).not.toBe(before);
+    });
   });
 
   it('refuses a missing repository and a missing branch without retry', async () => {

@@ -4,9 +4,8 @@
  * kustomize processes a worker starts inherit it), so API answers and event hand-offs do not queue
  * behind YAML parsing, sealing and builds.
  */
-import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
 import Piscina from 'piscina';
+import { compiledFile } from '../../runtime/src/compiled-file';
 import type { GenerateOptions, GenerateResult } from './context';
 import { GeneratorInputError, GeneratorValidationError } from './errors';
 import { generate } from './generate';
@@ -30,17 +29,6 @@ export interface GeneratorPoolOptions {
   niceIncrement: number;
 }
 
-/** The compiled worker: beside this file in dist/, or dist/'s copy when running from the TypeScript sources (tests). */
-function workerFile(): string {
-  const compiled = join(__dirname, 'generate-worker.js');
-  if (existsSync(compiled)) return compiled;
-  let root = __dirname;
-  while (!existsSync(join(root, 'package.json')) && dirname(root) !== root) root = dirname(root);
-  const built = join(root, 'dist/libs/generator/src/generate-worker.js');
-  if (!existsSync(built)) throw new Error(`the generator worker is not built (${built}): run npm run build`);
-  return built;
-}
-
 function unwrap<T>(outcome: WorkerOutcome<T>): T {
   if (outcome.ok) return outcome.value;
   if (outcome.kind === 'input') throw new GeneratorInputError(outcome.message);
@@ -53,7 +41,7 @@ export class GeneratorPool implements TreeGenerator {
 
   constructor(options: GeneratorPoolOptions) {
     this.pool = new Piscina({
-      filename: workerFile(),
+      filename: compiledFile(__dirname, 'libs/generator/src/generate-worker.js'),
       // No thread until the first pass: API-only replicas and idle processes start and stay without one.
       minThreads: 0,
       maxThreads: options.threads,

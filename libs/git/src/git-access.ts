@@ -8,6 +8,8 @@
 import { chmodSync, copyFileSync, existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { GitCall, GitCommand, runGitCall } from './git-command';
+import { GitHost } from './git-host';
 
 export interface GitAccessSettings {
   /** GIT_CREDENTIALS_DIR: username/password and/or ssh-privatekey, known_hosts. */
@@ -18,6 +20,8 @@ export interface GitAccessSettings {
   caFile?: string;
   /** Run git under `nice` (niceness +10), so the process's API answers go first when the cores are busy. */
   lowPriority?: boolean;
+  /** Start git from a small helper process (GitHost), so this process's event loop never stalls on a fork. */
+  helperProcess?: boolean;
 }
 
 export class GitAccessError extends Error {
@@ -63,22 +67,30 @@ export class GitAccess {
   private constructor(
     readonly env: Record<string, string>,
     /** The program simple-git runs: git, or `nice git`. */
-    readonly binary: ['git'] | ['nice', 'git'] = ['git'],
+    readonly binary: GitCall['binary'] = ['git'],
+    private readonly host?: GitHost,
   ) {}
 
-  /** No credentials, no extra CA: git as the process environment has it. */
+  /** No credentials, no extra CA: git as the process environment has it, started from this process. */
   static readonly NONE = new GitAccess({});
 
   /** Checks the settings and prepares the files; a problem stops the process at start with its reason. */
   static prepare(settings: GitAccessSettings, inherited: NodeJS.ProcessEnv = process.env): GitAccess {
-    const binary: GitAccess['binary'] = settings.lowPriority ? ['nice', 'git'] : ['git'];
-    if (!settings.credentialsDir && !settings.caFile) return new GitAccess({}, binary);
+    const binary: GitCall['binary'] = settings.lowPriority ? ['nice', 'git'] : ['git'];
+    const host = settings.helperProcess ? new GitHost() : undefined;
+    if (!settings.credentialsDir && !settings.caFile) return new GitAccess({}, binary, host);
     const own = mkdtempSync(join(tmpdir(), 'gitops-scaffolder-git-'));
     chmodSync(own, 0o700);
     const env: Record<string, string> = {};
     if (settings.caFile) Object.assign(env, caBundle(settings.caFile, own, inherited));
     if (settings.credentialsDir) Object.assign(env, credentials(settings, own));
-    return new GitAccess(env, binary);
+    return new GitAccess(env, binary, host);
+  }
+
+  /** Runs one git command with this access's environment and program, in the helper process when there is one. */
+  run(command: GitCommand): Promise<string> {
+    const call: GitCall = { ...command, env: this.env, binary: this.binary };
+    return this.host ? this.host.call(call) : runGitCall(call);
   }
 }
 

@@ -1,5 +1,4 @@
 import { mkdir, rm } from 'node:fs/promises';
-import { simpleGit, SimpleGit, SimpleGitOptions } from 'simple-git';
 import { GitAccess } from './git-access';
 import type { RepositoryCache } from './repository-cache';
 
@@ -92,44 +91,25 @@ export function classifyGitError(e: unknown, url: string): GitStepError {
 }
 
 /**
- * Inherited variables that make git run another program or read other configuration (editors,
- * pagers, askpass, ssh commands, config files): git needs none of them here, and simple-git refuses
- * to run with them set. Only the access environment sets such variables, with our own values.
- */
-const PROGRAM_VARIABLES =
-  /^(EDITOR|VISUAL|PAGER|PREFIX|SSH_ASKPASS|GIT_(ASKPASS|EDITOR|SEQUENCE_EDITOR|PAGER|SSH|SSH_COMMAND|PROXY_COMMAND|EXTERNAL_DIFF|EXEC_PATH|TEMPLATE_DIR|CONFIG|CONFIG_GLOBAL|CONFIG_SYSTEM|CONFIG_COUNT|CONFIG_KEY_\d+|CONFIG_VALUE_\d+))$/i;
-
-function gitEnvironment(access: GitAccess): Record<string, string> {
-  const inherited = Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined && !PROGRAM_VARIABLES.test(e[0]));
-  return { ...Object.fromEntries(inherited), ...access.env };
-}
-
-/** simple-git for a folder with the access environment (the credential helper and ssh command are ours, never a caller's). */
-export function gitFor(access: GitAccess, baseDir?: string, config: string[] = []): SimpleGit {
-  const options: Partial<SimpleGitOptions> = {
-    binary: access.binary,
-    config,
-    unsafe: { allowUnsafeSshCommand: true, allowUnsafeConfigEnvCount: true, allowUnsafeCredentialHelper: true },
-    ...(baseDir ? { baseDir } : {}),
-  };
-  return simpleGit(options).env(gitEnvironment(access));
-}
-
-/**
  * One working copy for one pass of one run. User strings reach git only as positional values after
  * validation (the URL scheme and branch are checked at the API edge; simple-git refuses ext:: and
  * option-like arguments).
  */
 export class GitWorkspace {
-  private readonly git: SimpleGit;
+  private readonly config: string[];
 
   private constructor(
     readonly dir: string,
     readonly repo: RepoRef,
     identity: GitIdentity,
-    access: GitAccess,
+    private readonly access: GitAccess,
   ) {
-    this.git = gitFor(access, dir, [`user.name=${identity.name}`, `user.email=${identity.email}`, 'commit.gpgsign=false']);
+    this.config = [`user.name=${identity.name}`, `user.email=${identity.email}`, 'commit.gpgsign=false'];
+  }
+
+  /** One git command in the working copy, with the run's identity. */
+  private git(args: string[]): Promise<string> {
+    return this.access.run({ op: 'raw', baseDir: this.dir, config: this.config, args });
   }
 
   /**
@@ -141,8 +121,8 @@ export class GitWorkspace {
     await mkdir(dir, { recursive: true });
     const source = cache ? await cache.refresh(repo) : repo.url;
     try {
-      await gitFor(access).clone(source, dir, ['--branch', repo.branch, '--single-branch', '--no-tags', ...(cache ? ['--shared'] : [])]);
-      if (cache) await gitFor(access, dir).raw(['remote', 'set-url', 'origin', repo.url]);
+      await access.run({ op: 'clone', source, dir, options: ['--branch', repo.branch, '--single-branch', '--no-tags', ...(cache ? ['--shared'] : [])] });
+      if (cache) await access.run({ op: 'raw', baseDir: dir, args: ['remote', 'set-url', 'origin', repo.url] });
     } catch (e) {
       throw classifyGitError(e, repo.url);
     }
@@ -155,30 +135,30 @@ export class GitWorkspace {
    */
   async findRunCommit(runId: string, pass: string, where: 'local' | 'remote' = 'local'): Promise<string | null> {
     const ref = where === 'local' ? 'HEAD' : this.remoteRef;
-    const out = await this.git.raw(['log', '--format=%H', '--fixed-strings', '--all-match', `--grep=Scaffold-Run: ${runId}`, `--grep=Scaffold-Pass: ${pass}`, ref]);
+    const out = await this.git(['log', '--format=%H', '--fixed-strings', '--all-match', `--grep=Scaffold-Run: ${runId}`, `--grep=Scaffold-Pass: ${pass}`, ref]);
     return out.trim().split('\n').filter(Boolean)[0] ?? null;
   }
 
   /** Commits exactly the given paths, with the run's trailers. */
   async commit(paths: string[], subject: string, runId: string, pass: string): Promise<string> {
-    await this.git.raw(['add', '--all', '--', ...paths]);
-    await this.git.raw(['commit', '--no-verify', '-m', subject, '-m', runTrailers(runId, pass)]);
+    await this.git(['add', '--all', '--', ...paths]);
+    await this.git(['commit', '--no-verify', '-m', subject, '-m', runTrailers(runId, pass)]);
     return this.head();
   }
 
   /** The commit the working copy is on. */
   async head(): Promise<string> {
-    return (await this.git.revparse(['HEAD'])).trim();
+    return (await this.git(['rev-parse', 'HEAD'])).trim();
   }
 
   async changedFiles(paths: string[]): Promise<number> {
-    const out = await this.git.raw(['status', '--porcelain', '--untracked-files=all', '--', ...paths]);
+    const out = await this.git(['status', '--porcelain', '--untracked-files=all', '--', ...paths]);
     return out.split('\n').filter(Boolean).length;
   }
 
   async push(): Promise<void> {
     try {
-      await this.git.raw(['push', '--porcelain', 'origin', `HEAD:refs/heads/${this.repo.branch}`]);
+      await this.git(['push', '--porcelain', 'origin', `HEAD:refs/heads/${this.repo.branch}`]);
     } catch (e) {
       throw classifyGitError(e, this.repo.url);
     }
@@ -192,7 +172,7 @@ export class GitWorkspace {
   /** Brings the remote-tracking ref up to the remote branch's head. */
   async fetch(): Promise<void> {
     try {
-      await this.git.raw(['fetch', '--no-tags', 'origin', `refs/heads/${this.repo.branch}:${this.remoteRef}`]);
+      await this.git(['fetch', '--no-tags', 'origin', `refs/heads/${this.repo.branch}:${this.remoteRef}`]);
     } catch (e) {
       throw classifyGitError(e, this.repo.url);
     }
@@ -205,10 +185,10 @@ export class GitWorkspace {
    */
   async rebaseOnRemote(): Promise<boolean> {
     try {
-      await this.git.raw(['rebase', '--no-verify', '--no-autostash', this.remoteRef]);
+      await this.git(['rebase', '--no-verify', '--no-autostash', this.remoteRef]);
       return true;
     } catch {
-      await this.git.raw(['rebase', '--abort']).catch(() => undefined);
+      await this.git(['rebase', '--abort']).catch(() => undefined);
       return false;
     }
   }
@@ -216,8 +196,8 @@ export class GitWorkspace {
   /** Moves onto the remote's head as last fetched, dropping the local commit and files. */
   async resetToRemote(): Promise<void> {
     try {
-      await this.git.raw(['reset', '--hard', this.remoteRef]);
-      await this.git.raw(['clean', '-fdx']);
+      await this.git(['reset', '--hard', this.remoteRef]);
+      await this.git(['clean', '-fdx']);
     } catch (e) {
       throw classifyGitError(e, this.repo.url);
     }

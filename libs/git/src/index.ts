@@ -2,3 +2,5 @@ export * from './git-workspace';
 export * from './git-access';
 export * from './repository-url';
 export * from './repository-cache';
+export * from './git-command';
+export * from './git-host';

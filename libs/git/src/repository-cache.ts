@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { GitAccess } from './git-access';
-import { classifyGitError, gitFor, RepoRef } from './git-workspace';
+import { classifyGitError, RepoRef } from './git-workspace';
 
 /**
  * A bare copy of each remote branch this process works on, under WORK_DIR, brought up to date by one
@@ -36,7 +36,7 @@ export class RepositoryCache {
   private async bringUpToDate(dir: string, repo: RepoRef): Promise<void> {
     if (existsSync(dir)) {
       try {
-        await gitFor(this.access, dir).raw(['fetch', '--no-tags', 'origin', `+refs/heads/${repo.branch}:refs/heads/${repo.branch}`]);
+        await this.access.run({ op: 'raw', baseDir: dir, args: ['fetch', '--no-tags', 'origin', `+refs/heads/${repo.branch}:refs/heads/${repo.branch}`] });
         return;
       } catch (e) {
         throw classifyGitError(e, repo.url);
@@ -47,7 +47,7 @@ export class RepositoryCache {
     const partial = `${dir}.${randomBytes(4).toString('hex')}.partial`;
     try {
       // Repacking is allowed, pruning never: working copies borrow the cache's objects while it runs.
-      await gitFor(this.access).clone(repo.url, partial, ['--bare', '--branch', repo.branch, '--single-branch', '--no-tags', '--config', 'gc.pruneExpire=never']);
+      await this.access.run({ op: 'clone', source: repo.url, dir: partial, options: ['--bare', '--branch', repo.branch, '--single-branch', '--no-tags', '--config', 'gc.pruneExpire=never'] });
     } catch (e) {
       rmSync(partial, { force: true, recursive: true });
       throw classifyGitError(e, repo.url);
