@@ -1,7 +1,8 @@
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { getPriority } from 'node:os';
 import { join } from 'node:path';
-import { GitAccess, GitHost, GitStepError, GitWorkspace, RepositoryCache } from '../../libs/git/src';
+import { GitAccess, GitStepError, GitWorkspace, RepositoryCache } from '../../libs/git/src';
+import type { HelperProcess } from '../../libs/runtime/src/helper-process';
 import { tempDir } from '../support/files';
 import { bareRepo, gitLog, pushAsAnotherWriter } from '../support/services';
 
@@ -110,7 +111,7 @@ describe('git workspace (real git, local bare remote)', () => {
 
   describe('from the git helper process', () => {
     const access = GitAccess.prepare({ credentialsHosts: [], helperProcess: true });
-    const host = () => (access as unknown as { host: GitHost }).host;
+    const host = () => (access as unknown as { host: HelperProcess }).host;
 
     it('runs every git command of a pass there, not from this process', async () => {
       const remote = bareRepo();

@@ -1,7 +1,6 @@
-import { execFile } from 'node:child_process';
 import { availableParallelism } from 'node:os';
-import { promisify } from 'node:util';
 import { parseAllDocuments } from 'yaml';
+import { execInHelper } from '../../runtime/src/helper-process';
 import { GeneratorValidationError } from './errors';
 import { ingressHosts } from './ingress';
 
@@ -10,7 +9,8 @@ export interface KustomizeBuild {
   output: string;
 }
 
-const run = promisify(execFile);
+/** kubectl is started by this thread's helper process: a fork of the service would stall it (see HelperProcess). */
+const run = execInHelper;
 
 /** At most one kustomize build per core at a time, process-wide: more only thrashes the CPU the API needs too. */
 const MAX_BUILDS = Math.max(1, availableParallelism());
@@ -44,7 +44,7 @@ function kubectlAvailable(): Promise<boolean> {
 export async function kustomizeBuild(absDir: string, label: string): Promise<KustomizeBuild> {
   if (!(await kubectlAvailable())) return { available: false, output: '' };
   try {
-    const { stdout } = await withBuildSlot(() => run('kubectl', ['kustomize', absDir], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 }));
+    const { stdout } = await withBuildSlot(() => run('kubectl', ['kustomize', absDir], { maxBuffer: 256 * 1024 * 1024 }));
     return { available: true, output: stdout };
   } catch (e: any) {
     const reason = String(e.stderr || e.message || 'unknown error')

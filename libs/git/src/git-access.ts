@@ -9,7 +9,7 @@ import { chmodSync, copyFileSync, existsSync, mkdtempSync, readFileSync, statSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GitCall, GitCommand, runGitCall } from './git-command';
-import { GitHost } from './git-host';
+import { HelperProcess } from '../../runtime/src/helper-process';
 
 export interface GitAccessSettings {
   /** GIT_CREDENTIALS_DIR: username/password and/or ssh-privatekey, known_hosts. */
@@ -20,7 +20,7 @@ export interface GitAccessSettings {
   caFile?: string;
   /** Run git under `nice` (niceness +10), so the process's API answers go first when the cores are busy. */
   lowPriority?: boolean;
-  /** Start git from a small helper process (GitHost), so this process's event loop never stalls on a fork. */
+  /** Start git from a small helper process, so this process's event loop never stalls on a fork. */
   helperProcess?: boolean;
 }
 
@@ -68,7 +68,7 @@ export class GitAccess {
     readonly env: Record<string, string>,
     /** The program simple-git runs: git, or `nice git`. */
     readonly binary: GitCall['binary'] = ['git'],
-    private readonly host?: GitHost,
+    private readonly host?: HelperProcess,
   ) {}
 
   /** No credentials, no extra CA: git as the process environment has it, started from this process. */
@@ -77,7 +77,7 @@ export class GitAccess {
   /** Checks the settings and prepares the files; a problem stops the process at start with its reason. */
   static prepare(settings: GitAccessSettings, inherited: NodeJS.ProcessEnv = process.env): GitAccess {
     const binary: GitCall['binary'] = settings.lowPriority ? ['nice', 'git'] : ['git'];
-    const host = settings.helperProcess ? new GitHost() : undefined;
+    const host = settings.helperProcess ? new HelperProcess() : undefined;
     if (!settings.credentialsDir && !settings.caFile) return new GitAccess({}, binary, host);
     const own = mkdtempSync(join(tmpdir(), 'gitops-scaffolder-git-'));
     chmodSync(own, 0o700);
@@ -90,7 +90,7 @@ export class GitAccess {
   /** Runs one git command with this access's environment and program, in the helper process when there is one. */
   run(command: GitCommand): Promise<string> {
     const call: GitCall = { ...command, env: this.env, binary: this.binary };
-    return this.host ? this.host.call(call) : runGitCall(call);
+    return this.host ? this.host.call({ kind: 'git', call }).then((out) => out.stdout) : runGitCall(call);
   }
 }
 

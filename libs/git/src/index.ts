@@ -3,4 +3,3 @@ export * from './git-access';
 export * from './repository-url';
 export * from './repository-cache';
 export * from './git-command';
-export * from './git-host';
