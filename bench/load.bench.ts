@@ -17,7 +17,7 @@ import { makeRsaCert } from '../test/support/certs';
 import { bareRepo, TestDatabase, TestNats } from '../test/support/services';
 import { api, API_KEY } from '../test/support/service';
 import { ServiceProcess } from '../test/support/service-process';
-import { profileReport, profilingEnv } from './measure';
+import { profileReport, profilingArgs } from './measure';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 200);
 const REPOS = Number(process.env.BENCH_REPOS ?? 20);
@@ -37,6 +37,23 @@ function histogramQuantile(text: string, name: string, q: number): number {
   return buckets.find((b) => b.count >= q * total)?.le ?? NaN;
 }
 
+/** The service's warnings and errors (pino JSON lines, level ≥ 40) counted by message, with one example of each. */
+function warningsByMessage(output: string): Record<string, { count: number; example: string }> {
+  const counts: Record<string, { count: number; example: string }> = {};
+  for (const line of output.split('\n')) {
+    let entry: { level?: number; msg?: string };
+    try {
+      entry = JSON.parse(line);
+    } catch {
+      continue; // not a log line (or one cut short at the end of the output)
+    }
+    if ((entry.level ?? 0) < 40) continue;
+    const key = entry.msg ?? '?';
+    counts[key] = { count: (counts[key]?.count ?? 0) + 1, example: counts[key]?.example ?? line.slice(0, 400) };
+  }
+  return counts;
+}
+
 const exec = promisify(execFile);
 /** Plain tools work with the same parallelism as the service's steps. */
 const PLAIN_PARALLEL = Number(process.env.BENCH_PLAIN_PARALLEL ?? 4);
@@ -54,7 +71,8 @@ async function plainTools(remotes: string[], tree: string): Promise<number> {
   const oneRun = async (i: number) => {
     for (const layers of [INFRA_LAYERS, ALL_LAYERS]) {
       const wc = mkdtempSync(join(tmpdir(), 'plain-'));
-      await exec('git', ['clone', '-q', '--branch', 'main', '--single-branch', remotes[i % remotes.length], wc]);
+      // --no-local: a local clone hardlinks objects, and a push landing meanwhile can make git refuse them.
+      await exec('git', ['clone', '-q', '--no-local', '--branch', 'main', '--single-branch', remotes[i % remotes.length], wc]);
       for (const l of layers) cpSync(join(tree, l), join(wc, 'clusters', `plain-${i}`, l), { recursive: true });
       for (const l of layers) await exec('kubectl', ['kustomize', join(wc, 'clusters', `plain-${i}`, l)], { maxBuffer: 64 * 1024 * 1024 });
       await git(wc, 'add', '-A');
@@ -83,17 +101,19 @@ async function plainTools(remotes: string[], tree: string): Promise<number> {
 async function main() {
   const nats = await TestNats.start();
   const db = await TestDatabase.create();
-  const svc = await ServiceProcess.create({
-    NATS_URL: nats.url,
-    DATABASE_URL: db.url,
-    STEP_CONCURRENCY: '4',
-    ACK_WAIT_SECONDS: '30',
-    LOG_LEVEL: 'warn',
-    // One controller submitting the whole load: the per-key quotas would otherwise refuse most of it (429).
-    MAX_CREATES_PER_MINUTE_PER_KEY: String(RUNS),
-    MAX_ACTIVE_RUNS_PER_KEY: String(RUNS),
-    ...profilingEnv(),
-  });
+  const svc = await ServiceProcess.create(
+    {
+      NATS_URL: nats.url,
+      DATABASE_URL: db.url,
+      STEP_CONCURRENCY: '4',
+      ACK_WAIT_SECONDS: '30',
+      LOG_LEVEL: 'warn',
+      // One controller submitting the whole load: the per-key quotas would otherwise refuse most of it (429).
+      MAX_CREATES_PER_MINUTE_PER_KEY: String(RUNS),
+      MAX_ACTIVE_RUNS_PER_KEY: String(RUNS),
+    },
+    profilingArgs(),
+  );
   await svc.start();
   const nc = await connect({ servers: nats.url });
   const cert = makeRsaCert({ bits: 4096 });
@@ -162,6 +182,8 @@ async function main() {
     execFileSync('git', ['-C', seed, '-c', 'user.name=b', '-c', 'user.email=b@x', 'add', '-A']);
     execFileSync('git', ['-C', seed, '-c', 'user.name=b', '-c', 'user.email=b@x', 'commit', '-q', '-m', 'shared base']);
     for (const remote of plainRemotes) execFileSync('git', ['-C', seed, 'push', '-q', '--force', remote, 'main']);
+    // Printed before the baseline runs, so a failing baseline never loses the service's figures.
+    console.error(`service: ${finishedAt.size} finished in ${round(wall)} s; GET p99 REST ${round(pct(restTimes, 99), 2)} ms, NATS ${round(pct(natsTimes, 99), 2)} ms; peak ${round(peak)} MiB`);
     const plainMs = await plainTools(plainRemotes, join(tree, 'clusters/load-0'));
 
     console.log(
@@ -185,6 +207,7 @@ async function main() {
           events_appended: events,
           append_rate_events_per_s: round(events / wall),
           projection_delay_s: { p50_le: histogramQuantile(metrics, 'scaffold_projection_delay_seconds', 0.5), p99_le: histogramQuantile(metrics, 'scaffold_projection_delay_seconds', 0.99) },
+          service_warnings: warningsByMessage(svc.output),
         },
         null,
         2,

@@ -15,12 +15,12 @@ export function replayAll(store: JetStreamEventStore): Promise<number> {
   return store.scan({ fromSeq: 1 }, async () => undefined);
 }
 
-/** BENCH_PROFILE=<folder>: the service process writes V8 CPU profiles there (one per thread) when it exits. */
-export function profilingEnv(): Record<string, string> {
+/** BENCH_PROFILE=<folder>: node options that make the service process write V8 CPU profiles there (one per thread) when it exits. */
+export function profilingArgs(): string[] {
   const dir = process.env.BENCH_PROFILE;
-  if (!dir) return {};
+  if (!dir) return [];
   mkdirSync(dir, { recursive: true });
-  return { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${resolve(dir)}` };
+  return ['--cpu-prof', `--cpu-prof-dir=${resolve(dir)}`];
 }
 
 /** Where the profiled process's CPU time went (after it exited), when BENCH_PROFILE was set. */

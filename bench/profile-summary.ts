@@ -48,7 +48,8 @@ export function summarise(file: string, profile: CpuProfile, top = 8): ThreadPro
   profile.samples.forEach((id, i) => {
     const frame = byId.get(id)!.callFrame;
     const us = profile.timeDeltas[i] ?? 0;
-    if (frame.functionName === '(idle)') return void (idleUs += us);
+    // A pool thread blocked in Atomics.wait is waiting for a task: idle, like the event loop's (idle).
+    if (frame.functionName === '(idle)' || frame.functionName === 'atomicsWaitLoop') return void (idleUs += us);
     busyUs += us;
     const part = partOf(frame);
     parts.set(part, (parts.get(part) ?? 0) + us);

@@ -22,20 +22,26 @@ export class ServiceProcess {
   constructor(
     readonly port: number,
     readonly env: Record<string, string>,
+    /** Options for node itself (e.g. --cpu-prof), before the service's script. */
+    readonly nodeArgs: string[] = [],
   ) {}
 
-  static async create(env: Record<string, string>): Promise<ServiceProcess> {
-    return new ServiceProcess(await freePort(), {
-      API_KEY,
-      WORK_DIR: tempDir('proc-work'),
-      GIT_ALLOWED_SCHEMES: 'https,ssh,file',
-      REGISTRY_SERVER: 'registry.test.example.com',
-      REGISTRY_USERNAME: 'proc-puller',
-      REGISTRY_PASSWORD: 'ProcRegistryPassword-77aa88bb99',
-      ACK_WAIT_SECONDS: '4',
-      LOG_LEVEL: 'info',
-      ...env,
-    });
+  static async create(env: Record<string, string>, nodeArgs: string[] = []): Promise<ServiceProcess> {
+    return new ServiceProcess(
+      await freePort(),
+      {
+        API_KEY,
+        WORK_DIR: tempDir('proc-work'),
+        GIT_ALLOWED_SCHEMES: 'https,ssh,file',
+        REGISTRY_SERVER: 'registry.test.example.com',
+        REGISTRY_USERNAME: 'proc-puller',
+        REGISTRY_PASSWORD: 'ProcRegistryPassword-77aa88bb99',
+        ACK_WAIT_SECONDS: '4',
+        LOG_LEVEL: 'info',
+        ...env,
+      },
+      nodeArgs,
+    );
   }
 
   get base() {
@@ -43,7 +49,7 @@ export class ServiceProcess {
   }
 
   async start(extraEnv: Record<string, string> = {}): Promise<void> {
-    const proc = spawn(process.execPath, [MAIN], { env: childEnv({ HOST: '127.0.0.1', PORT: String(this.port), ...this.env, ...extraEnv }), stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawn(process.execPath, [...this.nodeArgs, MAIN], { env: childEnv({ HOST: '127.0.0.1', PORT: String(this.port), ...this.env, ...extraEnv }), stdio: ['ignore', 'pipe', 'pipe'] });
     this.proc = proc;
     proc.stdout!.on('data', (d) => (this.output += d));
     proc.stderr!.on('data', (d) => (this.output += d));

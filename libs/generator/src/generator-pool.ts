@@ -5,7 +5,7 @@
  * behind YAML parsing, sealing and builds.
  */
 import Piscina from 'piscina';
-import { compiledFile } from '../../runtime/src/compiled-file';
+import { compiledFile } from '../../runtime/src';
 import type { GenerateOptions, GenerateResult } from './context';
 import { GeneratorInputError, GeneratorValidationError } from './errors';
 import { generate } from './generate';

@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { parseAllDocuments } from 'yaml';
-import { execInHelper } from '../../runtime/src/helper-process';
+import { execInHelper } from '../../runtime/src';
 import { GeneratorValidationError } from './errors';
 import { ingressHosts } from './ingress';
 

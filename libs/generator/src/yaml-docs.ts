@@ -2,8 +2,27 @@ import { Document, isMap, isScalar, isSeq, parseAllDocuments, YAMLMap } from 'ya
 
 export type YamlPath = ReadonlyArray<string | number>;
 
-/** Parses every document of a (possibly multi-document) YAML file; empty documents are dropped. */
+/** Parsed files by content, least recently used first: every pass reads the same reference files again (see parseDocuments). */
+const parsedByContent = new Map<string, Document[]>();
+const PARSED_FILES_KEPT = 2000;
+
+/**
+ * Parses every document of a (possibly multi-document) YAML file; empty documents are dropped.
+ * Every pass parses the reference's files again, up to three times (recognising the environment
+ * model, then reading it): profiled under load, that was a third of a worker's CPU. A file's parse is
+ * kept by its exact text and handed out as a deep clone, so callers may edit what they get.
+ */
 export function parseDocuments(text: string, file: string): Document[] {
+  const key = `${file}\0${text}`;
+  let docs = parsedByContent.get(key);
+  if (docs) parsedByContent.delete(key);
+  else docs = parseFresh(text, file);
+  parsedByContent.set(key, docs);
+  if (parsedByContent.size > PARSED_FILES_KEPT) parsedByContent.delete(parsedByContent.keys().next().value!);
+  return docs.map((d) => d.clone());
+}
+
+function parseFresh(text: string, file: string): Document[] {
   const docs = parseAllDocuments(text);
   if (!Array.isArray(docs)) throw new Error(`${file}: not a YAML stream`);
   for (const d of docs) {

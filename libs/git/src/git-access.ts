@@ -9,7 +9,7 @@ import { chmodSync, copyFileSync, existsSync, mkdtempSync, readFileSync, statSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GitCall, GitCommand, runGitCall } from './git-command';
-import { HelperProcess } from '../../runtime/src/helper-process';
+import { HelperProcess } from '../../runtime/src';
 
 export interface GitAccessSettings {
   /** GIT_CREDENTIALS_DIR: username/password and/or ssh-privatekey, known_hosts. */

@@ -1,6 +1,7 @@
 import { mkdir, rm } from 'node:fs/promises';
 import { GitAccess } from './git-access';
 import type { RepositoryCache } from './repository-cache';
+import { execInHelper } from '../../runtime/src';
 
 /** Why a git step failed, and whether trying again can help. */
 export class GitStepError extends Error {
@@ -203,8 +204,12 @@ export class GitWorkspace {
     }
   }
 
-  /** Deletes the working copy, off the event loop (a fleet repository's checkout is thousands of files). */
+  /**
+   * Deletes the working copy. A fleet repository's checkout is thousands of files: Node's own recursive
+   * delete drives every lstat and unlink from the event loop (profiled: 6 s of main thread for 200 runs
+   * into one repository), so `rm -rf` in the helper process does it.
+   */
   async remove(): Promise<void> {
-    await rm(this.dir, { recursive: true, force: true });
+    await execInHelper('rm', ['-rf', '--', this.dir]);
   }
 }

@@ -1,0 +1,2 @@
+export * from './compiled-file';
+export * from './helper-process';
