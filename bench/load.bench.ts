@@ -37,6 +37,12 @@ function histogramQuantile(text: string, name: string, q: number): number {
   return buckets.find((b) => b.count >= q * total)?.le ?? NaN;
 }
 
+/** A histogram's buckets as `{ "≤ le": count in that bucket }` (not cumulative), to see where a tail sits. */
+function histogramBuckets(text: string, name: string): Record<string, number> {
+  const cumulative = [...text.matchAll(new RegExp(`^${name}_bucket\\{le="([^"]+)"\\} (\\d+)`, 'gm'))].map((m) => ({ le: m[1], count: Number(m[2]) }));
+  return Object.fromEntries(cumulative.map((b, i) => [`≤ ${b.le}`, b.count - (cumulative[i - 1]?.count ?? 0)]).filter(([, n]) => n !== 0));
+}
+
 /** The service's warnings and errors (pino JSON lines, level ≥ 40) counted by message, with one example of each. */
 function warningsByMessage(output: string): Record<string, { count: number; example: string }> {
   const counts: Record<string, { count: number; example: string }> = {};
@@ -207,6 +213,7 @@ async function main() {
           events_appended: events,
           append_rate_events_per_s: round(events / wall),
           projection_delay_s: { p50_le: histogramQuantile(metrics, 'scaffold_projection_delay_seconds', 0.5), p99_le: histogramQuantile(metrics, 'scaffold_projection_delay_seconds', 0.99) },
+          projection_delay_buckets: histogramBuckets(metrics, 'scaffold_projection_delay_seconds'),
           service_warnings: warningsByMessage(svc.output),
         },
         null,

@@ -105,7 +105,13 @@ function registry(env: Env): RegistryCredentials | undefined {
 /** Git credentials and CA, checked and prepared at start: a folder or file that cannot be used stops the process. */
 function gitAccess(env: Env): GitAccess {
   try {
-    return GitAccess.prepare({ credentialsDir: env.GIT_CREDENTIALS_DIR, credentialsHosts: list(env.GIT_CREDENTIALS_HOSTS ?? ''), caFile: env.GIT_CA_FILE, lowPriority: env.GENERATOR_NICE > 0, helperProcess: true });
+    return GitAccess.prepare({
+      credentialsDir: env.GIT_CREDENTIALS_DIR,
+      credentialsHosts: list(env.GIT_CREDENTIALS_HOSTS ?? ''),
+      caFile: env.GIT_CA_FILE,
+      lowPriority: env.GENERATOR_NICE > 0,
+      helperProcess: true,
+    });
   } catch (e) {
     if (e instanceof GitAccessError) throw new ConfigError(e.message);
     throw e;
