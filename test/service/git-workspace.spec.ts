@@ -145,6 +145,22 @@ describe('git workspace (real git, local bare remote)', () => {
       expect(await ws.head()).toBe(gitLog(remote.dir)[0].split(' ')[0]);
       expect(host().pid).not.toBe(before);
     });
+
+    it('fails a command in flight as a retryable git failure when the helper dies under it', async () => {
+      const remote = bareRepo();
+      // The push waits in the remote's hook long enough for the helper to be killed under it.
+      writeFileSync(join(remote.dir, 'hooks', 'pre-receive'), '#!/bin/sh\nsleep 3\n', { mode: 0o755 });
+      const ws = await GitWorkspace.clone(join(tempDir('ws'), 'j'), { url: remote.url, branch: 'main' }, identity, access);
+      writeFileSync(join(ws.dir, 'j.yaml'), 'a: 1\n');
+      await ws.commit(['j.yaml'], 'scaffold: j', 'run-8', 'infra');
+      const pushing = ws.push().catch((e) => e);
+      await new Promise((r) => setTimeout(r, 500));
+      process.kill(host().pid!, 'SIGKILL');
+      const failed = await pushing;
+      expect(failed).toBeInstanceOf(GitStepError);
+      expect(failed.message).toMatch(/helper process exited \(SIGKILL\)/);
+      expect(failed.retryable).toBe(true);
+    });
   });
 
   it('refuses a missing repository and a missing branch without retry', async () => {
