@@ -9,7 +9,7 @@ import { chmodSync, copyFileSync, existsSync, mkdtempSync, readFileSync, statSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GitCall, GitCommand, runGitCall } from './git-command';
-import { HelperProcess } from '../../runtime/src';
+import { HelperProcess, threadHelper } from '../../runtime/src';
 
 export interface GitAccessSettings {
   /** GIT_CREDENTIALS_DIR: username/password and/or ssh-privatekey, known_hosts. */
@@ -77,7 +77,8 @@ export class GitAccess {
   /** Checks the settings and prepares the files; a problem stops the process at start with its reason. */
   static prepare(settings: GitAccessSettings, inherited: NodeJS.ProcessEnv = process.env): GitAccess {
     const binary: GitCall['binary'] = settings.lowPriority ? ['nice', 'git'] : ['git'];
-    const host = settings.helperProcess ? new HelperProcess() : undefined;
+    // The thread's one helper, shared with the other programs this thread starts (rm of working copies).
+    const host = settings.helperProcess ? threadHelper() : undefined;
     if (!settings.credentialsDir && !settings.caFile) return new GitAccess({}, binary, host);
     const own = mkdtempSync(join(tmpdir(), 'gitops-scaffolder-git-'));
     chmodSync(own, 0o700);

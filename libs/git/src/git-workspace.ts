@@ -113,6 +113,15 @@ export class GitWorkspace {
     return this.access.run({ op: 'raw', baseDir: this.dir, config: this.config, args });
   }
 
+  /** A command that talks to the remote: its failure says why in words a person can act on. */
+  private async gitWithRemote(args: string[]): Promise<void> {
+    try {
+      await this.git(args);
+    } catch (e) {
+      throw classifyGitError(e, this.repo.url);
+    }
+  }
+
   /**
    * A working copy of the branch. With a cache, made from the cache's copy brought up to date (its
    * objects borrowed, not copied) and pointed at the remote; without, cloned from the remote.
@@ -158,11 +167,7 @@ export class GitWorkspace {
   }
 
   async push(): Promise<void> {
-    try {
-      await this.git(['push', '--porcelain', 'origin', `HEAD:refs/heads/${this.repo.branch}`]);
-    } catch (e) {
-      throw classifyGitError(e, this.repo.url);
-    }
+    await this.gitWithRemote(['push', '--porcelain', 'origin', `HEAD:refs/heads/${this.repo.branch}`]);
   }
 
   /** The remote-tracking ref of the branch (the branch name was checked at the edge). */
@@ -172,11 +177,7 @@ export class GitWorkspace {
 
   /** Brings the remote-tracking ref up to the remote branch's head. */
   async fetch(): Promise<void> {
-    try {
-      await this.git(['fetch', '--no-tags', 'origin', `refs/heads/${this.repo.branch}:${this.remoteRef}`]);
-    } catch (e) {
-      throw classifyGitError(e, this.repo.url);
-    }
+    await this.gitWithRemote(['fetch', '--no-tags', 'origin', `refs/heads/${this.repo.branch}:${this.remoteRef}`]);
   }
 
   /**

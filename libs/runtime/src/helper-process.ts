@@ -70,13 +70,15 @@ export class HelperProcess {
   }
 }
 
-let threadHelper: HelperProcess | undefined;
+let helperOfThisThread: HelperProcess | undefined;
 
-/**
- * execFile through this thread's helper process (an IPC channel belongs to the thread that opened
- * it, so each worker thread has its own). Rejects like execFile: `code` (ENOENT, exit status) and `stderr`.
- */
+/** This thread's helper process (an IPC channel belongs to the thread that opened it, so each worker thread has its own). */
+export function threadHelper(): HelperProcess {
+  helperOfThisThread ??= new HelperProcess();
+  return helperOfThisThread;
+}
+
+/** execFile through this thread's helper process. Rejects like execFile: `code` (ENOENT, exit status) and `stderr`. */
 export function execInHelper(file: string, args: string[], options: { cwd?: string; maxBuffer?: number } = {}): Promise<{ stdout: string; stderr: string }> {
-  threadHelper ??= new HelperProcess();
-  return threadHelper.call({ kind: 'exec', file, args, options });
+  return threadHelper().call({ kind: 'exec', file, args, options });
 }
