@@ -1,7 +1,8 @@
 /**
  * The first object key that appears twice in one object of a JSON text (which JSON.parse accepts,
- * keeping the last), or null. Run on text JSON.parse already accepted; iterative, so nesting depth
- * costs no stack.
+ * keeping the last), or null. Meant for text JSON.parse already accepted, but bounded on any text:
+ * one pass over it (an unterminated string ends the scan instead of running past the end), and
+ * iterative, so nesting depth costs no stack.
  */
 export function duplicateKey(text: string): string | null {
   const frames: Array<{ keys: Set<string> | null; expectKey: boolean }> = [];
@@ -14,11 +15,12 @@ export function duplicateKey(text: string): string | null {
       const top = frames[frames.length - 1];
       if (top?.keys) top.expectKey = true;
     } else if (c === '"') {
-      let end = i + 1;
-      while (text[end] !== '"') end += text[end] === '\\' ? 2 : 1;
+      const end = closingQuote(text, i);
+      if (end < 0) return null; // not JSON: JSON.parse is the judge of that
       const top = frames[frames.length - 1];
       if (top?.keys && top.expectKey) {
-        const key = JSON.parse(text.slice(i, end + 1)) as string;
+        const key = keyText(text.slice(i, end + 1));
+        if (key === null) return null;
         if (top.keys.has(key)) return key;
         top.keys.add(key);
         top.expectKey = false;
@@ -27,4 +29,21 @@ export function duplicateKey(text: string): string | null {
     }
   }
   return null;
+}
+
+/** The index of the quote closing the string that opens at `open`, or -1 when the text ends first. */
+function closingQuote(text: string, open: number): number {
+  for (let end = open + 1; end < text.length; end++) {
+    if (text[end] === '\\') end++;
+    else if (text[end] === '"') return end;
+  }
+  return -1;
+}
+
+function keyText(quoted: string): string | null {
+  try {
+    return JSON.parse(quoted) as string;
+  } catch {
+    return null;
+  }
 }

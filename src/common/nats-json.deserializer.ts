@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Msg } from '@nats-io/nats-core';
 import type { Deserializer, IncomingRequest } from '@nestjs/microservices';
 import { ApiError } from './api-error';
-import { bodyProblem, MAX_BODY_BYTES } from './json-body.middleware';
+import { MAX_BODY_BYTES, parseJsonBody, payloadTooLarge } from './json-body.middleware';
 
 /** A body that cannot be handled; the admission pipe answers with its error once the caller is known. */
 export class RejectedBody {
@@ -22,16 +22,9 @@ export class NatsJsonDeserializer implements Deserializer<Msg, IncomingRequest |
   }
 
   private static body(msg: Msg): unknown {
-    if (msg.data.length > MAX_BODY_BYTES) return new RejectedBody(new ApiError(413, 'payload_too_large', 'request body is over 1 MiB'));
+    if (msg.data.length > MAX_BODY_BYTES) return new RejectedBody(payloadTooLarge());
     if (msg.data.length === 0) return {};
-    const text = msg.string();
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      return new RejectedBody(new ApiError(400, 'invalid_json', 'body: malformed JSON'));
-    }
-    const problem = bodyProblem(text);
-    return problem ? new RejectedBody(problem) : parsed;
+    const parsed = parseJsonBody(msg.string());
+    return 'error' in parsed ? new RejectedBody(parsed.error) : parsed.value;
   }
 }

@@ -113,6 +113,9 @@ describe('bad input and abuse catalogue: a 4xx naming the field, nothing appende
 
   it.each([
     ['malformed JSON', '{"cluster_name": ', 'application/json', 400, 'invalid_json'],
+    ['an unterminated string (once froze the service before the key check)', '{"abc', 'application/json', 400, 'invalid_json'],
+    ['an unterminated escape', '{"a":"\\', 'application/json', 400, 'invalid_json'],
+    ['empty body', '', 'application/json', 400, 'invalid_request'],
     ['trailing garbage', '{} x', 'application/json', 400, 'invalid_json'],
     ['form body', 'cluster_name=a', 'application/x-www-form-urlencoded', 415, 'unsupported_media_type'],
     ['text body', 'hello', 'text/plain', 415, 'unsupported_media_type'],
@@ -127,6 +130,7 @@ describe('bad input and abuse catalogue: a 4xx naming the field, nothing appende
 
   it('malformed JSON and oversize bodies over NATS', async () => {
     expect((await natsCreate('{"cluster_name": ')).error.code).toBe('invalid_json');
+    expect((await natsCreate('{"abc')).error.code).toBe('invalid_json');
     const big = JSON.stringify({ ...good, domain: 'a'.repeat(1024 * 1024 + 10) });
     const h = headers();
     h.set('X-Api-Key', API_KEY);
