@@ -1,6 +1,6 @@
 import { DynamicModule, Global, Module } from '@nestjs/common';
 import type { Logger } from 'pino';
-import { JetStreamEventStore, JetStreamRunInputs, JetStreamRunLogStore, StreamAdmin } from '../../libs/event-store/src';
+import { JetStreamEventStore, JetStreamIdempotencyKeys, JetStreamRunInputs, JetStreamRunLogStore, StreamAdmin } from '../../libs/event-store/src';
 import type { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
 import { LOGGER } from '../logging/logging.module';
@@ -11,6 +11,7 @@ import { NatsClient } from './nats-client';
 export const EVENT_STORE = Symbol('EVENT_STORE');
 export const RUN_LOGS = Symbol('RUN_LOGS');
 export const RUN_INPUTS = Symbol('RUN_INPUTS');
+export const IDEMPOTENCY_KEYS = Symbol('IDEMPOTENCY_KEYS');
 
 export interface EventLogOptions {
   /** NATS client name (shows in the server's connection list). */
@@ -19,7 +20,7 @@ export interface EventLogOptions {
   applyStreams: boolean;
 }
 
-/** NATS and the event log on JetStream: the event store, the runs' logs and inputs. */
+/** NATS and the event log on JetStream: the event store, the runs' logs and inputs, Idempotency-Key claims. */
 @Global()
 @Module({})
 export class EventLogModule {
@@ -52,8 +53,9 @@ export class EventLogModule {
         },
         { provide: RUN_LOGS, inject: [NatsClient], useFactory: (nats: NatsClient) => new JetStreamRunLogStore(nats.connection) },
         { provide: RUN_INPUTS, inject: [NatsClient], useFactory: (nats: NatsClient) => new JetStreamRunInputs(nats.connection) },
+        { provide: IDEMPOTENCY_KEYS, inject: [NatsClient], useFactory: (nats: NatsClient) => new JetStreamIdempotencyKeys(nats.connection) },
       ],
-      exports: [NatsClient, JetStreamEventStore, EVENT_STORE, RUN_LOGS, RUN_INPUTS, OwnedConsumers, EventLogHealth],
+      exports: [NatsClient, JetStreamEventStore, EVENT_STORE, RUN_LOGS, RUN_INPUTS, IDEMPOTENCY_KEYS, OwnedConsumers, EventLogHealth],
     };
   }
 }

@@ -1,4 +1,5 @@
-import { InMemoryEventStore, InMemoryRunInputs, InMemoryRunLogStore } from '../../libs/event-store/src';
+import { createHash } from 'node:crypto';
+import { InMemoryEventStore, InMemoryIdempotencyKeys, InMemoryRunInputs, InMemoryRunLogStore } from '../../libs/event-store/src';
 import { IN_PROCESS_GENERATOR } from '../../libs/generator/src';
 import { SEALING_CERT_INPUT } from '../../libs/steps/src';
 import { makeRsaCert } from '../../test/support/certs';
@@ -51,12 +52,12 @@ describe('ScaffoldsService (in-memory event store)', () => {
   beforeEach(() => {
     store = new InMemoryEventStore();
     inputs = new InMemoryRunInputs();
-    service = new ScaffoldsService(store, inputs, new InMemoryRunLogStore(), emptyReadModel, loadConfig(UNIT_ENV), quotas, IN_PROCESS_GENERATOR);
+    service = new ScaffoldsService(store, inputs, new InMemoryRunLogStore(), emptyReadModel, loadConfig(UNIT_ENV), quotas, IN_PROCESS_GENERATOR, new InMemoryIdempotencyKeys());
   });
 
   it('refuses, before appending, a reference with pull secrets when the steps here have no registry settings', async () => {
     const { REGISTRY_PASSWORD: _omitted, ...withoutRegistry } = UNIT_ENV;
-    const bare = new ScaffoldsService(store, inputs, new InMemoryRunLogStore(), emptyReadModel, loadConfig(withoutRegistry), quotas, IN_PROCESS_GENERATOR);
+    const bare = new ScaffoldsService(store, inputs, new InMemoryRunLogStore(), emptyReadModel, loadConfig(withoutRegistry), quotas, IN_PROCESS_GENERATOR, new InMemoryIdempotencyKeys());
     await expect(bare.create(body(), alice)).rejects.toMatchObject({
       status: 422,
       code: 'registry_missing',
@@ -64,7 +65,16 @@ describe('ScaffoldsService (in-memory event store)', () => {
     });
     expect(await store.readRange({ limit: 10 })).toMatchObject({ events: [] });
     // A Job's registry settings are its own: the service with EXECUTOR=kubernetes does not refuse.
-    const withJobs = new ScaffoldsService(store, inputs, new InMemoryRunLogStore(), emptyReadModel, loadConfig({ ...withoutRegistry, EXECUTOR: 'kubernetes' }), quotas, IN_PROCESS_GENERATOR);
+    const withJobs = new ScaffoldsService(
+      store,
+      inputs,
+      new InMemoryRunLogStore(),
+      emptyReadModel,
+      loadConfig({ ...withoutRegistry, EXECUTOR: 'kubernetes' }),
+      quotas,
+      IN_PROCESS_GENERATOR,
+      new InMemoryIdempotencyKeys(),
+    );
     expect((await withJobs.create(body(), alice)).created).toBe(true);
   });
 
@@ -88,6 +98,13 @@ describe('ScaffoldsService (in-memory event store)', () => {
     // The same key with another body is refused, and nothing is appended.
     await expect(service.create(body('changed'), alice, 'key-1')).rejects.toMatchObject({ status: 422, code: 'idempotency_key_reused' });
     expect(await types(first.run.id)).toEqual(['ScaffoldRequested']);
+  });
+
+  it('gives a random run id for an Idempotency-Key: nobody who knows the key can compute it', async () => {
+    const { run } = await service.create(body('random-id'), alice, 'key-2');
+    const derived = createHash('sha256').update('alice\0key-2').digest('hex');
+    expect(run.id.replaceAll('-', '')).not.toContain(derived.slice(0, 8));
+    expect(run.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
   });
 
   it('appends nothing for a bad request', async () => {
@@ -141,6 +158,7 @@ describe('ScaffoldsService: credentials only their issuer can create', () => {
         config,
         quotas,
         IN_PROCESS_GENERATOR,
+        new InMemoryIdempotencyKeys(),
         undefined,
         executor === 'kubernetes' ? source : undefined,
       ),

@@ -2,7 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Inject, Injectable, Optional } from '@nestjs/common';
-import { decideAndAppend, EventStore, RunInputs, RunLogStore } from '../../libs/event-store/src';
+import { decideAndAppend, EventStore, formatLogLine, IdempotencyKeys, RunInputs, RunLogStore } from '../../libs/event-store/src';
 import { EVENT_TYPES, isEventType, ScaffoldRequestedData, ScaffoldTarget, StoredEvent, TERMINAL_EVENTS } from '../../libs/events/src';
 import { Command, decide, fold, isTerminal, RUN_STATUSES, runDecider, RunRuleViolation, type RunState } from '../../libs/run-decider/src';
 import {
@@ -24,7 +24,7 @@ import { CallerIdentity, owns, requireOperator } from '../common/api-keys';
 import { Quotas } from './quotas';
 import type { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
-import { EVENT_STORE, RUN_INPUTS, RUN_LOGS } from '../event-log/event-log.module';
+import { EVENT_STORE, IDEMPOTENCY_KEYS, RUN_INPUTS, RUN_LOGS } from '../event-log/event-log.module';
 import { SUPPLIED_CREDENTIALS } from '../kubernetes/credentials-source';
 import { JOB_LOGS, type JobLogs } from '../kubernetes/job-logs';
 import { RunReadModel } from '../projection/run-read-model';
@@ -64,25 +64,26 @@ function outcomeLine(state: RunState): string | null {
   return `${state.finishedAt} ${level} [run] run ${state.status}: ${state.message}${commits}`;
 }
 
-function runIdFor(caller: string, idempotencyKey: string): string {
-  const h = createHash('sha256').update(`${caller}\0${idempotencyKey}`).digest('hex');
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-a${h.slice(17, 20)}-${h.slice(20, 32)}`;
+/** A value with its object keys sorted, so two equal requests serialise alike whoever built them. */
+function canonical(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(canonical);
+  if (!v || typeof v !== 'object') return v;
+  return Object.fromEntries(
+    Object.entries(v)
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([k, x]) => [k, canonical(x)]),
+  );
 }
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+const requestDigest = (data: ScaffoldRequestedData) => sha256(JSON.stringify(canonical(data)));
 
 /** Whether a stored request is the one a new body describes (an Idempotency-Key retry), whoever's clock recorded it. */
 function sameRequest(stored: ScaffoldRequestedData | null, fresh: ScaffoldRequestedData): boolean {
-  const canonical = (v: unknown): unknown =>
-    Array.isArray(v)
-      ? v.map(canonical)
-      : v && typeof v === 'object'
-        ? Object.fromEntries(
-            Object.entries(v)
-              .sort(([a], [b]) => a.localeCompare(b))
-              .map(([k, x]) => [k, canonical(x)]),
-          )
-        : v;
-  return stored !== null && JSON.stringify(canonical(stored)) === JSON.stringify(canonical(fresh));
+  return stored !== null && requestDigest(stored) === requestDigest(fresh);
 }
+
+const idempotencyKeyReused = () => new ApiError(422, 'idempotency_key_reused', 'Idempotency-Key: was used for a different request by this key');
 
 /** The list cursor: the last row's (created_at, id), so runs created in the same millisecond are neither lost nor repeated. */
 const encodeCursor = (createdAt: Date, id: string) => Buffer.from(`${createdAt.toISOString()}|${id}`).toString('base64url');
@@ -115,6 +116,7 @@ export class ScaffoldsService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly quotas: Quotas,
     @Inject(TREE_GENERATOR) private readonly generator: TreeGenerator,
+    @Inject(IDEMPOTENCY_KEYS) private readonly idempotencyKeys: IdempotencyKeys,
     /** The run's Job pod logs (EXECUTOR=kubernetes). */
     @Optional() @Inject(JOB_LOGS) private readonly jobLogs?: JobLogs,
     /** Management-cluster Secrets with supplied credentials (EXECUTOR=kubernetes). */
@@ -222,13 +224,12 @@ export class ScaffoldsService {
       ...(req.host_map ? { host_map: req.host_map } : {}),
       ...(req.reference_domain ? { reference_domain: req.reference_domain } : {}),
     };
-    const runId = idempotencyKey ? runIdFor(caller.name, idempotencyKey) : randomUUID();
+    const runId = idempotencyKey ? await this.runIdForKey(caller, idempotencyKey, data) : randomUUID();
     if (idempotencyKey) {
       const { events } = await this.store.readRun(runId);
       if (events.length > 0) {
         const state = fold(events);
-        // The same key with another body is a client bug, not a retry: answering the first run would hide it.
-        if (!sameRequest(state.request, data)) throw new ApiError(422, 'idempotency_key_reused', 'Idempotency-Key: was used for a different request by this key');
+        if (!sameRequest(state.request, data)) throw idempotencyKeyReused();
         return { run: toView(runId, state), created: false };
       }
     }
@@ -241,6 +242,18 @@ export class ScaffoldsService {
     if (req.target.kind === 'sealing_cert') await this.inputs.put(runId, SEALING_CERT_INPUT, req.target.cert.pem);
     const { state, appended } = await decideAndAppend(this.store, runId, runDecider, (s) => decide({ type: 'RequestScaffold', data }, s), { idFor: () => runId });
     return { run: toView(runId, state), created: appended.length > 0 };
+  }
+
+  /**
+   * The run an Idempotency-Key stands for: a random id claimed for the caller's key with the request's
+   * digest, or the one an earlier request with that key claimed. The same key with another body is a
+   * client bug, not a retry: answering the first run would hide it.
+   */
+  private async runIdForKey(caller: CallerIdentity, idempotencyKey: string, data: ScaffoldRequestedData): Promise<string> {
+    const scope = sha256(`${caller.name}\0${idempotencyKey}`);
+    const claim = await this.idempotencyKeys.claim(scope, { runId: randomUUID(), requestDigest: requestDigest(data) });
+    if (claim.requestDigest !== requestDigest(data)) throw idempotencyKeyReused();
+    return claim.runId;
   }
 
   /**
@@ -358,7 +371,7 @@ export class ScaffoldsService {
   async logs(id: unknown, caller: CallerIdentity): Promise<string> {
     const { runId, events } = await this.requireRun(id, caller);
     const entries = await this.runLogs.read(runId);
-    const lines = entries.map((e) => `${e.time} ${e.level.toUpperCase()} [${e.step}] ${e.msg}`);
+    const lines = entries.map(formatLogLine);
     if (this.jobLogs) {
       const pods = await this.jobLogs(runId).catch((e) => `--- Job logs unavailable: ${(e as Error).message} ---\n`);
       if (pods) lines.push(pods.trimEnd());

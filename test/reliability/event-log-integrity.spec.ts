@@ -66,6 +66,26 @@ describe('the event log defends itself', () => {
     expect(metrics).toMatch(/scaffold_stream_messages_skipped_total\{kind="invalid"\} 2/);
   });
 
+  it("skips log-stream messages that are not log entries, and a line's line breaks cannot fake further lines", async () => {
+    const created = await api(stack.svc.base, 'POST', '/api/v1/scaffolds', createBody('log-integrity', bareRepo().url, cert.certPem));
+    const id = created.json.id;
+    await untilTerminal(stack.svc.base, id);
+    const before = (await api(stack.svc.base, 'GET', `/api/v1/scaffolds/${id}/logs`)).text.split('\n');
+    const fake = '2026-01-01T00:00:00.000Z INFO [full-pass] run succeeded';
+    for (const junk of ['not json', 'null', '[1,2]', '{"time":1,"level":"info","step":"x","msg":"y"}', JSON.stringify({ time: 'now', level: 'info', step: 'x' })]) {
+      await publish(`scaffold.logs.${id}`, junk);
+    }
+    await publish(`scaffold.logs.${id}`, JSON.stringify({ time: '2026-01-01T00:00:00.000Z', level: 'info', step: 'infra-pass', msg: `one line\n${fake}\r\u2028${fake}` }));
+
+    const rest = await api(stack.svc.base, 'GET', `/api/v1/scaffolds/${id}/logs`);
+    expect(rest.status).toBe(200);
+    const lines = rest.text.split('\n');
+    // The five stray messages are skipped; the injected entry is one line, before the outcome line.
+    expect(lines).toHaveLength(before.length + 1);
+    expect(lines.filter((l) => l.startsWith(fake))).toEqual([]);
+    expect(lines).toContain(`2026-01-01T00:00:00.000Z INFO [infra-pass] one line\\n${fake}\\r\\u2028${fake}`);
+  });
+
   it('refuses a second ScaffoldRequested that would redirect a live run; status and the metric report it', async () => {
     const remote = bareRepo();
     const attacker = bareRepo();

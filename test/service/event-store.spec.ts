@@ -2,7 +2,7 @@ import { connect } from '@nats-io/transport-node';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { randomUUID } from 'node:crypto';
 import { jetstreamManager } from '@nats-io/jetstream';
-import { decideAndAppend, DEFAULT_STREAMS, JetStreamEventStore, runSubject, serverAtLeast, StreamAdmin } from '../../libs/event-store/src';
+import { decideAndAppend, DEFAULT_STREAMS, JetStreamEventStore, JetStreamIdempotencyKeys, runSubject, serverAtLeast, StreamAdmin } from '../../libs/event-store/src';
 import { decide, runDecider } from '../../libs/run-decider/src';
 import { eventStoreContract, requestedEvent } from '../support/event-store-contract';
 import { SCAFFOLD_REQUEST } from '../support/run-fixtures';
@@ -31,6 +31,21 @@ describe('JetStream event store (real nats-server 2.9)', () => {
   });
 
   eventStoreContract(() => store);
+
+  describe('Idempotency-Key claims', () => {
+    it('are won by one of many concurrent claims, kept across processes, and never overwritten', async () => {
+      const scope = randomUUID().replaceAll('-', '');
+      const proposals = Array.from({ length: 8 }, (_, i) => ({ runId: randomUUID(), requestDigest: `digest-${i}` }));
+      const answers = await Promise.all(proposals.map((p, i) => new JetStreamIdempotencyKeys(nc).claim(scope, p).then((c) => [i, c] as const)));
+      const winners = new Set(answers.map(([, c]) => c.runId));
+      expect(winners.size).toBe(1);
+      expect(proposals.map((p) => p.runId)).toContain([...winners][0]);
+      const later = await new JetStreamIdempotencyKeys(nc).claim(scope, { runId: randomUUID(), requestDigest: 'another' });
+      expect(later).toEqual(answers[0][1]);
+      const jsm = await jetstreamManager(nc);
+      expect((await jsm.streams.getMessage(DEFAULT_STREAMS.inputs, { last_by_subj: `scaffold.input.idempotency-key.${scope}` }))?.seq).toBeGreaterThan(0);
+    });
+  });
 
   describe('kept run histories', () => {
     const types = async (s: JetStreamEventStore, run: string) => (await s.readRun(run)).events.map((e) => `${e.seq}:${e.type}`);

@@ -6,3 +6,4 @@ export * from './in-memory-event-store';
 export * from './run-log-store';
 export * from './run-inputs';
 export * from './processor';
+export * from './idempotency-keys';

@@ -10,6 +10,40 @@ export interface RunLogEntry {
   msg: string;
 }
 
+const LOG_FIELDS = ['time', 'level', 'step', 'msg'] as const;
+
+/**
+ * A log-stream message as an entry, or null when it is not one (a client with publish rights wrote
+ * something else): skipped like a bad event, so one stray message cannot make a run's log unreadable.
+ */
+export function parseLogEntry(text: string): RunLogEntry | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  if (!value || typeof value !== 'object') return null;
+  const entry = value as Record<string, unknown>;
+  if (!LOG_FIELDS.every((f) => typeof entry[f] === 'string')) return null;
+  return { time: entry.time as string, level: entry.level as string, step: entry.step as string, msg: entry.msg as string };
+}
+
+/**
+ * One entry as one line of text: control characters (line breaks among them) are shown escaped, so a
+ * message cannot end its line and fake the next one.
+ */
+export function formatLogLine(e: RunLogEntry): string {
+  return `${oneLine(e.time)} ${oneLine(e.level.toUpperCase())} [${oneLine(e.step)}] ${oneLine(e.msg)}`;
+}
+
+/** Characters that end or rewrite a line on a terminal or in a text log: C0 controls but tab, DEL, and Unicode's line and paragraph separators. */
+// eslint-disable-next-line no-control-regex
+const LINE_BREAKING = /[\u0000-\u0008\u000a-\u001f\u007f\u2028\u2029]/g;
+const ESCAPES: Record<string, string> = { '\n': '\\n', '\r': '\\r' };
+
+const oneLine = (s: string) => s.replace(LINE_BREAKING, (c) => ESCAPES[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+
 /** The runs' log lines (not events: an age limit, no concurrency check), redacted before they get here. */
 export interface RunLogStore {
   append(runId: string, entry: RunLogEntry): Promise<void>;
@@ -35,7 +69,8 @@ export class JetStreamRunLogStore implements RunLogStore {
     const jsm = await (this.manager ??= jetstreamManager(this.nc));
     const last = await jsm.streams.getMessage(this.streams.logs, { last_by_subj: logSubject(runId) });
     if (!last) return [];
-    return (await readSubject(this.js, this.streams.logs, logSubject(runId), last.seq)).map((m) => JSON.parse(m.data));
+    const entries = (await readSubject(this.js, this.streams.logs, logSubject(runId), last.seq)).map((m) => parseLogEntry(m.data));
+    return entries.filter((e): e is RunLogEntry => e !== null);
   }
 }
 

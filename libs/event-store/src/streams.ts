@@ -11,3 +11,5 @@ export const runSubject = (runId: string) => `scaffold.run.${runId}`;
 export const ALL_RUNS = 'scaffold.run.>';
 export const logSubject = (runId: string) => `scaffold.logs.${runId}`;
 export const inputSubject = (runId: string, name: string) => `scaffold.input.${runId}.${name}`;
+/** Idempotency-Key claims live beside the inputs (same retention): `scope` is a hex digest of caller and key. */
+export const idempotencySubject = (scope: string) => `scaffold.input.idempotency-key.${scope}`;
