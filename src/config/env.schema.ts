@@ -8,6 +8,9 @@ const integer = (fallback: number, minimum: number, maximum: number) => ({ type:
 const seconds = (fallback: number, maximum = 7 * 24 * 3600) => ({ type: 'number', exclusiveMinimum: 0, maximum, default: fallback });
 const flag = (fallback: boolean) => ({ type: 'boolean', default: fallback });
 
+/** One GIT_ALLOWED_HOSTS entry: `host`, `*.domain` or `[IPv6]`, optionally `:port`. */
+const ALLOWED_HOST = '((\\*\\.)?[A-Za-z0-9.-]+|\\[[0-9A-Fa-f:.]+\\])(:\\d+)?';
+
 export const ENV_SCHEMA = {
   type: 'object',
   properties: {
@@ -34,7 +37,7 @@ export const ENV_SCHEMA = {
     PLATFORM_REPO_URL: text(),
     DEFAULT_BRANCH: { type: 'string', minLength: 1, default: 'main' },
     GIT_ALLOWED_SCHEMES: { type: 'string', pattern: '^[a-z][a-z0-9+.-]*(,\\s*[a-z][a-z0-9+.-]*)*$', default: 'https,ssh' },
-    GIT_ALLOWED_HOSTS: { type: 'string', pattern: '^(\\*\\.)?[A-Za-z0-9.-]+(:\\d+)?(\\s*,\\s*(\\*\\.)?[A-Za-z0-9.-]+(:\\d+)?)*$' },
+    GIT_ALLOWED_HOSTS: { type: 'string', pattern: `^${ALLOWED_HOST}(\\s*,\\s*${ALLOWED_HOST})*$` },
     MIGRATIONS_RUN: flag(true),
     MAX_ACTIVE_RUNS_PER_KEY: integer(20, 1, 100_000),
     MAX_CREATES_PER_MINUTE_PER_KEY: integer(30, 1, 100_000),

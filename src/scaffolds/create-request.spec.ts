@@ -1,4 +1,8 @@
+import { resolve } from 'node:path';
+import fc from 'fast-check';
 import { makeRsaCert } from '../../test/support/certs';
+import { tempDir } from '../../test/support/files';
+import { writeFluxExampleReference } from '../../test/support/flux-example-repo';
 import { createBody } from '../../test/support/run-fixtures';
 import { ApiError } from '../common/api-error';
 import { parseCreateRequest } from './create-request';
@@ -35,5 +39,94 @@ describe('create request validation reports every problem at once', () => {
   it('reports at most 20 problems for a body of thousands of unknown fields', () => {
     const junk = Object.fromEntries(Array.from({ length: 5000 }, (_, i) => [`f${i}`, i]));
     expect(refusal(body(junk)).details).toHaveLength(20);
+  });
+});
+
+describe('repository URLs', () => {
+  it.each([
+    ['repo', { url: 'https://git.example.com/fleet.git?private_token=glpat-abc' }, 'repo.url'],
+    ['repo', { url: 'https://git.example.com/fleet.git#main' }, 'repo.url'],
+    ['repo', { url: 'https://git.example.com/fleet.git', flux_url: 'https://git.example.com/fleet.git?token=x' }, 'repo.flux_url'],
+  ])('refuses a query string or fragment, naming the field (%s %j)', (field, value, named) => {
+    const e = refusal(body({ [field]: value }));
+    expect([e.status, e.details?.[0]]).toEqual([400, { field: named, problem: 'must not have a query string or fragment' }]);
+    expect(e.message).not.toMatch(/glpat|token=x/);
+  });
+
+  it.each(['https://[::1]/fleet.git', 'ssh://git@[2001:db8::7]:2222/fleet.git', 'https://[2001:DB8:0::7]:8443/fleet.git'])('accepts the IPv6 literal host of %s', (url) => {
+    expect(parseCreateRequest(body({ repo: { url } }), OPTS).repo_url).toBe(new URL(url).href);
+    expect(parseCreateRequest(body({ repo: { url } }), { ...OPTS, allowedHosts: ['[::1]', '[2001:db8::7]'] }).repo_url).toBe(new URL(url).href);
+  });
+});
+
+/** How long one request's validation may take on a busy 2-core machine: far above what a linear check needs, far below "stuck". */
+const BOUND_MS = 2000;
+
+/** Text an attacker would try on a pattern: long runs of the characters patterns repeat over, and random text. */
+const hostileText = fc.oneof(
+  fc.string({ maxLength: 300 }),
+  fc.string({ unit: 'binary', maxLength: 300 }),
+  fc
+    .tuple(fc.constantFrom('a', '-', '.', 'a.', 'a-', '@', ':', '::', '/', '//', '@a', '[', ']', '%', '\\', '..', '{', '$', '*.'), fc.integer({ min: 1, max: 20_000 }), fc.string({ maxLength: 3 }))
+    .map(([unit, times, tail]) => unit.repeat(times) + tail),
+);
+
+describe('every request parser ends in bounded time on any input', () => {
+  const flux = tempDir('flux-ref');
+  writeFluxExampleReference(flux);
+  const references = [
+    { ...OPTS, steps: { templateDir: flux, referenceEnv: 'staging' } },
+    { ...OPTS, allowedHosts: ['git.example.com', '*.corp.example', '[::1]:8443'], steps: { templateDir: resolve('templates/phased-platform'), referenceEnv: 'dev' } },
+  ];
+  const fields = [
+    'cluster_name',
+    'domain',
+    'region',
+    'acme_email',
+    'reference_domain',
+    'repo.url',
+    'repo.branch',
+    'repo.flux_url',
+    'host_map',
+    'cluster_vars',
+    'credentials_secret.namespace',
+    'target.age_recipients',
+  ];
+
+  /** The good body with one field replaced by hostile text (at its place in the shape). */
+  const withHostile = (field: string, text: string) => {
+    const b: any = body({ repo: { url: 'https://git.example.com/fleet.git' } });
+    const [outer, inner] = field.split('.');
+    if (field === 'host_map' || field === 'cluster_vars') b[field] = { [text.slice(0, 100)]: text, 'podinfo.staging': text };
+    else if (field === 'target.age_recipients') b.target = { age_recipients: [text] };
+    else if (inner) b[outer] = { ...(b[outer] ?? { name: 'x' }), [inner]: text };
+    else b[field] = text;
+    return b;
+  };
+
+  it.each(references.map((r, i) => [i, r] as const))('create and preview bodies (reference %i)', (_i, opts) => {
+    fc.assert(
+      fc.property(fc.constantFrom(...fields), hostileText, (field, text) => {
+        const start = process.hrtime.bigint();
+        try {
+          parseCreateRequest(withHostile(field, text), opts);
+        } catch (e) {
+          expect(e).toBeInstanceOf(ApiError);
+        }
+        expect(Number(process.hrtime.bigint() - start) / 1e6).toBeLessThan(BOUND_MS);
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  it('arbitrary JSON values as the body', () => {
+    fc.assert(
+      fc.property(fc.jsonValue({ maxDepth: 4 }), (value) => {
+        const start = process.hrtime.bigint();
+        expect(() => parseCreateRequest(value, OPTS)).toThrow(ApiError);
+        expect(Number(process.hrtime.bigint() - start) / 1e6).toBeLessThan(BOUND_MS);
+      }),
+      { numRuns: 500 },
+    );
   });
 });

@@ -98,12 +98,16 @@ function describeAjv(err: ErrorObject): string {
 }
 
 const SCP_FORM = /^([A-Za-z0-9._-]+)@([A-Za-z0-9.-]+):(?!\/\/)/;
+const TRANSPORT_HELPER = /^[A-Za-z0-9+._-]*::/;
 
 /** A repository URL git may be handed: an allowed scheme, an allowed host, no option-looking or transport-helper form. */
 export function checkRepoUrl(url: string, allowedSchemes: string[], allowedHosts: string[] = []): string | null {
   if (url.startsWith('-')) return 'must not start with "-"';
   if (/[\s\0]/.test(url)) return 'must not contain whitespace or NUL';
-  if (/^ext::|::/.test(url)) return 'transport helpers (ext::) are not allowed';
+  // git's `<transport>::<address>` form runs a transport helper; `::` elsewhere is an IPv6 literal host.
+  if (TRANSPORT_HELPER.test(url)) return 'transport helpers (ext::) are not allowed';
+  // A query string or fragment has no meaning to git, and one is where tokens get pasted (?private_token=...).
+  if (/[?#]/.test(url)) return 'must not have a query string or fragment';
   const scp = SCP_FORM.exec(url);
   const scheme = scp ? 'ssh' : /^([a-z][a-z0-9+.-]*):\/\//i.exec(url)?.[1]?.toLowerCase();
   if (!scheme) return 'must be a URL with a scheme (https://, ssh://, or user@host:path)';
@@ -115,13 +119,23 @@ export function checkRepoUrl(url: string, allowedSchemes: string[], allowedHosts
   return hostAllowed(host, port, allowedHosts) ? null : `host ${host} is not one of GIT_ALLOWED_HOSTS (${allowedHosts.join(', ')})`;
 }
 
-/** GIT_ALLOWED_HOSTS patterns: `host`, `host:port`, or `*.domain` (any name below domain, not domain itself). */
+/** GIT_ALLOWED_HOSTS patterns: `host`, `host:port`, `*.domain` (any name below domain, not domain itself) or `[IPv6]`, optionally `:port`. */
 function hostAllowed(hostname: string, port: string, patterns: string[]): boolean {
   return patterns.some((raw) => {
     const [pattern, patternPort] = raw.toLowerCase().split(/:(?=\d+$)/);
     if (patternPort !== undefined && patternPort !== port) return false;
+    if (pattern.startsWith('[')) return hostname === ipv6Literal(pattern);
     return pattern.startsWith('*.') ? hostname.endsWith(pattern.slice(1)) && hostname.length > pattern.length - 1 : hostname === pattern;
   });
+}
+
+/** `[2001:DB8:0::1]` as URL parsing writes it (`[2001:db8::1]`), so one address matches however it was typed. */
+function ipv6Literal(bracketed: string): string | undefined {
+  try {
+    return new URL(`http://${bracketed}/`).hostname;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The URL as git should get it: scheme and host in lower case (`HTTPS://Git.Example.com/x` would otherwise fail in git). */

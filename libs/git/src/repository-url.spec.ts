@@ -37,7 +37,10 @@ describe('repository URLs', () => {
 describe('withoutCredentials', () => {
   it.each([
     ['https://user:Secret123@git.example.com/x.git', 'https://***@git.example.com/x.git'],
-    ['https://ghpToken@git.example.com:8443/x.git?a=1', 'https://***@git.example.com:8443/x.git?a=1'],
+    ['https://ghpToken@git.example.com:8443/x.git?a=1', 'https://***@git.example.com:8443/x.git?***'],
+    ['https://git.example.com/x.git?private_token=glpat-secret', 'https://git.example.com/x.git?***'],
+    ['ssh://git@git.example.com/x.git#token', 'ssh://git@git.example.com/x.git?***'],
+    ['https://[::1]:8443/x.git', 'https://[::1]:8443/x.git'],
     ['https://git.example.com/x.git', 'https://git.example.com/x.git'],
     ['ssh://git@git.example.com/x.git', 'ssh://git@git.example.com/x.git'],
     ['git@git.example.com:x.git', 'git@git.example.com:x.git'],

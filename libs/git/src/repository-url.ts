@@ -46,13 +46,20 @@ export function hasCredentials(url: string): boolean {
 }
 
 /**
- * The URL with any credentials in it replaced by ***: for reading runs that were accepted before
- * repo.url refused user information (the event log cannot be edited, so they are redacted on the way out).
+ * The URL with any credentials in it, and any query string or fragment (where tokens get pasted),
+ * replaced by ***: for reading runs that were accepted before repo.url refused them (the event log
+ * cannot be edited, so they are redacted on the way out).
  */
 export function withoutCredentials(url: string): string {
-  if (!hasCredentials(url)) return url;
-  const u = new URL(url);
-  return `${u.protocol}//***@${u.host}${u.pathname}${u.search}`;
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return url; // scp-like git@host:path: no password, no query
+  }
+  if (!hasCredentials(url) && u.search === '' && u.hash === '') return url;
+  const userinfo = hasCredentials(url) ? '***@' : u.username ? `${u.username}@` : '';
+  return `${u.protocol}//${userinfo}${u.host}${u.pathname}${u.search || u.hash ? '?***' : ''}`;
 }
 
 const origins = new Map<string, string | undefined>();
