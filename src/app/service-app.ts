@@ -1,14 +1,16 @@
 import 'reflect-metadata';
 import type { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { MicroserviceOptions, Transport } from '@nestjs/microservices';
+import type { CustomStrategy } from '@nestjs/microservices';
 import type { Logger } from 'pino';
+import { InboxOnlyServerNats, RefusedReply } from '../common/inbox-only-server-nats';
 import { jsonBodies } from '../common/json-body.middleware';
 import { NatsJsonDeserializer } from '../common/nats-json.deserializer';
 import { NatsJsonSerializer } from '../common/nats-json.serializer';
 import type { AppConfig } from '../config/config';
 import { natsConnectOptions } from '../config/nats-settings';
 import { PinoNestLogger } from '../logging/logger';
+import { Metrics } from '../metrics/metrics';
 import { ServiceModule } from './service.module';
 
 /** The NATS request/reply API's queue group: replicas share the scaffolds.v1.* subjects. */
@@ -16,7 +18,8 @@ export const NATS_QUEUE = 'gitops-scaffolder';
 
 /**
  * The service as a hybrid Nest application: HTTP (Express) and the NATS transport of
- * @nestjs/microservices with plain-JSON (de)serialisation. Started by main.ts and by the tests.
+ * @nestjs/microservices with plain-JSON (de)serialisation, answering only callers' inboxes
+ * (InboxOnlyServerNats). Started by main.ts and by the tests.
  */
 export async function createServiceApp(config: AppConfig, logger: Logger): Promise<INestApplication> {
   // git must fail on missing credentials, never wait at a prompt.
@@ -24,18 +27,26 @@ export async function createServiceApp(config: AppConfig, logger: Logger): Promi
   const app = await NestFactory.create(ServiceModule.forRoot(config, logger), { bodyParser: false, logger: new PinoNestLogger(logger.child({ component: 'nest' })) });
   app.getHttpAdapter().getInstance().disable('x-powered-by');
   app.use(jsonBodies());
-  app.connectMicroservice<MicroserviceOptions>(
+  const natsApi = new InboxOnlyServerNats(
     {
-      transport: Transport.NATS,
-      options: {
-        ...natsConnectOptions(config.nats, 'gitops-scaffolder-api'),
-        queue: NATS_QUEUE,
-        serializer: new NatsJsonSerializer(),
-        deserializer: new NatsJsonDeserializer(),
-      },
+      ...natsConnectOptions(config.nats, 'gitops-scaffolder-api'),
+      queue: NATS_QUEUE,
+      serializer: new NatsJsonSerializer(),
+      deserializer: new NatsJsonDeserializer(),
     },
-    { inheritAppConfig: true },
+    config.natsReplyPrefixes,
+    refusedReplyReporter(logger, app.get(Metrics)),
   );
+  app.connectMicroservice<CustomStrategy>({ strategy: natsApi }, { inheritAppConfig: true });
   await app.startAllMicroservices();
   return app;
+}
+
+/** A request with a reply subject that is not a caller inbox: a warning (subjects only, never the body) and a count. */
+function refusedReplyReporter(logger: Logger, metrics: Metrics) {
+  const log = logger.child({ component: 'nats-api' });
+  return ({ pattern, subject, reply }: RefusedReply) => {
+    log.warn({ subject, reply }, 'NATS request dropped unanswered: its reply subject is not a caller inbox (NATS_REPLY_PREFIXES)');
+    metrics.natsRepliesRefused.inc({ subject: pattern });
+  };
 }
