@@ -3,7 +3,7 @@ import type { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { CustomStrategy } from '@nestjs/microservices';
 import type { Logger } from 'pino';
-import { InboxOnlyServerNats, RefusedReply } from '../common/inbox-only-server-nats';
+import { InboxOnlyServerNats, logAndCount } from '../common/inbox-only-server-nats';
 import { jsonBodies } from '../common/json-body.middleware';
 import { NatsJsonDeserializer } from '../common/nats-json.deserializer';
 import { NatsJsonSerializer } from '../common/nats-json.serializer';
@@ -35,18 +35,9 @@ export async function createServiceApp(config: AppConfig, logger: Logger): Promi
       deserializer: new NatsJsonDeserializer(),
     },
     config.natsReplyPrefixes,
-    refusedReplyReporter(logger, app.get(Metrics)),
+    logAndCount(logger, app.get(Metrics).natsRepliesRefused),
   );
   app.connectMicroservice<CustomStrategy>({ strategy: natsApi }, { inheritAppConfig: true });
   await app.startAllMicroservices();
   return app;
-}
-
-/** A request with a reply subject that is not a caller inbox: a warning (subjects only, never the body) and a count. */
-function refusedReplyReporter(logger: Logger, metrics: Metrics) {
-  const log = logger.child({ component: 'nats-api' });
-  return ({ pattern, subject, reply }: RefusedReply) => {
-    log.warn({ subject, reply }, 'NATS request dropped unanswered: its reply subject is not a caller inbox (NATS_REPLY_PREFIXES)');
-    metrics.natsRepliesRefused.inc({ subject: pattern });
-  };
 }

@@ -1,6 +1,9 @@
+import { Writable } from 'node:stream';
 import type { Msg } from '@nats-io/nats-core';
+import pino from 'pino';
+import { Counter, Registry } from 'prom-client';
 import { throwError } from 'rxjs';
-import { InboxOnlyServerNats, RefusedReply } from './inbox-only-server-nats';
+import { InboxOnlyServerNats, logAndCount, RefusedReply } from './inbox-only-server-nats';
 import { NatsJsonDeserializer } from './nats-json.deserializer';
 import { NatsJsonSerializer } from './nats-json.serializer';
 
@@ -57,5 +60,22 @@ describe('InboxOnlyServerNats: no code path publishes to a reply subject that is
     expect(handled).toEqual(['get']);
     expect(event.respond).not.toHaveBeenCalled();
     expect(refused).toEqual([]);
+  });
+});
+
+describe('logAndCount: a dropped request is a warning with its subjects and a count, never its body', () => {
+  it('warns with the subject and the reply subject and counts by request subject', async () => {
+    const lines: any[] = [];
+    const sink = new Writable({ write: (chunk, _enc, done) => (lines.push(JSON.parse(String(chunk))), done()) });
+    const counter = new Counter({ name: 'refused_test_total', help: 'test', labelNames: ['subject'], registers: [new Registry()] });
+    const report = logAndCount(pino({ level: 'info' }, sink), counter);
+    report({ pattern: 'scaffolds.v1.get', subject: 'scaffolds.v1.get', reply: '$JS.API.STREAM.PURGE.SCAFFOLD_EVENTS' });
+    report({ pattern: 'scaffolds.v1.get', subject: 'scaffolds.v1.get', reply: 'scaffold.logs.run-1' });
+    expect(lines).toEqual([
+      expect.objectContaining({ level: 40, component: 'nats-api', subject: 'scaffolds.v1.get', reply: '$JS.API.STREAM.PURGE.SCAFFOLD_EVENTS' }),
+      expect.objectContaining({ level: 40, component: 'nats-api', subject: 'scaffolds.v1.get', reply: 'scaffold.logs.run-1' }),
+    ]);
+    expect(Object.keys(lines[0]).sort()).toEqual(['component', 'hostname', 'level', 'msg', 'pid', 'reply', 'subject', 'time']);
+    expect((await counter.get()).values).toEqual([{ labels: { subject: 'scaffolds.v1.get' }, value: 2 }]);
   });
 });

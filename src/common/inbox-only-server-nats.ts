@@ -1,5 +1,7 @@
 import type { Msg } from '@nats-io/nats-core';
 import { NatsOptions, ServerNats } from '@nestjs/microservices';
+import type { Logger } from 'pino';
+import type { Counter } from 'prom-client';
 import { replyAllowed } from './reply-subjects';
 
 /** A request dropped because its reply subject is not a caller inbox: what to log and count (never the body). */
@@ -35,4 +37,13 @@ export class InboxOnlyServerNats extends ServerNats {
     }
     return super.handleMessage(channel, natsMsg);
   }
+}
+
+/** What the service does with a dropped request: a warning (subjects only, never the body) and a count by request subject. */
+export function logAndCount(logger: Logger, refusals: Counter<'subject'>) {
+  const log = logger.child({ component: 'nats-api' });
+  return ({ pattern, subject, reply }: RefusedReply) => {
+    log.warn({ subject, reply }, 'NATS request dropped unanswered: its reply subject is not a caller inbox (NATS_REPLY_PREFIXES)');
+    refusals.inc({ subject: pattern });
+  };
 }
