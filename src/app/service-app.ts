@@ -1,14 +1,16 @@
 import 'reflect-metadata';
 import type { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { MicroserviceOptions, Transport } from '@nestjs/microservices';
+import type { CustomStrategy } from '@nestjs/microservices';
 import type { Logger } from 'pino';
+import { InboxOnlyServerNats, logAndCount } from '../common/inbox-only-server-nats';
 import { jsonBodies } from '../common/json-body.middleware';
 import { NatsJsonDeserializer } from '../common/nats-json.deserializer';
 import { NatsJsonSerializer } from '../common/nats-json.serializer';
 import type { AppConfig } from '../config/config';
 import { natsConnectOptions } from '../config/nats-settings';
 import { PinoNestLogger } from '../logging/logger';
+import { Metrics } from '../metrics/metrics';
 import { ServiceModule } from './service.module';
 
 /** The NATS request/reply API's queue group: replicas share the scaffolds.v1.* subjects. */
@@ -16,7 +18,8 @@ export const NATS_QUEUE = 'gitops-scaffolder';
 
 /**
  * The service as a hybrid Nest application: HTTP (Express) and the NATS transport of
- * @nestjs/microservices with plain-JSON (de)serialisation. Started by main.ts and by the tests.
+ * @nestjs/microservices with plain-JSON (de)serialisation, answering only callers' inboxes
+ * (InboxOnlyServerNats). Started by main.ts and by the tests.
  */
 export async function createServiceApp(config: AppConfig, logger: Logger): Promise<INestApplication> {
   // git must fail on missing credentials, never wait at a prompt.
@@ -24,18 +27,17 @@ export async function createServiceApp(config: AppConfig, logger: Logger): Promi
   const app = await NestFactory.create(ServiceModule.forRoot(config, logger), { bodyParser: false, logger: new PinoNestLogger(logger.child({ component: 'nest' })) });
   app.getHttpAdapter().getInstance().disable('x-powered-by');
   app.use(jsonBodies());
-  app.connectMicroservice<MicroserviceOptions>(
+  const natsApi = new InboxOnlyServerNats(
     {
-      transport: Transport.NATS,
-      options: {
-        ...natsConnectOptions(config.nats, 'gitops-scaffolder-api'),
-        queue: NATS_QUEUE,
-        serializer: new NatsJsonSerializer(),
-        deserializer: new NatsJsonDeserializer(),
-      },
+      ...natsConnectOptions(config.nats, 'gitops-scaffolder-api'),
+      queue: NATS_QUEUE,
+      serializer: new NatsJsonSerializer(),
+      deserializer: new NatsJsonDeserializer(),
     },
-    { inheritAppConfig: true },
+    config.natsReplyPrefixes,
+    logAndCount(logger, app.get(Metrics).natsRepliesRefused),
   );
+  app.connectMicroservice<CustomStrategy>({ strategy: natsApi }, { inheritAppConfig: true });
   await app.startAllMicroservices();
   return app;
 }

@@ -52,6 +52,19 @@ describe('configuration: one schema for every variable', () => {
     expect(problemOf({ [name]: value })).toContain(`${name}=${JSON.stringify(value)}`);
   });
 
+  it("NATS_REPLY_PREFIXES: the callers' inbox prefixes, by default the controller of deploy/nats and the clients' default _INBOX", () => {
+    expect(loadConfig(KEY).natsReplyPrefixes).toEqual(['_INBOX_controller', '_INBOX']);
+    expect(loadConfig({ ...KEY, NATS_REPLY_PREFIXES: ' _INBOX_controller , team.inbox ' }).natsReplyPrefixes).toEqual(['_INBOX_controller', 'team.inbox']);
+  });
+
+  it.each([['$JS'], ['_INBOX.>'], ['_INBOX_controller,*'], ['a..b'], ['scaffold inbox']])('refuses NATS_REPLY_PREFIXES=%s: a reply prefix is literal subject tokens', (value) => {
+    expect(problemOf({ NATS_REPLY_PREFIXES: value })).toMatch(/^NATS_REPLY_PREFIXES: ".+" is not an inbox prefix/);
+  });
+
+  it('refuses a NATS_REPLY_PREFIXES that names no prefix at all', () => {
+    expect(problemOf({ NATS_REPLY_PREFIXES: ' , ' })).toBe('NATS_REPLY_PREFIXES: give at least one inbox prefix');
+  });
+
   it('names every bad variable at once', () => {
     const message = problemOf({ PORT: 'abc', STEP_CONCURRENCY: '0' })!;
     expect(message).toContain('PORT');

@@ -6,6 +6,7 @@ import { GitAccess, GitAccessError, RepositoryCache } from '../../libs/git/src';
 import { JobSettings, RUNNER_IMAGE } from '../../libs/kube/src/job-spec';
 import type { StepSettings } from '../../libs/steps/src';
 import { ApiKey, Role, ROLES } from '../common/api-keys';
+import { validReplyPrefix } from '../common/reply-subjects';
 import { ENV_SCHEMA } from './env.schema';
 import { NatsEnv, NatsSettings, natsSettings } from './nats-settings';
 import { readableFile, SettingError } from './setting-files';
@@ -17,6 +18,8 @@ export interface AppConfig {
   apiKeys: Map<string, ApiKey>;
   /** Servers, authentication and TLS for NATS (NATS_URL, NATS_CREDS, NATS_TLS_*, ...). */
   nats: NatsSettings;
+  /** NATS_REPLY_PREFIXES: the callers' inbox prefixes; the NATS API answers no other reply subject. */
+  natsReplyPrefixes: string[];
   /** Per-key limits (429 with Retry-After). */
   quotas: { maxActiveRunsPerKey: number; maxCreatesPerMinutePerKey: number; maxSseStreamsPerKey: number; maxSseStreams: number; sseMaxSeconds: number };
   databaseUrl: string;
@@ -128,6 +131,15 @@ function nats(env: Env): NatsSettings {
   }
 }
 
+/** The callers' inbox prefixes: literal subject tokens (a wildcard or `$` would let a caller name any subject). */
+function replyPrefixes(env: Env): string[] {
+  const prefixes = list(env.NATS_REPLY_PREFIXES);
+  if (prefixes.length === 0) throw new ConfigError('NATS_REPLY_PREFIXES: give at least one inbox prefix');
+  const bad = prefixes.find((p) => !validReplyPrefix(p));
+  if (bad !== undefined) throw new ConfigError(`NATS_REPLY_PREFIXES: "${bad}" is not an inbox prefix (subject tokens of letters, digits, _ and - only)`);
+  return prefixes;
+}
+
 function optionalFile(variable: string, path: string | undefined): string | undefined {
   try {
     return path ? readableFile(variable, path) : undefined;
@@ -154,6 +166,7 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env, opts: { requ
     logLevel: env.LOG_LEVEL,
     apiKeys: keys,
     nats: nats(env),
+    natsReplyPrefixes: replyPrefixes(env),
     quotas: {
       maxActiveRunsPerKey: env.MAX_ACTIVE_RUNS_PER_KEY,
       maxCreatesPerMinutePerKey: env.MAX_CREATES_PER_MINUTE_PER_KEY,

@@ -1,3 +1,5 @@
+import { DEFAULT_REPLY_PREFIXES } from '../common/reply-subjects';
+
 /**
  * Every environment variable the service, scaffold-runner and scaffolderctl read, with its type,
  * range and default: one schema, checked at start, so a bad value stops the process with its name
@@ -31,6 +33,7 @@ export const ENV_SCHEMA = {
     NATS_TLS_CERT: text(),
     NATS_TLS_KEY: text(),
     NATS_INBOX_PREFIX: text(),
+    NATS_REPLY_PREFIXES: text(DEFAULT_REPLY_PREFIXES.join(',')),
     DATABASE_SSL_CA: text(),
     DATABASE_URL: { type: 'string', minLength: 1, default: 'postgres://postgres@127.0.0.1:5432/postgres' },
     EXECUTOR: { enum: ['local', 'kubernetes'], default: 'local' },

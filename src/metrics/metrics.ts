@@ -50,6 +50,12 @@ export class Metrics {
     labelNames: ['kind'],
     registers: [this.registry],
   });
+  readonly natsRepliesRefused = new Counter({
+    name: 'scaffold_nats_replies_refused_total',
+    help: 'NATS API requests dropped unanswered because their reply subject is not a caller inbox (NATS_REPLY_PREFIXES), by request subject',
+    labelNames: ['subject'],
+    registers: [this.registry],
+  });
   private lastProjectedAt = Date.now();
 
   private lagRead?: { at: number; done: Promise<void> };

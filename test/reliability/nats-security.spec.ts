@@ -3,15 +3,20 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { headers } from '@nats-io/nats-core';
 import type { NatsConnection } from '@nats-io/nats-core';
+import type { RunInputs } from '../../libs/event-store/src';
+import { SEALING_CERT_INPUT } from '../../libs/steps/src';
 import { main as ctl } from '../../src/ctl';
+import { DEFAULT_REPLY_PREFIXES } from '../../src/common/reply-subjects';
 import { loadConfig } from '../../src/config/config';
 import { NatsClient } from '../../src/event-log/nats-client';
+import { RUN_INPUTS } from '../../src/event-log/event-log.module';
 import { makeRsaCert, makeTestTls } from '../support/certs';
 import { FakeKube } from '../support/fake-kube';
 import { tempDir } from '../support/files';
 import { runJob } from '../support/runner-job';
-import { SecureNats } from '../support/secure-nats';
-import { API_KEY, RunningService, startService, waitFor } from '../support/service';
+import { INBOX, SecureNats } from '../support/secure-nats';
+import { API_KEY, RunningService, refusedReplies, startService, streamCounts, waitFor } from '../support/service';
+import { useServiceStack } from '../support/service-stack';
 import { bareRepo, freePort, gitLog, TestDatabase } from '../support/services';
 import pino from 'pino';
 
@@ -37,6 +42,38 @@ async function refusedSubscription(nc: NatsConnection, subject: string) {
 async function refusedRequest(nc: NatsConnection, subject: string, body = '{}') {
   await expect(nc.request(subject, body, { timeout: 3_000 })).rejects.toThrow(/permissions violation/i);
 }
+
+/**
+ * Reply subjects that, answered with the service's rights, would purge the event or log stream,
+ * replace a run's sealing certificate, break its log or append to its events.
+ */
+const hostileReplies = (runId: string) => [
+  '$JS.API.STREAM.PURGE.SCAFFOLD_EVENTS',
+  '$JS.API.STREAM.PURGE.SCAFFOLD_LOGS',
+  `scaffold.input.${runId}.sealing-cert`,
+  `scaffold.logs.${runId}`,
+  `scaffold.run.${runId}`,
+];
+const API_SUBJECTS = ['scaffolds.v1.get', 'scaffolds.v1.create', 'scaffolds.v1.logs'];
+
+/** What a hostile reply subject could change: the streams' message counts and the run's stored certificate. */
+async function whatRepliesCouldChange(svc: RunningService, runId: string) {
+  return { streams: await streamCounts(svc), cert: await svc.app.get<RunInputs>(RUN_INPUTS).get(runId, SEALING_CERT_INPUT) };
+}
+
+/**
+ * The attack: requests without an API key to the API subjects, each naming a hostile reply subject
+ * (and `extra` ones). Returns how many were sent.
+ */
+async function requestWithHostileReplies(attacker: NatsConnection, runId: string, extra: string[] = []): Promise<number> {
+  const replies = [...hostileReplies(runId), ...extra];
+  for (const subject of API_SUBJECTS) for (const reply of replies) attacker.publish(subject, '{}', { reply });
+  await attacker.flush();
+  return API_SUBJECTS.length * replies.length;
+}
+
+/** Time for anything the service might (wrongly) publish to reach JetStream after the requests were handled. */
+const settle = () => new Promise((resolve) => setTimeout(resolve, 500));
 
 describe('NATS with TLS and one least-privilege identity per role (the shipped deploy/nats configuration)', () => {
   let nats: SecureNats;
@@ -135,6 +172,22 @@ describe('NATS with TLS and one least-privilege identity per role (the shipped d
     expect(nats.server.output).toMatch(/Publish Violation - User "scaffolder-controller", Subject "scaffold\.run\./);
   });
 
+  it("answers API requests only on a caller inbox: with the controller identity and no API key, replies aimed at JetStream, a run's input, log or events change nothing", async () => {
+    const before = await whatRepliesCouldChange(svc, runId);
+    expect(before.cert).toContain('BEGIN CERTIFICATE');
+    const refusedBefore = await refusedReplies(svc);
+    const sent = await requestWithHostileReplies(controller, runId);
+    // The controller's own requests are still answered (on its inbox), after the hostile ones on the same subject.
+    expect((await call(controller, 'scaffolds.v1.get', { id: runId })).json.status).toBe('succeeded');
+    await settle();
+    expect(await whatRepliesCouldChange(svc, runId)).toEqual(before);
+    const logs = await call(controller, 'scaffolds.v1.logs', { id: runId });
+    expect([logs.status, logs.json.log.length > 0]).toEqual([200, true]);
+    expect(await refusedReplies(svc)).toBe(refusedBefore + sent);
+    // The service's own check stopped them: it never even tried to publish there.
+    expect(nats.server.output).not.toMatch(/Violation - User "scaffolder-service"/);
+  });
+
   it('refuses the runner and ops identities anything administrative on the streams', async () => {
     for (const role of ['runner', 'ops'] as const) {
       const nc = await nats.connect(role);
@@ -151,7 +204,68 @@ describe('NATS with TLS and one least-privilege identity per role (the shipped d
   });
 });
 
+describe("a plain nats-server without permissions: the service's own check keeps replies to callers' inboxes", () => {
+  const stack = useServiceStack(() => ({ RUN_STEP_WORKERS: 'false' }));
+  const cert = makeRsaCert();
+  let attacker: NatsConnection;
+  let runId: string;
+
+  beforeAll(async () => {
+    const { connect } = await import('@nats-io/transport-node');
+    attacker = await connect({ servers: stack.nats.url });
+    // A run that stays queued (no step workers), with the certificate it was given stored as its input.
+    const created = await call(attacker, 'scaffolds.v1.create', {
+      cluster_name: 'plain',
+      domain: 'plain.example.com',
+      region: 'eu-west-1',
+      acme_email: 'ops@example.com',
+      repo: { url: bareRepo().url, branch: 'main' },
+      target: { sealing_cert_pem: cert.certPem },
+    });
+    expect(created.json.status).toBe('queued');
+    runId = created.json.id;
+  });
+  afterAll(() => attacker?.close());
+
+  it('drops requests whose reply subject is a JetStream API, input, log or event subject, or an inbox lookalike: nothing published there, nothing changed', async () => {
+    const before = await whatRepliesCouldChange(stack.svc, runId);
+    expect(before.cert?.trim()).toBe(cert.certPem.trim());
+    const refusedBefore = await refusedReplies(stack.svc);
+    // Nothing but the service stops its publishes here: watch where they would land (the queued run itself publishes nothing).
+    const published: string[] = [];
+    for (const watched of ['$JS.API.STREAM.PURGE.>', `scaffold.input.${runId}.>`, `scaffold.logs.${runId}`, `scaffold.run.${runId}`, '_INBOX_controllerX.>', '_INBOX_controller']) {
+      attacker.subscribe(watched, { callback: (_, m) => void published.push(m.subject) });
+    }
+    const sent = await requestWithHostileReplies(attacker, runId, ['_INBOX_controllerX.1', '_INBOX_controller']);
+    await settle();
+    expect(await whatRepliesCouldChange(stack.svc, runId)).toEqual(before);
+    expect(published).toEqual([]);
+    expect(await refusedReplies(stack.svc)).toBe(refusedBefore + sent);
+    // A default client (reply subject _INBOX.<nuid>.<n>) is still answered.
+    expect((await call(attacker, 'scaffolds.v1.get', { id: runId })).json.status).toBe('queued');
+  });
+});
+
 describe('the shipped permission sets', () => {
+  const permissions = JSON.parse(readFileSync(join(__dirname, '../../deploy/nats/permissions.json'), 'utf8'));
+  const callers = Object.entries<any>(permissions.roles).filter(([, role]) => role.publish.includes('scaffolds.v1.>'));
+
+  it('the service answers exactly the roles that may call the API, on their inboxes, and nothing else (no allow_responses)', () => {
+    expect(callers.map(([name]) => name)).toEqual(['controller']);
+    expect(permissions.roles.service.answers).toEqual(callers.map(([name]) => name));
+    for (const role of Object.values<any>(permissions.roles)) expect(role).not.toHaveProperty('allow_responses');
+    const conf = readFileSync(join(__dirname, '../../deploy/nats/permissions.conf'), 'utf8');
+    expect(conf).not.toMatch(/allow_responses/);
+    const servicePublish = conf.split('SERVICE_PERMISSIONS = {\n')[1].split('\n')[0];
+    expect(servicePublish).toMatch(/^ {2}publish: \{ allow: \[.*"_INBOX_controller\.>"\] \}$/);
+  });
+
+  it("the service's default NATS_REPLY_PREFIXES holds every caller's inbox prefix (and the clients' default _INBOX), no other role's", () => {
+    for (const [name, role] of callers) expect([name, DEFAULT_REPLY_PREFIXES]).toEqual([name, expect.arrayContaining([role.inbox])]);
+    expect([...DEFAULT_REPLY_PREFIXES].sort()).toEqual([...callers.map(([, role]) => role.inbox), '_INBOX'].sort());
+    expect(INBOX.controller).toBe('_INBOX_controller');
+  });
+
   it('permissions.conf is exactly what render.mjs makes of permissions.json (one source for server users and nsc)', () => {
     const dir = join(__dirname, '../../deploy/nats');
     expect(execFileSync(process.execPath, [join(dir, 'render.mjs'), 'conf'], { encoding: 'utf8' })).toBe(readFileSync(join(dir, 'permissions.conf'), 'utf8'));

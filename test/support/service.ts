@@ -93,6 +93,18 @@ export async function eventCount(svc: RunningService): Promise<number> {
   return (await svc.runtime.store.jsm.streams.info('SCAFFOLD_EVENTS')).state.messages;
 }
 
+/** How many messages each of the service's streams holds (to prove that something appended, purged or replaced nothing). */
+export async function streamCounts(svc: RunningService): Promise<Record<'events' | 'logs' | 'inputs', number>> {
+  const { jsm, streams } = svc.runtime.store;
+  const count = async (stream: string) => (await jsm.streams.info(stream)).state.messages;
+  return { events: await count(streams.events), logs: await count(streams.logs), inputs: await count(streams.inputs) };
+}
+
+/** NATS API requests the service dropped because their reply subject is not a caller inbox (all subjects). */
+export async function refusedReplies(svc: RunningService): Promise<number> {
+  return (await svc.runtime.metrics.natsRepliesRefused.get()).values.reduce((sum, v) => sum + v.value, 0);
+}
+
 /** The NATS request/reply API as a controller calls it: JSON bodies, the API key in a header. */
 export async function natsApi(url: string) {
   const { connect } = await import('@nats-io/transport-node');
