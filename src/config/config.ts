@@ -111,6 +111,7 @@ function gitAccess(env: Env): GitAccess {
       caFile: env.GIT_CA_FILE,
       lowPriority: env.GENERATOR_NICE > 0,
       helperProcess: true,
+      allowedSchemes: list(env.GIT_ALLOWED_SCHEMES),
     });
   } catch (e) {
     if (e instanceof GitAccessError) throw new ConfigError(e.message);
