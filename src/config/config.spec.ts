@@ -37,6 +37,15 @@ describe('configuration: one schema for every variable', () => {
     expect(c.steps.concurrency).toBe(8);
   });
 
+  it('reads the preview limits, with defaults', () => {
+    expect(loadConfig(KEY)).toMatchObject({ previewTimeoutMs: 120_000, quotas: { maxPreviewsPerMinutePerKey: 10, maxPreviewsInFlightPerKey: 2 } });
+    const c = loadConfig({ ...KEY, PREVIEW_TIMEOUT_SECONDS: '2.5', MAX_PREVIEWS_PER_MINUTE_PER_KEY: '4', MAX_PREVIEWS_IN_FLIGHT_PER_KEY: '1' });
+    expect(c).toMatchObject({ previewTimeoutMs: 2_500, quotas: { maxPreviewsPerMinutePerKey: 4, maxPreviewsInFlightPerKey: 1 } });
+    // Names ending in _KEY have their values hidden, like every variable that could hold a secret.
+    expect(problemOf({ MAX_PREVIEWS_PER_MINUTE_PER_KEY: '0' })).toContain('MAX_PREVIEWS_PER_MINUTE_PER_KEY=*** must be >= 1');
+    expect(problemOf({ MAX_PREVIEWS_IN_FLIGHT_PER_KEY: 'many' })).toContain('MAX_PREVIEWS_IN_FLIGHT_PER_KEY=*** must be integer');
+  });
+
   it.each([
     ['PORT', 'abc'],
     ['PORT', '70000'],
@@ -48,6 +57,7 @@ describe('configuration: one schema for every variable', () => {
     ['EXECUTOR', 'docker'],
     ['LOG_LEVEL', 'loud'],
     ['GIT_ALLOWED_SCHEMES', 'https;rm -rf'],
+    ['PREVIEW_TIMEOUT_SECONDS', '0'],
   ])('refuses %s=%s, naming the variable', (name, value) => {
     expect(problemOf({ [name]: value })).toContain(`${name}=${JSON.stringify(value)}`);
   });

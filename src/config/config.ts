@@ -21,7 +21,17 @@ export interface AppConfig {
   /** NATS_REPLY_PREFIXES: the callers' inbox prefixes; the NATS API answers no other reply subject. */
   natsReplyPrefixes: string[];
   /** Per-key limits (429 with Retry-After). */
-  quotas: { maxActiveRunsPerKey: number; maxCreatesPerMinutePerKey: number; maxSseStreamsPerKey: number; maxSseStreams: number; sseMaxSeconds: number };
+  quotas: {
+    maxActiveRunsPerKey: number;
+    maxCreatesPerMinutePerKey: number;
+    maxPreviewsPerMinutePerKey: number;
+    maxPreviewsInFlightPerKey: number;
+    maxSseStreamsPerKey: number;
+    maxSseStreams: number;
+    sseMaxSeconds: number;
+  };
+  /** PREVIEW_TIMEOUT_SECONDS: a preview still running then is stopped (its git and kubectl killed) and answered 504. */
+  previewTimeoutMs: number;
   databaseUrl: string;
   /** DATABASE_SSL_CA: CA file the PostgreSQL server's certificate (and host name) is verified against. */
   databaseSslCa?: string;
@@ -114,6 +124,7 @@ function gitAccess(env: Env): GitAccess {
       caFile: env.GIT_CA_FILE,
       lowPriority: env.GENERATOR_NICE > 0,
       helperProcess: true,
+      allowedSchemes: list(env.GIT_ALLOWED_SCHEMES),
     });
   } catch (e) {
     if (e instanceof GitAccessError) throw new ConfigError(e.message);
@@ -170,10 +181,13 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env, opts: { requ
     quotas: {
       maxActiveRunsPerKey: env.MAX_ACTIVE_RUNS_PER_KEY,
       maxCreatesPerMinutePerKey: env.MAX_CREATES_PER_MINUTE_PER_KEY,
+      maxPreviewsPerMinutePerKey: env.MAX_PREVIEWS_PER_MINUTE_PER_KEY,
+      maxPreviewsInFlightPerKey: env.MAX_PREVIEWS_IN_FLIGHT_PER_KEY,
       maxSseStreamsPerKey: env.MAX_SSE_STREAMS_PER_KEY,
       maxSseStreams: env.MAX_SSE_STREAMS,
       sseMaxSeconds: env.SSE_MAX_SECONDS,
     },
+    previewTimeoutMs: env.PREVIEW_TIMEOUT_SECONDS * 1000,
     databaseUrl: env.DATABASE_URL,
     databaseSslCa: optionalFile('DATABASE_SSL_CA', env.DATABASE_SSL_CA),
     executor: env.EXECUTOR,

@@ -266,18 +266,31 @@ export class ScaffoldsService {
     const req = parseCreateRequest(body, { ...this.config, acceptKubeconfigTargets: this.config.reachesManagementCluster });
     const full = req.target.kind !== 'kubeconfig_secret';
     const request = { ...req, target: eventTarget(req.target) };
+    // Counted as a run is (429), and stopped at its deadline: its git and kubectl are killed with it.
+    const release = this.quotas.beginPreview(caller);
+    const deadline = AbortSignal.timeout(this.config.previewTimeoutMs);
     const dir = join(this.config.steps.workDir, 'preview', randomUUID());
     try {
-      const ws = await GitWorkspace.clone(dir, { url: req.repo_url, branch: req.branch }, this.config.steps.gitIdentity, this.config.steps.gitAccess, this.config.steps.repoCache);
+      const ws = await GitWorkspace.clone(
+        join(dir, 'repo'),
+        { url: req.repo_url, branch: req.branch },
+        this.config.steps.gitIdentity,
+        this.config.steps.gitAccess,
+        this.config.steps.repoCache,
+        deadline,
+      );
       const certPem = req.target.kind === 'sealing_cert' ? req.target.cert.pem : undefined;
       const supplied = await this.checkSupplied(req.credentials_secret);
-      const { summary, changes } = await this.generator.preview(passOptions(request, this.config.steps, ws.dir, full ? 'full' : 'infra', certPem, supplied));
+      const options = { ...passOptions(request, this.config.steps, ws.dir, full ? 'full' : 'infra', certPem, supplied), scratchDir: join(dir, 'scratch') };
+      const { summary, changes } = await this.generator.preview(options, deadline);
       const note = full ? undefined : "the full pass needs the cluster's sealing certificate, which a run fetches once the cluster is up";
       return { pass: full ? 'full' : 'infra', ...(note ? { note } : {}), summary, changes };
     } catch (e) {
+      if (deadline.aborted) throw new ApiError(504, 'preview_timeout', `the preview did not finish within PREVIEW_TIMEOUT_SECONDS (${this.config.previewTimeoutMs / 1000} s) and was stopped`);
       if (e instanceof GeneratorInputError || e instanceof GeneratorValidationError || e instanceof GitStepError) throw new ApiError(422, 'preview_failed', redact(e.message));
       throw e;
     } finally {
+      release();
       await rm(dir, { recursive: true, force: true });
     }
   }

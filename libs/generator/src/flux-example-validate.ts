@@ -52,7 +52,12 @@ export async function validateStaged(v: ExampleValidation, staged: Map<string, s
     const missing = (b.spec?.dependsOn ?? []).map((d: any) => String(d?.name)).find((d: string) => !names.has(d));
     if (missing) throw new GeneratorValidationError(`${ctx.clusterDir}: Kustomization ${b.metadata?.name} depends on ${missing}, which this pass does not apply`);
   }
-  const results = await Promise.all(syncs.map((b) => buildKustomization(v, b, resolve, artifacts)));
+  // A file's name in messages: its repository path (a staged folder's as the folder it stands for).
+  const shown = (file: string) => {
+    for (const [dir, abs] of staged) if (file.startsWith(abs + '/')) return join(dir, relative(abs, file));
+    return relative(ctx.opts.repoDir, file);
+  };
+  const results = await Promise.all(syncs.map((b) => buildKustomization(v, b, resolve, artifacts, shown)));
   if (results.some((r) => r === 'unavailable')) {
     ctx.summary.warnings.push('kubectl not found: the tree was not validated with kustomize');
     ctx.summary.validated = null;
@@ -62,7 +67,13 @@ export async function validateStaged(v: ExampleValidation, staged: Map<string, s
 }
 
 /** Builds what one Flux Kustomization of the new cluster applies; returns what was checked. */
-async function buildKustomization(v: ExampleValidation, body: any, resolve: (p: string) => string, artifacts: Map<string, GeneratedArtifact>): Promise<string | undefined> {
+async function buildKustomization(
+  v: ExampleValidation,
+  body: any,
+  resolve: (p: string) => string,
+  artifacts: Map<string, GeneratedArtifact>,
+  shown: (absFile: string) => string,
+): Promise<string | undefined> {
   const name = String(body.metadata?.name);
   const path = normalizePath(String(body.spec?.path ?? '.'));
   const kind = String(body.spec?.sourceRef?.kind ?? 'GitRepository');
@@ -85,7 +96,8 @@ async function buildKustomization(v: ExampleValidation, body: any, resolve: (p: 
     else if (!findKustomizationFile(dir)) dir = withGeneratedKustomization(dir, join(scratch, 'generated'));
     const build = join(scratch, 'build');
     writeFileAt(build, { resources: [relative(build, dir)], ...(body.spec?.patches ? { patches: body.spec.patches } : {}) });
-    const result = await kustomizeBuild(build, `Kustomization ${name} (${label})`);
+    const inScratch = (file: string) => (file.startsWith(scratch + '/') ? `${label}: ${relative(scratch, file)}` : shown(file));
+    const result = await kustomizeBuild(build, `Kustomization ${name} (${label})`, inScratch);
     if (!result.available) return 'unavailable';
     const vars = inlineVariables(body);
     for (const built of parseDocuments(result.output, label).map((d) => d.toJS())) {

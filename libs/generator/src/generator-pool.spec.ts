@@ -45,4 +45,15 @@ describe('GeneratorPool: passes in worker threads at a lower CPU priority', () =
     expect(failure).toBeInstanceOf(GeneratorInputError);
     expect(failure.message).toContain('reference environment "nope" does not exist');
   });
+
+  it('an aborted preview rejects at once (its thread is stopped), and the pool goes on', async () => {
+    const repo = mkdtempSync(join(tmpdir(), 'gs-pool-'));
+    const abort = new AbortController();
+    const started = Date.now();
+    const running = pool.preview(options(repo, { validate: true }), abort.signal);
+    setTimeout(() => abort.abort(), 20);
+    await expect(running).rejects.toThrow(/abort/i);
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect((await pool.preview(options(mkdtempSync(join(tmpdir(), 'gs-pool-'))))).summary.cluster_name).toBe('pool-test');
+  });
 });

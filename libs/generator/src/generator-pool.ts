@@ -15,7 +15,8 @@ import { preview, PreviewResult } from './preview';
 /** What the steps and the preview endpoint generate through. */
 export interface TreeGenerator {
   generate(options: GenerateOptions): Promise<GenerateResult>;
-  preview(options: GenerateOptions): Promise<PreviewResult>;
+  /** Aborting `signal` ends the pass and the programs it started (its worker thread is stopped). */
+  preview(options: GenerateOptions, signal?: AbortSignal): Promise<PreviewResult>;
   close(): Promise<void>;
 }
 
@@ -56,8 +57,12 @@ export class GeneratorPool implements TreeGenerator {
     return unwrap(await this.pool.run(options, { name: 'generate' }));
   }
 
-  async preview(options: GenerateOptions): Promise<PreviewResult> {
-    return unwrap(await this.pool.run(options, { name: 'preview' }));
+  /**
+   * Aborting stops the worker thread running the pass; the thread's helper process sees its channel
+   * close and kills the kubectl and git it started.
+   */
+  async preview(options: GenerateOptions, signal?: AbortSignal): Promise<PreviewResult> {
+    return unwrap(await this.pool.run(options, { name: 'preview', signal }));
   }
 
   /** Waits for running passes to end, then stops the threads. */

@@ -1,4 +1,4 @@
-import { cpSync, existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { GeneratorInputError } from './errors';
@@ -88,7 +88,9 @@ function read(root: string, rel: string): Buffer | null {
 export async function preview(options: GenerateOptions): Promise<PreviewResult> {
   const links = escapingLinks(options.repoDir);
   if (links.length > 0) throw new GeneratorInputError(`the working copy has links that lead out of it, which a preview would write through: ${links.join(', ')}`);
-  const scratch = mkdtempSync(join(tmpdir(), 'gitops-preview-'));
+  const parent = options.scratchDir ?? tmpdir();
+  mkdirSync(parent, { recursive: true });
+  const scratch = mkdtempSync(join(parent, 'gitops-preview-'));
   try {
     cpSync(options.repoDir, scratch, { recursive: true, dereference: false, verbatimSymlinks: true, filter: (src) => relative(options.repoDir, src).split(sep)[0] !== '.git' });
     const { summary } = await generate({ ...options, repoDir: scratch });

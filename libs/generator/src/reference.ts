@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, posix } from 'node:path';
 import { GeneratorInputError } from './errors';
+import { isRemoteReference, remoteResourceError } from './remote-resources';
 import { parseDocuments } from './yaml-docs';
 
 /** One Kubernetes object found by following a layer's kustomization resources. */
@@ -67,7 +68,8 @@ export function readYamlObject(abs: string, rel: string): any {
   return docs[0]?.toJS() ?? {};
 }
 
-export const isRemote = (r: string) => /^[a-z]+:\/\//i.test(r) || /^(github\.com|gitlab\.com|bitbucket\.org)\//.test(r) || r.startsWith('git@');
+/** An entry kustomize would fetch (a URL, a git:: source, github.com/... shorthand): refused wherever it is met. */
+export const isRemote = isRemoteReference;
 
 interface WalkState {
   root: string;
@@ -93,13 +95,11 @@ function walk(state: WalkState, dirRel: string, outerNamespace: string | undefin
   const own = typeof k.namespace === 'string' ? k.namespace : undefined;
   const effective = outerNamespace ?? own;
   const inner = isLayerRoot ? undefined : (innerNamespace ?? own);
-  const entries: string[] = [...(k.resources ?? []), ...(k.bases ?? [])];
-  for (const entry of entries) {
+  const entries: Array<[string, unknown]> = [...(k.resources ?? []).map((e: unknown) => ['resources', e]), ...(k.bases ?? []).map((e: unknown) => ['bases', e])];
+  for (const [field, entry] of entries) {
     if (typeof entry !== 'string') continue;
-    if (isRemote(entry)) {
-      state.warnings.push(`${dirRel}: remote resource ${entry} is kept as is and not inspected`);
-      continue;
-    }
+    // Never fetched: kustomize would, from the reference or from the repository it is copied into.
+    if (isRemote(entry)) throw remoteResourceError(posix.join(dirRel, kfile), field, entry);
     const rel = posix.normalize(posix.join(dirRel, entry));
     if (rel.startsWith('..') || posix.isAbsolute(rel)) throw new GeneratorInputError(`reference: ${dirRel} points outside the template (${entry})`);
     const target = join(state.root, rel);

@@ -1,8 +1,10 @@
 import { availableParallelism } from 'node:os';
+import { join, normalize, relative } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { execInHelper } from '../../runtime/src';
+import { execInHelper, offlineBuildEnvironment } from '../../runtime/src';
 import { GeneratorValidationError } from './errors';
 import { ingressHosts } from './ingress';
+import { refuseRemoteResources } from './remote-resources';
 
 export interface KustomizeBuild {
   available: boolean;
@@ -37,14 +39,20 @@ function kubectlAvailable(): Promise<boolean> {
   return kubectlPresent;
 }
 
+/** A file's name in messages: its path below the build's label (a repository path), e.g. clusters/c/apps/../base → clusters/c/base. */
+const belowLabel = (absDir: string, label: string) => (file: string) => normalize(join(label, relative(absDir, file)));
+
 /**
  * `kubectl kustomize DIR`: the same build Flux's kustomize-controller runs. Asynchronous, so a
- * service generating trees keeps answering its API while kustomize works.
+ * service generating trees keeps answering its API while kustomize works. Every build passes here:
+ * a kustomization naming a remote resource is refused first (GeneratorInputError naming the file,
+ * as `shown` names it), and kubectl runs offline (git for local files only, proxies to nowhere).
  */
-export async function kustomizeBuild(absDir: string, label: string): Promise<KustomizeBuild> {
+export async function kustomizeBuild(absDir: string, label: string, shown: (absFile: string) => string = belowLabel(absDir, label)): Promise<KustomizeBuild> {
+  refuseRemoteResources(absDir, shown);
   if (!(await kubectlAvailable())) return { available: false, output: '' };
   try {
-    const { stdout } = await withBuildSlot(() => run('kubectl', ['kustomize', absDir], { maxBuffer: 256 * 1024 * 1024 }));
+    const { stdout } = await withBuildSlot(() => run('kubectl', ['kustomize', absDir], { maxBuffer: 256 * 1024 * 1024, env: offlineBuildEnvironment() }));
     return { available: true, output: stdout };
   } catch (e: any) {
     const reason = String(e.stderr || e.message || 'unknown error')

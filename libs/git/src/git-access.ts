@@ -7,9 +7,9 @@
  */
 import { chmodSync, copyFileSync, existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { isAbsolute, join } from 'node:path';
 import { GitCall, GitCommand, runGitCall } from './git-command';
-import { HelperProcess, threadHelper } from '../../runtime/src';
+import { GitConfigEntry, gitConfigEnvironment, HelperProcess, NO_REDIRECTS, onlyProtocols, threadHelper } from '../../runtime/src';
 
 export interface GitAccessSettings {
   /** GIT_CREDENTIALS_DIR: username/password and/or ssh-privatekey, known_hosts. */
@@ -22,6 +22,8 @@ export interface GitAccessSettings {
   lowPriority?: boolean;
   /** Start git from a small helper process, so this process's event loop never stalls on a fork. */
   helperProcess?: boolean;
+  /** GIT_ALLOWED_SCHEMES: the only protocols git may use (file is added for clones from the local repository cache). */
+  allowedSchemes?: string[];
 }
 
 export class GitAccessError extends Error {
@@ -66,12 +68,16 @@ const HOST = /^[A-Za-z0-9.-]+(:\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](:\d{1,5})?$/;
 export class GitAccess {
   private constructor(
     readonly env: Record<string, string>,
-    /** The program simple-git runs: git, or `nice git`. */
+    /** The program git runs as: git, or `nice git`. */
     readonly binary: GitCall['binary'] = ['git'],
     private readonly host?: HelperProcess,
+    /** Configuration every command gets (the credential helper). */
+    private readonly config: GitConfigEntry[] = [],
+    /** The protocols git may use; undefined: git's own defaults. */
+    private readonly protocols?: string[],
   ) {}
 
-  /** No credentials, no extra CA: git as the process environment has it, started from this process. */
+  /** No credentials, no extra CA, no protocol list: git as the process environment has it (never following a redirect), started from this process. */
   static readonly NONE = new GitAccess({});
 
   /** Checks the settings and prepares the files; a problem stops the process at start with its reason. */
@@ -79,19 +85,34 @@ export class GitAccess {
     const binary: GitCall['binary'] = settings.lowPriority ? ['nice', 'git'] : ['git'];
     // The thread's one helper, shared with the other programs this thread starts (rm of working copies).
     const host = settings.helperProcess ? threadHelper() : undefined;
-    if (!settings.credentialsDir && !settings.caFile) return new GitAccess({}, binary, host);
+    const protocols = settings.allowedSchemes && [...new Set(settings.allowedSchemes)];
+    if (!settings.credentialsDir && !settings.caFile) return new GitAccess({}, binary, host, [], protocols);
     const own = mkdtempSync(join(tmpdir(), 'gitops-scaffolder-git-'));
     chmodSync(own, 0o700);
     const env: Record<string, string> = {};
     if (settings.caFile) Object.assign(env, caBundle(settings.caFile, own, inherited));
-    if (settings.credentialsDir) Object.assign(env, credentials(settings, own));
-    return new GitAccess(env, binary, host);
+    const given = settings.credentialsDir ? credentials(settings, own) : { env: {}, config: [] };
+    return new GitAccess({ ...env, ...given.env }, binary, host, given.config, protocols);
   }
 
-  /** Runs one git command with this access's environment and program, in the helper process when there is one. */
-  run(command: GitCommand): Promise<string> {
-    const call: GitCall = { ...command, env: this.env, binary: this.binary };
-    return this.host ? this.host.call({ kind: 'git', call }).then((out) => out.stdout) : runGitCall(call);
+  /**
+   * Runs one git command with this access's environment and program, in the helper process when there
+   * is one. Aborting `signal` kills git and what it started (ssh, git-remote-https).
+   */
+  run(command: GitCommand, signal?: AbortSignal): Promise<string> {
+    const call: GitCall = { ...command, env: { ...this.env, ...this.configEnvironment(command) }, binary: this.binary };
+    return this.host ? this.host.call({ kind: 'git', call }, signal).then((out) => out.stdout) : runGitCall(call, undefined, signal);
+  }
+
+  /**
+   * Configuration through the environment, so no caller's argument can undo it: never a redirect (an
+   * allowed server would otherwise send git to any host), and only the allowed protocols, plus file
+   * for a clone from a local folder (the repository cache), which the API never accepts otherwise.
+   */
+  private configEnvironment(command: GitCommand): Record<string, string> {
+    const fromCache = command.op === 'clone' && isAbsolute(command.source);
+    const protocols = this.protocols && (fromCache ? [...this.protocols, 'file'] : this.protocols);
+    return gitConfigEnvironment([...this.config, NO_REDIRECTS, ...(protocols ? onlyProtocols(protocols) : [])], protocols);
   }
 }
 
@@ -108,11 +129,12 @@ function caBundle(caFile: string, own: string, inherited: NodeJS.ProcessEnv): Re
   return { GIT_SSL_CAINFO: bundle };
 }
 
-function credentials(settings: GitAccessSettings, own: string): Record<string, string> {
+function credentials(settings: GitAccessSettings, own: string): { env: Record<string, string>; config: GitConfigEntry[] } {
   const dir = settings.credentialsDir!;
   if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new GitAccessError(`GIT_CREDENTIALS_DIR: ${dir} is not a folder`);
   const has = (file: string) => existsSync(join(dir, file));
   const env: Record<string, string> = {};
+  const config: GitConfigEntry[] = [];
   if (has('username') || has('password')) {
     if (!has('username') || !has('password')) throw new GitAccessError(`GIT_CREDENTIALS_DIR: ${dir} needs both username and password (a kubernetes.io/basic-auth Secret)`);
     if (settings.credentialsHosts.length === 0) {
@@ -123,16 +145,9 @@ function credentials(settings: GitAccessSettings, own: string): Record<string, s
     const helper = join(own, 'git-credential-from-files');
     writeFileSync(helper, CREDENTIAL_HELPER, { mode: 0o700 });
     // The first entry empties the helper list, so no helper of the system or user config gets asked.
-    Object.assign(env, {
-      GIT_CONFIG_COUNT: '2',
-      GIT_CONFIG_KEY_0: 'credential.helper',
-      GIT_CONFIG_VALUE_0: '',
-      GIT_CONFIG_KEY_1: 'credential.helper',
-      // '!' runs it through the shell, so a path with spaces stays one word.
-      GIT_CONFIG_VALUE_1: `!${shellQuote(helper)}`,
-      GIT_SCAFFOLDER_CREDENTIALS_DIR: dir,
-      GIT_SCAFFOLDER_CREDENTIAL_HOSTS: settings.credentialsHosts.join(','),
-    });
+    // '!' runs it through the shell, so a path with spaces stays one word.
+    config.push(['credential.helper', ''], ['credential.helper', `!${shellQuote(helper)}`]);
+    Object.assign(env, { GIT_SCAFFOLDER_CREDENTIALS_DIR: dir, GIT_SCAFFOLDER_CREDENTIAL_HOSTS: settings.credentialsHosts.join(',') });
   }
   // ssh refuses a key others can read; a mounted Secret's files often are (fsGroup), so ssh gets a private copy.
   let identity: string[] = [];
@@ -158,7 +173,7 @@ function credentials(settings: GitAccessSettings, own: string): Record<string, s
     '-o',
     'GlobalKnownHostsFile=/dev/null',
   ].join(' ');
-  return env;
+  return { env, config };
 }
 
 function readable(file: string, name: string): string {

@@ -1,8 +1,8 @@
-import { simpleGit, SimpleGitOptions } from 'simple-git';
+import { ProgramRunner, processGroups } from '../../runtime/src/process-groups';
 
 /**
- * One git command as simple-git runs it: arguments in a folder (`raw`), or a clone, which keeps
- * simple-git's own checks of the source and options. Plain data, so it can run in another process.
+ * One git command: arguments in a folder (`raw`), or a clone of a source into a folder. Plain data,
+ * so it can run in another process.
  */
 export type GitCommand = { baseDir?: string; config?: string[] } & ({ op: 'raw'; args: string[] } | { op: 'clone'; source: string; dir: string; options: string[] });
 
@@ -11,26 +11,30 @@ export type GitCall = GitCommand & { env: Record<string, string>; binary: ['git'
 
 /**
  * Inherited variables that make git run another program or read other configuration (editors,
- * pagers, askpass, ssh commands, config files): git needs none of them here, and simple-git refuses
- * to run with them set. Only the access environment sets such variables, with our own values.
+ * pagers, askpass, ssh commands, config files, protocol and proxy switches): git needs none of them
+ * here. Only the access environment sets such variables, with our own values.
  */
 const PROGRAM_VARIABLES =
-  /^(EDITOR|VISUAL|PAGER|PREFIX|SSH_ASKPASS|GIT_(ASKPASS|EDITOR|SEQUENCE_EDITOR|PAGER|SSH|SSH_COMMAND|PROXY_COMMAND|EXTERNAL_DIFF|EXEC_PATH|TEMPLATE_DIR|CONFIG|CONFIG_GLOBAL|CONFIG_SYSTEM|CONFIG_COUNT|CONFIG_KEY_\d+|CONFIG_VALUE_\d+))$/i;
+  /^(EDITOR|VISUAL|PAGER|PREFIX|SSH_ASKPASS|GIT_(ASKPASS|EDITOR|SEQUENCE_EDITOR|PAGER|SSH|SSH_COMMAND|PROXY_COMMAND|EXTERNAL_DIFF|EXEC_PATH|TEMPLATE_DIR|CONFIG|CONFIG_GLOBAL|CONFIG_SYSTEM|CONFIG_PARAMETERS|CONFIG_COUNT|CONFIG_KEY_\d+|CONFIG_VALUE_\d+|ALLOW_PROTOCOL|PROTOCOL_FROM_USER))$/i;
 
 function gitEnvironment(access: Record<string, string>): Record<string, string> {
   const inherited = Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined && !PROGRAM_VARIABLES.test(e[0]));
   return { ...Object.fromEntries(inherited), ...access };
 }
 
-/** Runs a call with simple-git in this process (the credential helper and ssh command are ours, never a caller's). */
-export async function runGitCall(call: GitCall): Promise<string> {
-  const options: Partial<SimpleGitOptions> = {
-    binary: call.binary,
-    config: call.config ?? [],
-    unsafe: { allowUnsafeSshCommand: true, allowUnsafeConfigEnvCount: true, allowUnsafeCredentialHelper: true },
-    ...(call.baseDir ? { baseDir: call.baseDir } : {}),
-  };
-  const git = simpleGit(options).env(gitEnvironment(call.env));
-  if (call.op === 'clone') return String(await git.clone(call.source, call.dir, call.options));
-  return git.raw(call.args);
+/** git's arguments for a call: `-c` settings first, then the command; `--` keeps a clone's source and folder from reading as options. */
+export function gitArguments(call: GitCommand): string[] {
+  const config = (call.config ?? []).flatMap((c) => ['-c', c]);
+  const command = call.op === 'clone' ? ['clone', ...call.options, '--', call.source, call.dir] : call.args;
+  return [...config, ...command];
+}
+
+/**
+ * Runs a call in this process, git in a process group of its own (with the ssh or git-remote-https it
+ * starts): aborting `signal` kills them all. Rejects with git's stderr as the message.
+ */
+export async function runGitCall(call: GitCall, programs: ProgramRunner = processGroups(), signal?: AbortSignal): Promise<string> {
+  const [program, ...prefix] = call.binary;
+  const { stdout } = await programs.run(program, [...prefix, ...gitArguments(call)], { cwd: call.baseDir, env: gitEnvironment(call.env), signal });
+  return stdout;
 }

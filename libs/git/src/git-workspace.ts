@@ -93,8 +93,8 @@ export function classifyGitError(e: unknown, url: string): GitStepError {
 
 /**
  * One working copy for one pass of one run. User strings reach git only as positional values after
- * validation (the URL scheme and branch are checked at the API edge; simple-git refuses ext:: and
- * option-like arguments).
+ * validation (the URL scheme and branch are checked at the API edge; git allows only the configured
+ * protocols and a clone's source follows `--`).
  */
 export class GitWorkspace {
   private readonly config: string[];
@@ -124,15 +124,16 @@ export class GitWorkspace {
 
   /**
    * A working copy of the branch. With a cache, made from the cache's copy brought up to date (its
-   * objects borrowed, not copied) and pointed at the remote; without, cloned from the remote.
+   * objects borrowed, not copied) and pointed at the remote; without, cloned from the remote. Aborting
+   * `signal` kills the git processes (a server that never answers holds a clone for ever).
    */
-  static async clone(dir: string, repo: RepoRef, identity: GitIdentity, access: GitAccess = GitAccess.NONE, cache?: RepositoryCache): Promise<GitWorkspace> {
+  static async clone(dir: string, repo: RepoRef, identity: GitIdentity, access: GitAccess = GitAccess.NONE, cache?: RepositoryCache, signal?: AbortSignal): Promise<GitWorkspace> {
     await rm(dir, { recursive: true, force: true });
     await mkdir(dir, { recursive: true });
-    const source = cache ? await cache.refresh(repo) : repo.url;
+    const source = cache ? await cache.refresh(repo, signal) : repo.url;
     try {
-      await access.run({ op: 'clone', source, dir, options: ['--branch', repo.branch, '--single-branch', '--no-tags', ...(cache ? ['--shared'] : [])] });
-      if (cache) await access.run({ op: 'raw', baseDir: dir, args: ['remote', 'set-url', 'origin', repo.url] });
+      await access.run({ op: 'clone', source, dir, options: ['--branch', repo.branch, '--single-branch', '--no-tags', ...(cache ? ['--shared'] : [])] }, signal);
+      if (cache) await access.run({ op: 'raw', baseDir: dir, args: ['remote', 'set-url', 'origin', repo.url] }, signal);
     } catch (e) {
       throw classifyGitError(e, repo.url);
     }

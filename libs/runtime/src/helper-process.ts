@@ -2,8 +2,14 @@ import { ChildProcess, fork } from 'node:child_process';
 import type { GitCall } from '../../git/src/git-command';
 import { compiledFile } from './compiled-file';
 
-/** What the helper runs: a git command through simple-git, or a program with its arguments. */
-export type HelperRequest = { kind: 'git'; call: GitCall } | { kind: 'exec'; file: string; args: string[]; options: { cwd?: string; maxBuffer?: number } };
+/** How a program runs: its folder, an output limit, and variables set on top of the helper's environment. */
+export type ExecOptions = { cwd?: string; maxBuffer?: number; env?: Record<string, string> };
+
+/** What the helper runs: a git command, or a program with its arguments (each in a process group of its own). */
+export type HelperRequest = { kind: 'git'; call: GitCall } | { kind: 'exec'; file: string; args: string[]; options: ExecOptions };
+
+/** What the helper is sent: a request, or the cancellation of one (its process group is killed). */
+export type HelperMessage = { id: number; request: HelperRequest } | { cancel: number };
 
 export type HelperReply = { id: number; ok: true; stdout: string; stderr: string } | { id: number; ok: false; message: string; code?: string | number; stderr?: string };
 
@@ -24,7 +30,8 @@ export class HelperError extends Error {
  * at 300 MB (measured on the 2-core machine), and a pass starts about twenty programs; the thread
  * that forks waits, and the others fault on the copy-on-write pages after it. From the helper (tens
  * of MB) a start costs about 1 ms. The helper starts with the first request, is started again after
- * a crash (requests in flight fail) and exits with its parent (its IPC channel closes).
+ * a crash (requests in flight fail) and exits with its parent (its IPC channel closes), killing the
+ * process groups of the programs it started, so none outlives the service.
  */
 export class HelperProcess {
   private child?: ChildProcess;
@@ -36,15 +43,19 @@ export class HelperProcess {
     return this.child?.pid;
   }
 
-  call(request: HelperRequest): Promise<{ stdout: string; stderr: string }> {
+  /** Runs a request in the helper; aborting `signal` kills what it started, and the call rejects (code ABORT_ERR). */
+  call(request: HelperRequest, signal?: AbortSignal): Promise<{ stdout: string; stderr: string }> {
+    if (signal?.aborted) return Promise.reject(new HelperError('not started: aborted', 'ABORT_ERR'));
     const child = this.child ?? this.start();
     const id = this.nextId++;
-    return new Promise((resolve, reject) => {
+    const cancel = () => child.send({ cancel: id } satisfies HelperMessage, () => undefined);
+    return new Promise<{ stdout: string; stderr: string }>((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
       // A request waiting for its answer keeps this process alive; an idle helper does not.
       child.channel?.ref();
-      child.send({ id, request }, (e) => e && this.settle({ id, ok: false, message: `the helper process did not take the request: ${e.message}` }));
-    });
+      signal?.addEventListener('abort', cancel, { once: true });
+      child.send({ id, request } satisfies HelperMessage, (e) => e && this.settle({ id, ok: false, message: `the helper process did not take the request: ${e.message}` }));
+    }).finally(() => signal?.removeEventListener('abort', cancel));
   }
 
   private start(): ChildProcess {
@@ -78,7 +89,7 @@ export function threadHelper(): HelperProcess {
   return helperOfThisThread;
 }
 
-/** execFile through this thread's helper process. Rejects like execFile: `code` (ENOENT, exit status) and `stderr`. */
-export function execInHelper(file: string, args: string[], options: { cwd?: string; maxBuffer?: number } = {}): Promise<{ stdout: string; stderr: string }> {
-  return threadHelper().call({ kind: 'exec', file, args, options });
+/** A program run by this thread's helper process. Rejects like execFile: `code` (ENOENT, exit status) and `stderr`. */
+export function execInHelper(file: string, args: string[], options: ExecOptions = {}, signal?: AbortSignal): Promise<{ stdout: string; stderr: string }> {
+  return threadHelper().call({ kind: 'exec', file, args, options }, signal);
 }

@@ -1,2 +1,4 @@
 export * from './compiled-file';
 export * from './helper-process';
+export * from './egress';
+export * from './process-groups';

@@ -1,0 +1,108 @@
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import fc from 'fast-check';
+import { GeneratorInputError } from './errors';
+import { isRemoteReference, refuseRemoteResources } from './remote-resources';
+
+const segment = fc.stringMatching(/^[a-z0-9_][a-z0-9_-]{0,15}$/);
+/** A local path as references write them: ./, ../ or nothing, folders, and maybe a manifest file. */
+const localPath = fc
+  .tuple(fc.constantFrom('', './', '../', '../../'), fc.array(segment, { minLength: 1, maxLength: 5 }), fc.constantFrom('', '.yaml', '.yml', '/kustomization.yaml', '.json'))
+  .map(([prefix, parts, end]) => `${prefix}${parts.join('/')}${end}`);
+const host = fc.constantFrom('127.0.0.1:8080', 'github.com', 'gitlab.example.org', 'git.internal.example.com:2222', '10.0.0.1', 'localhost:9');
+
+/** Every form kustomize (or go-getter under it) fetches. */
+const remote = fc.oneof(
+  fc.tuple(fc.constantFrom('http', 'https', 'ssh', 'git', 'file', 'HTTPS', 'git+ssh'), host, localPath).map(([s, h, p]) => `${s}://${h}/${p}`),
+  fc.tuple(host, localPath).map(([h, p]) => `git::https://${h}/${p}`),
+  fc.tuple(fc.constantFrom('github.com', 'gitlab.com', 'bitbucket.org', 'dev.azure.com'), localPath).map(([h, p]) => `${h}/${p}`),
+  fc.tuple(host, localPath).map(([h, p]) => `git@${h.split(':')[0]}:${p}`),
+  fc.tuple(localPath, fc.constantFrom('ref', 'version', 'timeout', 'submodules')).map(([p, q]) => `${p}?${q}=v1`),
+  localPath.map((p) => `gh:${p}`),
+  fc.tuple(fc.constantFrom('127.0.0.1', '192.168.1.10'), localPath).map(([a, p]) => `${a}:8080/${p}`),
+);
+
+describe('remote resources in kustomizations: refused before any build', () => {
+  it('accepts local paths', () => {
+    fc.assert(fc.property(localPath, (p) => !isRemoteReference(p)));
+    for (const p of ['base', '../base', 'deployment.yaml', './apps/podinfo', 'Kustomization', 'config.d/x.yaml', '/abs/path']) expect(isRemoteReference(p)).toBe(false);
+  });
+
+  it('refuses every URL form kustomize would fetch, with spaces around too', () => {
+    fc.assert(fc.property(remote, fc.constantFrom('', ' ', '\t'), (r, pad) => isRemoteReference(`${pad}${r}${pad}`)));
+    for (const r of ['http://127.0.0.1:9/x.yaml', 'git::https://example.com/x', 'github.com/org/repo//deploy?ref=v1', 'ssh://git@127.0.0.1:6379/x', 'git@github.com:org/repo']) {
+      expect(isRemoteReference(r)).toBe(true);
+    }
+  });
+
+  it('answers in bounded time on any input', () => {
+    fc.assert(
+      fc.property(fc.string({ maxLength: 4000 }), (s) => {
+        const started = performance.now();
+        isRemoteReference(s);
+        return performance.now() - started < 50;
+      }),
+    );
+    const started = performance.now();
+    isRemoteReference(`${'a.'.repeat(50_000)}!`);
+    isRemoteReference(`${'a@'.repeat(50_000)}`);
+    expect(performance.now() - started).toBeLessThan(200);
+  });
+
+  describe('the walk from the build folder', () => {
+    const tree = (files: Record<string, string>) => {
+      const root = mkdtempSync(join(tmpdir(), 'remote-resources-'));
+      for (const [rel, text] of Object.entries(files)) {
+        mkdirSync(join(root, rel, '..'), { recursive: true });
+        writeFileSync(join(root, rel), text);
+      }
+      return root;
+    };
+    const refusal = (root: string, dir: string) => {
+      try {
+        refuseRemoteResources(join(root, dir), (f) => relative(root, f));
+        return null;
+      } catch (e) {
+        expect(e).toBeInstanceOf(GeneratorInputError);
+        return (e as Error).message;
+      }
+    };
+
+    it('names the file of a remote entry reached through local bases and components', () => {
+      const root = tree({
+        'clusters/c/kustomization.yaml': 'resources:\n  - ../../apps/base\n  - ns.yaml\ncomponents:\n  - ../../components/x\n',
+        'clusters/c/ns.yaml': 'kind: Namespace\n',
+        'apps/base/kustomization.yaml': 'resources:\n  - deploy.yaml\n',
+        'components/x/kustomization.yaml': 'kind: Component\nresources:\n  - https://127.0.0.1:1/evil.yaml\n',
+      });
+      expect(refusal(root, 'clusters/c')).toBe(
+        'components/x/kustomization.yaml: resources entry "https://127.0.0.1:1/evil.yaml" is a remote resource, which kustomize would fetch; only paths in the repository are built',
+      );
+    });
+
+    it('checks every field kustomize loads from, and lists hidden behind a merge key', () => {
+      const cases: Record<string, string> = {
+        patches: 'patches:\n  - path: http://127.0.0.1:1/p.yaml\n',
+        patchesStrategicMerge: 'patchesStrategicMerge:\n  - git::https://example.com/x\n',
+        configMapGenerator: 'configMapGenerator:\n  - name: x\n    files:\n      - key=http://127.0.0.1:1/f\n',
+        openapi: 'openapi:\n  path: https://example.com/schema.json\n',
+        helmCharts: 'helmCharts:\n  - name: x\n    repo: https://charts.example.com\n',
+        merge: 'x: &base\n  resources:\n    - github.com/org/repo\ny:\n  <<: *base\n<<: *base\n',
+        bases: 'bases:\n  - ssh://git@127.0.0.1:6379/x\n',
+      };
+      for (const text of Object.values(cases)) expect(refusal(tree({ 'k/kustomization.yaml': text }), 'k')).toMatch(/^k\/kustomization\.yaml: .* is a remote resource/);
+      expect(refusal(tree({ 'k/Kustomization': 'resources: [http://127.0.0.1:1/x]' }), 'k')).toMatch(/^k\/Kustomization:/);
+    });
+
+    it('accepts a local tree (inline patches, cycles of folders) and refuses one it cannot read', () => {
+      const root = tree({
+        'a/kustomization.yaml': 'resources:\n  - ../b\n  - x.yaml\npatches:\n  - patch: |-\n      - op: add\n        path: /metadata/annotations/docs\n        value: https://example.com\n',
+        'b/kustomization.yaml': 'resources:\n  - ../a\n',
+        'bad/kustomization.yaml': 'resources: [\n',
+      });
+      expect(refusal(root, 'a')).toBeNull();
+      expect(refusal(root, 'bad')).toMatch(/^bad\/kustomization\.yaml: cannot be read as a kustomization/);
+    });
+  });
+});

@@ -1,0 +1,138 @@
+/**
+ * Kustomize fetches what a kustomization names by URL (an HTTP GET for a file URL, a `git clone` for a
+ * repository): from a reference or a target repository, that would let a file in git make the
+ * service connect anywhere. Every build is checked first, and a remote entry refuses the build,
+ * naming the file; only paths on this machine are built.
+ */
+import { readFileSync, realpathSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { parse } from 'yaml';
+import { GeneratorInputError } from './errors';
+
+/** kustomize's file names for a kustomization, all of which it reads. */
+const KUSTOMIZATION_FILES = ['kustomization.yaml', 'kustomization.yml', 'Kustomization'];
+
+/** Any URL scheme: http(s)://, ssh://, git://, file:// (a go-getter source too). */
+const URL_SCHEME = /^[a-z][a-z0-9+.-]*:\/\//i;
+/** go-getter's forced source (`git::https://...`, `s3::`), and kustomize's old GitHub alias `gh:`. */
+const FORCED_GETTER = /^([a-z0-9+.-]+::|gh:)/i;
+/** scp-like ssh (`git@github.com:org/repo`). */
+const SCP_LIKE = /^[^\s/@:]+@[^\s/:]+:/;
+/** A host name as first segment (`github.com/org/repo`, `gitlab.example.org:8443/x`): kustomize's shorthand for a repository. */
+const HOST_FIRST = /^([a-z0-9-]+\.)+([a-z]{2,})(:\d+)?\//i;
+/** An IPv4 address as first segment (`127.0.0.1:8080/x`). */
+const ADDRESS_FIRST = /^\d{1,3}(\.\d{1,3}){3}(:\d+)?\//;
+/** Extensions of files, which a first segment of a local path may carry where a host name has its top-level domain. */
+const FILE_EXTENSION = /^(ya?ml|json)$/i;
+/** The query parameters of a remote base (`?ref=v1`, `?version=`, `?timeout=`, `?submodules=`). */
+const REMOTE_QUERY = /\?(ref|version|timeout|submodules)=/i;
+
+/**
+ * Whether kustomize would fetch this entry instead of reading a local path. Conservative: a local
+ * folder whose name looks like a host name (`charts.example.com/`) counts as remote too. Inline
+ * content (a patch spread over lines) is not a location.
+ */
+export function isRemoteReference(entry: string): boolean {
+  const text = entry.trim();
+  if (text.includes('\n')) return false;
+  if (URL_SCHEME.test(text) || FORCED_GETTER.test(text) || SCP_LIKE.test(text) || REMOTE_QUERY.test(text) || ADDRESS_FIRST.test(text)) return true;
+  const host = HOST_FIRST.exec(text);
+  return host !== null && !FILE_EXTENSION.test(host[2]);
+}
+
+/** The refusal of a remote entry, naming the kustomization file it is in. */
+export function remoteResourceError(file: string, field: string, entry: string): GeneratorInputError {
+  return new GeneratorInputError(`${file}: ${field} entry ${JSON.stringify(entry)} is a remote resource, which kustomize would fetch; only paths in the repository are built`);
+}
+
+/** One location a kustomization names, with the field it is in (for the message). */
+interface Location {
+  field: string;
+  value: string;
+  /** Whether kustomize may read it as a folder with its own kustomization (then it is checked too). */
+  folder: boolean;
+}
+
+const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : typeof v === 'string' ? [v] : []);
+const objects = (v: unknown): Record<string, unknown>[] => (Array.isArray(v) ? v.filter((x) => x && typeof x === 'object') : []);
+
+/** Folders or files of other kustomizations (resources, components, bases). */
+const FOLDER_LISTS = ['resources', 'components', 'bases'];
+/** Lists of files (or inline documents) kustomize loads. */
+const FILE_LISTS = ['crds', 'configurations', 'patchesStrategicMerge', 'generators', 'transformers', 'validators'];
+/** Lists whose items name a file in `path`. */
+const PATH_ITEM_LISTS = ['patches', 'patchesJson6902', 'replacements'];
+/** Generators whose items name files (`key=path` or `path`) and env files. */
+const GENERATOR_LISTS = ['configMapGenerator', 'secretGenerator'];
+
+/** Every location a kustomization makes kustomize load (see kustomize's types.Kustomization). */
+function locations(k: Record<string, unknown>): Location[] {
+  const found: Location[] = [];
+  const add = (field: string, values: string[], folder = false) => found.push(...values.map((value) => ({ field, value, folder })));
+  for (const field of FOLDER_LISTS) add(field, strings(k[field]), true);
+  for (const field of FILE_LISTS) add(field, strings(k[field]));
+  for (const field of PATH_ITEM_LISTS) for (const item of objects(k[field])) add(`${field}[].path`, strings(item.path));
+  for (const field of GENERATOR_LISTS) {
+    for (const item of objects(k[field])) {
+      add(
+        `${field}[].files`,
+        strings(item.files).map((f) => f.slice(f.indexOf('=') + 1)),
+      );
+      add(`${field}[].envs`, [...strings(item.envs), ...strings(item.env)]);
+    }
+  }
+  for (const item of objects(k.helmCharts)) add('helmCharts[].repo', strings(item.repo));
+  for (const item of objects(k.helmChartInflationGenerator)) add('helmChartInflationGenerator[].chartRepoUrl', strings(item.chartRepoUrl));
+  if (k.openapi && typeof k.openapi === 'object') add('openapi.path', strings((k.openapi as Record<string, unknown>).path));
+  return found;
+}
+
+/** The kustomization's body. One kustomize cannot be sure to read as this parser does is refused rather than skipped. */
+function readKustomization(file: string, shown: (abs: string) => string): Record<string, unknown> {
+  try {
+    // Merge keys (`<<: *base`) as kustomize's YAML 1.1 reader applies them, so a list hidden in an anchor is seen.
+    const body: unknown = parse(readFileSync(file, 'utf8'), { merge: true, uniqueKeys: false, maxAliasCount: 1000 });
+    return body && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
+  } catch (e) {
+    throw new GeneratorInputError(`${shown(file)}: cannot be read as a kustomization (${(e as Error).message.split('\n')[0]}), so it is not built`);
+  }
+}
+
+function isFolder(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Refuses a build whose kustomization, or any local kustomization it pulls in, names a remote
+ * resource. `shown` turns a file's absolute path into the name the message gives it.
+ */
+export function refuseRemoteResources(buildDir: string, shown: (absFile: string) => string): void {
+  const seen = new Set<string>();
+  const visit = (dir: string) => {
+    const real = realpathSync(dir);
+    if (seen.has(real)) return;
+    seen.add(real);
+    for (const name of KUSTOMIZATION_FILES) {
+      const file = join(dir, name);
+      if (!isFile(file)) continue;
+      for (const { field, value, folder } of locations(readKustomization(file, shown))) {
+        if (isRemoteReference(value)) throw remoteResourceError(shown(file), field, value);
+        const local = resolve(dir, value.trim());
+        if (folder && isFolder(local)) visit(local);
+      }
+    }
+  };
+  visit(buildDir);
+}
+
+function isFile(file: string): boolean {
+  try {
+    return statSync(file).isFile();
+  } catch {
+    return false;
+  }
+}

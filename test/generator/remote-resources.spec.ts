@@ -1,0 +1,95 @@
+import { cpSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { generate, GenerateOptions, GeneratorInputError, preview, SHIPPED_PHASED_TEMPLATE, SHIPPED_TEMPLATE } from '../../libs/generator/src';
+import { makeRsaCert } from '../support/certs';
+import { allFiles, tempDir } from '../support/files';
+import { writeFluxExampleReference } from '../support/flux-example-repo';
+import { CountingListener } from '../support/listeners';
+
+/**
+ * A reference (or a target repository) whose kustomization names a remote resource: the generator
+ * refuses it before any build, naming the file, and nothing connects to the listeners it names.
+ */
+describe('generator: remote resources in a reference are refused before any build', () => {
+  const cert = makeRsaCert();
+  let http: CountingListener;
+  let tcp: CountingListener;
+  beforeAll(async () => {
+    http = await CountingListener.http();
+    tcp = await CountingListener.silent();
+  });
+  afterAll(async () => {
+    await http.close();
+    await tcp.close();
+  });
+
+  /** A copy of a reference with `entry` added to the resources of one kustomization. */
+  function referenceWith(source: string, file: string, entry: string): string {
+    const root = tempDir('remote-ref');
+    cpSync(source, root, { recursive: true });
+    const path = join(root, file);
+    writeFileSync(path, readFileSync(path, 'utf8').replace(/^resources:\n/m, `resources:\n  - ${entry}\n`));
+    return root;
+  }
+
+  const options = (templateDir: string, referenceEnv: string, extra: Partial<GenerateOptions> = {}): GenerateOptions => ({
+    repoDir: tempDir('remote-fleet'),
+    templateDir,
+    referenceEnv,
+    clusterName: 'acme',
+    domain: 'acme.io',
+    region: 'us-east-1',
+    acmeEmail: 'ops@acme.io',
+    pass: 'full',
+    sealingCertPem: cert.certPem,
+    registry: { server: 'registry.acme.io', username: 'u', password: 'RegistryPw-0123456789' },
+    ...extra,
+  });
+
+  const entries = () => [`http://127.0.0.1:${http.port}/evil.yaml`, `git::http://127.0.0.1:${tcp.port}/org/repo.git//deploy?ref=main`, `ssh://git@127.0.0.1:${tcp.port}/org/repo.git`];
+
+  it('overlay model (the shipped template): a remote base in a shared folder, by generate and by preview', async () => {
+    for (const entry of entries()) {
+      const reference = referenceWith(SHIPPED_TEMPLATE, 'base/kustomization.yaml', entry);
+      const opts = options(reference, 'development');
+      await expect(generate(opts)).rejects.toThrow(GeneratorInputError);
+      await expect(generate(opts)).rejects.toThrow(`base/kustomization.yaml: resources entry ${JSON.stringify(entry)} is a remote resource`);
+      await expect(preview(options(reference, 'development'))).rejects.toThrow(/^base\/kustomization\.yaml: resources entry/);
+      expect(allFiles(opts.repoDir)).toEqual([]);
+    }
+    expect(http.connections + tcp.connections).toBe(0);
+  });
+
+  it('overlay model: a remote resource in the target repository, in a shared folder the new layers build from', async () => {
+    for (const entry of entries()) {
+      const opts = options(SHIPPED_TEMPLATE, 'development');
+      cpSync(join(SHIPPED_TEMPLATE, 'base'), join(opts.repoDir, 'base'), { recursive: true });
+      const file = join(opts.repoDir, 'base/kustomization.yaml');
+      writeFileSync(file, readFileSync(file, 'utf8').replace(/^resources:\n/m, `resources:\n  - ${entry}\n`));
+      await expect(preview(opts)).rejects.toThrow(`base/kustomization.yaml: resources entry ${JSON.stringify(entry)} is a remote resource`);
+      await expect(generate(opts)).rejects.toThrow(GeneratorInputError);
+      expect(allFiles(opts.repoDir).filter((f) => !f.startsWith('base/'))).toEqual([]);
+    }
+    expect(http.connections + tcp.connections).toBe(0);
+  });
+
+  it('cluster-vars model (the phased template): a remote resource in what a Flux Kustomization applies', async () => {
+    const reference = referenceWith(SHIPPED_PHASED_TEMPLATE, 'platform/namespaces/app/kustomization.yaml', entries()[0]);
+    await expect(generate(options(reference, 'dev', { pass: 'infra' }))).rejects.toThrow(
+      /^platform\/namespaces\/app\/kustomization\.yaml: resources entry "http:\/\/127\.0\.0\.1:\d+\/evil\.yaml" is a remote resource/,
+    );
+    expect(http.connections + tcp.connections).toBe(0);
+  });
+
+  it("Flux example layout: a remote resource in a folder the cluster's Kustomization applies", async () => {
+    const example = tempDir('remote-example');
+    writeFluxExampleReference(example);
+    const reference = referenceWith(example, 'infrastructure/controllers/kustomization.yaml', entries()[1]);
+    const repo = tempDir('remote-example-fleet');
+    cpSync(reference, repo, { recursive: true });
+    await expect(generate(options(reference, 'staging', { repoDir: repo, pass: 'infra', hostMap: {} }))).rejects.toThrow(
+      /^infrastructure\/controllers\/kustomization\.yaml: resources entry "git::http/,
+    );
+    expect(http.connections + tcp.connections).toBe(0);
+  });
+});
