@@ -130,7 +130,7 @@ describe('ScaffoldsService: credentials only their issuer can create', () => {
   const source = { read: async (ref: { namespace: string; name: string }) => held[`${ref.namespace}/${ref.name}`] ?? Promise.reject(new Error('not found')) };
   const make = (executor: 'local' | 'kubernetes') => {
     const store = new InMemoryEventStore();
-    const config = loadConfig({ ...UNIT_ENV, TEMPLATE_DIR: template, EXECUTOR: executor });
+    const config = loadConfig({ ...UNIT_ENV, TEMPLATE_DIR: template, EXECUTOR: executor, SECRET_NAMESPACES: 'capi-clusters' });
     return {
       store,
       service: new ScaffoldsService(

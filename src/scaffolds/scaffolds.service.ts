@@ -29,7 +29,8 @@ import { SUPPLIED_CREDENTIALS } from '../kubernetes/credentials-source';
 import { JOB_LOGS, type JobLogs } from '../kubernetes/job-logs';
 import { RunReadModel } from '../projection/run-read-model';
 import { RunView, toView } from '../projection/run-view';
-import { CreateTarget, parseCreateRequest } from './create-request';
+import { CreateRequest, CreateTarget, parseCreateRequest } from './create-request';
+import { checkRepositoryScope, checkSecretScope } from './repository-scope';
 
 /** What the event records of a target: references, fingerprints and public keys only. */
 function eventTarget(t: CreateTarget): ScaffoldTarget {
@@ -201,9 +202,17 @@ export class ScaffoldsService {
     return { runId, events };
   }
 
-  async create(body: unknown, caller: CallerIdentity, idempotencyKey?: string): Promise<{ run: RunView; created: boolean }> {
+  /** A create or preview body, validated, and refused (403) when it reaches outside the caller's role or scope. */
+  private parseInScope(body: unknown, caller: CallerIdentity): CreateRequest {
     requireOperator(caller);
     const req = parseCreateRequest(body, { ...this.config, acceptKubeconfigTargets: this.config.reachesManagementCluster });
+    checkRepositoryScope(caller, req);
+    checkSecretScope(caller, req, this.config.secretNamespaces);
+    return req;
+  }
+
+  async create(body: unknown, caller: CallerIdentity, idempotencyKey?: string): Promise<{ run: RunView; created: boolean }> {
+    const req = this.parseInScope(body, caller);
     if (idempotencyKey !== undefined && (idempotencyKey.length === 0 || idempotencyKey.length > 200 || /[\0\r\n]/.test(idempotencyKey))) {
       throw invalid('Idempotency-Key', 'must be 1 to 200 characters without line breaks');
     }
@@ -249,8 +258,7 @@ export class ScaffoldsService {
    * the request gives the certificate or age recipients; the infra pass for a kubeconfig_secret target.
    */
   async preview(body: unknown, caller: CallerIdentity): Promise<PreviewReport> {
-    requireOperator(caller);
-    const req = parseCreateRequest(body, { ...this.config, acceptKubeconfigTargets: this.config.reachesManagementCluster });
+    const req = this.parseInScope(body, caller);
     const full = req.target.kind !== 'kubeconfig_secret';
     const request = { ...req, target: eventTarget(req.target) };
     const dir = join(this.config.steps.workDir, 'preview', randomUUID());
