@@ -164,8 +164,10 @@ export class ScaffoldsService {
   /**
    * Credentials only their issuer can create, checked before anything is appended: the reference's
    * supplied keys need a credentials_secret, and when that Secret can be read now it must hold them
-   * all (422 naming the missing keys, never a value). An unreadable Secret is checked again when the run
-   * uses it, before its first push.
+   * all (422 naming the missing keys, never a value). A Secret that is missing, not labelled as an
+   * input or forbidden by RBAC gets the same answer as any other it cannot read (accepted; the run
+   * reads it again before its first push and fails there with one message for all three), so the
+   * answer does not tell a caller which Secrets exist.
    */
   private async checkSupplied(ref: { namespace: string; name: string } | undefined): Promise<SuppliedCredentials | undefined> {
     const plan = this.referenceCredentials();
