@@ -39,6 +39,26 @@ function eventTarget(t: CreateTarget): ScaffoldTarget {
   return { kind: 'age_recipients', recipients: t.recipients };
 }
 
+/** What ScaffoldRequested records of a request: the caller as requested_by, and the folder's owner when an admin acts for another key. */
+function requestedData(req: CreateRequest, caller: CallerIdentity, folderOwner: string): ScaffoldRequestedData {
+  return {
+    cluster_name: req.cluster_name,
+    domain: req.domain,
+    region: req.region,
+    acme_email: req.acme_email,
+    repo_url: req.repo_url,
+    branch: req.branch,
+    target: eventTarget(req.target),
+    requested_by: caller.name,
+    ...(req.cluster_vars ? { cluster_vars: req.cluster_vars } : {}),
+    ...(req.credentials_secret ? { credentials_secret: req.credentials_secret } : {}),
+    ...(req.flux_url ? { flux_url: req.flux_url } : {}),
+    ...(req.host_map ? { host_map: req.host_map } : {}),
+    ...(req.reference_domain ? { reference_domain: req.reference_domain } : {}),
+    ...(folderOwner !== caller.name ? { cluster_owner: folderOwner } : {}),
+  };
+}
+
 /** The answer to a preview: the pass it ran, the generator's summary and the changes to the repository. */
 export interface PreviewReport {
   pass: 'infra' | 'full';
@@ -213,26 +233,27 @@ export class ScaffoldsService {
     return req;
   }
 
+  /**
+   * The key that owns the request's cluster folder in its repository (the read-model's first run
+   * there), asked before anything is cloned or appended: the caller, or none yet (then the caller), or
+   * another key: 403 for non-admins, with nothing of the owner's in the answer; admins act for the
+   * owner. While PostgreSQL is down nobody is refused here: the folder's marker still refuses a run of
+   * another owner before it writes anything, with the same generic reason.
+   */
+  private async folderOwner(req: CreateRequest, caller: CallerIdentity): Promise<string> {
+    const owner = await this.readModel.clusterOwner(req.repo_url, req.cluster_name).catch(() => undefined);
+    if (owner !== undefined && owner !== caller.name && caller.role !== 'admin') {
+      throw new ApiError(403, 'cluster_owned_elsewhere', `cluster ${req.cluster_name} in this repository belongs to another key`);
+    }
+    return owner ?? caller.name;
+  }
+
   async create(body: unknown, caller: CallerIdentity, idempotencyKey?: string): Promise<{ run: RunView; created: boolean }> {
     const req = this.parseInScope(body, caller);
     if (idempotencyKey !== undefined && (idempotencyKey.length === 0 || idempotencyKey.length > 200 || /[\0\r\n]/.test(idempotencyKey))) {
       throw invalid('Idempotency-Key', 'must be 1 to 200 characters without line breaks');
     }
-    const data = {
-      cluster_name: req.cluster_name,
-      domain: req.domain,
-      region: req.region,
-      acme_email: req.acme_email,
-      repo_url: req.repo_url,
-      branch: req.branch,
-      target: eventTarget(req.target),
-      requested_by: caller.name,
-      ...(req.cluster_vars ? { cluster_vars: req.cluster_vars } : {}),
-      ...(req.credentials_secret ? { credentials_secret: req.credentials_secret } : {}),
-      ...(req.flux_url ? { flux_url: req.flux_url } : {}),
-      ...(req.host_map ? { host_map: req.host_map } : {}),
-      ...(req.reference_domain ? { reference_domain: req.reference_domain } : {}),
-    };
+    const data = requestedData(req, caller, await this.folderOwner(req, caller));
     const runId = idempotencyKey ? runIdFor(caller.name, idempotencyKey) : randomUUID();
     if (idempotencyKey) {
       const { events } = await this.store.readRun(runId);
@@ -262,7 +283,7 @@ export class ScaffoldsService {
   async preview(body: unknown, caller: CallerIdentity): Promise<PreviewReport> {
     const req = this.parseInScope(body, caller);
     const full = req.target.kind !== 'kubeconfig_secret';
-    const request = { ...req, target: eventTarget(req.target) };
+    const request = requestedData(req, caller, await this.folderOwner(req, caller));
     const dir = join(this.config.steps.workDir, 'preview', randomUUID());
     try {
       const ws = await GitWorkspace.clone(dir, { url: req.repo_url, branch: req.branch }, this.config.steps.gitIdentity, this.config.steps.gitAccess, this.config.steps.repoCache);
