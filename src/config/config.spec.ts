@@ -1,3 +1,8 @@
+import { createHash } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { callerFor } from '../common/api-keys';
 import { ConfigError, loadConfig } from './config';
 
 const KEY = { API_KEY: 'a-key-of-sixteen-chars' };
@@ -86,5 +91,63 @@ describe('configuration: one schema for every variable', () => {
     expect(() => loadConfig({ API_KEY: 'short' })).toThrow(/shorter than 16/);
     expect(() => loadConfig({ API_KEYS: 'no-equals-sign' })).toThrow(/API_KEYS/);
     expect(loadConfig({}, { requireApiKey: false }).apiKeys.size).toBe(0);
+  });
+
+  describe('API_KEYS_FILE', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'keys-file-'));
+    const file = (name: string, text: string) => {
+      const path = join(dir, name);
+      writeFileSync(path, text);
+      return path;
+    };
+    const TEAM_KEY = 'team-a-key-0123456789abcdef';
+    const HASHED_KEY = 'hashed-key-0123456789abcdef';
+
+    it('reads named keys with roles and scopes, a key given only as its SHA-256, beside API_KEY', () => {
+      const path = file(
+        'good.yaml',
+        `- name: team-a
+  role: operator
+  key: ${TEAM_KEY}
+  repositories: [https://git.example.com/team-a]
+  secret_namespaces: [team-a]
+- name: auditor
+  role: reader
+  key_sha256: ${createHash('sha256').update(HASHED_KEY).digest('hex').toUpperCase()}
+`,
+      );
+      const c = loadConfig({ ...KEY, API_KEYS_FILE: path, SECRET_NAMESPACES: 'capi-clusters, shared' });
+      expect(callerFor(c.apiKeys, TEAM_KEY)).toEqual({ name: 'team-a', role: 'operator', repositories: ['https://git.example.com/team-a'], secretNamespaces: ['team-a'] });
+      expect(callerFor(c.apiKeys, HASHED_KEY)).toEqual({ name: 'auditor', role: 'reader' });
+      expect(callerFor(c.apiKeys, KEY.API_KEY)).toEqual({ name: 'default', role: 'admin' });
+      expect(() => callerFor(c.apiKeys, createHash('sha256').update(HASHED_KEY).digest('hex'))).toThrow(/X-Api-Key/);
+      expect(c.secretNamespaces).toEqual(['capi-clusters', 'shared']);
+      expect(loadConfig({ API_KEYS_FILE: path }).apiKeys.size).toBe(2);
+    });
+
+    it.each([
+      ['not YAML', `- name: x\n  key: "${TEAM_KEY}\n  role: [`, /API_KEYS_FILE: not valid YAML \(line \d+, column \d+\)$/],
+      ['not a list', `name: x\nrole: admin\nkey: ${TEAM_KEY}\n`, /API_KEYS_FILE: the file: must be array/],
+      ['an unknown role', `- {name: x, role: root, key: ${TEAM_KEY}}\n`, /entry 1 \(name "x"\) role: must be equal to one of the allowed values/],
+      ['both key and key_sha256', `- {name: x, role: admin, key: ${TEAM_KEY}, key_sha256: ${'a'.repeat(64)}}\n`, /entry 1 \(name "x"\): needs exactly one of key or key_sha256/],
+      ['neither', `- {name: x, role: admin}\n`, /entry 1 \(name "x"\): needs exactly one of key or key_sha256/],
+      ['a short key', `- {name: x, role: admin, key: ${TEAM_KEY.slice(0, 10)}}\n`, /entry 1 \(name "x"\) key: must NOT have fewer than 16 characters/],
+      ['a digest that is not hex SHA-256', `- {name: x, role: admin, key_sha256: ${TEAM_KEY}}\n`, /entry 1 \(name "x"\) key_sha256: must match pattern/],
+      ['an unknown field', `- {name: x, role: admin, key: ${TEAM_KEY}, repos: []}\n`, /entry 1 \(name "x"\): unknown field repos/],
+      ['a bad namespace', `- {name: x, role: admin, key: ${TEAM_KEY}, secret_namespaces: [Kube_System]}\n`, /entry 1 \(name "x"\) secret_namespaces.0: must match pattern/],
+      ['a prefix that is no URL', `- {name: x, role: admin, key: ${TEAM_KEY}, repositories: [git.example.com/a]}\n`, /key "x" repositories: "git.example.com\/a" is not a URL/],
+      ['a name twice', `- {name: x, role: admin, key: ${TEAM_KEY}}\n- {name: x, role: reader, key: ${HASHED_KEY}}\n`, /key name "x" appears twice/],
+      ['a name API_KEY has', `- {name: default, role: reader, key: ${HASHED_KEY}}\n`, /key name "default" is also given by API_KEY or API_KEYS/],
+    ])('refuses to start on a file with %s, naming the problem and never a key', (what, text, message) => {
+      const problem = problemOf({ API_KEYS_FILE: file(`${what.replaceAll(' ', '-')}.yaml`, text) });
+      expect(problem).toMatch(message);
+      expect(problem).not.toContain(TEAM_KEY.slice(0, 10));
+      expect(problem).not.toContain(HASHED_KEY.slice(0, 10));
+    });
+
+    it('refuses a missing file and a bad SECRET_NAMESPACES', () => {
+      expect(problemOf({ API_KEYS_FILE: join(dir, 'absent.yaml') })).toMatch(/API_KEYS_FILE: .* cannot be read/);
+      expect(problemOf({ SECRET_NAMESPACES: 'kube-system,Bad_NS' })).toMatch(/SECRET_NAMESPACES/);
+    });
   });
 });

@@ -5,8 +5,9 @@ import type { RegistryCredentials } from '../../libs/generator/src';
 import { GitAccess, GitAccessError, RepositoryCache } from '../../libs/git/src';
 import { JobSettings, RUNNER_IMAGE } from '../../libs/kube/src/job-spec';
 import type { StepSettings } from '../../libs/steps/src';
-import { ApiKey, Role, ROLES } from '../common/api-keys';
+import { ApiKey, Role, ROLES, sha256Of } from '../common/api-keys';
 import { validReplyPrefix } from '../common/reply-subjects';
+import { readApiKeysFile } from './api-keys-file';
 import { ENV_SCHEMA } from './env.schema';
 import { NatsEnv, NatsSettings, natsSettings } from './nats-settings';
 import { readableFile, SettingError } from './setting-files';
@@ -16,6 +17,8 @@ export interface AppConfig {
   host: string;
   logLevel: string;
   apiKeys: Map<string, ApiKey>;
+  /** SECRET_NAMESPACES: where keys without secret_namespaces may name a credentials_secret or kubeconfig_secret (empty: nowhere). */
+  secretNamespaces: string[];
   /** Servers, authentication and TLS for NATS (NATS_URL, NATS_CREDS, NATS_TLS_*, ...). */
   nats: NatsSettings;
   /** NATS_REPLY_PREFIXES: the callers' inbox prefixes; the NATS API answers no other reply subject. */
@@ -86,18 +89,14 @@ function checkedEnv(env: NodeJS.ProcessEnv): Env {
   return values;
 }
 
-/** API keys: API_KEY (caller "default") and/or API_KEYS as name=key pairs separated by commas. */
 /**
  * API_KEY (name "default", role admin) and API_KEYS: `name:role:key` entries, or the older `name=key`
- * (role operator), separated by commas.
+ * (role operator), separated by commas. These keys are unscoped.
  */
-function apiKeys(env: Env): Map<string, ApiKey> {
-  const keys = new Map<string, ApiKey>();
+function envKeys(env: Env): Map<string, { key: string; role: Role }> {
+  const keys = new Map<string, { key: string; role: Role }>();
   if (env.API_KEY) keys.set('default', { key: env.API_KEY, role: 'admin' });
-  for (const entry of (env.API_KEYS ?? '')
-    .split(',')
-    .map((e: string) => e.trim())
-    .filter(Boolean)) {
+  for (const entry of list(env.API_KEYS ?? '')) {
     const structured = /^([A-Za-z0-9_.-]+):([a-z]+):(.+)$/.exec(entry);
     const legacy = /^([A-Za-z0-9_.-]+)=(.+)$/.exec(entry);
     if (structured) {
@@ -106,6 +105,23 @@ function apiKeys(env: Env): Map<string, ApiKey> {
       keys.set(structured[1], { key: structured[3], role });
     } else if (legacy) keys.set(legacy[1], { key: legacy[2], role: 'operator' });
     else throw new ConfigError('API_KEYS must be name:role:key (or name=key) entries separated by commas');
+  }
+  for (const [name, { key }] of keys) if (key.length < 16) throw new ConfigError(`API key "${name}" is shorter than 16 characters`);
+  return keys;
+}
+
+/** Every key, as digests: API_KEY and API_KEYS (unscoped), and API_KEYS_FILE (optionally scoped). A name may appear once. */
+function apiKeys(env: Env): Map<string, ApiKey> {
+  const keys = new Map<string, ApiKey>([...envKeys(env)].map(([name, { key, role }]) => [name, { sha256: sha256Of(key), role }]));
+  let fromFile: Map<string, ApiKey>;
+  try {
+    fromFile = env.API_KEYS_FILE ? readApiKeysFile(env.API_KEYS_FILE) : new Map();
+  } catch (e) {
+    throw e instanceof SettingError ? new ConfigError(e.message) : e;
+  }
+  for (const [name, key] of fromFile) {
+    if (keys.has(name)) throw new ConfigError(`API_KEYS_FILE: key name "${name}" is also given by API_KEY or API_KEYS`);
+    keys.set(name, key);
   }
   return keys;
 }
@@ -169,13 +185,13 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env, opts: { requ
   const env = checkedEnv(rawEnv);
   const keys = apiKeys(env);
   const access = gitAccess(env);
-  if (keys.size === 0 && opts.requireApiKey !== false) throw new ConfigError('API_KEY (or API_KEYS) is required: the service refuses to start without one');
-  for (const [name, { key }] of keys) if (key.length < 16) throw new ConfigError(`API key "${name}" is shorter than 16 characters`);
+  if (keys.size === 0 && opts.requireApiKey !== false) throw new ConfigError('API_KEY (or API_KEYS, API_KEYS_FILE) is required: the service refuses to start without one');
   return {
     port: env.PORT,
     host: env.HOST,
     logLevel: env.LOG_LEVEL,
     apiKeys: keys,
+    secretNamespaces: list(env.SECRET_NAMESPACES ?? ''),
     nats: nats(env),
     natsReplyPrefixes: replyPrefixes(env),
     quotas: {

@@ -21,6 +21,8 @@ export const ENV_SCHEMA = {
     LOG_LEVEL: { enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], default: 'info' },
     API_KEY: text(),
     API_KEYS: text(),
+    API_KEYS_FILE: text(),
+    SECRET_NAMESPACES: { type: 'string', pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\s*,\\s*[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$' },
     NATS_URL: { type: 'string', minLength: 1, default: 'nats://127.0.0.1:4222' },
     NATS_CREDS: text(),
     NATS_NKEY_SEED_FILE: text(),

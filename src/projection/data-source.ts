@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { DataSource, DataSourceOptions } from 'typeorm';
 import { CreateReadModel1764700000000 } from '../../migrations/1764700000000-CreateReadModel';
 import { SkippedStreamMessages1764800000000 } from '../../migrations/1764800000000-SkippedStreamMessages';
+import { ClusterOwnerLookup1764900000000 } from '../../migrations/1764900000000-ClusterOwnerLookup';
 import { ProjectionCheckpoint, ScaffoldRunRebuildRow, ScaffoldRunRow, SkippedStreamMessage } from './entities';
 
 /**
@@ -21,7 +22,7 @@ export function readModelOptions(db: string | DatabaseSettings): DataSourceOptio
     url,
     ...(sslCaFile ? { ssl: { ca: readFileSync(sslCaFile, 'utf8'), rejectUnauthorized: true } } : {}),
     entities: [ScaffoldRunRow, ScaffoldRunRebuildRow, ProjectionCheckpoint, SkippedStreamMessage],
-    migrations: [CreateReadModel1764700000000, SkippedStreamMessages1764800000000],
+    migrations: [CreateReadModel1764700000000, SkippedStreamMessages1764800000000, ClusterOwnerLookup1764900000000],
     migrationsTableName: 'typeorm_migrations',
     synchronize: false,
     logging: false,

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, In, LessThan } from 'typeorm';
+import { sameRepository } from '../../libs/git/src';
 import { ACTIVE_STATUSES } from '../../libs/run-decider/src';
 import { ScaffoldRunRow } from './entities';
 
@@ -22,6 +23,21 @@ export class RunReadModel {
   /** A queued or running run of this cluster in this repository. */
   activeFor(repoUrl: string, clusterName: string): Promise<ScaffoldRunRow | null> {
     return this.runs.findOne({ where: { repo_url: repoUrl, cluster_name: clusterName, status: ACTIVE } });
+  }
+
+  /**
+   * The key that owns this cluster's folder in this repository: the owner of the earliest run that
+   * claimed it, i.e. is still active or pushed its first pass (a run that ended before pushing wrote
+   * nothing). Any URL of the repository (https, ssh, with or without .git) finds it; runs are found by
+   * cluster name (indexed) and compared by repository identity here.
+   */
+  async clusterOwner(repoUrl: string, clusterName: string): Promise<string | undefined> {
+    const rows: Array<{ repo_url: string; owner: string }> = await this.ds.query(
+      `SELECT repo_url, COALESCE(state->'request'->>'cluster_owner', state->'request'->>'requested_by') AS owner FROM scaffold_runs
+       WHERE cluster_name = $1 AND (status = ANY($2) OR infra_commit IS NOT NULL) ORDER BY created_at, id`,
+      [clusterName, [...ACTIVE_STATUSES]],
+    );
+    return rows.find((r) => sameRepository(r.repo_url, repoUrl))?.owner;
   }
 
   active(): Promise<ScaffoldRunRow[]> {

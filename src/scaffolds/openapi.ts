@@ -95,7 +95,7 @@ export const ROUTES: Array<{ method: string; path: string; op: object }> = [
       summary: 'Request a scaffold run (202 at once; the same Idempotency-Key returns the same run)',
       parameters: [{ name: 'Idempotency-Key', in: 'header', schema: { type: 'string', maxLength: 200 } }],
       requestBody: { required: true, ...json({ $ref: '#/components/schemas/CreateScaffold' }) },
-      responses: { '202': { description: 'accepted', headers: { Location: { schema: { type: 'string' } } }, ...json(run) }, ...errors(400, 401, 409, 413, 415, 422, 503) },
+      responses: { '202': { description: 'accepted', headers: { Location: { schema: { type: 'string' } } }, ...json(run) }, ...errors(400, 401, 403, 409, 413, 415, 422, 503) },
     },
   },
   {
@@ -122,7 +122,7 @@ export const ROUTES: Array<{ method: string; path: string; op: object }> = [
             },
           }),
         },
-        ...errors(400, 401, 413, 415, 422),
+        ...errors(400, 401, 403, 413, 415, 422),
       },
     },
   },

@@ -28,6 +28,7 @@ describe('ScaffoldsService (in-memory event store)', () => {
   const emptyReadModel = {
     byId: async () => null,
     activeFor: async () => null,
+    clusterOwner: async () => undefined,
     page: async () => [],
     active: async () => [],
     stuck: async () => [],
@@ -113,6 +114,18 @@ describe('ScaffoldsService (in-memory event store)', () => {
     expect(await store.lastSeq()).toBe(0);
   });
 
+  it("refuses another key's cluster folder before appending (admins act for its owner, recorded as cluster_owner)", async () => {
+    const owned = { ...emptyReadModel, clusterOwner: async (repo: string, cluster: string) => (cluster === 'unit' && repo === 'https://git.example.com/fleet.git' ? 'alice' : undefined) };
+    const guarded = new ScaffoldsService(store, inputs, new InMemoryRunLogStore(), owned as unknown as RunReadModel, loadConfig(UNIT_ENV), quotas, IN_PROCESS_GENERATOR, new InMemoryIdempotencyKeys());
+    const refused = await guarded.create(body(), bob).catch((e) => e);
+    expect([refused.status, refused.code, refused.message]).toEqual([403, 'cluster_owned_elsewhere', 'cluster unit in this repository belongs to another key']);
+    expect(await guarded.preview(body(), bob).catch((e) => e.code)).toBe('cluster_owned_elsewhere');
+    expect(await store.lastSeq()).toBe(0);
+    const dataOf = async (id: string) => ((await store.readRun(id)).events[0] as { data: Record<string, unknown> }).data;
+    expect(await dataOf((await guarded.create(body(), admin)).run.id)).toMatchObject({ requested_by: 'ops', cluster_owner: 'alice' });
+    expect(await dataOf((await guarded.create(body(), alice)).run.id)).not.toHaveProperty('cluster_owner');
+  });
+
   it('cancels a running run once, refuses a finished or unknown one', async () => {
     const { run } = await service.create(body(), alice);
     await service.cancel(run.id, admin);
@@ -137,7 +150,7 @@ describe('ScaffoldsService: credentials only their issuer can create', () => {
   const cert = makeRsaCert();
   const template = tempDir('svc-supplied');
   writeSuppliedReference(template);
-  const emptyReadModel = { activeFor: async () => null, usage: async () => ({ active: 0, createdSince: 0 }) } as unknown as RunReadModel;
+  const emptyReadModel = { activeFor: async () => null, clusterOwner: async () => undefined, usage: async () => ({ active: 0, createdSince: 0 }) } as unknown as RunReadModel;
   const quotas = quotasFor(emptyReadModel);
   const TOKEN = 'IssuedByTheDnsProvider-0042';
   const held: Record<string, Record<string, string>> = {
@@ -147,7 +160,7 @@ describe('ScaffoldsService: credentials only their issuer can create', () => {
   const source = { read: async (ref: { namespace: string; name: string }) => held[`${ref.namespace}/${ref.name}`] ?? Promise.reject(new Error('not found')) };
   const make = (executor: 'local' | 'kubernetes') => {
     const store = new InMemoryEventStore();
-    const config = loadConfig({ ...UNIT_ENV, TEMPLATE_DIR: template, EXECUTOR: executor });
+    const config = loadConfig({ ...UNIT_ENV, TEMPLATE_DIR: template, EXECUTOR: executor, SECRET_NAMESPACES: 'capi-clusters' });
     return {
       store,
       service: new ScaffoldsService(

@@ -29,13 +29,34 @@ import { SUPPLIED_CREDENTIALS } from '../kubernetes/credentials-source';
 import { JOB_LOGS, type JobLogs } from '../kubernetes/job-logs';
 import { RunReadModel } from '../projection/run-read-model';
 import { RunView, toView } from '../projection/run-view';
-import { CreateTarget, parseCreateRequest } from './create-request';
+import { CreateRequest, CreateTarget, parseCreateRequest } from './create-request';
+import { checkRepositoryScope, checkSecretScope } from './repository-scope';
 
 /** What the event records of a target: references, fingerprints and public keys only. */
 function eventTarget(t: CreateTarget): ScaffoldTarget {
   if (t.kind === 'sealing_cert') return { kind: 'sealing_cert', fingerprint_sha256: t.cert.fingerprintSha256, not_after: t.cert.notAfter.toISOString() };
   if (t.kind === 'kubeconfig_secret') return { kind: 'kubeconfig_secret', ...t.ref };
   return { kind: 'age_recipients', recipients: t.recipients };
+}
+
+/** What ScaffoldRequested records of a request: the caller as requested_by, and the folder's owner when an admin acts for another key. */
+function requestedData(req: CreateRequest, caller: CallerIdentity, folderOwner: string): ScaffoldRequestedData {
+  return {
+    cluster_name: req.cluster_name,
+    domain: req.domain,
+    region: req.region,
+    acme_email: req.acme_email,
+    repo_url: req.repo_url,
+    branch: req.branch,
+    target: eventTarget(req.target),
+    requested_by: caller.name,
+    ...(req.cluster_vars ? { cluster_vars: req.cluster_vars } : {}),
+    ...(req.credentials_secret ? { credentials_secret: req.credentials_secret } : {}),
+    ...(req.flux_url ? { flux_url: req.flux_url } : {}),
+    ...(req.host_map ? { host_map: req.host_map } : {}),
+    ...(req.reference_domain ? { reference_domain: req.reference_domain } : {}),
+    ...(folderOwner !== caller.name ? { cluster_owner: folderOwner } : {}),
+  };
 }
 
 /** The answer to a preview: the pass it ran, the generator's summary and the changes to the repository. */
@@ -165,8 +186,10 @@ export class ScaffoldsService {
   /**
    * Credentials only their issuer can create, checked before anything is appended: the reference's
    * supplied keys need a credentials_secret, and when that Secret can be read now it must hold them
-   * all (422 naming the missing keys, never a value). An unreadable Secret is checked again when the run
-   * uses it, before its first push.
+   * all (422 naming the missing keys, never a value). A Secret that is missing, not labelled as an
+   * input or forbidden by RBAC gets the same answer as any other it cannot read (accepted; the run
+   * reads it again before its first push and fails there with one message for all three), so the
+   * answer does not tell a caller which Secrets exist.
    */
   private async checkSupplied(ref: { namespace: string; name: string } | undefined): Promise<SuppliedCredentials | undefined> {
     const plan = this.referenceCredentials();
@@ -203,27 +226,36 @@ export class ScaffoldsService {
     return { runId, events };
   }
 
-  async create(body: unknown, caller: CallerIdentity, idempotencyKey?: string): Promise<{ run: RunView; created: boolean }> {
+  /** A create or preview body, validated, and refused (403) when it reaches outside the caller's role or scope. */
+  private parseInScope(body: unknown, caller: CallerIdentity): CreateRequest {
     requireOperator(caller);
     const req = parseCreateRequest(body, { ...this.config, acceptKubeconfigTargets: this.config.reachesManagementCluster });
+    checkRepositoryScope(caller, req);
+    checkSecretScope(caller, req, this.config.secretNamespaces);
+    return req;
+  }
+
+  /**
+   * The key that owns the request's cluster folder in its repository (the read-model's first run
+   * there), asked before anything is cloned or appended: the caller, or none yet (then the caller), or
+   * another key: 403 for non-admins, with nothing of the owner's in the answer; admins act for the
+   * owner. While PostgreSQL is down nobody is refused here: the folder's marker still refuses a run of
+   * another owner before it writes anything, with the same generic reason.
+   */
+  private async folderOwner(req: CreateRequest, caller: CallerIdentity): Promise<string> {
+    const owner = await this.readModel.clusterOwner(req.repo_url, req.cluster_name).catch(() => undefined);
+    if (owner !== undefined && owner !== caller.name && caller.role !== 'admin') {
+      throw new ApiError(403, 'cluster_owned_elsewhere', `cluster ${req.cluster_name} in this repository belongs to another key`);
+    }
+    return owner ?? caller.name;
+  }
+
+  async create(body: unknown, caller: CallerIdentity, idempotencyKey?: string): Promise<{ run: RunView; created: boolean }> {
+    const req = this.parseInScope(body, caller);
     if (idempotencyKey !== undefined && (idempotencyKey.length === 0 || idempotencyKey.length > 200 || /[\0\r\n]/.test(idempotencyKey))) {
       throw invalid('Idempotency-Key', 'must be 1 to 200 characters without line breaks');
     }
-    const data = {
-      cluster_name: req.cluster_name,
-      domain: req.domain,
-      region: req.region,
-      acme_email: req.acme_email,
-      repo_url: req.repo_url,
-      branch: req.branch,
-      target: eventTarget(req.target),
-      requested_by: caller.name,
-      ...(req.cluster_vars ? { cluster_vars: req.cluster_vars } : {}),
-      ...(req.credentials_secret ? { credentials_secret: req.credentials_secret } : {}),
-      ...(req.flux_url ? { flux_url: req.flux_url } : {}),
-      ...(req.host_map ? { host_map: req.host_map } : {}),
-      ...(req.reference_domain ? { reference_domain: req.reference_domain } : {}),
-    };
+    const data = requestedData(req, caller, await this.folderOwner(req, caller));
     const runId = idempotencyKey ? await this.runIdForKey(caller, idempotencyKey, data) : randomUUID();
     if (idempotencyKey) {
       const { events } = await this.store.readRun(runId);
@@ -262,10 +294,9 @@ export class ScaffoldsService {
    * the request gives the certificate or age recipients; the infra pass for a kubeconfig_secret target.
    */
   async preview(body: unknown, caller: CallerIdentity): Promise<PreviewReport> {
-    requireOperator(caller);
-    const req = parseCreateRequest(body, { ...this.config, acceptKubeconfigTargets: this.config.reachesManagementCluster });
+    const req = this.parseInScope(body, caller);
     const full = req.target.kind !== 'kubeconfig_secret';
-    const request = { ...req, target: eventTarget(req.target) };
+    const request = requestedData(req, caller, await this.folderOwner(req, caller));
     // Counted as a run is (429), and stopped at its deadline: its git and kubectl are killed with it.
     const release = this.quotas.beginPreview(caller);
     const deadline = AbortSignal.timeout(this.config.previewTimeoutMs);

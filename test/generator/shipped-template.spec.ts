@@ -173,6 +173,34 @@ describe('generator on the shipped reference template', () => {
     await expect(generate(options(foreign))).rejects.toThrow(/not written by gitops-scaffolder/);
   });
 
+  it('records the owner in the marker and refuses another owner, naming none of the marker values', async () => {
+    const repo = tempDir('owned');
+    await generate(options(repo, { owner: 'team-a' }));
+    const marker = () => JSON.parse(readFileSync(join(repo, 'clusters/acme-prod/.gitops-scaffolder.json'), 'utf8'));
+    expect(marker()).toEqual({ cluster_name: 'acme-prod', domain: 'acme.io', region: 'us-east-1', reference_env: 'development', owner: 'team-a' });
+    const before = readTree(repo);
+    for (const extra of [{ owner: 'team-b' }, { owner: 'team-b', domain: 'other.io' }, { owner: 'team-a', region: 'eu-west-1' }]) {
+      const refused = await generate(options(repo, extra)).catch((e) => e);
+      expect(refused).toBeInstanceOf(GeneratorInputError);
+      expect(refused.message).toBe('clusters/acme-prod/ belongs to another cluster or owner; refusing to write over it');
+    }
+    expect(readTree(repo)).toEqual(before);
+    // The owner itself goes on; a pass without an owner (the CLI) keeps the folder's.
+    await generate(options(repo, { owner: 'team-a' }));
+    await generate(options(repo));
+    expect(marker().owner).toBe('team-a');
+  });
+
+  it('a marker written before owners were recorded: matching cluster values decide, and the next owner is recorded', async () => {
+    const repo = tempDir('legacy-marker');
+    await generate(options(repo));
+    expect(JSON.parse(readFileSync(join(repo, 'clusters/acme-prod/.gitops-scaffolder.json'), 'utf8')).owner).toBeUndefined();
+    await expect(generate(options(repo, { owner: 'team-b', domain: 'other.io' }))).rejects.toThrow('belongs to another cluster or owner');
+    await generate(options(repo, { owner: 'team-b' }));
+    expect(JSON.parse(readFileSync(join(repo, 'clusters/acme-prod/.gitops-scaffolder.json'), 'utf8')).owner).toBe('team-b');
+    await expect(generate(options(repo, { owner: 'team-c' }))).rejects.toThrow('belongs to another cluster or owner');
+  });
+
   it('writes nothing when a layer fails to build', async () => {
     const template = tempDir('broken-template');
     cpSync(SHIPPED_TEMPLATE, template, { recursive: true });

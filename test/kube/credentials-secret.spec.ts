@@ -19,6 +19,10 @@ describe('credentials Secret of the management cluster', () => {
     management.putSecret('capi-clusters', 'no-key', { other: 'x' });
     management.putSecret('capi-clusters', 'not-a-mapping', { 'credentials.yaml': `- ${TOKEN}\n` });
     management.putSecret('capi-clusters', 'bad-key', { 'credentials.yaml': `api-token: ${TOKEN}\n` });
+    management.putSecret('kube-system', 'platform-admin-creds', { 'credentials.yaml': `data/dns-provider/api-token: ${TOKEN}\n` }, { input: false });
+    management.putSecret('capi-clusters', 'rbac-hidden', { 'credentials.yaml': `data/dns-provider/api-token: ${TOKEN}\n` });
+    management.forbiddenSecrets.add('capi-clusters/rbac-hidden');
+    management.forbiddenSecrets.add('capi-clusters/rbac-hidden-absent');
   });
   afterAll(() => management?.stop());
 
@@ -27,7 +31,7 @@ describe('credentials Secret of the management cluster', () => {
   });
 
   it.each([
-    ['nope', 'reading credentials Secret capi-clusters/nope: not found: secrets "nope" not found'],
+    ['nope', 'credentials Secret capi-clusters/nope is not available: it is missing, lacks the label gitops-scaffolder.io/input: "true", or may not be read by the scaffolder'],
     ['no-key', 'credentials Secret capi-clusters/no-key has no key "credentials.yaml"'],
     ['not-a-mapping', 'credentials Secret capi-clusters/not-a-mapping key credentials.yaml must be a mapping of "<namespace>/<secret>/<key>" to values'],
     ['bad-key', 'credentials Secret capi-clusters/bad-key key credentials.yaml: "api-token" is not "<namespace>/<secret>/<key>"'],
@@ -41,12 +45,31 @@ describe('credentials Secret of the management cluster', () => {
     expect(e.message).not.toContain(TOKEN);
   });
 
+  it('gives one answer for a Secret that is missing, not labelled as an input, or forbidden by RBAC (existing or not)', async () => {
+    const answers = [];
+    for (const [namespace, name] of [
+      ['capi-clusters', 'nope'],
+      ['kube-system', 'platform-admin-creds'],
+      ['capi-clusters', 'rbac-hidden'],
+      ['capi-clusters', 'rbac-hidden-absent'],
+    ]) {
+      const e = await reader()
+        .read({ namespace, name })
+        .catch((err) => err);
+      expect(e).toBeInstanceOf(KubeError);
+      answers.push({ retryable: e.retryable, status: e.status, message: e.message.replace(`${namespace}/${name}`, '<ref>') });
+      expect(e.message).not.toContain(TOKEN);
+    }
+    expect(new Set(answers.map((a) => JSON.stringify(a))).size).toBe(1);
+    expect(answers[0]).toEqual({ retryable: false, status: 404, message: expect.stringContaining('is not available') });
+  });
+
   it('reports forbidden credentials as not retryable', async () => {
     management.forbiddenTokens.add('forbidden-token');
     const e = await reader('forbidden-token')
       .read({ namespace: 'capi-clusters', name: 'shop-credentials' })
       .catch((err) => err);
     expect(e).toMatchObject({ retryable: false });
-    expect(e.message).toMatch(/403/);
+    expect(e.message).toMatch(/may not be read by the scaffolder/);
   });
 });

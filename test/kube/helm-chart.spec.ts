@@ -34,7 +34,7 @@ const CUSTOM = {
   serviceAccount: { annotations: { 'iam.gke.io/gcp-service-account': 'scaffolder@corp.iam.gserviceaccount.com' } },
   kubeconfigSecretNamespaces: [{ namespace: 'capi-clusters', secretNames: ['acme-prod-kubeconfig', 'beta-kubeconfig'] }, 'kubeconfigs-only'],
   credentialsSecretNamespaces: [{ namespace: 'customer-secrets', secretNames: ['acme-credentials'] }],
-  secrets: { service: 'scaffolder-service', runner: 'scaffolder-runner', git: '' },
+  secrets: { service: 'scaffolder-service', runner: 'scaffolder-runner', git: '', apiKeysFile: 'scaffolder-api-keys' },
   probes: { liveness: { periodSeconds: 30, failureThreshold: 4 }, readiness: { periodSeconds: 5, failureThreshold: 2 } },
 };
 
@@ -92,6 +92,13 @@ describe('Helm chart, default values (helm template and helm lint --strict)', ()
     // The Service must not send API traffic to the migration pod, which carries the release's labels too.
     expect(matches(one(objects, 'Service').spec.selector, job.spec.template.metadata.labels)).toBe(false);
     expect(matches(one(objects, 'Service').spec.selector, one(objects, 'Deployment').spec.template.metadata.labels)).toBe(true);
+  });
+
+  it('by default: Secrets only in the chart-readable namespace, no API keys file', () => {
+    const config = one(objects, 'ConfigMap', 'release-gitops-scaffolder');
+    expect(config.data.SECRET_NAMESPACES).toBe('capi-clusters');
+    expect(config.data).not.toHaveProperty('API_KEYS_FILE');
+    expect(serviceContainer(objects).volumeMounts.map((m: any) => m.name)).not.toContain('api-keys');
   });
 
   it('mounts the git Secret into the service as GIT_CREDENTIALS_DIR (private to the user) and passes the git settings to both', () => {
@@ -191,6 +198,16 @@ describe('Helm chart, non-default values', () => {
     expect(matches(pdb.spec.selector.matchLabels, one(objects, 'Job').spec.template.metadata.labels)).toBe(false);
   });
 
+  it('lets requests name Secrets only in the namespaces the chart lets the scaffolder read, and mounts the scoped keys file', () => {
+    const config = one(objects, 'ConfigMap', 'fleet-gitops-scaffolder');
+    expect(config.data).toMatchObject({ SECRET_NAMESPACES: 'capi-clusters,kubeconfigs-only,customer-secrets', API_KEYS_FILE: '/var/run/secrets/api-keys/keys.yaml' });
+    expect(serviceContainer(objects).volumeMounts).toContainEqual({ name: 'api-keys', mountPath: '/var/run/secrets/api-keys', readOnly: true });
+    expect(one(objects, 'Deployment').spec.template.spec.volumes).toContainEqual({
+      name: 'api-keys',
+      secret: { secretName: 'scaffolder-api-keys', items: [{ key: 'keys.yaml', path: 'keys.yaml' }], defaultMode: 0o400 },
+    });
+  });
+
   it('limits Secret reads to the named Secrets where names are given, namespace-wide where only a namespace is', () => {
     const readers = kinds(objects, 'Role').filter((r) => r.metadata.name === 'fleet-gitops-scaffolder-kubeconfig-reader');
     expect(readers.map((r) => [r.metadata.namespace, r.rules])).toEqual([
@@ -203,7 +220,7 @@ describe('Helm chart, non-default values', () => {
 
   it('without a git Secret mounts none; a changed setting changes the config checksum (pods roll)', async () => {
     const c = serviceContainer(objects);
-    expect(c.volumeMounts.map((m: any) => m.name)).toEqual(['work', 'tmp']);
+    expect(c.volumeMounts.map((m: any) => m.name)).toEqual(['work', 'tmp', 'api-keys']);
     expect(c.env.map((e: any) => e.name)).not.toContain('GIT_CREDENTIALS_DIR');
     const changed = await helmTemplate({ ...CUSTOM, config: { executor: 'kubernetes', natsUrl: 'nats://other:4222' } }, 'fleet');
     const checksum = (o: Rendered[]) => one(o, 'Deployment').spec.template.metadata.annotations['checksum/config'];

@@ -66,7 +66,10 @@ describe('target cluster: sealed-secrets readiness and certificate (test API ser
 
   it('names a missing kubeconfig Secret and a missing key, without their content', async () => {
     const missing = await targetKubeConfig(fromFake(management), { namespace: 'capi-clusters', name: 'nope', key: 'value' }).catch((e) => e);
-    expect(missing.message).toBe('reading kubeconfig Secret capi-clusters/nope: not found: secrets "nope" not found');
+    expect(missing.message).toBe('kubeconfig Secret capi-clusters/nope is not available: it is missing, lacks the label gitops-scaffolder.io/input: "true", or may not be read by the scaffolder');
+    management.putSecret('capi-clusters', 'unlabelled-kubeconfig', { value: target.kubeconfig() }, { input: false });
+    const unlabelled = await targetKubeConfig(fromFake(management), { namespace: 'capi-clusters', name: 'unlabelled-kubeconfig', key: 'value' }).catch((e) => e);
+    expect(unlabelled.message).toBe(missing.message.replace('nope', 'unlabelled-kubeconfig'));
     const noKey = await targetKubeConfig(fromFake(management), { namespace: 'capi-clusters', name: 'acme-kubeconfig', key: 'other' }).catch((e) => e);
     expect(noKey.message).toBe('kubeconfig Secret capi-clusters/acme-kubeconfig has no key "other"');
   });

@@ -53,6 +53,8 @@ export class FakeKube {
   deployments = new Map<string, any>();
   services = new Map<string, any>();
   secrets = new Map<string, any>();
+  /** Secrets (ns/name) this server's RBAC forbids reading (403), whether or not they exist. */
+  forbiddenSecrets = new Set<string>();
   /** Served at the service-proxy path of `ns/service` (body, status). */
   proxies = new Map<string, { status: number; body: string }>();
   /** Polls of a deployment before it reports Available (per ns/name). */
@@ -210,15 +212,19 @@ current-context: fake
       return s ? this.json(res, 200, s) : this.status(res, 404, 'NotFound', `services "${m[2]}" not found`);
     }
     if ((m = path.match(/^\/api\/v1\/namespaces\/([^/]+)\/secrets\/([^/]+)$/))) {
+      if (this.forbiddenSecrets.has(`${m[1]}/${m[2]}`)) {
+        return this.status(res, 403, 'Forbidden', `secrets "${m[2]}" is forbidden: User "system:serviceaccount:x:y" cannot get resource "secrets" in the namespace "${m[1]}"`);
+      }
       const s = this.secrets.get(`${m[1]}/${m[2]}`);
       return s ? this.json(res, 200, s) : this.status(res, 404, 'NotFound', `secrets "${m[2]}" not found`);
     }
     return this.status(res, 404, 'NotFound', `the server could not find the requested resource (${path})`);
   }
 
-  /** Stores a Secret with base64 data, as the API server returns it. */
-  putSecret(namespace: string, name: string, data: Record<string, string>) {
+  /** Stores a Secret with base64 data, as the API server returns it; labelled as a scaffolder input unless `input` is false. */
+  putSecret(namespace: string, name: string, data: Record<string, string>, opts: { input?: boolean } = {}) {
     const encoded = Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v).toString('base64')]));
-    this.secrets.set(`${namespace}/${name}`, { apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace }, type: 'Opaque', data: encoded });
+    const labels = opts.input === false ? { app: 'platform' } : { 'gitops-scaffolder.io/input': 'true' };
+    this.secrets.set(`${namespace}/${name}`, { apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace, labels }, type: 'Opaque', data: encoded });
   }
 }

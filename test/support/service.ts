@@ -34,6 +34,8 @@ export async function startService(env: Record<string, string>): Promise<Running
     REGISTRY_USERNAME: 'test-puller',
     REGISTRY_PASSWORD: 'TestRegistryPassword-5f6e7d8c9b',
     ACK_WAIT_SECONDS: '10',
+    // The namespace the tests' credentials and kubeconfig Secrets live in.
+    SECRET_NAMESPACES: 'capi-clusters',
     ...env,
   });
   const app = await createServiceApp(config, pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }));

@@ -82,6 +82,15 @@ to allow only those Secrets.
 {{- if kindIs "map" . }}{{ .namespace }}{{ else }}{{ . }}{{ end }}
 {{- end }}
 
+{{/* Every namespace of kubeconfigSecretNamespaces and credentialsSecretNamespaces, comma-separated (SECRET_NAMESPACES). */}}
+{{- define "gitops-scaffolder.secretNamespaces" -}}
+{{- $names := list }}
+{{- range concat .Values.kubeconfigSecretNamespaces .Values.credentialsSecretNamespaces }}
+{{- $names = append $names (include "gitops-scaffolder.secretNamespace" .) }}
+{{- end }}
+{{- $names | uniq | join "," }}
+{{- end }}
+
 {{/* Where the service's and the hook Job's pods may run, and what they pull with. */}}
 {{- define "gitops-scaffolder.podScheduling" -}}
 {{- with .Values.imagePullSecrets }}

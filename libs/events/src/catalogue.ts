@@ -32,6 +32,8 @@ export interface ScaffoldRequestedData {
   reference_domain?: string;
   /** The URL the new cluster's Flux GitRepository fetches from, when it differs from repo_url (never with credentials). */
   flux_url?: string;
+  /** The key owning the cluster folder when it is not requested_by: an admin's run for a folder another key scaffolded first. */
+  cluster_owner?: string;
 }
 
 export interface EventDataByType {

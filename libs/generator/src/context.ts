@@ -23,6 +23,8 @@ export interface GenerateOptions {
   domain: string;
   region: string;
   acmeEmail: string;
+  /** The key that owns the cluster folder, recorded in its marker and compared with it (absent: not compared, kept as it is). */
+  owner?: string;
   pass: Pass;
   /** PEM of the target cluster's sealed-secrets certificate; required for the full pass. */
   sealingCertPem?: string;

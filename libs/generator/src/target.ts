@@ -33,28 +33,43 @@ export function insideRepo(root: string, rel: string): string {
   return join(root, ...parts);
 }
 
-/** What the ownership marker records: the cluster a folder was written for. */
-export function ownerOf(opts: { clusterName: string; domain: string; region: string; referenceEnv: string }): Record<string, string> {
-  return { cluster_name: opts.clusterName, domain: opts.domain, region: opts.region, reference_env: opts.referenceEnv };
+/**
+ * What the ownership marker records: the cluster a folder was written for and, when the caller says,
+ * the key that owns it (the service's requested_by, or the owner an admin acts for).
+ */
+export function ownerOf(opts: { clusterName: string; domain: string; region: string; referenceEnv: string; owner?: string }): Record<string, string> {
+  return { cluster_name: opts.clusterName, domain: opts.domain, region: opts.region, reference_env: opts.referenceEnv, ...(opts.owner ? { owner: opts.owner } : {}) };
 }
 
-/** Refuses to write over a cluster folder that another cluster (or a person) owns. */
+function readMarker(repoDir: string, dir: string): Record<string, unknown> | undefined {
+  const markerPath = insideRepo(repoDir, `${dir}/${OWNER_FILE}`);
+  return existsSync(markerPath) ? JSON.parse(readFileSync(markerPath, 'utf8')) : undefined;
+}
+
+/**
+ * Refuses to write over a cluster folder that another cluster, another owner (or a person) owns. The
+ * generator only compares: who may act for whom is the service's decision. A marker written before
+ * owners were recorded has none, and its cluster values alone decide. The refusal names neither the
+ * marker's values nor its owner: it is read by whoever asked, who may not be the owner.
+ */
 export function checkOwnership(repoDir: string, clusterDir: string, owner: Record<string, string>) {
   const abs = insideRepo(repoDir, clusterDir);
   if (!existsSync(abs)) return;
-  const markerPath = insideRepo(repoDir, `${clusterDir}/${OWNER_FILE}`);
-  if (!existsSync(markerPath)) throw new GeneratorInputError(`${clusterDir}/ exists and was not written by gitops-scaffolder; refusing to overwrite it`);
-  const marker = JSON.parse(readFileSync(markerPath, 'utf8'));
-  for (const key of Object.keys(owner)) {
-    if (marker[key] !== owner[key]) {
-      throw new GeneratorInputError(`${clusterDir}/ belongs to another cluster (${key} is ${JSON.stringify(marker[key])}, not ${JSON.stringify(owner[key])})`);
-    }
-  }
+  const marker = readMarker(repoDir, clusterDir);
+  if (!marker) throw new GeneratorInputError(`${clusterDir}/ exists and was not written by gitops-scaffolder; refusing to overwrite it`);
+  const differs = (key: string) => (key === 'owner' ? marker.owner !== undefined && marker.owner !== owner.owner : marker[key] !== owner[key]);
+  if (Object.keys(owner).some(differs)) throw new GeneratorInputError(`${clusterDir}/ belongs to another cluster or owner; refusing to write over it`);
 }
 
-/** Marks a folder as this cluster's, so a later run for another cluster refuses to write over it. */
+/**
+ * Marks a folder as this cluster's (and its owner's), so a later run for another cluster or owner
+ * refuses to write over it. A pass without an owner (the CLI) keeps the folder's: it never hands
+ * a folder over by leaving the owner out.
+ */
 export function writeOwnerMarker(ctx: Context, dir: string) {
-  writeIfChanged(ctx, `${dir}/${OWNER_FILE}`, Buffer.from(JSON.stringify(ownerOf(ctx.opts), null, 2) + '\n'));
+  const previous = ctx.opts.owner ? undefined : readMarker(ctx.opts.repoDir, dir)?.owner;
+  const marker = { ...ownerOf(ctx.opts), ...(typeof previous === 'string' ? { owner: previous } : {}) };
+  writeIfChanged(ctx, `${dir}/${OWNER_FILE}`, Buffer.from(JSON.stringify(marker, null, 2) + '\n'));
 }
 
 /** Writes a file of the working copy `root` (never through a symbolic link). */

@@ -1,27 +1,23 @@
-import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import { GeneratorInputError, parseSuppliedCredentials, SuppliedCredentials } from '../../generator/src';
 import type { CredentialsSecretRef, SuppliedCredentialsSource } from '../../steps/src/step-handlers';
-import { KubeError, kubeError } from './errors';
+import { KubeError } from './errors';
+import { readInputSecret } from './input-secret';
 
 /** The key of a credentials Secret that holds the document. */
 export const CREDENTIALS_KEY = 'credentials.yaml';
 
 /**
  * Supplied credentials from a Secret of the management cluster (key credentials.yaml, the same
- * document as the generator's --credentials file), read at every use and kept nowhere. Errors name
- * the Secret and the keys, never a value.
+ * document as the generator's --credentials file), read at every use and kept nowhere, and only when it
+ * is labelled as an input (see readInputSecret). Errors name the Secret and the keys, never a value.
  */
 export class KubeCredentialsSecrets implements SuppliedCredentialsSource {
   constructor(private readonly management: () => KubeConfig) {}
 
   async read(ref: CredentialsSecretRef): Promise<SuppliedCredentials> {
     const where = `credentials Secret ${ref.namespace}/${ref.name}`;
-    let secret;
-    try {
-      secret = await this.management().makeApiClient(CoreV1Api).readNamespacedSecret({ namespace: ref.namespace, name: ref.name });
-    } catch (e) {
-      throw kubeError(e, `reading ${where}`);
-    }
+    const secret = await readInputSecret(this.management(), ref, 'credentials');
     const encoded = secret.data?.[CREDENTIALS_KEY];
     if (!encoded) throw new KubeError(`${where} has no key "${CREDENTIALS_KEY}"`, false);
     try {

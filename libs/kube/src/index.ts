@@ -4,3 +4,4 @@ export * from './jobs';
 export * from './target-cluster';
 export * from './kube-targets';
 export * from './credentials-secret';
+export * from './input-secret';

@@ -2,6 +2,7 @@ import { request as httpRequest } from 'node:http';
 import { request as httpsRequest, RequestOptions } from 'node:https';
 import { AppsV1Api, CoreV1Api, KubeConfig, V1Deployment } from '@kubernetes/client-node';
 import { kubeError, KubeError } from './errors';
+import { readInputSecret } from './input-secret';
 
 export interface KubeconfigSecretRef {
   namespace: string;
@@ -18,17 +19,13 @@ export interface SealedSecretsLocation {
 export const DEFAULT_SEALED_SECRETS: SealedSecretsLocation = { namespace: 'kube-system', names: ['sealed-secrets-controller', 'sealed-secrets'] };
 
 /**
- * The new cluster's kubeconfig, read from a Secret of the management cluster at the moment of use.
+ * The new cluster's kubeconfig, read from a Secret of the management cluster at the moment of use
+ * (only one labelled as an input, see readInputSecret).
  * Its content is never logged, stored or put in an error message.
  */
 export async function targetKubeConfig(management: KubeConfig, ref: KubeconfigSecretRef): Promise<KubeConfig> {
   const where = `kubeconfig Secret ${ref.namespace}/${ref.name}`;
-  let secret;
-  try {
-    secret = await management.makeApiClient(CoreV1Api).readNamespacedSecret({ namespace: ref.namespace, name: ref.name });
-  } catch (e) {
-    throw kubeError(e, `reading ${where}`);
-  }
+  const secret = await readInputSecret(management, ref, 'kubeconfig');
   const encoded = secret.data?.[ref.key];
   if (!encoded) throw new KubeError(`${where} has no key "${ref.key}"`, false);
   const kc = new KubeConfig();

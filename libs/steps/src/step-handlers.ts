@@ -269,14 +269,7 @@ export const certFetch: StepHandler = {
 };
 
 /** The generator's options for one pass of a request, in a working copy: shared by the steps and the preview. */
-export function passOptions(
-  req: Omit<ScaffoldRequestedData, 'requested_by'>,
-  settings: StepSettings,
-  repoDir: string,
-  pass: Pass,
-  sealingCertPem?: string,
-  suppliedCredentials?: SuppliedCredentials,
-): GenerateOptions {
+export function passOptions(req: ScaffoldRequestedData, settings: StepSettings, repoDir: string, pass: Pass, sealingCertPem?: string, suppliedCredentials?: SuppliedCredentials): GenerateOptions {
   return {
     suppliedCredentials,
     repoDir,
@@ -286,6 +279,7 @@ export function passOptions(
     domain: req.domain,
     region: req.region,
     acmeEmail: req.acme_email,
+    owner: folderOwner(req),
     pass,
     sealingCertPem,
     ...secretsBackendOf(req),
@@ -297,6 +291,9 @@ export function passOptions(
     sourceBranch: req.branch,
   };
 }
+
+/** The key that owns the run's cluster folder: requested_by, unless the service recorded the owner an admin acts for. */
+export const folderOwner = (req: Pick<ScaffoldRequestedData, 'requested_by' | 'cluster_owner'>) => req.cluster_owner ?? req.requested_by;
 
 /**
  * Where the new cluster's Flux fetches from: the request's flux_url; the reference's own URL (as Flux
