@@ -18,7 +18,7 @@ jest.setTimeout(120_000);
 describe('a pass whose push loses the race for the branch', () => {
   const cert = makeRsaCert();
   const settings = loadConfig(
-    { WORK_DIR: tempDir('push-race-work'), REGISTRY_SERVER: 'r.example.com', REGISTRY_USERNAME: 'u', REGISTRY_PASSWORD: 'RegistryPassword-1' },
+    { WORK_DIR: tempDir('push-race-work'), GIT_ALLOWED_SCHEMES: 'https,ssh,file', REGISTRY_SERVER: 'r.example.com', REGISTRY_USERNAME: 'u', REGISTRY_PASSWORD: 'RegistryPassword-1' },
     { requireApiKey: false },
   ).steps;
   const templateBase = readTree(join(SHIPPED_TEMPLATE, 'base'));

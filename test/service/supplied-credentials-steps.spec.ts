@@ -21,7 +21,14 @@ describe('steps with supplied credentials from a credentials_secret', () => {
   const TOKEN = 'IssuedByTheDnsProvider-7777';
 
   const settings = loadConfig(
-    { TEMPLATE_DIR: template, WORK_DIR: tempDir('steps-supplied-work'), REGISTRY_SERVER: 'r.example.com', REGISTRY_USERNAME: 'u', REGISTRY_PASSWORD: 'RegistryPassword-1' },
+    {
+      TEMPLATE_DIR: template,
+      WORK_DIR: tempDir('steps-supplied-work'),
+      GIT_ALLOWED_SCHEMES: 'https,ssh,file',
+      REGISTRY_SERVER: 'r.example.com',
+      REGISTRY_USERNAME: 'u',
+      REGISTRY_PASSWORD: 'RegistryPassword-1',
+    },
     { requireApiKey: false },
   ).steps;
 

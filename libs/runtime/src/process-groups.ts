@@ -88,7 +88,8 @@ export class ProcessGroups implements ProgramRunner {
         const stderr = Buffer.concat(out.stderr).toString('utf8');
         if (failure) return reject(Object.assign(failure, { stderr: failure.stderr || stderr }));
         if (code === 0) return resolve({ stdout, stderr });
-        const message = stderr.trim() || stdout.trim() || `${file} exited with ${code ?? signal}`;
+        // Both streams: git push --porcelain reports a rejected ref ("[remote rejected]") on stdout, the hook's words on stderr.
+        const message = [stderr.trim(), stdout.trim()].filter(Boolean).join('\n') || `${file} exited with ${code ?? signal}`;
         reject(new ProgramError(message, code ?? String(signal), stderr));
       });
     });
