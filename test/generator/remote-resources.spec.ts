@@ -4,7 +4,7 @@ import { generate, GenerateOptions, GeneratorInputError, preview, SHIPPED_PHASED
 import { makeRsaCert } from '../support/certs';
 import { allFiles, tempDir } from '../support/files';
 import { writeFluxExampleReference } from '../support/flux-example-repo';
-import { CountingListener } from '../support/listeners';
+import { useListeners } from '../support/listeners';
 
 /**
  * A reference (or a target repository) whose kustomization names a remote resource: the generator
@@ -12,16 +12,7 @@ import { CountingListener } from '../support/listeners';
  */
 describe('generator: remote resources in a reference are refused before any build', () => {
   const cert = makeRsaCert();
-  let http: CountingListener;
-  let tcp: CountingListener;
-  beforeAll(async () => {
-    http = await CountingListener.http();
-    tcp = await CountingListener.silent();
-  });
-  afterAll(async () => {
-    await http.close();
-    await tcp.close();
-  });
+  const listeners = useListeners();
 
   /** A copy of a reference with `entry` added to the resources of one kustomization. */
   function referenceWith(source: string, file: string, entry: string): string {
@@ -46,7 +37,11 @@ describe('generator: remote resources in a reference are refused before any buil
     ...extra,
   });
 
-  const entries = () => [`http://127.0.0.1:${http.port}/evil.yaml`, `git::http://127.0.0.1:${tcp.port}/org/repo.git//deploy?ref=main`, `ssh://git@127.0.0.1:${tcp.port}/org/repo.git`];
+  const entries = () => [
+    `http://127.0.0.1:${listeners.http.port}/evil.yaml`,
+    `git::http://127.0.0.1:${listeners.tcp.port}/org/repo.git//deploy?ref=main`,
+    `ssh://git@127.0.0.1:${listeners.tcp.port}/org/repo.git`,
+  ];
 
   it('overlay model (the shipped template): a remote base in a shared folder, by generate and by preview', async () => {
     for (const entry of entries()) {
@@ -57,7 +52,7 @@ describe('generator: remote resources in a reference are refused before any buil
       await expect(preview(options(reference, 'development'))).rejects.toThrow(/^base\/kustomization\.yaml: resources entry/);
       expect(allFiles(opts.repoDir)).toEqual([]);
     }
-    expect(http.connections + tcp.connections).toBe(0);
+    expect(listeners.http.connections + listeners.tcp.connections).toBe(0);
   });
 
   it('overlay model: a remote resource in the target repository, in a shared folder the new layers build from', async () => {
@@ -70,7 +65,7 @@ describe('generator: remote resources in a reference are refused before any buil
       await expect(generate(opts)).rejects.toThrow(GeneratorInputError);
       expect(allFiles(opts.repoDir).filter((f) => !f.startsWith('base/'))).toEqual([]);
     }
-    expect(http.connections + tcp.connections).toBe(0);
+    expect(listeners.http.connections + listeners.tcp.connections).toBe(0);
   });
 
   it('cluster-vars model (the phased template): a remote resource in what a Flux Kustomization applies', async () => {
@@ -78,7 +73,7 @@ describe('generator: remote resources in a reference are refused before any buil
     await expect(generate(options(reference, 'dev', { pass: 'infra' }))).rejects.toThrow(
       /^platform\/namespaces\/app\/kustomization\.yaml: resources entry "http:\/\/127\.0\.0\.1:\d+\/evil\.yaml" is a remote resource/,
     );
-    expect(http.connections + tcp.connections).toBe(0);
+    expect(listeners.http.connections + listeners.tcp.connections).toBe(0);
   });
 
   it("Flux example layout: a remote resource in a folder the cluster's Kustomization applies", async () => {
@@ -90,6 +85,6 @@ describe('generator: remote resources in a reference are refused before any buil
     await expect(generate(options(reference, 'staging', { repoDir: repo, pass: 'infra', hostMap: {} }))).rejects.toThrow(
       /^infrastructure\/controllers\/kustomization\.yaml: resources entry "git::http/,
     );
-    expect(http.connections + tcp.connections).toBe(0);
+    expect(listeners.http.connections + listeners.tcp.connections).toBe(0);
   });
 });

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { SHIPPED_TEMPLATE } from '../../libs/generator/src';
 import { makeRsaCert } from '../support/certs';
 import { readTree } from '../support/files';
-import { CountingListener, eventually, processesWith } from '../support/listeners';
+import { CountingListener, eventually, processesWith, useListeners } from '../support/listeners';
 import { createBody } from '../support/run-fixtures';
 import { bareRepo, gitLog, pushAsAnotherWriter, TestDatabase, TestNats } from '../support/services';
 import { api, eventCount, natsApi } from '../support/service';
@@ -27,19 +27,10 @@ function fleetWithRemoteBase(entry: string) {
 describe('preview: nothing leaves the machine, and a preview costs what a create costs', () => {
   const stack = useServiceStack(() => ({ API_KEYS: `quota:operator:${QUOTA_KEY}`, MAX_PREVIEWS_PER_MINUTE_PER_KEY: '3' }));
   const cert = makeRsaCert();
-  let http: CountingListener;
-  let tcp: CountingListener;
-  beforeAll(async () => {
-    http = await CountingListener.http();
-    tcp = await CountingListener.silent();
-  });
-  afterAll(async () => {
-    await http.close();
-    await tcp.close();
-  });
+  const listeners = useListeners();
 
   it('a remote resource in the target repository: 422 naming the file, no connection, nothing appended or pushed', async () => {
-    for (const entry of [`http://127.0.0.1:${http.port}/x.yaml`, `git::http://127.0.0.1:${tcp.port}/org/base.git//deploy?ref=main`]) {
+    for (const entry of [`http://127.0.0.1:${listeners.http.port}/x.yaml`, `git::http://127.0.0.1:${listeners.tcp.port}/org/base.git//deploy?ref=main`]) {
       const remote = fleetWithRemoteBase(entry);
       const events = await eventCount(stack.svc);
       const log = gitLog(remote.dir);
@@ -50,8 +41,8 @@ describe('preview: nothing leaves the machine, and a preview costs what a create
       expect(await eventCount(stack.svc)).toBe(events);
       expect(gitLog(remote.dir)).toEqual(log);
     }
-    expect(http.connections).toBe(0);
-    expect(tcp.connections).toBe(0);
+    expect(listeners.http.connections).toBe(0);
+    expect(listeners.tcp.connections).toBe(0);
   });
 
   it('MAX_PREVIEWS_PER_MINUTE_PER_KEY: the next preview of the key is 429 too_many_previews with Retry-After, on REST and NATS; other keys go on', async () => {

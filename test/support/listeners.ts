@@ -92,3 +92,17 @@ export async function eventually(check: () => boolean, ms: number): Promise<bool
   }
   return check();
 }
+
+/** An HTTP and a silent TCP listener for a suite: started before its tests, closed after; read them in tests only. */
+export function useListeners(): { http: CountingListener; tcp: CountingListener } {
+  const listeners = {} as { http: CountingListener; tcp: CountingListener };
+  beforeAll(async () => {
+    listeners.http = await CountingListener.http();
+    listeners.tcp = await CountingListener.silent();
+  });
+  afterAll(async () => {
+    await listeners.http?.close();
+    await listeners.tcp?.close();
+  });
+  return listeners;
+}
