@@ -108,17 +108,13 @@ describe('tenants stay apart (REST and NATS)', () => {
   describe("another key and Alice's cluster folder", () => {
     let aliceRepo: { url: string; dir: string };
     let bobRepo: { url: string; dir: string };
+    /** Alice's own request for her cluster "shop", with her supplied credentials. */
+    const aliceShop = () => body('shop', aliceRepo.url, { ...ALICE, credentials_secret: { namespace: 'capi-clusters', name: 'alice-credentials' } });
 
     beforeAll(async () => {
       aliceRepo = git.repo('alice-fleet');
       bobRepo = git.repo('bob-fleet');
-      const created = await api(
-        stack.svc.base,
-        'POST',
-        '/api/v1/scaffolds',
-        body('shop', aliceRepo.url, { ...ALICE, credentials_secret: { namespace: 'capi-clusters', name: 'alice-credentials' } }),
-        as(KEYS.alice),
-      );
+      const created = await api(stack.svc.base, 'POST', '/api/v1/scaffolds', aliceShop(), as(KEYS.alice));
       expect(created.status).toBe(202);
       expect((await untilTerminal(stack.svc.base, created.json.id)).status).toBe('succeeded');
     });
@@ -150,15 +146,9 @@ describe('tenants stay apart (REST and NATS)', () => {
     });
 
     it('Alice herself may preview it; an admin may scaffold it again, acting for Alice (the marker stays hers)', async () => {
-      const own = await api(
-        stack.svc.base,
-        'POST',
-        '/api/v1/scaffolds/preview',
-        body('shop', aliceRepo.url, { ...ALICE, credentials_secret: { namespace: 'capi-clusters', name: 'alice-credentials' } }),
-        as(KEYS.alice),
-      );
+      const own = await api(stack.svc.base, 'POST', '/api/v1/scaffolds/preview', aliceShop(), as(KEYS.alice));
       expect(own.status).toBe(200);
-      const admin = await api(stack.svc.base, 'POST', '/api/v1/scaffolds', body('shop', aliceRepo.url, { ...ALICE, credentials_secret: { namespace: 'capi-clusters', name: 'alice-credentials' } }));
+      const admin = await api(stack.svc.base, 'POST', '/api/v1/scaffolds', aliceShop());
       expect(admin.status).toBe(202);
       expect((await untilTerminal(stack.svc.base, admin.json.id)).status).toBe('succeeded');
       const [requested] = (await api(stack.svc.base, 'GET', `/api/v1/scaffolds/${admin.json.id}/events`)).json.items;
