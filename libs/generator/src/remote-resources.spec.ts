@@ -95,6 +95,19 @@ describe('remote resources in kustomizations: refused before any build', () => {
       expect(refusal(tree({ 'k/Kustomization': 'resources: [http://127.0.0.1:1/x]' }), 'k')).toMatch(/^k\/Kustomization:/);
     });
 
+    it("checks a field however its name is spelt: kustomize's decoder (Go's encoding/json) ignores case and folds ſ to s", () => {
+      const cases = [
+        'Resources:\n  - http://127.0.0.1:1/x.yaml\n',
+        'RESOURCES:\n  - http://127.0.0.1:1/x.yaml\n',
+        're\u017fources:\n  - http://127.0.0.1:1/x.yaml\n',
+        'resources: [a.yaml]\nResources:\n  - http://127.0.0.1:1/x.yaml\n',
+        'Patches:\n  - Path: http://127.0.0.1:1/p.yaml\n',
+        'ConfigMapGenerator:\n  - name: x\n    FILES:\n      - key=http://127.0.0.1:1/f\n',
+        'OpenAPI:\n  Path: https://example.com/schema.json\n',
+      ];
+      for (const text of cases) expect(refusal(tree({ 'k/kustomization.yaml': text }), 'k')).toMatch(/^k\/kustomization\.yaml: .* is a remote resource/);
+    });
+
     it('accepts a local tree (inline patches, cycles of folders) and refuses one it cannot read', () => {
       const root = tree({
         'a/kustomization.yaml': 'resources:\n  - ../b\n  - x.yaml\npatches:\n  - patch: |-\n      - op: add\n        path: /metadata/annotations/docs\n        value: https://example.com\n',

@@ -65,25 +65,43 @@ const PATH_ITEM_LISTS = ['patches', 'patchesJson6902', 'replacements'];
 /** Generators whose items name files (`key=path` or `path`) and env files. */
 const GENERATOR_LISTS = ['configMapGenerator', 'secretGenerator'];
 
+/**
+ * kustomize decodes a kustomization with Go's encoding/json, which matches field names without regard
+ * to case and with Unicode simple folding: `Resources`, `RESOURCES` and `reſources` (long s) all fill
+ * `resources`. A field is looked up the same way here, in every key that folds to its name, so no
+ * spelling of it goes unchecked (the Kelvin sign lowercases to k; the long s needs mapping to s).
+ */
+const fold = (name: string) => name.toLowerCase().replaceAll('\u017f', 's');
+
+/** The values of every key of `obj` that Go's decoder would take for the field `name`. */
+const fieldValues = (obj: Record<string, unknown>, name: string): unknown[] => {
+  const wanted = fold(name);
+  return Object.entries(obj)
+    .filter(([key]) => fold(key) === wanted)
+    .map(([, value]) => value);
+};
+const stringsIn = (obj: Record<string, unknown>, name: string) => fieldValues(obj, name).flatMap(strings);
+const objectsIn = (obj: Record<string, unknown>, name: string) => fieldValues(obj, name).flatMap(objects);
+
 /** Every location a kustomization makes kustomize load (see kustomize's types.Kustomization). */
 function locations(k: Record<string, unknown>): Location[] {
   const found: Location[] = [];
   const add = (field: string, values: string[], folder = false) => found.push(...values.map((value) => ({ field, value, folder })));
-  for (const field of FOLDER_LISTS) add(field, strings(k[field]), true);
-  for (const field of FILE_LISTS) add(field, strings(k[field]));
-  for (const field of PATH_ITEM_LISTS) for (const item of objects(k[field])) add(`${field}[].path`, strings(item.path));
+  for (const field of FOLDER_LISTS) add(field, stringsIn(k, field), true);
+  for (const field of FILE_LISTS) add(field, stringsIn(k, field));
+  for (const field of PATH_ITEM_LISTS) for (const item of objectsIn(k, field)) add(`${field}[].path`, stringsIn(item, 'path'));
   for (const field of GENERATOR_LISTS) {
-    for (const item of objects(k[field])) {
+    for (const item of objectsIn(k, field)) {
       add(
         `${field}[].files`,
-        strings(item.files).map((f) => f.slice(f.indexOf('=') + 1)),
+        stringsIn(item, 'files').map((f) => f.slice(f.indexOf('=') + 1)),
       );
-      add(`${field}[].envs`, [...strings(item.envs), ...strings(item.env)]);
+      add(`${field}[].envs`, [...stringsIn(item, 'envs'), ...stringsIn(item, 'env')]);
     }
   }
-  for (const item of objects(k.helmCharts)) add('helmCharts[].repo', strings(item.repo));
-  for (const item of objects(k.helmChartInflationGenerator)) add('helmChartInflationGenerator[].chartRepoUrl', strings(item.chartRepoUrl));
-  if (k.openapi && typeof k.openapi === 'object') add('openapi.path', strings((k.openapi as Record<string, unknown>).path));
+  for (const item of objectsIn(k, 'helmCharts')) add('helmCharts[].repo', stringsIn(item, 'repo'));
+  for (const item of objectsIn(k, 'helmChartInflationGenerator')) add('helmChartInflationGenerator[].chartRepoUrl', stringsIn(item, 'chartRepoUrl'));
+  for (const openapi of fieldValues(k, 'openapi')) if (openapi && typeof openapi === 'object' && !Array.isArray(openapi)) add('openapi.path', stringsIn(openapi as Record<string, unknown>, 'path'));
   return found;
 }
 
