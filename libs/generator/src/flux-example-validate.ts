@@ -97,7 +97,7 @@ async function buildKustomization(
     const build = join(scratch, 'build');
     writeFileAt(build, { resources: [relative(build, dir)], ...(body.spec?.patches ? { patches: body.spec.patches } : {}) });
     const inScratch = (file: string) => (file.startsWith(scratch + '/') ? `${label}: ${relative(scratch, file)}` : shown(file));
-    const result = await kustomizeBuild(build, `Kustomization ${name} (${label})`, inScratch);
+    const result = await kustomizeBuild(build, `Kustomization ${name} (${label})`, [scratch, v.ctx.opts.repoDir], inScratch);
     if (!result.available) return 'unavailable';
     const vars = inlineVariables(body);
     for (const built of parseDocuments(result.output, label).map((d) => d.toJS())) {

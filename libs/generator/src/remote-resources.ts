@@ -2,10 +2,11 @@
  * Kustomize fetches what a kustomization names by URL (an HTTP GET for a file URL, a `git clone` for a
  * repository): from a reference or a target repository, that would let a file in git make the
  * service connect anywhere. Every build is checked first, and a remote entry refuses the build,
- * naming the file; only paths on this machine are built.
+ * naming the file; only paths in the repository are built (a local entry that leads out of it, by
+ * `..` or a symbolic link, is refused too).
  */
 import { readFileSync, realpathSync, statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { basename, dirname, join, resolve, sep } from 'node:path';
 import { parse } from 'yaml';
 import { GeneratorInputError } from './errors';
 
@@ -125,10 +126,38 @@ function isFolder(path: string): boolean {
 }
 
 /**
- * Refuses a build whose kustomization, or any local kustomization it pulls in, names a remote
- * resource. `shown` turns a file's absolute path into the name the message gives it.
+ * Where a path really is: symbolic links on the way resolved, for as much of it as exists (the rest
+ * as written). kustomize follows links and `..` alike, and loads a folder with a kustomization from
+ * anywhere on the machine (its load restrictor only keeps files under each kustomization's root).
  */
-export function refuseRemoteResources(buildDir: string, shown: (absFile: string) => string): void {
+function realLocation(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    const parent = dirname(path);
+    return parent === path ? path : join(realLocation(parent), basename(path));
+  }
+}
+
+/** The refusal of a local entry that leads out of the repository (`..`, or a symbolic link). */
+function outsideError(file: string, field: string, entry: string): GeneratorInputError {
+  return new GeneratorInputError(`${file}: ${field} entry ${JSON.stringify(entry)} leads outside the repository; only paths in the repository are built`);
+}
+
+/**
+ * Refuses a build whose kustomization, or any local kustomization it pulls in, names a remote
+ * resource, or a local one that really lies outside `roots` (the working copy, and the scratch
+ * folder a build is assembled in): a target repository's `../../..` or link to another folder on
+ * this machine (another run's working copy, the service's own files). `shown` turns a file's
+ * absolute path into the name the message gives it.
+ */
+export function refuseRemoteResources(buildDir: string, shown: (absFile: string) => string, roots: readonly string[]): void {
+  const allowed = roots.map(realLocation);
+  const inside = (path: string) => {
+    const real = realLocation(path);
+    return allowed.some((root) => real === root || real.startsWith(root + sep));
+  };
+  if (!inside(buildDir)) throw new GeneratorInputError(`${shown(buildDir)}: leads outside the repository; only paths in the repository are built`);
   const seen = new Set<string>();
   const visit = (dir: string) => {
     const real = realpathSync(dir);
@@ -137,9 +166,12 @@ export function refuseRemoteResources(buildDir: string, shown: (absFile: string)
     for (const name of KUSTOMIZATION_FILES) {
       const file = join(dir, name);
       if (!isFile(file)) continue;
+      if (!inside(file)) throw new GeneratorInputError(`${shown(file)}: leads outside the repository; only paths in the repository are built`);
       for (const { field, value, folder } of locations(readKustomization(file, shown))) {
         if (isRemoteReference(value)) throw remoteResourceError(shown(file), field, value);
+        if (value.includes('\n')) continue; // inline content, not a location
         const local = resolve(dir, value.trim());
+        if (!inside(local)) throw outsideError(shown(file), field, value);
         if (folder && isFolder(local)) visit(local);
       }
     }
