@@ -1,4 +1,4 @@
-import { cpSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { generate, GenerateOptions, GeneratorInputError, preview, SHIPPED_PHASED_TEMPLATE, SHIPPED_TEMPLATE } from '../../libs/generator/src';
 import { makeRsaCert } from '../support/certs';
@@ -126,6 +126,18 @@ describe('generator: remote resources in a reference are refused before any buil
       const file = join(repo, 'infrastructure/controllers/kustomization.yaml');
       writeFileSync(file, readFileSync(file, 'utf8').replace(/^resources:\n/m, 'resources:\n  - linked\n'));
       await expect(infra(reference, repo)).rejects.toThrow('infrastructure/controllers/kustomization.yaml: resources entry "linked" leads outside the repository');
+    });
+
+    it('a manifest link out of a folder without kustomization.yaml: refused unread (a YAML error would quote the file)', async () => {
+      const outside = tempDir('outside-the-repo');
+      writeFileSync(join(outside, 'service-secret'), 'user: pass: S3cretValue-from-outside\n');
+      const { reference, repo } = exampleFleet();
+      rmSync(join(repo, 'infrastructure/controllers/kustomization.yaml'));
+      symlinkSync(join(outside, 'service-secret'), join(repo, 'infrastructure/controllers/leak.yaml'));
+      const failure = (await infra(reference, repo).catch((e: Error) => e)) as Error;
+      expect(failure).toBeInstanceOf(GeneratorInputError);
+      expect(failure.message).toMatch(/infrastructure\/controllers\/leak\.yaml.* leads outside the repository/);
+      expect(failure.message).not.toContain('S3cretValue');
     });
   });
 });

@@ -144,6 +144,12 @@ function outsideError(file: string, field: string, entry: string): GeneratorInpu
   return new GeneratorInputError(`${file}: ${field} entry ${JSON.stringify(entry)} leads outside the repository; only paths in the repository are built`);
 }
 
+/** Whether `path`, links resolved, lies in one of `roots` (links resolved too). */
+export function insideRoots(path: string, roots: readonly string[]): boolean {
+  const real = realLocation(path);
+  return roots.map(realLocation).some((root) => real === root || real.startsWith(root + sep));
+}
+
 /**
  * Refuses a build whose kustomization, or any local kustomization it pulls in, names a remote
  * resource, or a local one that really lies outside `roots` (the working copy, and the scratch
@@ -152,11 +158,7 @@ function outsideError(file: string, field: string, entry: string): GeneratorInpu
  * absolute path into the name the message gives it.
  */
 export function refuseRemoteResources(buildDir: string, shown: (absFile: string) => string, roots: readonly string[]): void {
-  const allowed = roots.map(realLocation);
-  const inside = (path: string) => {
-    const real = realLocation(path);
-    return allowed.some((root) => real === root || real.startsWith(root + sep));
-  };
+  const inside = (path: string) => insideRoots(path, roots);
   if (!inside(buildDir)) throw new GeneratorInputError(`${shown(buildDir)}: leads outside the repository; only paths in the repository are built`);
   const seen = new Set<string>();
   const visit = (dir: string) => {
