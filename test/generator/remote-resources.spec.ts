@@ -1,9 +1,9 @@
-import { cpSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { cpSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { generate, GenerateOptions, GeneratorInputError, preview, SHIPPED_PHASED_TEMPLATE, SHIPPED_TEMPLATE } from '../../libs/generator/src';
 import { makeRsaCert } from '../support/certs';
 import { allFiles, tempDir } from '../support/files';
-import { writeFluxExampleReference } from '../support/flux-example-repo';
+import { EXAMPLE_HOSTS, writeFluxExampleReference } from '../support/flux-example-repo';
 import { useListeners } from '../support/listeners';
 
 /**
@@ -86,5 +86,53 @@ describe('generator: remote resources in a reference are refused before any buil
       /^infrastructure\/controllers\/kustomization\.yaml: resources entry "git::http/,
     );
     expect(listeners.http.connections + listeners.tcp.connections).toBe(0);
+  });
+
+  describe('a target repository that reaches out of itself: refused before a build reads there', () => {
+    /** A folder outside the repository, as other runs' working copies and the service's files are. */
+    function outsideFolder(withKustomization: boolean): string {
+      const outside = tempDir('outside-the-repo');
+      writeFileSync(join(outside, 'other-tenant.yaml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: other-tenant\ndata:\n  value: not-yours\n');
+      if (withKustomization) writeFileSync(join(outside, 'kustomization.yaml'), 'resources:\n  - other-tenant.yaml\n');
+      return outside;
+    }
+    function exampleFleet(): { reference: string; repo: string } {
+      const reference = tempDir('outside-example');
+      writeFluxExampleReference(reference);
+      const repo = tempDir('outside-example-fleet');
+      cpSync(reference, repo, { recursive: true });
+      return { reference, repo };
+    }
+    const infra = (reference: string, repo: string) => generate(options(reference, 'staging', { repoDir: repo, pass: 'infra', hostMap: { [EXAMPLE_HOSTS.podinfo]: 'podinfo.acme.io' } }));
+
+    it('a kustomization entry climbing out with ../ (kustomize loads folders outside its root)', async () => {
+      const outside = outsideFolder(true);
+      const { reference, repo } = exampleFleet();
+      const file = join(repo, 'infrastructure/controllers/kustomization.yaml');
+      const climb = relative(join(repo, 'infrastructure/controllers'), outside);
+      writeFileSync(file, readFileSync(file, 'utf8').replace(/^resources:\n/m, `resources:\n  - ${climb}\n`));
+      await expect(infra(reference, repo)).rejects.toThrow(`infrastructure/controllers/kustomization.yaml: resources entry ${JSON.stringify(climb)} leads outside the repository`);
+    });
+
+    it('a symbolic link out of the repository named as a kustomization entry (kustomize follows it)', async () => {
+      const outside = outsideFolder(true);
+      const { reference, repo } = exampleFleet();
+      symlinkSync(outside, join(repo, 'infrastructure/controllers/linked'));
+      const file = join(repo, 'infrastructure/controllers/kustomization.yaml');
+      writeFileSync(file, readFileSync(file, 'utf8').replace(/^resources:\n/m, 'resources:\n  - linked\n'));
+      await expect(infra(reference, repo)).rejects.toThrow('infrastructure/controllers/kustomization.yaml: resources entry "linked" leads outside the repository');
+    });
+
+    it('a manifest link out of a folder without kustomization.yaml: refused unread (a YAML error would quote the file)', async () => {
+      const outside = tempDir('outside-the-repo');
+      writeFileSync(join(outside, 'service-secret'), 'user: pass: S3cretValue-from-outside\n');
+      const { reference, repo } = exampleFleet();
+      rmSync(join(repo, 'infrastructure/controllers/kustomization.yaml'));
+      symlinkSync(join(outside, 'service-secret'), join(repo, 'infrastructure/controllers/leak.yaml'));
+      const failure = (await infra(reference, repo).catch((e: Error) => e)) as Error;
+      expect(failure).toBeInstanceOf(GeneratorInputError);
+      expect(failure.message).toMatch(/infrastructure\/controllers\/leak\.yaml.* leads outside the repository/);
+      expect(failure.message).not.toContain('S3cretValue');
+    });
   });
 });

@@ -416,7 +416,7 @@ function repointKustomization(ctx: VarsContext, doc: Document, obj: ReferenceObj
  */
 async function validateStaged(ctx: VarsContext, staging: string): Promise<void> {
   if (!ctx.summary.validated) return;
-  const root = await kustomizeBuild(staging, ctx.clusterDir);
+  const root = await kustomizeBuild(staging, ctx.clusterDir, [ctx.opts.repoDir]);
   if (!root.available) {
     ctx.summary.warnings.push('kubectl not found: the tree was not validated with kustomize');
     ctx.summary.validated = null;
@@ -445,7 +445,7 @@ async function buildSync(ctx: VarsContext, staging: string, body: any): Promise<
   if (path === ctx.clusterDir) return undefined; // the cluster folder itself: built above
   const abs = path.startsWith(ctx.clusterDir + '/') ? join(staging, path.slice(ctx.clusterDir.length + 1)) : join(ctx.opts.repoDir, path);
   if (!existsSync(abs)) throw new GeneratorValidationError(`Kustomization ${body.metadata?.name}: path ./${path} does not exist in the repository`);
-  const objects = parseDocuments((await kustomizeBuild(abs, path)).output, path).map((d) => d.toJS());
+  const objects = parseDocuments((await kustomizeBuild(abs, path, [ctx.opts.repoDir])).output, path).map((d) => d.toJS());
   const k = ctx.ref.kustomizations.find((k) => k.name === body.metadata?.name);
   // Substituted as Flux will; a source outside the repository leaves the values unknown, so unchecked.
   const vars = k && substitutes(k) ? variablesFor(ctx, k) : undefined;

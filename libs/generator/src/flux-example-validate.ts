@@ -2,17 +2,18 @@
  * Validation for the flux-example model: every Kustomization the new cluster applies is built as
  * Flux would build it, from the staged folders, and what it builds is checked.
  */
-import { cpSync, Dirent, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, Dirent, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { isMap, isSeq, stringify } from 'yaml';
 import { GeneratedArtifact, generatedArtifacts, isArtifactGenerator, materialise } from './artifacts';
-import { GeneratorValidationError } from './errors';
+import { GeneratorInputError, GeneratorValidationError } from './errors';
 import { inlineVariables } from './flux-example-reference';
 import { isFluxKustomization, normalizePath } from './flux-sync';
 import { HostMapping, hostsIn } from './hosts';
 import { findKustomizationFile, listFiles } from './reference';
 import { substituteObject } from './substitution';
+import { insideRoots } from './remote-resources';
 import { checkNotPlaintextSecret, kustomizeBuild } from './validate';
 import { isYamlFile, parseDocuments } from './yaml-docs';
 import type { Context } from './context';
@@ -92,12 +93,13 @@ async function buildKustomization(
       label = `./${path}`;
     } else return undefined;
     if (!existsSync(dir)) throw new GeneratorValidationError(`Kustomization ${name}: path ${label} does not exist`);
-    if (path === v.ctx.clusterDir) dir = withGeneratedKustomization(dir, join(scratch, 'cluster'));
-    else if (!findKustomizationFile(dir)) dir = withGeneratedKustomization(dir, join(scratch, 'generated'));
+    const roots = [scratch, v.ctx.opts.repoDir];
+    if (path === v.ctx.clusterDir) dir = withGeneratedKustomization(dir, join(scratch, 'cluster'), roots, shown);
+    else if (!findKustomizationFile(dir)) dir = withGeneratedKustomization(dir, join(scratch, 'generated'), roots, shown);
     const build = join(scratch, 'build');
     writeFileAt(build, { resources: [relative(build, dir)], ...(body.spec?.patches ? { patches: body.spec.patches } : {}) });
     const inScratch = (file: string) => (file.startsWith(scratch + '/') ? `${label}: ${relative(scratch, file)}` : shown(file));
-    const result = await kustomizeBuild(build, `Kustomization ${name} (${label})`, inScratch);
+    const result = await kustomizeBuild(build, `Kustomization ${name} (${label})`, roots, inScratch);
     if (!result.available) return 'unavailable';
     const vars = inlineVariables(body);
     for (const built of parseDocuments(result.output, label).map((d) => d.toJS())) {
@@ -119,15 +121,25 @@ function writeFileAt(dir: string, kustomization: object) {
 
 /**
  * A folder without kustomization.yaml gets one as Flux's kustomize-controller generates it: every
- * manifest in it, and each subfolder that has its own kustomization as one resource.
+ * manifest in it, and each subfolder that has its own kustomization as one resource. The folder, and
+ * every link in it, must stay inside `roots`: its manifests are read (to see which are objects), and
+ * a YAML error quotes the line it is on, so a link to a file elsewhere on the machine is refused unread.
  */
-function withGeneratedKustomization(dir: string, copy: string): string {
+function withGeneratedKustomization(dir: string, copy: string, roots: readonly string[], shown: (absFile: string) => string): string {
+  const outside = (path: string) => new GeneratorInputError(`${shown(path)}: leads outside the repository (a symbolic link); only paths in the repository are built`);
+  if (!insideRoots(dir, roots)) throw outside(dir);
   cpSync(dir, copy, {
     recursive: true,
-    filter: (src) =>
-      !relative(dir, src)
-        .split('/')
-        .some((p) => p.startsWith('.')),
+    filter: (src) => {
+      if (
+        relative(dir, src)
+          .split('/')
+          .some((p) => p.startsWith('.'))
+      )
+        return false;
+      if (lstatSync(src).isSymbolicLink() && !insideRoots(src, roots)) throw outside(src);
+      return true;
+    },
   });
   const resources: string[] = [];
   const visit = (rel: string) => {

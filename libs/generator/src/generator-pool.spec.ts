@@ -56,4 +56,15 @@ describe('GeneratorPool: passes in worker threads at a lower CPU priority', () =
     expect(Date.now() - started).toBeLessThan(2_000);
     expect((await pool.preview(options(mkdtempSync(join(tmpdir(), 'gs-pool-'))))).summary.cluster_name).toBe('pool-test');
   });
+
+  it("an aborted pass (a run's step past its deadline) rejects at once (its thread and kustomize are stopped), and the pool goes on", async () => {
+    const repo = mkdtempSync(join(tmpdir(), 'gs-pool-'));
+    const abort = new AbortController();
+    const started = Date.now();
+    const running = pool.generate(options(repo, { validate: true }), abort.signal);
+    setTimeout(() => abort.abort(), 20);
+    await expect(running).rejects.toThrow(/abort/i);
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect((await pool.generate(options(mkdtempSync(join(tmpdir(), 'gs-pool-'))))).summary.cluster_name).toBe('pool-test');
+  });
 });

@@ -14,7 +14,8 @@ import { preview, PreviewResult } from './preview';
 
 /** What the steps and the preview endpoint generate through. */
 export interface TreeGenerator {
-  generate(options: GenerateOptions): Promise<GenerateResult>;
+  /** Aborting `signal` (a run step's deadline) ends the pass and the programs it started (its worker thread is stopped). */
+  generate(options: GenerateOptions, signal?: AbortSignal): Promise<GenerateResult>;
   /** Aborting `signal` ends the pass and the programs it started (its worker thread is stopped). */
   preview(options: GenerateOptions, signal?: AbortSignal): Promise<PreviewResult>;
   close(): Promise<void>;
@@ -53,14 +54,16 @@ export class GeneratorPool implements TreeGenerator {
     });
   }
 
-  async generate(options: GenerateOptions): Promise<GenerateResult> {
-    return unwrap(await this.pool.run(options, { name: 'generate' }));
-  }
-
   /**
    * Aborting stops the worker thread running the pass; the thread's helper process sees its channel
-   * close and kills the kubectl and git it started.
+   * close and kills the kubectl and git it started. (A step that passed its deadline must not leave a
+   * pass behind: a target repository can make kustomize build for hours, holding a thread and a core.)
    */
+  async generate(options: GenerateOptions, signal?: AbortSignal): Promise<GenerateResult> {
+    return unwrap(await this.pool.run(options, { name: 'generate', signal }));
+  }
+
+  /** Aborting stops the pass as for generate. */
   async preview(options: GenerateOptions, signal?: AbortSignal): Promise<PreviewResult> {
     return unwrap(await this.pool.run(options, { name: 'preview', signal }));
   }

@@ -163,7 +163,7 @@ async function writeValidated(ctx: OverlayContext, rendered: Map<string, Map<str
     if (!ctx.summary.validated) return;
     // Layers build independently: run the kustomize builds side by side.
     const names = [...rendered.keys()];
-    const builds = await Promise.all(names.map((layer) => kustomizeBuild(join(staging, layer), `${ctx.clusterDir}/${layer}`)));
+    const builds = await Promise.all(names.map((layer) => kustomizeBuild(join(staging, layer), `${ctx.clusterDir}/${layer}`, [ctx.opts.repoDir])));
     if (builds.some((b) => !b.available)) {
       ctx.summary.warnings.push('kubectl not found: the tree was not validated with kustomize');
       ctx.summary.validated = null;
@@ -173,7 +173,7 @@ async function writeValidated(ctx: OverlayContext, rendered: Map<string, Map<str
     ctx.summary.validated.push(...names.map((l) => `${ctx.clusterDir}/${l}`));
     if (root) {
       // What the bootstrap Kustomization applies from the cluster root.
-      checkBuiltObjects((await kustomizeBuild(staging, ctx.clusterDir)).output, ctx.clusterDir, ctx.opts.domain);
+      checkBuiltObjects((await kustomizeBuild(staging, ctx.clusterDir, [ctx.opts.repoDir])).output, ctx.clusterDir, ctx.opts.domain);
       ctx.summary.validated.push(ctx.clusterDir);
     }
   });

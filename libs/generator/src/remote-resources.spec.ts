@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import fc from 'fast-check';
@@ -61,7 +61,7 @@ describe('remote resources in kustomizations: refused before any build', () => {
     };
     const refusal = (root: string, dir: string) => {
       try {
-        refuseRemoteResources(join(root, dir), (f) => relative(root, f));
+        refuseRemoteResources(join(root, dir), (f) => relative(root, f), [root]);
         return null;
       } catch (e) {
         expect(e).toBeInstanceOf(GeneratorInputError);
@@ -93,6 +93,32 @@ describe('remote resources in kustomizations: refused before any build', () => {
       };
       for (const text of Object.values(cases)) expect(refusal(tree({ 'k/kustomization.yaml': text }), 'k')).toMatch(/^k\/kustomization\.yaml: .* is a remote resource/);
       expect(refusal(tree({ 'k/Kustomization': 'resources: [http://127.0.0.1:1/x]' }), 'k')).toMatch(/^k\/Kustomization:/);
+    });
+
+    it("checks a field however its name is spelt: kustomize's decoder (Go's encoding/json) ignores case and folds ſ to s", () => {
+      const cases = [
+        'Resources:\n  - http://127.0.0.1:1/x.yaml\n',
+        'RESOURCES:\n  - http://127.0.0.1:1/x.yaml\n',
+        're\u017fources:\n  - http://127.0.0.1:1/x.yaml\n',
+        'resources: [a.yaml]\nResources:\n  - http://127.0.0.1:1/x.yaml\n',
+        'Patches:\n  - Path: http://127.0.0.1:1/p.yaml\n',
+        'ConfigMapGenerator:\n  - name: x\n    FILES:\n      - key=http://127.0.0.1:1/f\n',
+        'OpenAPI:\n  Path: https://example.com/schema.json\n',
+      ];
+      for (const text of cases) expect(refusal(tree({ 'k/kustomization.yaml': text }), 'k')).toMatch(/^k\/kustomization\.yaml: .* is a remote resource/);
+    });
+
+    it('refuses a local entry that really lies outside the roots: ../ out of them, or a symbolic link', () => {
+      const outside = tree({ 'x/kustomization.yaml': 'resources: [cm.yaml]\n', 'x/cm.yaml': 'kind: ConfigMap\n' });
+      const root = tree({ 'repo/k/kustomization.yaml': `resources:\n  - ../../../${relative(tmpdir(), outside)}/x\n` });
+      expect(refusal(join(root, 'repo'), 'k')).toMatch(/^k\/kustomization\.yaml: resources entry ".*" leads outside the repository/);
+      const linked = tree({ 'repo/k/kustomization.yaml': 'resources:\n  - link\n' });
+      symlinkSync(join(outside, 'x'), join(linked, 'repo/k/link'));
+      expect(refusal(join(linked, 'repo'), 'k')).toBe('k/kustomization.yaml: resources entry "link" leads outside the repository; only paths in the repository are built');
+      const file = tree({ 'repo/k/kustomization.yaml': 'configMapGenerator:\n  - name: x\n    files: [key=../../../../etc/passwd]\n' });
+      expect(refusal(join(file, 'repo'), 'k')).toMatch(/configMapGenerator\[\]\.files entry .* leads outside/);
+      // Climbing up and back into the repository is still inside it.
+      expect(refusal(tree({ 'repo/k/kustomization.yaml': 'resources: [../../repo/b]\n', 'repo/b/kustomization.yaml': 'resources: []\n' }), 'repo/k')).toBeNull();
     });
 
     it('accepts a local tree (inline patches, cycles of folders) and refuses one it cannot read', () => {

@@ -2,10 +2,11 @@
  * Kustomize fetches what a kustomization names by URL (an HTTP GET for a file URL, a `git clone` for a
  * repository): from a reference or a target repository, that would let a file in git make the
  * service connect anywhere. Every build is checked first, and a remote entry refuses the build,
- * naming the file; only paths on this machine are built.
+ * naming the file; only paths in the repository are built (a local entry that leads out of it, by
+ * `..` or a symbolic link, is refused too).
  */
 import { readFileSync, realpathSync, statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { basename, dirname, join, resolve, sep } from 'node:path';
 import { parse } from 'yaml';
 import { GeneratorInputError } from './errors';
 
@@ -65,25 +66,43 @@ const PATH_ITEM_LISTS = ['patches', 'patchesJson6902', 'replacements'];
 /** Generators whose items name files (`key=path` or `path`) and env files. */
 const GENERATOR_LISTS = ['configMapGenerator', 'secretGenerator'];
 
+/**
+ * kustomize decodes a kustomization with Go's encoding/json, which matches field names without regard
+ * to case and with Unicode simple folding: `Resources`, `RESOURCES` and `reſources` (long s) all fill
+ * `resources`. A field is looked up the same way here, in every key that folds to its name, so no
+ * spelling of it goes unchecked (the Kelvin sign lowercases to k; the long s needs mapping to s).
+ */
+const fold = (name: string) => name.toLowerCase().replaceAll('\u017f', 's');
+
+/** The values of every key of `obj` that Go's decoder would take for the field `name`. */
+const fieldValues = (obj: Record<string, unknown>, name: string): unknown[] => {
+  const wanted = fold(name);
+  return Object.entries(obj)
+    .filter(([key]) => fold(key) === wanted)
+    .map(([, value]) => value);
+};
+const stringsIn = (obj: Record<string, unknown>, name: string) => fieldValues(obj, name).flatMap(strings);
+const objectsIn = (obj: Record<string, unknown>, name: string) => fieldValues(obj, name).flatMap(objects);
+
 /** Every location a kustomization makes kustomize load (see kustomize's types.Kustomization). */
 function locations(k: Record<string, unknown>): Location[] {
   const found: Location[] = [];
   const add = (field: string, values: string[], folder = false) => found.push(...values.map((value) => ({ field, value, folder })));
-  for (const field of FOLDER_LISTS) add(field, strings(k[field]), true);
-  for (const field of FILE_LISTS) add(field, strings(k[field]));
-  for (const field of PATH_ITEM_LISTS) for (const item of objects(k[field])) add(`${field}[].path`, strings(item.path));
+  for (const field of FOLDER_LISTS) add(field, stringsIn(k, field), true);
+  for (const field of FILE_LISTS) add(field, stringsIn(k, field));
+  for (const field of PATH_ITEM_LISTS) for (const item of objectsIn(k, field)) add(`${field}[].path`, stringsIn(item, 'path'));
   for (const field of GENERATOR_LISTS) {
-    for (const item of objects(k[field])) {
+    for (const item of objectsIn(k, field)) {
       add(
         `${field}[].files`,
-        strings(item.files).map((f) => f.slice(f.indexOf('=') + 1)),
+        stringsIn(item, 'files').map((f) => f.slice(f.indexOf('=') + 1)),
       );
-      add(`${field}[].envs`, [...strings(item.envs), ...strings(item.env)]);
+      add(`${field}[].envs`, [...stringsIn(item, 'envs'), ...stringsIn(item, 'env')]);
     }
   }
-  for (const item of objects(k.helmCharts)) add('helmCharts[].repo', strings(item.repo));
-  for (const item of objects(k.helmChartInflationGenerator)) add('helmChartInflationGenerator[].chartRepoUrl', strings(item.chartRepoUrl));
-  if (k.openapi && typeof k.openapi === 'object') add('openapi.path', strings((k.openapi as Record<string, unknown>).path));
+  for (const item of objectsIn(k, 'helmCharts')) add('helmCharts[].repo', stringsIn(item, 'repo'));
+  for (const item of objectsIn(k, 'helmChartInflationGenerator')) add('helmChartInflationGenerator[].chartRepoUrl', stringsIn(item, 'chartRepoUrl'));
+  for (const openapi of fieldValues(k, 'openapi')) if (openapi && typeof openapi === 'object' && !Array.isArray(openapi)) add('openapi.path', stringsIn(openapi as Record<string, unknown>, 'path'));
   return found;
 }
 
@@ -107,10 +126,40 @@ function isFolder(path: string): boolean {
 }
 
 /**
- * Refuses a build whose kustomization, or any local kustomization it pulls in, names a remote
- * resource. `shown` turns a file's absolute path into the name the message gives it.
+ * Where a path really is: symbolic links on the way resolved, for as much of it as exists (the rest
+ * as written). kustomize follows links and `..` alike, and loads a folder with a kustomization from
+ * anywhere on the machine (its load restrictor only keeps files under each kustomization's root).
  */
-export function refuseRemoteResources(buildDir: string, shown: (absFile: string) => string): void {
+function realLocation(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    const parent = dirname(path);
+    return parent === path ? path : join(realLocation(parent), basename(path));
+  }
+}
+
+/** The refusal of a local entry that leads out of the repository (`..`, or a symbolic link). */
+function outsideError(file: string, field: string, entry: string): GeneratorInputError {
+  return new GeneratorInputError(`${file}: ${field} entry ${JSON.stringify(entry)} leads outside the repository; only paths in the repository are built`);
+}
+
+/** Whether `path`, links resolved, lies in one of `roots` (links resolved too). */
+export function insideRoots(path: string, roots: readonly string[]): boolean {
+  const real = realLocation(path);
+  return roots.map(realLocation).some((root) => real === root || real.startsWith(root + sep));
+}
+
+/**
+ * Refuses a build whose kustomization, or any local kustomization it pulls in, names a remote
+ * resource, or a local one that really lies outside `roots` (the working copy, and the scratch
+ * folder a build is assembled in): a target repository's `../../..` or link to another folder on
+ * this machine (another run's working copy, the service's own files). `shown` turns a file's
+ * absolute path into the name the message gives it.
+ */
+export function refuseRemoteResources(buildDir: string, shown: (absFile: string) => string, roots: readonly string[]): void {
+  const inside = (path: string) => insideRoots(path, roots);
+  if (!inside(buildDir)) throw new GeneratorInputError(`${shown(buildDir)}: leads outside the repository; only paths in the repository are built`);
   const seen = new Set<string>();
   const visit = (dir: string) => {
     const real = realpathSync(dir);
@@ -119,9 +168,12 @@ export function refuseRemoteResources(buildDir: string, shown: (absFile: string)
     for (const name of KUSTOMIZATION_FILES) {
       const file = join(dir, name);
       if (!isFile(file)) continue;
+      if (!inside(file)) throw new GeneratorInputError(`${shown(file)}: leads outside the repository; only paths in the repository are built`);
       for (const { field, value, folder } of locations(readKustomization(file, shown))) {
         if (isRemoteReference(value)) throw remoteResourceError(shown(file), field, value);
+        if (value.includes('\n')) continue; // inline content, not a location
         const local = resolve(dir, value.trim());
+        if (!inside(local)) throw outsideError(shown(file), field, value);
         if (folder && isFolder(local)) visit(local);
       }
     }

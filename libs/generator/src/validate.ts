@@ -45,11 +45,12 @@ const belowLabel = (absDir: string, label: string) => (file: string) => normaliz
 /**
  * `kubectl kustomize DIR`: the same build Flux's kustomize-controller runs. Asynchronous, so a
  * service generating trees keeps answering its API while kustomize works. Every build passes here:
- * a kustomization naming a remote resource is refused first (GeneratorInputError naming the file,
- * as `shown` names it), and kubectl runs offline (git for local files only, proxies to nowhere).
+ * a kustomization naming a remote resource, or a local one outside `roots` (the working copy and the
+ * build's scratch folder), is refused first (GeneratorInputError naming the file, as `shown` names
+ * it), and kubectl runs offline (git for local files only, proxies to nowhere).
  */
-export async function kustomizeBuild(absDir: string, label: string, shown: (absFile: string) => string = belowLabel(absDir, label)): Promise<KustomizeBuild> {
-  refuseRemoteResources(absDir, shown);
+export async function kustomizeBuild(absDir: string, label: string, roots: readonly string[], shown: (absFile: string) => string = belowLabel(absDir, label)): Promise<KustomizeBuild> {
+  refuseRemoteResources(absDir, shown, roots);
   if (!(await kubectlAvailable())) return { available: false, output: '' };
   try {
     const { stdout } = await withBuildSlot(() => run('kubectl', ['kustomize', absDir], { maxBuffer: 256 * 1024 * 1024, env: offlineBuildEnvironment() }));

@@ -6,6 +6,13 @@ describe('repository URLs', () => {
     ['https://GitHub.com/acme/fleet', 'ssh://git@github.com:22/acme/fleet.git'],
     ['https://git.example.org/acme/fleet.git/', 'https://git.example.org:443/acme/fleet'],
     ['/srv/git/fleet.git', 'file:///srv/git/fleet.git'],
+    // One host however it is written: git (curl, ssh) reaches the same server through each form.
+    ['https://127.0.0.1:8443/acme/fleet.git', 'https://[::ffff:127.0.0.1]:8443/acme/fleet.git'],
+    ['http://10.0.0.7/acme/fleet', 'http://[::FFFF:a00:7]/acme/fleet'],
+    ['ssh://git@10.0.0.7/acme/fleet', 'ssh://git@[::ffff:10.0.0.7]/acme/fleet'],
+    ['ssh://git@127.0.0.1/acme/fleet', 'ssh://git@127.1/acme/fleet'],
+    ['https://git.example.org/acme/fleet', 'https://git.example.org./acme/fleet'],
+    ['git@git.example.org:acme/fleet.git', 'ssh://git@Git.Example.Org./acme/fleet'],
   ])('%s and %s are one repository', (a, b) => {
     expect(sameRepository(a, b)).toBe(true);
   });

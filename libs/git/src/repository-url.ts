@@ -13,14 +13,38 @@ export function fluxUrlOf(url: string): string {
   return scp ? `ssh://${scp[1]}@${scp[2]}/${scp[3].replace(/^\/+/, '')}` : url;
 }
 
-/** host/path of a repository URL, lower-case host, without `.git`, trailing slashes or default ports. */
+/** An IPv4 address written as IPv6 (`[::ffff:7f00:1]`, as URL parsing writes `[::ffff:127.0.0.1]`). */
+const IPV4_MAPPED = /^\[::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})\]$/;
+
+/**
+ * A host as the network knows it, so one server has one name here: URL parsing's form of it
+ * (lower case, IPv4 shorthands such as 127.1 written out, which an ssh:// URL does not get by
+ * itself), an IPv4-mapped IPv6 address as the IPv4 address git connects to, and a fully
+ * qualified name without its final dot (git.example.org. is git.example.org).
+ */
+function canonicalHost(hostname: string): string {
+  let host = hostname.toLowerCase();
+  try {
+    host = new URL(`http://${host}/`).hostname;
+  } catch {
+    // not a host http URLs accept: compared as written
+  }
+  const mapped = IPV4_MAPPED.exec(host);
+  if (mapped) {
+    const [hi, lo] = [parseInt(mapped[1], 16), parseInt(mapped[2], 16)];
+    return [hi >> 8, hi & 255, lo >> 8, lo & 255].join('.');
+  }
+  return host.replace(/\.$/, '');
+}
+
+/** host/path of a repository URL, canonical host, without `.git`, trailing slashes or default ports. */
 function identity(url: string): string | undefined {
   // A local path is how git records a remote cloned from a folder: the same repository as file://<path>.
   if (url.startsWith('/')) return identity(`file://${url}`);
   try {
     const u = new URL(fluxUrlOf(url));
     if (u.protocol === 'file:') return `file:${u.pathname.replace(/\/+$/, '').replace(/\.git$/, '')}`;
-    return `${u.hostname.toLowerCase()}/${decodeURIComponent(u.pathname)
+    return `${canonicalHost(u.hostname)}/${decodeURIComponent(u.pathname)
       .replace(/^\/+|\/+$/g, '')
       .replace(/\.git$/, '')}`;
   } catch {

@@ -51,6 +51,8 @@ export interface StepContext {
   targets?: TargetClusters;
   /** Present where the process can read the management cluster's Secrets (the Job runner). */
   credentials?: SuppliedCredentialsSource;
+  /** Aborted when the step passes its deadline: what the step started (git, a pass and its kustomize) is stopped with it. */
+  signal?: AbortSignal;
 }
 
 export interface StepHandler {
@@ -93,13 +95,13 @@ async function pushPass(ctx: StepContext, pass: Pass, sealingCertPem?: string): 
   const dir = join(ctx.settings.workDir, ctx.runId, `${pass}-${randomBytes(4).toString('hex')}`);
   // Read before anything is cloned or pushed: both passes check them, so a missing one stops the run before its first push.
   const supplied = await suppliedCredentials(ctx, req);
-  const ws = await GitWorkspace.clone(dir, { url: req.repo_url, branch: req.branch }, ctx.settings.gitIdentity, ctx.settings.gitAccess, ctx.settings.repoCache);
+  const ws = await GitWorkspace.clone(dir, { url: req.repo_url, branch: req.branch }, ctx.settings.gitIdentity, ctx.settings.gitAccess, ctx.settings.repoCache, ctx.signal);
   const race = new PushRace(ctx, ws, pass);
   try {
     for (;;) {
       const existing = await ws.findRunCommit(ctx.runId, pass);
       if (existing) return await alreadyPushed(ctx, pass, existing);
-      const { summary } = await ctx.generator.generate(passOptions(req, ctx.settings, ws.dir, pass, sealingCertPem, supplied));
+      const { summary } = await ctx.generator.generate(passOptions(req, ctx.settings, ws.dir, pass, sealingCertPem, supplied), ctx.signal);
       const paths = [summary.gitops_path, ...summary.overlay_paths, ...summary.shared_paths_copied, ...summary.repo_files];
       const files = await ws.changedFiles(paths);
       const sealed = summary.objects_sealed.length;

@@ -34,6 +34,18 @@ describe('StepProcessor (in-memory event store)', () => {
     expect((await logs.read(runId)).map((l) => l.msg)).toEqual(['infra-pass started (delivery 1)']);
   });
 
+  it("aborts the step's signal at its deadline, so what the step started (git, the pass and its kustomize) is stopped", async () => {
+    let signal: AbortSignal | undefined;
+    const quick = { ...settings, stepTimeoutMs: 50 } as StepSettings;
+    const hanging = new StepProcessor(
+      { step: 'infra-pass', run: (ctx) => ((signal = ctx.signal), new Promise<EventDraft>(() => undefined)) },
+      { store, inputs: new InMemoryRunInputs(), logs, settings: quick, logger: silent },
+    );
+    await hanging.handle(await delivery());
+    expect(await types()).toEqual(['ScaffoldRequested', 'StepFailed']);
+    expect(signal?.aborted).toBe(true);
+  });
+
   it('acknowledges a redelivered trigger without running the step again', async () => {
     let runs = 0;
     const p = processor(async () => (runs++, infraPushed));

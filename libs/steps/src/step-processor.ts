@@ -88,6 +88,7 @@ export class StepProcessor {
       logger.info(ids, 'step started');
       await log.line(`${step} started (delivery ${deliveryCount})`);
       const deadline = this.handler.deadlineMs?.(settings) ?? settings.stepTimeoutMs;
+      const stop = new AbortController();
       const ctx = {
         runId,
         state: gate.state,
@@ -98,9 +99,10 @@ export class StepProcessor {
         targets: this.deps.targets,
         credentials: this.deps.credentials,
         generator: this.deps.generator ?? IN_PROCESS_GENERATOR,
+        signal: stop.signal,
       };
       crashPoint(`before-step:${step}`);
-      const result = await withDeadline(this.handler.run(ctx), deadline, step);
+      const result = await withDeadline(this.handler.run(ctx), deadline, step, stop);
       const done = await decideAndAppend(store, runId, runDecider, (s) => decide({ type: 'CompleteStep', step, result }, s), { causationId: event.id, seenSeq: event.seq });
       logger.info({ ...ids, appended: done.appended.map((e) => e.type) }, 'step finished');
       this.deps.onAttempt?.(step, 'succeeded', (Date.now() - started) / 1000);
@@ -122,10 +124,15 @@ export class StepProcessor {
   }
 }
 
-function withDeadline<T>(work: Promise<T>, ms: number, step: string): Promise<T> {
+/** The step's work, or its failure at the deadline; `stop` is then aborted, so the work does not go on behind the failure. */
+function withDeadline<T>(work: Promise<T>, ms: number, step: string, stop: AbortController): Promise<T> {
   let timer: NodeJS.Timeout;
   const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${step} passed its deadline of ${Math.round(ms / 1000)} s`)), ms);
+    timer = setTimeout(() => {
+      const passed = new Error(`${step} passed its deadline of ${Math.round(ms / 1000)} s`);
+      reject(passed);
+      stop.abort(passed);
+    }, ms);
   });
   return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
 }
