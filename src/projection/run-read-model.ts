@@ -21,8 +21,10 @@ export class RunReadModel {
   }
 
   /** A queued or running run of this cluster in this repository. */
-  activeFor(repoUrl: string, clusterName: string): Promise<ScaffoldRunRow | null> {
-    return this.runs.findOne({ where: { repo_url: repoUrl, cluster_name: clusterName, status: ACTIVE } });
+  /** The active run for this cluster in this repository, however its URL is spelt (https or ssh, .git or not). */
+  async activeFor(repoUrl: string, clusterName: string): Promise<ScaffoldRunRow | null> {
+    const rows = await this.runs.find({ where: { cluster_name: clusterName, status: ACTIVE } });
+    return rows.find((r) => sameRepository(r.repo_url, repoUrl)) ?? null;
   }
 
   /**

@@ -164,6 +164,9 @@ describe('scaffold service end to end (real NATS JetStream, PostgreSQL, git)', (
       const second = await api(apiOnly.base, 'POST', '/api/v1/scaffolds', body('delta'));
       expect(second.status).toBe(409);
       expect(second.json.error.code).toBe('run_active');
+      // Another spelling of the same repository is the same repository.
+      const respelt = await api(apiOnly.base, 'POST', '/api/v1/scaffolds', body('delta', { repo: { url: `${remote.url.replace(/\.git$/, '')}/`, branch: 'main' } }));
+      expect([respelt.status, respelt.json.error.code]).toEqual([409, 'run_active']);
       const cancel = await api(apiOnly.base, 'POST', `/api/v1/scaffolds/${first.json.id}/cancel`);
       expect(cancel.status).toBe(202);
       stack.svc = await stack.start();
