@@ -1,7 +1,8 @@
 /**
  * Tests run against real NATS JetStream, PostgreSQL, git and kubectl; see .ci/run.
- * @kubernetes/client-node 1.x and its OIDC dependencies ship only ES modules: jest (CommonJS)
- * gets them transpiled by ts-jest; plain Node 20.19+ loads them through require(esm).
+ * @kubernetes/client-node 2.x and several dependencies ship only ES modules: plain Node loads them
+ * through require(esm), but jest's CommonJS runtime does that only under --experimental-vm-modules,
+ * so jest gets them transpiled instead.
  */
 const ESM_PACKAGES = [
   '@nestjs',
@@ -11,6 +12,12 @@ const ESM_PACKAGES = [
   '@tokenizer',
   'uint8array-extras',
   '@kubernetes/client-node',
+  'socks-proxy-agent',
+  'agent-base',
+  'jsonpath-plus',
+  '@jsep-plugin',
+  'jsep',
+  'rfc4648',
   'openid-client',
   'oauth4webapi',
   'jose',

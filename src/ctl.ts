@@ -13,7 +13,8 @@ import type { StoredEvent } from '../libs/events/src';
 import { ACTIVE_STATUSES, decide, RefusedEvent, runDecider } from '../libs/run-decider/src';
 import { CtlModule } from './app/ctl.module';
 import { AppConfig, loadConfig } from './config/config';
-import { makeLogger, PinoNestLogger } from './logging/logger';
+import { Logger as NestPinoLogger } from 'nestjs-pino';
+import { makeLogger } from './logging/logger';
 import { makeDataSource } from './projection/data-source';
 import { ScaffoldRunRow, SkippedStreamMessage } from './projection/entities';
 import { applyEvent } from './projection/projector';
@@ -287,7 +288,8 @@ export async function main(
   try {
     // Quiet by default: the output is the command's; LOG_LEVEL=debug shows the framework's lines.
     const logger = makeLogger(env.LOG_LEVEL ? config.logLevel : 'warn');
-    app = await NestFactory.createApplicationContext(CtlModule.forRoot(config, logger), { logger: new PinoNestLogger(logger), abortOnError: false });
+    app = await NestFactory.createApplicationContext(CtlModule.forRoot(config, logger), { bufferLogs: true, abortOnError: false });
+    app.useLogger(app.get(NestPinoLogger));
     const store = app.get(JetStreamEventStore);
     const db = async () => {
       if (!ds) {

@@ -11,7 +11,8 @@ import { fold, isTerminal } from '../libs/run-decider/src';
 import { RunnerModule } from './app/runner.module';
 import { closeOnSignals } from './app/shutdown';
 import { loadConfig } from './config/config';
-import { makeLogger, PinoNestLogger } from './logging/logger';
+import { Logger as NestPinoLogger } from 'nestjs-pino';
+import { makeLogger } from './logging/logger';
 import { StepProcessors, StepScope } from './steps/step-processors';
 import { VERSION } from './version';
 
@@ -25,9 +26,10 @@ export async function runOne(runId: string, env: NodeJS.ProcessEnv = process.env
   // Kubernetes access only where the environment provides it (in a Job: the service account).
   const reach: Omit<StepScope, 'onlyRunId'> = config.reachesManagementCluster ? require('./kubernetes/kube-clients').kubeReach(config) : {};
   const app = await NestFactory.createApplicationContext(RunnerModule.forRoot(config, logger, runId, reach), {
-    logger: new PinoNestLogger(logger.child({ component: 'nest' })),
+    bufferLogs: true,
     abortOnError: false,
   });
+  app.useLogger(app.get(NestPinoLogger));
   closeOnSignals(app, logger, 'scaffold-runner', config.shutdownGraceMs);
   const store = app.get(JetStreamEventStore);
   const steps = app.get(StepProcessors);

@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import type { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { CustomStrategy } from '@nestjs/microservices';
+import { Logger as NestPinoLogger } from 'nestjs-pino';
 import type { Logger } from 'pino';
 import { InboxOnlyServerNats, logAndCount } from '../common/inbox-only-server-nats';
 import { jsonBodies } from '../common/json-body.middleware';
@@ -9,7 +10,6 @@ import { NatsJsonDeserializer } from '../common/nats-json.deserializer';
 import { NatsJsonSerializer } from '../common/nats-json.serializer';
 import type { AppConfig } from '../config/config';
 import { natsConnectOptions } from '../config/nats-settings';
-import { PinoNestLogger } from '../logging/logger';
 import { Metrics } from '../metrics/metrics';
 import { ServiceModule } from './service.module';
 
@@ -24,7 +24,8 @@ export const NATS_QUEUE = 'gitops-scaffolder';
 export async function createServiceApp(config: AppConfig, logger: Logger): Promise<INestApplication> {
   // git must fail on missing credentials, never wait at a prompt.
   process.env.GIT_TERMINAL_PROMPT = '0';
-  const app = await NestFactory.create(ServiceModule.forRoot(config, logger), { bodyParser: false, logger: new PinoNestLogger(logger.child({ component: 'nest' })) });
+  const app = await NestFactory.create(ServiceModule.forRoot(config, logger), { bodyParser: false, bufferLogs: true });
+  app.useLogger(app.get(NestPinoLogger));
   app.getHttpAdapter().getInstance().disable('x-powered-by');
   app.use(jsonBodies());
   const natsApi = new InboxOnlyServerNats(

@@ -1,24 +1,64 @@
+import { Controller, Get, Logger, Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
 import { Writable } from 'node:stream';
+import { Logger as NestPinoLogger } from 'nestjs-pino';
 import pino from 'pino';
-import { LOG_REDACT_PATHS, PinoNestLogger } from './logger';
+import { LOG_REDACT_PATHS } from './logger';
+import { LoggingModule } from './logging.module';
 
-describe("Nest's own logs go through the service's pino logger", () => {
+const KEY = 'sk-live-0123456789abcdef';
+
+@Controller()
+class ProbeController {
+  private readonly log = new Logger('Probe');
+  @Get('work')
+  work() {
+    this.log.debug({ msg: 'options', nats: { password: 'NatsPassword-123' } });
+    return { ok: true };
+  }
+  @Get('readyz')
+  ready() {
+    return { status: 'ok' };
+  }
+}
+
+describe("Nest's own lines and request lines go through the service's pino logger (nestjs-pino)", () => {
   const lines: any[] = [];
   const sink = new Writable({ write: (chunk, _enc, done) => (lines.push(JSON.parse(String(chunk))), done()) });
-  const nest = new PinoNestLogger(pino({ level: 'debug', redact: { paths: LOG_REDACT_PATHS, censor: '***' } }, sink));
+  let base: string;
+  let close: () => Promise<void>;
 
-  it('as JSON lines with their level and the context Nest gives', () => {
-    nest.log('Mapped {/api/v1/scaffolds, POST} route', 'RouterExplorer');
-    nest.error('connection lost', 'Error: connection lost\n    at x', 'ServerNats');
-    nest.warn('slow', 'Scheduler');
-    expect(lines[0]).toMatchObject({ level: 30, msg: 'Mapped {/api/v1/scaffolds, POST} route', context: 'RouterExplorer' });
-    expect(lines[1]).toMatchObject({ level: 50, msg: 'connection lost', context: 'ServerNats', stack: expect.stringContaining('at x') });
-    expect(lines[2]).toMatchObject({ level: 40, context: 'Scheduler' });
+  beforeAll(async () => {
+    @Module({ imports: [LoggingModule.forRoot(pino({ level: 'debug', redact: { paths: LOG_REDACT_PATHS, censor: '***' } }, sink))], controllers: [ProbeController] })
+    class ProbeModule {}
+    const app = await NestFactory.create(ProbeModule, { bufferLogs: true });
+    app.useLogger(app.get(NestPinoLogger));
+    await app.listen(0, '127.0.0.1');
+    base = await app.getUrl();
+    close = () => app.close();
+  });
+  afterAll(() => close());
+
+  it("as JSON lines with their level and the context Nest gives (start-up's route mapping)", () => {
+    expect(lines).toContainEqual(expect.objectContaining({ level: 30, context: 'RouterExplorer', msg: expect.stringContaining('/work, GET') }));
+  });
+
+  it('one line per request naming method, path and status, never its headers', async () => {
+    const res = await fetch(`${base}/work`, { headers: { 'x-api-key': KEY, authorization: `Bearer ${KEY}` } });
+    expect(res.status).toBe(200);
+    const request = lines.find((l) => l.req?.url === '/work' && l.res);
+    expect(request).toMatchObject({ level: 30, req: { method: 'GET', url: '/work' }, res: { statusCode: 200 } });
+    expect(JSON.stringify(lines)).not.toContain(KEY);
   });
 
   it('with the same redaction as every other line', () => {
-    nest.debug({ msg: 'options', nats: { password: 'NatsPassword-123' } }, 'NestFactory');
-    expect(JSON.stringify(lines.at(-1))).not.toContain('NatsPassword-123');
-    expect(lines.at(-1).nats.password).toBe('***');
+    const line = lines.find((l) => l.context === 'Probe');
+    expect(line.nats.password).toBe('***');
+    expect(JSON.stringify(lines)).not.toContain('NatsPassword-123');
+  });
+
+  it('probes are answered without a line each', async () => {
+    expect((await fetch(`${base}/readyz`)).status).toBe(200);
+    expect(lines.filter((l) => l.req?.url === '/readyz')).toEqual([]);
   });
 });

@@ -1,6 +1,6 @@
 /**
- * NestJS 12 and a few of its dependencies ship only ES modules. Plain Node 20.19+ loads them through
- * require(esm); jest (CommonJS) needs them transpiled. ts-jest does that, except for `import.meta.url`,
+ * NestJS 12 and a few of its dependencies ship only ES modules. Plain Node loads them through
+ * require(esm); jest (CommonJS) does so only under --experimental-vm-modules, so it gets them transpiled. ts-jest does that, except for `import.meta.url`,
  * which has no CommonJS form: it becomes the module's own file URL before ts-jest sees the source, and
  * a module-level `const require = createRequire(import.meta.url)` is dropped (CommonJS has its own require).
  */
