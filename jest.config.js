@@ -24,7 +24,22 @@ const ESM_PACKAGES = [
   'age-encryption',
   '@noble',
   '@scure',
+  // The schema packages and what their validators import (docs/generator.md).
+  'kubernetes-models',
+  '@kubernetes-models',
+  'is-cidr',
+  'cidr-regex',
 ];
+
+/**
+ * The schema packages export their files for `import` only; jest resolves like `require`, so their
+ * bare specifiers are mapped to the files (plain Node loads them as ES modules and needs none of this).
+ */
+const SCHEMA_PACKAGE_FILES = {
+  '^@kubernetes-models/validate$': '<rootDir>/node_modules/@kubernetes-models/validate/dist/index.js',
+  '^@kubernetes-models/validate/runtime/(.*?)(\\.js)?$': '<rootDir>/node_modules/@kubernetes-models/validate/dist/runtime/$1.js',
+  '^(kubernetes-models|@kubernetes-models/[a-z-]+)/_schemas/(.*?)(\\.js)?$': '<rootDir>/node_modules/$1/_schemas/$2.js',
+};
 
 module.exports = {
   testEnvironment: 'node',
@@ -34,6 +49,7 @@ module.exports = {
     '^.+\\.ts$': ['ts-jest', { diagnostics: false }],
     '^.+\\.m?js$': ['<rootDir>/test/jest/esm-to-cjs.transform.js', { diagnostics: false, tsconfig: { allowJs: true, module: 'commonjs', target: 'ES2022', esModuleInterop: true } }],
   },
+  moduleNameMapper: SCHEMA_PACKAGE_FILES,
   transformIgnorePatterns: [`/node_modules/(?!(${ESM_PACKAGES.join('|')})/)`],
   testTimeout: 60000,
   maxWorkers: 2,

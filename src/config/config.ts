@@ -220,6 +220,7 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env, opts: { requ
       workDir: resolve(env.WORK_DIR),
       templateDir: env.TEMPLATE_DIR ? resolve(env.TEMPLATE_DIR) : undefined,
       referenceEnv: env.REFERENCE_ENV,
+      kubectl: env.KUBECTL,
       gitIdentity: { name: env.GIT_AUTHOR_NAME, email: env.GIT_AUTHOR_EMAIL },
       gitAccess: access,
       repoCache: new RepositoryCache(join(resolve(env.WORK_DIR), 'repo-cache'), access),

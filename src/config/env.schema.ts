@@ -58,6 +58,7 @@ export const ENV_SCHEMA = {
     WORK_DIR: text('.work'),
     TEMPLATE_DIR: text(),
     REFERENCE_ENV: { type: 'string', minLength: 1, default: 'development' },
+    KUBECTL: text('kubectl'),
     GIT_CREDENTIALS_DIR: text(),
     GIT_CREDENTIALS_HOSTS: text(''),
     GIT_CA_FILE: text(),

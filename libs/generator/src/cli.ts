@@ -51,7 +51,7 @@ Options:
   --source-url URL         GitRepository URL Flux syncs from (default: --repo's origin remote; the
                            reference's URL when --repo is the reference's own repository or has no origin)
   --source-branch BRANCH   GitRepository branch (default: the reference's)
-  --no-validate            skip the kustomize build of every written layer
+  --no-validate            skip validation (kustomize build and schema check of every written layer)
   --dry-run                run the pass on a scratch copy and print what would change (a unified
                            diff, sealed values as <sealed: N keys>), the credential plan and the
                            warnings; writes nothing
@@ -168,6 +168,8 @@ function describePlan(summary: GenerateSummary): string {
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
+const schemaCounts = (summary: GenerateSummary) => (summary.schema_checked ? `, ${plural(summary.schema_checked.objects, 'object')} against their schemas` : '');
+
 function describe(summary: GenerateSummary): string {
   const lines = [
     `${summary.pass} pass for ${summary.cluster_name} (${summary.domain}, ${summary.region}) from ${summary.reference_env} (${summary.reference_domain})`,
@@ -185,7 +187,7 @@ function describe(summary: GenerateSummary): string {
     ...summary.ingress_hosts.map((i) => `  ingress ${i.namespace ?? 'default'}/${i.name}: ${i.to.join(', ')}`),
     ...summary.objects_sealed.map((s) => `  sealed ${s.namespace}/${s.name} (${plural(s.keys.length, 'key')}, ${s.scope}${s.reused ? ', kept' : ''})`),
     ...(summary.credential_plan.length > 0 ? [`  credentials: ${planCounts(summary)}`] : []),
-    `  validated: ${summary.validated ? plural(summary.validated.length, 'folder') + ' with kustomize' : 'no'}`,
+    `  validated: ${summary.validated ? plural(summary.validated.length, 'folder') + ' with kustomize' + schemaCounts(summary) : 'no'}`,
     ...summary.warnings.map((w) => `  warning: ${w}`),
   ];
   return lines.join('\n') + '\n';

@@ -19,7 +19,7 @@ import { checkConsistentReuse, planCredentials, protectSecret } from './protect'
 import { collectTree, isRemote, ReferenceObject } from './reference';
 import { substituteObject, substitutionDisabled, VARIABLE_NAME, variableUses } from './substitution';
 import { stageAndCheck, syncFolder } from './target';
-import { checkBuiltObjects, checkObjects, kustomizeBuild } from './validate';
+import { allBuilds, checkBuilt, kustomizeBuild, substituteBuilt } from './validate';
 import { isYamlFile, parseDocuments, stringifyDocuments } from './yaml-docs';
 
 export { loadClusterVarsReference };
@@ -416,14 +416,9 @@ function repointKustomization(ctx: VarsContext, doc: Document, obj: ReferenceObj
  */
 async function validateStaged(ctx: VarsContext, staging: string): Promise<void> {
   if (!ctx.summary.validated) return;
-  const root = await kustomizeBuild(staging, ctx.clusterDir, [ctx.opts.repoDir]);
-  if (!root.available) {
-    ctx.summary.warnings.push('kubectl not found: the tree was not validated with kustomize');
-    ctx.summary.validated = null;
-    return;
-  }
-  checkBuiltObjects(root.output, ctx.clusterDir, ctx.opts.domain);
-  const built = parseDocuments(root.output, ctx.clusterDir).map((d) => d.toJS());
+  const root = await kustomizeBuild(staging, ctx.clusterDir, { roots: [ctx.opts.repoDir], kubectl: ctx.opts.kubectl });
+  checkBuilt(ctx.summary, root, ctx.clusterDir, ctx.opts.domain);
+  const built = root.map((o) => o.body);
   const syncs = built.filter(isFluxKustomization);
   const names = new Set(syncs.map((b) => String(b.metadata?.name)));
   // The pass applies exactly the Kustomizations it should: none missing, none that waits for secrets.
@@ -435,7 +430,7 @@ async function validateStaged(ctx: VarsContext, staging: string): Promise<void> 
     const missing = (b.spec?.dependsOn ?? []).map((d: any) => String(d?.name)).find((d: string) => !names.has(d));
     if (missing) throw new GeneratorValidationError(`${ctx.clusterDir}: Kustomization ${b.metadata?.name} depends on ${missing}, which this pass does not apply`);
   }
-  const builds = await Promise.all(syncs.map((b) => buildSync(ctx, staging, b)));
+  const builds = await allBuilds(syncs.map((b) => buildSync(ctx, staging, b)));
   ctx.summary.validated.push(ctx.clusterDir, ...builds.filter((p): p is string => p !== undefined));
 }
 
@@ -445,17 +440,11 @@ async function buildSync(ctx: VarsContext, staging: string, body: any): Promise<
   if (path === ctx.clusterDir) return undefined; // the cluster folder itself: built above
   const abs = path.startsWith(ctx.clusterDir + '/') ? join(staging, path.slice(ctx.clusterDir.length + 1)) : join(ctx.opts.repoDir, path);
   if (!existsSync(abs)) throw new GeneratorValidationError(`Kustomization ${body.metadata?.name}: path ./${path} does not exist in the repository`);
-  const objects = parseDocuments((await kustomizeBuild(abs, path, [ctx.opts.repoDir])).output, path).map((d) => d.toJS());
+  const objects = await kustomizeBuild(abs, path, { roots: [ctx.opts.repoDir], kubectl: ctx.opts.kubectl });
   const k = ctx.ref.kustomizations.find((k) => k.name === body.metadata?.name);
   // Substituted as Flux will; a source outside the repository leaves the values unknown, so unchecked.
   const vars = k && substitutes(k) ? variablesFor(ctx, k) : undefined;
-  const applied = vars ? objects.map((o) => substituteChecked(o, vars, path)) : objects;
-  checkObjects(applied, path, ctx.opts.domain);
+  const applied = vars ? objects.map((o) => substituteBuilt(o, vars, path)) : objects;
+  checkBuilt(ctx.summary, applied, path, ctx.opts.domain);
   return path;
-}
-
-function substituteChecked(body: any, vars: Record<string, string>, path: string): any {
-  const r = substituteObject(body, vars);
-  if (r.undefinedNames.length > 0) throw new GeneratorValidationError(`${path} builds ${body?.kind} ${body?.metadata?.name} with undefined \${${r.undefinedNames[0]}}`);
-  return r.body;
 }

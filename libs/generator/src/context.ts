@@ -19,6 +19,8 @@ export interface GenerateOptions {
   scratchDir?: string;
   templateDir?: string;
   referenceEnv?: string;
+  /** The kubectl that builds and validates (default: `kubectl` on PATH). Missing, a validated pass fails. */
+  kubectl?: string;
   clusterName: string;
   domain: string;
   region: string;
@@ -104,6 +106,8 @@ export interface GenerateSummary {
   external_dns: ExternalDnsSettings[];
   sealing_cert_sha256: string | null;
   validated: string[] | null;
+  /** Objects checked against the schema of their kind, and the kinds no schema describes (null when not validated). */
+  schema_checked: { objects: number; kinds_without_schema: string[] } | null;
   /** What becomes of every key of every reference Secret (class per key, never a value). */
   credential_plan: CredentialPlanEntry[];
   warnings: string[];

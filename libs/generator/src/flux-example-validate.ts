@@ -12,9 +12,8 @@ import { inlineVariables } from './flux-example-reference';
 import { isFluxKustomization, normalizePath } from './flux-sync';
 import { HostMapping, hostsIn } from './hosts';
 import { findKustomizationFile, listFiles } from './reference';
-import { substituteObject } from './substitution';
 import { insideRoots } from './remote-resources';
-import { checkNotPlaintextSecret, kustomizeBuild } from './validate';
+import { allBuilds, checkAgainstSchemas, checkNotPlaintextSecret, kustomizeBuild, substituteBuilt } from './validate';
 import { isYamlFile, parseDocuments } from './yaml-docs';
 import type { Context } from './context';
 
@@ -41,9 +40,15 @@ export async function validateStaged(v: ExampleValidation, staged: Map<string, s
     return join(ctx.opts.repoDir, repoPath);
   };
   const clusterStaging = staged.get(ctx.clusterDir)!;
-  const declared = listFiles(clusterStaging)
+  const declaredObjects = listFiles(clusterStaging)
     .filter(isYamlFile)
-    .flatMap((rel) => parseDocuments(readFileSync(join(clusterStaging, rel), 'utf8'), `${ctx.clusterDir}/${rel}`).map((d) => d.toJS()));
+    .flatMap((rel) => {
+      const file = `${ctx.clusterDir}/${rel}`;
+      return parseDocuments(readFileSync(join(clusterStaging, rel), 'utf8'), file).map((d) => ({ body: d.toJS(), file }));
+    });
+  // The cluster folder's own objects (its Kustomizations and sources) are applied too, by the bootstrap Kustomization.
+  checkAgainstSchemas(ctx.summary, declaredObjects, ctx.clusterDir);
+  const declared = declaredObjects.map((o) => o.body);
   const syncs = declared.filter(isFluxKustomization);
   const artifacts = new Map<string, GeneratedArtifact>(declared.filter(isArtifactGenerator).flatMap((g) => generatedArtifacts(g, ctx.clusterDir).map((a) => [a.name, a] as const)));
   const names = new Set(syncs.map((b) => String(b.metadata?.name)));
@@ -58,13 +63,8 @@ export async function validateStaged(v: ExampleValidation, staged: Map<string, s
     for (const [dir, abs] of staged) if (file.startsWith(abs + '/')) return join(dir, relative(abs, file));
     return relative(ctx.opts.repoDir, file);
   };
-  const results = await Promise.all(syncs.map((b) => buildKustomization(v, b, resolve, artifacts, shown)));
-  if (results.some((r) => r === 'unavailable')) {
-    ctx.summary.warnings.push('kubectl not found: the tree was not validated with kustomize');
-    ctx.summary.validated = null;
-    return;
-  }
-  ctx.summary.validated.push(...results.filter((r): r is string => typeof r === 'string' && r !== 'unavailable'));
+  const results = await allBuilds(syncs.map((b) => buildKustomization(v, b, resolve, artifacts, shown)));
+  ctx.summary.validated.push(...results.filter((r): r is string => r !== undefined));
 }
 
 /** Builds what one Flux Kustomization of the new cluster applies; returns what was checked. */
@@ -99,15 +99,11 @@ async function buildKustomization(
     const build = join(scratch, 'build');
     writeFileAt(build, { resources: [relative(build, dir)], ...(body.spec?.patches ? { patches: body.spec.patches } : {}) });
     const inScratch = (file: string) => (file.startsWith(scratch + '/') ? `${label}: ${relative(scratch, file)}` : shown(file));
-    const result = await kustomizeBuild(build, `Kustomization ${name} (${label})`, roots, inScratch);
-    if (!result.available) return 'unavailable';
+    const where = `Kustomization ${name} (${label})`;
     const vars = inlineVariables(body);
-    for (const built of parseDocuments(result.output, label).map((d) => d.toJS())) {
-      const object = vars ? substituteObject(built, vars) : { body: built, undefinedNames: [] };
-      if (object.undefinedNames.length > 0)
-        throw new GeneratorValidationError(`Kustomization ${name} (${label}) builds ${built?.kind} ${built?.metadata?.name} with undefined \${${object.undefinedNames[0]}}`);
-      checkBuilt(v, object.body, `Kustomization ${name} (${label})`);
-    }
+    const applied = (await kustomizeBuild(build, where, { roots, kubectl: v.ctx.opts.kubectl, shown: inScratch })).map((built) => (vars ? substituteBuilt(built, vars, where) : built));
+    for (const object of applied) checkBuilt(v, object.body, where);
+    checkAgainstSchemas(v.ctx.summary, applied, where);
     return label;
   } finally {
     rmSync(scratch, { recursive: true, force: true });

@@ -108,6 +108,7 @@ function emptySummary(opts: ResolvedOptions, clusterDir: string, cert: SealingCe
     external_dns: [],
     sealing_cert_sha256: cert?.fingerprintSha256 ?? null,
     validated: opts.validate === false ? null : [],
+    schema_checked: null,
     credential_plan: [],
     warnings: [],
   };
@@ -122,22 +123,35 @@ interface ReferenceFacts {
   hosts: { occurrences: HostOccurrence[]; domain: string | undefined } | undefined;
 }
 
-const factsByReference = new Map<string, { readAt: number; facts: ReferenceFacts }>();
+const factsByReference = new Map<string, { readAt: number; facts: ReferenceFacts | undefined }>();
 
-/** The reference's facts, read at most once a minute per process, so a request costs no reference walk. */
-function referenceFacts(templateDir: string | undefined, referenceEnv: string): ReferenceFacts {
+/**
+ * The reference's facts, read at most once a minute per process, so a request costs no reference
+ * walk. Undefined when the generator cannot read the reference: that is the run's to report, with
+ * the generator's reason, not the request's.
+ */
+function referenceFacts(templateDir: string | undefined, referenceEnv: string): ReferenceFacts | undefined {
   const root = resolve(templateDir ?? SHIPPED_TEMPLATE);
   const key = `${root}\0${referenceEnv}`;
   const cached = factsByReference.get(key);
   if (cached && Date.now() - cached.readAt <= REFERENCE_FACTS_TTL_MS) return cached.facts;
+  let facts: ReferenceFacts | undefined;
+  try {
+    facts = readReferenceFacts(root, referenceEnv);
+  } catch (e) {
+    if (!(e instanceof GeneratorInputError)) throw e;
+  }
+  factsByReference.set(key, { readAt: Date.now(), facts });
+  return facts;
+}
+
+function readReferenceFacts(root: string, referenceEnv: string): ReferenceFacts {
   const vars = loadClusterVarsReference(root, referenceEnv);
   const example = vars ? undefined : loadFluxExampleReference(root, referenceEnv);
-  const facts: ReferenceFacts = {
+  return {
     variables: vars && knownVariables(vars),
     hosts: example && { occurrences: referenceHostOccurrences(example), domain: discoverReferenceDns(example.kustomizations.flatMap((k) => k.objects)).domain },
   };
-  factsByReference.set(key, { readAt: Date.now(), facts });
-  return facts;
 }
 
 /**
@@ -145,8 +159,8 @@ function referenceFacts(templateDir: string | undefined, referenceEnv: string): 
  * requests with it): null when they can be used, else the first problem.
  */
 export function clusterVarsProblem(templateDir: string | undefined, referenceEnv: string, vars: Record<string, unknown>): VarProblem | null {
-  if (Object.keys(vars).length === 0) return null;
-  return givenVarProblem(referenceFacts(templateDir, referenceEnv).variables, vars);
+  const facts = Object.keys(vars).length === 0 ? undefined : referenceFacts(templateDir, referenceEnv);
+  return facts ? givenVarProblem(facts.variables, vars) : null;
 }
 
 /**
@@ -159,7 +173,9 @@ export function hostMapProblem(
   referenceEnv: string,
   given: { domain: string; hostMap?: Record<string, string>; referenceDomain?: string },
 ): { field: string; problem: string } | null {
-  const hosts = referenceFacts(templateDir, referenceEnv).hosts;
+  const facts = referenceFacts(templateDir, referenceEnv);
+  if (!facts) return null;
+  const hosts = facts.hosts;
   const mapped = Object.keys(given.hostMap ?? {}).length > 0;
   if (!hosts) {
     if (mapped) return { field: 'host_map', problem: "the service's reference moves hosts by its domain (host_map is for references in the layout of Flux's example repository)" };
@@ -222,6 +238,8 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
   else if (exampleReference) await generateFromFluxExample(ctx, exampleReference);
   else await generateFromOverlays(ctx, loadReference(root, opts.referenceEnv));
 
+  const unchecked = ctx.summary.schema_checked?.kinds_without_schema ?? [];
+  if (unchecked.length > 0) ctx.summary.warnings.push(`no schema describes ${unchecked.join(', ')}: these objects were built but not checked against a schema`);
   if (opts.pass === 'full' && usesSops(ctx)) writeSopsRules(ctx);
   writeOwnerMarker(ctx, clusterDir);
   return { summary: ctx.summary, credentials: ctx.credentials };

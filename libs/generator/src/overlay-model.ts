@@ -16,7 +16,7 @@ import { ingressPatches, IngressPatch } from './ingress';
 import { checkConsistentReuse, checkRegenerable, planCredentials, protectSecret } from './protect';
 import { findKustomizationFile, ReferenceEnv, ReferenceLayer } from './reference';
 import { stageAndCheck, syncFolder, writeIfChanged } from './target';
-import { checkBuiltObjects, kustomizeBuild } from './validate';
+import { allBuilds, checkBuilt, kustomizeBuild } from './validate';
 import { isYamlFile, parseDocuments, stringifyDocuments } from './yaml-docs';
 
 interface OverlayContext extends Context {
@@ -163,17 +163,12 @@ async function writeValidated(ctx: OverlayContext, rendered: Map<string, Map<str
     if (!ctx.summary.validated) return;
     // Layers build independently: run the kustomize builds side by side.
     const names = [...rendered.keys()];
-    const builds = await Promise.all(names.map((layer) => kustomizeBuild(join(staging, layer), `${ctx.clusterDir}/${layer}`, [ctx.opts.repoDir])));
-    if (builds.some((b) => !b.available)) {
-      ctx.summary.warnings.push('kubectl not found: the tree was not validated with kustomize');
-      ctx.summary.validated = null;
-      return;
-    }
-    builds.forEach((b, i) => checkBuiltObjects(b.output, `${ctx.clusterDir}/${names[i]}`, ctx.opts.domain));
+    const builds = await allBuilds(names.map((layer) => kustomizeBuild(join(staging, layer), `${ctx.clusterDir}/${layer}`, { roots: [ctx.opts.repoDir], kubectl: ctx.opts.kubectl })));
+    builds.forEach((objects, i) => checkBuilt(ctx.summary, objects, `${ctx.clusterDir}/${names[i]}`, ctx.opts.domain));
     ctx.summary.validated.push(...names.map((l) => `${ctx.clusterDir}/${l}`));
     if (root) {
       // What the bootstrap Kustomization applies from the cluster root.
-      checkBuiltObjects((await kustomizeBuild(staging, ctx.clusterDir, [ctx.opts.repoDir])).output, ctx.clusterDir, ctx.opts.domain);
+      checkBuilt(ctx.summary, await kustomizeBuild(staging, ctx.clusterDir, { roots: [ctx.opts.repoDir], kubectl: ctx.opts.kubectl }), ctx.clusterDir, ctx.opts.domain);
       ctx.summary.validated.push(ctx.clusterDir);
     }
   });

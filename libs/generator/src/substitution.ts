@@ -4,6 +4,7 @@
  * replaced, `$${NAME}` is the escape for a literal `${NAME}`. Flux turns an undefined variable
  * into an empty string without a word; the scaffolder reports it instead.
  */
+import { parse, stringify } from 'yaml';
 
 /** Flux's rule for variable names. */
 export const VARIABLE_NAME = /^[_a-zA-Z][_a-zA-Z0-9]*$/;
@@ -44,22 +45,17 @@ export function substitute(text: string, vars: Readonly<Record<string, string>>)
 export const substitutionDisabled = (body: any) => body?.metadata?.annotations?.[SUBSTITUTE_ANNOTATION] === 'disabled';
 
 /**
- * One object with variables substituted, for the checks on what a cluster will receive. Flux
- * substitutes the object's YAML text; substituting inside the parsed strings gives the same text
- * (scalars stay strings, e.g. replicas "3"), which is all the checks look at.
+ * One object with variables substituted as Flux does it: kustomize-controller writes the object as
+ * YAML, substitutes the text and reads it back, so `replicas: ${REPLICAS}` becomes the integer 3 and
+ * a value may even add structure. A result that is no longer one YAML object is reported in
+ * `broken` (Flux fails the same Kustomization).
  */
-export function substituteObject(body: any, vars: Readonly<Record<string, string>>): { body: any; undefinedNames: string[] } {
+export function substituteObject(body: any, vars: Readonly<Record<string, string>>): { body: any; undefinedNames: string[]; broken?: string } {
   if (substitutionDisabled(body)) return { body, undefinedNames: [] };
-  const missing = new Set<string>();
-  const visit = (node: any): any => {
-    if (typeof node === 'string') {
-      const r = substitute(node, vars);
-      r.undefinedNames.forEach((n) => missing.add(n));
-      return r.text;
-    }
-    if (Array.isArray(node)) return node.map(visit);
-    if (node && typeof node === 'object') return Object.fromEntries(Object.entries(node).map(([k, v]) => [visit(k), visit(v)]));
-    return node;
-  };
-  return { body: visit(body), undefinedNames: [...missing] };
+  const r = substitute(stringify(body, { lineWidth: 0 }), vars);
+  try {
+    return { body: parse(r.text), undefinedNames: r.undefinedNames };
+  } catch (e) {
+    return { body, undefinedNames: r.undefinedNames, broken: `is not valid YAML after substitution (${(e as Error).message.split('\n')[0]})` };
+  }
 }

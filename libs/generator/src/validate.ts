@@ -1,15 +1,17 @@
-import { availableParallelism } from 'node:os';
-import { join, normalize, relative } from 'node:path';
-import { parseAllDocuments } from 'yaml';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join, normalize, relative, resolve } from 'node:path';
+import { parse, stringify } from 'yaml';
 import { execInHelper, offlineBuildEnvironment } from '../../runtime/src';
+import type { GenerateSummary } from './context';
 import { GeneratorValidationError } from './errors';
 import { ingressHosts } from './ingress';
 import { refuseRemoteResources } from './remote-resources';
+import { BuiltObject, checkSchemas, SchemaCheck } from './schema';
+import { substituteObject } from './substitution';
+import { parseFresh } from './yaml-docs';
 
-export interface KustomizeBuild {
-  available: boolean;
-  output: string;
-}
+export type { BuiltObject } from './schema';
 
 /** kubectl is started by this thread's helper process: a fork of the service would stall it (see HelperProcess). */
 const run = execInHelper;
@@ -29,15 +31,23 @@ async function withBuildSlot<T>(work: () => Promise<T>): Promise<T> {
     waiting.shift()?.();
   }
 }
-let kubectlPresent: Promise<boolean> | undefined;
+const kubectlPresent = new Map<string, Promise<boolean>>();
 
-function kubectlAvailable(): Promise<boolean> {
-  kubectlPresent ??= run('kubectl', ['version', '--client']).then(
-    () => true,
-    (e) => e.code !== 'ENOENT',
-  );
-  return kubectlPresent;
+/** Validation never passes silently without kubectl: only turning it off (--no-validate) skips the build. */
+async function requireKubectl(kubectl: string): Promise<void> {
+  if (!kubectlPresent.has(kubectl))
+    kubectlPresent.set(
+      kubectl,
+      run(kubectl, ['version', '--client']).then(
+        () => true,
+        (e) => e.code !== 'ENOENT',
+      ),
+    );
+  if (!(await kubectlPresent.get(kubectl)))
+    throw new GeneratorValidationError('kubectl not found: the tree cannot be validated (install kubectl, or turn validation off explicitly with --no-validate)');
 }
+
+const ORIGIN = 'config.kubernetes.io/origin';
 
 /** A file's name in messages: its path below the build's label (a repository path), e.g. clusters/c/apps/../base → clusters/c/base. */
 const belowLabel = (absDir: string, label: string) => (file: string) => normalize(join(label, relative(absDir, file)));
@@ -47,37 +57,102 @@ const belowLabel = (absDir: string, label: string) => (file: string) => normaliz
  * service generating trees keeps answering its API while kustomize works. Every build passes here:
  * a kustomization naming a remote resource, or a local one outside `roots` (the working copy and the
  * build's scratch folder), is refused first (GeneratorInputError naming the file, as `shown` names
- * it), and kubectl runs offline (git for local files only, proxies to nowhere).
+ * it), and kubectl runs offline (git for local files only, proxies to nowhere). The folder is built
+ * through a wrapper asking kustomize for origin annotations, so each object knows the file it came
+ * from (as `shown` names it); the annotations are taken off again.
  */
-export async function kustomizeBuild(absDir: string, label: string, roots: readonly string[], shown: (absFile: string) => string = belowLabel(absDir, label)): Promise<KustomizeBuild> {
-  refuseRemoteResources(absDir, shown, roots);
-  if (!(await kubectlAvailable())) return { available: false, output: '' };
+export interface BuildSettings {
+  /** Folders a build may read from (the working copy, the build's scratch folder). */
+  roots: readonly string[];
+  kubectl?: string;
+  /** A file's name in messages (default: its path below the build's label). */
+  shown?: (absFile: string) => string;
+}
+
+export async function kustomizeBuild(absDir: string, label: string, settings: BuildSettings): Promise<BuiltObject[]> {
+  const shown = settings.shown ?? belowLabel(absDir, label);
+  const kubectl = settings.kubectl ?? 'kubectl';
+  refuseRemoteResources(absDir, shown, settings.roots);
+  await requireKubectl(kubectl);
+  const wrapper = mkdtempSync(join(tmpdir(), 'kustomize-origin-'));
   try {
-    const { stdout } = await withBuildSlot(() => run('kubectl', ['kustomize', absDir], { maxBuffer: 256 * 1024 * 1024, env: offlineBuildEnvironment() }));
-    return { available: true, output: stdout };
+    writeFileSync(join(wrapper, 'kustomization.yaml'), stringify({ resources: [relative(wrapper, absDir) || '.'], buildMetadata: ['originAnnotations'] }));
+    const { stdout } = await withBuildSlot(() => run(kubectl, ['kustomize', wrapper], { maxBuffer: 256 * 1024 * 1024, env: offlineBuildEnvironment() }));
+    return parseFresh(stdout, label).map((doc) => withoutOrigin(doc.toJS(), wrapper, shown));
   } catch (e: any) {
+    if (e instanceof GeneratorValidationError) throw e;
     const reason = String(e.stderr || e.message || 'unknown error')
       .trim()
       .split('\n')
       .slice(0, 3)
       .join(' / ');
-    throw new GeneratorValidationError(`kustomize build of ${label} failed: ${reason.replaceAll(absDir, label)}`);
+    throw new GeneratorValidationError(`kustomize build of ${label} failed: ${reason.replaceAll(absDir, label).replaceAll(wrapper, label)}`);
+  } finally {
+    rmSync(wrapper, { recursive: true, force: true });
   }
 }
 
+/** Promise.all for builds side by side, except that every build ends before the first failure is thrown: a pass never returns while its kubectl still runs. */
+export async function allBuilds<T>(builds: Array<Promise<T>>): Promise<T[]> {
+  const results = await Promise.allSettled(builds);
+  const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) throw failed.reason;
+  return results.map((r) => (r as PromiseFulfilledResult<T>).value);
+}
+
+/** The object as the folder builds it, and the file its origin annotation names (a generator's kustomization for generated objects). */
+function withoutOrigin(body: any, wrapper: string, shown: (absFile: string) => string): BuiltObject {
+  const annotations = body?.metadata?.annotations;
+  const origin = annotations?.[ORIGIN];
+  if (typeof origin !== 'string') return { body };
+  delete annotations[ORIGIN];
+  if (Object.keys(annotations).length === 0) delete body.metadata.annotations;
+  const where = parse(origin);
+  const path = where?.path ?? where?.configuredIn;
+  return { body, file: typeof path === 'string' ? shown(resolve(wrapper, path)) : undefined };
+}
+
 /**
- * Checks on what a layer builds to: no plaintext Secret with values, and every Ingress host
- * under the new domain (a host patch that missed its target shows up here).
+ * A built object as the cluster receives it after Flux's post-build substitution; an undefined
+ * variable (Flux would write an empty string without a word) or a result that is no longer YAML is refused.
  */
-export function checkBuiltObjects(output: string, label: string, domain: string): void {
+export function substituteBuilt(built: BuiltObject, vars: Readonly<Record<string, string>>, label: string): BuiltObject {
+  const r = substituteObject(built.body, vars);
+  const what = `${built.body?.kind} ${built.body?.metadata?.name}`;
+  const from = built.file ? ` (from ${built.file})` : '';
+  if (r.undefinedNames.length > 0) throw new GeneratorValidationError(`${label} builds ${what} with undefined \${${r.undefinedNames[0]}}${from}`);
+  if (r.broken) throw new GeneratorValidationError(`${label} builds ${what}${from}, which ${r.broken}`);
+  return { ...built, body: r.body };
+}
+
+/** The schema check of what one build applies, counted in the summary. */
+export function checkAgainstSchemas(summary: GenerateSummary, objects: readonly BuiltObject[], label: string): void {
+  addSchemaCheck(summary, checkSchemas(objects, label));
+}
+
+function addSchemaCheck(summary: GenerateSummary, check: SchemaCheck) {
+  summary.schema_checked ??= { objects: 0, kinds_without_schema: [] };
+  summary.schema_checked.objects += check.checked;
+  const kinds = new Set([...summary.schema_checked.kinds_without_schema, ...check.withoutSchema]);
+  summary.schema_checked.kinds_without_schema = [...kinds].sort();
+  for (const warning of check.warnings) if (!summary.warnings.includes(warning)) summary.warnings.push(warning);
+}
+
+/** Every check on what one build applies: the project's rules (checkObjects), then the schemas. */
+export function checkBuilt(summary: GenerateSummary, objects: readonly BuiltObject[], label: string, domain: string): void {
   checkObjects(
-    (parseAllDocuments(output) as any[]).map((doc) => doc.toJS?.()),
+    objects.map((o) => o.body),
     label,
     domain,
   );
+  checkAgainstSchemas(summary, objects, label);
 }
 
-/** The same checks on objects already parsed (and, for Flux post-build substitution, substituted). */
+/**
+ * The project's checks on what a layer builds to (after Flux post-build substitution where it
+ * applies): no plaintext Secret with values, and every Ingress host under the new domain (a host
+ * patch that missed its target shows up here).
+ */
 export function checkObjects(objects: any[], label: string, domain: string): void {
   for (const body of objects) {
     if (!body) continue;

@@ -22,7 +22,8 @@ export function parseDocuments(text: string, file: string): Document[] {
   return docs.map((d) => d.clone());
 }
 
-function parseFresh(text: string, file: string): Document[] {
+/** Parses a YAML stream without keeping it (kustomize's output: read once, often large). */
+export function parseFresh(text: string, file: string): Document[] {
   const docs = parseAllDocuments(text);
   if (!Array.isArray(docs)) throw new Error(`${file}: not a YAML stream`);
   for (const d of docs) {

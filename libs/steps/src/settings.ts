@@ -6,6 +6,8 @@ export interface StepSettings {
   workDir: string;
   templateDir?: string;
   referenceEnv: string;
+  /** The kubectl every pass and preview validates with (KUBECTL). */
+  kubectl?: string;
   gitIdentity: GitIdentity;
   /** Credentials and CA for private git servers (prepared once per process). */
   gitAccess: GitAccess;
