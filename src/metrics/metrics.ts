@@ -1,11 +1,13 @@
 import { Injectable } from '@nestjs/common';
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { JetStreamEventStore } from '../../libs/event-store/src';
 import type { StoredEvent } from '../../libs/events/src';
+import { VERSION } from '../version';
 
 /**
  * Prometheus metrics of one process. Run counts come from the projector (each event is projected
- * once across replicas); step durations from the step workers; lag is read from JetStream at scrape.
+ * once across replicas); step durations from the step workers; lag is read from JetStream at scrape;
+ * the process's own (CPU, memory, event loop, GC) are prom-client's defaults.
  */
 @Injectable()
 export class Metrics {
@@ -61,6 +63,9 @@ export class Metrics {
   private lagRead?: { at: number; done: Promise<void> };
 
   constructor(private readonly store: JetStreamEventStore) {
+    collectDefaultMetrics({ register: this.registry });
+    const buildInfo = new Gauge({ name: 'scaffold_build_info', help: 'Always 1: what runs, as labels', labelNames: ['version', 'node_version'], registers: [this.registry] });
+    buildInfo.set({ version: VERSION, node_version: process.version }, 1);
     // prom-client collects gauges concurrently: every lag gauge awaits the same JetStream read of this scrape.
     const lagGauge = (name: string, help: string, labelNames: string[] = []) => new Gauge({ name, help, labelNames, registers: [this.registry], collect: () => this.readLag() });
     this.gauges = {

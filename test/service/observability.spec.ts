@@ -59,6 +59,14 @@ describe('observability: metrics, OpenAPI, log redaction', () => {
     expect(text).toMatch(/^scaffold_api_request_duration_seconds_count\{transport="http",route="GET \/api\/v1\/scaffolds\/:id",status="200"\} \d+$/m);
   });
 
+  it('exports the process metrics and what runs: version and Node.js', async () => {
+    const text = await (await fetch(`${stack.svc.base}/metrics`)).text();
+    const { version } = JSON.parse(readFileSync(join(__dirname, '../../package.json'), 'utf8'));
+    expect(text).toMatch(/^process_cpu_user_seconds_total \S+$/m);
+    expect(text).toMatch(/^nodejs_eventloop_lag_seconds \S+$/m);
+    expect(text).toContain(`\nscaffold_build_info{version="${version}",node_version="${process.version}"} 1\n`);
+  });
+
   it('documents every registered route in the OpenAPI document, and the examples of docs/api.md validate against it', async () => {
     const doc = (await api(stack.svc.base, 'GET', '/api/v1/openapi.json')).json;
     expect(doc.openapi).toBe('3.1.0');
