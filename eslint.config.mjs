@@ -7,13 +7,22 @@ export default tseslint.config(
   eslint.configs.recommended,
   ...tseslint.configs.recommended,
   {
-    languageOptions: { parserOptions: { projectService: false } },
     rules: {
       // The Kubernetes client and a few test doubles are loaded with require() on purpose (see jest.config.js).
       '@typescript-eslint/no-require-imports': 'off',
       // As in Nest's own starter: untyped YAML trees, Kubernetes API errors and JSON bodies are read as `any` on purpose.
       '@typescript-eslint/no-explicit-any': 'off',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
+    },
+  },
+  {
+    // Type-aware rules for the TypeScript (all of it is in tsconfig.json): a promise nobody awaits loses its
+    // rejection and its ordering, and one handed where a void callback is expected is not awaited by the caller.
+    files: ['**/*.ts'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': 'error',
     },
   },
   {

@@ -309,4 +309,5 @@ export async function main(
   }
 }
 
+// void: main() reports its own errors and resolves to the exit code.
 if (require.main === module) void main(process.argv.slice(2)).then((code) => process.exit(code));

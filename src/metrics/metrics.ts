@@ -1,11 +1,24 @@
 import { Injectable } from '@nestjs/common';
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { JetStreamEventStore } from '../../libs/event-store/src';
 import type { StoredEvent } from '../../libs/events/src';
+import { stepDurableOf } from '../../libs/steps/src';
+import { PROJECTOR } from '../projection/projector-name';
+import { VERSION } from '../version';
+
+/** What the lag gauges show of one consumer, or of all the per-run consumers of one step together. */
+interface ConsumerLag {
+  /** The furthest behind: last sequence minus ack floor is a distance in the stream, and distances do not add up. */
+  lag: number;
+  /** Message counts: these add up. */
+  pending: number;
+  redelivered: number;
+}
 
 /**
  * Prometheus metrics of one process. Run counts come from the projector (each event is projected
- * once across replicas); step durations from the step workers; lag is read from JetStream at scrape.
+ * once across replicas); step durations from the step workers; lag is read from JetStream at scrape;
+ * the process's own (CPU, memory, event loop, GC) are prom-client's defaults.
  */
 @Injectable()
 export class Metrics {
@@ -61,13 +74,16 @@ export class Metrics {
   private lagRead?: { at: number; done: Promise<void> };
 
   constructor(private readonly store: JetStreamEventStore) {
+    collectDefaultMetrics({ register: this.registry });
+    const buildInfo = new Gauge({ name: 'scaffold_build_info', help: 'Always 1: what runs, as labels', labelNames: ['version', 'node_version'], registers: [this.registry] });
+    buildInfo.set({ version: VERSION, node_version: process.version }, 1);
     // prom-client collects gauges concurrently: every lag gauge awaits the same JetStream read of this scrape.
     const lagGauge = (name: string, help: string, labelNames: string[] = []) => new Gauge({ name, help, labelNames, registers: [this.registry], collect: () => this.readLag() });
     this.gauges = {
       lastSeq: lagGauge('scaffold_stream_last_seq', 'Last sequence of the event stream'),
-      consumerLag: lagGauge('scaffold_consumer_lag_events', 'Stream last sequence minus the consumer ack floor', ['consumer']),
-      consumerPending: lagGauge('scaffold_consumer_pending', 'Messages not yet delivered to the consumer', ['consumer']),
-      consumerRedelivered: lagGauge('scaffold_consumer_redelivered', 'Messages redelivered and not yet acknowledged', ['consumer']),
+      consumerLag: lagGauge('scaffold_consumer_lag_events', 'Stream last sequence minus the consumer ack floor (per-run consumers: the furthest behind of their step)', ['consumer']),
+      consumerPending: lagGauge('scaffold_consumer_pending', 'Messages not yet delivered to the consumer (per-run consumers: summed by step)', ['consumer']),
+      consumerRedelivered: lagGauge('scaffold_consumer_redelivered', 'Messages redelivered and not yet acknowledged (per-run consumers: summed by step)', ['consumer']),
       projectionLagEvents: lagGauge('scaffold_projection_lag_events', 'Events appended but not yet in the read-model'),
       projectionLagSeconds: lagGauge('scaffold_projection_lag_seconds', 'How long the read-model has been behind the stream'),
     };
@@ -77,25 +93,40 @@ export class Metrics {
 
   private readLag(): Promise<void> {
     if (this.lagRead && Date.now() - this.lagRead.at < 250) return this.lagRead.done;
+    this.lagRead = { at: Date.now(), done: this.setLagGauges() };
+    return this.lagRead.done;
+  }
+
+  private async setLagGauges(): Promise<void> {
     const g = this.gauges;
-    const done = (async () => {
-      const info = await this.store.jsm.streams.info(this.store.streams.events);
-      const last = info.state.last_seq;
-      g.lastSeq.set(last);
-      for (const gauge of [g.consumerLag, g.consumerPending, g.consumerRedelivered]) gauge.reset();
-      for (const c of await this.store.jsm.consumers.list(this.store.streams.events).next()) {
-        g.consumerLag.set({ consumer: c.name }, last - c.ack_floor.stream_seq);
-        g.consumerPending.set({ consumer: c.name }, c.num_pending);
-        g.consumerRedelivered.set({ consumer: c.name }, c.num_redelivered);
-        if (c.name === 'projector') {
-          const behind = last - c.ack_floor.stream_seq;
-          g.projectionLagEvents.set(behind);
-          g.projectionLagSeconds.set(behind > 0 ? (Date.now() - this.lastProjectedAt) / 1000 : 0);
-        }
-      }
-    })();
-    this.lagRead = { at: Date.now(), done };
-    return done;
+    const last = await this.store.lastSeq();
+    const consumers = await this.consumerLags(last);
+    g.lastSeq.set(last);
+    for (const gauge of [g.consumerLag, g.consumerPending, g.consumerRedelivered]) gauge.reset();
+    for (const [consumer, c] of consumers) {
+      g.consumerLag.set({ consumer }, c.lag);
+      g.consumerPending.set({ consumer }, c.pending);
+      g.consumerRedelivered.set({ consumer }, c.redelivered);
+    }
+    const projector = consumers.get(PROJECTOR);
+    if (projector) {
+      g.projectionLagEvents.set(projector.lag);
+      g.projectionLagSeconds.set(projector.lag > 0 ? (Date.now() - this.lastProjectedAt) / 1000 : 0);
+    }
+  }
+
+  /**
+   * Every consumer of the event stream (the listing comes in pages), by its step-wide name: runner Jobs
+   * make a consumer per run, and a label value per run would grow the series without bound.
+   */
+  private async consumerLags(last: number): Promise<Map<string, ConsumerLag>> {
+    const byName = new Map<string, ConsumerLag>();
+    for await (const c of this.store.jsm.consumers.list(this.store.streams.events)) {
+      const name = stepDurableOf(c.name);
+      const seen = byName.get(name) ?? { lag: 0, pending: 0, redelivered: 0 };
+      byName.set(name, { lag: Math.max(seen.lag, last - c.ack_floor.stream_seq), pending: seen.pending + c.num_pending, redelivered: seen.redelivered + c.num_redelivered });
+    }
+    return byName;
   }
 
   /** Called by the projector after an event is in the read-model. */

@@ -12,8 +12,9 @@ import { EVENT_STORE } from '../event-log/event-log.module';
 import { LOGGER } from '../logging/logging.module';
 import { Metrics } from '../metrics/metrics';
 import { ProjectionCheckpoint, ScaffoldRunRebuildRow, ScaffoldRunRow, SkippedStreamMessage } from './entities';
+import { PROJECTOR } from './projector-name';
 
-export const PROJECTOR = 'projector';
+export { PROJECTOR };
 
 type RunTable = typeof ScaffoldRunRow | typeof ScaffoldRunRebuildRow;
 

@@ -1,11 +1,16 @@
+import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
+import { AckPolicy, StorageType } from '@nats-io/jetstream';
 import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
 import pino from 'pino';
-import { redact } from '../../libs/steps/src';
+import { JetStreamEventStore } from '../../libs/event-store/src';
+import { durableNameFor, redact } from '../../libs/steps/src';
 import { LOG_REDACT_PATHS } from '../../src/logging/logger';
+import { Metrics } from '../../src/metrics/metrics';
+import { PROJECTOR } from '../../src/projection/projector';
 import { makeRsaCert } from '../support/certs';
 import { bareRepo } from '../support/services';
 import { api, waitFor } from '../support/service';
@@ -20,10 +25,34 @@ function readmeExample(name: string): any {
   return JSON.parse(m[1]);
 }
 
+/** Scrape lines of one metric, by the value of its consumer label. */
+function byConsumer(scrape: string, metric: string): Map<string, number> {
+  const lines = [...scrape.matchAll(new RegExp(`^${metric}\\{consumer="([^"]+)"\\} (\\S+)$`, 'gm'))];
+  return new Map(lines.map(([, consumer, value]) => [consumer, Number(value)]));
+}
+
 describe('observability: metrics, OpenAPI, log redaction', () => {
   const stack = useServiceStack();
   const cert = makeRsaCert();
   const remote = bareRepo();
+
+  /**
+   * The metrics of an event stream of the test's own (unique name, in memory, deleted after): what the
+   * lag gauges make of the consumers `fill` adds to it.
+   */
+  async function scrapeOfStream(fill: (stream: { name: string; subject: (run: string) => string; store: JetStreamEventStore }) => Promise<void>): Promise<string> {
+    const name = `METRICS_${randomUUID().replaceAll('-', '')}`;
+    const subject = (run: string) => `${name.toLowerCase()}.run.${run}`;
+    const nc = stack.svc.runtime.store.nc;
+    const store = await JetStreamEventStore.open(nc, { events: name, logs: `${name}_LOGS`, inputs: `${name}_INPUTS` });
+    await store.jsm.streams.add({ name, subjects: [subject('*')], storage: StorageType.Memory });
+    try {
+      await fill({ name, subject, store });
+      return await new Metrics(store).registry.metrics();
+    } finally {
+      await store.jsm.streams.delete(name);
+    }
+  }
 
   it('exports run, step, lag and API latency metrics', async () => {
     const r = await api(stack.svc.base, 'POST', '/api/v1/scaffolds', {
@@ -57,6 +86,34 @@ describe('observability: metrics, OpenAPI, log redaction', () => {
     expect(text).toMatch(/^scaffold_projection_delay_seconds_count 6$/m);
     expect(text).toMatch(/^scaffold_api_request_duration_seconds_count\{transport="http",route="POST \/api\/v1\/scaffolds",status="202"\} 1$/m);
     expect(text).toMatch(/^scaffold_api_request_duration_seconds_count\{transport="http",route="GET \/api\/v1\/scaffolds\/:id",status="200"\} \d+$/m);
+  });
+
+  it('exports the process metrics and what runs: version and Node.js', async () => {
+    const text = await (await fetch(`${stack.svc.base}/metrics`)).text();
+    const { version } = JSON.parse(readFileSync(join(__dirname, '../../package.json'), 'utf8'));
+    expect(text).toMatch(/^process_cpu_user_seconds_total \S+$/m);
+    expect(text).toMatch(/^nodejs_eventloop_lag_seconds \S+$/m);
+    expect(text).toContain(`\nscaffold_build_info{version="${version}",node_version="${process.version}"} 1\n`);
+  });
+
+  it("labels a runner's per-run consumers with their step: one series per step, pending summed, lag the furthest behind", async () => {
+    const [runA, runB] = [randomUUID(), randomUUID()];
+    const text = await scrapeOfStream(async ({ name, subject, store }) => {
+      for (const run of [runA, runA, runA, runB, runB]) await store.js.publish(subject(run), '{}');
+      for (const run of [runA, runB]) await store.jsm.consumers.add(name, { durable_name: durableNameFor('infra-pass', run), ack_policy: AckPolicy.Explicit, filter_subject: subject(run) });
+      await store.jsm.consumers.add(name, { durable_name: PROJECTOR, ack_policy: AckPolicy.Explicit, filter_subject: subject('*') });
+    });
+    expect(Object.fromEntries(byConsumer(text, 'scaffold_consumer_pending'))).toEqual({ 'step-infra-pass': 5, [PROJECTOR]: 5 });
+    expect(byConsumer(text, 'scaffold_consumer_lag_events').get('step-infra-pass')).toBe(5);
+    expect(text).toMatch(/^scaffold_projection_lag_events 5$/m);
+  });
+
+  it('counts every consumer of the event stream, past the first page of the listing (256)', async () => {
+    const consumers = Array.from({ length: 260 }, (_, i) => `consumer-${i}`);
+    const text = await scrapeOfStream(async ({ name, store }) => {
+      await Promise.all(consumers.map((durable_name) => store.jsm.consumers.add(name, { durable_name, ack_policy: AckPolicy.Explicit, mem_storage: true })));
+    });
+    expect([...byConsumer(text, 'scaffold_consumer_pending').keys()].sort()).toEqual([...consumers].sort());
   });
 
   it('documents every registered route in the OpenAPI document, and the examples of docs/api.md validate against it', async () => {

@@ -294,4 +294,5 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
   }
 }
 
+// void: main() reports its own errors and resolves to the exit code.
 if (require.main === module) void main(process.argv.slice(2)).then((code) => (process.exitCode = code));

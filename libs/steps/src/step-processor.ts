@@ -31,7 +31,20 @@ export interface StepDependencies {
   onAttempt?: (step: string, outcome: 'succeeded' | 'failed', seconds: number) => void;
 }
 
-export const durableNameFor = (step: string, runId?: string) => (runId ? `step-${step}-run-${runId}` : `step-${step}`);
+const STEP_PREFIX = 'step-';
+const RUN_INFIX = '-run-';
+
+/** A step's durable consumer: `step-<step>` for every run (the service), `step-<step>-run-<run id>` for one run (a runner Job). */
+export const durableNameFor = (step: string, runId?: string) => STEP_PREFIX + step + (runId ? RUN_INFIX + runId : '');
+
+/**
+ * The step-wide name of a consumer: a runner's per-run consumer counts as `step-<step>`, so one series
+ * per step stands for any number of runs (metrics labels stay bounded); other names are returned as they are.
+ */
+export function stepDurableOf(consumer: string): string {
+  const runAt = consumer.lastIndexOf(RUN_INFIX);
+  return consumer.startsWith(STEP_PREFIX) && runAt > STEP_PREFIX.length ? consumer.slice(0, runAt) : consumer;
+}
 
 /** The consumer a step's processor pulls from: every run (the service), or one run (its Job's runner). */
 export function stepConsumer(step: Step, settings: StepSettings, onlyRunId?: string): ProcessorOptions {
