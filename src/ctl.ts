@@ -7,16 +7,16 @@ import { parseArgs } from 'node:util';
 import type { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { DataSource } from 'typeorm';
-import { In, LessThan } from 'typeorm';
 import { decideAndAppend, JetStreamEventStore } from '../libs/event-store/src';
-import type { StoredEvent } from '../libs/events/src';
-import { ACTIVE_STATUSES, decide, RefusedEvent, runDecider } from '../libs/run-decider/src';
+import { isRunId, StoredEvent } from '../libs/events/src';
+import { decide, RefusedEvent, runDecider } from '../libs/run-decider/src';
 import { CtlModule } from './app/ctl.module';
 import { AppConfig, loadConfig } from './config/config';
 import { Logger as NestPinoLogger } from 'nestjs-pino';
 import { makeLogger } from './logging/logger';
 import { makeDataSource } from './projection/data-source';
-import { ScaffoldRunRow, SkippedStreamMessage } from './projection/entities';
+import { SkippedStreamMessage } from './projection/entities';
+import { RunReadModel } from './projection/run-read-model';
 import { applyEvent } from './projection/projector';
 import { rebuildProjection } from './projection/rebuild';
 import { argumentError, closest, VERSION } from '../libs/cli/src';
@@ -99,12 +99,10 @@ const OPTIONS = {
 } as const;
 const OPTION_NAMES = Object.keys(OPTIONS);
 
-const RUN_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-
 /** A run id argument: present and a UUID, or a message that says so. */
 function runIdArgument(command: string, runId: string | undefined): string {
   if (!runId) throw new CtlError(`${command} needs a run id`);
-  if (!RUN_ID.test(runId)) throw new CtlError(`"${runId}" is not a run id (run ids are UUIDs, e.g. 6f1c2a7e-0b5d-4e8a-9c3f-2d7b8a1e4f60)`);
+  if (!isRunId(runId)) throw new CtlError(`"${runId}" is not a run id (run ids are UUIDs, e.g. 6f1c2a7e-0b5d-4e8a-9c3f-2d7b8a1e4f60)`);
   return runId;
 }
 
@@ -218,7 +216,7 @@ const commands: Record<string, (ctx: Ctx, args: string[], opts: Record<string, a
     const s = await consumerStates(ctx.store);
     const ds = await ctx.db();
     const stuckAfter = new Date(Date.now() - Number(opts['stuck-minutes'] ?? 30) * 60_000);
-    const stuck = await ds.getRepository(ScaffoldRunRow).find({ where: { status: In([...ACTIVE_STATUSES]), updated_at: LessThan(stuckAfter) }, order: { updated_at: 'ASC' } });
+    const stuck = await new RunReadModel(ds).stuck(stuckAfter);
     const stuckRuns = stuck.map((r) => ({ id: r.id, status: r.status, step: r.step, updated_at: r.updated_at.toISOString() }));
     const skipped = await skippedMessages(ds);
     if (ctx.json) return ctx.out(JSON.stringify({ ...s, stuck_runs: stuckRuns, ...skipped }));

@@ -7,6 +7,7 @@ import 'reflect-metadata';
 import { parseArgs } from 'node:util';
 import { NestFactory } from '@nestjs/core';
 import { JetStreamEventStore } from '../libs/event-store/src';
+import { isRunId } from '../libs/events/src';
 import { fold, isTerminal } from '../libs/run-decider/src';
 import { RunnerModule } from './app/runner.module';
 import { closeOnSignals } from './app/shutdown';
@@ -16,7 +17,6 @@ import { makeLogger } from './logging/logger';
 import { StepProcessors, StepScope } from './steps/step-processors';
 import { VERSION } from './version';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const USAGE = 'usage: scaffold-runner --run <run id> (or RUN_ID); --version, --help';
 
 export async function runOne(runId: string, env: NodeJS.ProcessEnv = process.env): Promise<string> {
@@ -66,7 +66,7 @@ export function main(argv: string[]): void {
     process.exit(0);
   }
   const runId = values.run ?? process.env.RUN_ID;
-  if (!runId || !UUID.test(runId)) {
+  if (!isRunId(runId)) {
     console.error(`scaffold-runner: --run <run id> (a UUID) is required\n${USAGE}`);
     process.exit(2);
   }

@@ -95,5 +95,3 @@ export const ENV_SCHEMA = {
     KUBECONFIG: text(),
   },
 } as const;
-
-export type EnvName = keyof typeof ENV_SCHEMA.properties;

@@ -1,4 +1,4 @@
-import { DATA_SCHEMAS, EVENT_TYPES } from '../../libs/events/src';
+import { DATA_SCHEMAS, EVENT_TYPES, STEPS } from '../../libs/events/src';
 import { RUN_STATUSES } from '../../libs/run-decider/src';
 import { CREATE_SCHEMA } from './create-request';
 import { VERSION } from '../version';
@@ -33,7 +33,7 @@ const RUN_VIEW = {
   properties: {
     id: { type: 'string', format: 'uuid' },
     status: { enum: [...RUN_STATUSES] },
-    step: { enum: ['infra-pass', 'sealed-secrets-wait', 'cert-fetch', 'full-pass', null] },
+    step: { enum: [...STEPS, null] },
     message: { type: 'string' },
     cluster_name: { type: 'string' },
     domain: { type: 'string' },

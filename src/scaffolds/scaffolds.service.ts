@@ -3,7 +3,7 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { decideAndAppend, EventStore, formatLogLine, IdempotencyKeys, RunInputs, RunLogStore } from '../../libs/event-store/src';
-import { EVENT_TYPES, isEventType, ScaffoldRequestedData, ScaffoldTarget, StoredEvent, TERMINAL_EVENTS } from '../../libs/events/src';
+import { EVENT_TYPES, isEventType, isRunId, ScaffoldRequestedData, ScaffoldTarget, StoredEvent, TERMINAL_EVENTS } from '../../libs/events/src';
 import { Command, decide, fold, isTerminal, RUN_STATUSES, runDecider, RunRuleViolation, type RunState } from '../../libs/run-decider/src';
 import {
   CredentialPlanEntry,
@@ -75,8 +75,6 @@ function visibleData(e: StoredEvent) {
   return e.type === 'ScaffoldRequested' ? { ...e.data, repo_url: withoutCredentials(e.data.repo_url) } : e.data;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-
 /** The log's last line once a run has ended (whoever ended it: a step, the Job watcher, a cancel), from its events. */
 function outcomeLine(state: RunState): string | null {
   if (!isTerminal(state)) return null;
@@ -112,7 +110,7 @@ const encodeCursor = (createdAt: Date, id: string) => Buffer.from(`${createdAt.t
 function decodeCursor(cursor: string): { createdAt: Date; id: string } {
   const [time, id] = Buffer.from(cursor, 'base64url').toString().split('|');
   const createdAt = new Date(time);
-  if (Number.isNaN(createdAt.getTime()) || !id || !UUID.test(id)) throw invalid('cursor', 'is not a cursor this API returned');
+  if (Number.isNaN(createdAt.getTime()) || !isRunId(id)) throw invalid('cursor', 'is not a cursor this API returned');
   return { createdAt, id };
 }
 
@@ -211,7 +209,7 @@ export class ScaffoldsService {
   }
 
   private checkId(id: unknown): string {
-    if (typeof id !== 'string' || !UUID.test(id)) throw notFound();
+    if (!isRunId(id)) throw notFound();
     return id;
   }
 

@@ -52,10 +52,6 @@ export function branchProblem(branch: string): string | null {
   return null;
 }
 
-export function isSafeBranch(branch: string): boolean {
-  return branchProblem(branch) === null;
-}
-
 /** git's progress line and generic advice after a failed connection: they say nothing about the cause. */
 const GENERIC_HINT = /^(Please make sure you have the correct access rights|and the repository exists\.|Cloning into .*\.\.\.)$/;
 /** Causes that stay the same on a second try: wrong credentials, an unknown or changed host key. */
