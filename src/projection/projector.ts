@@ -89,14 +89,15 @@ export async function applyEvent(m: EntityManager, event: StoredEvent, checkpoin
   return (await applyEvents(m, [event], checkpoint, table)) > 0;
 }
 
+/** At most this many events per read-model transaction. */
+export const PROJECTION_BATCH = 100;
+
 /**
  * The read-model projection: a durable consumer over every event. Batches of up to PROJECTION_BATCH
  * events (in stream order, one batch at a time) are applied in one transaction and acknowledged
  * together after the commit, so an older event of a run is never acknowledged after a newer one.
  * While PostgreSQL is down the batch is retried in place; nothing is lost and nothing applies twice.
  */
-export const PROJECTION_BATCH = 100;
-
 @Injectable()
 export class Projector implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly processor: JetStreamProcessor;

@@ -138,7 +138,7 @@ export class ScaffoldsService {
     @Inject(IDEMPOTENCY_KEYS) private readonly idempotencyKeys: IdempotencyKeys,
     /** The run's Job pod logs (EXECUTOR=kubernetes). */
     @Optional() @Inject(JOB_LOGS) private readonly jobLogs?: JobLogs,
-    /** Management-cluster Secrets with supplied credentials (EXECUTOR=kubernetes). */
+    /** Management-cluster Secrets with supplied credentials (when the service reaches the management cluster). */
     @Optional() @Inject(SUPPLIED_CREDENTIALS) private readonly credentials?: SuppliedCredentialsSource,
   ) {}
 

@@ -8,11 +8,6 @@ import { ALL_RUNS, DEFAULT_STREAMS, runSubject, StreamNames } from './streams';
 
 const WRONG_LAST_SEQUENCE = 10071;
 
-/**
- * The event log on JetStream: one stream, one subject per run, optimistic concurrency through
- * Nats-Expected-Last-Subject-Sequence and duplicate suppression through Nats-Msg-Id (both in 2.9).
- * Opening it changes nothing on the server: streams are StreamAdmin's.
- */
 /** Events a whole-log scan fetches at a time. */
 const SCAN_BATCH = 1000;
 /** Run histories kept per process (a few KiB each): the runs in progress and recently read. */
@@ -20,6 +15,11 @@ const RUN_HISTORIES = 2000;
 
 type RunHistory = { events: StoredEvent[]; lastSeq: number };
 
+/**
+ * The event log on JetStream: one stream, one subject per run, optimistic concurrency through
+ * Nats-Expected-Last-Subject-Sequence and duplicate suppression through Nats-Msg-Id (both in 2.9).
+ * Opening it changes nothing on the server: streams are StreamAdmin's.
+ */
 export class JetStreamEventStore implements EventStore {
   /**
    * Told of every message on an event subject that is not a valid event of its run (a client with

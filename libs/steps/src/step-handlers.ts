@@ -78,7 +78,7 @@ export function toStepError(e: unknown): StepError {
 /** The request's supplied credentials, read from the management cluster at the moment of use. */
 async function suppliedCredentials(ctx: StepContext, req: ScaffoldRequestedData): Promise<SuppliedCredentials | undefined> {
   if (!req.credentials_secret) return undefined;
-  if (!ctx.credentials) throw new StepError('credentials_secret needs access to the management cluster (EXECUTOR=kubernetes)', false);
+  if (!ctx.credentials) throw new StepError('credentials_secret needs access to the management cluster (KUBECONFIG, a service account, or EXECUTOR=kubernetes)', false);
   return ctx.credentials.read(req.credentials_secret);
 }
 
@@ -217,7 +217,7 @@ async function storedCertificate(ctx: StepContext) {
 function clusterTarget(ctx: StepContext): { ref: KubeconfigRef; targets: TargetClusters } | null {
   const target = request(ctx).target;
   if (target.kind !== 'kubeconfig_secret') return null;
-  if (!ctx.targets) throw new StepError('kubeconfig_secret targets need Kubernetes access (EXECUTOR=kubernetes)', false);
+  if (!ctx.targets) throw new StepError('kubeconfig_secret targets need access to the management cluster (KUBECONFIG, a service account, or EXECUTOR=kubernetes)', false);
   return { ref: { namespace: target.namespace, name: target.name, key: target.key }, targets: ctx.targets };
 }
 
