@@ -142,21 +142,9 @@ export class ScaffoldsService {
     @Optional() @Inject(SUPPLIED_CREDENTIALS) private readonly credentials?: SuppliedCredentialsSource,
   ) {}
 
-  private referencePlan?: { readAt: number; entries: CredentialPlanEntry[] };
-
-  /** The reference's credential plan (classes only), read at most once a minute per process. */
+  /** The reference's credential plan (classes only; empty when the generator cannot read the reference: the run reports why). */
   private referenceCredentials(): CredentialPlanEntry[] {
-    if (!this.referencePlan || Date.now() - this.referencePlan.readAt > 60_000) {
-      // A reference the generator cannot read is the run's to report (with the generator's reason), not the request's.
-      let entries: CredentialPlanEntry[];
-      try {
-        entries = referenceCredentialPlan(this.config.steps.templateDir, this.config.steps.referenceEnv);
-      } catch {
-        entries = [];
-      }
-      this.referencePlan = { readAt: Date.now(), entries };
-    }
-    return this.referencePlan.entries;
+    return referenceCredentialPlan(this.config.steps.templateDir, this.config.steps.referenceEnv);
   }
 
   /**

@@ -123,27 +123,37 @@ interface ReferenceFacts {
   hosts: { occurrences: HostOccurrence[]; domain: string | undefined } | undefined;
 }
 
-const factsByReference = new Map<string, { readAt: number; facts: ReferenceFacts | undefined }>();
+/** What the cache holds of a reference: its facts (undefined when unreadable) and its credential plan (empty when unreadable). */
+interface KnownReference {
+  readAt: number;
+  facts: ReferenceFacts | undefined;
+  credentialPlan: CredentialPlanEntry[];
+}
+
+const knownReferences = new Map<string, KnownReference>();
 
 /**
- * The reference's facts, read at most once a minute per process, so a request costs no reference
- * walk. Undefined when the generator cannot read the reference: that is the run's to report, with
- * the generator's reason, not the request's.
+ * What a reference knows, read at most once a minute per process (the one cache of it), so a request
+ * costs no reference walk. A reference the generator cannot read leaves its facts undefined and its
+ * credential plan empty: that is the run's to report, with the generator's reason, not the request's.
  */
-function referenceFacts(templateDir: string | undefined, referenceEnv: string): ReferenceFacts | undefined {
+function knownReference(templateDir: string | undefined, referenceEnv: string): KnownReference {
   const root = resolve(templateDir ?? SHIPPED_TEMPLATE);
   const key = `${root}\0${referenceEnv}`;
-  const cached = factsByReference.get(key);
-  if (cached && Date.now() - cached.readAt <= REFERENCE_FACTS_TTL_MS) return cached.facts;
+  const cached = knownReferences.get(key);
+  if (cached && Date.now() - cached.readAt <= REFERENCE_FACTS_TTL_MS) return cached;
   let facts: ReferenceFacts | undefined;
   try {
     facts = readReferenceFacts(root, referenceEnv);
   } catch (e) {
     if (!(e instanceof GeneratorInputError)) throw e;
   }
-  factsByReference.set(key, { readAt: Date.now(), facts });
-  return facts;
+  const known = { readAt: Date.now(), facts, credentialPlan: readableCredentialPlan(root, referenceEnv) };
+  knownReferences.set(key, known);
+  return known;
 }
+
+const referenceFacts = (templateDir: string | undefined, referenceEnv: string) => knownReference(templateDir, referenceEnv).facts;
 
 function readReferenceFacts(root: string, referenceEnv: string): ReferenceFacts {
   const vars = loadClusterVarsReference(root, referenceEnv);
@@ -193,11 +203,23 @@ export function hostMapProblem(
 }
 
 /**
- * The credential plan of a reference environment without running a pass (classes only): the service
- * checks at request time that the supplied credentials it was pointed at cover every supplied key.
+ * The credential plan of a reference environment without running a pass (classes only), from the
+ * cache of reference facts: the service checks at request time that the supplied credentials it was
+ * pointed at cover every supplied key. Empty when the generator cannot read the reference.
  */
 export function referenceCredentialPlan(templateDir: string | undefined, referenceEnv: string): CredentialPlanEntry[] {
-  const root = resolve(templateDir ?? SHIPPED_TEMPLATE);
+  return knownReference(templateDir, referenceEnv).credentialPlan;
+}
+
+function readableCredentialPlan(root: string, referenceEnv: string): CredentialPlanEntry[] {
+  try {
+    return credentialPlanOf(root, referenceEnv);
+  } catch {
+    return []; // a reference the generator cannot read is the run's to report, with the generator's reason
+  }
+}
+
+function credentialPlanOf(root: string, referenceEnv: string): CredentialPlanEntry[] {
   const vars = loadClusterVarsReference(root, referenceEnv);
   const example = vars ? undefined : loadFluxExampleReference(root, referenceEnv);
   const objects = vars
