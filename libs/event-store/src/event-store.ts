@@ -38,10 +38,6 @@ export interface FollowOptions {
   signal?: AbortSignal;
 }
 
-/**
- * The event log: one ordered history per run with optimistic concurrency on the run's last sequence.
- * It knows events, not what they mean: the aggregate's rules come in through `decideAndAppend`.
- */
 /** A stretch of the whole log: from a sequence up to another (default: the last at the start), read `batchSize` (1000) at a time. */
 export interface ScanRange {
   fromSeq: number;
@@ -49,6 +45,10 @@ export interface ScanRange {
   batchSize?: number;
 }
 
+/**
+ * The event log: one ordered history per run with optimistic concurrency on the run's last sequence.
+ * It knows events, not what they mean: the aggregate's rules come in through `decideAndAppend`.
+ */
 export interface EventStore {
   /** The run's events in order, and the stream sequence of the last one (0 for a run that does not exist). */
   readRun(runId: string): Promise<{ events: StoredEvent[]; lastSeq: number }>;

@@ -1,9 +1,9 @@
-import type { EventDraft, ScaffoldRequestedData, Step, StoredEvent } from '../../events/src';
-
 /**
  * The run's rules as a pure decider: evolve folds events into state, decide turns a command and
  * the state into new events. No I/O, no clock, no ids: the caller supplies those.
  */
+import type { EventDraft, ScaffoldRequestedData, Step, StoredEvent } from '../../events/src';
+
 /** What a run's status can be, as both APIs report and filter it ('retrying': a step failed and will be tried again). */
 export const RUN_STATUSES = ['queued', 'running', 'retrying', 'succeeded', 'failed', 'cancelled'] as const;
 /** A run that has not ended. */
