@@ -2,6 +2,7 @@
  * The run's rules as a pure decider: evolve folds events into state, decide turns a command and
  * the state into new events. No I/O, no clock, no ids: the caller supplies those.
  */
+import type { Decider } from '../../event-store/src';
 import type { EventDraft, ScaffoldRequestedData, Step, StoredEvent } from '../../events/src';
 
 /** What a run's status can be, as both APIs report and filter it ('retrying': a step failed and will be tried again). */
@@ -183,9 +184,6 @@ function apply(state: RunState, event: StoredEvent | (EventDraft & { time: strin
   }
 }
 
-/** The run's rules as the event store folds them (it knows no aggregate of its own). */
-export const runDecider = { initialState, evolve };
-
 export const fold = (events: ReadonlyArray<StoredEvent | (EventDraft & { time: string })>) => events.reduce(evolve, initialState);
 
 export type Command =
@@ -249,6 +247,9 @@ export function decide(command: Command, state: RunState): EventDraft[] {
       return [{ type: 'StepRedriveRequested', data: { step: state.step, requested_by: command.requestedBy } }];
   }
 }
+
+/** The run's rules whole, as the event store's `handleCommand` runs them (it knows no aggregate of its own). */
+export const runDecider: Decider<RunState, Command> = { initialState, evolve, decide };
 
 /** Whether an event starts `step`: its trigger, or an operator's re-drive of it. */
 export function triggers(event: EventDraft, step: Step): boolean {
