@@ -190,6 +190,8 @@ export type Command =
   | { type: 'RequestScaffold'; data: ScaffoldRequestedData }
   | { type: 'CompleteStep'; step: Step; result: EventDraft }
   | { type: 'FailStep'; step: Step; reason: string; retryable: boolean }
+  /** A failure found outside the step's worker (its Job failed, vanished or could not be launched): the step the run is at fails. */
+  | { type: 'FailCurrentStep'; reason: string; retryable: boolean }
   | { type: 'RequestCancel'; requestedBy: string }
   /** A worker about to start a step asks whether the run goes on. */
   | { type: 'StopIfCancelled'; step: Step }
@@ -232,6 +234,9 @@ export function decide(command: Command, state: RunState): EventDraft[] {
       }
       return events;
     }
+    case 'FailCurrentStep':
+      // A run that was never requested is at no step: nothing fails.
+      return state.step ? decide({ type: 'FailStep', step: state.step, reason: command.reason, retryable: command.retryable }, state) : [];
     case 'RequestCancel':
       if (state.status === 'none') throw new RunRuleViolation('not_found', 'no such run');
       if (isTerminal(state)) throw new RunRuleViolation('already_finished', `run already ${state.status}`);
