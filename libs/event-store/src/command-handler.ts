@@ -57,17 +57,3 @@ export async function handleCommand<S, C>(store: EventStore, decider: Decider<S,
   }
   throw new ConcurrencyConflict(runId);
 }
-
-/**
- * The former shape: the decider's fold and a decision passed beside it. Kept while its callers move
- * to `handleCommand`.
- */
-export function decideAndAppend<S>(
-  store: EventStore,
-  runId: string,
-  decider: Pick<Decider<S, unknown>, 'initialState' | 'evolve'>,
-  decide: (state: S) => EventDraft[],
-  opts: DecideOptions = {},
-): Promise<DecisionResult<S>> {
-  return handleCommand(store, { ...decider, decide: (_: unknown, state: S) => decide(state) }, runId, null, opts);
-}
