@@ -22,7 +22,7 @@ const draft = (type: EventDraft['type']): EventDraft =>
       ? { type, data: { source: 'given_certificate', controller: null } }
       : { type: 'FullPushed', data: { commit: 'b'.repeat(40), objects_sealed: 3 } };
 
-/** One run's events appended one after the other, each expecting the previous one's sequence (as decideAndAppend does). */
+/** One run's events appended one after the other, each expecting the previous one's sequence (as handleCommand does). */
 async function appendRun(store: JetStreamEventStore) {
   const runId = randomUUID();
   let last = 0;

@@ -7,9 +7,9 @@ import { parseArgs } from 'node:util';
 import type { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { DataSource } from 'typeorm';
-import { decideAndAppend, JetStreamEventStore } from '../libs/event-store/src';
+import { JetStreamEventStore } from '../libs/event-store/src';
 import { isRunId, StoredEvent } from '../libs/events/src';
-import { decide, RefusedEvent, runDecider } from '../libs/run-decider/src';
+import { RefusedEvent, RunCommands } from '../libs/run-decider/src';
 import { CtlModule } from './app/ctl.module';
 import { AppConfig, loadConfig } from './config/config';
 import { Logger as NestPinoLogger } from 'nestjs-pino';
@@ -231,7 +231,7 @@ const commands: Record<string, (ctx: Ctx, args: string[], opts: Record<string, a
 
   async redrive(ctx, [arg]) {
     const runId = runIdArgument('redrive', arg);
-    const { state, appended } = await decideAndAppend(ctx.store, runId, runDecider, (s) => decide({ type: 'Redrive', requestedBy: `scaffolderctl:${process.env.USER ?? 'ops'}` }, s));
+    const { state, appended } = await new RunCommands(ctx.store).handle(runId, { type: 'Redrive', requestedBy: `scaffolderctl:${process.env.USER ?? 'ops'}` });
     ctx.out(ctx.json ? JSON.stringify({ run_id: runId, step: state.step, appended: appended.map((e) => e.type) }) : `re-drove ${runId} at ${state.step}`);
   },
 };

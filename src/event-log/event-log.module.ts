@@ -1,6 +1,7 @@
 import { DynamicModule, Global, Module } from '@nestjs/common';
 import type { Logger } from 'pino';
-import { JetStreamEventStore, JetStreamIdempotencyKeys, JetStreamRunInputs, JetStreamRunLogStore, StreamAdmin } from '../../libs/event-store/src';
+import { EventStore, JetStreamEventStore, JetStreamIdempotencyKeys, JetStreamRunInputs, JetStreamRunLogStore, StreamAdmin } from '../../libs/event-store/src';
+import { RunCommands } from '../../libs/run-decider/src';
 import type { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
 import { LOGGER } from '../logging/logging.module';
@@ -20,7 +21,7 @@ export interface EventLogOptions {
   applyStreams: boolean;
 }
 
-/** NATS and the event log on JetStream: the event store, the runs' logs and inputs, Idempotency-Key claims. */
+/** NATS and the event log on JetStream: the event store and the runs' commands on it, the runs' logs and inputs, Idempotency-Key claims. */
 @Global()
 @Module({})
 export class EventLogModule {
@@ -44,6 +45,7 @@ export class EventLogModule {
           },
         },
         { provide: EVENT_STORE, useExisting: JetStreamEventStore },
+        { provide: RunCommands, inject: [EVENT_STORE], useFactory: (store: EventStore) => new RunCommands(store) },
         OwnedConsumers,
         {
           provide: EventLogHealth,
@@ -55,7 +57,7 @@ export class EventLogModule {
         { provide: RUN_INPUTS, inject: [NatsClient], useFactory: (nats: NatsClient) => new JetStreamRunInputs(nats.connection) },
         { provide: IDEMPOTENCY_KEYS, inject: [NatsClient], useFactory: (nats: NatsClient) => new JetStreamIdempotencyKeys(nats.connection) },
       ],
-      exports: [NatsClient, JetStreamEventStore, EVENT_STORE, RUN_LOGS, RUN_INPUTS, IDEMPOTENCY_KEYS, OwnedConsumers, EventLogHealth],
+      exports: [NatsClient, JetStreamEventStore, EVENT_STORE, RunCommands, RUN_LOGS, RUN_INPUTS, IDEMPOTENCY_KEYS, OwnedConsumers, EventLogHealth],
     };
   }
 }

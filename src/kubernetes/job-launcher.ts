@@ -1,9 +1,9 @@
 import { BeforeApplicationShutdown, Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
 import type { Logger } from 'pino';
-import { ACK, ALL_RUNS, decideAndAppend, Delivery, Disposition, EventStore, JetStreamEventStore, JetStreamProcessor, nakAfter } from '../../libs/event-store/src';
+import { ACK, ALL_RUNS, Delivery, Disposition, EventStore, JetStreamEventStore, JetStreamProcessor, nakAfter } from '../../libs/event-store/src';
 import { ScaffoldJobs } from '../../libs/kube/src';
 import { KubeError } from '../../libs/kube/src/errors';
-import { decide, fold, isTerminal, runDecider } from '../../libs/run-decider/src';
+import { fold, isTerminal, RunCommands } from '../../libs/run-decider/src';
 import { OwnedConsumers } from '../event-log/event-log-health';
 import { EVENT_STORE } from '../event-log/event-log.module';
 import { LOGGER } from '../logging/logging.module';
@@ -22,6 +22,7 @@ export class JobLauncher implements OnApplicationBootstrap, BeforeApplicationShu
   constructor(
     store: JetStreamEventStore,
     @Inject(EVENT_STORE) private readonly events: EventStore,
+    private readonly commands: RunCommands,
     private readonly jobs: ScaffoldJobs,
     @Inject(LOGGER) private readonly logger: Logger,
     owned: OwnedConsumers,
@@ -50,8 +51,7 @@ export class JobLauncher implements OnApplicationBootstrap, BeforeApplicationShu
       const retryable = !(e instanceof KubeError) || e.retryable;
       this.logger.warn({ run_id: runId, err: (e as Error).message, retryable }, 'Job launch failed');
       if (retryable) return nakAfter(5000);
-      const fail = (s: Parameters<typeof decide>[1]) => (isTerminal(s) ? [] : decide({ type: 'FailStep', step: s.step ?? 'infra-pass', reason: (e as Error).message, retryable: false }, s));
-      await decideAndAppend(this.events, runId, runDecider, fail, { causationId: event.id });
+      await this.commands.handle(runId, { type: 'FailCurrentStep', reason: (e as Error).message, retryable: false }, { causationId: event.id });
       return ACK;
     }
   }

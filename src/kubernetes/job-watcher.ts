@@ -1,11 +1,9 @@
 import { Inject, Injectable, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import type { Logger } from 'pino';
-import { decideAndAppend, EventStore } from '../../libs/event-store/src';
 import { ScaffoldJobs } from '../../libs/kube/src';
-import { decide, runDecider } from '../../libs/run-decider/src';
+import { RunCommands } from '../../libs/run-decider/src';
 import type { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
-import { EVENT_STORE } from '../event-log/event-log.module';
 import { LOGGER } from '../logging/logging.module';
 import { RunReadModel } from '../projection/run-read-model';
 
@@ -23,7 +21,7 @@ export class JobWatcher implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly opts: { intervalMs: number; missingGraceMs: number };
 
   constructor(
-    @Inject(EVENT_STORE) private readonly store: EventStore,
+    private readonly commands: RunCommands,
     private readonly readModel: RunReadModel,
     private readonly jobs: ScaffoldJobs,
     @Inject(LOGGER) private readonly logger: Logger,
@@ -58,7 +56,7 @@ export class JobWatcher implements OnApplicationBootstrap, OnModuleDestroy {
       if (!reason) continue;
       const tail = outcome.state === 'missing' ? '' : await this.jobs.logs(run.id, LOG_LINES_IN_REASON).catch(() => '');
       const full = tail ? `${reason}; last log lines:\n${tail.trim()}` : reason;
-      const { appended } = await decideAndAppend(this.store, run.id, runDecider, (s) => decide({ type: 'FailStep', step: s.step ?? 'infra-pass', reason: full, retryable: false }, s));
+      const { appended } = await this.commands.handle(run.id, { type: 'FailCurrentStep', reason: full, retryable: false });
       if (appended.length > 0) {
         failed.push(run.id);
         this.logger.warn({ run_id: run.id, reason }, 'run failed by its Job');

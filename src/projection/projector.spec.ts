@@ -2,8 +2,8 @@ import { OwnedConsumers } from '../event-log/event-log-health';
 import { randomUUID } from 'node:crypto';
 import type { FindOperator } from 'typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
-import { decideAndAppend, Delivery, InMemoryEventStore, JetStreamEventStore } from '../../libs/event-store/src';
-import { decide, runDecider } from '../../libs/run-decider/src';
+import { Delivery, InMemoryEventStore, JetStreamEventStore } from '../../libs/event-store/src';
+import { RunCommands } from '../../libs/run-decider/src';
 import { loadConfig } from '../config/config';
 import { Metrics } from '../metrics/metrics';
 import { ProjectionCheckpoint, ScaffoldRunRow } from './entities';
@@ -35,8 +35,8 @@ describe('Projector (in-memory event store, in-memory tables)', () => {
     const db = memoryTables();
     const projector = new Projector(store, {} as JetStreamEventStore, db.ds, new Metrics({} as JetStreamEventStore), silent, loadConfig({}, { requireApiKey: false }), new OwnedConsumers());
     const [a, b] = [randomUUID(), randomUUID()];
-    for (const id of [a, b]) await decideAndAppend(store, id, runDecider, (s) => decide({ type: 'RequestScaffold', data: request }, s));
-    await decideAndAppend(store, a, runDecider, (s) => decide({ type: 'RequestCancel', requestedBy: 'ops' }, s));
+    for (const id of [a, b]) await new RunCommands(store).handle(id, { type: 'RequestScaffold', data: request });
+    await new RunCommands(store).handle(a, { type: 'RequestCancel', requestedBy: 'ops' });
     const all = (await store.readRange({ fromSeq: 1, limit: 100 })).events;
     // A redelivered older event after a newer one: the row still reflects the whole history.
     const batch: Delivery[] = [all[2], all[0], all[1]].map((event) => ({ event, deliveryCount: 1 }));

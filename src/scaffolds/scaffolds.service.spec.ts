@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { InMemoryEventStore, InMemoryIdempotencyKeys, InMemoryRunInputs, InMemoryRunLogStore } from '../../libs/event-store/src';
 import { IN_PROCESS_GENERATOR } from '../../libs/generator/src';
+import { RunCommands } from '../../libs/run-decider/src';
 import { SEALING_CERT_INPUT } from '../../libs/steps/src';
 import { makeRsaCert } from '../../test/support/certs';
 import { tempDir } from '../../test/support/files';
@@ -53,12 +54,22 @@ describe('ScaffoldsService (in-memory event store)', () => {
   beforeEach(() => {
     store = new InMemoryEventStore();
     inputs = new InMemoryRunInputs();
-    service = new ScaffoldsService(store, inputs, new InMemoryRunLogStore(), emptyReadModel, loadConfig(UNIT_ENV), quotas, IN_PROCESS_GENERATOR, new InMemoryIdempotencyKeys());
+    service = new ScaffoldsService(store, new RunCommands(store), inputs, new InMemoryRunLogStore(), emptyReadModel, loadConfig(UNIT_ENV), quotas, IN_PROCESS_GENERATOR, new InMemoryIdempotencyKeys());
   });
 
   it('refuses, before appending, a reference with pull secrets when the steps here have no registry settings', async () => {
     const { REGISTRY_PASSWORD: _omitted, ...withoutRegistry } = UNIT_ENV;
-    const bare = new ScaffoldsService(store, inputs, new InMemoryRunLogStore(), emptyReadModel, loadConfig(withoutRegistry), quotas, IN_PROCESS_GENERATOR, new InMemoryIdempotencyKeys());
+    const bare = new ScaffoldsService(
+      store,
+      new RunCommands(store),
+      inputs,
+      new InMemoryRunLogStore(),
+      emptyReadModel,
+      loadConfig(withoutRegistry),
+      quotas,
+      IN_PROCESS_GENERATOR,
+      new InMemoryIdempotencyKeys(),
+    );
     await expect(bare.create(body(), alice)).rejects.toMatchObject({
       status: 422,
       code: 'registry_missing',
@@ -68,6 +79,7 @@ describe('ScaffoldsService (in-memory event store)', () => {
     // A Job's registry settings are its own: the service with EXECUTOR=kubernetes does not refuse.
     const withJobs = new ScaffoldsService(
       store,
+      new RunCommands(store),
       inputs,
       new InMemoryRunLogStore(),
       emptyReadModel,
@@ -116,7 +128,17 @@ describe('ScaffoldsService (in-memory event store)', () => {
 
   it("refuses another key's cluster folder before appending (admins act for its owner, recorded as cluster_owner)", async () => {
     const owned = { ...emptyReadModel, clusterOwner: async (repo: string, cluster: string) => (cluster === 'unit' && repo === 'https://git.example.com/fleet.git' ? 'alice' : undefined) };
-    const guarded = new ScaffoldsService(store, inputs, new InMemoryRunLogStore(), owned as unknown as RunReadModel, loadConfig(UNIT_ENV), quotas, IN_PROCESS_GENERATOR, new InMemoryIdempotencyKeys());
+    const guarded = new ScaffoldsService(
+      store,
+      new RunCommands(store),
+      inputs,
+      new InMemoryRunLogStore(),
+      owned as unknown as RunReadModel,
+      loadConfig(UNIT_ENV),
+      quotas,
+      IN_PROCESS_GENERATOR,
+      new InMemoryIdempotencyKeys(),
+    );
     const refused = await guarded.create(body(), bob).catch((e) => e);
     expect([refused.status, refused.code, refused.message]).toEqual([403, 'cluster_owned_elsewhere', 'cluster unit in this repository belongs to another key']);
     expect(await guarded.preview(body(), bob).catch((e) => e.code)).toBe('cluster_owned_elsewhere');
@@ -165,6 +187,7 @@ describe('ScaffoldsService: credentials only their issuer can create', () => {
       store,
       service: new ScaffoldsService(
         store,
+        new RunCommands(store),
         new InMemoryRunInputs(),
         new InMemoryRunLogStore(),
         emptyReadModel,

@@ -2,9 +2,9 @@ import { createHash, randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Inject, Injectable, Optional } from '@nestjs/common';
-import { decideAndAppend, EventStore, formatLogLine, IdempotencyKeys, RunInputs, RunLogStore } from '../../libs/event-store/src';
+import { EventStore, formatLogLine, IdempotencyKeys, RunInputs, RunLogStore } from '../../libs/event-store/src';
 import { EVENT_TYPES, isEventType, isRunId, ScaffoldRequestedData, ScaffoldTarget, StoredEvent, TERMINAL_EVENTS } from '../../libs/events/src';
-import { Command, decide, fold, isTerminal, RUN_STATUSES, runDecider, RunRuleViolation, type RunState } from '../../libs/run-decider/src';
+import { Command, fold, isTerminal, RUN_STATUSES, RunCommands, RunRuleViolation, type RunState } from '../../libs/run-decider/src';
 import {
   CredentialPlanEntry,
   GeneratorInputError,
@@ -129,6 +129,7 @@ async function fromReadModel<T>(work: () => Promise<T>): Promise<T> {
 export class ScaffoldsService {
   constructor(
     @Inject(EVENT_STORE) private readonly store: EventStore,
+    private readonly commands: RunCommands,
     @Inject(RUN_INPUTS) private readonly inputs: RunInputs,
     @Inject(RUN_LOGS) private readonly runLogs: RunLogStore,
     private readonly readModel: RunReadModel,
@@ -258,7 +259,7 @@ export class ScaffoldsService {
     const active = await this.readModel.activeFor(req.repo_url, req.cluster_name).catch(() => null);
     if (active) throw new ApiError(409, 'run_active', `run ${active.id} for ${req.cluster_name} in this repository is still ${active.status}`);
     if (req.target.kind === 'sealing_cert') await this.inputs.put(runId, SEALING_CERT_INPUT, req.target.cert.pem);
-    const { state, appended } = await decideAndAppend(this.store, runId, runDecider, (s) => decide({ type: 'RequestScaffold', data }, s), { idFor: () => runId });
+    const { state, appended } = await this.commands.handle(runId, { type: 'RequestScaffold', data }, { idFor: () => runId });
     return { run: toView(runId, state), created: appended.length > 0 };
   }
 
@@ -381,7 +382,7 @@ export class ScaffoldsService {
     const { runId } = await this.requireRun(id, caller);
     requireOperator(caller);
     try {
-      const { state } = await decideAndAppend(this.store, runId, runDecider, (s) => decide(command, s));
+      const { state } = await this.commands.handle(runId, command);
       return toView(runId, state);
     } catch (e) {
       if (e instanceof RunRuleViolation) throw e.code === 'not_found' ? notFound() : new ApiError(409, 'already_finished', e.message);

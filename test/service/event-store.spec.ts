@@ -2,8 +2,8 @@ import { connect } from '@nats-io/transport-node';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { randomUUID } from 'node:crypto';
 import { jetstreamManager } from '@nats-io/jetstream';
-import { decideAndAppend, DEFAULT_STREAMS, JetStreamEventStore, JetStreamIdempotencyKeys, runSubject, serverAtLeast, StreamAdmin } from '../../libs/event-store/src';
-import { decide, runDecider } from '../../libs/run-decider/src';
+import { DEFAULT_STREAMS, handleCommand, JetStreamEventStore, JetStreamIdempotencyKeys, runSubject, serverAtLeast, StreamAdmin } from '../../libs/event-store/src';
+import { runDecider } from '../../libs/run-decider/src';
 import { eventStoreContract, requestedEvent } from '../support/event-store-contract';
 import { SCAFFOLD_REQUEST } from '../support/run-fixtures';
 import { TestNats } from '../support/services';
@@ -56,7 +56,7 @@ describe('JetStream event store (real nats-server 2.9)', () => {
       const [requested] = await store.append(run, [requestedEvent(run)], 0);
       expect(await types(store, run)).toEqual([`${requested.seq}:ScaffoldRequested`]);
       // Another replica decides on the same run: this store's kept history is one event behind and catches up.
-      const cancel = await decideAndAppend(other, run, runDecider, (st) => decide({ type: 'RequestCancel', requestedBy: 'x' }, st));
+      const cancel = await handleCommand(other, runDecider, run, { type: 'RequestCancel', requestedBy: 'x' });
       expect(await types(store, run)).toEqual([`${requested.seq}:ScaffoldRequested`, `${cancel.appended[0].seq}:ScaffoldCancelRequested`]);
       // A message that is not an event (a client with publish rights) is skipped on the catch-up read, as on a full read.
       await nc.request(runSubject(run), 'not an event');
@@ -69,8 +69,8 @@ describe('JetStream event store (real nats-server 2.9)', () => {
 
     it("stay current through this store's own appends without reading, and equal a fresh read", async () => {
       const run = randomUUID();
-      await decideAndAppend(store, run, runDecider, (st) => decide({ type: 'RequestScaffold', data: SCAFFOLD_REQUEST }, st));
-      await decideAndAppend(store, run, runDecider, (st) => decide({ type: 'RequestCancel', requestedBy: 'x' }, st));
+      await handleCommand(store, runDecider, run, { type: 'RequestScaffold', data: SCAFFOLD_REQUEST });
+      await handleCommand(store, runDecider, run, { type: 'RequestCancel', requestedBy: 'x' });
       const fresh = await (await JetStreamEventStore.open(nc)).readRun(run);
       expect(await store.readRun(run)).toEqual(fresh);
       expect(fresh.events.map((e) => e.type)).toEqual(['ScaffoldRequested', 'ScaffoldCancelRequested']);

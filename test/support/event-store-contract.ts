@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { ConcurrencyConflict, decideAndAppend, EventStore } from '../../libs/event-store/src';
+import { ConcurrencyConflict, EventStore, handleCommand } from '../../libs/event-store/src';
 import { stamp } from '../../libs/events/src';
-import { decide, runDecider } from '../../libs/run-decider/src';
+import { runDecider } from '../../libs/run-decider/src';
 import { SCAFFOLD_REQUEST } from './run-fixtures';
 
 export const requestedEvent = (runId: string, id: string = randomUUID()) => stamp({ type: 'ScaffoldRequested', data: SCAFFOLD_REQUEST }, runId, id, new Date(), null);
@@ -26,7 +26,7 @@ export function eventStoreContract(store: () => EventStore) {
   it('re-reads and decides again when writers race on one run', async () => {
     const run = randomUUID();
     await store().append(run, [requestedEvent(run)], 0);
-    const results = await Promise.all(Array.from({ length: 8 }, () => decideAndAppend(store(), run, runDecider, (s) => decide({ type: 'RequestCancel', requestedBy: 'x' }, s))));
+    const results = await Promise.all(Array.from({ length: 8 }, () => handleCommand(store(), runDecider, run, { type: 'RequestCancel', requestedBy: 'x' })));
     expect(results.flatMap((r) => r.appended)).toHaveLength(1);
     expect((await store().readRun(run)).events.map((e) => e.type)).toEqual(['ScaffoldRequested', 'ScaffoldCancelRequested']);
   });
@@ -72,7 +72,7 @@ export function eventStoreContract(store: () => EventStore) {
     const [first] = await store().append(run, [requestedEvent(run)], 0);
     const seen: string[] = [];
     const following = store().follow({ runId: run, onEvent: (e) => void seen.push(e.type), until: (e) => e.type === 'ScaffoldCancelRequested' });
-    await decideAndAppend(store(), run, runDecider, (s) => decide({ type: 'RequestCancel', requestedBy: 'x' }, s));
+    await handleCommand(store(), runDecider, run, { type: 'RequestCancel', requestedBy: 'x' });
     await following;
     expect(seen).toEqual(['ScaffoldRequested', 'ScaffoldCancelRequested']);
     expect(first.seq).toBeGreaterThan(0);

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { decideAndAppend, InMemoryEventStore, InMemoryRunInputs, InMemoryRunLogStore } from '../../libs/event-store/src';
+import { InMemoryEventStore, InMemoryRunInputs, InMemoryRunLogStore } from '../../libs/event-store/src';
 import type { ScaffoldRequestedData, StoredEvent } from '../../libs/events/src';
 import type { TreeGenerator } from '../../libs/generator/src';
-import { decide, fold, isTerminal, runDecider } from '../../libs/run-decider/src';
+import { fold, isTerminal, RunCommands } from '../../libs/run-decider/src';
 import { parseSealingCertificate } from '../../libs/sealing/src';
 import { LOCAL_STEP_HANDLERS, SEALING_CERT_INPUT, StepProcessor, StepSettings, SuppliedCredentialsSource } from '../../libs/steps/src';
 
@@ -38,7 +38,7 @@ export async function runStepsToEnd(options: StepHarnessOptions): Promise<StepRu
     ...options.request,
     target: { kind: 'sealing_cert', fingerprint_sha256: cert.fingerprintSha256, not_after: cert.notAfter.toISOString() },
   };
-  await decideAndAppend(run.store, run.runId, runDecider, (s) => decide({ type: 'RequestScaffold', data }, s));
+  await new RunCommands(run.store).handle(run.runId, { type: 'RequestScaffold', data });
   const dependencies = { store: run.store, inputs: run.inputs, logs: run.logs, settings: options.settings, logger: silent, credentials: options.credentials, generator: options.generator };
   const processors = LOCAL_STEP_HANDLERS.map((h) => new StepProcessor(h, dependencies));
   const seen = new Set<number>();

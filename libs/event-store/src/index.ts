@@ -1,4 +1,5 @@
 export * from './event-store';
+export * from './command-handler';
 export * from './streams';
 export * from './stream-admin';
 export * from './jetstream-event-store';

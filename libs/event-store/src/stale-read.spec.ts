@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { decide, runDecider } from '../../run-decider/src';
+import { runDecider } from '../../run-decider/src';
 import { LOCAL_STEP_HANDLERS, StepProcessor } from '../../steps/src';
 import { SCAFFOLD_REQUEST } from '../../../test/support/run-fixtures';
-import { decideAndAppend, StaleRead } from './event-store';
+import { handleCommand } from './command-handler';
+import { StaleRead } from './event-store';
 import { InMemoryEventStore } from './in-memory-event-store';
 import { InMemoryRunInputs } from './run-inputs';
 import { InMemoryRunLogStore } from './run-log-store';
@@ -20,20 +21,20 @@ class BehindOnce extends InMemoryEventStore {
 }
 
 describe('a read that is behind an event already delivered', () => {
-  it('decideAndAppend refuses to decide on it when told the sequence the caller has seen', async () => {
+  it('handleCommand refuses to decide on it when told the sequence the caller has seen', async () => {
     const store = new BehindOnce();
     const runId = randomUUID();
-    const [requested] = (await decideAndAppend(store, runId, runDecider, (s) => decide({ type: 'RequestScaffold', data: SCAFFOLD_REQUEST }, s))).appended;
+    const [requested] = (await handleCommand(store, runDecider, runId, { type: 'RequestScaffold', data: SCAFFOLD_REQUEST })).appended;
     store.behind = 1;
-    await expect(decideAndAppend(store, runId, runDecider, (s) => decide({ type: 'RequestCancel', requestedBy: 'ops' }, s), { seenSeq: requested.seq })).rejects.toThrow(StaleRead);
+    await expect(handleCommand(store, runDecider, runId, { type: 'RequestCancel', requestedBy: 'ops' }, { seenSeq: requested.seq })).rejects.toThrow(StaleRead);
     // Read again: the event is there, the decision is made.
-    expect((await decideAndAppend(store, runId, runDecider, (s) => decide({ type: 'RequestCancel', requestedBy: 'ops' }, s), { seenSeq: requested.seq })).appended).toHaveLength(1);
+    expect((await handleCommand(store, runDecider, runId, { type: 'RequestCancel', requestedBy: 'ops' }, { seenSeq: requested.seq })).appended).toHaveLength(1);
   });
 
   it('a step worker does not acknowledge its trigger as "already done" on a stale read: the delivery comes back', async () => {
     const store = new BehindOnce();
     const runId = randomUUID();
-    const [requested] = (await decideAndAppend(store, runId, runDecider, (s) => decide({ type: 'RequestScaffold', data: SCAFFOLD_REQUEST }, s))).appended;
+    const [requested] = (await handleCommand(store, runDecider, runId, { type: 'RequestScaffold', data: SCAFFOLD_REQUEST })).appended;
     const silent = { info: () => undefined, warn: () => undefined, error: () => undefined };
     const infra = new StepProcessor(LOCAL_STEP_HANDLERS[0], { store, inputs: new InMemoryRunInputs(), logs: new InMemoryRunLogStore(), settings: { ackWaitMs: 1000 } as any, logger: silent });
     store.behind = 1;

@@ -73,6 +73,34 @@ describe('run decider', () => {
     ]);
   });
 
+  it('fails the step the run is at on a failure found outside its worker (a Job that failed or could not start)', () => {
+    const jobFailed: Command = { type: 'FailCurrentStep', reason: 'Job failed', retryable: false };
+    expect(given(requested).when(jobFailed)).toEqual([
+      { type: 'StepFailed', data: { step: 'infra-pass', attempt: 1, reason: 'Job failed', will_retry: false } },
+      { type: 'ScaffoldFailed', data: { step: 'infra-pass', reason: 'Job failed' } },
+    ]);
+    expect(given(requested, infra, ready).when(jobFailed)).toEqual([
+      { type: 'StepFailed', data: { step: 'cert-fetch', attempt: 1, reason: 'Job failed', will_retry: false } },
+      { type: 'ScaffoldFailed', data: { step: 'cert-fetch', reason: 'Job failed' } },
+    ]);
+    expect(given(requested, infra).when({ type: 'FailCurrentStep', reason: 'timeout', retryable: true })).toEqual([
+      { type: 'StepFailed', data: { step: 'sealed-secrets-wait', attempt: 1, reason: 'timeout', will_retry: true } },
+    ]);
+  });
+
+  it('fails no step of a run that was never requested or has ended, so a second report of the same failure is a no-op', () => {
+    const jobFailed: Command = { type: 'FailCurrentStep', reason: 'Job failed', retryable: false };
+    expect(given().when(jobFailed)).toEqual([]);
+    expect(
+      given(
+        requested,
+        { type: 'StepFailed', data: { step: 'infra-pass', attempt: 1, reason: 'Job failed', will_retry: false } },
+        { type: 'ScaffoldFailed', data: { step: 'infra-pass', reason: 'Job failed' } },
+      ).when(jobFailed),
+    ).toEqual([]);
+    expect(given(requested, { type: 'ScaffoldCancelled', data: { step: 'infra-pass' } }).when(jobFailed)).toEqual([]);
+  });
+
   it('cancels at the next step boundary, never twice, and not after the end', () => {
     const cancelReq: EventDraft = { type: 'ScaffoldCancelRequested', data: { requested_by: 'ops' } };
     expect(given(requested).when({ type: 'RequestCancel', requestedBy: 'ops' })).toEqual([cancelReq]);

@@ -1,9 +1,10 @@
-import type { EventDraft, ScaffoldRequestedData, Step, StoredEvent } from '../../events/src';
-
 /**
  * The run's rules as a pure decider: evolve folds events into state, decide turns a command and
  * the state into new events. No I/O, no clock, no ids: the caller supplies those.
  */
+import type { Decider } from '../../event-store/src';
+import type { EventDraft, ScaffoldRequestedData, Step, StoredEvent } from '../../events/src';
+
 /** What a run's status can be, as both APIs report and filter it ('retrying': a step failed and will be tried again). */
 export const RUN_STATUSES = ['queued', 'running', 'retrying', 'succeeded', 'failed', 'cancelled'] as const;
 /** A run that has not ended. */
@@ -183,15 +184,14 @@ function apply(state: RunState, event: StoredEvent | (EventDraft & { time: strin
   }
 }
 
-/** The run's rules as the event store folds them (it knows no aggregate of its own). */
-export const runDecider = { initialState, evolve };
-
 export const fold = (events: ReadonlyArray<StoredEvent | (EventDraft & { time: string })>) => events.reduce(evolve, initialState);
 
 export type Command =
   | { type: 'RequestScaffold'; data: ScaffoldRequestedData }
   | { type: 'CompleteStep'; step: Step; result: EventDraft }
   | { type: 'FailStep'; step: Step; reason: string; retryable: boolean }
+  /** A failure found outside the step's worker (its Job failed, vanished or could not be launched): the step the run is at fails. */
+  | { type: 'FailCurrentStep'; reason: string; retryable: boolean }
   | { type: 'RequestCancel'; requestedBy: string }
   /** A worker about to start a step asks whether the run goes on. */
   | { type: 'StopIfCancelled'; step: Step }
@@ -234,6 +234,9 @@ export function decide(command: Command, state: RunState): EventDraft[] {
       }
       return events;
     }
+    case 'FailCurrentStep':
+      // A run that was never requested is at no step: nothing fails.
+      return state.step ? decide({ type: 'FailStep', step: state.step, reason: command.reason, retryable: command.retryable }, state) : [];
     case 'RequestCancel':
       if (state.status === 'none') throw new RunRuleViolation('not_found', 'no such run');
       if (isTerminal(state)) throw new RunRuleViolation('already_finished', `run already ${state.status}`);
@@ -249,6 +252,9 @@ export function decide(command: Command, state: RunState): EventDraft[] {
       return [{ type: 'StepRedriveRequested', data: { step: state.step, requested_by: command.requestedBy } }];
   }
 }
+
+/** The run's rules whole, as the event store's `handleCommand` runs them (it knows no aggregate of its own). */
+export const runDecider: Decider<RunState, Command> = { initialState, evolve, decide };
 
 /** Whether an event starts `step`: its trigger, or an operator's re-drive of it. */
 export function triggers(event: EventDraft, step: Step): boolean {

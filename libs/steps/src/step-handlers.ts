@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { decideAndAppend, EventStore, RunInputs } from '../../event-store/src';
+import type { RunInputs } from '../../event-store/src';
 import type { EventDraft, ScaffoldRequestedData, Step } from '../../events/src';
 import { GenerateOptions, GeneratorInputError, GeneratorValidationError, Pass, SuppliedCredentials, TreeGenerator } from '../../generator/src';
 import { fluxUrlOf, GitStepError, GitWorkspace, originUrl, sameRepository } from '../../git/src';
 import { KubeError } from '../../kube/src/errors';
-import { decide, runDecider, RunState } from '../../run-decider/src';
+import type { RunCommands, RunState } from '../../run-decider/src';
 import { CertificateError, parseSealingCertificate } from '../../sealing/src';
 import { crashPoint } from './crash-points';
 import { RunLog } from './run-log';
@@ -41,7 +41,8 @@ export interface SuppliedCredentialsSource {
 export interface StepContext {
   runId: string;
   state: RunState;
-  store: EventStore;
+  /** The run's commands: what a step records on the run besides its result (its progress). */
+  commands: RunCommands;
   inputs: RunInputs;
   settings: StepSettings;
   log: RunLog;
@@ -240,7 +241,7 @@ export const sealedSecretsWait: StepHandler = {
     const controller = await cluster.targets.waitForSealedSecrets(cluster.ref, async (seen, waitedMs) => {
       if (seen === lastSeen && waitedMs - lastReport < 60_000) return;
       await ctx.log.line(`waiting for sealed-secrets (${Math.round(waitedMs / 1000)} s of ${Math.round(deadlineMs / 1000)} s): ${seen}`);
-      await decideAndAppend(ctx.store, ctx.runId, runDecider, (s) => decide({ type: 'ReportProgress', step: 'sealed-secrets-wait', waitedMs, deadlineMs, seen }, s));
+      await ctx.commands.handle(ctx.runId, { type: 'ReportProgress', step: 'sealed-secrets-wait', waitedMs, deadlineMs, seen });
       lastSeen = seen;
       lastReport = waitedMs;
     });

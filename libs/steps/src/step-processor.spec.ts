@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { ACK, decideAndAppend, Delivery, InMemoryEventStore, InMemoryRunInputs, InMemoryRunLogStore } from '../../event-store/src';
+import { ACK, Delivery, InMemoryEventStore, InMemoryRunInputs, InMemoryRunLogStore } from '../../event-store/src';
 import { EventDraft, STEPS } from '../../events/src';
-import { decide, runDecider } from '../../run-decider/src';
+import { RunCommands } from '../../run-decider/src';
 import type { StepSettings } from './settings';
 import { StepError, StepHandler } from './step-handlers';
 import { durableNameFor, stepDurableOf, StepProcessor } from './step-processor';
@@ -25,7 +25,7 @@ describe('StepProcessor (in-memory event store)', () => {
     store = new InMemoryEventStore();
     logs = new InMemoryRunLogStore();
     runId = randomUUID();
-    await decideAndAppend(store, runId, runDecider, (s) => decide({ type: 'RequestScaffold', data: request }, s));
+    await new RunCommands(store).handle(runId, { type: 'RequestScaffold', data: request });
   });
 
   it('runs the step on its trigger and records the result', async () => {
@@ -55,8 +55,7 @@ describe('StepProcessor (in-memory event store)', () => {
   });
 
   it('runs a step with two triggers for the later one only: an earlier trigger delivered late starts nothing', async () => {
-    const complete = (step: 'infra-pass' | 'sealed-secrets-wait' | 'cert-fetch', result: EventDraft) =>
-      decideAndAppend(store, runId, runDecider, (s) => decide({ type: 'CompleteStep', step, result }, s));
+    const complete = (step: 'infra-pass' | 'sealed-secrets-wait' | 'cert-fetch', result: EventDraft) => new RunCommands(store).handle(runId, { type: 'CompleteStep', step, result });
     await complete('infra-pass', infraPushed);
     await complete('sealed-secrets-wait', { type: 'SealedSecretsReady', data: { source: 'given_certificate', controller: null } });
     await complete('cert-fetch', { type: 'CertFetched', data: { fingerprint_sha256: 'ab', not_after: '2030-01-01T00:00:00.000Z' } });
@@ -89,7 +88,7 @@ describe('StepProcessor (in-memory event store)', () => {
   });
 
   it('stops a cancelled run at the step boundary without running the step', async () => {
-    await decideAndAppend(store, runId, runDecider, (s) => decide({ type: 'RequestCancel', requestedBy: 'ops' }, s));
+    await new RunCommands(store).handle(runId, { type: 'RequestCancel', requestedBy: 'ops' });
     let ran = false;
     expect(await processor(async () => ((ran = true), infraPushed)).handle(await delivery())).toEqual(ACK);
     expect(ran).toBe(false);

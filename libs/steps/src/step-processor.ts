@@ -1,7 +1,7 @@
 import type { Delivery, Disposition, EventStore, ProcessorOptions, RunInputs, RunLogStore } from '../../event-store/src';
-import { ACK, ALL_RUNS, decideAndAppend, nakAfter, retryDelayMs, runSubject } from '../../event-store/src';
+import { ACK, ALL_RUNS, nakAfter, retryDelayMs, runSubject } from '../../event-store/src';
 import type { Step, StoredEvent } from '../../events/src';
-import { decide, isTerminal, runDecider, triggers } from '../../run-decider/src';
+import { isTerminal, RunCommands, triggers } from '../../run-decider/src';
 import { IN_PROCESS_GENERATOR, TreeGenerator } from '../../generator/src';
 import { crashPoint } from './crash-points';
 import { RunLog } from './run-log';
@@ -63,11 +63,14 @@ export function stepConsumer(step: Step, settings: StepSettings, onlyRunId?: str
 export class StepProcessor {
   /** Runs whose step is being worked on in this process: a redelivery meanwhile waits its turn. */
   private readonly activeRuns = new Set<string>();
+  private readonly commands: RunCommands;
 
   constructor(
     readonly handler: StepHandler,
     private readonly deps: StepDependencies,
-  ) {}
+  ) {
+    this.commands = new RunCommands(deps.store);
+  }
 
   handle = async ([delivery]: Delivery[]): Promise<Disposition> => {
     const { event } = delivery;
@@ -82,12 +85,12 @@ export class StepProcessor {
   };
 
   private async runStep(event: StoredEvent, deliveryCount: number): Promise<Disposition> {
-    const { store, settings, logger } = this.deps;
+    const { settings, logger } = this.deps;
     const step: Step = this.handler.step;
     const runId = event.run_id;
     const ids = { run_id: runId, event_id: event.id, step };
     // At the step boundary: a cancelled run stops here; a run already past this step is not run again.
-    const gate = await decideAndAppend(store, runId, runDecider, (s) => decide({ type: 'StopIfCancelled', step }, s), { causationId: event.id, seenSeq: event.seq });
+    const gate = await this.commands.handle(runId, { type: 'StopIfCancelled', step }, { causationId: event.id, seenSeq: event.seq });
     if (gate.appended.length > 0 || gate.state.step !== step || isTerminal(gate.state)) return ACK;
     // A step with two triggers (the full pass: CertFetched, or InfraPushed on SOPS runs) runs for the later one only:
     // an earlier trigger delivered late, after the later one, must not start the step a second time beside it.
@@ -105,7 +108,7 @@ export class StepProcessor {
       const ctx = {
         runId,
         state: gate.state,
-        store,
+        commands: this.commands,
         inputs: this.deps.inputs,
         settings,
         log,
@@ -116,7 +119,7 @@ export class StepProcessor {
       };
       crashPoint(`before-step:${step}`);
       const result = await withDeadline(this.handler.run(ctx), deadline, step, stop);
-      const done = await decideAndAppend(store, runId, runDecider, (s) => decide({ type: 'CompleteStep', step, result }, s), { causationId: event.id, seenSeq: event.seq });
+      const done = await this.commands.handle(runId, { type: 'CompleteStep', step, result }, { causationId: event.id, seenSeq: event.seq });
       logger.info({ ...ids, appended: done.appended.map((e) => e.type) }, 'step finished');
       this.deps.onAttempt?.(step, 'succeeded', (Date.now() - started) / 1000);
       crashPoint(`after-append:${step}`);
@@ -125,10 +128,7 @@ export class StepProcessor {
       const failure = toStepError(e);
       this.deps.onAttempt?.(step, 'failed', (Date.now() - started) / 1000);
       await log.line(`${step} failed: ${failure.message}`, 'error');
-      const failed = await decideAndAppend(store, runId, runDecider, (s) => decide({ type: 'FailStep', step, reason: failure.message, retryable: failure.retryable }, s), {
-        causationId: event.id,
-        seenSeq: event.seq,
-      });
+      const failed = await this.commands.handle(runId, { type: 'FailStep', step, reason: failure.message, retryable: failure.retryable }, { causationId: event.id, seenSeq: event.seq });
       const stepFailed = failed.appended.find((a) => a.type === 'StepFailed');
       const retry = stepFailed?.type === 'StepFailed' && stepFailed.data.will_retry;
       logger.warn({ ...ids, reason: failure.message, retry }, 'step failed');
