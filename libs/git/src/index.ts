@@ -1,3 +1,4 @@
+export * from './errors';
 export * from './git-workspace';
 export * from './git-access';
 export * from './repository-url';
