@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import { GitAccessError } from './errors';
 import { GitCall, GitCommand, runGitCall } from './git-command';
-import { GitConfigEntry, gitConfigEnvironment, HelperProcess, NO_REDIRECTS, onlyProtocols, threadHelper } from '../../runtime/src';
+import { GitConfigEntry, gitConfigEnvironment, NO_REDIRECTS, onlyProtocols } from './egress';
+import { HelperProcess, threadHelper } from './helper-process';
 
 export interface GitAccessSettings {
   /** GIT_CREDENTIALS_DIR: username/password and/or ssh-privatekey, known_hosts. */

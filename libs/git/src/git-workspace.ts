@@ -2,8 +2,8 @@ import { mkdir, rm } from 'node:fs/promises';
 import { classifyGitError } from './errors';
 import { GitAccess } from './git-access';
 import type { RepositoryCache } from './repository-cache';
+import { execInHelper } from './helper-process';
 import type { RepoRef } from './repository-url';
-import { execInHelper } from '../../runtime/src';
 
 export interface GitIdentity {
   name: string;

@@ -4,3 +4,6 @@ export * from './git-access';
 export * from './repository-url';
 export * from './repository-cache';
 export * from './git-command';
+export * from './helper-process';
+export * from './egress';
+export * from './process-groups';
