@@ -2,7 +2,7 @@ import type { Msg } from '@nats-io/nats-core';
 import { NatsOptions, ServerNats } from '@nestjs/microservices';
 import type { Logger } from 'pino';
 import type { Counter } from 'prom-client';
-import { replyAllowed } from './reply-subjects';
+import { replyAllowed } from '../config/reply-subjects';
 
 /** A request dropped because its reply subject is not a caller inbox: what to log and count (never the body). */
 export interface RefusedReply {

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import Ajv, { ErrorObject } from 'ajv';
 import { parse, YAMLError } from 'yaml';
-import { ApiKey, ROLES, sha256Of } from '../common/api-keys';
 import { repositoryPrefixProblem } from '../scaffolds/repository-scope';
+import { ApiKey, ROLES, sha256Of } from './api-key';
 import { readableFile, SettingError } from './setting-files';
 
 const VARIABLE = 'API_KEYS_FILE';

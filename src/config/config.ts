@@ -5,11 +5,11 @@ import type { RegistryCredentials } from '../../libs/generator/src';
 import { GitAccess, GitAccessError, RepositoryCache } from '../../libs/git/src';
 import { JobSettings, RUNNER_IMAGE } from '../../libs/kube/src/job-spec';
 import type { StepSettings } from '../../libs/steps/src';
-import { ApiKey, Role, ROLES, sha256Of } from '../common/api-keys';
-import { validReplyPrefix } from '../common/reply-subjects';
+import { ApiKey, Role, ROLES, sha256Of } from './api-key';
 import { readApiKeysFile } from './api-keys-file';
 import { ENV_SCHEMA } from './env.schema';
 import { NatsEnv, NatsSettings, natsSettings } from './nats-settings';
+import { validReplyPrefix } from './reply-subjects';
 import { readableFile, SettingError } from './setting-files';
 
 export interface AppConfig {

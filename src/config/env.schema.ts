@@ -1,4 +1,4 @@
-import { DEFAULT_REPLY_PREFIXES } from '../common/reply-subjects';
+import { DEFAULT_REPLY_PREFIXES } from './reply-subjects';
 
 /**
  * Every environment variable the service, scaffold-runner and scaffolderctl read, with its type,

@@ -1,6 +1,7 @@
 import { connect } from '@nats-io/transport-node';
 import { headers, NatsConnection } from '@nats-io/nats-core';
-import { callerFor, sha256Of } from '../../src/common/api-keys';
+import { callerFor } from '../../src/common/api-keys';
+import { sha256Of } from '../../src/config/api-key';
 import { makeEcCert, makeRsaCert } from '../support/certs';
 import { bareRepo, gitLog } from '../support/services';
 import { api, API_KEY, eventCount } from '../support/service';

@@ -6,7 +6,7 @@ import type { NatsConnection } from '@nats-io/nats-core';
 import type { RunInputs } from '../../libs/event-store/src';
 import { SEALING_CERT_INPUT } from '../../libs/steps/src';
 import { main as ctl } from '../../src/ctl';
-import { DEFAULT_REPLY_PREFIXES } from '../../src/common/reply-subjects';
+import { DEFAULT_REPLY_PREFIXES } from '../../src/config/reply-subjects';
 import { loadConfig } from '../../src/config/config';
 import { NatsClient } from '../../src/event-log/nats-client';
 import { RUN_INPUTS } from '../../src/event-log/event-log.module';

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { getPriority } from 'node:os';
 import { join } from 'node:path';
 import { GitAccess, GitStepError, GitWorkspace, RepositoryCache } from '../../libs/git/src';
-import type { HelperProcess } from '../../libs/runtime/src';
+import type { HelperProcess } from '../../libs/git/src';
 import { tempDir } from '../support/files';
 import { bareRepo, gitLog, pushAsAnotherWriter } from '../support/services';
 

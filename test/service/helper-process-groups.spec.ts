@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import { join } from 'node:path';
-import { HelperProcess } from '../../libs/runtime/src';
+import { HelperProcess } from '../../libs/git/src';
 import { eventually, processesWith } from '../support/listeners';
 
 jest.setTimeout(60_000);
@@ -8,7 +8,7 @@ jest.setTimeout(60_000);
 /** A program that starts a child and waits: both command lines carry `marker`, so both can be looked for. */
 const parentAndChild = (marker: string) => ['-c', `node -e 'setTimeout(() => {}, 300000)' ${marker}-child & wait`, marker];
 
-const DIST_RUNTIME = join(__dirname, '../../dist/libs/runtime/src');
+const DIST_GIT = join(__dirname, '../../dist/libs/git/src');
 
 describe('programs started by the helper process end with their request, and with the helper', () => {
   it('an aborted call kills the program and its child, and rejects with ABORT_ERR', async () => {
@@ -35,7 +35,7 @@ describe('programs started by the helper process end with their request, and wit
     } else {
       // A worker thread owns its helper (an IPC channel belongs to its thread): ending the thread is its parent going away.
       const worker = new Worker(
-        `const { execInHelper } = require(${JSON.stringify(DIST_RUNTIME)});
+        `const { execInHelper } = require(${JSON.stringify(DIST_GIT)});
          execInHelper('sh', ${JSON.stringify(parentAndChild(marker))}).catch(() => undefined);`,
         { eval: true },
       );

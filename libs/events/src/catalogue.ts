@@ -2,7 +2,6 @@
  * The one place that defines every event of a scaffold run: its type, schema version and data.
  * Events carry references, names and fingerprints only: never a credential or certificate body.
  */
-import { checkEventData, CURRENT_VERSION, upcastData } from './schemas';
 
 export type Step = 'infra-pass' | 'sealed-secrets-wait' | 'cert-fetch' | 'full-pass';
 export const STEPS: readonly Step[] = ['infra-pass', 'sealed-secrets-wait', 'cert-fetch', 'full-pass'];
@@ -89,45 +88,4 @@ export type StoredEvent = ScaffoldEvent & { seq: number };
 
 export function isEventType(value: unknown): value is EventType {
   return typeof value === 'string' && (EVENT_TYPES as readonly string[]).includes(value);
-}
-
-/** Stamps a draft with identity, time and the current schema version; refuses data that breaks its schema. */
-export function stamp(draft: EventDraft, runId: string, id: string, time: Date, causationId: string | null): ScaffoldEvent {
-  const problem = checkEventData(draft.type, draft.data);
-  if (problem) throw new Error(`refusing to append an invalid event: ${problem}`);
-  return { ...draft, id, schema_version: CURRENT_VERSION[draft.type], run_id: runId, time: time.toISOString(), causation_id: causationId } as ScaffoldEvent;
-}
-
-/** Parses a stored envelope of any version, upcasts it to the current one and validates it. */
-export function parseEvent(json: string, seq: number, subject?: string): StoredEvent {
-  let e: any;
-  try {
-    e = JSON.parse(json);
-  } catch {
-    throw new Error(`stream message ${seq} is not JSON`);
-  }
-  if (!e || !isEventType(e.type) || typeof e.run_id !== 'string' || typeof e.id !== 'string') throw new Error(`stream message ${seq} is not a scaffold event`);
-  // An event is stored on its run's subject; one that names another run is not this run's.
-  if (subject !== undefined && subject !== `scaffold.run.${e.run_id}`) throw new Error(`stream message ${seq} on ${subject} names run ${e.run_id}`);
-  const version = Number.isInteger(e.schema_version) ? e.schema_version : 1;
-  const data = upcastData(e.type, version, e.data);
-  const problem = checkEventData(e.type, data);
-  if (problem) throw new Error(`stream message ${seq}: ${problem}`);
-  return { ...e, data, schema_version: CURRENT_VERSION[e.type as EventType], seq };
-}
-
-/** A message on an event subject that is not a valid event of that run: skipped by every reader and reported. */
-export interface InvalidStreamMessage {
-  seq: number;
-  subject: string;
-  reason: string;
-}
-
-/** parseEvent for readers that must go on past a bad message: the event, or why the message is none. */
-export function tryParseEvent(json: string, seq: number, subject: string): { event: StoredEvent } | { invalid: InvalidStreamMessage } {
-  try {
-    return { event: parseEvent(json, seq, subject) };
-  } catch (e) {
-    return { invalid: { seq, subject, reason: (e as Error).message } };
-  }
 }

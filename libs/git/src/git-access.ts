@@ -8,8 +8,10 @@
 import { chmodSync, copyFileSync, existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
+import { GitAccessError } from './errors';
 import { GitCall, GitCommand, runGitCall } from './git-command';
-import { GitConfigEntry, gitConfigEnvironment, HelperProcess, NO_REDIRECTS, onlyProtocols, threadHelper } from '../../runtime/src';
+import { GitConfigEntry, gitConfigEnvironment, NO_REDIRECTS, onlyProtocols } from './egress';
+import { HelperProcess, threadHelper } from './helper-process';
 
 export interface GitAccessSettings {
   /** GIT_CREDENTIALS_DIR: username/password and/or ssh-privatekey, known_hosts. */
@@ -24,13 +26,6 @@ export interface GitAccessSettings {
   helperProcess?: boolean;
   /** GIT_ALLOWED_SCHEMES: the only protocols git may use (file is added for clones from the local repository cache). */
   allowedSchemes?: string[];
-}
-
-export class GitAccessError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'GitAccessError';
-  }
 }
 
 /**

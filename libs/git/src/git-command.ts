@@ -1,4 +1,4 @@
-import { ProgramRunner, processGroups } from '../../runtime/src/process-groups';
+import { ProgramRunner, processGroups } from './process-groups';
 
 /**
  * One git command: arguments in a folder (`raw`), or a clone of a source into a folder. Plain data,

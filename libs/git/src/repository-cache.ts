@@ -2,7 +2,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { GitAccess } from './git-access';
-import { classifyGitError, RepoRef } from './git-workspace';
+import { classifyGitError } from './errors';
+import type { RepoRef } from './repository-url';
 
 /**
  * A bare copy of each remote branch this process works on, under WORK_DIR, brought up to date by one

@@ -5,6 +5,12 @@
  */
 import { execFileSync } from 'node:child_process';
 
+/** A branch of a remote repository: what a working copy is cloned from and pushed to. */
+export interface RepoRef {
+  url: string;
+  branch: string;
+}
+
 const SCP_LIKE = /^([A-Za-z0-9._-]+)@([A-Za-z0-9.-]+):(?!\/\/)(.*)$/;
 
 /** `git@host:org/repo.git` as the ssh:// URL Flux's GitRepository accepts; other URLs as they are. */

@@ -1,5 +1,7 @@
+import type { ClassifiedError } from '../../steps/src/ports';
+
 /** A Kubernetes call failed; `retryable` says whether waiting and trying again can help. */
-export class KubeError extends Error {
+export class KubeError extends Error implements ClassifiedError {
   constructor(
     message: string,
     readonly retryable: boolean,

@@ -1,5 +1,5 @@
 import type { KubeConfig } from '@kubernetes/client-node';
-import type { KubeconfigRef, TargetClusters } from '../../steps/src/step-handlers';
+import type { KubeconfigRef, TargetClusters } from '../../steps/src/ports';
 import { fetchSealingCertificate, SealedSecretsLocation, targetKubeConfig, waitForSealedSecrets } from './target-cluster';
 
 /** TargetClusters over the Kubernetes API: the kubeconfig Secret is read anew at every use and kept nowhere. */

@@ -1,5 +1,6 @@
 export * from './run-log';
 export * from './settings';
+export * from './ports';
 export * from './step-handlers';
 export * from './step-processor';
 export * from './crash-points';

@@ -4,10 +4,10 @@ import type { RunInputs } from '../../event-store/src';
 import type { EventDraft, ScaffoldRequestedData, Step } from '../../events/src';
 import { GenerateOptions, GeneratorInputError, GeneratorValidationError, Pass, SuppliedCredentials, TreeGenerator } from '../../generator/src';
 import { fluxUrlOf, GitStepError, GitWorkspace, originUrl, sameRepository } from '../../git/src';
-import { KubeError } from '../../kube/src/errors';
 import type { RunCommands, RunState } from '../../run-decider/src';
 import { CertificateError, parseSealingCertificate } from '../../sealing/src';
 import { crashPoint } from './crash-points';
+import { isClassifiedError, KubeconfigRef, SuppliedCredentialsSource, TargetClusters } from './ports';
 import { RunLog } from './run-log';
 import type { StepSettings } from './settings';
 
@@ -21,21 +21,6 @@ export class StepError extends Error {
   ) {
     super(message);
   }
-}
-
-/** The new cluster, reached through the kubeconfig Secret the request names (read at the moment of use). */
-export interface TargetClusters {
-  waitForSealedSecrets(ref: KubeconfigRef, onPoll: (seen: string, waitedMs: number) => Promise<void>): Promise<{ namespace: string; name: string }>;
-  fetchCertificate(ref: KubeconfigRef, controller: { namespace: string; name: string }): Promise<string>;
-}
-
-export type KubeconfigRef = { namespace: string; name: string; key: string };
-
-export type CredentialsSecretRef = { namespace: string; name: string };
-
-/** Where supplied credentials (only their issuer can create them) come from: a Secret of the management cluster. */
-export interface SuppliedCredentialsSource {
-  read(ref: CredentialsSecretRef): Promise<SuppliedCredentials>;
 }
 
 export interface StepContext {
@@ -71,7 +56,7 @@ function request(ctx: StepContext): ScaffoldRequestedData {
 /** Errors from the generator and git become step errors with a clear reason and the right retry decision. */
 export function toStepError(e: unknown): StepError {
   if (e instanceof StepError) return e;
-  if (e instanceof GitStepError || e instanceof KubeError) return new StepError(e.message, e.retryable);
+  if (isClassifiedError(e)) return new StepError(e.message, e.retryable);
   if (e instanceof GeneratorInputError || e instanceof GeneratorValidationError || e instanceof CertificateError) return new StepError(e.message, false);
   return new StepError((e as Error)?.message ?? String(e), true);
 }

@@ -4,9 +4,10 @@ import type { Step, StoredEvent } from '../../events/src';
 import { isTerminal, RunCommands, triggers } from '../../run-decider/src';
 import { IN_PROCESS_GENERATOR, TreeGenerator } from '../../generator/src';
 import { crashPoint } from './crash-points';
+import type { SuppliedCredentialsSource, TargetClusters } from './ports';
 import { RunLog } from './run-log';
 import type { StepSettings } from './settings';
-import { StepHandler, SuppliedCredentialsSource, TargetClusters, toStepError } from './step-handlers';
+import { StepHandler, toStepError } from './step-handlers';
 
 export interface StepLogger {
   info(obj: object, msg: string): void;

@@ -2,8 +2,8 @@ import { CallHandler, ExecutionContext, Injectable, NestInterceptor } from '@nes
 import type { NatsContext } from '@nestjs/microservices';
 import type { Request, Response } from 'express';
 import { Observable, tap } from 'rxjs';
-import { Metrics } from '../metrics/metrics';
-import { toApiError } from './api-error';
+import { toApiError } from '../common/api-error';
+import { Metrics } from './metrics';
 
 const seconds = (started: bigint) => Number(process.hrtime.bigint() - started) / 1e9;
 

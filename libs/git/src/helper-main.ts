@@ -5,7 +5,7 @@
  * away (exits, is killed, its thread is terminated) or it is told to stop, it kills every group it
  * started first, so no git, ssh or kubectl outlives the service.
  */
-import { runGitCall } from '../../git/src/git-command';
+import { runGitCall } from './git-command';
 import type { HelperMessage, HelperReply, HelperRequest } from './helper-process';
 import { ProgramOutput, processGroups } from './process-groups';
 

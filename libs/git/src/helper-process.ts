@@ -1,6 +1,6 @@
 import { ChildProcess, fork } from 'node:child_process';
-import type { GitCall } from '../../git/src/git-command';
-import { compiledFile } from './compiled-file';
+import { compiledFile } from '../../runtime/src';
+import type { GitCall } from './git-command';
 
 /** How a program runs: its folder, an output limit, and variables set on top of the helper's environment. */
 export type ExecOptions = { cwd?: string; maxBuffer?: number; env?: Record<string, string> };
@@ -59,7 +59,7 @@ export class HelperProcess {
   }
 
   private start(): ChildProcess {
-    const child = fork(compiledFile(__dirname, 'libs/runtime/src/helper-main.js'), [], { execArgv: ['--max-old-space-size=128'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const child = fork(compiledFile(__dirname, 'libs/git/src/helper-main.js'), [], { execArgv: ['--max-old-space-size=128'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     child.on('message', (reply: HelperReply) => this.settle(reply));
     child.on('exit', (code, signal) => {
       if (this.child === child) this.child = undefined;
