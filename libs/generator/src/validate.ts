@@ -53,6 +53,14 @@ const ORIGIN = 'config.kubernetes.io/origin';
 /** A file's name in messages: its path below the build's label (a repository path), e.g. clusters/c/apps/../base → clusters/c/base. */
 const belowLabel = (absDir: string, label: string) => (file: string) => normalize(join(label, relative(absDir, file)));
 
+export interface BuildSettings {
+  /** Folders a build may read from (the working copy, the build's scratch folder). */
+  roots: readonly string[];
+  kubectl?: string;
+  /** A file's name in messages (default: its path below the build's label). */
+  shown?: (absFile: string) => string;
+}
+
 /**
  * `kubectl kustomize DIR`: the same build Flux's kustomize-controller runs. Asynchronous, so a
  * service generating trees keeps answering its API while kustomize works. Every build passes here:
@@ -62,14 +70,6 @@ const belowLabel = (absDir: string, label: string) => (file: string) => normaliz
  * through a wrapper asking kustomize for origin annotations, so each object knows the file it came
  * from (as `shown` names it); the annotations are taken off again.
  */
-export interface BuildSettings {
-  /** Folders a build may read from (the working copy, the build's scratch folder). */
-  roots: readonly string[];
-  kubectl?: string;
-  /** A file's name in messages (default: its path below the build's label). */
-  shown?: (absFile: string) => string;
-}
-
 export async function kustomizeBuild(absDir: string, label: string, settings: BuildSettings): Promise<BuiltObject[]> {
   const shown = settings.shown ?? belowLabel(absDir, label);
   const kubectl = settings.kubectl ?? 'kubectl';

@@ -8,8 +8,6 @@ import { fluxFieldRule, isFluxApi } from './flux-rules';
 import { CompiledValidator, packagedValidator } from './schema-index';
 import { fieldPath, SchemaProblem, strictValidate } from './strict-validate';
 
-export { SCHEMA_PACKAGES, packageVersion } from './schema-index';
-
 /** An object a kustomize build produced, and the repository file it came from (when kustomize says). */
 export interface BuiltObject {
   body: any;

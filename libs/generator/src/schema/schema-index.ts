@@ -46,10 +46,6 @@ export function packageRoot(name: string, from = __dirname): string {
   }
 }
 
-export function packageVersion(name: string): string {
-  return JSON.parse(readFileSync(join(packageRoot(name), 'package.json'), 'utf8')).version;
-}
-
 function modelFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     if (entry.isDirectory()) return entry.name === '_schemas' || entry.name === 'node_modules' ? [] : modelFiles(join(dir, entry.name));
