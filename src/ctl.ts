@@ -121,19 +121,12 @@ function print(ctx: Ctx, e: StoredEvent) {
   ctx.out(ctx.json ? JSON.stringify(e) : describe(e));
 }
 
+/** The stream and its consumers as the ops tool prints them (snake_case, as in every JSON answer). */
 async function consumerStates(store: JetStreamEventStore) {
-  const info = await store.jsm.streams.info(store.streams.events);
-  const consumers = await store.jsm.consumers.list(store.streams.events).next();
+  const { stream: s, consumers } = await store.consumers.states();
   return {
-    stream: { name: info.config.name, messages: info.state.messages, first_seq: info.state.first_seq, last_seq: info.state.last_seq, bytes: info.state.bytes, replicas: info.config.num_replicas },
-    consumers: consumers.map((c) => ({
-      name: c.name,
-      pending: c.num_pending,
-      ack_pending: c.num_ack_pending,
-      redelivered: c.num_redelivered,
-      ack_floor_seq: c.ack_floor.stream_seq,
-      lag: info.state.last_seq - c.ack_floor.stream_seq,
-    })),
+    stream: { name: s.name, messages: s.messages, first_seq: s.firstSeq, last_seq: s.lastSeq, bytes: s.bytes, replicas: s.replicas },
+    consumers: consumers.map((c) => ({ name: c.name, pending: c.pending, ack_pending: c.ackPending, redelivered: c.redelivered, ack_floor_seq: c.ackFloorSeq, lag: c.lag })),
   };
 }
 
@@ -158,7 +151,7 @@ const commands: Record<string, (ctx: Ctx, args: string[], opts: Record<string, a
   },
 
   async tail(ctx, _args, opts) {
-    const last = (await ctx.store.jsm.streams.info(ctx.store.streams.events)).state.last_seq;
+    const last = await ctx.store.lastSeq();
     const count = opts.count === undefined ? 10 : Number(opts.count);
     if (!Number.isInteger(count) || count < 0) throw new CtlError('--count must be a whole number');
     // The last events first, as tail does: from the run's history, or from the stream's end.

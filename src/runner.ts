@@ -14,7 +14,8 @@ import { closeOnSignals } from './app/shutdown';
 import { loadConfig } from './config/config';
 import { Logger as NestPinoLogger } from 'nestjs-pino';
 import { makeLogger } from './logging/logger';
-import { StepProcessors, StepScope } from './steps/step-processors';
+import { EventConsumerHost } from './event-log/event-consumer-host';
+import type { StepScope } from './steps/step-consumers';
 import { VERSION } from './version';
 
 const USAGE = 'usage: scaffold-runner --run <run id> (or RUN_ID); --version, --help';
@@ -32,7 +33,7 @@ export async function runOne(runId: string, env: NodeJS.ProcessEnv = process.env
   app.useLogger(app.get(NestPinoLogger));
   closeOnSignals(app, logger, 'scaffold-runner', config.shutdownGraceMs);
   const store = app.get(JetStreamEventStore);
-  const steps = app.get(StepProcessors);
+  const steps = app.get(EventConsumerHost);
   try {
     if ((await store.readRun(runId)).events.length === 0) {
       await steps.retire();

@@ -1,6 +1,6 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import type { Logger } from 'pino';
-import type { StepScope } from '../steps/step-processors';
+import type { StepScope } from '../steps/step-consumers';
 import type { AppConfig } from '../config/config';
 import { ConfigModule } from '../config/config.module';
 import { EventLogModule } from '../event-log/event-log.module';

@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import { JetStreamApiError } from '@nats-io/jetstream';
 import { JetStreamEventStore, StreamAdmin } from '../../libs/event-store/src';
 
 /** The durable consumers this process pulls from (step processors, projector, Job launcher): readiness checks each. */
@@ -10,8 +9,6 @@ export class OwnedConsumers {
     this.names.add(name);
   }
 }
-
-const NOT_FOUND = new Set([10059, 10014]);
 
 /**
  * What of the event log this process needs is missing: its streams and its durable consumers. A
@@ -28,21 +25,10 @@ export class EventLogHealth {
   ) {}
 
   async missing(): Promise<string[]> {
-    const jsm = this.store.jsm;
-    const absent = async (lookup: () => Promise<unknown>) =>
-      lookup().then(
-        () => false,
-        (e) => {
-          if (e instanceof JetStreamApiError && NOT_FOUND.has(e.code)) return true;
-          throw e;
-        },
-      );
-    const streams = Object.values(this.store.streams);
-    const missingStreams = (await Promise.all(streams.map(async (s) => ((await absent(() => jsm.streams.info(s))) ? s : null)))).filter((s): s is string => s !== null);
+    const missingStreams = await this.store.absentStreams();
     if (missingStreams.length > 0 && this.admin.applyStreams) await new StreamAdmin(this.store.nc, this.store.streams).apply(this.admin.replicas);
-    const missingConsumers = missingStreams.includes(this.store.streams.events)
-      ? [...this.consumers.names]
-      : (await Promise.all([...this.consumers.names].map(async (c) => ((await absent(() => jsm.consumers.info(this.store.streams.events, c))) ? c : null)))).filter((c): c is string => c !== null);
+    const owned = [...this.consumers.names];
+    const missingConsumers = missingStreams.includes(this.store.streams.events) ? owned : (await Promise.all(owned.map(async (c) => ((await this.store.consumers.exists(c)) ? [] : [c])))).flat();
     return [...missingStreams.map((s) => `stream ${s}`), ...missingConsumers.map((c) => `consumer ${c}`)];
   }
 }

@@ -1,10 +1,12 @@
 import { DynamicModule, Global, Module } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
 import type { Logger } from 'pino';
 import { EventStore, JetStreamEventStore, JetStreamIdempotencyKeys, JetStreamRunInputs, JetStreamRunLogStore, StreamAdmin } from '../../libs/event-store/src';
 import { RunCommands } from '../../libs/run-decider/src';
 import type { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
 import { LOGGER } from '../logging/logging.module';
+import { EventConsumerHost } from './event-consumer-host';
 import { EventLogHealth, OwnedConsumers } from './event-log-health';
 import { NatsClient } from './nats-client';
 
@@ -21,13 +23,17 @@ export interface EventLogOptions {
   applyStreams: boolean;
 }
 
-/** NATS and the event log on JetStream: the event store and the runs' commands on it, the runs' logs and inputs, Idempotency-Key claims. */
+/**
+ * NATS and the event log on JetStream: the event store and the runs' commands on it, the runs' logs and
+ * inputs, Idempotency-Key claims, and the host that runs every @ConsumesEvents() provider's consumers.
+ */
 @Global()
 @Module({})
 export class EventLogModule {
   static forRoot(options: EventLogOptions): DynamicModule {
     return {
       module: EventLogModule,
+      imports: [DiscoveryModule],
       providers: [
         {
           provide: NatsClient,
@@ -47,6 +53,7 @@ export class EventLogModule {
         { provide: EVENT_STORE, useExisting: JetStreamEventStore },
         { provide: RunCommands, inject: [EVENT_STORE], useFactory: (store: EventStore) => new RunCommands(store) },
         OwnedConsumers,
+        EventConsumerHost,
         {
           provide: EventLogHealth,
           inject: [JetStreamEventStore, OwnedConsumers, APP_CONFIG],
@@ -57,7 +64,7 @@ export class EventLogModule {
         { provide: RUN_INPUTS, inject: [NatsClient], useFactory: (nats: NatsClient) => new JetStreamRunInputs(nats.connection) },
         { provide: IDEMPOTENCY_KEYS, inject: [NatsClient], useFactory: (nats: NatsClient) => new JetStreamIdempotencyKeys(nats.connection) },
       ],
-      exports: [NatsClient, JetStreamEventStore, EVENT_STORE, RunCommands, RUN_LOGS, RUN_INPUTS, IDEMPOTENCY_KEYS, OwnedConsumers, EventLogHealth],
+      exports: [NatsClient, JetStreamEventStore, EVENT_STORE, RunCommands, RUN_LOGS, RUN_INPUTS, IDEMPOTENCY_KEYS, OwnedConsumers, EventLogHealth, EventConsumerHost],
     };
   }
 }

@@ -34,12 +34,7 @@ export class HealthController {
   @Public()
   @Get(['readyz', 'health'])
   async ready(@Res() res: Response) {
-    const nats = this.nats.connection.isClosed()
-      ? 'down'
-      : await this.store.jsm.getAccountInfo().then(
-          () => 'up',
-          () => 'down',
-        );
+    const nats = this.nats.connection.isClosed() ? 'down' : (await this.store.reachable()) ? 'up' : 'down';
     const missing = nats === 'up' ? await this.eventLog.missing().catch(() => []) : [];
     const postgres = await this.ds.query('SELECT 1').then(
       () => 'up',

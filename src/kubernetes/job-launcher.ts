@@ -1,10 +1,10 @@
-import { BeforeApplicationShutdown, Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import type { Logger } from 'pino';
-import { ACK, ALL_RUNS, Delivery, Disposition, EventStore, JetStreamEventStore, JetStreamProcessor, nakAfter } from '../../libs/event-store/src';
+import { ACK, ALL_RUNS, Delivery, Disposition, EventStore, nakAfter } from '../../libs/event-store/src';
 import { ScaffoldJobs } from '../../libs/kube/src';
 import { KubeError } from '../../libs/kube/src/errors';
 import { fold, isTerminal, RunCommands } from '../../libs/run-decider/src';
-import { OwnedConsumers } from '../event-log/event-log-health';
+import { ConsumerSpec, ConsumesEvents, EventConsumer } from '../event-log/event-consumer';
 import { EVENT_STORE } from '../event-log/event-log.module';
 import { LOGGER } from '../logging/logging.module';
 
@@ -16,27 +16,17 @@ export const LAUNCHER = 'job-launcher';
  * A launch that cannot succeed (403, a foreign Job of that name) fails the run with the reason.
  */
 @Injectable()
-export class JobLauncher implements OnApplicationBootstrap, BeforeApplicationShutdown {
-  private readonly processor: JetStreamProcessor;
-
+@ConsumesEvents()
+export class JobLauncher implements EventConsumer {
   constructor(
-    store: JetStreamEventStore,
     @Inject(EVENT_STORE) private readonly events: EventStore,
     private readonly commands: RunCommands,
     private readonly jobs: ScaffoldJobs,
     @Inject(LOGGER) private readonly logger: Logger,
-    owned: OwnedConsumers,
-  ) {
-    owned.add(LAUNCHER);
-    this.processor = new JetStreamProcessor(store, { durable: LAUNCHER, filterSubject: ALL_RUNS, ackWaitMs: 30_000, concurrency: 16 }, (batch) => this.launch(batch), logger);
-  }
+  ) {}
 
-  onApplicationBootstrap() {
-    return this.processor.start();
-  }
-
-  async beforeApplicationShutdown() {
-    await this.processor.stop();
+  consumers(): ConsumerSpec[] {
+    return [{ options: { durable: LAUNCHER, filterSubject: ALL_RUNS, ackWaitMs: 30_000, concurrency: 16 }, handle: (batch) => this.launch(batch) }];
   }
 
   async launch([{ event }]: Delivery[]): Promise<Disposition> {

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { JetStreamEventStore } from '../../libs/event-store/src';
+import { ConsumerState, JetStreamEventStore } from '../../libs/event-store/src';
 import type { StoredEvent } from '../../libs/events/src';
 import { stepDurableOf } from '../../libs/steps/src';
 import { PROJECTOR } from '../projection/projector-name';
@@ -13,6 +13,20 @@ interface ConsumerLag {
   /** Message counts: these add up. */
   pending: number;
   redelivered: number;
+}
+
+/**
+ * Every consumer's figures by its step-wide name: runner Jobs make a consumer per run, and a label
+ * value per run would grow the series without bound.
+ */
+function byStep(consumers: ConsumerState[]): Map<string, ConsumerLag> {
+  const byName = new Map<string, ConsumerLag>();
+  for (const c of consumers) {
+    const name = stepDurableOf(c.name);
+    const seen = byName.get(name) ?? { lag: 0, pending: 0, redelivered: 0 };
+    byName.set(name, { lag: Math.max(seen.lag, c.lag), pending: seen.pending + c.pending, redelivered: seen.redelivered + c.redelivered });
+  }
+  return byName;
 }
 
 /**
@@ -99,9 +113,9 @@ export class Metrics {
 
   private async setLagGauges(): Promise<void> {
     const g = this.gauges;
-    const last = await this.store.lastSeq();
-    const consumers = await this.consumerLags(last);
-    g.lastSeq.set(last);
+    const { stream, consumers: all } = await this.store.consumers.states();
+    const consumers = byStep(all);
+    g.lastSeq.set(stream.lastSeq);
     for (const gauge of [g.consumerLag, g.consumerPending, g.consumerRedelivered]) gauge.reset();
     for (const [consumer, c] of consumers) {
       g.consumerLag.set({ consumer }, c.lag);
@@ -113,20 +127,6 @@ export class Metrics {
       g.projectionLagEvents.set(projector.lag);
       g.projectionLagSeconds.set(projector.lag > 0 ? (Date.now() - this.lastProjectedAt) / 1000 : 0);
     }
-  }
-
-  /**
-   * Every consumer of the event stream (the listing comes in pages), by its step-wide name: runner Jobs
-   * make a consumer per run, and a label value per run would grow the series without bound.
-   */
-  private async consumerLags(last: number): Promise<Map<string, ConsumerLag>> {
-    const byName = new Map<string, ConsumerLag>();
-    for await (const c of this.store.jsm.consumers.list(this.store.streams.events)) {
-      const name = stepDurableOf(c.name);
-      const seen = byName.get(name) ?? { lag: 0, pending: 0, redelivered: 0 };
-      byName.set(name, { lag: Math.max(seen.lag, last - c.ack_floor.stream_seq), pending: seen.pending + c.num_pending, redelivered: seen.redelivered + c.num_redelivered });
-    }
-    return byName;
   }
 
   /** Called by the projector after an event is in the read-model. */

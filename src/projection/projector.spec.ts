@@ -1,4 +1,3 @@
-import { OwnedConsumers } from '../event-log/event-log-health';
 import { randomUUID } from 'node:crypto';
 import type { FindOperator } from 'typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
@@ -33,7 +32,7 @@ describe('Projector (in-memory event store, in-memory tables)', () => {
   it('writes each touched run folded from its whole history, whatever the batch order, and the checkpoint', async () => {
     const store = new InMemoryEventStore();
     const db = memoryTables();
-    const projector = new Projector(store, {} as JetStreamEventStore, db.ds, new Metrics({} as JetStreamEventStore), silent, loadConfig({}, { requireApiKey: false }), new OwnedConsumers());
+    const projector = new Projector(store, db.ds, new Metrics({} as JetStreamEventStore), silent, loadConfig({}, { requireApiKey: false }));
     const [a, b] = [randomUUID(), randomUUID()];
     for (const id of [a, b]) await new RunCommands(store).handle(id, { type: 'RequestScaffold', data: request });
     await new RunCommands(store).handle(a, { type: 'RequestCancel', requestedBy: 'ops' });

@@ -1,13 +1,13 @@
-import { BeforeApplicationShutdown, Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { Logger } from 'pino';
 import { DataSource, EntityManager, In } from 'typeorm';
-import { ACK, ALL_RUNS, Delivery, Disposition, EventStore, JetStreamEventStore, JetStreamProcessor, StaleRead } from '../../libs/event-store/src';
+import { ACK, ALL_RUNS, Delivery, Disposition, EventStore, StaleRead } from '../../libs/event-store/src';
 import type { InvalidStreamMessage, StoredEvent } from '../../libs/events/src';
 import { evolve, fold, initialState, RunState } from '../../libs/run-decider/src';
 import type { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
-import { OwnedConsumers } from '../event-log/event-log-health';
+import { ConsumerSpec, ConsumesEvents, EventConsumer } from '../event-log/event-consumer';
 import { EVENT_STORE } from '../event-log/event-log.module';
 import { LOGGER } from '../logging/logging.module';
 import { Metrics } from '../metrics/metrics';
@@ -99,31 +99,21 @@ export const PROJECTION_BATCH = 100;
  * While PostgreSQL is down the batch is retried in place; nothing is lost and nothing applies twice.
  */
 @Injectable()
-export class Projector implements OnApplicationBootstrap, BeforeApplicationShutdown {
-  private readonly processor: JetStreamProcessor;
-
+@ConsumesEvents()
+export class Projector implements EventConsumer {
   constructor(
     @Inject(EVENT_STORE) private readonly events: EventStore,
-    store: JetStreamEventStore,
     @InjectDataSource() private readonly ds: DataSource,
     private readonly metrics: Metrics,
     @Inject(LOGGER) private readonly logger: Logger,
-    @Inject(APP_CONFIG) config: AppConfig,
-    owned: OwnedConsumers,
-  ) {
-    owned.add(PROJECTOR);
-    // Short ack wait: a batch held by a process that died comes back soon, and the read-model waits for it.
-    const ackWaitMs = Math.min(config.steps.ackWaitMs, 10_000);
-    this.processor = new JetStreamProcessor(
-      store,
-      { durable: PROJECTOR, filterSubject: ALL_RUNS, ackWaitMs, concurrency: 1, batchSize: PROJECTION_BATCH, maxAckPending: PROJECTION_BATCH, onInvalid: (m) => this.recordInvalid(m) },
-      (batch) => this.project(batch),
-      logger,
-    );
-  }
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
 
-  onApplicationBootstrap() {
-    return this.processor.start();
+  consumers(): ConsumerSpec[] {
+    // Short ack wait: a batch held by a process that died comes back soon, and the read-model waits for it.
+    const ackWaitMs = Math.min(this.config.steps.ackWaitMs, 10_000);
+    const options = { durable: PROJECTOR, filterSubject: ALL_RUNS, ackWaitMs, concurrency: 1, batchSize: PROJECTION_BATCH, maxAckPending: PROJECTION_BATCH };
+    return [{ options: { ...options, onInvalid: (m) => this.recordInvalid(m) }, handle: (batch) => this.project(batch) }];
   }
 
   /** The projector sees each stream message once across replicas: it is where a skipped one is counted and kept for reports. */
@@ -148,10 +138,6 @@ export class Projector implements OnApplicationBootstrap, BeforeApplicationShutd
       this.metrics.streamMessagesSkipped.inc({ kind: 'refused' });
       this.logger.warn({ run_id: e.run_id, seq: e.seq, type: e.type, reason: r.reason }, 'refused an event that cannot belong to its run');
     }
-  }
-
-  async beforeApplicationShutdown() {
-    await this.processor.stop();
   }
 
   /**

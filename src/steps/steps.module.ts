@@ -1,10 +1,10 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { STEP_SCOPE, StepProcessors, StepScope } from './step-processors';
+import { STEP_SCOPE, StepConsumers, StepScope } from './step-consumers';
 
-/** The step processors (infra pass, sealed-secrets wait, certificate fetch, full pass) for every run or one. */
+/** The step consumers (infra pass, sealed-secrets wait, certificate fetch, full pass) for every run or one. */
 @Module({})
 export class StepsModule {
   static forRoot(scope: StepScope = {}): DynamicModule {
-    return { module: StepsModule, providers: [{ provide: STEP_SCOPE, useValue: scope }, StepProcessors], exports: [StepProcessors] };
+    return { module: StepsModule, providers: [{ provide: STEP_SCOPE, useValue: scope }, StepConsumers] };
   }
 }

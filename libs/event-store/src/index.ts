@@ -7,4 +7,5 @@ export * from './in-memory-event-store';
 export * from './run-log-store';
 export * from './run-inputs';
 export * from './processor';
+export * from './stream-consumers';
 export * from './idempotency-keys';

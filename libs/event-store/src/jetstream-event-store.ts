@@ -4,9 +4,11 @@ import { InvalidStreamMessage, ScaffoldEvent, StoredEvent, tryParseEvent } from 
 import { ConcurrencyConflict, EventStore, FollowOptions, RangeQuery, ScanRange } from './event-store';
 import { readSubject } from './jetstream-reads';
 import { requireJetStreamServer } from './stream-admin';
+import { StreamConsumers } from './stream-consumers';
 import { ALL_RUNS, DEFAULT_STREAMS, runSubject, StreamNames } from './streams';
 
 const WRONG_LAST_SEQUENCE = 10071;
+const STREAM_NOT_FOUND = 10059;
 
 /** Events a whole-log scan fetches at a time. */
 const SCAN_BATCH = 1000;
@@ -30,12 +32,17 @@ export class JetStreamEventStore implements EventStore {
   /** Run histories by run, least recently used first. */
   private readonly histories = new Map<string, RunHistory>();
 
+  /** The event stream's durable consumers: what processors pull from and what operators inspect. */
+  readonly consumers: StreamConsumers;
+
   private constructor(
     readonly nc: NatsConnection,
     readonly js: JetStreamClient,
     readonly jsm: JetStreamManager,
     readonly streams: StreamNames,
-  ) {}
+  ) {
+    this.consumers = new StreamConsumers(js, jsm, streams.events);
+  }
 
   static async open(nc: NatsConnection, streams: StreamNames = DEFAULT_STREAMS): Promise<JetStreamEventStore> {
     requireJetStreamServer(nc);
@@ -70,6 +77,27 @@ export class JetStreamEventStore implements EventStore {
     if ('event' in result) return [result.event];
     this.onInvalid(result.invalid);
     return [];
+  }
+
+  /** Whether JetStream answers this account's requests. */
+  async reachable(): Promise<boolean> {
+    return this.jsm.getAccountInfo().then(
+      () => true,
+      () => false,
+    );
+  }
+
+  /** The streams of the event log that the server does not have. */
+  async absentStreams(): Promise<string[]> {
+    const absent = async (name: string) =>
+      this.jsm.streams.info(name).then(
+        () => [],
+        (e) => {
+          if (e instanceof JetStreamApiError && e.code === STREAM_NOT_FOUND) return [name];
+          throw e;
+        },
+      );
+    return (await Promise.all(Object.values(this.streams).map(absent))).flat();
   }
 
   async lastSeq(): Promise<number> {

@@ -1,8 +1,6 @@
-import { AckPolicy, Consumer, ConsumerMessages, DeliverPolicy, JetStreamApiError, JsMsg } from '@nats-io/jetstream';
+import { Consumer, ConsumerMessages, JsMsg } from '@nats-io/jetstream';
 import { InvalidStreamMessage, StoredEvent, tryParseEvent } from '../../events/src';
-import type { JetStreamEventStore } from './jetstream-event-store';
-
-const CONSUMER_NOT_FOUND = 10014;
+import type { StreamConsumers } from './stream-consumers';
 
 /** One event handed to a processor's handler. */
 export interface Delivery {
@@ -38,40 +36,6 @@ export interface ProcessorLogger {
 /** Backoff for a handler that threw: 1 s, 2 s, 4 s ... capped at 30 s. */
 export const retryDelayMs = (attempt: number) => Math.min(30_000, 1000 * 2 ** Math.max(0, attempt - 1));
 
-/**
- * A durable pull consumer on the event stream, created if missing and updated (ack wait, max ack
- * pending) if it exists, so every replica converges on one config.
- */
-export async function durableConsumer(store: JetStreamEventStore, name: string, opts: { filterSubject: string; ackWaitMs: number; maxAckPending: number }): Promise<Consumer> {
-  const stream = store.streams.events;
-  const ackWait = opts.ackWaitMs * 1_000_000;
-  try {
-    await store.jsm.consumers.info(stream, name);
-    await store.jsm.consumers.update(stream, name, { ack_wait: ackWait, max_ack_pending: opts.maxAckPending });
-  } catch (e) {
-    if (!(e instanceof JetStreamApiError) || e.code !== CONSUMER_NOT_FOUND) throw e;
-    await store.jsm.consumers
-      .add(stream, {
-        durable_name: name,
-        ack_policy: AckPolicy.Explicit,
-        deliver_policy: DeliverPolicy.All,
-        ack_wait: ackWait,
-        max_ack_pending: opts.maxAckPending,
-        filter_subject: opts.filterSubject,
-      })
-      .catch(async (err) => {
-        // Another replica created it between our info and add: use theirs.
-        if (!(err instanceof JetStreamApiError)) throw err;
-        await store.jsm.consumers.info(stream, name);
-      });
-  }
-  return store.js.consumers.get(stream, name);
-}
-
-export async function deleteConsumer(store: JetStreamEventStore, name: string): Promise<void> {
-  await store.jsm.consumers.delete(store.streams.events, name).catch(() => undefined);
-}
-
 interface InFlight {
   messages: JsMsg[];
   settled: boolean;
@@ -94,7 +58,7 @@ export class JetStreamProcessor {
   private readonly stopSignal = new Promise<void>((resolve) => (this.signalStop = resolve));
 
   constructor(
-    private readonly store: JetStreamEventStore,
+    private readonly consumers: StreamConsumers,
     private readonly opts: ProcessorOptions,
     private readonly handler: (batch: Delivery[]) => Promise<Disposition>,
     private readonly logger: ProcessorLogger,
@@ -114,19 +78,14 @@ export class JetStreamProcessor {
 
   private ensureConsumer(): Promise<Consumer> {
     const maxAckPending = this.opts.maxAckPending ?? Math.max(this.opts.concurrency * this.batchSize * 4, 16);
-    return durableConsumer(this.store, this.opts.durable, { filterSubject: this.opts.filterSubject, ackWaitMs: this.opts.ackWaitMs, maxAckPending });
+    return this.consumers.durable(this.opts.durable, { filterSubject: this.opts.filterSubject, ackWaitMs: this.opts.ackWaitMs, maxAckPending });
   }
 
   /** After a failed fetch: a consumer someone deleted is created again (it starts from the first event; handlers are idempotent). */
   private async recovered(consumer: Consumer): Promise<Consumer> {
-    try {
-      await this.store.jsm.consumers.info(this.store.streams.events, this.opts.durable);
-      return consumer;
-    } catch (e) {
-      if (!(e instanceof JetStreamApiError) || e.code !== CONSUMER_NOT_FOUND) return consumer;
-      this.logger.error({ consumer: this.opts.durable }, 'the durable consumer was deleted; creating it again');
-      return this.ensureConsumer().catch(() => consumer);
-    }
+    if (await this.consumers.exists(this.opts.durable).catch(() => true)) return consumer;
+    this.logger.error({ consumer: this.opts.durable }, 'the durable consumer was deleted; creating it again');
+    return this.ensureConsumer().catch(() => consumer);
   }
 
   private async freeSlot(): Promise<void> {

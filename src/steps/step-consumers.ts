@@ -1,0 +1,56 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { Logger } from 'pino';
+import type { TreeGenerator } from '../../libs/generator/src';
+import { EventStore, RunInputs, RunLogStore } from '../../libs/event-store/src';
+import { LOCAL_STEP_HANDLERS, stepConsumer, StepProcessor, SuppliedCredentialsSource, TargetClusters } from '../../libs/steps/src';
+import type { AppConfig } from '../config/config';
+import { APP_CONFIG } from '../config/config.module';
+import { ConsumerSpec, ConsumesEvents, EventConsumer } from '../event-log/event-consumer';
+import { EVENT_STORE, RUN_INPUTS, RUN_LOGS } from '../event-log/event-log.module';
+import { TREE_GENERATOR } from '../generation/generation.module';
+import { LOGGER } from '../logging/logging.module';
+import { Metrics } from '../metrics/metrics';
+
+export const STEP_SCOPE = Symbol('STEP_SCOPE');
+
+/** Which runs this process works on (all, or one run in its Job) and where it may reach the target cluster. */
+export interface StepScope {
+  onlyRunId?: string;
+  targets?: TargetClusters;
+  credentials?: SuppliedCredentialsSource;
+}
+
+/**
+ * One consumer per step, on its durable. On shutdown in-flight steps get SHUTDOWN_GRACE_SECONDS to
+ * finish before they are handed back to the stream (steps are idempotent, so whoever takes one over
+ * does not push twice).
+ */
+@Injectable()
+@ConsumesEvents()
+export class StepConsumers implements EventConsumer {
+  private readonly specs: ConsumerSpec[];
+
+  constructor(
+    @Inject(EVENT_STORE) events: EventStore,
+    @Inject(RUN_INPUTS) inputs: RunInputs,
+    @Inject(RUN_LOGS) logs: RunLogStore,
+    @Inject(APP_CONFIG) config: AppConfig,
+    @Inject(LOGGER) logger: Logger,
+    @Inject(STEP_SCOPE) scope: StepScope,
+    @Inject(TREE_GENERATOR) generator: TreeGenerator,
+    metrics: Metrics,
+  ) {
+    const onAttempt = (step: string, outcome: 'succeeded' | 'failed', seconds: number) => metrics.stepDuration.observe({ step, outcome }, seconds);
+    const onHandoff = (step: string, seconds: number) => metrics.stepHandoff.observe({ step }, seconds);
+    const deps = { store: events, inputs, logs, settings: config.steps, logger, targets: scope.targets, credentials: scope.credentials, generator, onAttempt, onHandoff };
+    this.specs = LOCAL_STEP_HANDLERS.map((handler) => ({
+      options: stepConsumer(handler.step, config.steps, scope.onlyRunId),
+      handle: new StepProcessor(handler, deps).handle,
+      shutdownGraceMs: config.shutdownGraceMs,
+    }));
+  }
+
+  consumers(): ConsumerSpec[] {
+    return this.specs;
+  }
+}
