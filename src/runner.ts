@@ -15,7 +15,6 @@ import { loadConfig } from './config/config';
 import { Logger as NestPinoLogger } from 'nestjs-pino';
 import { makeLogger } from './logging/logger';
 import { EventConsumerHost } from './event-log/event-consumer-host';
-import type { StepScope } from './steps/step-consumers';
 import { VERSION } from './version';
 
 const USAGE = 'usage: scaffold-runner --run <run id> (or RUN_ID); --version, --help';
@@ -24,9 +23,7 @@ export async function runOne(runId: string, env: NodeJS.ProcessEnv = process.env
   const config = loadConfig(env, { requireApiKey: false });
   const logger = makeLogger(config.logLevel).child({ run_id: runId });
   process.env.GIT_TERMINAL_PROMPT = '0';
-  // Kubernetes access only where the environment provides it (in a Job: the service account).
-  const reach: Omit<StepScope, 'onlyRunId'> = config.reachesManagementCluster ? require('./kubernetes/kube-clients').kubeReach(config) : {};
-  const app = await NestFactory.createApplicationContext(RunnerModule.forRoot(config, logger, runId, reach), {
+  const app = await NestFactory.createApplicationContext(RunnerModule.forRoot(config, logger, runId), {
     bufferLogs: true,
     abortOnError: false,
   });

@@ -1,18 +1,21 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import type { Logger } from 'pino';
-import type { StepScope } from '../steps/step-consumers';
 import type { AppConfig } from '../config/config';
 import { ConfigModule } from '../config/config.module';
 import { EventLogModule } from '../event-log/event-log.module';
 import { GenerationModule } from '../generation/generation.module';
+import { managementClusterImports } from '../kubernetes/lazy-modules';
 import { LoggingModule } from '../logging/logging.module';
 import { MetricsModule } from '../metrics/metrics.module';
 import { StepsModule } from '../steps/steps.module';
 
-/** scaffold-runner: the step processors of one run, on consumers filtered to that run. No HTTP, no read-model, no stream changes. */
+/**
+ * scaffold-runner: the step consumers of one run, on consumers filtered to that run, and management-cluster
+ * access where the environment provides it (in a Job: the service account). No HTTP, no read-model, no stream changes.
+ */
 @Module({})
 export class RunnerModule {
-  static forRoot(config: AppConfig, logger: Logger, runId: string, reach: Omit<StepScope, 'onlyRunId'> = {}): DynamicModule {
+  static forRoot(config: AppConfig, logger: Logger, runId: string): DynamicModule {
     return {
       module: RunnerModule,
       imports: [
@@ -21,7 +24,8 @@ export class RunnerModule {
         EventLogModule.forRoot({ clientName: `scaffold-runner-${runId}`, applyStreams: false }),
         MetricsModule.forRoot({ endpoint: false }),
         GenerationModule.forRoot(),
-        StepsModule.forRoot({ onlyRunId: runId, ...reach }),
+        ...managementClusterImports(config),
+        StepsModule.forRoot(runId),
       ],
     };
   }

@@ -9,6 +9,7 @@ import { ConfigModule } from '../config/config.module';
 import { EventLogModule } from '../event-log/event-log.module';
 import { GenerationModule } from '../generation/generation.module';
 import { HealthModule } from '../health/health.module';
+import { kubernetesExecutorModule, managementClusterImports } from '../kubernetes/lazy-modules';
 import { LoggingModule } from '../logging/logging.module';
 import { LatencyInterceptor } from '../metrics/latency.interceptor';
 import { MetricsModule } from '../metrics/metrics.module';
@@ -19,14 +20,13 @@ import { StepsModule } from '../steps/steps.module';
 /**
  * Where the steps run: in this process (local), in one Job per run (kubernetes), or elsewhere
  * (API-only replica). The Kubernetes client is loaded only where the management cluster is reachable;
- * local step workers then reach target clusters and credentials Secrets as a runner Job does.
+ * local step consumers then reach target clusters and credentials Secrets as a runner Job does.
  */
 function executorModules(config: AppConfig): NonNullable<DynamicModule['imports']> {
-  const management = config.reachesManagementCluster ? [require('../kubernetes/management-cluster.module').ManagementClusterModule] : [];
-  if (config.executor === 'kubernetes') return [...management, require('../kubernetes/kubernetes.module').KubernetesModule];
+  const management = managementClusterImports(config);
+  if (config.executor === 'kubernetes') return [...management, kubernetesExecutorModule()];
   if (!config.runStepWorkers) return management;
-  const reach = config.reachesManagementCluster ? require('../kubernetes/kube-clients').kubeReach(config) : {};
-  return [...management, StepsModule.forRoot(reach)];
+  return [...management, StepsModule.forRoot()];
 }
 
 /**

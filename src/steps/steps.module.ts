@@ -1,10 +1,23 @@
 import { DynamicModule, Module } from '@nestjs/common';
+import type { SuppliedCredentialsSource, TargetClusters } from '../../libs/steps/src';
+import { SUPPLIED_CREDENTIALS, TARGET_CLUSTERS } from '../kubernetes/credentials-source';
 import { STEP_SCOPE, StepConsumers, StepScope } from './step-consumers';
 
-/** The step consumers (infra pass, sealed-secrets wait, certificate fetch, full pass) for every run or one. */
+/**
+ * The step consumers (infra pass, sealed-secrets wait, certificate fetch, full pass) for every run or
+ * one. They reach the new cluster and credentials Secrets where the management-cluster module is imported.
+ */
 @Module({})
 export class StepsModule {
-  static forRoot(scope: StepScope = {}): DynamicModule {
-    return { module: StepsModule, providers: [{ provide: STEP_SCOPE, useValue: scope }, StepConsumers] };
+  static forRoot(onlyRunId?: string): DynamicModule {
+    const scope = {
+      provide: STEP_SCOPE,
+      inject: [
+        { token: TARGET_CLUSTERS, optional: true },
+        { token: SUPPLIED_CREDENTIALS, optional: true },
+      ],
+      useFactory: (targets?: TargetClusters, credentials?: SuppliedCredentialsSource): StepScope => ({ onlyRunId, targets, credentials }),
+    };
+    return { module: StepsModule, providers: [scope, StepConsumers] };
   }
 }
