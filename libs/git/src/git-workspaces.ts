@@ -11,7 +11,7 @@ import type { RepoRef } from './repository-url';
  * paths nor clean up: the folder is removed however the work ends, aborted by `signal` included.
  */
 export interface GitWorkspaces {
-  /** `work` gets the working copy of the branch and an empty folder beside it for its own scratch files. */
+  /** `work` gets the working copy of the branch and a path beside it (not made yet) for its own scratch files. */
   withScratchClone<T>(repo: RepoRef, signal: AbortSignal, work: (ws: GitWorkspace, scratchDir: string) => Promise<T>): Promise<T>;
 }
 
