@@ -6,19 +6,23 @@ import { invalid } from '../common/api-error';
 import { Public } from '../common/public.decorator';
 import { Quotas } from './quotas';
 import { openApiDocument } from './openapi';
-import { ScaffoldsService } from './scaffolds.service';
+import { ScaffoldCommands } from './scaffold-commands';
+import { ScaffoldPreview } from './scaffold-preview';
+import { ScaffoldQueries } from './scaffold-queries';
 
-/** REST over the ScaffoldsService the NATS API uses too. Errors become {"error": ...} in the exception filter. */
+/** REST over the same commands, queries and preview the NATS API uses. Errors become {"error": ...} in the exception filter. */
 @Controller('api/v1/scaffolds')
 export class ScaffoldsController {
   constructor(
-    private readonly scaffolds: ScaffoldsService,
+    private readonly commands: ScaffoldCommands,
+    private readonly queries: ScaffoldQueries,
+    private readonly previews: ScaffoldPreview,
     private readonly quotas: Quotas,
   ) {}
 
   @Post()
   async create(@Body() body: unknown, @Caller() caller: CallerIdentity, @Headers('idempotency-key') idempotencyKey: string | undefined, @Res() res: Response) {
-    const { run } = await this.scaffolds.create(body, caller, idempotencyKey);
+    const { run } = await this.commands.create(body, caller, idempotencyKey);
     res.status(202).location(`/api/v1/scaffolds/${run.id}`).json(run);
   }
 
@@ -26,22 +30,22 @@ export class ScaffoldsController {
   @Post('preview')
   @HttpCode(200)
   preview(@Body() body: unknown, @Caller() caller: CallerIdentity) {
-    return this.scaffolds.preview(body, caller);
+    return this.previews.preview(body, caller);
   }
 
   @Get()
   list(@Query() query: Record<string, unknown>, @Caller() caller: CallerIdentity) {
-    return this.scaffolds.list(query, caller);
+    return this.queries.list(query, caller);
   }
 
   @Get(':id')
   get(@Param('id') id: string, @Caller() caller: CallerIdentity) {
-    return this.scaffolds.get(id, caller);
+    return this.queries.get(id, caller);
   }
 
   @Get(':id/events')
   events(@Param('id') id: string, @Caller() caller: CallerIdentity) {
-    return this.scaffolds.events(id, caller);
+    return this.queries.events(id, caller);
   }
 
   /**
@@ -65,7 +69,7 @@ export class ScaffoldsController {
       res.flushHeaders();
     };
     try {
-      await this.scaffolds.follow(
+      await this.queries.follow(
         id,
         caller,
         afterSeq,
@@ -89,29 +93,29 @@ export class ScaffoldsController {
   @Post(':id/redrive')
   @HttpCode(202)
   redrive(@Param('id') id: string, @Caller() caller: CallerIdentity) {
-    return this.scaffolds.redrive(id, caller);
+    return this.commands.redrive(id, caller);
   }
 
   @Get(':id/logs')
   async logs(@Param('id') id: string, @Caller() caller: CallerIdentity, @Res() res: Response) {
-    res.type('text/plain').send(await this.scaffolds.logs(id, caller));
+    res.type('text/plain').send(await this.queries.logs(id, caller));
   }
 
   @Post(':id/cancel')
   @HttpCode(202)
   cancel(@Param('id') id: string, @Caller() caller: CallerIdentity) {
-    return this.scaffolds.cancel(id, caller);
+    return this.commands.cancel(id, caller);
   }
 }
 
 /** The audit log across runs. */
 @Controller('api/v1/events')
 export class EventsController {
-  constructor(private readonly scaffolds: ScaffoldsService) {}
+  constructor(private readonly queries: ScaffoldQueries) {}
 
   @Get()
   list(@Query() query: Record<string, unknown>, @Caller() caller: CallerIdentity) {
-    return this.scaffolds.allEvents(query, caller);
+    return this.queries.allEvents(query, caller);
   }
 }
 

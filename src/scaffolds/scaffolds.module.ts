@@ -1,12 +1,17 @@
 import { Module } from '@nestjs/common';
+import { GitModule } from '../git/git.module';
 import { EventsController, OpenApiController, ScaffoldsController } from './scaffolds.controller';
 import { ScaffoldsRpcController } from './scaffolds.rpc.controller';
 import { Quotas } from './quotas';
-import { ScaffoldsService } from './scaffolds.service';
+import { RequestChecks } from './request-checks';
+import { ScaffoldCommands } from './scaffold-commands';
+import { ScaffoldPreview } from './scaffold-preview';
+import { ScaffoldQueries } from './scaffold-queries';
 
-/** The scaffolds API: REST and NATS controllers over one application service. */
+/** The scaffolds API: REST and NATS controllers over the same commands, queries and preview, which share one set of request checks. */
 @Module({
+  imports: [GitModule],
   controllers: [ScaffoldsController, EventsController, OpenApiController, ScaffoldsRpcController],
-  providers: [ScaffoldsService, Quotas],
+  providers: [ScaffoldCommands, ScaffoldQueries, ScaffoldPreview, RequestChecks, Quotas],
 })
 export class ScaffoldsModule {}

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { getPriority } from 'node:os';
 import { join } from 'node:path';
-import { GitAccess, GitStepError, GitWorkspace, RepositoryCache } from '../../libs/git/src';
+import { GitAccess, GitStepError, GitWorkspace, LocalGitWorkspaces, RepositoryCache } from '../../libs/git/src';
 import type { HelperProcess } from '../../libs/git/src';
 import { tempDir } from '../support/files';
 import { bareRepo, gitLog, pushAsAnotherWriter } from '../support/services';
@@ -171,5 +171,21 @@ describe('git workspace (real git, local bare remote)', () => {
     const noBranch = await GitWorkspace.clone(tempDir('ws'), { url: remote.url, branch: 'release' }, identity).catch((e) => e);
     expect(noBranch.message).toMatch(/branch does not exist/);
     expect(noBranch.retryable).toBe(false);
+  });
+});
+
+describe('scratch clones (LocalGitWorkspaces, what the preview works in)', () => {
+  it('gives the work a clone and a scratch path beside it, and removes both whether the work, or the clone, fails or not', async () => {
+    const remote = bareRepo();
+    const root = tempDir('scratch-clones');
+    const clones = new LocalGitWorkspaces(root, { gitIdentity: identity, gitAccess: GitAccess.NONE });
+    const signal = new AbortController().signal;
+    const seen = await clones.withScratchClone({ url: remote.url, branch: 'main' }, signal, async (ws, scratchDir) => ({ readme: readFileSync(join(ws.dir, 'README.md'), 'utf8'), scratchDir }));
+    expect(seen.readme).toBe('# platform fleet\n');
+    expect(seen.scratchDir.startsWith(root)).toBe(true);
+    const failedWork = clones.withScratchClone({ url: remote.url, branch: 'main' }, signal, () => Promise.reject(new Error('the pass failed')));
+    await expect(failedWork).rejects.toThrow('the pass failed');
+    await expect(clones.withScratchClone({ url: remote.url, branch: 'release' }, signal, async () => 'never')).rejects.toBeInstanceOf(GitStepError);
+    expect(readdirSync(root)).toEqual([]);
   });
 });

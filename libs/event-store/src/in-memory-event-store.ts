@@ -3,7 +3,7 @@ import { ConcurrencyConflict, EventStore, FollowOptions, RangeQuery, ScanRange }
 
 /**
  * The event log in memory, with the JetStream store's rules (per-run expected sequence, duplicate
- * event ids refused, one global sequence): for unit tests of the application service, the
+ * event ids refused, one global sequence): for unit tests of the scaffolds providers, the
  * processors and the projection without a server.
  */
 const SCAN_BATCH = 1000;

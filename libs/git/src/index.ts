@@ -1,5 +1,6 @@
 export * from './errors';
 export * from './git-workspace';
+export * from './git-workspaces';
 export * from './git-access';
 export * from './repository-url';
 export * from './repository-cache';

@@ -1,0 +1,41 @@
+import { randomUUID } from 'node:crypto';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { GitAccess } from './git-access';
+import { GitIdentity, GitWorkspace } from './git-workspace';
+import type { RepositoryCache } from './repository-cache';
+import type { RepoRef } from './repository-url';
+
+/**
+ * Working copies that live as long as one piece of work (a preview), so their callers neither build
+ * paths nor clean up: the folder is removed however the work ends, aborted by `signal` included.
+ */
+export interface GitWorkspaces {
+  /** `work` gets the working copy of the branch and a path beside it (not made yet) for its own scratch files. */
+  withScratchClone<T>(repo: RepoRef, signal: AbortSignal, work: (ws: GitWorkspace, scratchDir: string) => Promise<T>): Promise<T>;
+}
+
+/** What a clone needs besides its repository (the step settings have all of it). */
+export interface CloneSettings {
+  gitIdentity: GitIdentity;
+  gitAccess: GitAccess;
+  repoCache?: RepositoryCache;
+}
+
+/** Scratch clones in folders of their own under `root`, one per piece of work, so concurrent ones never meet. */
+export class LocalGitWorkspaces implements GitWorkspaces {
+  constructor(
+    private readonly root: string,
+    private readonly settings: CloneSettings,
+  ) {}
+
+  async withScratchClone<T>(repo: RepoRef, signal: AbortSignal, work: (ws: GitWorkspace, scratchDir: string) => Promise<T>): Promise<T> {
+    const dir = join(this.root, randomUUID());
+    try {
+      const ws = await GitWorkspace.clone(join(dir, 'repo'), repo, this.settings.gitIdentity, this.settings.gitAccess, this.settings.repoCache, signal);
+      return await work(ws, join(dir, 'scratch'));
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
+}

@@ -1,0 +1,72 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { ScaffoldRequestedData } from '../../libs/events/src';
+import { GeneratorInputError, GeneratorValidationError, PreviewChange, TreeGenerator } from '../../libs/generator/src';
+import type { GenerateSummary } from '../../libs/generator/src/context';
+import { GitStepError, type GitWorkspaces } from '../../libs/git/src';
+import { passOptions, redact } from '../../libs/steps/src';
+import { ApiError } from '../common/api-error';
+import type { CallerIdentity } from '../common/api-keys';
+import type { AppConfig } from '../config/config';
+import { APP_CONFIG } from '../config/config.module';
+import { TREE_GENERATOR } from '../generation/generation.module';
+import { GIT_WORKSPACES } from '../git/git.module';
+import type { CreateRequest } from './create-request';
+import { Quotas } from './quotas';
+import { RequestChecks } from './request-checks';
+
+/** The answer to a preview: the pass it ran, the generator's summary and the changes to the repository. */
+export interface PreviewReport {
+  pass: 'infra' | 'full';
+  note?: string;
+  summary: GenerateSummary;
+  changes: PreviewChange[];
+}
+
+/**
+ * What a run of a request would change, without a run: the repository is cloned into a scratch
+ * folder and the pass runs on a copy of it (nothing is appended, pushed or kept). The full pass when
+ * the request gives the certificate or age recipients; the infra pass for a kubeconfig_secret target.
+ */
+@Injectable()
+export class ScaffoldPreview {
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly quotas: Quotas,
+    @Inject(TREE_GENERATOR) private readonly generator: TreeGenerator,
+    @Inject(GIT_WORKSPACES) private readonly workspaces: GitWorkspaces,
+    private readonly checks: RequestChecks,
+  ) {}
+
+  async preview(body: unknown, caller: CallerIdentity): Promise<PreviewReport> {
+    const req = this.checks.parseInScope(body, caller);
+    const request = await this.checks.requestedData(req, caller);
+    // Counted as a run is (429), and stopped at its deadline: its git and kubectl are killed with it.
+    const release = this.quotas.beginPreview(caller);
+    const deadline = AbortSignal.timeout(this.config.previewTimeoutMs);
+    try {
+      return await this.workspaces.withScratchClone({ url: req.repo_url, branch: req.branch }, deadline, (ws, scratchDir) => this.runPass(req, request, ws.dir, scratchDir, deadline));
+    } catch (e) {
+      throw this.failure(e, deadline);
+    } finally {
+      release();
+    }
+  }
+
+  /** The pass on the clone in `repoDir`, with the request's own certificate and the supplied credentials it names. */
+  private async runPass(req: CreateRequest, request: ScaffoldRequestedData, repoDir: string, scratchDir: string, deadline: AbortSignal): Promise<PreviewReport> {
+    const full = req.target.kind !== 'kubeconfig_secret';
+    const certPem = req.target.kind === 'sealing_cert' ? req.target.cert.pem : undefined;
+    const supplied = await this.checks.checkSupplied(req.credentials_secret);
+    const options = { ...passOptions(request, this.config.steps, repoDir, full ? 'full' : 'infra', certPem, supplied), scratchDir };
+    const { summary, changes } = await this.generator.preview(options, deadline);
+    const note = full ? undefined : "the full pass needs the cluster's sealing certificate, which a run fetches once the cluster is up";
+    return { pass: full ? 'full' : 'infra', ...(note ? { note } : {}), summary, changes };
+  }
+
+  /** A failed preview as the caller should see it: 504 past its deadline, 422 for what the request or its repository got wrong. */
+  private failure(e: unknown, deadline: AbortSignal): unknown {
+    if (deadline.aborted) return new ApiError(504, 'preview_timeout', `the preview did not finish within PREVIEW_TIMEOUT_SECONDS (${this.config.previewTimeoutMs / 1000} s) and was stopped`);
+    if (e instanceof GeneratorInputError || e instanceof GeneratorValidationError || e instanceof GitStepError) return new ApiError(422, 'preview_failed', redact(e.message));
+    return e;
+  }
+}
