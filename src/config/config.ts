@@ -1,8 +1,8 @@
 import { availableParallelism } from 'node:os';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import Ajv from 'ajv';
 import type { RegistryCredentials } from '../../libs/generator/src';
-import { GitAccess, GitAccessError, RepositoryCache } from '../../libs/git/src';
+import type { GitAccessSettings } from '../../libs/git/src';
 import { JobSettings, RUNNER_IMAGE } from '../../libs/kube/src/job-spec';
 import type { StepSettings } from '../../libs/steps/src';
 import { ApiKey, Role, ROLES, sha256Of } from './api-key';
@@ -42,6 +42,8 @@ export interface AppConfig {
   platformRepoUrl?: string;
   defaultBranch: string;
   allowedSchemes: string[];
+  /** How git reaches servers (credentials, CA, protocols, priority): values; the git module prepares them. */
+  git: GitAccessSettings;
   /** GIT_ALLOWED_HOSTS: hosts (or *.domain patterns, optionally :port) repository URLs may name; empty: any. */
   allowedHosts: string[];
   migrationsRun: boolean;
@@ -131,21 +133,16 @@ function registry(env: Env): RegistryCredentials | undefined {
   return server && username && password ? { server, username, password } : undefined;
 }
 
-/** Git credentials and CA, checked and prepared at start: a folder or file that cannot be used stops the process. */
-function gitAccess(env: Env): GitAccess {
-  try {
-    return GitAccess.prepare({
-      credentialsDir: env.GIT_CREDENTIALS_DIR,
-      credentialsHosts: list(env.GIT_CREDENTIALS_HOSTS ?? ''),
-      caFile: env.GIT_CA_FILE,
-      lowPriority: env.GENERATOR_NICE > 0,
-      helperProcess: true,
-      allowedSchemes: list(env.GIT_ALLOWED_SCHEMES),
-    });
-  } catch (e) {
-    if (e instanceof GitAccessError) throw new ConfigError(e.message);
-    throw e;
-  }
+/** Git credentials, CA and protocols: the git module prepares them at start (a folder or file that cannot be used stops the process). */
+function gitAccess(env: Env): GitAccessSettings {
+  return {
+    credentialsDir: env.GIT_CREDENTIALS_DIR,
+    credentialsHosts: list(env.GIT_CREDENTIALS_HOSTS ?? ''),
+    caFile: env.GIT_CA_FILE,
+    lowPriority: env.GENERATOR_NICE > 0,
+    helperProcess: true,
+    allowedSchemes: list(env.GIT_ALLOWED_SCHEMES),
+  };
 }
 
 /** NATS servers, credentials and TLS, checked at start: an unreadable file or a conflicting choice stops the process. */
@@ -184,7 +181,6 @@ const list = (value: string) =>
 export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env, opts: { requireApiKey?: boolean } = {}): AppConfig {
   const env = checkedEnv(rawEnv);
   const keys = apiKeys(env);
-  const access = gitAccess(env);
   if (keys.size === 0 && opts.requireApiKey !== false) throw new ConfigError('API_KEY (or API_KEYS, API_KEYS_FILE) is required: the service refuses to start without one');
   return {
     port: env.PORT,
@@ -210,6 +206,7 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env, opts: { requ
     platformRepoUrl: env.PLATFORM_REPO_URL,
     defaultBranch: env.DEFAULT_BRANCH,
     allowedSchemes: list(env.GIT_ALLOWED_SCHEMES),
+    git: gitAccess(env),
     allowedHosts: list(env.GIT_ALLOWED_HOSTS ?? '').map((h) => h.toLowerCase()),
     migrationsRun: env.MIGRATIONS_RUN,
     streamReplicas: env.STREAM_REPLICAS,
@@ -222,8 +219,6 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env, opts: { requ
       referenceEnv: env.REFERENCE_ENV,
       kubectl: env.KUBECTL,
       gitIdentity: { name: env.GIT_AUTHOR_NAME, email: env.GIT_AUTHOR_EMAIL },
-      gitAccess: access,
-      repoCache: new RepositoryCache(join(resolve(env.WORK_DIR), 'repo-cache'), access),
       registry: registry(env),
       stepTimeoutMs: env.STEP_TIMEOUT_SECONDS * 1000,
       ackWaitMs: env.ACK_WAIT_SECONDS * 1000,

@@ -1,18 +1,33 @@
 import { join } from 'node:path';
 import { Module } from '@nestjs/common';
-import { LocalGitWorkspaces } from '../../libs/git/src';
-import type { AppConfig } from '../config/config';
+import { GitAccess, GitAccessError, LocalGitWorkspaces, RepositoryCache } from '../../libs/git/src';
+import { AppConfig, ConfigError } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
 
-/** The token of the service's `GitWorkspaces`: scratch clones for work that keeps nothing (the preview). */
+/** The token of the process's `GitWorkspaces`: the passes' working copies and the preview's scratch clones. */
 export const GIT_WORKSPACES = Symbol('GIT_WORKSPACES');
 
 /**
- * Git working copies for the API, made with the steps' identity, credentials and repository cache,
- * in WORK_DIR/preview/ (its one user is the preview; the steps clone into their run's own folder).
+ * Git access prepared once per process: credentials and CA written where only git reads them (a folder
+ * or file that cannot be used stops the process at start, naming the setting), and the repository cache
+ * under WORK_DIR/repo-cache/ that working copies borrow objects from.
  */
+export function localGitWorkspaces(config: AppConfig): LocalGitWorkspaces {
+  let access: GitAccess;
+  try {
+    access = GitAccess.prepare(config.git);
+  } catch (e) {
+    if (e instanceof GitAccessError) throw new ConfigError(e.message);
+    throw e;
+  }
+  const repoCache = new RepositoryCache(join(config.steps.workDir, 'repo-cache'), access);
+  // Scratch clones (the preview) in WORK_DIR/preview/; a pass names its own folder under its run's.
+  return new LocalGitWorkspaces(join(config.steps.workDir, 'preview'), { gitIdentity: config.steps.gitIdentity, gitAccess: access, repoCache });
+}
+
+/** Git working copies for the API and the step consumers, made with the process's identity, credentials and repository cache. */
 @Module({
-  providers: [{ provide: GIT_WORKSPACES, inject: [APP_CONFIG], useFactory: (config: AppConfig) => new LocalGitWorkspaces(join(config.steps.workDir, 'preview'), config.steps) }],
+  providers: [{ provide: GIT_WORKSPACES, inject: [APP_CONFIG], useFactory: localGitWorkspaces }],
   exports: [GIT_WORKSPACES],
 })
 export class GitModule {}

@@ -1,8 +1,7 @@
 import { createHash } from 'node:crypto';
-import { join } from 'node:path';
 import { InMemoryEventStore, InMemoryIdempotencyKeys, InMemoryRunInputs, InMemoryRunLogStore } from '../../libs/event-store/src';
 import { IN_PROCESS_GENERATOR } from '../../libs/generator/src';
-import { LocalGitWorkspaces } from '../../libs/git/src';
+import { localGitWorkspaces } from '../git/git.module';
 import { RunCommands } from '../../libs/run-decider/src';
 import { SEALING_CERT_INPUT, type SuppliedCredentialsSource } from '../../libs/steps/src';
 import { makeRsaCert } from '../../test/support/certs';
@@ -31,7 +30,7 @@ function scaffolds(store: InMemoryEventStore, readModel: RunReadModel, config: A
   return {
     commands: new ScaffoldCommands(store, new RunCommands(store), inputs, readModel, quotas, new InMemoryIdempotencyKeys(), checks),
     queries: new ScaffoldQueries(store, new InMemoryRunLogStore(), readModel),
-    preview: new ScaffoldPreview(config, quotas, IN_PROCESS_GENERATOR, new LocalGitWorkspaces(join(config.steps.workDir, 'preview'), config.steps), checks),
+    preview: new ScaffoldPreview(config, quotas, IN_PROCESS_GENERATOR, localGitWorkspaces(config), checks),
   };
 }
 

@@ -2,11 +2,13 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { Logger } from 'pino';
 import type { TreeGenerator } from '../../libs/generator/src';
 import { EventStore, RunInputs, RunLogStore } from '../../libs/event-store/src';
+import type { GitWorkspaces } from '../../libs/git/src';
 import { LOCAL_STEP_HANDLERS, stepConsumer, StepProcessor, SuppliedCredentialsSource, TargetClusters } from '../../libs/steps/src';
 import type { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
 import { ConsumerSpec, ConsumesEvents, EventConsumer } from '../event-log/event-consumer';
 import { EVENT_STORE, RUN_INPUTS, RUN_LOGS } from '../event-log/event-log.module';
+import { GIT_WORKSPACES } from '../git/git.module';
 import { TREE_GENERATOR } from '../generation/generation.module';
 import { LOGGER } from '../logging/logging.module';
 import { Metrics } from '../metrics/metrics';
@@ -38,11 +40,12 @@ export class StepConsumers implements EventConsumer {
     @Inject(LOGGER) logger: Logger,
     @Inject(STEP_SCOPE) scope: StepScope,
     @Inject(TREE_GENERATOR) generator: TreeGenerator,
+    @Inject(GIT_WORKSPACES) workspaces: GitWorkspaces,
     metrics: Metrics,
   ) {
     const onAttempt = (step: string, outcome: 'succeeded' | 'failed', seconds: number) => metrics.stepDuration.observe({ step, outcome }, seconds);
     const onHandoff = (step: string, seconds: number) => metrics.stepHandoff.observe({ step }, seconds);
-    const deps = { store: events, inputs, logs, settings: config.steps, logger, targets: scope.targets, credentials: scope.credentials, generator, onAttempt, onHandoff };
+    const deps = { store: events, inputs, logs, settings: config.steps, logger, targets: scope.targets, credentials: scope.credentials, generator, workspaces, onAttempt, onHandoff };
     this.specs = LOCAL_STEP_HANDLERS.map((handler) => ({
       options: stepConsumer(handler.step, config.steps, scope.onlyRunId),
       handle: new StepProcessor(handler, deps).handle,

@@ -1,5 +1,6 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import type { SuppliedCredentialsSource, TargetClusters } from '../../libs/steps/src';
+import { GitModule } from '../git/git.module';
 import { SUPPLIED_CREDENTIALS, TARGET_CLUSTERS } from '../kubernetes/credentials-source';
 import { STEP_SCOPE, StepConsumers, StepScope } from './step-consumers';
 
@@ -18,6 +19,6 @@ export class StepsModule {
       ],
       useFactory: (targets?: TargetClusters, credentials?: SuppliedCredentialsSource): StepScope => ({ onlyRunId, targets, credentials }),
     };
-    return { module: StepsModule, providers: [scope, StepConsumers] };
+    return { module: StepsModule, imports: [GitModule], providers: [scope, StepConsumers] };
   }
 }

@@ -7,6 +7,7 @@ import { fold } from '../../libs/run-decider/src';
 import { parseSealingCertificate } from '../../libs/sealing/src';
 import { SEALING_CERT_INPUT } from '../../libs/steps/src';
 import { loadConfig } from '../../src/config/config';
+import { localGitWorkspaces } from '../../src/git/git.module';
 import { makeRsaCert } from '../support/certs';
 import { tempDir } from '../support/files';
 import { bareRepo, gitLog } from '../support/services';
@@ -23,10 +24,12 @@ jest.setTimeout(120_000);
 describe('forged events cannot redirect a run or make it seal for another certificate', () => {
   const cert = makeRsaCert();
   const attackerCert = makeRsaCert();
-  const settings = loadConfig(
+  const config = loadConfig(
     { WORK_DIR: tempDir('forged-work'), GIT_ALLOWED_SCHEMES: 'https,ssh,file', REGISTRY_SERVER: 'r.example.com', REGISTRY_USERNAME: 'u', REGISTRY_PASSWORD: 'RegistryPassword-1' },
     { requireApiKey: false },
-  ).steps;
+  );
+  const settings = config.steps;
+  const workspaces = localGitWorkspaces(config);
 
   /** Runs every step as events arrive; `attack` may append or write before each event is handled. */
   async function run(attack: (ctx: { runId: string; after: StoredEvent; forge: (draft: EventDraft) => Promise<void>; inputs: InMemoryRunInputs; attackerUrl: string }) => Promise<void>) {
@@ -43,6 +46,7 @@ describe('forged events cannot redirect a run or make it seal for another certif
     };
     const { events } = await runStepsToEnd({
       settings,
+      workspaces,
       certPem: cert.certPem,
       request,
       beforeEach: async ({ runId, store, inputs }, after) => {

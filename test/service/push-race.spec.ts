@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { GenerateOptions, IN_PROCESS_GENERATOR, SHIPPED_TEMPLATE, TreeGenerator } from '../../libs/generator/src';
 import { loadConfig } from '../../src/config/config';
+import { localGitWorkspaces } from '../../src/git/git.module';
 import { makeRsaCert } from '../support/certs';
 import { readTree, tempDir } from '../support/files';
 import { bareRepo, gitLog, pushAsAnotherWriter } from '../support/services';
@@ -17,10 +18,12 @@ jest.setTimeout(120_000);
  */
 describe('a pass whose push loses the race for the branch', () => {
   const cert = makeRsaCert();
-  const settings = loadConfig(
+  const config = loadConfig(
     { WORK_DIR: tempDir('push-race-work'), GIT_ALLOWED_SCHEMES: 'https,ssh,file', REGISTRY_SERVER: 'r.example.com', REGISTRY_USERNAME: 'u', REGISTRY_PASSWORD: 'RegistryPassword-1' },
     { requireApiKey: false },
-  ).steps;
+  );
+  const settings = config.steps;
+  const workspaces = localGitWorkspaces(config);
   const templateBase = readTree(join(SHIPPED_TEMPLATE, 'base'));
 
   /** Runs the steps; `interfere` runs after each generation (pass, call number) with the remote and the run. */
@@ -38,7 +41,7 @@ describe('a pass whose push loses the race for the branch', () => {
       },
     };
     const request = { cluster_name: 'kiwi', domain: 'kiwi.example.com', region: 'eu-west-1', acme_email: 'ops@kiwi.example.com', repo_url: remote.url, branch: 'main', requested_by: 't' };
-    const run = await runStepsToEnd({ settings, certPem: cert.certPem, request, generator, beforeEach: async (r) => void (current = r) });
+    const run = await runStepsToEnd({ settings, workspaces, certPem: cert.certPem, request, generator, beforeEach: async (r) => void (current = r) });
     const logs = (await run.logs.read(run.runId)).map((l) => l.msg);
     return { ...run, remote, generated, logs, subjects: gitLog(remote.dir).map((l) => l.split(' ').slice(1).join(' ')) };
   }

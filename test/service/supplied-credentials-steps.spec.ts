@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { parse } from 'yaml';
 import { loadConfig } from '../../src/config/config';
+import { localGitWorkspaces } from '../../src/git/git.module';
 import { makeRsaCert } from '../support/certs';
 import { tempDir } from '../support/files';
 import { SUPPLIED_PLANTED, writeSuppliedReference } from '../support/reference-repos';
@@ -20,7 +21,7 @@ describe('steps with supplied credentials from a credentials_secret', () => {
   writeSuppliedReference(template);
   const TOKEN = 'IssuedByTheDnsProvider-7777';
 
-  const settings = loadConfig(
+  const config = loadConfig(
     {
       TEMPLATE_DIR: template,
       WORK_DIR: tempDir('steps-supplied-work'),
@@ -30,7 +31,9 @@ describe('steps with supplied credentials from a credentials_secret', () => {
       REGISTRY_PASSWORD: 'RegistryPassword-1',
     },
     { requireApiKey: false },
-  ).steps;
+  );
+  const settings = config.steps;
+  const workspaces = localGitWorkspaces(config);
 
   async function runToEnd(credentials: Record<string, string>) {
     const remote = bareRepo();
@@ -38,6 +41,7 @@ describe('steps with supplied credentials from a credentials_secret', () => {
     const source = { read: async (ref: { namespace: string; name: string }) => (reads.push(`${ref.namespace}/${ref.name}`), credentials) };
     const { events } = await runStepsToEnd({
       settings,
+      workspaces,
       certPem: cert.certPem,
       credentials: source,
       request: {

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { InMemoryEventStore, InMemoryRunInputs, InMemoryRunLogStore } from '../../libs/event-store/src';
 import type { ScaffoldRequestedData, StoredEvent } from '../../libs/events/src';
 import type { TreeGenerator } from '../../libs/generator/src';
+import type { GitWorkspaces } from '../../libs/git/src';
 import { fold, isTerminal, RunCommands } from '../../libs/run-decider/src';
 import { parseSealingCertificate } from '../../libs/sealing/src';
 import { LOCAL_STEP_HANDLERS, SEALING_CERT_INPUT, StepProcessor, StepSettings, SuppliedCredentialsSource } from '../../libs/steps/src';
@@ -17,6 +18,8 @@ export interface StepRun {
 
 export interface StepHarnessOptions {
   settings: StepSettings;
+  /** The process's working copies (`localGitWorkspaces(config)`, as the service's git module makes them). */
+  workspaces: GitWorkspaces;
   /** The request without its target: the run seals for `certPem`, given in the request. */
   request: Omit<ScaffoldRequestedData, 'target'>;
   certPem: string;
@@ -39,7 +42,16 @@ export async function runStepsToEnd(options: StepHarnessOptions): Promise<StepRu
     target: { kind: 'sealing_cert', fingerprint_sha256: cert.fingerprintSha256, not_after: cert.notAfter.toISOString() },
   };
   await new RunCommands(run.store).handle(run.runId, { type: 'RequestScaffold', data });
-  const dependencies = { store: run.store, inputs: run.inputs, logs: run.logs, settings: options.settings, logger: silent, credentials: options.credentials, generator: options.generator };
+  const dependencies = {
+    store: run.store,
+    inputs: run.inputs,
+    logs: run.logs,
+    settings: options.settings,
+    workspaces: options.workspaces,
+    logger: silent,
+    credentials: options.credentials,
+    generator: options.generator,
+  };
   const processors = LOCAL_STEP_HANDLERS.map((h) => new StepProcessor(h, dependencies));
   const seen = new Set<number>();
   for (let round = 0; round < 20 && !isTerminal(fold((await run.store.readRun(run.runId)).events)); round++) {

@@ -20,6 +20,9 @@ class BehindOnce extends InMemoryEventStore {
   }
 }
 
+/** The stale read stops the pass before its clone: a clone would be a test error. */
+const noClones = { clone: () => Promise.reject(new Error('no clone expected')), withScratchClone: () => Promise.reject(new Error('no clone expected')) };
+
 describe('a read that is behind an event already delivered', () => {
   it('handleCommand refuses to decide on it when told the sequence the caller has seen', async () => {
     const store = new BehindOnce();
@@ -36,7 +39,14 @@ describe('a read that is behind an event already delivered', () => {
     const runId = randomUUID();
     const [requested] = (await handleCommand(store, runDecider, runId, { type: 'RequestScaffold', data: SCAFFOLD_REQUEST })).appended;
     const silent = { info: () => undefined, warn: () => undefined, error: () => undefined };
-    const infra = new StepProcessor(LOCAL_STEP_HANDLERS[0], { store, inputs: new InMemoryRunInputs(), logs: new InMemoryRunLogStore(), settings: { ackWaitMs: 1000 } as any, logger: silent });
+    const infra = new StepProcessor(LOCAL_STEP_HANDLERS[0], {
+      store,
+      inputs: new InMemoryRunInputs(),
+      logs: new InMemoryRunLogStore(),
+      settings: { ackWaitMs: 1000 } as any,
+      logger: silent,
+      workspaces: noClones,
+    });
     store.behind = 1;
     await expect(infra.handle([{ event: requested, deliveryCount: 1 }])).rejects.toThrow(StaleRead);
   });

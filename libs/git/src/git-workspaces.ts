@@ -6,16 +6,19 @@ import { GitIdentity, GitWorkspace } from './git-workspace';
 import type { RepositoryCache } from './repository-cache';
 import type { RepoRef } from './repository-url';
 
-/**
- * Working copies that live as long as one piece of work (a preview), so their callers neither build
- * paths nor clean up: the folder is removed however the work ends, aborted by `signal` included.
- */
+/** Working copies made with this process's git identity, credentials and repository cache. */
 export interface GitWorkspaces {
+  /** A working copy of the branch in `dir`, kept until its caller removes it (a pass keeps it across a push race). */
+  clone(dir: string, repo: RepoRef, signal?: AbortSignal): Promise<GitWorkspace>;
+  /**
+   * A working copy that lives as long as one piece of work (a preview), so its caller neither builds
+   * paths nor cleans up: the folder is removed however the work ends, aborted by `signal` included.
+   */
   /** `work` gets the working copy of the branch and a path beside it (not made yet) for its own scratch files. */
   withScratchClone<T>(repo: RepoRef, signal: AbortSignal, work: (ws: GitWorkspace, scratchDir: string) => Promise<T>): Promise<T>;
 }
 
-/** What a clone needs besides its repository (the step settings have all of it). */
+/** What a clone needs besides its repository: made once per process by the service's git module. */
 export interface CloneSettings {
   gitIdentity: GitIdentity;
   gitAccess: GitAccess;
@@ -29,10 +32,14 @@ export class LocalGitWorkspaces implements GitWorkspaces {
     private readonly settings: CloneSettings,
   ) {}
 
+  clone(dir: string, repo: RepoRef, signal?: AbortSignal): Promise<GitWorkspace> {
+    return GitWorkspace.clone(dir, repo, this.settings.gitIdentity, this.settings.gitAccess, this.settings.repoCache, signal);
+  }
+
   async withScratchClone<T>(repo: RepoRef, signal: AbortSignal, work: (ws: GitWorkspace, scratchDir: string) => Promise<T>): Promise<T> {
     const dir = join(this.root, randomUUID());
     try {
-      const ws = await GitWorkspace.clone(join(dir, 'repo'), repo, this.settings.gitIdentity, this.settings.gitAccess, this.settings.repoCache, signal);
+      const ws = await this.clone(join(dir, 'repo'), repo, signal);
       return await work(ws, join(dir, 'scratch'));
     } finally {
       await rm(dir, { recursive: true, force: true });

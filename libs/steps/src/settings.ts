@@ -1,5 +1,5 @@
 import type { RegistryCredentials } from '../../generator/src';
-import type { GitAccess, GitIdentity, RepositoryCache } from '../../git/src';
+import type { GitIdentity } from '../../git/src';
 
 /** What the step handlers need from configuration (filled from the environment by the app and the runner). */
 export interface StepSettings {
@@ -9,10 +9,6 @@ export interface StepSettings {
   /** The kubectl every pass and preview validates with (KUBECTL). */
   kubectl?: string;
   gitIdentity: GitIdentity;
-  /** Credentials and CA for private git servers (prepared once per process). */
-  gitAccess: GitAccess;
-  /** Bare copies of the branches pushed to, fetched incrementally, that working copies borrow objects from. */
-  repoCache?: RepositoryCache;
   registry?: RegistryCredentials;
   /** Per-step deadline; a step that passes it fails (retryable). */
   stepTimeoutMs: number;

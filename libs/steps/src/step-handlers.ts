@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { RunInputs } from '../../event-store/src';
 import type { EventDraft, ScaffoldRequestedData, Step } from '../../events/src';
 import { GenerateOptions, GeneratorInputError, GeneratorValidationError, Pass, SuppliedCredentials, TreeGenerator } from '../../generator/src';
-import { fluxUrlOf, GitStepError, GitWorkspace, originUrl, sameRepository } from '../../git/src';
+import { fluxUrlOf, GitStepError, GitWorkspace, GitWorkspaces, originUrl, sameRepository } from '../../git/src';
 import type { RunCommands, RunState } from '../../run-decider/src';
 import { CertificateError, parseSealingCertificate } from '../../sealing/src';
 import { crashPoint } from './crash-points';
@@ -33,6 +33,8 @@ export interface StepContext {
   log: RunLog;
   /** Where passes are generated (a worker pool in the service, off the API's event loop). */
   generator: TreeGenerator;
+  /** Where passes get their working copies (with the process's git credentials and repository cache). */
+  workspaces: GitWorkspaces;
   /** Present where the process can reach Kubernetes (the Job runner, or a service configured for it). */
   targets?: TargetClusters;
   /** Present where the process can read the management cluster's Secrets (the Job runner). */
@@ -81,7 +83,7 @@ async function pushPass(ctx: StepContext, pass: Pass, sealingCertPem?: string): 
   const dir = join(ctx.settings.workDir, ctx.runId, `${pass}-${randomBytes(4).toString('hex')}`);
   // Read before anything is cloned or pushed: both passes check them, so a missing one stops the run before its first push.
   const supplied = await suppliedCredentials(ctx, req);
-  const ws = await GitWorkspace.clone(dir, { url: req.repo_url, branch: req.branch }, ctx.settings.gitIdentity, ctx.settings.gitAccess, ctx.settings.repoCache, ctx.signal);
+  const ws = await ctx.workspaces.clone(dir, { url: req.repo_url, branch: req.branch }, ctx.signal);
   const race = new PushRace(ctx, ws, pass);
   try {
     for (;;) {

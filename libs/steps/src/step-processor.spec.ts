@@ -9,6 +9,8 @@ import { SCAFFOLD_REQUEST } from '../../../test/support/run-fixtures';
 
 const request = SCAFFOLD_REQUEST;
 const settings = { ackWaitMs: 1000, stepTimeoutMs: 5000, concurrency: 1 } as StepSettings;
+/** These steps never clone: a clone would be a test error. */
+const noClones = { clone: () => Promise.reject(new Error('no clone expected')), withScratchClone: () => Promise.reject(new Error('no clone expected')) };
 const silent = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
 /** The step processor on the in-memory store: given a run, when its trigger event is delivered, then events and a disposition. */
@@ -17,7 +19,7 @@ describe('StepProcessor (in-memory event store)', () => {
   let logs: InMemoryRunLogStore;
   let runId: string;
   const infraPushed: EventDraft = { type: 'InfraPushed', data: { commit: 'a'.repeat(40), files_changed: 3 } };
-  const processor = (run: StepHandler['run']) => new StepProcessor({ step: 'infra-pass', run }, { store, inputs: new InMemoryRunInputs(), logs, settings, logger: silent });
+  const processor = (run: StepHandler['run']) => new StepProcessor({ step: 'infra-pass', run }, { store, inputs: new InMemoryRunInputs(), logs, settings, logger: silent, workspaces: noClones });
   const delivery = async (deliveryCount = 1): Promise<Delivery[]> => [{ event: (await store.readRun(runId)).events[0], deliveryCount }];
   const types = async () => (await store.readRun(runId)).events.map((e) => e.type);
 
@@ -39,7 +41,7 @@ describe('StepProcessor (in-memory event store)', () => {
     const quick = { ...settings, stepTimeoutMs: 50 } as StepSettings;
     const hanging = new StepProcessor(
       { step: 'infra-pass', run: (ctx) => ((signal = ctx.signal), new Promise<EventDraft>(() => undefined)) },
-      { store, inputs: new InMemoryRunInputs(), logs, settings: quick, logger: silent },
+      { store, inputs: new InMemoryRunInputs(), logs, settings: quick, logger: silent, workspaces: noClones },
     );
     await hanging.handle(await delivery());
     expect(await types()).toEqual(['ScaffoldRequested', 'StepFailed']);
@@ -64,7 +66,7 @@ describe('StepProcessor (in-memory event store)', () => {
     let runs = 0;
     const fullPass = new StepProcessor(
       { step: 'full-pass', run: async () => (runs++, { type: 'FullPushed', data: { commit: 'b'.repeat(40), objects_sealed: 0 } }) },
-      { store, inputs: new InMemoryRunInputs(), logs, settings, logger: silent },
+      { store, inputs: new InMemoryRunInputs(), logs, settings, logger: silent, workspaces: noClones },
     );
     // InfraPushed triggers the full pass of SOPS runs; here, delivered after CertFetched, it is stale.
     expect(await fullPass.handle([{ event: history[1], deliveryCount: 1 }])).toEqual(ACK);
@@ -75,7 +77,7 @@ describe('StepProcessor (in-memory event store)', () => {
 
   it('acknowledges events that are not its trigger', async () => {
     const [event] = (await store.readRun(runId)).events;
-    const other = new StepProcessor({ step: 'full-pass', run: async () => infraPushed }, { store, inputs: new InMemoryRunInputs(), logs, settings, logger: silent });
+    const other = new StepProcessor({ step: 'full-pass', run: async () => infraPushed }, { store, inputs: new InMemoryRunInputs(), logs, settings, logger: silent, workspaces: noClones });
     expect(await other.handle([{ event, deliveryCount: 1 }])).toEqual(ACK);
     expect(await types()).toEqual(['ScaffoldRequested']);
   });

@@ -3,6 +3,7 @@ import { ACK, ALL_RUNS, nakAfter, retryDelayMs, runSubject } from '../../event-s
 import type { Step, StoredEvent } from '../../events/src';
 import { isTerminal, RunCommands, triggers } from '../../run-decider/src';
 import { IN_PROCESS_GENERATOR, TreeGenerator } from '../../generator/src';
+import type { GitWorkspaces } from '../../git/src';
 import { crashPoint } from './crash-points';
 import type { SuppliedCredentialsSource, TargetClusters } from './ports';
 import { RunLog } from './run-log';
@@ -26,6 +27,8 @@ export interface StepDependencies {
   credentials?: SuppliedCredentialsSource;
   /** Where passes are generated (default: on this thread). */
   generator?: TreeGenerator;
+  /** Where passes get their working copies. */
+  workspaces: GitWorkspaces;
   /** Observes how long after its triggering event was appended a step began its work (first deliveries; metrics). */
   onHandoff?: (step: string, seconds: number) => void;
   /** Observes each attempt (metrics). */
@@ -116,6 +119,7 @@ export class StepProcessor {
         targets: this.deps.targets,
         credentials: this.deps.credentials,
         generator: this.deps.generator ?? IN_PROCESS_GENERATOR,
+        workspaces: this.deps.workspaces,
         signal: stop.signal,
       };
       crashPoint(`before-step:${step}`);
