@@ -299,7 +299,7 @@ export class ScaffoldsService {
       );
       const certPem = req.target.kind === 'sealing_cert' ? req.target.cert.pem : undefined;
       const supplied = await this.checkSupplied(req.credentials_secret);
-      const options = { ...passOptions(request, this.config.steps, ws.dir, full ? 'full' : 'infra', certPem, supplied), scratchDir: join(dir, 'scratch') };
+      const options = passOptions(request, this.config.steps, ws.dir, full ? 'full' : 'infra', certPem, supplied);
       const { summary, changes } = await this.generator.preview(options, deadline);
       const note = full ? undefined : "the full pass needs the cluster's sealing certificate, which a run fetches once the cluster is up";
       return { pass: full ? 'full' : 'infra', ...(note ? { note } : {}), summary, changes };

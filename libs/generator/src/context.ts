@@ -15,8 +15,6 @@ export const SOPS_DECRYPTION_SECRET = 'sops-age';
 
 export interface GenerateOptions {
   repoDir: string;
-  /** Where a preview makes its scratch copy (default: the system's temporary folder); the service gives one it removes itself. */
-  scratchDir?: string;
   templateDir?: string;
   referenceEnv?: string;
   /** The kubectl that builds and validates (default: `kubectl` on PATH). Missing, a validated pass fails. */
