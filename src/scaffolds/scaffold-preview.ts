@@ -24,7 +24,7 @@ export interface PreviewReport {
 
 /**
  * What a run of a request would change, without a run: the repository is cloned into a scratch
- * folder and the pass runs on a copy of it (nothing is appended, pushed or kept). The full pass when
+ * folder and the pass's plan is compared with it (nothing is appended, pushed or kept). The full pass when
  * the request gives the certificate or age recipients; the infra pass for a kubeconfig_secret target.
  */
 @Injectable()
@@ -44,7 +44,7 @@ export class ScaffoldPreview {
     const release = this.quotas.beginPreview(caller);
     const deadline = AbortSignal.timeout(this.config.previewTimeoutMs);
     try {
-      return await this.workspaces.withScratchClone({ url: req.repo_url, branch: req.branch }, deadline, (ws, scratchDir) => this.runPass(req, request, ws.dir, scratchDir, deadline));
+      return await this.workspaces.withScratchClone({ url: req.repo_url, branch: req.branch }, deadline, (ws) => this.runPass(req, request, ws.dir, deadline));
     } catch (e) {
       throw this.failure(e, deadline);
     } finally {
@@ -53,11 +53,11 @@ export class ScaffoldPreview {
   }
 
   /** The pass on the clone in `repoDir`, with the request's own certificate and the supplied credentials it names. */
-  private async runPass(req: CreateRequest, request: ScaffoldRequestedData, repoDir: string, scratchDir: string, deadline: AbortSignal): Promise<PreviewReport> {
+  private async runPass(req: CreateRequest, request: ScaffoldRequestedData, repoDir: string, deadline: AbortSignal): Promise<PreviewReport> {
     const full = req.target.kind !== 'kubeconfig_secret';
     const certPem = req.target.kind === 'sealing_cert' ? req.target.cert.pem : undefined;
     const supplied = await this.checks.checkSupplied(req.credentials_secret);
-    const options = { ...passOptions(request, this.config.steps, repoDir, full ? 'full' : 'infra', certPem, supplied), scratchDir };
+    const options = passOptions(request, this.config.steps, repoDir, full ? 'full' : 'infra', certPem, supplied);
     const { summary, changes } = await this.generator.preview(options, deadline);
     const note = full ? undefined : "the full pass needs the cluster's sealing certificate, which a run fetches once the cluster is up";
     return { pass: full ? 'full' : 'infra', ...(note ? { note } : {}), summary, changes };

@@ -175,14 +175,14 @@ describe('git workspace (real git, local bare remote)', () => {
 });
 
 describe('scratch clones (LocalGitWorkspaces, what the preview works in)', () => {
-  it('gives the work a clone and a scratch path beside it, and removes both whether the work, or the clone, fails or not', async () => {
+  it('gives the work a clone under its root, and removes it whether the work, or the clone, fails or not', async () => {
     const remote = bareRepo();
     const root = tempDir('scratch-clones');
     const clones = new LocalGitWorkspaces(root, { gitIdentity: identity, gitAccess: GitAccess.NONE });
     const signal = new AbortController().signal;
-    const seen = await clones.withScratchClone({ url: remote.url, branch: 'main' }, signal, async (ws, scratchDir) => ({ readme: readFileSync(join(ws.dir, 'README.md'), 'utf8'), scratchDir }));
+    const seen = await clones.withScratchClone({ url: remote.url, branch: 'main' }, signal, async (ws) => ({ readme: readFileSync(join(ws.dir, 'README.md'), 'utf8'), dir: ws.dir }));
     expect(seen.readme).toBe('# platform fleet\n');
-    expect(seen.scratchDir.startsWith(root)).toBe(true);
+    expect(seen.dir.startsWith(root)).toBe(true);
     const failedWork = clones.withScratchClone({ url: remote.url, branch: 'main' }, signal, () => Promise.reject(new Error('the pass failed')));
     await expect(failedWork).rejects.toThrow('the pass failed');
     await expect(clones.withScratchClone({ url: remote.url, branch: 'release' }, signal, async () => 'never')).rejects.toBeInstanceOf(GitStepError);

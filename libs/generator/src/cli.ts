@@ -52,7 +52,7 @@ Options:
                            reference's URL when --repo is the reference's own repository or has no origin)
   --source-branch BRANCH   GitRepository branch (default: the reference's)
   --no-validate            skip validation (kustomize build and schema check of every written layer)
-  --dry-run                run the pass on a scratch copy and print what would change (a unified
+  --dry-run                plan the pass without writing it and print what would change (a unified
                            diff, sealed values as <sealed: N keys>), the credential plan and the
                            warnings; writes nothing
   --json                   print a machine-readable summary on stdout

@@ -18,7 +18,7 @@ import { ingressHosts } from './ingress';
 import { checkConsistentReuse, planCredentials, protectSecret } from './protect';
 import { collectTree, isRemote, ReferenceObject } from './reference';
 import { substituteObject, substitutionDisabled, VARIABLE_NAME, variableUses } from './substitution';
-import { stageAndCheck, syncFolder } from './target';
+import { planFolder, stageAndCheck } from './target';
 import { allBuilds, checkBuilt, kustomizeBuild, substituteBuilt } from './validate';
 import { isYamlFile, parseDocuments, stringifyDocuments } from './yaml-docs';
 
@@ -64,7 +64,7 @@ export async function generateFromClusterVars(base: Context, ref: ClusterVarsRef
   const files = await renderClusterFolder(ctx);
   checkConsistentReuse(ctx);
   ctx.summary.shared_paths_copied = await stageAndCheck(ctx, files, { root: ref.root, dirs: ref.sharedDirs }, (staging) => validateStaged(ctx, staging));
-  syncFolder(ctx, ctx.clusterDir, files);
+  planFolder(ctx, ctx.clusterDir, files);
 }
 
 type ReferenceFacts = Omit<CommonFacts, 'envName' | 'domain'> & { domain: string };

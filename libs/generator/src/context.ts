@@ -15,8 +15,6 @@ export const SOPS_DECRYPTION_SECRET = 'sops-age';
 
 export interface GenerateOptions {
   repoDir: string;
-  /** Where a preview makes its scratch copy (default: the system's temporary folder); the service gives one it removes itself. */
-  scratchDir?: string;
   templateDir?: string;
   referenceEnv?: string;
   /** The kubectl that builds and validates (default: `kubectl` on PATH). Missing, a validated pass fails. */
@@ -126,6 +124,27 @@ export interface GenerateResult {
   credentials: GeneratedCredential[];
 }
 
+/** A shared folder of the reference that the repository lacks: `<root>/<dir>` is copied to `<dir>`. */
+export interface SharedCopy {
+  /** Repository-relative, the same path as in the reference. */
+  dir: string;
+  /** The reference's root folder (absolute). */
+  root: string;
+}
+
+/** What a pass changes in the repository, decided before anything is written there. */
+export interface RepoChanges {
+  /** Files to write, by repository-relative path: only those whose bytes differ from the repository's. */
+  writes: Map<string, Buffer>;
+  /** Files to remove (repository-relative): stale files of the folders the pass owns. */
+  removals: string[];
+  /** Shared folders to copy, applied before the removals and writes. */
+  sharedCopies: SharedCopy[];
+}
+
+/** A pass computed and checked, nothing written yet: `applyPlan` writes it, a preview compares it with the repository. */
+export interface GenerationPlan extends RepoChanges, GenerateResult {}
+
 export type ResolvedOptions = Required<Pick<GenerateOptions, 'clusterName' | 'domain' | 'region' | 'acmeEmail' | 'pass' | 'rotateCredentials' | 'sealingScope' | 'infraLayer'>> &
   GenerateOptions & { referenceEnv: string };
 
@@ -139,6 +158,8 @@ export interface Context {
   cert?: SealingCertificate;
   summary: GenerateSummary;
   credentials: GeneratedCredential[];
+  /** The repository changes planned so far (the pass writes nothing itself). */
+  changes: RepoChanges;
   /** The environment's credential plan, made before the first Secret is protected. */
   plan?: CredentialPlan;
   /** Per Secret (namespace/name): whether its protected form already in the target was kept. */

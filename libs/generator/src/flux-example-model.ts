@@ -21,7 +21,7 @@ import { forEachInlinePatch, hostsInPatch, patchTarget, replacements, rewritePat
 import { checkConsistentReuse, planCredentials, protectSecret } from './protect';
 import { findKustomizationFile, listFiles, ReferenceObject } from './reference';
 import { substituteObject } from './substitution';
-import { checkOwnership, ownerOf, stageFoldersAndCheck, syncFolder, writeOwnerMarker } from './target';
+import { checkOwnership, ownerOf, planFolder, planOwnerMarker, stageFoldersAndCheck } from './target';
 import { isYamlFile, parseDocuments, stringifyDocuments, YamlPath } from './yaml-docs';
 
 export interface ExampleContext extends Context {
@@ -66,8 +66,8 @@ export async function generateFromFluxExample(base: Context, ref: FluxExampleRef
     validateStaged({ ctx, hosts: ctx.hosts, applied: ctx.applied, referenceHosts: new Set(ctx.referenceHosts.map((o) => o.host)) }, staged),
   );
   for (const [dir, files] of folders) {
-    syncFolder(ctx, dir, files);
-    if (dir !== ctx.clusterDir) writeOwnerMarker(ctx, dir);
+    planFolder(ctx, dir, files);
+    if (dir !== ctx.clusterDir) planOwnerMarker(ctx, dir);
   }
 }
 

@@ -6,11 +6,11 @@ import { isClusterName, isDomain, isEmail, isEnvName, isHostName, isRegion } fro
 import { CredentialPlan, CredentialPlanEntry } from './credential-plan';
 import { referenceSecretShapes } from './secret-examples';
 import { generateFromClusterVars, givenVarProblem, KnownVariables, knownVariables, loadClusterVarsReference, VarProblem } from './cluster-vars-model';
-import { Context, GenerateOptions, GenerateResult, GenerateSummary, ResolvedOptions, usesSops } from './context';
+import { Context, GenerateOptions, GenerateResult, GenerateSummary, GenerationPlan, RepoChanges, ResolvedOptions, usesSops } from './context';
 import { GeneratorInputError } from './errors';
 import { generateFromOverlays } from './overlay-model';
 import { checkReferenceExists, loadReference } from './reference';
-import { checkOwnership, ownerOf, writeOwnerMarker, writeSopsRules } from './target';
+import { applyPlan, checkOwnership, ownerOf, planOwnerMarker, planSopsRules } from './target';
 import { generateFromFluxExample, referenceHostOccurrences } from './flux-example-model';
 import { discoverReferenceDns } from './external-dns';
 import { HostMapping, HostOccurrence } from './hosts';
@@ -231,11 +231,13 @@ function credentialPlanOf(root: string, referenceEnv: string): CredentialPlanEnt
 }
 
 /**
- * One pass for a new cluster. The reference decides the environment model: a reference whose
+ * One pass for a new cluster, planned: the files it would write and remove and the shared folders
+ * it would copy, checked (kustomize builds, schemas) in a transient staging beside their places, and
+ * nothing written to the repository. The reference decides the environment model: a reference whose
  * Flux Kustomizations substitute a cluster-vars ConfigMap gets a new cluster-vars; otherwise the
  * environment's overlay layers are copied with the new domain patched in.
  */
-export async function generate(options: GenerateOptions): Promise<GenerateResult> {
+export async function planGeneration(options: GenerateOptions): Promise<GenerationPlan> {
   checkInputs(options);
   const opts: ResolvedOptions = {
     ...options,
@@ -249,7 +251,8 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
   const clusterDir = `clusters/${opts.clusterName}`;
   checkOwnership(opts.repoDir, clusterDir, ownerOf(opts));
   const cert = protectionKey(opts);
-  const ctx: Context = { opts, clusterDir, referenceRoot: root, cert, credentials: [], summary: emptySummary(opts, clusterDir, cert), reusedSecrets: new Map() };
+  const changes: RepoChanges = { writes: new Map(), removals: [], sharedCopies: [] };
+  const ctx: Context = { opts, clusterDir, referenceRoot: root, cert, credentials: [], changes, summary: emptySummary(opts, clusterDir, cert), reusedSecrets: new Map() };
 
   const varsReference = loadClusterVarsReference(root, opts.referenceEnv);
   const problem = givenVarProblem(varsReference && knownVariables(varsReference), opts.clusterVars ?? {});
@@ -262,7 +265,12 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
 
   const unchecked = ctx.summary.schema_checked?.kinds_without_schema ?? [];
   if (unchecked.length > 0) ctx.summary.warnings.push(`no schema describes ${unchecked.join(', ')}: these objects were built but not checked against a schema`);
-  if (opts.pass === 'full' && usesSops(ctx)) writeSopsRules(ctx);
-  writeOwnerMarker(ctx, clusterDir);
-  return { summary: ctx.summary, credentials: ctx.credentials };
+  if (opts.pass === 'full' && usesSops(ctx)) planSopsRules(ctx);
+  planOwnerMarker(ctx, clusterDir);
+  return { ...changes, summary: ctx.summary, credentials: ctx.credentials };
+}
+
+/** One pass for a new cluster, planned then written into the working copy. */
+export async function generate(options: GenerateOptions): Promise<GenerateResult> {
+  return applyPlan(options.repoDir, await planGeneration(options));
 }

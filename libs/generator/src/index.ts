@@ -1,4 +1,5 @@
 export * from './generate';
+export { applyPlan } from './target';
 export * from './errors';
 export type { RegistryCredentials } from './credentials';
 export * from './preview';

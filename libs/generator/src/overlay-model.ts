@@ -15,7 +15,7 @@ import { buildFluxSync, normalizePath } from './flux-sync';
 import { ingressPatches, IngressPatch } from './ingress';
 import { checkConsistentReuse, checkRegenerable, planCredentials, protectSecret } from './protect';
 import { findKustomizationFile, ReferenceEnv, ReferenceLayer } from './reference';
-import { stageAndCheck, syncFolder, writeIfChanged } from './target';
+import { planFile, planFolder, stageAndCheck } from './target';
 import { allBuilds, checkBuilt, kustomizeBuild } from './validate';
 import { isYamlFile, parseDocuments, stringifyDocuments } from './yaml-docs';
 
@@ -154,7 +154,7 @@ function renderFluxSystem(ctx: OverlayContext, layers: string[]): Map<string, Bu
   return files;
 }
 
-/** Builds every rendered layer with kustomize in a staging folder, then moves changed files into place. */
+/** Builds every rendered layer with kustomize in a staging folder, then plans the changed files' writes. */
 async function writeValidated(ctx: OverlayContext, rendered: Map<string, Map<string, Buffer>>, layers: ReferenceLayer[], root?: { file: string; content: Buffer }) {
   const staged = new Map<string, Buffer>();
   for (const [layer, files] of rendered) for (const [rel, content] of files) staged.set(`${layer}/${rel}`, content);
@@ -172,6 +172,6 @@ async function writeValidated(ctx: OverlayContext, rendered: Map<string, Map<str
       ctx.summary.validated.push(ctx.clusterDir);
     }
   });
-  for (const [layer, files] of rendered) syncFolder(ctx, `${ctx.clusterDir}/${layer}`, files);
-  if (root) writeIfChanged(ctx, `${ctx.clusterDir}/${root.file}`, root.content);
+  for (const [layer, files] of rendered) planFolder(ctx, `${ctx.clusterDir}/${layer}`, files);
+  if (root) planFile(ctx, `${ctx.clusterDir}/${root.file}`, root.content);
 }

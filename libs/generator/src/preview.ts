@@ -1,11 +1,11 @@
-import { cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { existsSync, lstatSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { GeneratorInputError } from './errors';
 import { createTwoFilesPatch } from 'diff';
 import { Document } from 'yaml';
-import type { GenerateOptions, GenerateSummary } from './context';
-import { generate } from './generate';
+import type { GenerateOptions, GenerateSummary, GenerationPlan } from './context';
+import { planGeneration } from './generate';
+import { listFiles } from './reference';
 import { parseDocuments, stringifyDocuments } from './yaml-docs';
 
 export interface PreviewChange {
@@ -21,20 +21,11 @@ export interface PreviewResult {
   changes: PreviewChange[];
 }
 
-/** Every regular file below a folder, relative, without .git (symlinks are listed, never followed). */
-function filesBelow(root: string, rel = ''): string[] {
-  if (!existsSync(join(root, rel))) return [];
-  return readdirSync(join(root, rel), { withFileTypes: true }).flatMap((e) => {
-    if (e.name === '.git') return [];
-    const child = rel ? `${rel}/${e.name}` : e.name;
-    return e.isDirectory() ? filesBelow(root, child) : [child];
-  });
-}
-
 /**
- * A link in the working copy that the scratch copy would share with the original: an absolute one, or
- * one leading out of the working copy. Copied as it is, the pass would write through it outside the
- * scratch folder; the preview refuses instead.
+ * A link in the working copy that leads out of it: an absolute one, or one leading up and out. The
+ * preview stages its files and the shared folders in the working copy (each write refuses a path
+ * through a link), and it promises to leave everything outside the working copy untouched: a working
+ * copy with such a link is refused before anything is staged.
  */
 function escapingLinks(root: string, rel = ''): string[] {
   return readdirSync(join(root, rel), { withFileTypes: true }).flatMap((e) => {
@@ -74,43 +65,43 @@ export function maskProtected(text: string, path: string): string {
   }
 }
 
+/** A file of the working copy (null: absent, or a symbolic link, which is never followed). */
 function read(root: string, rel: string): Buffer | null {
   const abs = join(root, rel);
   if (!existsSync(abs) || lstatSync(abs).isSymbolicLink()) return null;
   return readFileSync(abs);
 }
 
+/** Every file the plan copies, removes or writes, with what it will hold (null: absent): later steps override earlier ones, as in applyPlan. */
+function plannedFiles(plan: GenerationPlan): Map<string, Buffer | null> {
+  const after = new Map<string, Buffer | null>();
+  for (const { dir, root } of plan.sharedCopies) for (const rel of listFiles(join(root, dir))) after.set(`${dir}/${rel}`, readFileSync(join(root, dir, rel)));
+  for (const path of plan.removals) after.set(path, null);
+  for (const [path, content] of plan.writes) after.set(path, content);
+  return after;
+}
+
+/** One file's change as a preview shows it, or undefined when its bytes stay the same. */
+function describeChange(path: string, before: Buffer | null, after: Buffer | null): PreviewChange | undefined {
+  if (before && after ? before.equals(after) : before === after) return undefined;
+  const change = before === null ? 'added' : after === null ? 'removed' : 'changed';
+  const [shownBefore, shownAfter] = [before, after].map((b) => (b ? maskProtected(b.toString('utf8'), path) : ''));
+  // Re-sealed values with the same keys: the masked texts agree, the files do not.
+  const diff =
+    shownBefore === shownAfter ? `${path}: protected values replaced, keys unchanged\n` : createTwoFilesPatch(`a/${path}`, `b/${path}`, shownBefore, shownAfter, undefined, undefined, { context: 3 });
+  return { path, change, diff };
+}
+
 /**
- * What a pass would do to the repository, without touching it: the pass runs on a scratch copy
- * (the working copy without .git; symlinks copied as links, never followed), and the two trees are
- * compared. Errors are the real pass's (bad input, a tree that fails validation), so exit codes agree.
+ * What a pass would do to the repository, without writing to it: the pass's plan compared with the
+ * files of the working copy (links are never followed; a link counts as no file). Errors are the real
+ * pass's (bad input, a tree that fails validation), so exit codes agree.
  */
 export async function preview(options: GenerateOptions): Promise<PreviewResult> {
   const links = escapingLinks(options.repoDir);
   if (links.length > 0) throw new GeneratorInputError(`the working copy has links that lead out of it, which a preview would write through: ${links.join(', ')}`);
-  const parent = options.scratchDir ?? tmpdir();
-  mkdirSync(parent, { recursive: true });
-  const scratch = mkdtempSync(join(parent, 'gitops-preview-'));
-  try {
-    cpSync(options.repoDir, scratch, { recursive: true, dereference: false, verbatimSymlinks: true, filter: (src) => relative(options.repoDir, src).split(sep)[0] !== '.git' });
-    const { summary } = await generate({ ...options, repoDir: scratch });
-    const paths = [...new Set([...filesBelow(options.repoDir), ...filesBelow(scratch)])].sort();
-    const changes: PreviewChange[] = [];
-    for (const path of paths) {
-      const before = read(options.repoDir, path);
-      const after = read(scratch, path);
-      if (before && after ? before.equals(after) : before === after) continue;
-      const change = before === null ? 'added' : after === null ? 'removed' : 'changed';
-      const [shownBefore, shownAfter] = [before, after].map((b) => (b ? maskProtected(b.toString('utf8'), path) : ''));
-      // Re-sealed values with the same keys: the masked texts agree, the files do not.
-      const diff =
-        shownBefore === shownAfter
-          ? `${path}: protected values replaced, keys unchanged\n`
-          : createTwoFilesPatch(`a/${path}`, `b/${path}`, shownBefore, shownAfter, undefined, undefined, { context: 3 });
-      changes.push({ path, change, diff });
-    }
-    return { summary, changes };
-  } finally {
-    rmSync(scratch, { recursive: true, force: true });
-  }
+  const plan = await planGeneration(options);
+  const after = plannedFiles(plan);
+  const changes = [...after.keys()].sort().flatMap((path) => describeChange(path, read(options.repoDir, path), after.get(path) ?? null) ?? []);
+  return { summary: plan.summary, changes };
 }

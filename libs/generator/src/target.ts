@@ -3,7 +3,7 @@ import { cpSync, existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, r
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { Document } from 'yaml';
 import { FLUX_ENCRYPTED_REGEX } from '../../sealing/src/sops';
-import type { Context } from './context';
+import type { Context, GenerateResult, GenerationPlan, SharedCopy } from './context';
 import { GeneratorInputError } from './errors';
 import { listFiles } from './reference';
 import { parseDocuments } from './yaml-docs';
@@ -66,10 +66,10 @@ export function checkOwnership(repoDir: string, clusterDir: string, owner: Recor
  * refuses to write over it. A pass without an owner (the CLI) keeps the folder's: it never hands
  * a folder over by leaving the owner out.
  */
-export function writeOwnerMarker(ctx: Context, dir: string) {
+export function planOwnerMarker(ctx: Context, dir: string) {
   const previous = ctx.opts.owner ? undefined : readMarker(ctx.opts.repoDir, dir)?.owner;
   const marker = { ...ownerOf(ctx.opts), ...(typeof previous === 'string' ? { owner: previous } : {}) };
-  writeIfChanged(ctx, `${dir}/${OWNER_FILE}`, Buffer.from(JSON.stringify(marker, null, 2) + '\n'));
+  planFile(ctx, `${dir}/${OWNER_FILE}`, Buffer.from(JSON.stringify(marker, null, 2) + '\n'));
 }
 
 /** Writes a file of the working copy `root` (never through a symbolic link). */
@@ -79,24 +79,45 @@ export function writeFile(root: string, rel: string, content: Buffer) {
   writeFileSync(abs, content);
 }
 
-export function writeIfChanged(ctx: Context, repoRel: string, content: Buffer) {
-  const abs = insideRepo(ctx.opts.repoDir, repoRel);
-  if (existsSync(abs) && readFileSync(abs).equals(content)) return;
-  writeFile(ctx.opts.repoDir, repoRel, content);
+/**
+ * A file as the repository will hold it once the changes planned so far are applied (null: absent).
+ * The pass compares with this, not with the disk, so it decides what the writes one after the other
+ * used to decide. A path through a symbolic link is refused here, before anything is written.
+ */
+function plannedBytes(ctx: Context, rel: string): Buffer | null {
+  const abs = insideRepo(ctx.opts.repoDir, rel);
+  const planned = ctx.changes.writes.get(rel);
+  if (planned !== undefined) return planned;
+  if (ctx.changes.removals.includes(rel)) return null;
+  return existsSync(abs) ? readFileSync(abs) : null;
+}
+
+/** Plans a file's write when its bytes differ from the repository's (only then is it a path written). */
+export function planFile(ctx: Context, repoRel: string, content: Buffer) {
+  if (plannedBytes(ctx, repoRel)?.equals(content)) return;
+  ctx.changes.writes.set(repoRel, content);
   ctx.summary.paths_written.push(repoRel);
 }
 
-/** Makes a folder hold exactly `files` (and its owner marker): changed files written, stale ones removed, equal ones untouched. */
-export function syncFolder(ctx: Context, dir: string, files: Map<string, Buffer>) {
+function planRemoval(ctx: Context, repoRel: string) {
+  insideRepo(ctx.opts.repoDir, repoRel); // a path through a link is refused now, not half-way through applying
+  ctx.changes.writes.delete(repoRel);
+  ctx.changes.removals.push(repoRel);
+  ctx.summary.paths_removed.push(repoRel);
+}
+
+/** The files a folder will hold once the changes planned so far are applied, relative to it (the disk's in listing order first). */
+function plannedFilesBelow(ctx: Context, dir: string): string[] {
   const abs = insideRepo(ctx.opts.repoDir, dir);
-  if (existsSync(abs)) {
-    for (const rel of listFiles(abs)) {
-      if (files.has(rel) || rel === OWNER_FILE) continue;
-      rmSync(insideRepo(ctx.opts.repoDir, `${dir}/${rel}`));
-      ctx.summary.paths_removed.push(`${dir}/${rel}`);
-    }
-  }
-  for (const [rel, content] of files) writeIfChanged(ctx, `${dir}/${rel}`, aboutThisCluster(ctx, rel, content));
+  const planned = [...ctx.changes.writes.keys()].filter((p) => p.startsWith(dir + '/')).map((p) => p.slice(dir.length + 1));
+  const onDisk = existsSync(abs) ? listFiles(abs).filter((rel) => !ctx.changes.removals.includes(`${dir}/${rel}`)) : [];
+  return [...new Set([...onDisk, ...planned])];
+}
+
+/** Plans a folder to hold exactly `files` (and its owner marker): changed files written, stale ones removed, equal ones untouched. */
+export function planFolder(ctx: Context, dir: string, files: Map<string, Buffer>) {
+  for (const rel of plannedFilesBelow(ctx, dir)) if (!files.has(rel) && rel !== OWNER_FILE) planRemoval(ctx, `${dir}/${rel}`);
+  for (const [rel, content] of files) planFile(ctx, `${dir}/${rel}`, aboutThisCluster(ctx, rel, content));
 }
 
 /**
@@ -117,16 +138,16 @@ function aboutThisCluster(ctx: Context, rel: string, content: Buffer): Buffer {
  * The repository's .sops.yaml gets (or keeps) a creation rule for this cluster's folder first, so
  * that `sops` run by a person encrypts new files there for the same recipients. Other rules stay.
  */
-export function writeSopsRules(ctx: Context) {
+export function planSopsRules(ctx: Context) {
   const path = '.sops.yaml';
-  const abs = insideRepo(ctx.opts.repoDir, path);
+  const existing = plannedBytes(ctx, path);
   // Cluster names are DNS labels (no dots), so the folder needs no escaping.
   const pathRegex = `^${ctx.clusterDir}/.*\\.ya?ml$`;
-  const doc = existsSync(abs) ? (parseDocuments(readFileSync(abs, 'utf8'), path)[0] ?? new Document({})) : new Document({});
+  const doc = existing ? (parseDocuments(existing.toString('utf8'), path)[0] ?? new Document({})) : new Document({});
   const current = (doc.toJS()?.creation_rules ?? []) as any[];
   const ours = { path_regex: pathRegex, encrypted_regex: FLUX_ENCRYPTED_REGEX, age: (ctx.opts.ageRecipients ?? []).join(',') };
   doc.set('creation_rules', doc.createNode([ours, ...current.filter((r) => r?.path_regex !== pathRegex)]));
-  writeIfChanged(ctx, path, Buffer.from(doc.toString({ lineWidth: 0 })));
+  planFile(ctx, path, Buffer.from(doc.toString({ lineWidth: 0 })));
   ctx.summary.repo_files.push(path);
 }
 
@@ -140,7 +161,7 @@ export function outermost(dirs: Iterable<string>): string[] {
  * Writes `files` (paths relative to the cluster folder) into a staging folder beside the cluster
  * folder (same depth, so relative references such as ../../platform resolve the same), copies the
  * shared folders the tree needs when the repository lacks them, and runs `check` on the staged
- * tree. A failed check leaves the repository as it was. Returns the shared folders copied.
+ * tree. Returns the shared folders the pass copies (planned as copies).
  */
 export async function stageAndCheck(ctx: Context, files: Map<string, Buffer>, shared: { root: string; dirs: string[] }, check: (stagingDir: string) => Promise<void>): Promise<string[]> {
   return stageFoldersAndCheck(ctx, new Map([[ctx.clusterDir, files]]), shared, (staged) => check(staged.get(ctx.clusterDir)!));
@@ -148,7 +169,9 @@ export async function stageAndCheck(ctx: Context, files: Map<string, Buffer>, sh
 
 /**
  * The same for several folders at once (a cluster folder and its overlay in apps/): each is staged
- * beside its final place; `check` gets the absolute staging folder of each repository folder.
+ * beside its final place; `check` gets the absolute staging folder of each repository folder. The
+ * staging and the shared folders' copies are transient: whatever the check says, the repository is
+ * left as it was (folders the staging had to create around them included), and the copies are planned.
  */
 export async function stageFoldersAndCheck(
   ctx: Context,
@@ -157,27 +180,62 @@ export async function stageFoldersAndCheck(
   check: (staged: Map<string, string>) => Promise<void>,
 ): Promise<string[]> {
   const repo = ctx.opts.repoDir;
-  const copied: string[] = [];
   const suffix = randomBytes(4).toString('hex');
   const staged = new Map([...folders.keys()].map((dir) => [dir, `${dirname(dir)}/.${basename(dir)}.staging-${suffix}`]));
+  const copies = outermost(shared.dirs)
+    .filter((dir) => !existsSync(insideRepo(repo, dir)))
+    .map((dir) => ({ dir, root: shared.root }));
+  const created: string[] = [];
   try {
-    for (const dir of outermost(shared.dirs)) {
-      const target = insideRepo(repo, dir);
-      if (existsSync(target)) continue;
-      // Counted before the copy: a copy refused half-way (a link out of the reference) is removed too.
-      copied.push(dir);
-      // Links are copied as they are (relative, so they stay links into the copy), and only when they stay inside the reference.
-      cpSync(join(shared.root, dir), target, { recursive: true, verbatimSymlinks: true, filter: (src) => linkStaysInside(shared.root, src) });
+    for (const copy of copies) {
+      // Recorded before the copy: a copy refused half-way (a link out of the reference) goes too, with the folders made for it.
+      created.push(firstMissing(repo, copy.dir));
+      copySharedFolder(repo, copy);
     }
-    for (const [dir, files] of folders) for (const [rel, content] of files) writeFile(repo, `${staged.get(dir)}/${rel}`, content);
+    for (const [dir, files] of folders) {
+      created.push(firstMissing(repo, staged.get(dir)!));
+      for (const [rel, content] of files) writeFile(repo, `${staged.get(dir)}/${rel}`, content);
+    }
     await check(new Map([...staged].map(([dir, rel]) => [dir, insideRepo(repo, rel)])));
-  } catch (e) {
-    for (const dir of copied) rmSync(join(repo, dir), { recursive: true, force: true });
-    throw e;
   } finally {
-    for (const rel of staged.values()) rmSync(insideRepo(repo, rel), { recursive: true, force: true });
+    for (const rel of created) rmSync(join(repo, rel), { recursive: true, force: true });
   }
-  return copied;
+  ctx.changes.sharedCopies.push(...copies);
+  return copies.map((c) => c.dir);
+}
+
+/** The outermost folder on the way to `rel` that the repository lacks (what writing `rel` creates), `rel` itself at most. */
+function firstMissing(repo: string, rel: string): string {
+  const parts = rel.split('/');
+  const depth = parts.findIndex((_, i) => !existsSync(join(repo, ...parts.slice(0, i + 1))));
+  return parts.slice(0, depth === -1 ? parts.length : depth + 1).join('/');
+}
+
+/**
+ * Copies a shared folder of the reference into the repository (never through a symbolic link of the
+ * repository). Links are copied as they are (relative, so they stay links into the copy), and only
+ * when they stay inside the reference; a copy refused half-way is removed.
+ */
+function copySharedFolder(repo: string, { dir, root }: SharedCopy) {
+  const target = insideRepo(repo, dir);
+  try {
+    cpSync(join(root, dir), target, { recursive: true, verbatimSymlinks: true, filter: (src) => linkStaysInside(root, src) });
+  } catch (e) {
+    rmSync(target, { recursive: true, force: true });
+    throw e;
+  }
+}
+
+/**
+ * Carries out a pass's plan in the working copy `repoDir`: the shared folders copied, stale files
+ * removed, changed files written, each through the same refusals of symbolic links as the plan.
+ */
+export function applyPlan(repoDir: string, plan: GenerationPlan): GenerateResult {
+  for (const copy of plan.sharedCopies) copySharedFolder(repoDir, copy);
+  // force: a file planned for writing, then removed by a later folder's plan, was never on disk.
+  for (const rel of plan.removals) rmSync(insideRepo(repoDir, rel), { force: true });
+  for (const [rel, content] of plan.writes) writeFile(repoDir, rel, content);
+  return { summary: plan.summary, credentials: plan.credentials };
 }
 
 /** For copying a reference folder: true for anything but a symbolic link that is absolute or leads outside the reference (refused, named). */

@@ -14,8 +14,7 @@ export interface GitWorkspaces {
    * A working copy that lives as long as one piece of work (a preview), so its caller neither builds
    * paths nor cleans up: the folder is removed however the work ends, aborted by `signal` included.
    */
-  /** `work` gets the working copy of the branch and a path beside it (not made yet) for its own scratch files. */
-  withScratchClone<T>(repo: RepoRef, signal: AbortSignal, work: (ws: GitWorkspace, scratchDir: string) => Promise<T>): Promise<T>;
+  withScratchClone<T>(repo: RepoRef, signal: AbortSignal, work: (ws: GitWorkspace) => Promise<T>): Promise<T>;
 }
 
 /** What a clone needs besides its repository: made once per process by the service's git module. */
@@ -36,11 +35,11 @@ export class LocalGitWorkspaces implements GitWorkspaces {
     return GitWorkspace.clone(dir, repo, this.settings.gitIdentity, this.settings.gitAccess, this.settings.repoCache, signal);
   }
 
-  async withScratchClone<T>(repo: RepoRef, signal: AbortSignal, work: (ws: GitWorkspace, scratchDir: string) => Promise<T>): Promise<T> {
+  async withScratchClone<T>(repo: RepoRef, signal: AbortSignal, work: (ws: GitWorkspace) => Promise<T>): Promise<T> {
     const dir = join(this.root, randomUUID());
     try {
       const ws = await this.clone(join(dir, 'repo'), repo, signal);
-      return await work(ws, join(dir, 'scratch'));
+      return await work(ws);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
