@@ -4,11 +4,10 @@ import { ACK, ALL_RUNS, Delivery, Disposition, EventStore, nakAfter } from '../.
 import { ScaffoldJobs } from '../../libs/kube/src';
 import { KubeError } from '../../libs/kube/src/errors';
 import { fold, isTerminal, RunCommands } from '../../libs/run-decider/src';
+import { LAUNCHER } from '../event-log/consumer-names';
 import { ConsumerSpec, ConsumesEvents, EventConsumer } from '../event-log/event-consumer';
 import { EVENT_STORE } from '../event-log/event-log.module';
 import { LOGGER } from '../logging/logging.module';
-
-export const LAUNCHER = 'job-launcher';
 
 /**
  * EXECUTOR=kubernetes: ScaffoldRequested -> Job scaffold-<id> in the provisioning namespace. Creating

@@ -12,7 +12,7 @@ import { EVENT_STORE } from '../event-log/event-log.module';
 import { LOGGER } from '../logging/logging.module';
 import { Metrics } from '../metrics/metrics';
 import { ProjectionCheckpoint, ScaffoldRunRebuildRow, ScaffoldRunRow, SkippedStreamMessage } from './entities';
-import { PROJECTOR } from './projector-name';
+import { PROJECTOR } from '../event-log/consumer-names';
 
 export { PROJECTOR };
 

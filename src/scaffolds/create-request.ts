@@ -1,7 +1,7 @@
 import Ajv, { ErrorObject } from 'ajv';
 import type { ScaffoldRequestedData } from '../../libs/events/src';
 import { clusterVarsProblem, hostMapProblem } from '../../libs/generator/src';
-import { branchProblem } from '../../libs/git/src';
+import { branchProblem, normaliseRepoUrl } from '../../libs/git/src';
 import { CertificateError, parseSealingCertificate, SealingCertificate } from '../../libs/sealing/src';
 import { isAgeRecipient } from '../../libs/sealing/src/sops';
 import { FieldCheck, isClusterName, isDomain, isEmail, isHostName, isRegion } from '../../libs/validation/src';
@@ -136,12 +136,6 @@ function ipv6Literal(bracketed: string): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** The URL as git should get it: scheme and host in lower case (`HTTPS://Git.Example.com/x` would otherwise fail in git). */
-export function normaliseRepoUrl(url: string): string {
-  if (SCP_FORM.test(url)) return url;
-  return new URL(url).href;
 }
 
 /**

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { ApiError } from '../common/api-error';
-import { checkRepositoryScope, checkSecretScope, repositoryPrefixProblem, withinPrefix } from './repository-scope';
+import { repositoryPrefixProblem, withinPrefix } from '../../libs/git/src';
+import { checkRepositoryScope, checkSecretScope } from './repository-scope';
 
 const segment = fc.stringMatching(/^[a-z0-9][a-z0-9_-]{0,11}$/);
 const path = fc.array(segment, { minLength: 1, maxLength: 4 });

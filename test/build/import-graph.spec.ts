@@ -105,15 +105,20 @@ function inWords(graph: Graph, loop: string[]): string {
 }
 
 const libraryOf = (file: string) => /^libs\/([^/]+)\//.exec(file)?.[1];
+/** The service's module folder of a file (src/<concern>/...); the entry points at src/ itself compose them and have none. */
+const concernOf = (file: string) => /^src\/([^/]+)\//.exec(file)?.[1];
 
 const files: Graph = new Map();
 const libraries: Graph = new Map();
+const concerns: Graph = new Map();
 for (const file of [...sources('libs'), ...sources('src')]) {
   const from = path(file);
   for (const to of importsOf(file)) {
     addEdge(files, from, to, `${from} imports ${to}`);
     const [a, b] = [libraryOf(from), libraryOf(to)];
     if (a && b && a !== b) addEdge(libraries, `libs/${a}`, `libs/${b}`, `${from} imports ${to}`);
+    const [c, d] = [concernOf(from), concernOf(to)];
+    if (c && d && c !== d) addEdge(concerns, `src/${c}`, `src/${d}`, `${from} imports ${to}`);
   }
 }
 
@@ -127,6 +132,11 @@ describe('the import graph', () => {
 
   it('has no loop among the libraries: a library never imports one that imports it, directly or round a loop', () => {
     expect(loops(libraries).map((loop) => inWords(libraries, loop))).toEqual([]);
+  });
+
+  it("has no loop among the service's module folders (src/<concern>): a concern never imports one that imports it", () => {
+    expect(concerns.get('src/scaffolds')?.has('src/event-log')).toBe(true);
+    expect(loops(concerns).map((loop) => inWords(concerns, loop))).toEqual([]);
   });
 
   it('has no loop among the files of libs/ and src/', () => {

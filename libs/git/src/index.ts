@@ -3,6 +3,7 @@ export * from './git-workspace';
 export * from './git-workspaces';
 export * from './git-access';
 export * from './repository-url';
+export * from './repository-prefix';
 export * from './repository-cache';
 export * from './git-command';
 export * from './helper-process';

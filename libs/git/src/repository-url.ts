@@ -19,6 +19,12 @@ export function fluxUrlOf(url: string): string {
   return scp ? `ssh://${scp[1]}@${scp[2]}/${scp[3].replace(/^\/+/, '')}` : url;
 }
 
+/** The URL as git should get it: scheme and host in lower case (`HTTPS://Git.Example.com/x` would otherwise fail in git). */
+export function normaliseRepoUrl(url: string): string {
+  if (SCP_LIKE.test(url)) return url;
+  return new URL(url).href;
+}
+
 /** An IPv4 address written as IPv6 (`[::ffff:7f00:1]`, as URL parsing writes `[::ffff:127.0.0.1]`). */
 const IPV4_MAPPED = /^\[::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})\]$/;
 
