@@ -14,7 +14,7 @@ import { closeOnSignals } from './app/shutdown';
 import { loadConfig } from './config/config';
 import { Logger as NestPinoLogger } from 'nestjs-pino';
 import { makeLogger } from './logging/logger';
-import { EventConsumerHost } from './event-log/event-consumer-host';
+import { EventConsumerHost } from './event-store/event-consumer-host';
 import { VERSION } from './version';
 
 const USAGE = 'usage: scaffold-runner --run <run id> (or RUN_ID); --version, --help';

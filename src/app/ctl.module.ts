@@ -2,7 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import type { Logger } from 'pino';
 import type { AppConfig } from '../config/config';
 import { ConfigModule } from '../config/config.module';
-import { EventLogModule } from '../event-log/event-log.module';
+import { EventStoreModule } from '../event-store/event-store.module';
 import { LoggingModule } from '../logging/logging.module';
 
 /** scaffolderctl: the event log, read and written, never its stream configuration (that is the service's). */
@@ -11,7 +11,7 @@ export class CtlModule {
   static forRoot(config: AppConfig, logger: Logger): DynamicModule {
     return {
       module: CtlModule,
-      imports: [ConfigModule.forRoot(config), LoggingModule.forRoot(logger), EventLogModule.forRoot({ clientName: 'scaffolderctl', applyStreams: false })],
+      imports: [ConfigModule.forRoot(config), LoggingModule.forRoot(logger), EventStoreModule.forRoot({ clientName: 'scaffolderctl', applyStreams: false })],
     };
   }
 }

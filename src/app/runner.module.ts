@@ -2,7 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import type { Logger } from 'pino';
 import type { AppConfig } from '../config/config';
 import { ConfigModule } from '../config/config.module';
-import { EventLogModule } from '../event-log/event-log.module';
+import { EventStoreModule } from '../event-store/event-store.module';
 import { GenerationModule } from '../generation/generation.module';
 import { managementClusterImports } from '../kubernetes/lazy-modules';
 import { LoggingModule } from '../logging/logging.module';
@@ -21,7 +21,7 @@ export class RunnerModule {
       imports: [
         ConfigModule.forRoot(config),
         LoggingModule.forRoot(logger),
-        EventLogModule.forRoot({ clientName: `scaffold-runner-${runId}`, applyStreams: false }),
+        EventStoreModule.forRoot({ clientName: `scaffold-runner-${runId}`, applyStreams: false }),
         MetricsModule.forRoot({ endpoint: false }),
         GenerationModule.forRoot(),
         ...managementClusterImports(config),

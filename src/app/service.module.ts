@@ -6,7 +6,7 @@ import { ApiKeyGuard } from '../common/api-key.guard';
 import { RejectedBodyPipe } from '../common/rejected-body.pipe';
 import type { AppConfig } from '../config/config';
 import { ConfigModule } from '../config/config.module';
-import { EventLogModule } from '../event-log/event-log.module';
+import { EventStoreModule } from '../event-store/event-store.module';
 import { GenerationModule } from '../generation/generation.module';
 import { HealthModule } from '../health/health.module';
 import { kubernetesExecutorModule, managementClusterImports } from '../kubernetes/lazy-modules';
@@ -43,7 +43,7 @@ export class ServiceModule {
       imports: [
         ConfigModule.forRoot(config),
         LoggingModule.forRoot(logger),
-        EventLogModule.forRoot({ clientName: 'gitops-scaffolder', applyStreams: true }),
+        EventStoreModule.forRoot({ clientName: 'gitops-scaffolder', applyStreams: true }),
         MetricsModule.forRoot({ endpoint: true }),
         ProjectionModule.forRoot({ project: true }),
         GenerationModule.forRoot(),

@@ -4,8 +4,8 @@ import type { Response } from 'express';
 import { DataSource } from 'typeorm';
 import { JetStreamEventStore } from '../../libs/event-store/src';
 import { Public } from '../common/public.decorator';
-import { EventLogHealth } from '../event-log/event-log-health';
-import { NatsClient } from '../event-log/nats-client';
+import { EventStoreHealth } from '../event-store/event-store-health';
+import { NatsClient } from '../event-store/nats-client';
 
 /**
  * Two probes with different questions. Liveness asks only whether this process still answers: a
@@ -18,7 +18,7 @@ export class HealthController {
     private readonly nats: NatsClient,
     private readonly store: JetStreamEventStore,
     @InjectDataSource() private readonly ds: DataSource,
-    private readonly eventLog: EventLogHealth,
+    private readonly eventLog: EventStoreHealth,
   ) {}
 
   @Public()
@@ -29,7 +29,7 @@ export class HealthController {
 
   /**
    * 200 when JetStream and PostgreSQL answer and the streams and this replica's consumers exist; 503
-   * naming what is down or `missing` (the service recreates those: see EventLogHealth). `/health` is the same check.
+   * naming what is down or `missing` (the service recreates those: see EventStoreHealth). `/health` is the same check.
    */
   @Public()
   @Get(['readyz', 'health'])

@@ -4,9 +4,9 @@ import { ACK, ALL_RUNS, Delivery, Disposition, EventStore, nakAfter } from '../.
 import { ScaffoldJobs } from '../../libs/kube/src';
 import { KubeError } from '../../libs/kube/src/errors';
 import { fold, isTerminal, RunCommands } from '../../libs/run-decider/src';
-import { LAUNCHER } from '../event-log/consumer-names';
-import { ConsumerSpec, ConsumesEvents, EventConsumer } from '../event-log/event-consumer';
-import { EVENT_STORE } from '../event-log/event-log.module';
+import { LAUNCHER } from '../event-store/consumer-names';
+import { ConsumerSpec, ConsumesEvents, EventConsumer } from '../event-store/event-consumer';
+import { EVENT_STORE } from '../event-store/event-store.module';
 import { LOGGER } from '../logging/logging.module';
 
 /**

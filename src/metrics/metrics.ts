@@ -3,7 +3,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import { ConsumerState, JetStreamEventStore } from '../../libs/event-store/src';
 import type { StoredEvent } from '../../libs/events/src';
 import { stepDurableOf } from '../../libs/steps/src';
-import { PROJECTOR } from '../event-log/consumer-names';
+import { PROJECTOR } from '../event-store/consumer-names';
 import { VERSION } from '../version';
 
 /** What the lag gauges show of one consumer, or of all the per-run consumers of one step together. */

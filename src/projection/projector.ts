@@ -7,12 +7,12 @@ import type { InvalidStreamMessage, StoredEvent } from '../../libs/events/src';
 import { evolve, fold, initialState, RunState } from '../../libs/run-decider/src';
 import type { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
-import { ConsumerSpec, ConsumesEvents, EventConsumer } from '../event-log/event-consumer';
-import { EVENT_STORE } from '../event-log/event-log.module';
+import { ConsumerSpec, ConsumesEvents, EventConsumer } from '../event-store/event-consumer';
+import { EVENT_STORE } from '../event-store/event-store.module';
 import { LOGGER } from '../logging/logging.module';
 import { Metrics } from '../metrics/metrics';
 import { ProjectionCheckpoint, ScaffoldRunRebuildRow, ScaffoldRunRow, SkippedStreamMessage } from './entities';
-import { PROJECTOR } from '../event-log/consumer-names';
+import { PROJECTOR } from '../event-store/consumer-names';
 
 export { PROJECTOR };
 

@@ -6,7 +6,7 @@ import { Command, fold, RunCommands, RunRuleViolation } from '../../libs/run-dec
 import { SEALING_CERT_INPUT } from '../../libs/steps/src';
 import { ApiError, invalid, notFound } from '../common/api-error';
 import { CallerIdentity, requireOperator } from '../common/api-keys';
-import { EVENT_STORE, IDEMPOTENCY_KEYS, RUN_INPUTS } from '../event-log/event-log.module';
+import { EVENT_STORE, IDEMPOTENCY_KEYS, RUN_INPUTS } from '../event-store/event-store.module';
 import { RunReadModel } from '../projection/run-read-model';
 import { RunView, toView } from '../projection/run-view';
 import type { CreateRequest } from './create-request';

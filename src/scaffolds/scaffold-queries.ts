@@ -5,7 +5,7 @@ import { withoutCredentials } from '../../libs/git/src';
 import { fold, isTerminal, RUN_STATUSES, type RunState } from '../../libs/run-decider/src';
 import { ApiError, invalid, notFound } from '../common/api-error';
 import { CallerIdentity, owns } from '../common/api-keys';
-import { EVENT_STORE, RUN_LOGS } from '../event-log/event-log.module';
+import { EVENT_STORE, RUN_LOGS } from '../event-store/event-store.module';
 import { JOB_LOGS, type JobLogs } from '../kubernetes/job-logs';
 import { RunReadModel } from '../projection/run-read-model';
 import { RunView, toView } from '../projection/run-view';

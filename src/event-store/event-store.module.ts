@@ -7,7 +7,7 @@ import type { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
 import { LOGGER } from '../logging/logging.module';
 import { EventConsumerHost } from './event-consumer-host';
-import { EventLogHealth, OwnedConsumers } from './event-log-health';
+import { EventStoreHealth, OwnedConsumers } from './event-store-health';
 import { NatsClient } from './nats-client';
 
 /** Tokens of the event log's interfaces (the JetStream classes are injectable by class too). */
@@ -29,10 +29,10 @@ export interface EventLogOptions {
  */
 @Global()
 @Module({})
-export class EventLogModule {
+export class EventStoreModule {
   static forRoot(options: EventLogOptions): DynamicModule {
     return {
-      module: EventLogModule,
+      module: EventStoreModule,
       imports: [DiscoveryModule],
       providers: [
         {
@@ -55,16 +55,16 @@ export class EventLogModule {
         OwnedConsumers,
         EventConsumerHost,
         {
-          provide: EventLogHealth,
+          provide: EventStoreHealth,
           inject: [JetStreamEventStore, OwnedConsumers, APP_CONFIG],
           useFactory: (store: JetStreamEventStore, consumers: OwnedConsumers, config: AppConfig) =>
-            new EventLogHealth(store, consumers, { replicas: config.streamReplicas, applyStreams: options.applyStreams }),
+            new EventStoreHealth(store, consumers, { replicas: config.streamReplicas, applyStreams: options.applyStreams }),
         },
         { provide: RUN_LOGS, inject: [NatsClient], useFactory: (nats: NatsClient) => new JetStreamRunLogStore(nats.connection) },
         { provide: RUN_INPUTS, inject: [NatsClient], useFactory: (nats: NatsClient) => new JetStreamRunInputs(nats.connection) },
         { provide: IDEMPOTENCY_KEYS, inject: [NatsClient], useFactory: (nats: NatsClient) => new JetStreamIdempotencyKeys(nats.connection) },
       ],
-      exports: [NatsClient, JetStreamEventStore, EVENT_STORE, RunCommands, RUN_LOGS, RUN_INPUTS, IDEMPOTENCY_KEYS, OwnedConsumers, EventLogHealth, EventConsumerHost],
+      exports: [NatsClient, JetStreamEventStore, EVENT_STORE, RunCommands, RUN_LOGS, RUN_INPUTS, IDEMPOTENCY_KEYS, OwnedConsumers, EventStoreHealth, EventConsumerHost],
     };
   }
 }

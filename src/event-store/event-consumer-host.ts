@@ -3,7 +3,7 @@ import { DiscoveryService, Reflector } from '@nestjs/core';
 import type { Logger } from 'pino';
 import { JetStreamEventStore, JetStreamProcessor } from '../../libs/event-store/src';
 import { LOGGER } from '../logging/logging.module';
-import { OwnedConsumers } from './event-log-health';
+import { OwnedConsumers } from './event-store-health';
 import { ConsumerSpec, EVENT_CONSUMER, EventConsumer } from './event-consumer';
 
 interface Running {

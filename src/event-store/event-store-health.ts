@@ -17,7 +17,7 @@ export class OwnedConsumers {
  * next pull. Either is reported until it is back.
  */
 @Injectable()
-export class EventLogHealth {
+export class EventStoreHealth {
   constructor(
     private readonly store: JetStreamEventStore,
     private readonly consumers: OwnedConsumers,
