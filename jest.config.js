@@ -37,7 +37,8 @@ const ESM_PACKAGES = [
  */
 const SCHEMA_PACKAGE_FILES = {
   '^@kubernetes-models/validate$': '<rootDir>/node_modules/@kubernetes-models/validate/dist/index.js',
-  '^@kubernetes-models/validate/runtime/(.*?)(\\.js)?$': '<rootDir>/node_modules/@kubernetes-models/validate/dist/runtime/$1.js',
+  '^@kubernetes-models/validate/runtime/(.*?)(\\.js)?$':
+    '<rootDir>/node_modules/@kubernetes-models/validate/dist/runtime/$1.js',
   '^(kubernetes-models|@kubernetes-models/[a-z-]+)/_schemas/(.*?)(\\.js)?$': '<rootDir>/node_modules/$1/_schemas/$2.js',
 };
 
@@ -47,7 +48,10 @@ module.exports = {
   testMatch: ['**/*.spec.ts'],
   transform: {
     '^.+\\.ts$': ['ts-jest', { diagnostics: false }],
-    '^.+\\.m?js$': ['<rootDir>/test/jest/esm-to-cjs.transform.js', { diagnostics: false, tsconfig: { allowJs: true, module: 'commonjs', target: 'ES2022', esModuleInterop: true } }],
+    '^.+\\.m?js$': [
+      '<rootDir>/test/jest/esm-to-cjs.transform.js',
+      { diagnostics: false, tsconfig: { allowJs: true, module: 'commonjs', target: 'ES2022', esModuleInterop: true } },
+    ],
   },
   moduleNameMapper: SCHEMA_PACKAGE_FILES,
   transformIgnorePatterns: [`/node_modules/(?!(${ESM_PACKAGES.join('|')})/)`],

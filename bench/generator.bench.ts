@@ -45,7 +45,18 @@ function selfSignedCert(): string {
   const dir = mkdtempSync(join(tmpdir(), 'bench-cert-'));
   const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 4096 });
   writeFileSync(join(dir, 'k.pem'), privateKey.export({ type: 'pkcs8', format: 'pem' }));
-  execFileSync('openssl', ['req', '-x509', '-key', join(dir, 'k.pem'), '-out', join(dir, 'c.pem'), '-days', '365', '-subj', '/CN=sealed-secret']);
+  execFileSync('openssl', [
+    'req',
+    '-x509',
+    '-key',
+    join(dir, 'k.pem'),
+    '-out',
+    join(dir, 'c.pem'),
+    '-days',
+    '365',
+    '-subj',
+    '/CN=sealed-secret',
+  ]);
   return require('node:fs').readFileSync(join(dir, 'c.pem'), 'utf8');
 }
 
@@ -79,18 +90,38 @@ interface Timing {
   kustomize_baseline_ms: number;
 }
 
-async function timeBothPasses(template: string, cert: string, validate: boolean, extra: Record<string, unknown> = {}): Promise<Timing> {
+async function timeBothPasses(
+  template: string,
+  cert: string,
+  validate: boolean,
+  extra: Record<string, unknown> = {},
+): Promise<Timing> {
   const repo = mkdtempSync(join(tmpdir(), 'bench-repo-'));
-  const common = { repoDir: repo, templateDir: template, clusterName: 'bench', domain: 'bench.example.com', region: 'us-east-1', acmeEmail: 'ops@bench.example.com', validate, ...extra };
+  const common = {
+    repoDir: repo,
+    templateDir: template,
+    clusterName: 'bench',
+    domain: 'bench.example.com',
+    region: 'us-east-1',
+    acmeEmail: 'ops@bench.example.com',
+    validate,
+    ...extra,
+  };
   const start = process.hrtime.bigint();
   await generate({ ...common, pass: 'infra' });
-  const { summary } = await generate({ ...common, pass: 'full', sealingCertPem: cert, registry: { server: 'r.example.com', username: 'u', password: 'p' } });
+  const { summary } = await generate({
+    ...common,
+    pass: 'full',
+    sealingCertPem: cert,
+    registry: { server: 'r.example.com', username: 'u', password: 'p' },
+  });
   const generateMs = Number(process.hrtime.bigint() - start) / 1e6;
   const folders = [summary.gitops_path, ...summary.kustomizations.map((k) => k.path.replace(/^\.\//, ''))].filter(
     (f, i, all) => all.indexOf(f) === i && existsSync(join(repo, f, 'kustomization.yaml')),
   );
   const baselineStart = process.hrtime.bigint();
-  for (const folder of folders) execFileSync('kubectl', ['kustomize', join(repo, folder)], { maxBuffer: 256 * 1024 * 1024 });
+  for (const folder of folders)
+    execFileSync('kubectl', ['kustomize', join(repo, folder)], { maxBuffer: 256 * 1024 * 1024 });
   const baselineMs = Number(process.hrtime.bigint() - baselineStart) / 1e6;
   rmSync(repo, { recursive: true, force: true });
   return { generate_ms: generateMs, kustomize_baseline_ms: baselineMs };
@@ -107,7 +138,9 @@ async function measure(template: string, cert: string, extra: Record<string, unk
     results[validate ? 'with_kustomize_validation_ms' : 'without_validation_ms'] = Math.round(generated);
     if (validate) {
       results.plain_kustomize_of_the_written_tree_ms = Math.round(median(runs.map((r) => r.kustomize_baseline_ms)));
-      results.validated_generation_vs_plain_kustomize = Number((generated / results.plain_kustomize_of_the_written_tree_ms).toFixed(2));
+      results.validated_generation_vs_plain_kustomize = Number(
+        (generated / results.plain_kustomize_of_the_written_tree_ms).toFixed(2),
+      );
     }
   }
   return results;
@@ -118,7 +151,11 @@ async function main() {
   const overlaysBySize = [];
   for (const services of SIZES) {
     const overlays = referenceWithServices(services);
-    overlaysBySize.push({ services, ...(await measure(overlays, cert)), rss_mib_after: Math.round(process.memoryUsage().rss / 1048576) });
+    overlaysBySize.push({
+      services,
+      ...(await measure(overlays, cert)),
+      rss_mib_after: Math.round(process.memoryUsage().rss / 1048576),
+    });
     rmSync(overlays, { recursive: true, force: true });
   }
   const phased = phasedWithComponents(PHASED_COMPONENTS);
@@ -127,7 +164,10 @@ async function main() {
     overlays_both_passes_median: overlaysBySize,
     cluster_vars_both_passes_median: {
       components: PHASED_COMPONENTS,
-      ...(await measure(phased, cert, { referenceEnv: 'dev', clusterVars: { EXTERNAL_DNS_ROLE_ARN: 'arn:aws:iam::1:role/dns' } })),
+      ...(await measure(phased, cert, {
+        referenceEnv: 'dev',
+        clusterVars: { EXTERNAL_DNS_ROLE_ARN: 'arn:aws:iam::1:role/dns' },
+      })),
     },
   };
   console.log(JSON.stringify(report, null, 2));

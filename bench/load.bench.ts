@@ -22,7 +22,8 @@ import { profileReport, profilingArgs } from './measure';
 const RUNS = Number(process.env.BENCH_RUNS ?? 200);
 const REPOS = Number(process.env.BENCH_REPOS ?? 20);
 const GET_RATE = Number(process.env.BENCH_GET_RATE ?? 20);
-const pct = (xs: number[], p: number) => (xs.length ? [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))] : NaN);
+const pct = (xs: number[], p: number) =>
+  xs.length ? [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))] : NaN;
 const round = (x: number, d = 1) => Math.round(x * 10 ** d) / 10 ** d;
 
 function peakRssMiB(pid: number): number {
@@ -32,15 +33,23 @@ function peakRssMiB(pid: number): number {
 
 /** Histogram quantile from Prometheus text (upper bound of the bucket holding the quantile). */
 function histogramQuantile(text: string, name: string, q: number): number {
-  const buckets = [...text.matchAll(new RegExp(`^${name}_bucket\\{le="([^"]+)"\\} (\\d+)`, 'gm'))].map((m) => ({ le: m[1] === '+Inf' ? Infinity : Number(m[1]), count: Number(m[2]) }));
+  const buckets = [...text.matchAll(new RegExp(`^${name}_bucket\\{le="([^"]+)"\\} (\\d+)`, 'gm'))].map((m) => ({
+    le: m[1] === '+Inf' ? Infinity : Number(m[1]),
+    count: Number(m[2]),
+  }));
   const total = buckets[buckets.length - 1]?.count ?? 0;
   return buckets.find((b) => b.count >= q * total)?.le ?? NaN;
 }
 
 /** A histogram's buckets as `{ "≤ le": count in that bucket }` (not cumulative), to see where a tail sits. */
 function histogramBuckets(text: string, name: string): Record<string, number> {
-  const cumulative = [...text.matchAll(new RegExp(`^${name}_bucket\\{le="([^"]+)"\\} (\\d+)`, 'gm'))].map((m) => ({ le: m[1], count: Number(m[2]) }));
-  return Object.fromEntries(cumulative.map((b, i) => [`≤ ${b.le}`, b.count - (cumulative[i - 1]?.count ?? 0)]).filter(([, n]) => n !== 0));
+  const cumulative = [...text.matchAll(new RegExp(`^${name}_bucket\\{le="([^"]+)"\\} (\\d+)`, 'gm'))].map((m) => ({
+    le: m[1],
+    count: Number(m[2]),
+  }));
+  return Object.fromEntries(
+    cumulative.map((b, i) => [`≤ ${b.le}`, b.count - (cumulative[i - 1]?.count ?? 0)]).filter(([, n]) => n !== 0),
+  );
 }
 
 /** The service's warnings and errors (pino JSON lines, level ≥ 40) counted by message, with one example of each. */
@@ -73,14 +82,25 @@ const ALL_LAYERS = ['flux-system', 'infrastructure', 'apps', 'database', 'cert-m
  */
 async function plainTools(remotes: string[], tree: string): Promise<number> {
   const start = Date.now();
-  const git = (cwd: string, ...a: string[]) => exec('git', ['-C', cwd, '-c', 'user.name=b', '-c', 'user.email=b@x', ...a]);
+  const git = (cwd: string, ...a: string[]) =>
+    exec('git', ['-C', cwd, '-c', 'user.name=b', '-c', 'user.email=b@x', ...a]);
   const oneRun = async (i: number) => {
     for (const layers of [INFRA_LAYERS, ALL_LAYERS]) {
       const wc = mkdtempSync(join(tmpdir(), 'plain-'));
       // --no-local: a local clone hardlinks objects, and a push landing meanwhile can make git refuse them.
-      await exec('git', ['clone', '-q', '--no-local', '--branch', 'main', '--single-branch', remotes[i % remotes.length], wc]);
+      await exec('git', [
+        'clone',
+        '-q',
+        '--no-local',
+        '--branch',
+        'main',
+        '--single-branch',
+        remotes[i % remotes.length],
+        wc,
+      ]);
       for (const l of layers) cpSync(join(tree, l), join(wc, 'clusters', `plain-${i}`, l), { recursive: true });
-      for (const l of layers) await exec('kubectl', ['kustomize', join(wc, 'clusters', `plain-${i}`, l)], { maxBuffer: 64 * 1024 * 1024 });
+      for (const l of layers)
+        await exec('kubectl', ['kustomize', join(wc, 'clusters', `plain-${i}`, l)], { maxBuffer: 64 * 1024 * 1024 });
       await git(wc, 'add', '-A');
       await git(wc, 'commit', '-q', '-m', `plain ${i}`);
       for (let attempt = 1; ; attempt++) {
@@ -149,7 +169,8 @@ async function main() {
     };
     const created = await Promise.all(Array.from({ length: RUNS }, (_, i) => create(i)));
     const refused = created.filter((c) => c.status !== 202 && c.status !== 200);
-    if (refused.length > 0) throw new Error(`${refused.length} of ${RUNS} creates were refused: ${JSON.stringify(refused[0].json)}`);
+    if (refused.length > 0)
+      throw new Error(`${refused.length} of ${RUNS} creates were refused: ${JSON.stringify(refused[0].json)}`);
     const ids = created.map((c) => c.json.id as string);
     const finishedAt = new Map<string, { at: number; status: string }>();
     const restTimes: number[] = [];
@@ -159,7 +180,9 @@ async function main() {
       const id = ids[probe++ % ids.length];
       // void, both probes: they keep a fixed rate; waiting for an answer would slow the next probe down.
       const t1 = process.hrtime.bigint();
-      void api(svc.base, 'GET', `/api/v1/scaffolds/${id}`).then(() => restTimes.push(Number(process.hrtime.bigint() - t1) / 1e6));
+      void api(svc.base, 'GET', `/api/v1/scaffolds/${id}`).then(() =>
+        restTimes.push(Number(process.hrtime.bigint() - t1) / 1e6),
+      );
       const t2 = process.hrtime.bigint();
       void nc.request('scaffolds.v1.get', JSON.stringify({ id }), { headers: h, timeout: 10_000 }).then(
         () => natsTimes.push(Number(process.hrtime.bigint() - t2) / 1e6),
@@ -169,7 +192,8 @@ async function main() {
     while (finishedAt.size < RUNS && Date.now() - started < 30 * 60_000) {
       const page = await api(svc.base, 'GET', '/api/v1/scaffolds?limit=500');
       for (const r of page.json?.items ?? [])
-        if (['succeeded', 'failed', 'cancelled'].includes(r.status) && !finishedAt.has(r.id)) finishedAt.set(r.id, { at: Date.parse(r.finished_at), status: r.status });
+        if (['succeeded', 'failed', 'cancelled'].includes(r.status) && !finishedAt.has(r.id))
+          finishedAt.set(r.id, { at: Date.parse(r.finished_at), status: r.status });
       await new Promise((r) => setTimeout(r, 500));
     }
     clearInterval(getter);
@@ -190,7 +214,9 @@ async function main() {
     execFileSync('git', ['-C', seed, '-c', 'user.name=b', '-c', 'user.email=b@x', 'commit', '-q', '-m', 'shared base']);
     for (const remote of plainRemotes) execFileSync('git', ['-C', seed, 'push', '-q', '--force', remote, 'main']);
     // Printed before the baseline runs, so a failing baseline never loses the service's figures.
-    console.error(`service: ${finishedAt.size} finished in ${round(wall)} s; GET p99 REST ${round(pct(restTimes, 99), 2)} ms, NATS ${round(pct(natsTimes, 99), 2)} ms; peak ${round(peak)} MiB`);
+    console.error(
+      `service: ${finishedAt.size} finished in ${round(wall)} s; GET p99 REST ${round(pct(restTimes, 99), 2)} ms, NATS ${round(pct(natsTimes, 99), 2)} ms; peak ${round(peak)} MiB`,
+    );
     const plainMs = await plainTools(plainRemotes, join(tree, 'clusters/load-0'));
 
     console.log(
@@ -213,7 +239,10 @@ async function main() {
           },
           events_appended: events,
           append_rate_events_per_s: round(events / wall),
-          projection_delay_s: { p50_le: histogramQuantile(metrics, 'scaffold_projection_delay_seconds', 0.5), p99_le: histogramQuantile(metrics, 'scaffold_projection_delay_seconds', 0.99) },
+          projection_delay_s: {
+            p50_le: histogramQuantile(metrics, 'scaffold_projection_delay_seconds', 0.5),
+            p99_le: histogramQuantile(metrics, 'scaffold_projection_delay_seconds', 0.99),
+          },
           projection_delay_buckets: histogramBuckets(metrics, 'scaffold_projection_delay_seconds'),
           service_warnings: warningsByMessage(svc.output),
         },

@@ -60,7 +60,10 @@ async function measure(runs: number) {
     const writes: Promise<unknown>[] = [];
     for (let i = 0; i < runs; i++) {
       const runId = randomUUID();
-      for (const d of runEvents(runId)) writes.push(store.js.publish(`scaffold.run.${runId}`, JSON.stringify(stamp(d, runId, randomUUID(), new Date(), null))));
+      for (const d of runEvents(runId))
+        writes.push(
+          store.js.publish(`scaffold.run.${runId}`, JSON.stringify(stamp(d, runId, randomUUID(), new Date(), null))),
+        );
       if (writes.length > 3000) await Promise.all(writes.splice(0));
     }
     await Promise.all(writes);

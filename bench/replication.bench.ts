@@ -26,7 +26,8 @@ const draft = (type: EventDraft['type']): EventDraft =>
 async function appendRun(store: JetStreamEventStore) {
   const runId = randomUUID();
   let last = 0;
-  for (const type of EVENTS) [{ seq: last }] = await store.append(runId, [stamp(draft(type), runId, randomUUID(), new Date(), null)], last);
+  for (const type of EVENTS)
+    [{ seq: last }] = await store.append(runId, [stamp(draft(type), runId, randomUUID(), new Date(), null)], last);
 }
 
 async function measure(store: JetStreamEventStore, replicas: number) {
@@ -37,7 +38,8 @@ async function measure(store: JetStreamEventStore, replicas: number) {
     for (let i = 0; i < RUNS / 10; i++) await appendRun(store);
   });
   const parallel = await timed(async () => {
-    for (let done = 0; done < RUNS; done += PARALLEL_RUNS) await Promise.all(Array.from({ length: PARALLEL_RUNS }, () => appendRun(store)));
+    for (let done = 0; done < RUNS; done += PARALLEL_RUNS)
+      await Promise.all(Array.from({ length: PARALLEL_RUNS }, () => appendRun(store)));
   });
   const replay = await timed(() => replayAll(store));
   return {
@@ -73,7 +75,11 @@ async function main() {
           parallel_runs: PARALLEL_RUNS,
           r1,
           r3,
-          r3_vs_r1: { sequential_appends: ratio('sequential_appends_per_s'), parallel_appends: ratio('parallel_appends_per_s'), replay: ratio('replay_events_per_s') },
+          r3_vs_r1: {
+            sequential_appends: ratio('sequential_appends_per_s'),
+            parallel_appends: ratio('parallel_appends_per_s'),
+            replay: ratio('replay_events_per_s'),
+          },
         },
         null,
         2,

@@ -20,26 +20,39 @@ import { api, API_KEY, startService, untilTerminal } from '../test/support/servi
 
 const PAIRS = Number(process.env.BENCH_PAIRS ?? 10);
 const GETS = Number(process.env.BENCH_GETS ?? 500);
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
+const pct = (xs: number[], p: number) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
 const ms = (start: bigint) => Number(process.hrtime.bigint() - start) / 1e6;
 const round = (x: number, d = 1) => Math.round(x * 10 ** d) / 10 ** d;
 
 const INFRA_LAYERS = ['flux-system', 'infrastructure'];
 const ALL_LAYERS = ['flux-system', 'infrastructure', 'apps', 'database', 'cert-manager-config'];
 /** The event that starts each step. */
-const TRIGGERS: Record<string, string> = { 'infra-pass': 'ScaffoldRequested', 'sealed-secrets-wait': 'InfraPushed', 'cert-fetch': 'SealedSecretsReady', 'full-pass': 'CertFetched' };
+const TRIGGERS: Record<string, string> = {
+  'infra-pass': 'ScaffoldRequested',
+  'sealed-secrets-wait': 'InfraPushed',
+  'cert-fetch': 'SealedSecretsReady',
+  'full-pass': 'CertFetched',
+};
 /** The event each step ends with. */
-const RESULTS: Record<string, string> = { 'infra-pass': 'InfraPushed', 'sealed-secrets-wait': 'SealedSecretsReady', 'cert-fetch': 'CertFetched', 'full-pass': 'FullPushed' };
+const RESULTS: Record<string, string> = {
+  'infra-pass': 'InfraPushed',
+  'sealed-secrets-wait': 'SealedSecretsReady',
+  'cert-fetch': 'CertFetched',
+  'full-pass': 'FullPushed',
+};
 
 /** The same work as one run, by hand, layer by layer as a person's script would. */
 function plainTools(remoteDir: string, tree: string, cluster: string): number {
   const start = process.hrtime.bigint();
-  const git = (cwd: string, ...a: string[]) => execFileSync('git', ['-C', cwd, '-c', 'user.name=b', '-c', 'user.email=b@x', ...a], { stdio: 'ignore' });
+  const git = (cwd: string, ...a: string[]) =>
+    execFileSync('git', ['-C', cwd, '-c', 'user.name=b', '-c', 'user.email=b@x', ...a], { stdio: 'ignore' });
   for (const layers of [INFRA_LAYERS, ALL_LAYERS]) {
     const wc = mkdtempSync(join(tmpdir(), 'plain-'));
     execFileSync('git', ['clone', '-q', '--branch', 'main', '--single-branch', remoteDir, wc]);
     for (const l of layers) cpSync(join(tree, l), join(wc, 'clusters', cluster, l), { recursive: true });
-    for (const l of layers) execFileSync('kubectl', ['kustomize', join(wc, 'clusters', cluster, l)], { stdio: 'ignore' });
+    for (const l of layers)
+      execFileSync('kubectl', ['kustomize', join(wc, 'clusters', cluster, l)], { stdio: 'ignore' });
     git(wc, 'add', '-A');
     git(wc, 'commit', '-q', '-m', `${cluster}`);
     git(wc, 'push', '-q', 'origin', 'HEAD:main');
@@ -56,7 +69,8 @@ interface RunTiming {
 
 /** From the run's events and log: each step's own time (start → its result appended) and every hand-off. */
 async function runTiming(base: string, id: string, postedAt: number): Promise<RunTiming> {
-  const events: Array<{ type: string; time: string }> = (await api(base, 'GET', `/api/v1/scaffolds/${id}/events`)).json.items;
+  const events: Array<{ type: string; time: string }> = (await api(base, 'GET', `/api/v1/scaffolds/${id}/events`)).json
+    .items;
   const log: string = (await api(base, 'GET', `/api/v1/scaffolds/${id}/logs`)).text;
   const appended = (type: string) => Date.parse(events.find((e) => e.type === type)!.time);
   const steps: Record<string, number> = {};
@@ -129,7 +143,10 @@ async function main() {
         {
           pairs: PAIRS,
           run_end_to_end_ms: { p50: Math.round(pct(totals, 50)), max: Math.round(Math.max(...totals)) },
-          plain_git_and_kustomize_same_work_ms: { p50: Math.round(pct(plain, 50)), max: Math.round(Math.max(...plain)) },
+          plain_git_and_kustomize_same_work_ms: {
+            p50: Math.round(pct(plain, 50)),
+            max: Math.round(Math.max(...plain)),
+          },
           ratio_service_to_plain_tools: round(pct(totals, 50) / pct(plain, 50), 2),
           step_own_time_ms_p50: stepMedians,
           handoff_ms: { p50: round(pct(handoffs, 50)), p99: round(pct(handoffs, 99)), n: handoffs.length },

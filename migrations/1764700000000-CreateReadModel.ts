@@ -21,8 +21,12 @@ export class CreateReadModel1764700000000 implements MigrationInterface {
       state jsonb NOT NULL
     )`);
     await q.query(`CREATE INDEX scaffold_runs_list ON scaffold_runs (created_at DESC, id DESC)`);
-    await q.query(`CREATE INDEX scaffold_runs_active ON scaffold_runs (repo_url, cluster_name) WHERE status IN ('queued', 'running')`);
-    await q.query(`CREATE TABLE projection_checkpoints (name text PRIMARY KEY, last_seq bigint NOT NULL, updated_at timestamptz NOT NULL)`);
+    await q.query(
+      `CREATE INDEX scaffold_runs_active ON scaffold_runs (repo_url, cluster_name) WHERE status IN ('queued', 'running')`,
+    );
+    await q.query(
+      `CREATE TABLE projection_checkpoints (name text PRIMARY KEY, last_seq bigint NOT NULL, updated_at timestamptz NOT NULL)`,
+    );
   }
 
   async down(q: QueryRunner): Promise<void> {

@@ -5,7 +5,9 @@ export class SkippedStreamMessages1764800000000 implements MigrationInterface {
   name = 'SkippedStreamMessages1764800000000';
 
   async up(q: QueryRunner): Promise<void> {
-    await q.query(`CREATE TABLE skipped_stream_messages (seq bigint PRIMARY KEY, subject text NOT NULL, reason text NOT NULL, seen_at timestamptz NOT NULL)`);
+    await q.query(
+      `CREATE TABLE skipped_stream_messages (seq bigint PRIMARY KEY, subject text NOT NULL, reason text NOT NULL, seen_at timestamptz NOT NULL)`,
+    );
   }
 
   async down(q: QueryRunner): Promise<void> {

@@ -22,7 +22,8 @@ async function phase(name, work) {
 const demoDir = join(root, '.work', 'demo');
 rmSync(demoDir, { recursive: true, force: true });
 mkdirSync(demoDir, { recursive: true });
-const sh = (cmd, args, opts = {}) => execFileSync(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8', ...opts });
+const sh = (cmd, args, opts = {}) =>
+  execFileSync(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8', ...opts });
 
 const remote = join(demoDir, 'platform.git');
 function makeRepositoryAndCertificate() {
@@ -31,7 +32,19 @@ function makeRepositoryAndCertificate() {
   const seed = mkdtempSync(join(demoDir, 'seed-'));
   sh('git', ['clone', remote, seed]);
   writeFileSync(join(seed, 'README.md'), '# demo platform fleet\n');
-  sh('git', ['-C', seed, '-c', 'user.name=demo', '-c', 'user.email=demo@localhost', 'commit', '--allow-empty', '-m', 'initial', '-q']);
+  sh('git', [
+    '-C',
+    seed,
+    '-c',
+    'user.name=demo',
+    '-c',
+    'user.email=demo@localhost',
+    'commit',
+    '--allow-empty',
+    '-m',
+    'initial',
+    '-q',
+  ]);
   sh('git', ['-C', seed, 'add', '.']);
   sh('git', ['-C', seed, '-c', 'user.name=demo', '-c', 'user.email=demo@localhost', 'commit', '-m', 'readme', '-q']);
   sh('git', ['-C', seed, 'push', '-q', 'origin', 'HEAD:main']);
@@ -76,11 +89,19 @@ let service;
 const startService = () => {
   // A kept service outlives this script: its output goes to a file, not to the terminal it leaves.
   const output = keep ? openSync(join(demoDir, 'service.log'), 'a') : 'inherit';
-  service = spawn(process.execPath, [join(root, 'dist/src/main.js')], { env, stdio: ['ignore', output, output], detached: keep });
+  service = spawn(process.execPath, [join(root, 'dist/src/main.js')], {
+    env,
+    stdio: ['ignore', output, output],
+    detached: keep,
+  });
 };
 const base = `http://127.0.0.1:${port}`;
 const call = async (method, path, body) => {
-  const res = await fetch(base + path, { method, headers: { 'x-api-key': apiKey, 'content-type': 'application/json' }, body: body && JSON.stringify(body) });
+  const res = await fetch(base + path, {
+    method,
+    headers: { 'x-api-key': apiKey, 'content-type': 'application/json' },
+    body: body && JSON.stringify(body),
+  });
   return { status: res.status, json: await res.json().catch(() => null) };
 };
 
@@ -109,7 +130,14 @@ const call = async (method, path, body) => {
       acme_email: 'ops@demo.example.com',
       repo: { url: `file://${remote}`, branch: 'main' },
       target: { sealing_cert_pem: readFileSync(join(demoDir, 'sealing.crt'), 'utf8') },
-      ...(clusterVarsModel ? { cluster_vars: { CLUSTER_ISSUER: 'letsencrypt-prod', EXTERNAL_DNS_ROLE_ARN: 'arn:aws:iam::123456789012:role/external-dns-demo' } } : {}),
+      ...(clusterVarsModel
+        ? {
+            cluster_vars: {
+              CLUSTER_ISSUER: 'letsencrypt-prod',
+              EXTERNAL_DNS_ROLE_ARN: 'arn:aws:iam::123456789012:role/external-dns-demo',
+            },
+          }
+        : {}),
     });
     console.log(`POST /api/v1/scaffolds -> ${created.status} run ${created.json.id}`);
     let run;
@@ -135,7 +163,9 @@ const call = async (method, path, body) => {
         .join('\n'),
     );
     if (clusterVarsModel && run.full_commit)
-      console.log(`\nclusters/demo-cluster/cluster-vars.yaml:\n${sh('git', ['--git-dir', remote, 'show', `${run.full_commit}:clusters/demo-cluster/cluster-vars.yaml`])}`);
+      console.log(
+        `\nclusters/demo-cluster/cluster-vars.yaml:\n${sh('git', ['--git-dir', remote, 'show', `${run.full_commit}:clusters/demo-cluster/cluster-vars.yaml`])}`,
+      );
     console.log(`\ndemo finished in ${elapsed(started)} (after the steps npm run demo timed above)`);
     if (keep) {
       console.log(`\nThe service keeps running (pid ${service.pid}, log ${join(demoDir, 'service.log')}); stop it with: kill ${service.pid}

@@ -23,7 +23,11 @@ import { argumentError, closest, VERSION } from '../libs/cli/src';
 
 /** Every command: its arguments, what it does and its options (the help texts are made from this table). */
 const COMMAND_HELP: Record<string, { args: string; does: string; options: string[] }> = {
-  events: { args: 'RUN', does: "a run's history from the stream", options: ['--json            one event per line as JSON'] },
+  events: {
+    args: 'RUN',
+    does: "a run's history from the stream",
+    options: ['--json            one event per line as JSON'],
+  },
   tail: {
     args: '',
     does: 'the last events, then new ones as they are appended (Ctrl-C stops)',
@@ -50,13 +54,21 @@ const COMMAND_HELP: Record<string, { args: string; does: string; options: string
     does: 'rebuild the read-model from sequence 1 and swap it in',
     options: ['--keep-old        keep the previous table as scaffold_runs_old', '--json            the result as JSON'],
   },
-  'stream-info': { args: '', does: 'the event stream and every consumer with its lag', options: ['--json            as JSON'] },
+  'stream-info': {
+    args: '',
+    does: 'the event stream and every consumer with its lag',
+    options: ['--json            as JSON'],
+  },
   status: {
     args: '',
     does: 'stream-info plus runs without progress and messages no run accepted (skipped and refused)',
     options: ['--stuck-minutes N runs without progress for N minutes (default 30)', '--json            as JSON'],
   },
-  redrive: { args: 'RUN', does: "run a run's current step again (idempotent)", options: ['--json            the result as JSON'] },
+  redrive: {
+    args: 'RUN',
+    does: "run a run's current step again (idempotent)",
+    options: ['--json            the result as JSON'],
+  },
 };
 
 const ENVIRONMENT = `Environment:
@@ -102,7 +114,8 @@ const OPTION_NAMES = Object.keys(OPTIONS);
 /** A run id argument: present and a UUID, or a message that says so. */
 function runIdArgument(command: string, runId: string | undefined): string {
   if (!runId) throw new CtlError(`${command} needs a run id`);
-  if (!isRunId(runId)) throw new CtlError(`"${runId}" is not a run id (run ids are UUIDs, e.g. 6f1c2a7e-0b5d-4e8a-9c3f-2d7b8a1e4f60)`);
+  if (!isRunId(runId))
+    throw new CtlError(`"${runId}" is not a run id (run ids are UUIDs, e.g. 6f1c2a7e-0b5d-4e8a-9c3f-2d7b8a1e4f60)`);
   return runId;
 }
 
@@ -115,7 +128,8 @@ interface Ctx {
   json: boolean;
 }
 
-const describe = (e: StoredEvent) => `${String(e.seq).padStart(8)} ${e.time} ${e.run_id} ${e.type.padEnd(24)} ${JSON.stringify(e.data)}`;
+const describe = (e: StoredEvent) =>
+  `${String(e.seq).padStart(8)} ${e.time} ${e.run_id} ${e.type.padEnd(24)} ${JSON.stringify(e.data)}`;
 
 function print(ctx: Ctx, e: StoredEvent) {
   ctx.out(ctx.json ? JSON.stringify(e) : describe(e));
@@ -125,8 +139,22 @@ function print(ctx: Ctx, e: StoredEvent) {
 async function consumerStates(store: JetStreamEventStore) {
   const { stream: s, consumers } = await store.consumers.states();
   return {
-    stream: { name: s.name, messages: s.messages, first_seq: s.firstSeq, last_seq: s.lastSeq, bytes: s.bytes, replicas: s.replicas },
-    consumers: consumers.map((c) => ({ name: c.name, pending: c.pending, ack_pending: c.ackPending, redelivered: c.redelivered, ack_floor_seq: c.ackFloorSeq, lag: c.lag })),
+    stream: {
+      name: s.name,
+      messages: s.messages,
+      first_seq: s.firstSeq,
+      last_seq: s.lastSeq,
+      bytes: s.bytes,
+      replicas: s.replicas,
+    },
+    consumers: consumers.map((c) => ({
+      name: c.name,
+      pending: c.pending,
+      ack_pending: c.ackPending,
+      redelivered: c.redelivered,
+      ack_floor_seq: c.ackFloorSeq,
+      lag: c.lag,
+    })),
   };
 }
 
@@ -165,7 +193,13 @@ const commands: Record<string, (ctx: Ctx, args: string[], opts: Record<string, a
     let seen = 0;
     const abort = new AbortController();
     process.once('SIGINT', () => abort.abort());
-    await ctx.store.follow({ runId: opts.run, afterSeq: last, signal: abort.signal, onEvent: (e) => void print(ctx, e), until: () => ++seen >= limit });
+    await ctx.store.follow({
+      runId: opts.run,
+      afterSeq: last,
+      signal: abort.signal,
+      onEvent: (e) => void print(ctx, e),
+      until: () => ++seen >= limit,
+    });
   },
 
   async replay(ctx, _args, opts) {
@@ -186,23 +220,42 @@ const commands: Record<string, (ctx: Ctx, args: string[], opts: Record<string, a
     // The whole log from a sequence: one reader through to the end. A time or a run: page by page with those filters.
     if (fromSeq !== undefined && !since && !opts.run) await ctx.store.scan({ fromSeq }, handle);
     for (let first = true; (since || opts.run) && (first || fromSeq !== undefined); first = false) {
-      const page = await ctx.store.readRange({ fromSeq, since: first ? since : undefined, limit: 1000, runId: opts.run });
+      const page = await ctx.store.readRange({
+        fromSeq,
+        since: first ? since : undefined,
+        limit: 1000,
+        runId: opts.run,
+      });
       await handle(page.events);
       fromSeq = page.nextSeq ?? undefined;
     }
-    if (ds) ctx.out(ctx.json ? JSON.stringify({ replayed: count, applied }) : `replayed ${count} events into the read-model, ${applied} changed a row`);
+    if (ds)
+      ctx.out(
+        ctx.json
+          ? JSON.stringify({ replayed: count, applied })
+          : `replayed ${count} events into the read-model, ${applied} changed a row`,
+      );
   },
 
   async 'rebuild-projection'(ctx, _args, opts) {
     const result = await rebuildProjection(ctx.store, await ctx.db(), { keepOld: Boolean(opts['keep-old']) });
-    ctx.out(ctx.json ? JSON.stringify(result) : `rebuilt ${result.rows} rows from ${result.events} events in ${result.seconds.toFixed(2)} s`);
+    ctx.out(
+      ctx.json
+        ? JSON.stringify(result)
+        : `rebuilt ${result.rows} rows from ${result.events} events in ${result.seconds.toFixed(2)} s`,
+    );
   },
 
   async 'stream-info'(ctx) {
     const s = await consumerStates(ctx.store);
     if (ctx.json) return ctx.out(JSON.stringify(s));
-    ctx.out(`stream ${s.stream.name}: ${s.stream.messages} messages, seq ${s.stream.first_seq}..${s.stream.last_seq}, ${s.stream.bytes} bytes, ${s.stream.replicas} replica(s)`);
-    for (const c of s.consumers) ctx.out(`  ${c.name.padEnd(40)} lag ${c.lag}, pending ${c.pending}, ack pending ${c.ack_pending}, redelivered ${c.redelivered}`);
+    ctx.out(
+      `stream ${s.stream.name}: ${s.stream.messages} messages, seq ${s.stream.first_seq}..${s.stream.last_seq}, ${s.stream.bytes} bytes, ${s.stream.replicas} replica(s)`,
+    );
+    for (const c of s.consumers)
+      ctx.out(
+        `  ${c.name.padEnd(40)} lag ${c.lag}, pending ${c.pending}, ack pending ${c.ack_pending}, redelivered ${c.redelivered}`,
+      );
   },
 
   async status(ctx, _args, opts) {
@@ -210,22 +263,46 @@ const commands: Record<string, (ctx: Ctx, args: string[], opts: Record<string, a
     const ds = await ctx.db();
     const stuckAfter = new Date(Date.now() - Number(opts['stuck-minutes'] ?? 30) * 60_000);
     const stuck = await new RunReadModel(ds).stuck(stuckAfter);
-    const stuckRuns = stuck.map((r) => ({ id: r.id, status: r.status, step: r.step, updated_at: r.updated_at.toISOString() }));
+    const stuckRuns = stuck.map((r) => ({
+      id: r.id,
+      status: r.status,
+      step: r.step,
+      updated_at: r.updated_at.toISOString(),
+    }));
     const skipped = await skippedMessages(ds);
     if (ctx.json) return ctx.out(JSON.stringify({ ...s, stuck_runs: stuckRuns, ...skipped }));
     await commands['stream-info'](ctx, [], {});
-    ctx.out(stuckRuns.length ? `runs without progress for ${opts['stuck-minutes'] ?? 30} min (re-drive with: scaffolderctl redrive <id>):` : 'no stuck runs');
+    ctx.out(
+      stuckRuns.length
+        ? `runs without progress for ${opts['stuck-minutes'] ?? 30} min (re-drive with: scaffolderctl redrive <id>):`
+        : 'no stuck runs',
+    );
     for (const r of stuckRuns) ctx.out(`  ${r.id} ${r.status} at ${r.step} since ${r.updated_at}`);
-    ctx.out(skipped.invalid_messages.length ? 'messages on event subjects that are not events (skipped by every reader):' : 'no invalid messages on event subjects');
+    ctx.out(
+      skipped.invalid_messages.length
+        ? 'messages on event subjects that are not events (skipped by every reader):'
+        : 'no invalid messages on event subjects',
+    );
     for (const m of skipped.invalid_messages) ctx.out(`  seq ${m.seq} ${m.subject}: ${m.reason}`);
-    ctx.out(skipped.refused_events.length ? "events their run's rules refused (someone else published them; they changed nothing):" : 'no refused events');
+    ctx.out(
+      skipped.refused_events.length
+        ? "events their run's rules refused (someone else published them; they changed nothing):"
+        : 'no refused events',
+    );
     for (const r of skipped.refused_events) ctx.out(`  ${r.run_id} seq ${r.seq} ${r.type}: ${r.reason}`);
   },
 
   async redrive(ctx, [arg]) {
     const runId = runIdArgument('redrive', arg);
-    const { state, appended } = await new RunCommands(ctx.store).handle(runId, { type: 'Redrive', requestedBy: `scaffolderctl:${process.env.USER ?? 'ops'}` });
-    ctx.out(ctx.json ? JSON.stringify({ run_id: runId, step: state.step, appended: appended.map((e) => e.type) }) : `re-drove ${runId} at ${state.step}`);
+    const { state, appended } = await new RunCommands(ctx.store).handle(runId, {
+      type: 'Redrive',
+      requestedBy: `scaffolderctl:${process.env.USER ?? 'ops'}`,
+    });
+    ctx.out(
+      ctx.json
+        ? JSON.stringify({ run_id: runId, step: state.step, appended: appended.map((e) => e.type) })
+        : `re-drove ${runId} at ${state.step}`,
+    );
   },
 };
 
@@ -279,7 +356,10 @@ export async function main(
   try {
     // Quiet by default: the output is the command's; LOG_LEVEL=debug shows the framework's lines.
     const logger = makeLogger(env.LOG_LEVEL ? config.logLevel : 'warn');
-    app = await NestFactory.createApplicationContext(CtlModule.forRoot(config, logger), { bufferLogs: true, abortOnError: false });
+    app = await NestFactory.createApplicationContext(CtlModule.forRoot(config, logger), {
+      bufferLogs: true,
+      abortOnError: false,
+    });
     app.useLogger(app.get(NestPinoLogger));
     const store = app.get(JetStreamEventStore);
     const db = async () => {

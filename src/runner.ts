@@ -54,7 +54,11 @@ export async function runOne(runId: string, env: NodeJS.ProcessEnv = process.env
 export function main(argv: string[]): void {
   let values;
   try {
-    values = parseArgs({ args: argv, options: { run: { type: 'string' }, help: { type: 'boolean', short: 'h' }, version: { type: 'boolean' } }, strict: true }).values;
+    values = parseArgs({
+      args: argv,
+      options: { run: { type: 'string' }, help: { type: 'boolean', short: 'h' }, version: { type: 'boolean' } },
+      strict: true,
+    }).values;
   } catch (e) {
     console.error(`scaffold-runner: ${(e as Error).message}\n${USAGE}`);
     process.exit(2);

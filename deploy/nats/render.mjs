@@ -9,7 +9,9 @@ const source = JSON.parse(readFileSync(join(dirname(fileURLToPath(import.meta.ur
 
 /** A role's subjects with {stream} expanded over the streams and {inbox} replaced by its inbox prefix. */
 export function subjects(role, list) {
-  return list.flatMap((s) => (s.includes('{stream}') ? source.streams.map((stream) => s.replaceAll('{stream}', stream)) : [s])).map((s) => s.replaceAll('{inbox}', role.inbox));
+  return list
+    .flatMap((s) => (s.includes('{stream}') ? source.streams.map((stream) => s.replaceAll('{stream}', stream)) : [s]))
+    .map((s) => s.replaceAll('{inbox}', role.inbox));
 }
 
 /** What a role may publish: its own list, and the inboxes of the roles whose requests it answers. */
@@ -21,9 +23,15 @@ export function publishes(role) {
 const quote = (s) => JSON.stringify(s);
 
 function conf() {
-  const out = ['# Generated from permissions.json by `node deploy/nats/render.mjs conf`: edit that file, not this one.'];
+  const out = [
+    '# Generated from permissions.json by `node deploy/nats/render.mjs conf`: edit that file, not this one.',
+  ];
   for (const [name, role] of Object.entries(source.roles)) {
-    out.push('', `# ${name}: ${role.description} (NATS_INBOX_PREFIX=${role.inbox})`, `${name.toUpperCase()}_PERMISSIONS = {`);
+    out.push(
+      '',
+      `# ${name}: ${role.description} (NATS_INBOX_PREFIX=${role.inbox})`,
+      `${name.toUpperCase()}_PERMISSIONS = {`,
+    );
     out.push(`  publish: { allow: [${publishes(role).map(quote).join(', ')}] }`);
     out.push(`  subscribe: { allow: [${subjects(role, role.subscribe).map(quote).join(', ')}] }`);
     out.push('}');
@@ -35,7 +43,11 @@ function nsc() {
   const out = ['# nsc commands for the same identities (run in the account that holds the SCAFFOLD_* streams)'];
   for (const [name, role] of Object.entries(source.roles)) {
     // Single quotes: the shell must not expand $JS.
-    const args = [`nsc add user scaffolder-${name}`, `--allow-pub '${publishes(role).join(',')}'`, `--allow-sub '${subjects(role, role.subscribe).join(',')}'`];
+    const args = [
+      `nsc add user scaffolder-${name}`,
+      `--allow-pub '${publishes(role).join(',')}'`,
+      `--allow-sub '${subjects(role, role.subscribe).join(',')}'`,
+    ];
     out.push(`# ${name}: NATS_INBOX_PREFIX=${role.inbox}`, args.join(' \\\n  '));
   }
   return out.join('\n') + '\n';

@@ -11,7 +11,11 @@ export class CtlModule {
   static forRoot(config: AppConfig, logger: Logger): DynamicModule {
     return {
       module: CtlModule,
-      imports: [ConfigModule.forRoot(config), LoggingModule.forRoot(logger), EventStoreModule.forRoot({ clientName: 'scaffolderctl', applyStreams: false })],
+      imports: [
+        ConfigModule.forRoot(config),
+        LoggingModule.forRoot(logger),
+        EventStoreModule.forRoot({ clientName: 'scaffolderctl', applyStreams: false }),
+      ],
     };
   }
 }

@@ -16,8 +16,10 @@ export class ApiExceptionFilter implements ExceptionFilter {
 
   catch(exception: unknown, host: ArgumentsHost) {
     const error = toApiError(exception);
-    if (error.status >= 500 && error.code === 'internal') this.logger.error({ err: String(exception), transport: host.getType() }, 'request failed');
-    if (host.getType() === 'rpc') return throwError(() => new RpcReply(error.status, errorBody(error), error.retryAfterSeconds));
+    if (error.status >= 500 && error.code === 'internal')
+      this.logger.error({ err: String(exception), transport: host.getType() }, 'request failed');
+    if (host.getType() === 'rpc')
+      return throwError(() => new RpcReply(error.status, errorBody(error), error.retryAfterSeconds));
     const res = host.switchToHttp().getResponse<Response>();
     if (error.retryAfterSeconds !== undefined) res.set('Retry-After', String(error.retryAfterSeconds));
     res.status(error.status).json(errorBody(error));

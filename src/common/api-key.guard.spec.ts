@@ -37,7 +37,10 @@ describe('ApiKeyGuard (global)', () => {
 
   beforeAll(async () => {
     const moduleRef = await Test.createTestingModule({
-      imports: [ConfigModule.forRoot(loadConfig({ API_KEYS: `alice=${KEY}` })), LoggingModule.forRoot(pino({ level: 'silent' }))],
+      imports: [
+        ConfigModule.forRoot(loadConfig({ API_KEYS: `alice=${KEY}` })),
+        LoggingModule.forRoot(pino({ level: 'silent' })),
+      ],
       controllers: [ProbeController],
       providers: [
         { provide: APP_GUARD, useClass: ApiKeyGuard },
@@ -51,9 +54,15 @@ describe('ApiKeyGuard (global)', () => {
   afterAll(() => app?.close());
 
   it('authenticates a handler that says nothing about it, and names the caller', async () => {
-    expect(await get('/probe/new')).toEqual({ status: 401, body: { error: { code: 'unauthorized', message: 'missing or wrong X-Api-Key' } } });
+    expect(await get('/probe/new')).toEqual({
+      status: 401,
+      body: { error: { code: 'unauthorized', message: 'missing or wrong X-Api-Key' } },
+    });
     expect((await get('/probe/new', `${KEY}x`)).status).toBe(401);
-    expect(await get('/probe/new', KEY)).toEqual({ status: 200, body: { caller: { name: 'alice', role: 'operator' } } });
+    expect(await get('/probe/new', KEY)).toEqual({
+      status: 200,
+      body: { caller: { name: 'alice', role: 'operator' } },
+    });
   });
 
   it('lets a @Public() handler answer without a key', async () => {

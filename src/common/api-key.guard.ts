@@ -10,7 +10,8 @@ import { IS_PUBLIC } from './public.decorator';
 
 /** The X-Api-Key of a request, from the HTTP header or the NATS message header. */
 function presentedKey(context: ExecutionContext): string | undefined {
-  if (context.getType() === 'rpc') return context.switchToRpc().getContext<NatsContext>().getHeaders()?.get('X-Api-Key') || undefined;
+  if (context.getType() === 'rpc')
+    return context.switchToRpc().getContext<NatsContext>().getHeaders()?.get('X-Api-Key') || undefined;
   return context.switchToHttp().getRequest<Request>().header('x-api-key');
 }
 

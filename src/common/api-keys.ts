@@ -23,9 +23,11 @@ export function callerFor(keys: Map<string, ApiKey>, presented: string | undefin
 }
 
 /** Whether this caller may see and act on a run that `owner` created (admins: every run). */
-export const owns = (caller: CallerIdentity, owner: string | undefined) => caller.role === 'admin' || caller.name === owner;
+export const owns = (caller: CallerIdentity, owner: string | undefined) =>
+  caller.role === 'admin' || caller.name === owner;
 
 /** 403 unless the caller's role allows changing things (create, preview, cancel, redrive). */
 export function requireOperator(caller: CallerIdentity): void {
-  if (caller.role === 'reader') throw new ApiError(403, 'forbidden', `key "${caller.name}" has the reader role: it may only read its own runs`);
+  if (caller.role === 'reader')
+    throw new ApiError(403, 'forbidden', `key "${caller.name}" has the reader role: it may only read its own runs`);
 }

@@ -43,7 +43,10 @@ export class InboxOnlyServerNats extends ServerNats {
 export function logAndCount(logger: Logger, refusals: Counter<'subject'>) {
   const log = logger.child({ component: 'nats-api' });
   return ({ pattern, subject, reply }: RefusedReply) => {
-    log.warn({ subject, reply }, 'NATS request dropped unanswered: its reply subject is not a caller inbox (NATS_REPLY_PREFIXES)');
+    log.warn(
+      { subject, reply },
+      'NATS request dropped unanswered: its reply subject is not a caller inbox (NATS_REPLY_PREFIXES)',
+    );
     refusals.inc({ subject: pattern });
   };
 }

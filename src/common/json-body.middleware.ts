@@ -19,7 +19,9 @@ export function parseJsonBody(text: string): { value: unknown } | { error: ApiEr
     return { error: new ApiError(400, 'invalid_json', 'body: malformed JSON') };
   }
   const key = duplicateKey(text);
-  return key === null ? { value } : { error: new ApiError(400, 'invalid_json', `body: key "${key}" appears twice in one object`) };
+  return key === null
+    ? { value }
+    : { error: new ApiError(400, 'invalid_json', `body: key "${key}" appears twice in one object`) };
 }
 
 /** REST bodies: JSON only, at most 1 MiB: 415, 413 and 400 (malformed, duplicate keys) before any handler runs. */
@@ -30,9 +32,16 @@ export function jsonBodies() {
     if (req.method !== 'POST' && req.method !== 'PUT' && req.method !== 'PATCH') return next();
     // A body comes with a length or chunked: either way it must say it is JSON.
     const hasBody = req.header('transfer-encoding') !== undefined || Number(req.header('content-length') ?? 0) > 0;
-    if (hasBody && !req.is('application/json')) return answer(res, new ApiError(415, 'unsupported_media_type', 'Content-Type must be application/json'));
+    if (hasBody && !req.is('application/json'))
+      return answer(res, new ApiError(415, 'unsupported_media_type', 'Content-Type must be application/json'));
     readText(req, res, (err?: any) => {
-      if (err) return answer(res, err.type === 'entity.too.large' ? payloadTooLarge() : new ApiError(400, 'invalid_json', 'body: malformed JSON'));
+      if (err)
+        return answer(
+          res,
+          err.type === 'entity.too.large'
+            ? payloadTooLarge()
+            : new ApiError(400, 'invalid_json', 'body: malformed JSON'),
+        );
       const text: unknown = req.body;
       if (typeof text !== 'string') return next(); // no body at all
       if (text.length === 0) {

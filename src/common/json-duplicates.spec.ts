@@ -40,37 +40,53 @@ describe('duplicateKey', () => {
 
   it('ends in bounded time on any text, and agrees with JSON.parse on what it accepts', () => {
     fc.assert(
-      fc.property(fc.oneof(fc.string({ maxLength: 2000 }), fc.json({ maxDepth: 6 }), fc.stringMatching(/^[{}[\]",:\\a-c0-9 ]{0,400}$/)), (text) => {
-        const { value: parsed, ms } = timed(() => parseJsonBody(text));
-        expect(ms).toBeLessThan(BOUND_MS);
-        let accepted = true;
-        try {
-          JSON.parse(text);
-        } catch {
-          accepted = false;
-        }
-        expect('value' in parsed || /appears twice/.test(parsed.error.message)).toBe(accepted);
-      }),
+      fc.property(
+        fc.oneof(
+          fc.string({ maxLength: 2000 }),
+          fc.json({ maxDepth: 6 }),
+          fc.stringMatching(/^[{}[\]",:\\a-c0-9 ]{0,400}$/),
+        ),
+        (text) => {
+          const { value: parsed, ms } = timed(() => parseJsonBody(text));
+          expect(ms).toBeLessThan(BOUND_MS);
+          let accepted = true;
+          try {
+            JSON.parse(text);
+          } catch {
+            accepted = false;
+          }
+          expect('value' in parsed || /appears twice/.test(parsed.error.message)).toBe(accepted);
+        },
+      ),
       { numRuns: 3000 },
     );
   });
 
   it('finds every duplicate JSON.parse would silently drop', () => {
     fc.assert(
-      fc.property(fc.dictionary(fc.string({ maxLength: 8 }), fc.jsonValue({ maxDepth: 3 }), { minKeys: 1, maxKeys: 8 }), fc.nat(), (obj, pick) => {
-        const entries = Object.entries(obj);
-        const [key] = entries[pick % entries.length];
-        const body = JSON.stringify(obj);
-        const doubled = `${body.slice(0, -1)},${JSON.stringify(key)}:null}`;
-        expect(duplicateKey(body)).toBeNull();
-        expect(duplicateKey(doubled)).toBe(key);
-      }),
+      fc.property(
+        fc.dictionary(fc.string({ maxLength: 8 }), fc.jsonValue({ maxDepth: 3 }), { minKeys: 1, maxKeys: 8 }),
+        fc.nat(),
+        (obj, pick) => {
+          const entries = Object.entries(obj);
+          const [key] = entries[pick % entries.length];
+          const body = JSON.stringify(obj);
+          const doubled = `${body.slice(0, -1)},${JSON.stringify(key)}:null}`;
+          expect(duplicateKey(body)).toBeNull();
+          expect(duplicateKey(doubled)).toBe(key);
+        },
+      ),
       { numRuns: 500 },
     );
   });
 
   it('stays linear on a 1 MiB adversarial body', () => {
-    for (const text of ['{"' + 'a'.repeat(1024 * 1024), '{"a":' + '"\\\\'.repeat(300_000), '['.repeat(1024 * 1024), '{"k":1,'.repeat(150_000)]) {
+    for (const text of [
+      '{"' + 'a'.repeat(1024 * 1024),
+      '{"a":' + '"\\\\'.repeat(300_000),
+      '['.repeat(1024 * 1024),
+      '{"k":1,'.repeat(150_000),
+    ]) {
       const { ms } = timed(() => parseJsonBody(text));
       expect(ms).toBeLessThan(BOUND_MS);
     }

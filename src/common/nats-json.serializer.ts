@@ -26,7 +26,14 @@ export class NatsJsonSerializer implements Serializer<OutgoingPacket, { data: st
     let body = packet.response;
     let retryAfter: number | undefined;
     if (packet.err !== undefined) {
-      const reply = packet.err instanceof RpcReply ? packet.err : new RpcReply(toApiError(packet.err).status, errorBody(toApiError(packet.err)), toApiError(packet.err).retryAfterSeconds);
+      const reply =
+        packet.err instanceof RpcReply
+          ? packet.err
+          : new RpcReply(
+              toApiError(packet.err).status,
+              errorBody(toApiError(packet.err)),
+              toApiError(packet.err).retryAfterSeconds,
+            );
       status = reply.status;
       body = reply.body;
       retryAfter = reply.retryAfterSeconds;

@@ -44,7 +44,12 @@ function describe(entries: unknown[], e: ErrorObject): string {
   const entry = entries[Number(index)] as { name?: unknown } | undefined;
   const named = typeof entry?.name === 'string' ? ` (name ${JSON.stringify(entry.name.slice(0, 100))})` : '';
   const where = index === undefined ? 'the file' : `entry ${Number(index) + 1}${named}`;
-  const message = e.keyword === 'oneOf' ? 'needs exactly one of key or key_sha256' : e.keyword === 'additionalProperties' ? `unknown field ${(e.params as any).additionalProperty}` : e.message;
+  const message =
+    e.keyword === 'oneOf'
+      ? 'needs exactly one of key or key_sha256'
+      : e.keyword === 'additionalProperties'
+        ? `unknown field ${(e.params as any).additionalProperty}`
+        : e.message;
   return `${where}${field.length ? ` ${field.join('.')}` : ''}: ${message}`;
 }
 
@@ -62,7 +67,8 @@ function parseYaml(text: string): unknown {
 function keyOf(entry: FileEntry): ApiKey {
   for (const prefix of entry.repositories ?? []) {
     const problem = repositoryPrefixProblem(prefix);
-    if (problem) throw new SettingError(`${VARIABLE}: key "${entry.name}" repositories: ${JSON.stringify(prefix)} ${problem}`);
+    if (problem)
+      throw new SettingError(`${VARIABLE}: key "${entry.name}" repositories: ${JSON.stringify(prefix)} ${problem}`);
   }
   return {
     sha256: entry.key !== undefined ? sha256Of(entry.key) : Buffer.from(entry.key_sha256!, 'hex'),
@@ -82,7 +88,9 @@ export function readApiKeysFile(path: string): Map<string, ApiKey> {
   if (!validateFile(entries)) {
     const list = Array.isArray(entries) ? entries : [];
     // A failed oneOf also reports each branch's own failure; its summary says it once.
-    const problems = validateFile.errors!.filter((e) => !e.schemaPath.includes('/oneOf/')).map((e) => describe(list, e));
+    const problems = validateFile
+      .errors!.filter((e) => !e.schemaPath.includes('/oneOf/'))
+      .map((e) => describe(list, e));
     throw new SettingError(`${VARIABLE}: ${[...new Set(problems)].join('; ')}`);
   }
   const keys = new Map<string, ApiKey>();

@@ -29,26 +29,69 @@ describe('configuration: one schema for every variable', () => {
       runStepWorkers: true,
       shutdownGraceMs: 25_000,
     });
-    expect(c.steps).toMatchObject({ concurrency: 4, ackWaitMs: 30_000, stepTimeoutMs: 600_000, pushAttempts: 100, pushDeadlineMs: 300_000, referenceEnv: 'development' });
-    expect(c.kubernetes).toMatchObject({ namespace: 'kubeopera-provisioning', backoffLimit: 2, envSecretNames: ['gitops-scaffolder-runner'], imagePullSecretNames: [] });
+    expect(c.steps).toMatchObject({
+      concurrency: 4,
+      ackWaitMs: 30_000,
+      stepTimeoutMs: 600_000,
+      pushAttempts: 100,
+      pushDeadlineMs: 300_000,
+      referenceEnv: 'development',
+    });
+    expect(c.kubernetes).toMatchObject({
+      namespace: 'kubeopera-provisioning',
+      backoffLimit: 2,
+      envSecretNames: ['gitops-scaffolder-runner'],
+      imagePullSecretNames: [],
+    });
     expect(c.jobWatchIntervalMs).toBe(10_000);
     // The pinned runner image is the release of this package (a release bumps both).
-    expect(c.kubernetes.image).toBe(`ghcr.io/kubeopera/gitops-scaffolder-runner:${require('../../package.json').version}`);
+    expect(c.kubernetes.image).toBe(
+      `ghcr.io/kubeopera/gitops-scaffolder-runner:${require('../../package.json').version}`,
+    );
   });
 
   it('reads numbers, flags and lists', () => {
-    const c = loadConfig({ ...KEY, PORT: '9090', STEP_CONCURRENCY: '8', JOB_WATCH_INTERVAL_SECONDS: '0.3', MIGRATIONS_RUN: 'false', GIT_ALLOWED_SCHEMES: 'https, file', SHUTDOWN_GRACE_SECONDS: '0' });
-    expect(c).toMatchObject({ port: 9090, migrationsRun: false, allowedSchemes: ['https', 'file'], jobWatchIntervalMs: 300, shutdownGraceMs: 0 });
+    const c = loadConfig({
+      ...KEY,
+      PORT: '9090',
+      STEP_CONCURRENCY: '8',
+      JOB_WATCH_INTERVAL_SECONDS: '0.3',
+      MIGRATIONS_RUN: 'false',
+      GIT_ALLOWED_SCHEMES: 'https, file',
+      SHUTDOWN_GRACE_SECONDS: '0',
+    });
+    expect(c).toMatchObject({
+      port: 9090,
+      migrationsRun: false,
+      allowedSchemes: ['https', 'file'],
+      jobWatchIntervalMs: 300,
+      shutdownGraceMs: 0,
+    });
     expect(c.steps.concurrency).toBe(8);
   });
 
   it('reads the preview limits, with defaults', () => {
-    expect(loadConfig(KEY)).toMatchObject({ previewTimeoutMs: 120_000, quotas: { maxPreviewsPerMinutePerKey: 10, maxPreviewsInFlightPerKey: 2 } });
-    const c = loadConfig({ ...KEY, PREVIEW_TIMEOUT_SECONDS: '2.5', MAX_PREVIEWS_PER_MINUTE_PER_KEY: '4', MAX_PREVIEWS_IN_FLIGHT_PER_KEY: '1' });
-    expect(c).toMatchObject({ previewTimeoutMs: 2_500, quotas: { maxPreviewsPerMinutePerKey: 4, maxPreviewsInFlightPerKey: 1 } });
+    expect(loadConfig(KEY)).toMatchObject({
+      previewTimeoutMs: 120_000,
+      quotas: { maxPreviewsPerMinutePerKey: 10, maxPreviewsInFlightPerKey: 2 },
+    });
+    const c = loadConfig({
+      ...KEY,
+      PREVIEW_TIMEOUT_SECONDS: '2.5',
+      MAX_PREVIEWS_PER_MINUTE_PER_KEY: '4',
+      MAX_PREVIEWS_IN_FLIGHT_PER_KEY: '1',
+    });
+    expect(c).toMatchObject({
+      previewTimeoutMs: 2_500,
+      quotas: { maxPreviewsPerMinutePerKey: 4, maxPreviewsInFlightPerKey: 1 },
+    });
     // Names ending in _KEY have their values hidden, like every variable that could hold a secret.
-    expect(problemOf({ MAX_PREVIEWS_PER_MINUTE_PER_KEY: '0' })).toContain('MAX_PREVIEWS_PER_MINUTE_PER_KEY=*** must be >= 1');
-    expect(problemOf({ MAX_PREVIEWS_IN_FLIGHT_PER_KEY: 'many' })).toContain('MAX_PREVIEWS_IN_FLIGHT_PER_KEY=*** must be integer');
+    expect(problemOf({ MAX_PREVIEWS_PER_MINUTE_PER_KEY: '0' })).toContain(
+      'MAX_PREVIEWS_PER_MINUTE_PER_KEY=*** must be >= 1',
+    );
+    expect(problemOf({ MAX_PREVIEWS_IN_FLIGHT_PER_KEY: 'many' })).toContain(
+      'MAX_PREVIEWS_IN_FLIGHT_PER_KEY=*** must be integer',
+    );
   });
 
   it.each([
@@ -69,12 +112,18 @@ describe('configuration: one schema for every variable', () => {
 
   it("NATS_REPLY_PREFIXES: the callers' inbox prefixes, by default the controller of deploy/nats and the clients' default _INBOX", () => {
     expect(loadConfig(KEY).natsReplyPrefixes).toEqual(['_INBOX_controller', '_INBOX']);
-    expect(loadConfig({ ...KEY, NATS_REPLY_PREFIXES: ' _INBOX_controller , team.inbox ' }).natsReplyPrefixes).toEqual(['_INBOX_controller', 'team.inbox']);
+    expect(loadConfig({ ...KEY, NATS_REPLY_PREFIXES: ' _INBOX_controller , team.inbox ' }).natsReplyPrefixes).toEqual([
+      '_INBOX_controller',
+      'team.inbox',
+    ]);
   });
 
-  it.each([['$JS'], ['_INBOX.>'], ['_INBOX_controller,*'], ['a..b'], ['scaffold inbox']])('refuses NATS_REPLY_PREFIXES=%s: a reply prefix is literal subject tokens', (value) => {
-    expect(problemOf({ NATS_REPLY_PREFIXES: value })).toMatch(/^NATS_REPLY_PREFIXES: ".+" is not an inbox prefix/);
-  });
+  it.each([['$JS'], ['_INBOX.>'], ['_INBOX_controller,*'], ['a..b'], ['scaffold inbox']])(
+    'refuses NATS_REPLY_PREFIXES=%s: a reply prefix is literal subject tokens',
+    (value) => {
+      expect(problemOf({ NATS_REPLY_PREFIXES: value })).toMatch(/^NATS_REPLY_PREFIXES: ".+" is not an inbox prefix/);
+    },
+  );
 
   it('refuses a NATS_REPLY_PREFIXES that names no prefix at all', () => {
     expect(problemOf({ NATS_REPLY_PREFIXES: ' , ' })).toBe('NATS_REPLY_PREFIXES: give at least one inbox prefix');
@@ -117,7 +166,12 @@ describe('configuration: one schema for every variable', () => {
 `,
       );
       const c = loadConfig({ ...KEY, API_KEYS_FILE: path, SECRET_NAMESPACES: 'capi-clusters, shared' });
-      expect(callerFor(c.apiKeys, TEAM_KEY)).toEqual({ name: 'team-a', role: 'operator', repositories: ['https://git.example.com/team-a'], secretNamespaces: ['team-a'] });
+      expect(callerFor(c.apiKeys, TEAM_KEY)).toEqual({
+        name: 'team-a',
+        role: 'operator',
+        repositories: ['https://git.example.com/team-a'],
+        secretNamespaces: ['team-a'],
+      });
       expect(callerFor(c.apiKeys, HASHED_KEY)).toEqual({ name: 'auditor', role: 'reader' });
       expect(callerFor(c.apiKeys, KEY.API_KEY)).toEqual({ name: 'default', role: 'admin' });
       expect(() => callerFor(c.apiKeys, createHash('sha256').update(HASHED_KEY).digest('hex'))).toThrow(/X-Api-Key/);
@@ -126,18 +180,58 @@ describe('configuration: one schema for every variable', () => {
     });
 
     it.each([
-      ['not YAML', `- name: x\n  key: "${TEAM_KEY}\n  role: [`, /API_KEYS_FILE: not valid YAML \(line \d+, column \d+\)$/],
+      [
+        'not YAML',
+        `- name: x\n  key: "${TEAM_KEY}\n  role: [`,
+        /API_KEYS_FILE: not valid YAML \(line \d+, column \d+\)$/,
+      ],
       ['not a list', `name: x\nrole: admin\nkey: ${TEAM_KEY}\n`, /API_KEYS_FILE: the file: must be array/],
-      ['an unknown role', `- {name: x, role: root, key: ${TEAM_KEY}}\n`, /entry 1 \(name "x"\) role: must be equal to one of the allowed values/],
-      ['both key and key_sha256', `- {name: x, role: admin, key: ${TEAM_KEY}, key_sha256: ${'a'.repeat(64)}}\n`, /entry 1 \(name "x"\): needs exactly one of key or key_sha256/],
+      [
+        'an unknown role',
+        `- {name: x, role: root, key: ${TEAM_KEY}}\n`,
+        /entry 1 \(name "x"\) role: must be equal to one of the allowed values/,
+      ],
+      [
+        'both key and key_sha256',
+        `- {name: x, role: admin, key: ${TEAM_KEY}, key_sha256: ${'a'.repeat(64)}}\n`,
+        /entry 1 \(name "x"\): needs exactly one of key or key_sha256/,
+      ],
       ['neither', `- {name: x, role: admin}\n`, /entry 1 \(name "x"\): needs exactly one of key or key_sha256/],
-      ['a short key', `- {name: x, role: admin, key: ${TEAM_KEY.slice(0, 10)}}\n`, /entry 1 \(name "x"\) key: must NOT have fewer than 16 characters/],
-      ['a digest that is not hex SHA-256', `- {name: x, role: admin, key_sha256: ${TEAM_KEY}}\n`, /entry 1 \(name "x"\) key_sha256: must match pattern/],
-      ['an unknown field', `- {name: x, role: admin, key: ${TEAM_KEY}, repos: []}\n`, /entry 1 \(name "x"\): unknown field repos/],
-      ['a bad namespace', `- {name: x, role: admin, key: ${TEAM_KEY}, secret_namespaces: [Kube_System]}\n`, /entry 1 \(name "x"\) secret_namespaces.0: must match pattern/],
-      ['a prefix that is no URL', `- {name: x, role: admin, key: ${TEAM_KEY}, repositories: [git.example.com/a]}\n`, /key "x" repositories: "git.example.com\/a" is not a URL/],
-      ['a name twice', `- {name: x, role: admin, key: ${TEAM_KEY}}\n- {name: x, role: reader, key: ${HASHED_KEY}}\n`, /key name "x" appears twice/],
-      ['a name API_KEY has', `- {name: default, role: reader, key: ${HASHED_KEY}}\n`, /key name "default" is also given by API_KEY or API_KEYS/],
+      [
+        'a short key',
+        `- {name: x, role: admin, key: ${TEAM_KEY.slice(0, 10)}}\n`,
+        /entry 1 \(name "x"\) key: must NOT have fewer than 16 characters/,
+      ],
+      [
+        'a digest that is not hex SHA-256',
+        `- {name: x, role: admin, key_sha256: ${TEAM_KEY}}\n`,
+        /entry 1 \(name "x"\) key_sha256: must match pattern/,
+      ],
+      [
+        'an unknown field',
+        `- {name: x, role: admin, key: ${TEAM_KEY}, repos: []}\n`,
+        /entry 1 \(name "x"\): unknown field repos/,
+      ],
+      [
+        'a bad namespace',
+        `- {name: x, role: admin, key: ${TEAM_KEY}, secret_namespaces: [Kube_System]}\n`,
+        /entry 1 \(name "x"\) secret_namespaces.0: must match pattern/,
+      ],
+      [
+        'a prefix that is no URL',
+        `- {name: x, role: admin, key: ${TEAM_KEY}, repositories: [git.example.com/a]}\n`,
+        /key "x" repositories: "git.example.com\/a" is not a URL/,
+      ],
+      [
+        'a name twice',
+        `- {name: x, role: admin, key: ${TEAM_KEY}}\n- {name: x, role: reader, key: ${HASHED_KEY}}\n`,
+        /key name "x" appears twice/,
+      ],
+      [
+        'a name API_KEY has',
+        `- {name: default, role: reader, key: ${HASHED_KEY}}\n`,
+        /key name "default" is also given by API_KEY or API_KEYS/,
+      ],
     ])('refuses to start on a file with %s, naming the problem and never a key', (what, text, message) => {
       const problem = problemOf({ API_KEYS_FILE: file(`${what.replaceAll(' ', '-')}.yaml`, text) });
       expect(problem).toMatch(message);

@@ -78,7 +78,8 @@ type Env = Record<string, any>;
 /** The variables of the schema, typed and defaulted; empty strings count as unset. */
 function checkedEnv(env: NodeJS.ProcessEnv): Env {
   const values: Env = {};
-  for (const name of Object.keys(ENV_SCHEMA.properties)) if (env[name] !== undefined && env[name] !== '') values[name] = env[name];
+  for (const name of Object.keys(ENV_SCHEMA.properties))
+    if (env[name] !== undefined && env[name] !== '') values[name] = env[name];
   if (!validateEnv(values)) {
     const problems = validateEnv.errors!.map((e) => {
       const name = e.instancePath.slice(1);
@@ -103,18 +104,22 @@ function envKeys(env: Env): Map<string, { key: string; role: Role }> {
     const legacy = /^([A-Za-z0-9_.-]+)=(.+)$/.exec(entry);
     if (structured) {
       const role = structured[2] as Role;
-      if (!(ROLES as readonly string[]).includes(role)) throw new ConfigError(`API_KEYS: key "${structured[1]}" has role "${role}", not one of ${ROLES.join(', ')}`);
+      if (!(ROLES as readonly string[]).includes(role))
+        throw new ConfigError(`API_KEYS: key "${structured[1]}" has role "${role}", not one of ${ROLES.join(', ')}`);
       keys.set(structured[1], { key: structured[3], role });
     } else if (legacy) keys.set(legacy[1], { key: legacy[2], role: 'operator' });
     else throw new ConfigError('API_KEYS must be name:role:key (or name=key) entries separated by commas');
   }
-  for (const [name, { key }] of keys) if (key.length < 16) throw new ConfigError(`API key "${name}" is shorter than 16 characters`);
+  for (const [name, { key }] of keys)
+    if (key.length < 16) throw new ConfigError(`API key "${name}" is shorter than 16 characters`);
   return keys;
 }
 
 /** Every key, as digests: API_KEY and API_KEYS (unscoped), and API_KEYS_FILE (optionally scoped). A name may appear once. */
 function apiKeys(env: Env): Map<string, ApiKey> {
-  const keys = new Map<string, ApiKey>([...envKeys(env)].map(([name, { key, role }]) => [name, { sha256: sha256Of(key), role }]));
+  const keys = new Map<string, ApiKey>(
+    [...envKeys(env)].map(([name, { key, role }]) => [name, { sha256: sha256Of(key), role }]),
+  );
   let fromFile: Map<string, ApiKey>;
   try {
     fromFile = env.API_KEYS_FILE ? readApiKeysFile(env.API_KEYS_FILE) : new Map();
@@ -160,7 +165,10 @@ function replyPrefixes(env: Env): string[] {
   const prefixes = list(env.NATS_REPLY_PREFIXES);
   if (prefixes.length === 0) throw new ConfigError('NATS_REPLY_PREFIXES: give at least one inbox prefix');
   const bad = prefixes.find((p) => !validReplyPrefix(p));
-  if (bad !== undefined) throw new ConfigError(`NATS_REPLY_PREFIXES: "${bad}" is not an inbox prefix (subject tokens of letters, digits, _ and - only)`);
+  if (bad !== undefined)
+    throw new ConfigError(
+      `NATS_REPLY_PREFIXES: "${bad}" is not an inbox prefix (subject tokens of letters, digits, _ and - only)`,
+    );
   return prefixes;
 }
 
@@ -181,7 +189,8 @@ const list = (value: string) =>
 export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env, opts: { requireApiKey?: boolean } = {}): AppConfig {
   const env = checkedEnv(rawEnv);
   const keys = apiKeys(env);
-  if (keys.size === 0 && opts.requireApiKey !== false) throw new ConfigError('API_KEY (or API_KEYS, API_KEYS_FILE) is required: the service refuses to start without one');
+  if (keys.size === 0 && opts.requireApiKey !== false)
+    throw new ConfigError('API_KEY (or API_KEYS, API_KEYS_FILE) is required: the service refuses to start without one');
   return {
     port: env.PORT,
     host: env.HOST,
@@ -248,7 +257,8 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env, opts: { requ
     },
     jobWatchIntervalMs: env.JOB_WATCH_INTERVAL_SECONDS * 1000,
     kubeconfigPath: env.KUBECONFIG,
-    reachesManagementCluster: env.EXECUTOR === 'kubernetes' || Boolean(env.KUBECONFIG) || Boolean(rawEnv.KUBERNETES_SERVICE_HOST),
+    reachesManagementCluster:
+      env.EXECUTOR === 'kubernetes' || Boolean(env.KUBECONFIG) || Boolean(rawEnv.KUBERNETES_SERVICE_HOST),
     jobMissingGraceMs: env.JOB_MISSING_GRACE_SECONDS * 1000,
   };
 }

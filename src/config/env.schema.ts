@@ -6,8 +6,18 @@ import { DEFAULT_REPLY_PREFIXES } from './reply-subjects';
  * (STEP_CONCURRENCY=0, PORT=abc) instead of running with a fallback.
  */
 const text = (fallback?: string) => ({ type: 'string', ...(fallback !== undefined ? { default: fallback } : {}) });
-const integer = (fallback: number, minimum: number, maximum: number) => ({ type: 'integer', minimum, maximum, default: fallback });
-const seconds = (fallback: number, maximum = 7 * 24 * 3600) => ({ type: 'number', exclusiveMinimum: 0, maximum, default: fallback });
+const integer = (fallback: number, minimum: number, maximum: number) => ({
+  type: 'integer',
+  minimum,
+  maximum,
+  default: fallback,
+});
+const seconds = (fallback: number, maximum = 7 * 24 * 3600) => ({
+  type: 'number',
+  exclusiveMinimum: 0,
+  maximum,
+  default: fallback,
+});
 const flag = (fallback: boolean) => ({ type: 'boolean', default: fallback });
 
 /** One GIT_ALLOWED_HOSTS entry: `host`, `*.domain` or `[IPv6]`, optionally `:port`. */
@@ -22,7 +32,10 @@ export const ENV_SCHEMA = {
     API_KEY: text(),
     API_KEYS: text(),
     API_KEYS_FILE: text(),
-    SECRET_NAMESPACES: { type: 'string', pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\s*,\\s*[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$' },
+    SECRET_NAMESPACES: {
+      type: 'string',
+      pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\s*,\\s*[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$',
+    },
     NATS_URL: { type: 'string', minLength: 1, default: 'nats://127.0.0.1:4222' },
     NATS_CREDS: text(),
     NATS_NKEY_SEED_FILE: text(),
@@ -41,7 +54,11 @@ export const ENV_SCHEMA = {
     EXECUTOR: { enum: ['local', 'kubernetes'], default: 'local' },
     PLATFORM_REPO_URL: text(),
     DEFAULT_BRANCH: { type: 'string', minLength: 1, default: 'main' },
-    GIT_ALLOWED_SCHEMES: { type: 'string', pattern: '^[a-z][a-z0-9+.-]*(,\\s*[a-z][a-z0-9+.-]*)*$', default: 'https,ssh' },
+    GIT_ALLOWED_SCHEMES: {
+      type: 'string',
+      pattern: '^[a-z][a-z0-9+.-]*(,\\s*[a-z][a-z0-9+.-]*)*$',
+      default: 'https,ssh',
+    },
     GIT_ALLOWED_HOSTS: { type: 'string', pattern: `^${ALLOWED_HOST}(\\s*,\\s*${ALLOWED_HOST})*$` },
     MIGRATIONS_RUN: flag(true),
     MAX_ACTIVE_RUNS_PER_KEY: integer(20, 1, 100_000),

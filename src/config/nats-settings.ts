@@ -1,5 +1,10 @@
 import { readFileSync } from 'node:fs';
-import { credsAuthenticator, nkeyAuthenticator, tokenAuthenticator, usernamePasswordAuthenticator } from '@nats-io/nats-core';
+import {
+  credsAuthenticator,
+  nkeyAuthenticator,
+  tokenAuthenticator,
+  usernamePasswordAuthenticator,
+} from '@nats-io/nats-core';
 import type { Authenticator, TlsOptions } from '@nats-io/nats-core';
 import { readableFile as readable, SettingError } from './setting-files';
 
@@ -54,8 +59,12 @@ function servers(value: string): string[] {
         throw new SettingError(`NATS_URL: "${server}" is not a server URL`);
       }
     })();
-    if (!SCHEMES.has(url.protocol)) throw new SettingError(`NATS_URL: scheme ${url.protocol} is not one of nats://, tls://`);
-    if (url.username || url.password) throw new SettingError('NATS_URL: must not carry credentials; use NATS_CREDS, NATS_NKEY_SEED_FILE, NATS_USER/NATS_PASSWORD_FILE or NATS_TOKEN_FILE');
+    if (!SCHEMES.has(url.protocol))
+      throw new SettingError(`NATS_URL: scheme ${url.protocol} is not one of nats://, tls://`);
+    if (url.username || url.password)
+      throw new SettingError(
+        'NATS_URL: must not carry credentials; use NATS_CREDS, NATS_NKEY_SEED_FILE, NATS_USER/NATS_PASSWORD_FILE or NATS_TOKEN_FILE',
+      );
   }
   return list;
 }
@@ -75,14 +84,27 @@ function secret(env: NatsEnv, inline: keyof NatsEnv, file: keyof NatsEnv): (() =
 function authenticator(env: NatsEnv): { authenticator?: Authenticator; method?: string } {
   const password = secret(env, 'NATS_PASSWORD', 'NATS_PASSWORD_FILE');
   const token = secret(env, 'NATS_TOKEN', 'NATS_TOKEN_FILE');
-  const methods = [env.NATS_CREDS && 'NATS_CREDS', env.NATS_NKEY_SEED_FILE && 'NATS_NKEY_SEED_FILE', (env.NATS_USER || password) && 'NATS_USER', token && 'NATS_TOKEN'].filter(Boolean);
+  const methods = [
+    env.NATS_CREDS && 'NATS_CREDS',
+    env.NATS_NKEY_SEED_FILE && 'NATS_NKEY_SEED_FILE',
+    (env.NATS_USER || password) && 'NATS_USER',
+    token && 'NATS_TOKEN',
+  ].filter(Boolean);
   if (methods.length > 1) throw new SettingError(`${methods.join(', ')}: give one way of authenticating to NATS`);
   const creds = env.NATS_CREDS && readable('NATS_CREDS', env.NATS_CREDS);
-  if (creds) return { authenticator: credsAuthenticator(() => readFileSync(readable('NATS_CREDS', creds))), method: 'creds' };
+  if (creds)
+    return { authenticator: credsAuthenticator(() => readFileSync(readable('NATS_CREDS', creds))), method: 'creds' };
   const seedFile = env.NATS_NKEY_SEED_FILE && readable('NATS_NKEY_SEED_FILE', env.NATS_NKEY_SEED_FILE);
-  if (seedFile) return { authenticator: nkeyAuthenticator(() => new TextEncoder().encode(readFileSync(readable('NATS_NKEY_SEED_FILE', seedFile), 'utf8').trim())), method: 'nkey' };
+  if (seedFile)
+    return {
+      authenticator: nkeyAuthenticator(() =>
+        new TextEncoder().encode(readFileSync(readable('NATS_NKEY_SEED_FILE', seedFile), 'utf8').trim()),
+      ),
+      method: 'nkey',
+    };
   if (env.NATS_USER || password) {
-    if (!env.NATS_USER || !password) throw new SettingError('NATS_USER and NATS_PASSWORD (or NATS_PASSWORD_FILE): give both');
+    if (!env.NATS_USER || !password)
+      throw new SettingError('NATS_USER and NATS_PASSWORD (or NATS_PASSWORD_FILE): give both');
     return { authenticator: usernamePasswordAuthenticator(env.NATS_USER, password), method: `user ${env.NATS_USER}` };
   }
   if (token) return { authenticator: tokenAuthenticator(token), method: 'token' };
@@ -90,7 +112,8 @@ function authenticator(env: NatsEnv): { authenticator?: Authenticator; method?: 
 }
 
 function tls(env: NatsEnv, list: string[]): TlsOptions | undefined {
-  if (Boolean(env.NATS_TLS_CERT) !== Boolean(env.NATS_TLS_KEY)) throw new SettingError('NATS_TLS_CERT and NATS_TLS_KEY: give both (a client certificate and its key)');
+  if (Boolean(env.NATS_TLS_CERT) !== Boolean(env.NATS_TLS_KEY))
+    throw new SettingError('NATS_TLS_CERT and NATS_TLS_KEY: give both (a client certificate and its key)');
   const options: TlsOptions = {};
   if (env.NATS_TLS_CA) options.caFile = readable('NATS_TLS_CA', env.NATS_TLS_CA);
   if (env.NATS_TLS_CERT) options.certFile = readable('NATS_TLS_CERT', env.NATS_TLS_CERT);
@@ -106,8 +129,15 @@ export function natsSettings(env: NatsEnv): NatsSettings {
   const tlsOptions = tls(env, list);
   const traits = [method, tlsOptions && 'TLS'].filter(Boolean);
   const inboxPrefix = env.NATS_INBOX_PREFIX || '_INBOX';
-  if (!/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/.test(inboxPrefix)) throw new SettingError('NATS_INBOX_PREFIX: subject tokens of letters, digits, _ and - only (no wildcards)');
-  return { servers: list, authenticator: auth, tls: tlsOptions, inboxPrefix, description: `${list.join(',')}${traits.length ? ` (${traits.join(', ')})` : ''}` };
+  if (!/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/.test(inboxPrefix))
+    throw new SettingError('NATS_INBOX_PREFIX: subject tokens of letters, digits, _ and - only (no wildcards)');
+  return {
+    servers: list,
+    authenticator: auth,
+    tls: tlsOptions,
+    inboxPrefix,
+    description: `${list.join(',')}${traits.length ? ` (${traits.join(', ')})` : ''}`,
+  };
 }
 
 /** The options every NATS connection of a process is opened with (the event log's and the request/reply API's). */

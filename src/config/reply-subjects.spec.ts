@@ -5,10 +5,16 @@ const CALLERS = ['_INBOX_controller', '_INBOX_scaffolder_ops'];
 
 /** A token as nats.js, Go and the CLI make inbox tokens (nuids, counters). */
 const token = fc.stringMatching(/^[A-Za-z0-9_-]{1,24}$/);
-const inboxOf = (prefix: string) => fc.array(token, { minLength: 1, maxLength: 4 }).map((tokens) => [prefix, ...tokens].join('.'));
+const inboxOf = (prefix: string) =>
+  fc.array(token, { minLength: 1, maxLength: 4 }).map((tokens) => [prefix, ...tokens].join('.'));
 
 describe('replyAllowed: the NATS API answers only a caller inbox', () => {
-  it.each([['_INBOX_controller.AbC123.1'], ['_INBOX_controller.x'], ['_INBOX_scaffolder_ops.nuid.7'], ['_INBOX_controller.nuid-with-dash_and_underscore.42']])('answers %s', (reply) => {
+  it.each([
+    ['_INBOX_controller.AbC123.1'],
+    ['_INBOX_controller.x'],
+    ['_INBOX_scaffolder_ops.nuid.7'],
+    ['_INBOX_controller.nuid-with-dash_and_underscore.42'],
+  ])('answers %s', (reply) => {
     expect(replyAllowed(reply, CALLERS)).toBe(true);
   });
 
@@ -53,16 +59,29 @@ describe('replyAllowed: the NATS API answers only a caller inbox', () => {
   it('refuses a caller inbox with a wildcard, an empty token or any other character put anywhere after the prefix', () => {
     const bad = fc.constantFrom('*', '>', '', '$', ' ', '\t', '\n', '\u00e9', '/', '#');
     fc.assert(
-      fc.property(fc.constantFrom(...CALLERS), fc.array(token, { maxLength: 4 }), bad, fc.nat(), (prefix, tokens, badToken, at) => {
-        const withBad = [...tokens];
-        withBad.splice(at % (tokens.length + 1), 0, badToken);
-        return !replyAllowed([prefix, ...withBad].join('.'), CALLERS);
-      }),
+      fc.property(
+        fc.constantFrom(...CALLERS),
+        fc.array(token, { maxLength: 4 }),
+        bad,
+        fc.nat(),
+        (prefix, tokens, badToken, at) => {
+          const withBad = [...tokens];
+          withBad.splice(at % (tokens.length + 1), 0, badToken);
+          return !replyAllowed([prefix, ...withBad].join('.'), CALLERS);
+        },
+      ),
     );
   });
 
   it('refuses prefix lookalikes: a configured prefix with anything but a dot after it', () => {
-    fc.assert(fc.property(fc.constantFrom(...CALLERS), fc.stringMatching(/^[A-Za-z0-9_$*>-]{1,8}$/), inboxOf(''), (prefix, extra, rest) => !replyAllowed(`${prefix}${extra}${rest}`, CALLERS)));
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...CALLERS),
+        fc.stringMatching(/^[A-Za-z0-9_$*>-]{1,8}$/),
+        inboxOf(''),
+        (prefix, extra, rest) => !replyAllowed(`${prefix}${extra}${rest}`, CALLERS),
+      ),
+    );
   });
 
   it('refuses everything when no prefix is configured', () => {
@@ -72,13 +91,24 @@ describe('replyAllowed: the NATS API answers only a caller inbox', () => {
   it('the default answers nats.js default inboxes (_INBOX.<nuid>.<n>) and the controller of deploy/nats, never a JetStream or run subject', () => {
     expect(replyAllowed('_INBOX.Xb7nQ0u0S1k2PpVqR3aZ9A.1', DEFAULT_REPLY_PREFIXES)).toBe(true);
     expect(replyAllowed('_INBOX_controller.Xb7nQ0u0S1k2PpVqR3aZ9A.1', DEFAULT_REPLY_PREFIXES)).toBe(true);
-    for (const reply of ['$JS.API.STREAM.PURGE.SCAFFOLD_EVENTS', '$SYS.REQ.SERVER.PING', 'scaffold.run.x', '_INBOX', '_INBOX_scaffolder.x', '_INBOX_scaffolder_runner.x']) {
+    for (const reply of [
+      '$JS.API.STREAM.PURGE.SCAFFOLD_EVENTS',
+      '$SYS.REQ.SERVER.PING',
+      'scaffold.run.x',
+      '_INBOX',
+      '_INBOX_scaffolder.x',
+      '_INBOX_scaffolder_runner.x',
+    ]) {
       expect([reply, replyAllowed(reply, DEFAULT_REPLY_PREFIXES)]).toEqual([reply, false]);
     }
   });
 });
 
 describe('validReplyPrefix', () => {
-  it.each([['_INBOX'], ['_INBOX_controller'], ['team.inbox']])('accepts %s', (prefix) => expect(validReplyPrefix(prefix)).toBe(true));
-  it.each([[''], ['$JS'], ['_INBOX.>'], ['_INBOX.*'], ['a..b'], ['a.'], ['.a'], ['a b']])('refuses %j', (prefix) => expect(validReplyPrefix(prefix)).toBe(false));
+  it.each([['_INBOX'], ['_INBOX_controller'], ['team.inbox']])('accepts %s', (prefix) =>
+    expect(validReplyPrefix(prefix)).toBe(true),
+  );
+  it.each([[''], ['$JS'], ['_INBOX.>'], ['_INBOX.*'], ['a..b'], ['a.'], ['.a'], ['a b']])('refuses %j', (prefix) =>
+    expect(validReplyPrefix(prefix)).toBe(false),
+  );
 });

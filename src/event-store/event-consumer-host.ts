@@ -34,7 +34,10 @@ export class EventConsumerHost implements OnModuleInit, OnApplicationBootstrap, 
       .getProviders()
       .filter((wrapper) => wrapper.metatype && wrapper.instance && this.reflector.get(EVENT_CONSUMER, wrapper.metatype))
       .flatMap((wrapper) => (wrapper.instance as EventConsumer).consumers());
-    this.running = specs.map((spec) => ({ spec, processor: new JetStreamProcessor(this.store.consumers, spec.options, (batch) => spec.handle(batch), this.logger) }));
+    this.running = specs.map((spec) => ({
+      spec,
+      processor: new JetStreamProcessor(this.store.consumers, spec.options, (batch) => spec.handle(batch), this.logger),
+    }));
     for (const { processor } of this.running) this.owned.add(processor.durable);
   }
 
@@ -53,7 +56,9 @@ export class EventConsumerHost implements OnModuleInit, OnApplicationBootstrap, 
   }
 
   private async stop() {
-    const results = await Promise.all(this.running.map(({ spec, processor }) => processor.stop(spec.shutdownGraceMs ?? 0)));
+    const results = await Promise.all(
+      this.running.map(({ spec, processor }) => processor.stop(spec.shutdownGraceMs ?? 0)),
+    );
     const handedBack = results.reduce((n, r) => n + r.handedBack, 0);
     this.logger.info({ consumers: this.running.length, handed_back: handedBack }, 'event consumers stopped');
   }

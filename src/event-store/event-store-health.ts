@@ -26,9 +26,12 @@ export class EventStoreHealth {
 
   async missing(): Promise<string[]> {
     const missingStreams = await this.store.absentStreams();
-    if (missingStreams.length > 0 && this.admin.applyStreams) await new StreamAdmin(this.store.nc, this.store.streams).apply(this.admin.replicas);
+    if (missingStreams.length > 0 && this.admin.applyStreams)
+      await new StreamAdmin(this.store.nc, this.store.streams).apply(this.admin.replicas);
     const owned = [...this.consumers.names];
-    const missingConsumers = missingStreams.includes(this.store.streams.events) ? owned : (await Promise.all(owned.map(async (c) => ((await this.store.consumers.exists(c)) ? [] : [c])))).flat();
+    const missingConsumers = missingStreams.includes(this.store.streams.events)
+      ? owned
+      : (await Promise.all(owned.map(async (c) => ((await this.store.consumers.exists(c)) ? [] : [c])))).flat();
     return [...missingStreams.map((s) => `stream ${s}`), ...missingConsumers.map((c) => `consumer ${c}`)];
   }
 }

@@ -1,7 +1,14 @@
 import { DynamicModule, Global, Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import type { Logger } from 'pino';
-import { EventStore, JetStreamEventStore, JetStreamIdempotencyKeys, JetStreamRunInputs, JetStreamRunLogStore, StreamAdmin } from '../../libs/event-store/src';
+import {
+  EventStore,
+  JetStreamEventStore,
+  JetStreamIdempotencyKeys,
+  JetStreamRunInputs,
+  JetStreamRunLogStore,
+  StreamAdmin,
+} from '../../libs/event-store/src';
 import { RunCommands } from '../../libs/run-decider/src';
 import type { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
@@ -38,7 +45,8 @@ export class EventStoreModule {
         {
           provide: NatsClient,
           inject: [APP_CONFIG, LOGGER],
-          useFactory: (config: AppConfig, logger: Logger) => NatsClient.connect(config.nats, options.clientName, logger),
+          useFactory: (config: AppConfig, logger: Logger) =>
+            NatsClient.connect(config.nats, options.clientName, logger),
         },
         {
           provide: JetStreamEventStore,
@@ -46,7 +54,8 @@ export class EventStoreModule {
           useFactory: async (nats: NatsClient, config: AppConfig, logger: Logger) => {
             if (options.applyStreams) await new StreamAdmin(nats.connection).apply(config.streamReplicas);
             const store = await JetStreamEventStore.open(nats.connection);
-            store.onInvalid = (m) => logger.warn(m, 'skipped a message on an event subject that is not an event of that run');
+            store.onInvalid = (m) =>
+              logger.warn(m, 'skipped a message on an event subject that is not an event of that run');
             return store;
           },
         },
@@ -58,13 +67,39 @@ export class EventStoreModule {
           provide: EventStoreHealth,
           inject: [JetStreamEventStore, OwnedConsumers, APP_CONFIG],
           useFactory: (store: JetStreamEventStore, consumers: OwnedConsumers, config: AppConfig) =>
-            new EventStoreHealth(store, consumers, { replicas: config.streamReplicas, applyStreams: options.applyStreams }),
+            new EventStoreHealth(store, consumers, {
+              replicas: config.streamReplicas,
+              applyStreams: options.applyStreams,
+            }),
         },
-        { provide: RUN_LOGS, inject: [NatsClient], useFactory: (nats: NatsClient) => new JetStreamRunLogStore(nats.connection) },
-        { provide: RUN_INPUTS, inject: [NatsClient], useFactory: (nats: NatsClient) => new JetStreamRunInputs(nats.connection) },
-        { provide: IDEMPOTENCY_KEYS, inject: [NatsClient], useFactory: (nats: NatsClient) => new JetStreamIdempotencyKeys(nats.connection) },
+        {
+          provide: RUN_LOGS,
+          inject: [NatsClient],
+          useFactory: (nats: NatsClient) => new JetStreamRunLogStore(nats.connection),
+        },
+        {
+          provide: RUN_INPUTS,
+          inject: [NatsClient],
+          useFactory: (nats: NatsClient) => new JetStreamRunInputs(nats.connection),
+        },
+        {
+          provide: IDEMPOTENCY_KEYS,
+          inject: [NatsClient],
+          useFactory: (nats: NatsClient) => new JetStreamIdempotencyKeys(nats.connection),
+        },
       ],
-      exports: [NatsClient, JetStreamEventStore, EVENT_STORE, RunCommands, RUN_LOGS, RUN_INPUTS, IDEMPOTENCY_KEYS, OwnedConsumers, EventStoreHealth, EventConsumerHost],
+      exports: [
+        NatsClient,
+        JetStreamEventStore,
+        EVENT_STORE,
+        RunCommands,
+        RUN_LOGS,
+        RUN_INPUTS,
+        IDEMPOTENCY_KEYS,
+        OwnedConsumers,
+        EventStoreHealth,
+        EventConsumerHost,
+      ],
     };
   }
 }

@@ -15,8 +15,10 @@ export function connectFailure(e: unknown, settings: NatsSettings): NatsConnectE
   const err = e as { message?: string; code?: string; cause?: { message?: string } };
   const text = `${err.message ?? e} ${err.cause?.message ?? ''}`;
   const where = `NATS at ${settings.description}`;
-  if (/authorization violation|authentication|auth(orization)? (timeout|expired)|user authentication/i.test(text)) return new NatsConnectError(`${where} refused the credentials (${err.message})`);
-  if (/certificate|tls|ssl|self.signed|unable to verify|handshake|ERR_TLS/i.test(text)) return new NatsConnectError(`${where}: TLS failed (${(err.cause?.message ?? err.message ?? '').trim()})`);
+  if (/authorization violation|authentication|auth(orization)? (timeout|expired)|user authentication/i.test(text))
+    return new NatsConnectError(`${where} refused the credentials (${err.message})`);
+  if (/certificate|tls|ssl|self.signed|unable to verify|handshake|ERR_TLS/i.test(text))
+    return new NatsConnectError(`${where}: TLS failed (${(err.cause?.message ?? err.message ?? '').trim()})`);
   return new NatsConnectError(`${where} is not reachable (${err.message ?? e})`);
 }
 

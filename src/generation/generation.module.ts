@@ -23,7 +23,14 @@ export class GenerationModule {
   static forRoot(): DynamicModule {
     return {
       module: GenerationModule,
-      providers: [{ provide: TREE_GENERATOR, inject: [APP_CONFIG], useFactory: (config: AppConfig) => new GeneratorPool(config.generation) }, GeneratorPoolShutdown],
+      providers: [
+        {
+          provide: TREE_GENERATOR,
+          inject: [APP_CONFIG],
+          useFactory: (config: AppConfig) => new GeneratorPool(config.generation),
+        },
+        GeneratorPoolShutdown,
+      ],
       exports: [TREE_GENERATOR],
     };
   }

@@ -22,7 +22,11 @@ export function localGitWorkspaces(config: AppConfig): LocalGitWorkspaces {
   }
   const repoCache = new RepositoryCache(join(config.steps.workDir, 'repo-cache'), access);
   // Scratch clones (the preview) in WORK_DIR/preview/; a pass names its own folder under its run's.
-  return new LocalGitWorkspaces(join(config.steps.workDir, 'preview'), { gitIdentity: config.steps.gitIdentity, gitAccess: access, repoCache });
+  return new LocalGitWorkspaces(join(config.steps.workDir, 'preview'), {
+    gitIdentity: config.steps.gitIdentity,
+    gitAccess: access,
+    repoCache,
+  });
 }
 
 /** Git working copies for the API and the step consumers, made with the process's identity, credentials and repository cache. */

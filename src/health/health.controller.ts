@@ -41,6 +41,8 @@ export class HealthController {
       () => 'down',
     );
     const ok = nats === 'up' && postgres === 'up' && missing.length === 0;
-    res.status(ok ? 200 : 503).json({ status: ok ? 'ok' : 'degraded', nats, postgres, ...(missing.length ? { missing } : {}) });
+    res
+      .status(ok ? 200 : 503)
+      .json({ status: ok ? 'ok' : 'degraded', nats, postgres, ...(missing.length ? { missing } : {}) });
   }
 }

@@ -25,7 +25,12 @@ export class JobLauncher implements EventConsumer {
   ) {}
 
   consumers(): ConsumerSpec[] {
-    return [{ options: { durable: LAUNCHER, filterSubject: ALL_RUNS, ackWaitMs: 30_000, concurrency: 16 }, handle: (batch) => this.launch(batch) }];
+    return [
+      {
+        options: { durable: LAUNCHER, filterSubject: ALL_RUNS, ackWaitMs: 30_000, concurrency: 16 },
+        handle: (batch) => this.launch(batch),
+      },
+    ];
   }
 
   async launch([{ event }]: Delivery[]): Promise<Disposition> {
@@ -34,13 +39,20 @@ export class JobLauncher implements EventConsumer {
     try {
       if (isTerminal(fold((await this.events.readRun(runId)).events))) return ACK;
       const { adopted } = await this.jobs.ensureJob(runId);
-      this.logger.info({ run_id: runId, event_id: event.id, adopted }, adopted ? 'adopted existing Job' : 'created Job');
+      this.logger.info(
+        { run_id: runId, event_id: event.id, adopted },
+        adopted ? 'adopted existing Job' : 'created Job',
+      );
       return ACK;
     } catch (e) {
       const retryable = !(e instanceof KubeError) || e.retryable;
       this.logger.warn({ run_id: runId, err: (e as Error).message, retryable }, 'Job launch failed');
       if (retryable) return nakAfter(5000);
-      await this.commands.handle(runId, { type: 'FailCurrentStep', reason: (e as Error).message, retryable: false }, { causationId: event.id });
+      await this.commands.handle(
+        runId,
+        { type: 'FailCurrentStep', reason: (e as Error).message, retryable: false },
+        { causationId: event.id },
+      );
       return ACK;
     }
   }

@@ -51,12 +51,17 @@ export class JobWatcher implements OnApplicationBootstrap, OnModuleDestroy {
       const outcome = await this.jobs.outcome(run.id);
       let reason: string | null = null;
       if (outcome.state === 'failed') reason = outcome.reason;
-      else if (outcome.state === 'missing' && now.getTime() - run.created_at.getTime() > this.opts.missingGraceMs) reason = `Job scaffold-${run.id} disappeared before the run finished`;
+      else if (outcome.state === 'missing' && now.getTime() - run.created_at.getTime() > this.opts.missingGraceMs)
+        reason = `Job scaffold-${run.id} disappeared before the run finished`;
       else if (outcome.state === 'succeeded') reason = 'Job completed but the run has no terminal event';
       if (!reason) continue;
       const tail = outcome.state === 'missing' ? '' : await this.jobs.logs(run.id, LOG_LINES_IN_REASON).catch(() => '');
       const full = tail ? `${reason}; last log lines:\n${tail.trim()}` : reason;
-      const { appended } = await this.commands.handle(run.id, { type: 'FailCurrentStep', reason: full, retryable: false });
+      const { appended } = await this.commands.handle(run.id, {
+        type: 'FailCurrentStep',
+        reason: full,
+        retryable: false,
+      });
       if (appended.length > 0) {
         failed.push(run.id);
         this.logger.warn({ run_id: run.id, reason }, 'run failed by its Job');

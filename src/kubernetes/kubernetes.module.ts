@@ -15,7 +15,12 @@ import { managementKubeConfig } from './kube-clients';
 @Global()
 @Module({
   providers: [
-    { provide: ScaffoldJobs, inject: [APP_CONFIG], useFactory: (config: AppConfig) => new ScaffoldJobs(managementKubeConfig(config.kubeconfigPath), config.kubernetes) },
+    {
+      provide: ScaffoldJobs,
+      inject: [APP_CONFIG],
+      useFactory: (config: AppConfig) =>
+        new ScaffoldJobs(managementKubeConfig(config.kubeconfigPath), config.kubernetes),
+    },
     {
       provide: JOB_LOGS,
       inject: [ScaffoldJobs],

@@ -13,4 +13,5 @@ export function managementClusterImports(config: AppConfig): Array<Promise<Dynam
 }
 
 /** EXECUTOR=kubernetes: the Job launcher and watcher. */
-export const kubernetesExecutorModule = (): Promise<DynamicModule> => import('./kubernetes.module').then((m) => ({ module: m.KubernetesModule }));
+export const kubernetesExecutorModule = (): Promise<DynamicModule> =>
+  import('./kubernetes.module').then((m) => ({ module: m.KubernetesModule }));

@@ -29,7 +29,12 @@ describe("Nest's own lines and request lines go through the service's pino logge
   let close: () => Promise<void>;
 
   beforeAll(async () => {
-    @Module({ imports: [LoggingModule.forRoot(pino({ level: 'debug', redact: { paths: LOG_REDACT_PATHS, censor: '***' } }, sink))], controllers: [ProbeController] })
+    @Module({
+      imports: [
+        LoggingModule.forRoot(pino({ level: 'debug', redact: { paths: LOG_REDACT_PATHS, censor: '***' } }, sink)),
+      ],
+      controllers: [ProbeController],
+    })
     class ProbeModule {}
     const app = await NestFactory.create(ProbeModule, { bufferLogs: true });
     app.useLogger(app.get(NestPinoLogger));
@@ -40,7 +45,9 @@ describe("Nest's own lines and request lines go through the service's pino logge
   afterAll(() => close());
 
   it("as JSON lines with their level and the context Nest gives (start-up's route mapping)", () => {
-    expect(lines).toContainEqual(expect.objectContaining({ level: 30, context: 'RouterExplorer', msg: expect.stringContaining('/work, GET') }));
+    expect(lines).toContainEqual(
+      expect.objectContaining({ level: 30, context: 'RouterExplorer', msg: expect.stringContaining('/work, GET') }),
+    );
   });
 
   it('one line per request naming method, path and status, never its headers', async () => {

@@ -33,7 +33,10 @@ export class LoggingModule {
             customLogLevel: httpLevel,
             // Lines written while handling a request carry its id only; the request itself is on its own line.
             quietReqLogger: true,
-            serializers: { req: (req) => ({ id: req.id, method: req.method, url: req.url }), res: (res) => ({ statusCode: res.statusCode }) },
+            serializers: {
+              req: (req) => ({ id: req.id, method: req.method, url: req.url }),
+              res: (res) => ({ statusCode: res.statusCode }),
+            },
           },
           microservice: { customLogLevel: (_ctx, err) => (err ? 'warn' : 'info') },
         }),

@@ -25,7 +25,8 @@ export class LatencyInterceptor implements NestInterceptor {
       return next.handle();
     }
     const route = context.switchToRpc().getContext<NatsContext>().getSubject();
-    const observe = (status: number) => this.metrics.apiLatency.observe({ transport: 'nats', route, status: String(status) }, seconds(started));
+    const observe = (status: number) =>
+      this.metrics.apiLatency.observe({ transport: 'nats', route, status: String(status) }, seconds(started));
     return next.handle().pipe(tap({ next: () => observe(200), error: (e) => observe(toApiError(e).status) }));
   }
 }

@@ -7,6 +7,11 @@ import { Metrics } from './metrics';
 @Module({})
 export class MetricsModule {
   static forRoot(opts: { endpoint: boolean }): DynamicModule {
-    return { module: MetricsModule, providers: [Metrics], exports: [Metrics], controllers: opts.endpoint ? [MetricsController] : [] };
+    return {
+      module: MetricsModule,
+      providers: [Metrics],
+      exports: [Metrics],
+      controllers: opts.endpoint ? [MetricsController] : [],
+    };
   }
 }

@@ -24,7 +24,11 @@ function byStep(consumers: ConsumerState[]): Map<string, ConsumerLag> {
   for (const c of consumers) {
     const name = stepDurableOf(c.name);
     const seen = byName.get(name) ?? { lag: 0, pending: 0, redelivered: 0 };
-    byName.set(name, { lag: Math.max(seen.lag, c.lag), pending: seen.pending + c.pending, redelivered: seen.redelivered + c.redelivered });
+    byName.set(name, {
+      lag: Math.max(seen.lag, c.lag),
+      pending: seen.pending + c.pending,
+      redelivered: seen.redelivered + c.redelivered,
+    });
   }
   return byName;
 }
@@ -37,7 +41,11 @@ function byStep(consumers: ConsumerState[]): Map<string, ConsumerLag> {
 @Injectable()
 export class Metrics {
   readonly registry = new Registry();
-  readonly runsStarted = new Counter({ name: 'scaffold_runs_started_total', help: 'Runs accepted (ScaffoldRequested projected)', registers: [this.registry] });
+  readonly runsStarted = new Counter({
+    name: 'scaffold_runs_started_total',
+    help: 'Runs accepted (ScaffoldRequested projected)',
+    registers: [this.registry],
+  });
   readonly runsFinished = new Counter({
     name: 'scaffold_runs_finished_total',
     help: 'Runs that reached a terminal event, by status and the step they ended in',
@@ -89,21 +97,50 @@ export class Metrics {
 
   constructor(private readonly store: JetStreamEventStore) {
     collectDefaultMetrics({ register: this.registry });
-    const buildInfo = new Gauge({ name: 'scaffold_build_info', help: 'Always 1: what runs, as labels', labelNames: ['version', 'node_version'], registers: [this.registry] });
+    const buildInfo = new Gauge({
+      name: 'scaffold_build_info',
+      help: 'Always 1: what runs, as labels',
+      labelNames: ['version', 'node_version'],
+      registers: [this.registry],
+    });
     buildInfo.set({ version: VERSION, node_version: process.version }, 1);
     // prom-client collects gauges concurrently: every lag gauge awaits the same JetStream read of this scrape.
-    const lagGauge = (name: string, help: string, labelNames: string[] = []) => new Gauge({ name, help, labelNames, registers: [this.registry], collect: () => this.readLag() });
+    const lagGauge = (name: string, help: string, labelNames: string[] = []) =>
+      new Gauge({ name, help, labelNames, registers: [this.registry], collect: () => this.readLag() });
     this.gauges = {
       lastSeq: lagGauge('scaffold_stream_last_seq', 'Last sequence of the event stream'),
-      consumerLag: lagGauge('scaffold_consumer_lag_events', 'Stream last sequence minus the consumer ack floor (per-run consumers: the furthest behind of their step)', ['consumer']),
-      consumerPending: lagGauge('scaffold_consumer_pending', 'Messages not yet delivered to the consumer (per-run consumers: summed by step)', ['consumer']),
-      consumerRedelivered: lagGauge('scaffold_consumer_redelivered', 'Messages redelivered and not yet acknowledged (per-run consumers: summed by step)', ['consumer']),
+      consumerLag: lagGauge(
+        'scaffold_consumer_lag_events',
+        'Stream last sequence minus the consumer ack floor (per-run consumers: the furthest behind of their step)',
+        ['consumer'],
+      ),
+      consumerPending: lagGauge(
+        'scaffold_consumer_pending',
+        'Messages not yet delivered to the consumer (per-run consumers: summed by step)',
+        ['consumer'],
+      ),
+      consumerRedelivered: lagGauge(
+        'scaffold_consumer_redelivered',
+        'Messages redelivered and not yet acknowledged (per-run consumers: summed by step)',
+        ['consumer'],
+      ),
       projectionLagEvents: lagGauge('scaffold_projection_lag_events', 'Events appended but not yet in the read-model'),
-      projectionLagSeconds: lagGauge('scaffold_projection_lag_seconds', 'How long the read-model has been behind the stream'),
+      projectionLagSeconds: lagGauge(
+        'scaffold_projection_lag_seconds',
+        'How long the read-model has been behind the stream',
+      ),
     };
   }
 
-  private readonly gauges: Record<'lastSeq' | 'consumerLag' | 'consumerPending' | 'consumerRedelivered' | 'projectionLagEvents' | 'projectionLagSeconds', Gauge>;
+  private readonly gauges: Record<
+    | 'lastSeq'
+    | 'consumerLag'
+    | 'consumerPending'
+    | 'consumerRedelivered'
+    | 'projectionLagEvents'
+    | 'projectionLagSeconds',
+    Gauge
+  >;
 
   private readLag(): Promise<void> {
     if (this.lagRead && Date.now() - this.lagRead.at < 250) return this.lagRead.done;
@@ -136,6 +173,7 @@ export class Metrics {
     if (event.type === 'ScaffoldRequested') this.runsStarted.inc();
     if (event.type === 'ScaffoldSucceeded') this.runsFinished.inc({ status: 'succeeded', step: 'full-pass' });
     if (event.type === 'ScaffoldFailed') this.runsFinished.inc({ status: 'failed', step: event.data.step });
-    if (event.type === 'ScaffoldCancelled') this.runsFinished.inc({ status: 'cancelled', step: event.data.step ?? 'none' });
+    if (event.type === 'ScaffoldCancelled')
+      this.runsFinished.inc({ status: 'cancelled', step: event.data.step ?? 'none' });
   }
 }

@@ -15,13 +15,18 @@ function memoryTables() {
   const table = (entity: unknown) => tables.get(entity) ?? tables.set(entity, new Map()).get(entity)!;
   const manager = {
     getRepository: (entity: unknown) => ({
-      find: async ({ where }: { where: { id: FindOperator<string[]> } }) => (where.id.value as unknown as string[]).map((id) => table(entity).get(id)).filter(Boolean),
+      find: async ({ where }: { where: { id: FindOperator<string[]> } }) =>
+        (where.id.value as unknown as string[]).map((id) => table(entity).get(id)).filter(Boolean),
       upsert: async (rows: any[]) => rows.forEach((r) => table(entity).set(r.id, r)),
       save: async (row: any) => table(entity).set(row.name, row),
     }),
   } as unknown as EntityManager;
   const ds = { transaction: (work: (m: EntityManager) => Promise<unknown>) => work(manager) } as unknown as DataSource;
-  return { ds, rows: () => table(ScaffoldRunRow), checkpoint: () => table(ProjectionCheckpoint).get('projector')?.last_seq };
+  return {
+    ds,
+    rows: () => table(ScaffoldRunRow),
+    checkpoint: () => table(ProjectionCheckpoint).get('projector')?.last_seq,
+  };
 }
 
 const request = SCAFFOLD_REQUEST;
@@ -32,7 +37,13 @@ describe('Projector (in-memory event store, in-memory tables)', () => {
   it('writes each touched run folded from its whole history, whatever the batch order, and the checkpoint', async () => {
     const store = new InMemoryEventStore();
     const db = memoryTables();
-    const projector = new Projector(store, db.ds, new Metrics({} as JetStreamEventStore), silent, loadConfig({}, { requireApiKey: false }));
+    const projector = new Projector(
+      store,
+      db.ds,
+      new Metrics({} as JetStreamEventStore),
+      silent,
+      loadConfig({}, { requireApiKey: false }),
+    );
     const [a, b] = [randomUUID(), randomUUID()];
     for (const id of [a, b]) await new RunCommands(store).handle(id, { type: 'RequestScaffold', data: request });
     await new RunCommands(store).handle(a, { type: 'RequestCancel', requestedBy: 'ops' });

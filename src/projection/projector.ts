@@ -44,7 +44,12 @@ export function rowOf(id: string, state: RunState, lastSeq: number) {
  * folded in memory, and written back in one upsert, with the checkpoint, in the caller's transaction.
  * A row's last_seq makes a redelivered or replayed event a no-op. Returns how many events changed a row.
  */
-export async function applyEvents(m: EntityManager, events: StoredEvent[], checkpoint = PROJECTOR, table: RunTable = ScaffoldRunRow): Promise<number> {
+export async function applyEvents(
+  m: EntityManager,
+  events: StoredEvent[],
+  checkpoint = PROJECTOR,
+  table: RunTable = ScaffoldRunRow,
+): Promise<number> {
   if (events.length === 0) return 0;
   const repo = m.getRepository(table);
   const ids = [...new Set(events.map((e) => e.run_id))];
@@ -64,7 +69,9 @@ export async function applyEvents(m: EntityManager, events: StoredEvent[], check
     .filter((r) => r.state.request)
     .map((r) => rowOf(r.id, r.state, r.lastSeq));
   if (rows.length > 0) await repo.upsert(rows, ['id']);
-  await m.getRepository(ProjectionCheckpoint).save({ name: checkpoint, last_seq: String(events[events.length - 1].seq), updated_at: new Date() });
+  await m
+    .getRepository(ProjectionCheckpoint)
+    .save({ name: checkpoint, last_seq: String(events[events.length - 1].seq), updated_at: new Date() });
   return applied;
 }
 
@@ -72,20 +79,37 @@ export async function applyEvents(m: EntityManager, events: StoredEvent[], check
  * Writes each run folded from its full history, unless the row already is at least that far; then the
  * checkpoint. Returns the states it folded (by run id), for the caller's reports.
  */
-export async function replaceRuns(m: EntityManager, histories: StoredEvent[][], checkpointSeq: number, checkpoint = PROJECTOR): Promise<Map<string, RunState>> {
+export async function replaceRuns(
+  m: EntityManager,
+  histories: StoredEvent[][],
+  checkpointSeq: number,
+  checkpoint = PROJECTOR,
+): Promise<Map<string, RunState>> {
   const repo = m.getRepository(ScaffoldRunRow);
   const complete = histories.filter((h) => h.length > 0);
-  const existing = await repo.find({ where: { id: In(complete.map((h) => h[0].run_id)) }, lock: { mode: 'pessimistic_write' } });
+  const existing = await repo.find({
+    where: { id: In(complete.map((h) => h[0].run_id)) },
+    lock: { mode: 'pessimistic_write' },
+  });
   const lastSeqOf = new Map(existing.map((r) => [r.id, Number(r.last_seq)]));
-  const folded = complete.filter((h) => h[h.length - 1].seq > (lastSeqOf.get(h[0].run_id) ?? 0)).map((h) => ({ id: h[0].run_id, state: fold(h), lastSeq: h[h.length - 1].seq }));
+  const folded = complete
+    .filter((h) => h[h.length - 1].seq > (lastSeqOf.get(h[0].run_id) ?? 0))
+    .map((h) => ({ id: h[0].run_id, state: fold(h), lastSeq: h[h.length - 1].seq }));
   const rows = folded.filter((r) => r.state.request).map((r) => rowOf(r.id, r.state, r.lastSeq));
   if (rows.length > 0) await repo.upsert(rows, ['id']);
-  await m.getRepository(ProjectionCheckpoint).save({ name: checkpoint, last_seq: String(checkpointSeq), updated_at: new Date() });
+  await m
+    .getRepository(ProjectionCheckpoint)
+    .save({ name: checkpoint, last_seq: String(checkpointSeq), updated_at: new Date() });
   return new Map(folded.map((r) => [r.id, r.state]));
 }
 
 /** Applies one event; true when it changed a row. */
-export async function applyEvent(m: EntityManager, event: StoredEvent, checkpoint = PROJECTOR, table: RunTable = ScaffoldRunRow): Promise<boolean> {
+export async function applyEvent(
+  m: EntityManager,
+  event: StoredEvent,
+  checkpoint = PROJECTOR,
+  table: RunTable = ScaffoldRunRow,
+): Promise<boolean> {
   return (await applyEvents(m, [event], checkpoint, table)) > 0;
 }
 
@@ -112,14 +136,25 @@ export class Projector implements EventConsumer {
   consumers(): ConsumerSpec[] {
     // Short ack wait: a batch held by a process that died comes back soon, and the read-model waits for it.
     const ackWaitMs = Math.min(this.config.steps.ackWaitMs, 10_000);
-    const options = { durable: PROJECTOR, filterSubject: ALL_RUNS, ackWaitMs, concurrency: 1, batchSize: PROJECTION_BATCH, maxAckPending: PROJECTION_BATCH };
-    return [{ options: { ...options, onInvalid: (m) => this.recordInvalid(m) }, handle: (batch) => this.project(batch) }];
+    const options = {
+      durable: PROJECTOR,
+      filterSubject: ALL_RUNS,
+      ackWaitMs,
+      concurrency: 1,
+      batchSize: PROJECTION_BATCH,
+      maxAckPending: PROJECTION_BATCH,
+    };
+    return [
+      { options: { ...options, onInvalid: (m) => this.recordInvalid(m) }, handle: (batch) => this.project(batch) },
+    ];
   }
 
   /** The projector sees each stream message once across replicas: it is where a skipped one is counted and kept for reports. */
   private async recordInvalid(m: InvalidStreamMessage) {
     this.metrics.streamMessagesSkipped.inc({ kind: 'invalid' });
-    await this.ds.getRepository(SkippedStreamMessage).upsert({ seq: String(m.seq), subject: m.subject, reason: m.reason.slice(0, 500), seen_at: new Date() }, ['seq']);
+    await this.ds
+      .getRepository(SkippedStreamMessage)
+      .upsert({ seq: String(m.seq), subject: m.subject, reason: m.reason.slice(0, 500), seen_at: new Date() }, ['seq']);
   }
 
   /** A run's history that includes the batch's events of it (a read from a stale stream leader is refused and retried). */
@@ -131,12 +166,17 @@ export class Projector implements EventConsumer {
 
   /** Events of the batch that their run's rules refused (kept in the run's state): counted and logged once. */
   private reportRefused(events: StoredEvent[], folded: Map<string, RunState>) {
-    const refused = new Map([...folded.values()].flatMap((state) => (state.refused ?? []).map((r) => [r.seq, r] as const)));
+    const refused = new Map(
+      [...folded.values()].flatMap((state) => (state.refused ?? []).map((r) => [r.seq, r] as const)),
+    );
     for (const e of events) {
       const r = refused.get(e.seq);
       if (!r) continue;
       this.metrics.streamMessagesSkipped.inc({ kind: 'refused' });
-      this.logger.warn({ run_id: e.run_id, seq: e.seq, type: e.type, reason: r.reason }, 'refused an event that cannot belong to its run');
+      this.logger.warn(
+        { run_id: e.run_id, seq: e.seq, type: e.type, reason: r.reason },
+        'refused an event that cannot belong to its run',
+      );
     }
   }
 
@@ -150,7 +190,11 @@ export class Projector implements EventConsumer {
     const lastSeq = Math.max(...events.map((e) => e.seq));
     for (let attempt = 0; ; attempt++) {
       try {
-        const histories = await Promise.all(runIds.map((id) => this.readAtLeast(id, Math.max(...events.filter((e) => e.run_id === id).map((e) => e.seq)))));
+        const histories = await Promise.all(
+          runIds.map((id) =>
+            this.readAtLeast(id, Math.max(...events.filter((e) => e.run_id === id).map((e) => e.seq))),
+          ),
+        );
         const folded = await this.ds.transaction((m) => replaceRuns(m, histories, lastSeq));
         this.reportRefused(events, folded);
         break;

@@ -10,7 +10,21 @@ const BATCH = 1000;
 const MEMORY_RUNS = 20_000;
 /** Rows per statement. */
 const UPSERT_ROWS = 5000;
-const UPDATED_COLUMNS = ['status', 'step', 'message', 'cluster_name', 'repo_url', 'branch', 'infra_commit', 'full_commit', 'created_at', 'updated_at', 'finished_at', 'last_seq', 'state'];
+const UPDATED_COLUMNS = [
+  'status',
+  'step',
+  'message',
+  'cluster_name',
+  'repo_url',
+  'branch',
+  'infra_commit',
+  'full_commit',
+  'created_at',
+  'updated_at',
+  'finished_at',
+  'last_seq',
+  'state',
+];
 /**
  * Many rows in one statement and one parameter: PostgreSQL turns the JSON array into rows of the
  * table's own type (far cheaper than an ORM building a statement with a parameter per value).
@@ -38,7 +52,11 @@ export interface RebuildOptions {
   memoryRuns?: number;
 }
 
-export async function rebuildProjection(store: EventStore, ds: DataSource, opts: RebuildOptions = {}): Promise<RebuildResult> {
+export async function rebuildProjection(
+  store: EventStore,
+  ds: DataSource,
+  opts: RebuildOptions = {},
+): Promise<RebuildResult> {
   const started = Date.now();
   await ds.query('DROP TABLE IF EXISTS scaffold_runs_rebuild');
   await ds.query('DROP TABLE IF EXISTS scaffold_runs_old');
@@ -81,15 +99,20 @@ async function foldInto(store: EventStore, ds: DataSource, untilSeq: number, opt
   const flush = async () => {
     const rows = [...folding].filter(([, r]) => r.state.request).map(([id, r]) => rowOf(id, r.state, r.lastSeq));
     await ds.transaction(async (m) => {
-      for (let i = 0; i < rows.length; i += UPSERT_ROWS) await m.query(UPSERT_SQL, [JSON.stringify(rows.slice(i, i + UPSERT_ROWS))]);
-      await m.getRepository(ProjectionCheckpoint).save({ name: REBUILD_CHECKPOINT, last_seq: String(lastSeq), updated_at: new Date() });
+      for (let i = 0; i < rows.length; i += UPSERT_ROWS)
+        await m.query(UPSERT_SQL, [JSON.stringify(rows.slice(i, i + UPSERT_ROWS))]);
+      await m
+        .getRepository(ProjectionCheckpoint)
+        .save({ name: REBUILD_CHECKPOINT, last_seq: String(lastSeq), updated_at: new Date() });
     });
     for (const id of folding.keys()) written.add(id);
     folding.clear();
   };
   await store.scan({ fromSeq: 1, untilSeq, batchSize: pageSize }, async (batch) => {
     const readBack = [...new Set(batch.map((e) => e.run_id))].filter((id) => written.has(id) && !folding.has(id));
-    if (readBack.length > 0) for (const r of await table.find({ where: { id: In(readBack) } })) folding.set(r.id, { state: r.state, lastSeq: Number(r.last_seq) });
+    if (readBack.length > 0)
+      for (const r of await table.find({ where: { id: In(readBack) } }))
+        folding.set(r.id, { state: r.state, lastSeq: Number(r.last_seq) });
     for (const e of batch) {
       const before = folding.get(e.run_id) ?? { state: initialState, lastSeq: 0 };
       if (e.seq > before.lastSeq) folding.set(e.run_id, { state: evolve(before.state, e), lastSeq: e.seq });

@@ -47,11 +47,21 @@ export class RunReadModel {
   }
 
   /** Newest first, after the cursor's (created_at, id), optionally only one key's runs. */
-  page(opts: { status?: string; after?: { createdAt: Date; id: string }; owner?: string; limit: number }): Promise<ScaffoldRunRow[]> {
-    const q = this.runs.createQueryBuilder('r').orderBy('r.created_at', 'DESC').addOrderBy('r.id', 'DESC').take(opts.limit);
+  page(opts: {
+    status?: string;
+    after?: { createdAt: Date; id: string };
+    owner?: string;
+    limit: number;
+  }): Promise<ScaffoldRunRow[]> {
+    const q = this.runs
+      .createQueryBuilder('r')
+      .orderBy('r.created_at', 'DESC')
+      .addOrderBy('r.id', 'DESC')
+      .take(opts.limit);
     if (opts.status) q.andWhere('r.status = :status', { status: opts.status });
     if (opts.owner !== undefined) q.andWhere(`r.state->'request'->>'requested_by' = :owner`, { owner: opts.owner });
-    if (opts.after) q.andWhere('(r.created_at, r.id) < (:createdAt, :id)', { createdAt: opts.after.createdAt, id: opts.after.id });
+    if (opts.after)
+      q.andWhere('(r.created_at, r.id) < (:createdAt, :id)', { createdAt: opts.after.createdAt, id: opts.after.id });
     return q.getMany();
   }
 

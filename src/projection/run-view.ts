@@ -42,7 +42,12 @@ export function toView(id: string, s: RunState): RunView {
     created_at: s.createdAt,
     updated_at: s.updatedAt,
     finished_at: s.finishedAt,
-    progress: s.progress ? { waited_seconds: Math.round(s.progress.waitedMs / 1000), deadline_seconds: Math.round(s.progress.deadlineMs / 1000) } : null,
+    progress: s.progress
+      ? {
+          waited_seconds: Math.round(s.progress.waitedMs / 1000),
+          deadline_seconds: Math.round(s.progress.deadlineMs / 1000),
+        }
+      : null,
     retry: s.retry ? { step: s.retry.step, failed_attempt: s.retry.attempt, reason: s.retry.reason } : null,
   };
 }

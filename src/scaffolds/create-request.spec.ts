@@ -9,7 +9,10 @@ import { parseCreateRequest } from './create-request';
 
 const cert = makeRsaCert();
 const OPTS = { allowedSchemes: ['https', 'ssh'], defaultBranch: 'main', steps: { referenceEnv: 'development' } };
-const body = (extra: object = {}) => ({ ...createBody('acme', 'https://git.example.com/fleet.git', cert.certPem), ...extra });
+const body = (extra: object = {}) => ({
+  ...createBody('acme', 'https://git.example.com/fleet.git', cert.certPem),
+  ...extra,
+});
 const refusal = (b: unknown): ApiError => {
   try {
     parseCreateRequest(b, OPTS);
@@ -31,7 +34,9 @@ describe('create request validation reports every problem at once', () => {
   });
 
   it('lists every invalid value, not only the first', () => {
-    const e = refusal(body({ domain: 'not a domain', region: 'EU WEST', repo: { url: 'ftp://x/y.git', branch: 'HEAD' } }));
+    const e = refusal(
+      body({ domain: 'not a domain', region: 'EU WEST', repo: { url: 'ftp://x/y.git', branch: 'HEAD' } }),
+    );
     expect(e.status).toBe(400);
     expect(e.details!.map((d) => d.field)).toEqual(['domain', 'region', 'repo.url', 'repo.branch']);
   });
@@ -46,16 +51,29 @@ describe('repository URLs', () => {
   it.each([
     ['repo', { url: 'https://git.example.com/fleet.git?private_token=glpat-abc' }, 'repo.url'],
     ['repo', { url: 'https://git.example.com/fleet.git#main' }, 'repo.url'],
-    ['repo', { url: 'https://git.example.com/fleet.git', flux_url: 'https://git.example.com/fleet.git?token=x' }, 'repo.flux_url'],
+    [
+      'repo',
+      { url: 'https://git.example.com/fleet.git', flux_url: 'https://git.example.com/fleet.git?token=x' },
+      'repo.flux_url',
+    ],
   ])('refuses a query string or fragment, naming the field (%s %j)', (field, value, named) => {
     const e = refusal(body({ [field]: value }));
-    expect([e.status, e.details?.[0]]).toEqual([400, { field: named, problem: 'must not have a query string or fragment' }]);
+    expect([e.status, e.details?.[0]]).toEqual([
+      400,
+      { field: named, problem: 'must not have a query string or fragment' },
+    ]);
     expect(e.message).not.toMatch(/glpat|token=x/);
   });
 
-  it.each(['https://[::1]/fleet.git', 'ssh://git@[2001:db8::7]:2222/fleet.git', 'https://[2001:DB8:0::7]:8443/fleet.git'])('accepts the IPv6 literal host of %s', (url) => {
+  it.each([
+    'https://[::1]/fleet.git',
+    'ssh://git@[2001:db8::7]:2222/fleet.git',
+    'https://[2001:DB8:0::7]:8443/fleet.git',
+  ])('accepts the IPv6 literal host of %s', (url) => {
     expect(parseCreateRequest(body({ repo: { url } }), OPTS).repo_url).toBe(new URL(url).href);
-    expect(parseCreateRequest(body({ repo: { url } }), { ...OPTS, allowedHosts: ['[::1]', '[2001:db8::7]'] }).repo_url).toBe(new URL(url).href);
+    expect(
+      parseCreateRequest(body({ repo: { url } }), { ...OPTS, allowedHosts: ['[::1]', '[2001:db8::7]'] }).repo_url,
+    ).toBe(new URL(url).href);
   });
 });
 
@@ -67,7 +85,31 @@ const hostileText = fc.oneof(
   fc.string({ maxLength: 300 }),
   fc.string({ unit: 'binary', maxLength: 300 }),
   fc
-    .tuple(fc.constantFrom('a', '-', '.', 'a.', 'a-', '@', ':', '::', '/', '//', '@a', '[', ']', '%', '\\', '..', '{', '$', '*.'), fc.integer({ min: 1, max: 20_000 }), fc.string({ maxLength: 3 }))
+    .tuple(
+      fc.constantFrom(
+        'a',
+        '-',
+        '.',
+        'a.',
+        'a-',
+        '@',
+        ':',
+        '::',
+        '/',
+        '//',
+        '@a',
+        '[',
+        ']',
+        '%',
+        '\\',
+        '..',
+        '{',
+        '$',
+        '*.',
+      ),
+      fc.integer({ min: 1, max: 20_000 }),
+      fc.string({ maxLength: 3 }),
+    )
     .map(([unit, times, tail]) => unit.repeat(times) + tail),
 );
 
@@ -76,7 +118,11 @@ describe('every request parser ends in bounded time on any input', () => {
   writeFluxExampleReference(flux);
   const references = [
     { ...OPTS, steps: { templateDir: flux, referenceEnv: 'staging' } },
-    { ...OPTS, allowedHosts: ['git.example.com', '*.corp.example', '[::1]:8443'], steps: { templateDir: resolve('templates/phased-platform'), referenceEnv: 'dev' } },
+    {
+      ...OPTS,
+      allowedHosts: ['git.example.com', '*.corp.example', '[::1]:8443'],
+      steps: { templateDir: resolve('templates/phased-platform'), referenceEnv: 'dev' },
+    },
   ];
   const fields = [
     'cluster_name',
@@ -97,7 +143,8 @@ describe('every request parser ends in bounded time on any input', () => {
   const withHostile = (field: string, text: string) => {
     const b: any = body({ repo: { url: 'https://git.example.com/fleet.git' } });
     const [outer, inner] = field.split('.');
-    if (field === 'host_map' || field === 'cluster_vars') b[field] = { [text.slice(0, 100)]: text, 'podinfo.staging': text };
+    if (field === 'host_map' || field === 'cluster_vars')
+      b[field] = { [text.slice(0, 100)]: text, 'podinfo.staging': text };
     else if (field === 'target.age_recipients') b.target = { age_recipients: [text] };
     else if (inner) b[outer] = { ...(b[outer] ?? { name: 'x' }), [inner]: text };
     else b[field] = text;

@@ -40,7 +40,11 @@ export const CREATE_SCHEMA = {
     repo: {
       type: 'object',
       additionalProperties: false,
-      properties: { url: { type: 'string', maxLength: 2048 }, branch: { type: 'string', maxLength: 200 }, flux_url: { type: 'string', maxLength: 2048 } },
+      properties: {
+        url: { type: 'string', maxLength: 2048 },
+        branch: { type: 'string', maxLength: 200 },
+        flux_url: { type: 'string', maxLength: 2048 },
+      },
     },
     target: {
       type: 'object',
@@ -67,14 +71,20 @@ const MAX_PROBLEMS = 20;
 const validateShape = ajv.compile(CREATE_SCHEMA);
 
 export type CreateTarget =
-  { kind: 'sealing_cert'; cert: SealingCertificate } | { kind: 'kubeconfig_secret'; ref: { namespace: string; name: string; key: string } } | { kind: 'age_recipients'; recipients: string[] };
+  | { kind: 'sealing_cert'; cert: SealingCertificate }
+  | { kind: 'kubeconfig_secret'; ref: { namespace: string; name: string; key: string } }
+  | { kind: 'age_recipients'; recipients: string[] };
 
 /** A validated request: the ScaffoldRequested data without the caller, and the target with its parsed certificate. */
 export type CreateRequest = Omit<ScaffoldRequestedData, 'target' | 'requested_by'> & { target: CreateTarget };
 
 /** Every shape problem, unknown fields first (a misspelt field is one problem, not a missing one), without repeats. */
 function shapeProblems(errors: ErrorObject[]): FieldProblem[] {
-  const all = errors.map((e) => ({ field: fieldOf(e), problem: describeAjv(e), unknown: e.keyword === 'additionalProperties' }));
+  const all = errors.map((e) => ({
+    field: fieldOf(e),
+    problem: describeAjv(e),
+    unknown: e.keyword === 'additionalProperties',
+  }));
   const ordered = [...all.filter((p) => p.unknown), ...all.filter((p) => !p.unknown)];
   const seen = new Set<string>();
   return ordered
@@ -85,7 +95,8 @@ function shapeProblems(errors: ErrorObject[]): FieldProblem[] {
 
 function fieldOf(err: ErrorObject): string {
   const path = err.instancePath.replace(/^\//, '').replaceAll('/', '.');
-  if (err.keyword === 'additionalProperties') return [path, (err.params as any).additionalProperty].filter(Boolean).join('.');
+  if (err.keyword === 'additionalProperties')
+    return [path, (err.params as any).additionalProperty].filter(Boolean).join('.');
   if (err.keyword === 'required') return [path, (err.params as any).missingProperty].filter(Boolean).join('.');
   return path || 'body';
 }
@@ -93,7 +104,8 @@ function fieldOf(err: ErrorObject): string {
 function describeAjv(err: ErrorObject): string {
   if (err.keyword === 'additionalProperties') return 'unknown field';
   if (err.keyword === 'required') return 'is required';
-  if (err.keyword === 'minProperties' || err.keyword === 'maxProperties') return 'give exactly one of sealing_cert_pem, kubeconfig_secret or age_recipients';
+  if (err.keyword === 'minProperties' || err.keyword === 'maxProperties')
+    return 'give exactly one of sealing_cert_pem, kubeconfig_secret or age_recipients';
   return err.message ?? 'is invalid';
 }
 
@@ -111,12 +123,15 @@ export function checkRepoUrl(url: string, allowedSchemes: string[], allowedHosts
   const scp = SCP_FORM.exec(url);
   const scheme = scp ? 'ssh' : /^([a-z][a-z0-9+.-]*):\/\//i.exec(url)?.[1]?.toLowerCase();
   if (!scheme) return 'must be a URL with a scheme (https://, ssh://, or user@host:path)';
-  if (!allowedSchemes.includes(scheme)) return `scheme "${scheme}" is not allowed (allowed: ${allowedSchemes.join(', ')})`;
+  if (!allowedSchemes.includes(scheme))
+    return `scheme "${scheme}" is not allowed (allowed: ${allowedSchemes.join(', ')})`;
   const problem = scp ? null : userinfoProblem(url, scheme);
   if (problem || allowedHosts.length === 0 || scheme === 'file') return problem;
   const { hostname, port } = scp ? { hostname: scp[2], port: '' } : new URL(url);
   const host = hostname.toLowerCase();
-  return hostAllowed(host, port, allowedHosts) ? null : `host ${host} is not one of GIT_ALLOWED_HOSTS (${allowedHosts.join(', ')})`;
+  return hostAllowed(host, port, allowedHosts)
+    ? null
+    : `host ${host} is not one of GIT_ALLOWED_HOSTS (${allowedHosts.join(', ')})`;
 }
 
 /** GIT_ALLOWED_HOSTS patterns: `host`, `host:port`, `*.domain` (any name below domain, not domain itself) or `[IPv6]`, optionally `:port`. */
@@ -125,7 +140,9 @@ function hostAllowed(hostname: string, port: string, patterns: string[]): boolea
     const [pattern, patternPort] = raw.toLowerCase().split(/:(?=\d+$)/);
     if (patternPort !== undefined && patternPort !== port) return false;
     if (pattern.startsWith('[')) return hostname === ipv6Literal(pattern);
-    return pattern.startsWith('*.') ? hostname.endsWith(pattern.slice(1)) && hostname.length > pattern.length - 1 : hostname === pattern;
+    return pattern.startsWith('*.')
+      ? hostname.endsWith(pattern.slice(1)) && hostname.length > pattern.length - 1
+      : hostname === pattern;
   });
 }
 
@@ -166,7 +183,13 @@ function checkFluxUrl(url: string, allowedHosts: string[] = []): string | null {
 /** Validates a create body completely before anything is appended. */
 export function parseCreateRequest(
   body: unknown,
-  opts: { allowedSchemes: string[]; allowedHosts?: string[]; platformRepoUrl?: string; defaultBranch: string; acceptKubeconfigTargets?: boolean } & ReferenceSettings,
+  opts: {
+    allowedSchemes: string[];
+    allowedHosts?: string[];
+    platformRepoUrl?: string;
+    defaultBranch: string;
+    acceptKubeconfigTargets?: boolean;
+  } & ReferenceSettings,
 ): CreateRequest {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw invalid('body', 'must be a JSON object');
   if (!validateShape(body)) throw invalidAll(shapeProblems(validateShape.errors ?? []));
@@ -181,12 +204,18 @@ export function parseCreateRequest(
   ];
   for (const [field, value, check] of checks) note(field, check(value));
   const repoUrl: string | undefined = b.repo?.url ?? opts.platformRepoUrl;
-  note('repo.url', repoUrl ? checkRepoUrl(repoUrl, opts.allowedSchemes, opts.allowedHosts) : 'is required (no PLATFORM_REPO_URL default is configured)');
+  note(
+    'repo.url',
+    repoUrl
+      ? checkRepoUrl(repoUrl, opts.allowedSchemes, opts.allowedHosts)
+      : 'is required (no PLATFORM_REPO_URL default is configured)',
+  );
   const branch: string = b.repo?.branch ?? opts.defaultBranch;
   note('repo.branch', branchProblem(branch));
   note('repo.flux_url', b.repo?.flux_url === undefined ? null : checkFluxUrl(b.repo.flux_url, opts.allowedHosts));
   note('reference_domain', b.reference_domain === undefined ? null : isDomain(b.reference_domain));
-  for (const [from, to] of Object.entries((b.host_map ?? {}) as Record<string, string>)) note(`host_map.${from}`, isHostName(from) ?? isHostName(to));
+  for (const [from, to] of Object.entries((b.host_map ?? {}) as Record<string, string>))
+    note(`host_map.${from}`, isHostName(from) ?? isHostName(to));
   if (problems.length > 0) throw invalidAll(problems);
   const common = {
     cluster_name: b.cluster_name,
@@ -203,14 +232,18 @@ export function parseCreateRequest(
   // The backend and the target must agree: SOPS takes age public keys, Sealed Secrets a certificate or a cluster to fetch it from.
   const sops = b.secrets_backend === 'sops';
   if (sops !== Boolean(b.target.age_recipients)) {
-    throw invalid('target', sops ? 'secrets_backend sops needs target.age_recipients' : 'target.age_recipients needs secrets_backend sops');
+    throw invalid(
+      'target',
+      sops ? 'secrets_backend sops needs target.age_recipients' : 'target.age_recipients needs secrets_backend sops',
+    );
   }
   if (sops) {
     const bad = (b.target.age_recipients as string[]).findIndex((r) => !isAgeRecipient(r));
     if (bad >= 0) throw invalid(`target.age_recipients.${bad}`, 'must be an age public key (age1...)');
     return { ...common, target: { kind: 'age_recipients', recipients: b.target.age_recipients } };
   }
-  if (b.target.kubeconfig_secret) return { ...common, target: kubeconfigTarget(b.target.kubeconfig_secret, Boolean(opts.acceptKubeconfigTargets)) };
+  if (b.target.kubeconfig_secret)
+    return { ...common, target: kubeconfigTarget(b.target.kubeconfig_secret, Boolean(opts.acceptKubeconfigTargets)) };
   try {
     return { ...common, target: { kind: 'sealing_cert', cert: parseSealingCertificate(b.target.sealing_cert_pem) } };
   } catch (e) {
@@ -223,7 +256,10 @@ export function parseCreateRequest(
 type ReferenceSettings = { steps: { templateDir?: string; referenceEnv: string } };
 
 /** Cluster-vars values, checked against the service's reference before anything is appended. */
-function clusterVars(vars: Record<string, string> | undefined, opts: ReferenceSettings): { cluster_vars?: Record<string, string> } {
+function clusterVars(
+  vars: Record<string, string> | undefined,
+  opts: ReferenceSettings,
+): { cluster_vars?: Record<string, string> } {
   if (!vars || Object.keys(vars).length === 0) return {};
   const problem = clusterVarsProblem(opts.steps.templateDir, opts.steps.referenceEnv, vars);
   if (problem) throw invalid(`cluster_vars.${problem.key}`, problem.problem);
@@ -231,8 +267,15 @@ function clusterVars(vars: Record<string, string> | undefined, opts: ReferenceSe
 }
 
 /** The host map and reference domain, checked against the service's reference: every host it has must get a place. */
-function hostMap(b: { domain: string; host_map?: Record<string, string>; reference_domain?: string }, opts: ReferenceSettings): { host_map?: Record<string, string>; reference_domain?: string } {
-  const problem = hostMapProblem(opts.steps.templateDir, opts.steps.referenceEnv, { domain: b.domain, hostMap: b.host_map, referenceDomain: b.reference_domain });
+function hostMap(
+  b: { domain: string; host_map?: Record<string, string>; reference_domain?: string },
+  opts: ReferenceSettings,
+): { host_map?: Record<string, string>; reference_domain?: string } {
+  const problem = hostMapProblem(opts.steps.templateDir, opts.steps.referenceEnv, {
+    domain: b.domain,
+    hostMap: b.host_map,
+    referenceDomain: b.reference_domain,
+  });
   if (problem) throw invalid(problem.field, problem.problem);
   return {
     ...(b.host_map && Object.keys(b.host_map).length > 0 ? { host_map: b.host_map } : {}),
@@ -245,9 +288,17 @@ const SECRET_KEY = /^[-._a-zA-Z0-9]{1,253}$/;
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
 
 /** The management-cluster Secret holding the supplied credentials (a reference; read when it is used). */
-function credentialsSecret(ref: { namespace: string; name: string } | undefined, accepted: boolean): { credentials_secret?: { namespace: string; name: string } } {
+function credentialsSecret(
+  ref: { namespace: string; name: string } | undefined,
+  accepted: boolean,
+): { credentials_secret?: { namespace: string; name: string } } {
   if (!ref) return {};
-  if (!accepted) throw new ApiError(422, 'unsupported_credentials_secret', `credentials_secret: reading it needs ${MANAGEMENT_CLUSTER}`);
+  if (!accepted)
+    throw new ApiError(
+      422,
+      'unsupported_credentials_secret',
+      `credentials_secret: reading it needs ${MANAGEMENT_CLUSTER}`,
+    );
   const namespaceProblem = isClusterName(ref.namespace);
   if (namespaceProblem) throw invalid('credentials_secret.namespace', namespaceProblem);
   if (!DNS_SUBDOMAIN.test(ref.name)) throw invalid('credentials_secret.name', 'must be a DNS-1123 subdomain');
@@ -256,11 +307,17 @@ function credentialsSecret(ref: { namespace: string; name: string } | undefined,
 
 function kubeconfigTarget(ref: { namespace: string; name: string; key: string }, accepted: boolean): CreateTarget {
   if (!accepted) {
-    throw new ApiError(422, 'unsupported_target', `target.kubeconfig_secret: reading the target cluster needs ${MANAGEMENT_CLUSTER}; give target.sealing_cert_pem`);
+    throw new ApiError(
+      422,
+      'unsupported_target',
+      `target.kubeconfig_secret: reading the target cluster needs ${MANAGEMENT_CLUSTER}; give target.sealing_cert_pem`,
+    );
   }
   const namespaceProblem = isClusterName(ref.namespace);
   if (namespaceProblem) throw invalid('target.kubeconfig_secret.namespace', namespaceProblem);
-  if (ref.name.length > 253 || !DNS_SUBDOMAIN.test(ref.name)) throw invalid('target.kubeconfig_secret.name', 'must be a DNS-1123 subdomain');
-  if (!SECRET_KEY.test(ref.key)) throw invalid('target.kubeconfig_secret.key', 'must be a Secret data key (letters, digits, "-", "_", ".")');
+  if (ref.name.length > 253 || !DNS_SUBDOMAIN.test(ref.name))
+    throw invalid('target.kubeconfig_secret.name', 'must be a DNS-1123 subdomain');
+  if (!SECRET_KEY.test(ref.key))
+    throw invalid('target.kubeconfig_secret.key', 'must be a Secret data key (letters, digits, "-", "_", ".")');
   return { kind: 'kubeconfig_secret', ref: { namespace: ref.namespace, name: ref.name, key: ref.key } };
 }

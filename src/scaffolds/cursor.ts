@@ -2,7 +2,8 @@ import { isRunId } from '../../libs/events/src';
 import { invalid } from '../common/api-error';
 
 /** The list cursor: the last row's (created_at, id), so runs created in the same millisecond are neither lost nor repeated. */
-export const encodeCursor = (createdAt: Date, id: string) => Buffer.from(`${createdAt.toISOString()}|${id}`).toString('base64url');
+export const encodeCursor = (createdAt: Date, id: string) =>
+  Buffer.from(`${createdAt.toISOString()}|${id}`).toString('base64url');
 
 /** A cursor this API returned, or 400 (it is opaque to clients: anything else is a client bug). */
 export function decodeCursor(cursor: string): { createdAt: Date; id: string } {

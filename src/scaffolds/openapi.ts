@@ -49,7 +49,12 @@ const RUN_VIEW = {
     progress: {
       oneOf: [
         { type: 'null' },
-        { type: 'object', additionalProperties: false, required: ['waited_seconds', 'deadline_seconds'], properties: { waited_seconds: { type: 'integer' }, deadline_seconds: { type: 'integer' } } },
+        {
+          type: 'object',
+          additionalProperties: false,
+          required: ['waited_seconds', 'deadline_seconds'],
+          properties: { waited_seconds: { type: 'integer' }, deadline_seconds: { type: 'integer' } },
+        },
       ],
     },
     retry: {
@@ -80,10 +85,23 @@ const EVENT = {
     data: { oneOf: Object.values(DATA_SCHEMAS) },
   },
 };
-const ERROR = { type: 'object', required: ['error'], properties: { error: { type: 'object', required: ['code', 'message'], properties: { code: { type: 'string' }, message: { type: 'string' } } } } };
+const ERROR = {
+  type: 'object',
+  required: ['error'],
+  properties: {
+    error: {
+      type: 'object',
+      required: ['code', 'message'],
+      properties: { code: { type: 'string' }, message: { type: 'string' } },
+    },
+  },
+};
 
 const json = (schema: object) => ({ content: { 'application/json': { schema } } });
-const errors = (...codes: number[]) => Object.fromEntries(codes.map((c) => [String(c), { description: 'error', ...json({ $ref: '#/components/schemas/Error' }) }]));
+const errors = (...codes: number[]) =>
+  Object.fromEntries(
+    codes.map((c) => [String(c), { description: 'error', ...json({ $ref: '#/components/schemas/Error' }) }]),
+  );
 const idParam = { name: 'id', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } };
 const run = { $ref: '#/components/schemas/Run' };
 
@@ -95,7 +113,10 @@ export const ROUTES: Array<{ method: string; path: string; op: object }> = [
       summary: 'Request a scaffold run (202 at once; the same Idempotency-Key returns the same run)',
       parameters: [{ name: 'Idempotency-Key', in: 'header', schema: { type: 'string', maxLength: 200 } }],
       requestBody: { required: true, ...json({ $ref: '#/components/schemas/CreateScaffold' }) },
-      responses: { '202': { description: 'accepted', headers: { Location: { schema: { type: 'string' } } }, ...json(run) }, ...errors(400, 401, 403, 409, 413, 415, 422, 503) },
+      responses: {
+        '202': { description: 'accepted', headers: { Location: { schema: { type: 'string' } } }, ...json(run) },
+        ...errors(400, 401, 403, 409, 413, 415, 422, 503),
+      },
     },
   },
   {
@@ -117,7 +138,15 @@ export const ROUTES: Array<{ method: string; path: string; op: object }> = [
               summary: { type: 'object' },
               changes: {
                 type: 'array',
-                items: { type: 'object', required: ['path', 'change', 'diff'], properties: { path: { type: 'string' }, change: { enum: ['added', 'changed', 'removed'] }, diff: { type: 'string' } } },
+                items: {
+                  type: 'object',
+                  required: ['path', 'change', 'diff'],
+                  properties: {
+                    path: { type: 'string' },
+                    change: { enum: ['added', 'changed', 'removed'] },
+                    diff: { type: 'string' },
+                  },
+                },
               },
             },
           }),
@@ -136,26 +165,56 @@ export const ROUTES: Array<{ method: string; path: string; op: object }> = [
         { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 500 } },
         { name: 'cursor', in: 'query', schema: { type: 'string' } },
       ],
-      responses: { '200': { description: 'runs', ...json({ type: 'object', properties: { items: { type: 'array', items: run }, next_cursor: nullable('string') } }) }, ...errors(400, 401, 503) },
+      responses: {
+        '200': {
+          description: 'runs',
+          ...json({
+            type: 'object',
+            properties: { items: { type: 'array', items: run }, next_cursor: nullable('string') },
+          }),
+        },
+        ...errors(400, 401, 503),
+      },
     },
   },
-  { method: 'get', path: '/api/v1/scaffolds/{id}', op: { summary: 'A run', parameters: [idParam], responses: { '200': { description: 'the run', ...json(run) }, ...errors(401, 404, 503) } } },
+  {
+    method: 'get',
+    path: '/api/v1/scaffolds/{id}',
+    op: {
+      summary: 'A run',
+      parameters: [idParam],
+      responses: { '200': { description: 'the run', ...json(run) }, ...errors(401, 404, 503) },
+    },
+  },
   {
     method: 'get',
     path: '/api/v1/scaffolds/{id}/events',
     op: {
       summary: "A run's event history from the stream",
       parameters: [idParam],
-      responses: { '200': { description: 'events', ...json({ type: 'object', properties: { items: { type: 'array', items: { $ref: '#/components/schemas/Event' } } } }) }, ...errors(401, 404) },
+      responses: {
+        '200': {
+          description: 'events',
+          ...json({
+            type: 'object',
+            properties: { items: { type: 'array', items: { $ref: '#/components/schemas/Event' } } },
+          }),
+        },
+        ...errors(401, 404),
+      },
     },
   },
   {
     method: 'get',
     path: '/api/v1/scaffolds/{id}/events/stream',
     op: {
-      summary: 'Server-Sent Events of a run, resumable with Last-Event-ID (stream sequence), ending after the terminal event',
+      summary:
+        'Server-Sent Events of a run, resumable with Last-Event-ID (stream sequence), ending after the terminal event',
       parameters: [idParam, { name: 'Last-Event-ID', in: 'header', schema: { type: 'string' } }],
-      responses: { '200': { description: 'text/event-stream', content: { 'text/event-stream': { schema: { type: 'string' } } } }, ...errors(401, 404) },
+      responses: {
+        '200': { description: 'text/event-stream', content: { 'text/event-stream': { schema: { type: 'string' } } } },
+        ...errors(401, 404),
+      },
     },
   },
   {
@@ -164,18 +223,29 @@ export const ROUTES: Array<{ method: string; path: string; op: object }> = [
     op: {
       summary: "The run's log (and Job pod logs with EXECUTOR=kubernetes)",
       parameters: [idParam],
-      responses: { '200': { description: 'log', content: { 'text/plain': { schema: { type: 'string' } } } }, ...errors(401, 404) },
+      responses: {
+        '200': { description: 'log', content: { 'text/plain': { schema: { type: 'string' } } } },
+        ...errors(401, 404),
+      },
     },
   },
   {
     method: 'post',
     path: '/api/v1/scaffolds/{id}/cancel',
-    op: { summary: 'Cancel at the next step boundary', parameters: [idParam], responses: { '202': { description: 'cancel requested', ...json(run) }, ...errors(401, 404, 409) } },
+    op: {
+      summary: 'Cancel at the next step boundary',
+      parameters: [idParam],
+      responses: { '202': { description: 'cancel requested', ...json(run) }, ...errors(401, 404, 409) },
+    },
   },
   {
     method: 'post',
     path: '/api/v1/scaffolds/{id}/redrive',
-    op: { summary: 'Run the current step again (idempotent)', parameters: [idParam], responses: { '202': { description: 're-driven', ...json(run) }, ...errors(401, 404, 409) } },
+    op: {
+      summary: 'Run the current step again (idempotent)',
+      parameters: [idParam],
+      responses: { '202': { description: 're-driven', ...json(run) }, ...errors(401, 404, 409) },
+    },
   },
   {
     method: 'get',
@@ -189,30 +259,60 @@ export const ROUTES: Array<{ method: string; path: string; op: object }> = [
         { name: 'cursor', in: 'query', schema: { type: 'string' } },
       ],
       responses: {
-        '200': { description: 'events', ...json({ type: 'object', properties: { items: { type: 'array', items: { $ref: '#/components/schemas/Event' } }, next_cursor: nullable('string') } }) },
+        '200': {
+          description: 'events',
+          ...json({
+            type: 'object',
+            properties: {
+              items: { type: 'array', items: { $ref: '#/components/schemas/Event' } },
+              next_cursor: nullable('string'),
+            },
+          }),
+        },
         ...errors(400, 401),
       },
     },
   },
-  { method: 'get', path: '/api/v1/openapi.json', op: { summary: 'This document', security: [], responses: { '200': { description: 'OpenAPI 3.1', ...json({ type: 'object' }) } } } },
+  {
+    method: 'get',
+    path: '/api/v1/openapi.json',
+    op: {
+      summary: 'This document',
+      security: [],
+      responses: { '200': { description: 'OpenAPI 3.1', ...json({ type: 'object' }) } },
+    },
+  },
   ...['/readyz', '/health'].map((path) => ({
     method: 'get' as const,
     path,
     op: {
       summary: 'Readiness: NATS and PostgreSQL reachability',
       security: [],
-      responses: { '200': { description: 'up', ...json({ type: 'object' }) }, '503': { description: 'something is down', ...json({ type: 'object' }) } },
+      responses: {
+        '200': { description: 'up', ...json({ type: 'object' }) },
+        '503': { description: 'something is down', ...json({ type: 'object' }) },
+      },
     },
   })),
   {
     method: 'get',
     path: '/livez',
-    op: { summary: 'Liveness: the process answers (independent of NATS and PostgreSQL)', security: [], responses: { '200': { description: 'alive', ...json({ type: 'object' }) } } },
+    op: {
+      summary: 'Liveness: the process answers (independent of NATS and PostgreSQL)',
+      security: [],
+      responses: { '200': { description: 'alive', ...json({ type: 'object' }) } },
+    },
   },
   {
     method: 'get',
     path: '/metrics',
-    op: { summary: 'Prometheus metrics', security: [], responses: { '200': { description: 'text exposition format', content: { 'text/plain': { schema: { type: 'string' } } } } } },
+    op: {
+      summary: 'Prometheus metrics',
+      security: [],
+      responses: {
+        '200': { description: 'text exposition format', content: { 'text/plain': { schema: { type: 'string' } } } },
+      },
+    },
   },
 ];
 
@@ -221,7 +321,12 @@ export function openApiDocument(): object {
   for (const r of ROUTES) (paths[r.path] ??= {})[r.method] = r.op;
   return {
     openapi: '3.1.0',
-    info: { title: 'GitOps Scaffolder', version: VERSION, description: 'Scaffolds customer-specific Flux CD trees. The same bodies are served over NATS request/reply on scaffolds.v1.*.' },
+    info: {
+      title: 'GitOps Scaffolder',
+      version: VERSION,
+      description:
+        'Scaffolds customer-specific Flux CD trees. The same bodies are served over NATS request/reply on scaffolds.v1.*.',
+    },
     security: [{ apiKey: [] }],
     paths,
     components: {

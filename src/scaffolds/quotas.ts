@@ -63,13 +63,23 @@ export class Quotas {
     const { maxActiveRunsPerKey, maxCreatesPerMinutePerKey } = this.config.quotas;
     const local = this.recentCreates.recent(caller.name, now);
     // While PostgreSQL is down only this process's window counts: creates are still accepted (appends go on).
-    const shared = await this.readModel.usage(caller.name, new Date(now - MINUTE_MS)).catch(() => ({ active: 0, createdSince: 0 }));
+    const shared = await this.readModel
+      .usage(caller.name, new Date(now - MINUTE_MS))
+      .catch(() => ({ active: 0, createdSince: 0 }));
     if (shared.active >= maxActiveRunsPerKey) {
-      throw tooMany('too_many_active_runs', `key "${caller.name}" has ${shared.active} active runs (MAX_ACTIVE_RUNS_PER_KEY=${maxActiveRunsPerKey}); wait for one to finish`, 30);
+      throw tooMany(
+        'too_many_active_runs',
+        `key "${caller.name}" has ${shared.active} active runs (MAX_ACTIVE_RUNS_PER_KEY=${maxActiveRunsPerKey}); wait for one to finish`,
+        30,
+      );
     }
     if (Math.max(local.length, shared.createdSince) >= maxCreatesPerMinutePerKey) {
       const retryAfter = this.recentCreates.retryAfter(caller.name, now);
-      throw tooMany('too_many_creates', `key "${caller.name}" created ${maxCreatesPerMinutePerKey} runs in the last minute (MAX_CREATES_PER_MINUTE_PER_KEY)`, retryAfter);
+      throw tooMany(
+        'too_many_creates',
+        `key "${caller.name}" created ${maxCreatesPerMinutePerKey} runs in the last minute (MAX_CREATES_PER_MINUTE_PER_KEY)`,
+        retryAfter,
+      );
     }
     this.recentCreates.record(caller.name, now);
   }
@@ -82,11 +92,19 @@ export class Quotas {
     const { maxPreviewsPerMinutePerKey, maxPreviewsInFlightPerKey } = this.config.quotas;
     const running = this.previewsInFlight.get(caller.name) ?? 0;
     if (running >= maxPreviewsInFlightPerKey) {
-      throw tooMany('too_many_previews', `key "${caller.name}" already has ${running} previews running (MAX_PREVIEWS_IN_FLIGHT_PER_KEY)`, 5);
+      throw tooMany(
+        'too_many_previews',
+        `key "${caller.name}" already has ${running} previews running (MAX_PREVIEWS_IN_FLIGHT_PER_KEY)`,
+        5,
+      );
     }
     if (this.recentPreviews.recent(caller.name, now).length >= maxPreviewsPerMinutePerKey) {
       const retryAfter = this.recentPreviews.retryAfter(caller.name, now);
-      throw tooMany('too_many_previews', `key "${caller.name}" asked for ${maxPreviewsPerMinutePerKey} previews in the last minute (MAX_PREVIEWS_PER_MINUTE_PER_KEY)`, retryAfter);
+      throw tooMany(
+        'too_many_previews',
+        `key "${caller.name}" asked for ${maxPreviewsPerMinutePerKey} previews in the last minute (MAX_PREVIEWS_PER_MINUTE_PER_KEY)`,
+        retryAfter,
+      );
     }
     this.recentPreviews.record(caller.name, now);
     this.previewsInFlight.set(caller.name, running + 1);
@@ -97,8 +115,18 @@ export class Quotas {
   openStream(caller: CallerIdentity): () => void {
     const { maxSseStreamsPerKey, maxSseStreams } = this.config.quotas;
     const mine = this.streams.get(caller.name) ?? 0;
-    if (mine >= maxSseStreamsPerKey) throw tooMany('too_many_streams', `key "${caller.name}" already follows ${mine} streams (MAX_SSE_STREAMS_PER_KEY)`, 10);
-    if (this.totalStreams >= maxSseStreams) throw tooMany('too_many_streams', `this replica already serves ${this.totalStreams} streams (MAX_SSE_STREAMS)`, 10);
+    if (mine >= maxSseStreamsPerKey)
+      throw tooMany(
+        'too_many_streams',
+        `key "${caller.name}" already follows ${mine} streams (MAX_SSE_STREAMS_PER_KEY)`,
+        10,
+      );
+    if (this.totalStreams >= maxSseStreams)
+      throw tooMany(
+        'too_many_streams',
+        `this replica already serves ${this.totalStreams} streams (MAX_SSE_STREAMS)`,
+        10,
+      );
     this.streams.set(caller.name, mine + 1);
     this.totalStreams++;
     return once(() => {

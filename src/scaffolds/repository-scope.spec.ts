@@ -5,7 +5,12 @@ import { checkRepositoryScope, checkSecretScope } from './repository-scope';
 
 const segment = fc.stringMatching(/^[a-z0-9][a-z0-9_-]{0,11}$/);
 const path = fc.array(segment, { minLength: 1, maxLength: 4 });
-const base = fc.constantFrom('https://git.example.com', 'ssh://git@git.example.com', 'https://git.example.com:8443', 'file://');
+const base = fc.constantFrom(
+  'https://git.example.com',
+  'ssh://git@git.example.com',
+  'https://git.example.com:8443',
+  'file://',
+);
 
 describe('repository prefixes of a key scope', () => {
   it.each([
@@ -30,7 +35,11 @@ describe('repository prefixes of a key scope', () => {
   });
 
   it('admits every repository below a prefix, whatever the segments', () => {
-    fc.assert(fc.property(base, path, path, (b, prefix, rest) => withinPrefix(`${b}/${[...prefix, ...rest].join('/')}.git`, `${b}/${prefix.join('/')}`)));
+    fc.assert(
+      fc.property(base, path, path, (b, prefix, rest) =>
+        withinPrefix(`${b}/${[...prefix, ...rest].join('/')}.git`, `${b}/${prefix.join('/')}`),
+      ),
+    );
   });
 
   it('never admits a sibling whose name merely starts like the prefix', () => {
@@ -45,16 +54,29 @@ describe('repository prefixes of a key scope', () => {
 
   it('never admits a path that climbs out with ".." (plain or encoded) to another folder', () => {
     fc.assert(
-      fc.property(base, path, segment, path, fc.constantFrom('..', '%2e%2e', '%2E.', '.%2e'), (b, prefix, other, rest, up) => {
-        fc.pre(other !== prefix[prefix.length - 1]);
-        const climbed = [...prefix, up, other, ...rest].join('/');
-        return !withinPrefix(`${b}/${climbed}`, `${b}/${prefix.join('/')}`);
-      }),
+      fc.property(
+        base,
+        path,
+        segment,
+        path,
+        fc.constantFrom('..', '%2e%2e', '%2E.', '.%2e'),
+        (b, prefix, other, rest, up) => {
+          fc.pre(other !== prefix[prefix.length - 1]);
+          const climbed = [...prefix, up, other, ...rest].join('/');
+          return !withinPrefix(`${b}/${climbed}`, `${b}/${prefix.join('/')}`);
+        },
+      ),
     );
   });
 
   it('never throws, whatever the strings', () => {
-    fc.assert(fc.property(fc.string({ maxLength: 200 }), fc.string({ maxLength: 200 }), (a, b) => typeof withinPrefix(a, b) === 'boolean'));
+    fc.assert(
+      fc.property(
+        fc.string({ maxLength: 200 }),
+        fc.string({ maxLength: 200 }),
+        (a, b) => typeof withinPrefix(a, b) === 'boolean',
+      ),
+    );
   });
 
   it('names prefixes that cannot be compared', () => {
@@ -65,7 +87,12 @@ describe('repository prefixes of a key scope', () => {
 });
 
 describe('request scope checks', () => {
-  const scoped = { name: 'team-a', role: 'operator' as const, repositories: ['https://git.example.com/team-a'], secretNamespaces: ['team-a'] };
+  const scoped = {
+    name: 'team-a',
+    role: 'operator' as const,
+    repositories: ['https://git.example.com/team-a'],
+    secretNamespaces: ['team-a'],
+  };
   const refusal = (f: () => void) => {
     try {
       f();
@@ -77,24 +104,49 @@ describe('request scope checks', () => {
   };
 
   it('checks repo.url and repo.flux_url against the prefixes; a key without prefixes may use any', () => {
-    expect(refusal(() => checkRepositoryScope(scoped, { repo_url: 'https://git.example.com/team-a/x.git' }))).toBeNull();
-    expect(refusal(() => checkRepositoryScope(scoped, { repo_url: 'https://git.example.com/team-b/x.git' }))).toEqual([403, 'repository_not_allowed']);
-    expect(refusal(() => checkRepositoryScope(scoped, { repo_url: 'https://git.example.com/team-a/x.git', flux_url: 'https://git.example.com/team-b/x.git' }))).toEqual([
+    expect(
+      refusal(() => checkRepositoryScope(scoped, { repo_url: 'https://git.example.com/team-a/x.git' })),
+    ).toBeNull();
+    expect(refusal(() => checkRepositoryScope(scoped, { repo_url: 'https://git.example.com/team-b/x.git' }))).toEqual([
       403,
       'repository_not_allowed',
     ]);
-    expect(refusal(() => checkRepositoryScope({ name: 'any', role: 'operator' }, { repo_url: 'https://elsewhere.test/x.git' }))).toBeNull();
+    expect(
+      refusal(() =>
+        checkRepositoryScope(scoped, {
+          repo_url: 'https://git.example.com/team-a/x.git',
+          flux_url: 'https://git.example.com/team-b/x.git',
+        }),
+      ),
+    ).toEqual([403, 'repository_not_allowed']);
+    expect(
+      refusal(() =>
+        checkRepositoryScope({ name: 'any', role: 'operator' }, { repo_url: 'https://elsewhere.test/x.git' }),
+      ),
+    ).toBeNull();
   });
 
   it("checks Secret namespaces against the key's, else the defaults (admins too)", () => {
     const target = { kind: 'kubeconfig_secret' as const, ref: { namespace: 'kube-system', name: 'k', key: 'value' } };
     const sealing = { kind: 'age_recipients' as const, recipients: ['age1x'] };
-    expect(refusal(() => checkSecretScope(scoped, { credentials_secret: { namespace: 'team-a', name: 'c' }, target: sealing }, []))).toBeNull();
-    expect(refusal(() => checkSecretScope(scoped, { target }, ['kube-system']))).toEqual([403, 'secret_namespace_not_allowed']);
-    expect(refusal(() => checkSecretScope({ name: 'ops', role: 'admin' }, { credentials_secret: { namespace: 'kube-system', name: 'c' }, target: sealing }, []))).toEqual([
+    expect(
+      refusal(() =>
+        checkSecretScope(scoped, { credentials_secret: { namespace: 'team-a', name: 'c' }, target: sealing }, []),
+      ),
+    ).toBeNull();
+    expect(refusal(() => checkSecretScope(scoped, { target }, ['kube-system']))).toEqual([
       403,
       'secret_namespace_not_allowed',
     ]);
+    expect(
+      refusal(() =>
+        checkSecretScope(
+          { name: 'ops', role: 'admin' },
+          { credentials_secret: { namespace: 'kube-system', name: 'c' }, target: sealing },
+          [],
+        ),
+      ),
+    ).toEqual([403, 'secret_namespace_not_allowed']);
     expect(refusal(() => checkSecretScope({ name: 'ops', role: 'admin' }, { target }, ['kube-system']))).toBeNull();
   });
 });

@@ -20,7 +20,11 @@ export function checkRepositoryScope(caller: CallerIdentity, req: Pick<CreateReq
  * 403 unless the Secrets the request names are in namespaces the caller may name: the key's
  * secret_namespaces, else SECRET_NAMESPACES (admins too: a key's role does not widen what it may read).
  */
-export function checkSecretScope(caller: CallerIdentity, req: Pick<CreateRequest, 'credentials_secret' | 'target'>, defaultNamespaces: string[]): void {
+export function checkSecretScope(
+  caller: CallerIdentity,
+  req: Pick<CreateRequest, 'credentials_secret' | 'target'>,
+  defaultNamespaces: string[],
+): void {
   const allowed = caller.secretNamespaces ?? defaultNamespaces;
   const named = [
     ['credentials_secret', req.credentials_secret?.namespace],
@@ -28,7 +32,11 @@ export function checkSecretScope(caller: CallerIdentity, req: Pick<CreateRequest
   ] as const;
   for (const [field, namespace] of named) {
     if (namespace !== undefined && !allowed.includes(namespace)) {
-      throw new ApiError(403, 'secret_namespace_not_allowed', `${field}: key "${caller.name}" may not name Secrets in namespace ${namespace}`);
+      throw new ApiError(
+        403,
+        'secret_namespace_not_allowed',
+        `${field}: key "${caller.name}" may not name Secrets in namespace ${namespace}`,
+      );
     }
   }
 }

@@ -1,6 +1,11 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { ScaffoldRequestedData, ScaffoldTarget } from '../../libs/events/src';
-import { CredentialPlanEntry, missingSupplied, referenceCredentialPlan, SuppliedCredentials } from '../../libs/generator/src';
+import {
+  CredentialPlanEntry,
+  missingSupplied,
+  referenceCredentialPlan,
+  SuppliedCredentials,
+} from '../../libs/generator/src';
 import type { SuppliedCredentialsSource } from '../../libs/steps/src';
 import { ApiError } from '../common/api-error';
 import { CallerIdentity, requireOperator } from '../common/api-keys';
@@ -13,7 +18,12 @@ import { checkRepositoryScope, checkSecretScope } from './repository-scope';
 
 /** What the event records of a target: references, fingerprints and public keys only. */
 function eventTarget(t: CreateTarget): ScaffoldTarget {
-  if (t.kind === 'sealing_cert') return { kind: 'sealing_cert', fingerprint_sha256: t.cert.fingerprintSha256, not_after: t.cert.notAfter.toISOString() };
+  if (t.kind === 'sealing_cert')
+    return {
+      kind: 'sealing_cert',
+      fingerprint_sha256: t.cert.fingerprintSha256,
+      not_after: t.cert.notAfter.toISOString(),
+    };
   if (t.kind === 'kubeconfig_secret') return { kind: 'kubeconfig_secret', ...t.ref };
   return { kind: 'age_recipients', recipients: t.recipients };
 }
@@ -54,7 +64,10 @@ export class RequestChecks {
   /** A create or preview body, validated, and refused (403) when it reaches outside the caller's role or scope. */
   parseInScope(body: unknown, caller: CallerIdentity): CreateRequest {
     requireOperator(caller);
-    const req = parseCreateRequest(body, { ...this.config, acceptKubeconfigTargets: this.config.reachesManagementCluster });
+    const req = parseCreateRequest(body, {
+      ...this.config,
+      acceptKubeconfigTargets: this.config.reachesManagementCluster,
+    });
     checkRepositoryScope(caller, req);
     checkSecretScope(caller, req, this.config.secretNamespaces);
     return req;
@@ -75,7 +88,11 @@ export class RequestChecks {
   private async folderOwner(req: CreateRequest, caller: CallerIdentity): Promise<string> {
     const owner = await this.readModel.clusterOwner(req.repo_url, req.cluster_name).catch(() => undefined);
     if (owner !== undefined && owner !== caller.name && caller.role !== 'admin') {
-      throw new ApiError(403, 'cluster_owned_elsewhere', `cluster ${req.cluster_name} in this repository belongs to another key`);
+      throw new ApiError(
+        403,
+        'cluster_owned_elsewhere',
+        `cluster ${req.cluster_name} in this repository belongs to another key`,
+      );
     }
     return owner ?? caller.name;
   }
@@ -126,11 +143,21 @@ export class RequestChecks {
         `the reference needs credentials only their issuer can create (${needed.join(', ')}): they come from a credentials_secret, which needs access to the management cluster`,
       );
     }
-    if (!ref) throw new ApiError(422, 'credentials_missing', `credentials_secret: the reference needs credentials only their issuer can create (${needed.join(', ')}); name the Secret holding them`);
+    if (!ref)
+      throw new ApiError(
+        422,
+        'credentials_missing',
+        `credentials_secret: the reference needs credentials only their issuer can create (${needed.join(', ')}); name the Secret holding them`,
+      );
     const supplied = await this.credentials.read(ref).catch(() => undefined);
     if (!supplied) return undefined;
     const missing = missingSupplied(plan, supplied);
-    if (missing.length > 0) throw new ApiError(422, 'credentials_missing', `credentials_secret: Secret ${ref.namespace}/${ref.name} lacks ${missing.join(', ')}`);
+    if (missing.length > 0)
+      throw new ApiError(
+        422,
+        'credentials_missing',
+        `credentials_secret: Secret ${ref.namespace}/${ref.name} lacks ${missing.join(', ')}`,
+      );
     return supplied;
   }
 }

@@ -14,7 +14,11 @@ export function checkId(id: unknown): string {
  * The run's id and events from the stream, or 404: also for a run of another key (unless the caller is
  * an admin), so a key cannot even learn that another key's run exists.
  */
-export async function requireRun(store: EventStore, id: unknown, caller: CallerIdentity): Promise<{ runId: string; events: StoredEvent[] }> {
+export async function requireRun(
+  store: EventStore,
+  id: unknown,
+  caller: CallerIdentity,
+): Promise<{ runId: string; events: StoredEvent[] }> {
   const runId = checkId(id);
   const { events } = await store.readRun(runId);
   if (events.length === 0 || !owns(caller, fold(events).request?.requested_by)) throw notFound();

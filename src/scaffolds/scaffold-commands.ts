@@ -33,10 +33,14 @@ function sameRequest(stored: ScaffoldRequestedData | null, fresh: ScaffoldReques
   return stored !== null && requestDigest(stored) === requestDigest(fresh);
 }
 
-const idempotencyKeyReused = () => new ApiError(422, 'idempotency_key_reused', 'Idempotency-Key: was used for a different request by this key');
+const idempotencyKeyReused = () =>
+  new ApiError(422, 'idempotency_key_reused', 'Idempotency-Key: was used for a different request by this key');
 
 function checkIdempotencyKey(idempotencyKey: string | undefined): void {
-  if (idempotencyKey !== undefined && (idempotencyKey.length === 0 || idempotencyKey.length > 200 || /[\0\r\n]/.test(idempotencyKey))) {
+  if (
+    idempotencyKey !== undefined &&
+    (idempotencyKey.length === 0 || idempotencyKey.length > 200 || /[\0\r\n]/.test(idempotencyKey))
+  ) {
     throw invalid('Idempotency-Key', 'must be 1 to 200 characters without line breaks');
   }
 }
@@ -54,7 +58,11 @@ export class ScaffoldCommands {
     private readonly checks: RequestChecks,
   ) {}
 
-  async create(body: unknown, caller: CallerIdentity, idempotencyKey?: string): Promise<{ run: RunView; created: boolean }> {
+  async create(
+    body: unknown,
+    caller: CallerIdentity,
+    idempotencyKey?: string,
+  ): Promise<{ run: RunView; created: boolean }> {
     const req = this.checks.parseInScope(body, caller);
     checkIdempotencyKey(idempotencyKey);
     const data = await this.checks.requestedData(req, caller);
@@ -64,7 +72,11 @@ export class ScaffoldCommands {
     await this.quotas.beforeCreate(caller);
     await this.checkStartable(req);
     if (req.target.kind === 'sealing_cert') await this.inputs.put(runId, SEALING_CERT_INPUT, req.target.cert.pem);
-    const { state, appended } = await this.commands.handle(runId, { type: 'RequestScaffold', data }, { idFor: () => runId });
+    const { state, appended } = await this.commands.handle(
+      runId,
+      { type: 'RequestScaffold', data },
+      { idFor: () => runId },
+    );
     return { run: toView(runId, state), created: appended.length > 0 };
   }
 
@@ -73,7 +85,11 @@ export class ScaffoldCommands {
    * digest, or the one an earlier request with that key claimed. The same key with another body is a
    * client bug, not a retry: answering the first run would hide it.
    */
-  private async runIdForKey(caller: CallerIdentity, idempotencyKey: string, data: ScaffoldRequestedData): Promise<string> {
+  private async runIdForKey(
+    caller: CallerIdentity,
+    idempotencyKey: string,
+    data: ScaffoldRequestedData,
+  ): Promise<string> {
     const scope = sha256(`${caller.name}\0${idempotencyKey}`);
     const claim = await this.idempotencyKeys.claim(scope, { runId: randomUUID(), requestDigest: requestDigest(data) });
     if (claim.requestDigest !== requestDigest(data)) throw idempotencyKeyReused();
@@ -95,7 +111,12 @@ export class ScaffoldCommands {
     await this.checks.checkSupplied(req.credentials_secret);
     // The 409 check reads the read-model; while PostgreSQL is down requests are still accepted (appends go on).
     const active = await this.readModel.activeFor(req.repo_url, req.cluster_name).catch(() => null);
-    if (active) throw new ApiError(409, 'run_active', `run ${active.id} for ${req.cluster_name} in this repository is still ${active.status}`);
+    if (active)
+      throw new ApiError(
+        409,
+        'run_active',
+        `run ${active.id} for ${req.cluster_name} in this repository is still ${active.status}`,
+      );
   }
 
   /** Runs the current step again (idempotent: the step checks the remote for its commit and the decider drops duplicates). */
@@ -115,7 +136,8 @@ export class ScaffoldCommands {
       const { state } = await this.commands.handle(runId, command);
       return toView(runId, state);
     } catch (e) {
-      if (e instanceof RunRuleViolation) throw e.code === 'not_found' ? notFound() : new ApiError(409, 'already_finished', e.message);
+      if (e instanceof RunRuleViolation)
+        throw e.code === 'not_found' ? notFound() : new ApiError(409, 'already_finished', e.message);
       throw e;
     }
   }

@@ -44,7 +44,9 @@ export class ScaffoldPreview {
     const release = this.quotas.beginPreview(caller);
     const deadline = AbortSignal.timeout(this.config.previewTimeoutMs);
     try {
-      return await this.workspaces.withScratchClone({ url: req.repo_url, branch: req.branch }, deadline, (ws) => this.runPass(req, request, ws.dir, deadline));
+      return await this.workspaces.withScratchClone({ url: req.repo_url, branch: req.branch }, deadline, (ws) =>
+        this.runPass(req, request, ws.dir, deadline),
+      );
     } catch (e) {
       throw this.failure(e, deadline);
     } finally {
@@ -53,20 +55,33 @@ export class ScaffoldPreview {
   }
 
   /** The pass on the clone in `repoDir`, with the request's own certificate and the supplied credentials it names. */
-  private async runPass(req: CreateRequest, request: ScaffoldRequestedData, repoDir: string, deadline: AbortSignal): Promise<PreviewReport> {
+  private async runPass(
+    req: CreateRequest,
+    request: ScaffoldRequestedData,
+    repoDir: string,
+    deadline: AbortSignal,
+  ): Promise<PreviewReport> {
     const full = req.target.kind !== 'kubeconfig_secret';
     const certPem = req.target.kind === 'sealing_cert' ? req.target.cert.pem : undefined;
     const supplied = await this.checks.checkSupplied(req.credentials_secret);
     const options = passOptions(request, this.config.steps, repoDir, full ? 'full' : 'infra', certPem, supplied);
     const { summary, changes } = await this.generator.preview(options, deadline);
-    const note = full ? undefined : "the full pass needs the cluster's sealing certificate, which a run fetches once the cluster is up";
+    const note = full
+      ? undefined
+      : "the full pass needs the cluster's sealing certificate, which a run fetches once the cluster is up";
     return { pass: full ? 'full' : 'infra', ...(note ? { note } : {}), summary, changes };
   }
 
   /** A failed preview as the caller should see it: 504 past its deadline, 422 for what the request or its repository got wrong. */
   private failure(e: unknown, deadline: AbortSignal): unknown {
-    if (deadline.aborted) return new ApiError(504, 'preview_timeout', `the preview did not finish within PREVIEW_TIMEOUT_SECONDS (${this.config.previewTimeoutMs / 1000} s) and was stopped`);
-    if (e instanceof GeneratorInputError || e instanceof GeneratorValidationError || e instanceof GitStepError) return new ApiError(422, 'preview_failed', redact(e.message));
+    if (deadline.aborted)
+      return new ApiError(
+        504,
+        'preview_timeout',
+        `the preview did not finish within PREVIEW_TIMEOUT_SECONDS (${this.config.previewTimeoutMs / 1000} s) and was stopped`,
+      );
+    if (e instanceof GeneratorInputError || e instanceof GeneratorValidationError || e instanceof GitStepError)
+      return new ApiError(422, 'preview_failed', redact(e.message));
     return e;
   }
 }

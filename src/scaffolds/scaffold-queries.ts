@@ -13,7 +13,15 @@ import { decodeCursor, encodeCursor } from './cursor';
 import { checkId, requireRun } from './run-access';
 
 /** How an event is shown to auditors and watchers. */
-export const eventView = (e: StoredEvent) => ({ seq: e.seq, id: e.id, type: e.type, schema_version: e.schema_version, time: e.time, causation_id: e.causation_id, data: visibleData(e) });
+export const eventView = (e: StoredEvent) => ({
+  seq: e.seq,
+  id: e.id,
+  type: e.type,
+  schema_version: e.schema_version,
+  time: e.time,
+  causation_id: e.causation_id,
+  data: visibleData(e),
+});
 
 /** Event data as shown: a repository URL stored with credentials (accepted by older versions) is redacted. */
 function visibleData(e: StoredEvent) {
@@ -24,7 +32,10 @@ function visibleData(e: StoredEvent) {
 function outcomeLine(state: RunState): string | null {
   if (!isTerminal(state)) return null;
   const level = state.status === 'succeeded' ? 'INFO' : state.status === 'failed' ? 'ERROR' : 'WARN';
-  const commits = state.status === 'succeeded' ? ` (infra ${state.infraCommit?.slice(0, 12)}, full ${state.fullCommit?.slice(0, 12)})` : '';
+  const commits =
+    state.status === 'succeeded'
+      ? ` (infra ${state.infraCommit?.slice(0, 12)}, full ${state.fullCommit?.slice(0, 12)})`
+      : '';
   return `${state.finishedAt} ${level} [run] run ${state.status}: ${state.message}${commits}`;
 }
 
@@ -75,12 +86,23 @@ export class ScaffoldQueries {
     return toView(runId, state);
   }
 
-  async list(query: { status?: unknown; limit?: unknown; cursor?: unknown }, caller: CallerIdentity): Promise<{ items: RunView[]; next_cursor: string | null }> {
+  async list(
+    query: { status?: unknown; limit?: unknown; cursor?: unknown },
+    caller: CallerIdentity,
+  ): Promise<{ items: RunView[]; next_cursor: string | null }> {
     const limit = pageLimit(query.limit, 50, 500);
-    if (query.status !== undefined && !(RUN_STATUSES as readonly string[]).includes(String(query.status))) throw invalid('status', `must be one of ${RUN_STATUSES.join(', ')}`);
+    if (query.status !== undefined && !(RUN_STATUSES as readonly string[]).includes(String(query.status)))
+      throw invalid('status', `must be one of ${RUN_STATUSES.join(', ')}`);
     const after = query.cursor === undefined ? undefined : decodeCursor(String(query.cursor));
     const owner = caller.role === 'admin' ? undefined : caller.name;
-    const rows = await fromReadModel(() => this.readModel.page({ status: query.status === undefined ? undefined : String(query.status), after, owner, limit }));
+    const rows = await fromReadModel(() =>
+      this.readModel.page({
+        status: query.status === undefined ? undefined : String(query.status),
+        after,
+        owner,
+        limit,
+      }),
+    );
     const items = rows.map((r) => toView(r.id, r.state));
     const last = rows[rows.length - 1];
     return { items, next_cursor: rows.length === limit && last ? encodeCursor(last.created_at, last.id) : null };
@@ -92,28 +114,47 @@ export class ScaffoldQueries {
   }
 
   /** The audit log across runs, from the stream itself: since a time or a cursor, optionally one type. */
-  async allEvents(query: { since?: unknown; type?: unknown; limit?: unknown; cursor?: unknown }, caller: CallerIdentity) {
+  async allEvents(
+    query: { since?: unknown; type?: unknown; limit?: unknown; cursor?: unknown },
+    caller: CallerIdentity,
+  ) {
     const limit = pageLimit(query.limit, 100, 1000);
     const types = query.type === undefined ? undefined : String(query.type).split(',');
     if (types && !types.every(isEventType)) throw invalid('type', `must be event types: ${EVENT_TYPES.join(', ')}`);
     const { events, nextSeq } = await this.store.readRange({ ...auditStart(query), limit, types });
     const visible = caller.role === 'admin' ? events : await this.ownedBy(caller, events);
-    return { items: visible.map((e) => ({ run_id: e.run_id, ...eventView(e) })), next_cursor: nextSeq === null ? null : String(nextSeq) };
+    return {
+      items: visible.map((e) => ({ run_id: e.run_id, ...eventView(e) })),
+      next_cursor: nextSeq === null ? null : String(nextSeq),
+    };
   }
 
   /** The events of runs this caller owns (a page of the audit feed may then hold fewer than `limit`). */
   private async ownedBy(caller: CallerIdentity, events: StoredEvent[]): Promise<StoredEvent[]> {
     const owners = new Map<string, string | undefined>();
-    for (const runId of new Set(events.map((e) => e.run_id))) owners.set(runId, fold((await this.store.readRun(runId)).events).request?.requested_by);
+    for (const runId of new Set(events.map((e) => e.run_id)))
+      owners.set(runId, fold((await this.store.readRun(runId)).events).request?.requested_by);
     return events.filter((e) => owners.get(e.run_id) === caller.name);
   }
 
   /** Follows a run's events live (SSE, NATS watchers) from after `afterSeq`, ending after the terminal event. */
-  async follow(id: unknown, caller: CallerIdentity, afterSeq: number | undefined, onEvent: (e: ReturnType<typeof eventView>) => void | Promise<void>, signal: AbortSignal) {
+  async follow(
+    id: unknown,
+    caller: CallerIdentity,
+    afterSeq: number | undefined,
+    onEvent: (e: ReturnType<typeof eventView>) => void | Promise<void>,
+    signal: AbortSignal,
+  ) {
     const { runId, events } = await requireRun(this.store, id, caller);
     const last = events[events.length - 1];
     if (TERMINAL_EVENTS.includes(last.type) && afterSeq !== undefined && afterSeq >= last.seq) return;
-    await this.store.follow({ runId, afterSeq, signal, onEvent: (e) => onEvent(eventView(e)), until: (e) => TERMINAL_EVENTS.includes(e.type) });
+    await this.store.follow({
+      runId,
+      afterSeq,
+      signal,
+      onEvent: (e) => onEvent(eventView(e)),
+      until: (e) => TERMINAL_EVENTS.includes(e.type),
+    });
   }
 
   /** The run's log lines (already redacted when written), oldest first, as text. */

@@ -21,7 +21,12 @@ export class ScaffoldsController {
   ) {}
 
   @Post()
-  async create(@Body() body: unknown, @Caller() caller: CallerIdentity, @Headers('idempotency-key') idempotencyKey: string | undefined, @Res() res: Response) {
+  async create(
+    @Body() body: unknown,
+    @Caller() caller: CallerIdentity,
+    @Headers('idempotency-key') idempotencyKey: string | undefined,
+    @Res() res: Response,
+  ) {
     const { run } = await this.commands.create(body, caller, idempotencyKey);
     res.status(202).location(`/api/v1/scaffolds/${run.id}`).json(run);
   }
@@ -54,8 +59,15 @@ export class ScaffoldsController {
    * per key and per replica (429).
    */
   @Get(':id/events/stream')
-  async stream(@Param('id') id: string, @Caller() caller: CallerIdentity, @Headers('last-event-id') lastId: string | undefined, @Req() req: Request, @Res() res: Response) {
-    if (lastId !== undefined && !/^\d{1,15}$/.test(lastId)) throw invalid('Last-Event-ID', 'must be a stream sequence this API sent (a number)');
+  async stream(
+    @Param('id') id: string,
+    @Caller() caller: CallerIdentity,
+    @Headers('last-event-id') lastId: string | undefined,
+    @Req() req: Request,
+    @Res() res: Response,
+  ) {
+    if (lastId !== undefined && !/^\d{1,15}$/.test(lastId))
+      throw invalid('Last-Event-ID', 'must be a stream sequence this API sent (a number)');
     const afterSeq = lastId === undefined ? undefined : Number(lastId);
     const release = this.quotas.openStream(caller);
     const abort = new AbortController();
@@ -65,7 +77,14 @@ export class ScaffoldsController {
     const start = () => {
       if (started) return;
       started = true;
-      res.status(200).set({ 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
+      res
+        .status(200)
+        .set({
+          'content-type': 'text/event-stream',
+          'cache-control': 'no-cache',
+          connection: 'keep-alive',
+          'x-accel-buffering': 'no',
+        });
       res.flushHeaders();
     };
     try {

@@ -1,5 +1,10 @@
 import { createHash } from 'node:crypto';
-import { InMemoryEventStore, InMemoryIdempotencyKeys, InMemoryRunInputs, InMemoryRunLogStore } from '../../libs/event-store/src';
+import {
+  InMemoryEventStore,
+  InMemoryIdempotencyKeys,
+  InMemoryRunInputs,
+  InMemoryRunLogStore,
+} from '../../libs/event-store/src';
 import { IN_PROCESS_GENERATOR } from '../../libs/generator/src';
 import { localGitWorkspaces } from '../git/git.module';
 import { RunCommands } from '../../libs/run-decider/src';
@@ -21,14 +26,35 @@ const alice = { name: 'alice', role: 'operator' } as const;
 const bob = { name: 'bob', role: 'operator' } as const;
 const admin = { name: 'ops', role: 'admin' } as const;
 /** Quotas far above what a unit test reaches; their own tests are in test/service/abuse.spec.ts. */
-const quotasFor = (readModel: RunReadModel) => new Quotas(readModel, loadConfig({ API_KEY: 'unit-test-key-0123456789' }));
-const UNIT_ENV = { API_KEY: 'unit-test-key-0123456789', REGISTRY_SERVER: 'r.example.com', REGISTRY_USERNAME: 'u', REGISTRY_PASSWORD: 'unit-registry-password' };
+const quotasFor = (readModel: RunReadModel) =>
+  new Quotas(readModel, loadConfig({ API_KEY: 'unit-test-key-0123456789' }));
+const UNIT_ENV = {
+  API_KEY: 'unit-test-key-0123456789',
+  REGISTRY_SERVER: 'r.example.com',
+  REGISTRY_USERNAME: 'u',
+  REGISTRY_PASSWORD: 'unit-registry-password',
+};
 
 /** The three providers as ScaffoldsModule wires them, over one store, read-model and set of checks. */
-function scaffolds(store: InMemoryEventStore, readModel: RunReadModel, config: AppConfig, quotas: Quotas, inputs = new InMemoryRunInputs(), credentials?: SuppliedCredentialsSource) {
+function scaffolds(
+  store: InMemoryEventStore,
+  readModel: RunReadModel,
+  config: AppConfig,
+  quotas: Quotas,
+  inputs = new InMemoryRunInputs(),
+  credentials?: SuppliedCredentialsSource,
+) {
   const checks = new RequestChecks(config, readModel, credentials);
   return {
-    commands: new ScaffoldCommands(store, new RunCommands(store), inputs, readModel, quotas, new InMemoryIdempotencyKeys(), checks),
+    commands: new ScaffoldCommands(
+      store,
+      new RunCommands(store),
+      inputs,
+      readModel,
+      quotas,
+      new InMemoryIdempotencyKeys(),
+      checks,
+    ),
     queries: new ScaffoldQueries(store, new InMemoryRunLogStore(), readModel),
     preview: new ScaffoldPreview(config, quotas, IN_PROCESS_GENERATOR, localGitWorkspaces(config), checks),
   };
@@ -77,11 +103,19 @@ describe('the scaffolds providers (in-memory event store)', () => {
     await expect(bare.commands.create(body(), alice)).rejects.toMatchObject({
       status: 422,
       code: 'registry_missing',
-      message: expect.stringContaining('(platform/registry-credentials) are built from REGISTRY_SERVER, REGISTRY_USERNAME and REGISTRY_PASSWORD'),
+      message: expect.stringContaining(
+        '(platform/registry-credentials) are built from REGISTRY_SERVER, REGISTRY_USERNAME and REGISTRY_PASSWORD',
+      ),
     });
     expect(await store.readRange({ limit: 10 })).toMatchObject({ events: [] });
     // A Job's registry settings are its own: the service with EXECUTOR=kubernetes does not refuse.
-    const withJobs = scaffolds(store, emptyReadModel, loadConfig({ ...withoutRegistry, EXECUTOR: 'kubernetes' }), quotas, inputs);
+    const withJobs = scaffolds(
+      store,
+      emptyReadModel,
+      loadConfig({ ...withoutRegistry, EXECUTOR: 'kubernetes' }),
+      quotas,
+      inputs,
+    );
     expect((await withJobs.commands.create(body(), alice)).created).toBe(true);
   });
 
@@ -90,7 +124,10 @@ describe('the scaffolds providers (in-memory event store)', () => {
     expect(created).toBe(true);
     expect(run).toMatchObject({ status: 'queued', step: 'infra-pass', gitops_path: 'clusters/unit' });
     const [event] = (await store.readRun(run.id)).events;
-    expect(event).toMatchObject({ type: 'ScaffoldRequested', data: { requested_by: 'alice', target: { kind: 'sealing_cert' } } });
+    expect(event).toMatchObject({
+      type: 'ScaffoldRequested',
+      data: { requested_by: 'alice', target: { kind: 'sealing_cert' } },
+    });
     expect(JSON.stringify(event)).not.toContain('BEGIN CERTIFICATE');
     expect((await inputs.get(run.id, SEALING_CERT_INPUT))?.trim()).toBe(cert.certPem.trim());
     expect(await service.queries.get(run.id, admin)).toEqual(run);
@@ -103,7 +140,10 @@ describe('the scaffolds providers (in-memory event store)', () => {
     expect(await types(first.run.id)).toEqual(['ScaffoldRequested']);
     expect((await service.commands.create(body('other'), bob, 'key-1')).run.id).not.toBe(first.run.id);
     // The same key with another body is refused, and nothing is appended.
-    await expect(service.commands.create(body('changed'), alice, 'key-1')).rejects.toMatchObject({ status: 422, code: 'idempotency_key_reused' });
+    await expect(service.commands.create(body('changed'), alice, 'key-1')).rejects.toMatchObject({
+      status: 422,
+      code: 'idempotency_key_reused',
+    });
     expect(await types(first.run.id)).toEqual(['ScaffoldRequested']);
   });
 
@@ -115,20 +155,35 @@ describe('the scaffolds providers (in-memory event store)', () => {
   });
 
   it('appends nothing for a bad request', async () => {
-    await expect(service.commands.create({ ...body(), cluster_name: 'Not_A_Name' }, alice)).rejects.toMatchObject({ status: 400, message: expect.stringMatching(/^cluster_name:/) });
+    await expect(service.commands.create({ ...body(), cluster_name: 'Not_A_Name' }, alice)).rejects.toMatchObject({
+      status: 400,
+      message: expect.stringMatching(/^cluster_name:/),
+    });
     await expect(service.commands.create(body(), alice, '')).rejects.toMatchObject({ status: 400 });
     expect(await store.lastSeq()).toBe(0);
   });
 
   it("refuses another key's cluster folder before appending (admins act for its owner, recorded as cluster_owner)", async () => {
-    const owned = { ...emptyReadModel, clusterOwner: async (repo: string, cluster: string) => (cluster === 'unit' && repo === 'https://git.example.com/fleet.git' ? 'alice' : undefined) };
+    const owned = {
+      ...emptyReadModel,
+      clusterOwner: async (repo: string, cluster: string) =>
+        cluster === 'unit' && repo === 'https://git.example.com/fleet.git' ? 'alice' : undefined,
+    };
     const guarded = scaffolds(store, owned as unknown as RunReadModel, loadConfig(UNIT_ENV), quotas, inputs);
     const refused = await guarded.commands.create(body(), bob).catch((e) => e);
-    expect([refused.status, refused.code, refused.message]).toEqual([403, 'cluster_owned_elsewhere', 'cluster unit in this repository belongs to another key']);
+    expect([refused.status, refused.code, refused.message]).toEqual([
+      403,
+      'cluster_owned_elsewhere',
+      'cluster unit in this repository belongs to another key',
+    ]);
     expect(await guarded.preview.preview(body(), bob).catch((e) => e.code)).toBe('cluster_owned_elsewhere');
     expect(await store.lastSeq()).toBe(0);
-    const dataOf = async (id: string) => ((await store.readRun(id)).events[0] as { data: Record<string, unknown> }).data;
-    expect(await dataOf((await guarded.commands.create(body(), admin)).run.id)).toMatchObject({ requested_by: 'ops', cluster_owner: 'alice' });
+    const dataOf = async (id: string) =>
+      ((await store.readRun(id)).events[0] as { data: Record<string, unknown> }).data;
+    expect(await dataOf((await guarded.commands.create(body(), admin)).run.id)).toMatchObject({
+      requested_by: 'ops',
+      cluster_owner: 'alice',
+    });
     expect(await dataOf((await guarded.commands.create(body(), alice)).run.id)).not.toHaveProperty('cluster_owner');
   });
 
@@ -156,20 +211,39 @@ describe('the scaffolds providers: credentials only their issuer can create', ()
   const cert = makeRsaCert();
   const template = tempDir('svc-supplied');
   writeSuppliedReference(template);
-  const emptyReadModel = { activeFor: async () => null, clusterOwner: async () => undefined, usage: async () => ({ active: 0, createdSince: 0 }) } as unknown as RunReadModel;
+  const emptyReadModel = {
+    activeFor: async () => null,
+    clusterOwner: async () => undefined,
+    usage: async () => ({ active: 0, createdSince: 0 }),
+  } as unknown as RunReadModel;
   const quotas = quotasFor(emptyReadModel);
   const TOKEN = 'IssuedByTheDnsProvider-0042';
   const held: Record<string, Record<string, string>> = {
     'capi-clusters/complete': { 'data/dns-provider/api-token': TOKEN },
     'capi-clusters/incomplete': { 'data/other/api-token': 'x' },
   };
-  const source = { read: async (ref: { namespace: string; name: string }) => held[`${ref.namespace}/${ref.name}`] ?? Promise.reject(new Error('not found')) };
+  const source = {
+    read: async (ref: { namespace: string; name: string }) =>
+      held[`${ref.namespace}/${ref.name}`] ?? Promise.reject(new Error('not found')),
+  };
   const make = (executor: 'local' | 'kubernetes') => {
     const store = new InMemoryEventStore();
-    const config = loadConfig({ ...UNIT_ENV, TEMPLATE_DIR: template, EXECUTOR: executor, SECRET_NAMESPACES: 'capi-clusters' });
+    const config = loadConfig({
+      ...UNIT_ENV,
+      TEMPLATE_DIR: template,
+      EXECUTOR: executor,
+      SECRET_NAMESPACES: 'capi-clusters',
+    });
     return {
       store,
-      ...scaffolds(store, emptyReadModel, config, quotas, new InMemoryRunInputs(), executor === 'kubernetes' ? source : undefined),
+      ...scaffolds(
+        store,
+        emptyReadModel,
+        config,
+        quotas,
+        new InMemoryRunInputs(),
+        executor === 'kubernetes' ? source : undefined,
+      ),
     };
   };
   const body = (extra: object = {}) => ({
@@ -184,26 +258,47 @@ describe('the scaffolds providers: credentials only their issuer can create', ()
 
   it('refuses at once, naming the keys, when the request names no Secret or one that lacks them; appends nothing', async () => {
     const { store, commands } = make('kubernetes');
-    await expect(commands.create(body(), alice)).rejects.toMatchObject({ status: 422, code: 'credentials_missing', message: expect.stringContaining('data/dns-provider/api-token') });
-    const incomplete = commands.create(body({ credentials_secret: { namespace: 'capi-clusters', name: 'incomplete' } }), alice);
-    await expect(incomplete).rejects.toMatchObject({ status: 422, message: 'credentials_secret: Secret capi-clusters/incomplete lacks data/dns-provider/api-token' });
+    await expect(commands.create(body(), alice)).rejects.toMatchObject({
+      status: 422,
+      code: 'credentials_missing',
+      message: expect.stringContaining('data/dns-provider/api-token'),
+    });
+    const incomplete = commands.create(
+      body({ credentials_secret: { namespace: 'capi-clusters', name: 'incomplete' } }),
+      alice,
+    );
+    await expect(incomplete).rejects.toMatchObject({
+      status: 422,
+      message: 'credentials_secret: Secret capi-clusters/incomplete lacks data/dns-provider/api-token',
+    });
     expect(await store.lastSeq()).toBe(0);
   });
 
   it('records only the reference of a Secret that holds them, or that cannot be read yet', async () => {
     const { store, commands } = make('kubernetes');
     for (const name of ['complete', 'not-there-yet']) {
-      const { run } = await commands.create(body({ cluster_name: `sup-${name}`, credentials_secret: { namespace: 'capi-clusters', name } }), alice);
+      const { run } = await commands.create(
+        body({ cluster_name: `sup-${name}`, credentials_secret: { namespace: 'capi-clusters', name } }),
+        alice,
+      );
       const [event] = (await store.readRun(run.id)).events;
-      expect(event.type === 'ScaffoldRequested' && event.data.credentials_secret).toEqual({ namespace: 'capi-clusters', name });
+      expect(event.type === 'ScaffoldRequested' && event.data.credentials_secret).toEqual({
+        namespace: 'capi-clusters',
+        name,
+      });
       expect(JSON.stringify(event)).not.toContain(TOKEN);
     }
   });
 
   it('says where supplied credentials come from when the process cannot reach the management cluster', async () => {
     const { commands } = make('local');
-    await expect(commands.create(body(), alice)).rejects.toMatchObject({ status: 422, message: expect.stringContaining('access to the management cluster') });
-    await expect(commands.create(body({ credentials_secret: { namespace: 'capi-clusters', name: 'complete' } }), alice)).rejects.toMatchObject({
+    await expect(commands.create(body(), alice)).rejects.toMatchObject({
+      status: 422,
+      message: expect.stringContaining('access to the management cluster'),
+    });
+    await expect(
+      commands.create(body({ credentials_secret: { namespace: 'capi-clusters', name: 'complete' } }), alice),
+    ).rejects.toMatchObject({
       status: 422,
       code: 'unsupported_credentials_secret',
     });

@@ -3,7 +3,13 @@ import type { Logger } from 'pino';
 import type { TreeGenerator } from '../../libs/generator/src';
 import { EventStore, RunInputs, RunLogStore } from '../../libs/event-store/src';
 import type { GitWorkspaces } from '../../libs/git/src';
-import { LOCAL_STEP_HANDLERS, stepConsumer, StepProcessor, SuppliedCredentialsSource, TargetClusters } from '../../libs/steps/src';
+import {
+  LOCAL_STEP_HANDLERS,
+  stepConsumer,
+  StepProcessor,
+  SuppliedCredentialsSource,
+  TargetClusters,
+} from '../../libs/steps/src';
 import type { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
 import { ConsumerSpec, ConsumesEvents, EventConsumer } from '../event-store/event-consumer';
@@ -43,9 +49,22 @@ export class StepConsumers implements EventConsumer {
     @Inject(GIT_WORKSPACES) workspaces: GitWorkspaces,
     metrics: Metrics,
   ) {
-    const onAttempt = (step: string, outcome: 'succeeded' | 'failed', seconds: number) => metrics.stepDuration.observe({ step, outcome }, seconds);
+    const onAttempt = (step: string, outcome: 'succeeded' | 'failed', seconds: number) =>
+      metrics.stepDuration.observe({ step, outcome }, seconds);
     const onHandoff = (step: string, seconds: number) => metrics.stepHandoff.observe({ step }, seconds);
-    const deps = { store: events, inputs, logs, settings: config.steps, logger, targets: scope.targets, credentials: scope.credentials, generator, workspaces, onAttempt, onHandoff };
+    const deps = {
+      store: events,
+      inputs,
+      logs,
+      settings: config.steps,
+      logger,
+      targets: scope.targets,
+      credentials: scope.credentials,
+      generator,
+      workspaces,
+      onAttempt,
+      onHandoff,
+    };
     this.specs = LOCAL_STEP_HANDLERS.map((handler) => ({
       options: stepConsumer(handler.step, config.steps, scope.onlyRunId),
       handle: new StepProcessor(handler, deps).handle,

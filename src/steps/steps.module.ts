@@ -17,7 +17,11 @@ export class StepsModule {
         { token: TARGET_CLUSTERS, optional: true },
         { token: SUPPLIED_CREDENTIALS, optional: true },
       ],
-      useFactory: (targets?: TargetClusters, credentials?: SuppliedCredentialsSource): StepScope => ({ onlyRunId, targets, credentials }),
+      useFactory: (targets?: TargetClusters, credentials?: SuppliedCredentialsSource): StepScope => ({
+        onlyRunId,
+        targets,
+        credentials,
+      }),
     };
     return { module: StepsModule, imports: [GitModule], providers: [scope, StepConsumers] };
   }

@@ -144,7 +144,11 @@ describe('the import graph', () => {
   });
 
   it('has no library importing the service (src/)', () => {
-    const upward = [...files].flatMap(([from, to]) => (from.startsWith('libs/') ? [...to.keys()].filter((t) => t.startsWith('src/')).map((t) => `${from} imports ${t}`) : []));
+    const upward = [...files].flatMap(([from, to]) =>
+      from.startsWith('libs/')
+        ? [...to.keys()].filter((t) => t.startsWith('src/')).map((t) => `${from} imports ${t}`)
+        : [],
+    );
     expect(upward).toEqual([]);
   });
 });

@@ -15,8 +15,14 @@ describe('generator on a reference in the flux bootstrap layout', () => {
   const template = tempDir('bootstrap-template');
   cpSync(SHIPPED_TEMPLATE, template, { recursive: true });
   const sync = join(template, 'clusters/development/flux-system/gotk-sync.yaml');
-  writeFileSync(sync, readFileSync(sync, 'utf8').replace('path: ./clusters/development/flux-system', 'path: ./clusters/development'));
-  writeFileSync(join(template, 'clusters/development/kustomization.yaml'), 'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - flux-system\n');
+  writeFileSync(
+    sync,
+    readFileSync(sync, 'utf8').replace('path: ./clusters/development/flux-system', 'path: ./clusters/development'),
+  );
+  writeFileSync(
+    join(template, 'clusters/development/kustomization.yaml'),
+    'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - flux-system\n',
+  );
   const options = (repoDir: string, extra: Partial<GenerateOptions>): GenerateOptions => ({
     repoDir,
     templateDir: template,
@@ -30,17 +36,28 @@ describe('generator on a reference in the flux bootstrap layout', () => {
 
   it('keeps the root kustomization and the Kustomization over the cluster root, repointed, in both passes', async () => {
     const repo = tempDir('bootstrap-out');
-    for (const extra of [{}, { pass: 'full' as const, sealingCertPem: cert.certPem, registry: { server: 'r.example.com', username: 'u', password: 'RegistryPassword-1' } }]) {
+    for (const extra of [
+      {},
+      {
+        pass: 'full' as const,
+        sealingCertPem: cert.certPem,
+        registry: { server: 'r.example.com', username: 'u', password: 'RegistryPassword-1' },
+      },
+    ]) {
       const { summary } = await generate(options(repo, extra));
       expect(yamlObjects(join(repo, 'clusters/boot/kustomization.yaml'))[0].resources).toEqual(['flux-system']);
-      const root = yamlObjects(join(repo, 'clusters/boot/flux-system/gotk-sync.yaml')).find((o) => o.kind === 'Kustomization' && o.metadata.name === 'flux-system');
+      const root = yamlObjects(join(repo, 'clusters/boot/flux-system/gotk-sync.yaml')).find(
+        (o) => o.kind === 'Kustomization' && o.metadata.name === 'flux-system',
+      );
       expect(root.spec.path).toBe('./clusters/boot');
       expect(summary.kustomizations).toContainEqual({ name: 'flux-system', path: './clusters/boot', dependsOn: [] });
       expect(summary.validated).toContain('clusters/boot');
       // What the bootstrap Kustomization applies from the root: the sync objects, not the layers themselves.
       const applied = kustomize(join(repo, 'clusters/boot'));
       expect([...new Set(applied.map((o) => o.kind))].sort()).toEqual(['GitRepository', 'Kustomization']);
-      const layers = applied.filter((o) => o.kind === 'Kustomization' && o.metadata.name !== 'flux-system').map((o) => o.spec.path);
+      const layers = applied
+        .filter((o) => o.kind === 'Kustomization' && o.metadata.name !== 'flux-system')
+        .map((o) => o.spec.path);
       expect(layers.every((p: string) => p.startsWith('./clusters/boot/'))).toBe(true);
       expect(layers).toContain('./clusters/boot/infrastructure');
       expect(layers.includes('./clusters/boot/database')).toBe(extra.pass === 'full');

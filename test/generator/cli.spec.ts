@@ -16,7 +16,16 @@ function run(args: string[], env: Record<string, string> = {}) {
 }
 
 describe('generate-gitops-env command line', () => {
-  const common = ['--cluster-name', 'cli-test', '--domain', 'cli.example.com', '--region', 'eu-west-2', '--acme-email', 'ops@cli.example.com'];
+  const common = [
+    '--cluster-name',
+    'cli-test',
+    '--domain',
+    'cli.example.com',
+    '--region',
+    'eu-west-2',
+    '--acme-email',
+    'ops@cli.example.com',
+  ];
 
   it('prints help and its version', () => {
     const r = run(['--help']);
@@ -28,7 +37,9 @@ describe('generate-gitops-env command line', () => {
   it('helps a newcomer: a mistyped option gets a suggestion, missing flags and a missing pass get the usage', () => {
     const typo = run(['--infra-onyl']);
     expect(typo.code).toBe(2);
-    expect(typo.stderr).toMatch(/Unknown option '--infra-onyl'.*; did you mean --infra-only\?\nUsage:\n {2}generate-gitops-env --repo DIR/);
+    expect(typo.stderr).toMatch(
+      /Unknown option '--infra-onyl'.*; did you mean --infra-only\?\nUsage:\n {2}generate-gitops-env --repo DIR/,
+    );
     const bare = run([]);
     expect(bare.code).toBe(2);
     expect(bare.stderr).toMatch(
@@ -40,11 +51,23 @@ describe('generate-gitops-env command line', () => {
   });
 
   it('names a missing template folder and lists the environments of a reference when the one asked for is not there', () => {
-    const missing = run(['--repo', tempDir('cli-tmpl'), ...common, '--infra-only', '--template', '/nonexistent/templates/nope']);
-    expect([missing.code, missing.stderr]).toEqual([2, 'generate-gitops-env: template folder /nonexistent/templates/nope does not exist\n']);
+    const missing = run([
+      '--repo',
+      tempDir('cli-tmpl'),
+      ...common,
+      '--infra-only',
+      '--template',
+      '/nonexistent/templates/nope',
+    ]);
+    expect([missing.code, missing.stderr]).toEqual([
+      2,
+      'generate-gitops-env: template folder /nonexistent/templates/nope does not exist\n',
+    ]);
     const wrongEnv = run(['--repo', tempDir('cli-env'), ...common, '--infra-only', '--reference-env', 'staging']);
     expect(wrongEnv.code).toBe(2);
-    expect(wrongEnv.stderr).toBe(`generate-gitops-env: reference environment "staging" does not exist in ${SHIPPED_TEMPLATE}; its environments: development\n`);
+    expect(wrongEnv.stderr).toBe(
+      `generate-gitops-env: reference environment "staging" does not exist in ${SHIPPED_TEMPLATE}; its environments: development\n`,
+    );
   });
 
   it('says in the plain summary which shared folders it copied, counts in words that agree, and rewrites reference comments for the new cluster', () => {
@@ -61,7 +84,9 @@ describe('generate-gitops-env command line', () => {
     expect(full.code).toBe(0);
     expect(infra.stdout + full.stdout).toMatch(/shared folders copied into the repository \(they were missing\): base/);
     expect(infra.stdout + full.stdout).not.toMatch(/\b1 (keys|folders)\b/);
-    const sync = execFileSync('cat', [join(repo, 'clusters/cli-test/flux-system/gotk-sync.yaml')], { encoding: 'utf8' });
+    const sync = execFileSync('cat', [join(repo, 'clusters/cli-test/flux-system/gotk-sync.yaml')], {
+      encoding: 'utf8',
+    });
     expect(sync).toMatch(/^# Flux sync objects for the cli-test cluster/);
     expect(
       sync
@@ -76,7 +101,11 @@ describe('generate-gitops-env command line', () => {
     const infra = run(['--repo', repo, ...common, '--infra-only', '--json']);
     expect(infra.stderr).toBe('');
     expect(infra.code).toBe(0);
-    expect(JSON.parse(infra.stdout)).toMatchObject({ pass: 'infra', gitops_path: 'clusters/cli-test', objects_sealed: [] });
+    expect(JSON.parse(infra.stdout)).toMatchObject({
+      pass: 'infra',
+      gitops_path: 'clusters/cli-test',
+      objects_sealed: [],
+    });
     const cert = makeRsaCert();
     writeFileSync(join(repo, '..', 'cli-cert.pem'), cert.certPem);
     const registryPassword = 'CliRegistryPassword-9876543210';
@@ -99,15 +128,35 @@ describe('generate-gitops-env command line', () => {
     const dir = tempDir('cli-auth-files');
     const cert = makeRsaCert();
     writeFileSync(join(dir, 'cert.pem'), cert.certPem);
-    const dockerConfig = JSON.stringify({ auths: { 'registry.cli.example.com': { auth: Buffer.from('file-user:FileRegistryPassword-123').toString('base64') } } });
+    const dockerConfig = JSON.stringify({
+      auths: {
+        'registry.cli.example.com': { auth: Buffer.from('file-user:FileRegistryPassword-123').toString('base64') },
+      },
+    });
     writeFileSync(join(dir, 'config.json'), dockerConfig);
     expect(run(['--repo', repo, ...common, '--infra-only']).code).toBe(0);
-    const full = run(['--repo', repo, ...common, '--sealing-cert', join(dir, 'cert.pem'), '--registry-auth', join(dir, 'config.json')]);
+    const full = run([
+      '--repo',
+      repo,
+      ...common,
+      '--sealing-cert',
+      join(dir, 'cert.pem'),
+      '--registry-auth',
+      join(dir, 'config.json'),
+    ]);
     expect(full.code).toBe(0);
     const sealed = yamlObjects(join(repo, 'clusters/cli-test/apps/registry-credentials.yaml'))[0];
     expect(unsealManifest(cert.privateKeyPem, sealed)['.dockerconfigjson']).toBe(dockerConfig);
     writeFileSync(join(dir, 'bad.json'), '{"no": "auths"}');
-    const bad = run(['--repo', repo, ...common, '--sealing-cert', join(dir, 'cert.pem'), '--registry-auth', join(dir, 'bad.json')]);
+    const bad = run([
+      '--repo',
+      repo,
+      ...common,
+      '--sealing-cert',
+      join(dir, 'cert.pem'),
+      '--registry-auth',
+      join(dir, 'bad.json'),
+    ]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/has no "auths" object/);
   });
@@ -119,7 +168,10 @@ describe('generate-gitops-env command line', () => {
     [['--repo', '.', ...common, '--infra-only', '--domain', 'not a domain'], /--domain must be/],
     [['--repo', '.', ...common], /choose a pass: --infra-only/],
     [['--repo', '.', ...common, '--sealing-cert', '/nonexistent.pem'], /cannot be read/],
-    [['--repo', '.', ...common, '--infra-only', '--reference-env', 'nope'], /reference environment "nope" does not exist/],
+    [
+      ['--repo', '.', ...common, '--infra-only', '--reference-env', 'nope'],
+      /reference environment "nope" does not exist/,
+    ],
   ])('exits 2 with one line for bad input (then the usage, for a wrong command line) %#', (args, message) => {
     const cwd = tempDir('cli-bad');
     const r = run(args.map((a) => (a === '.' ? cwd : a)));
@@ -132,11 +184,27 @@ describe('generate-gitops-env command line', () => {
 
   it('runs both passes on the phased cluster-vars template with --var, and rejects a malformed --var', () => {
     const repo = tempDir('cli-vars');
-    const phased = ['--repo', repo, ...common, '--template', join(__dirname, '../../templates/phased-platform'), '--reference-env', 'dev'];
-    const vars = ['--var', 'CLUSTER_ISSUER=letsencrypt-prod', '--var', 'EXTERNAL_DNS_ROLE_ARN=arn:aws:iam::333333333333:role/dns'];
+    const phased = [
+      '--repo',
+      repo,
+      ...common,
+      '--template',
+      join(__dirname, '../../templates/phased-platform'),
+      '--reference-env',
+      'dev',
+    ];
+    const vars = [
+      '--var',
+      'CLUSTER_ISSUER=letsencrypt-prod',
+      '--var',
+      'EXTERNAL_DNS_ROLE_ARN=arn:aws:iam::333333333333:role/dns',
+    ];
     const infra = run([...phased, ...vars, '--infra-only', '--json']);
     expect(infra.stderr).toBe('');
-    expect(JSON.parse(infra.stdout)).toMatchObject({ environment_model: 'cluster-vars', cluster_vars: { CLUSTER_DOMAIN: 'cli.example.com', CLUSTER_ISSUER: 'letsencrypt-prod' } });
+    expect(JSON.parse(infra.stdout)).toMatchObject({
+      environment_model: 'cluster-vars',
+      cluster_vars: { CLUSTER_DOMAIN: 'cli.example.com', CLUSTER_ISSUER: 'letsencrypt-prod' },
+    });
     const cert = makeRsaCert();
     writeFileSync(join(repo, '..', 'cli-vars-cert.pem'), cert.certPem);
     const full = run([...phased, ...vars, '--sealing-cert', join(repo, '..', 'cli-vars-cert.pem')], {
@@ -148,7 +216,11 @@ describe('generate-gitops-env command line', () => {
     expect(full.stdout).toContain('cluster-vars: CLUSTER_NAME=cli-test CLUSTER_DOMAIN=cli.example.com');
     expect(full.stdout).not.toContain('CliVarsRegistryPassword-1234');
     const vars2 = yamlObjects(join(repo, 'clusters/cli-test/cluster-vars.yaml'))[0].data;
-    expect(vars2).toMatchObject({ CLUSTER_REGION: 'eu-west-2', ACME_EMAIL: 'ops@cli.example.com', EXTERNAL_DNS_ROLE_ARN: 'arn:aws:iam::333333333333:role/dns' });
+    expect(vars2).toMatchObject({
+      CLUSTER_REGION: 'eu-west-2',
+      ACME_EMAIL: 'ops@cli.example.com',
+      EXTERNAL_DNS_ROLE_ARN: 'arn:aws:iam::333333333333:role/dns',
+    });
     const bad = run([...phased, '--var', 'NO_EQUALS_SIGN', '--infra-only']);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/--var "NO_EQUALS_SIGN" must be KEY=VALUE/);
@@ -156,27 +228,40 @@ describe('generate-gitops-env command line', () => {
 
   it.each([
     ['overlay', []],
-    ['cluster-vars', ['--template', join(__dirname, '../../templates/phased-platform'), '--reference-env', 'dev', '--var', 'EXTERNAL_DNS_ROLE_ARN=arn:aws:iam::555555555555:role/dns']],
-  ])('writes SOPS-encrypted Secrets for an age recipient (%s reference) that open with the age command line', (_model, extra) => {
-    const repo = tempDir('cli-sops');
-    const age = ageIdentity();
-    const args = ['--repo', repo, ...common, ...(extra as string[])];
-    expect(run([...args, '--infra-only']).code).toBe(0);
-    const full = run([...args, '--secrets-backend', 'sops', '--age-recipient', age.recipient, '--json'], {
-      REGISTRY_SERVER: 'registry.example.net',
-      REGISTRY_USERNAME: 'cli-bot',
-      REGISTRY_PASSWORD: 'CliSopsRegistryPassword-5678',
-    });
-    expect(full.stderr).toBe('');
-    const summary = JSON.parse(full.stdout);
-    expect(summary.objects_sealed.map((o: any) => o.scope)).toEqual(['sops', 'sops', 'sops']);
-    for (const sealed of summary.objects_sealed) {
-      const { plain, macOk } = sopsOpen(yamlObjects(join(repo, sealed.file))[0], age.keyFile);
-      expect(macOk).toBe(true);
-      expect(Object.keys(plain.stringData).sort()).toEqual(sealed.keys);
-    }
-    expect(JSON.stringify(readTree(repo))).not.toContain('CliSopsRegistryPassword-5678');
-  });
+    [
+      'cluster-vars',
+      [
+        '--template',
+        join(__dirname, '../../templates/phased-platform'),
+        '--reference-env',
+        'dev',
+        '--var',
+        'EXTERNAL_DNS_ROLE_ARN=arn:aws:iam::555555555555:role/dns',
+      ],
+    ],
+  ])(
+    'writes SOPS-encrypted Secrets for an age recipient (%s reference) that open with the age command line',
+    (_model, extra) => {
+      const repo = tempDir('cli-sops');
+      const age = ageIdentity();
+      const args = ['--repo', repo, ...common, ...(extra as string[])];
+      expect(run([...args, '--infra-only']).code).toBe(0);
+      const full = run([...args, '--secrets-backend', 'sops', '--age-recipient', age.recipient, '--json'], {
+        REGISTRY_SERVER: 'registry.example.net',
+        REGISTRY_USERNAME: 'cli-bot',
+        REGISTRY_PASSWORD: 'CliSopsRegistryPassword-5678',
+      });
+      expect(full.stderr).toBe('');
+      const summary = JSON.parse(full.stdout);
+      expect(summary.objects_sealed.map((o: any) => o.scope)).toEqual(['sops', 'sops', 'sops']);
+      for (const sealed of summary.objects_sealed) {
+        const { plain, macOk } = sopsOpen(yamlObjects(join(repo, sealed.file))[0], age.keyFile);
+        expect(macOk).toBe(true);
+        expect(Object.keys(plain.stringData).sort()).toEqual(sealed.keys);
+      }
+      expect(JSON.stringify(readTree(repo))).not.toContain('CliSopsRegistryPassword-5678');
+    },
+  );
 
   it('takes credentials only their issuer can create from a 0600 file, refuses to run without them, and never prints them', () => {
     const template = tempDir('cli-corp');
@@ -185,9 +270,34 @@ describe('generate-gitops-env command line', () => {
     const cert = makeRsaCert();
     const certFile = join(tempDir('cli-corp-cert'), 'cert.pem');
     writeFileSync(certFile, cert.certPem);
-    const corp = ['--repo', repo, '--template', template, '--reference-env', 'staging', '--infra-layer', 'core', '--cluster-name', 't42', '--domain', 't42.example.com'];
-    const args = [...corp, '--region', 'eu-central-1', '--acme-email', 'certs@t42.example.com', '--sealing-cert', certFile];
-    const registry = { REGISTRY_SERVER: 'reg.t42.example.com', REGISTRY_USERNAME: 'bot', REGISTRY_PASSWORD: 'BotPassword-0123456789' };
+    const corp = [
+      '--repo',
+      repo,
+      '--template',
+      template,
+      '--reference-env',
+      'staging',
+      '--infra-layer',
+      'core',
+      '--cluster-name',
+      't42',
+      '--domain',
+      't42.example.com',
+    ];
+    const args = [
+      ...corp,
+      '--region',
+      'eu-central-1',
+      '--acme-email',
+      'certs@t42.example.com',
+      '--sealing-cert',
+      certFile,
+    ];
+    const registry = {
+      REGISTRY_SERVER: 'reg.t42.example.com',
+      REGISTRY_USERNAME: 'bot',
+      REGISTRY_PASSWORD: 'BotPassword-0123456789',
+    };
 
     const missing = run(args, registry);
     expect(missing.code).toBe(2);
@@ -208,9 +318,23 @@ describe('generate-gitops-env command line', () => {
     expect(ok.code).toBe(0);
     expect(ok.stdout).not.toContain(token);
     const summary = JSON.parse(ok.stdout);
-    expect(summary.credential_plan).toContainEqual({ namespace: 'state', name: 'mongo-root', key: 'api-token', class: 'supplied', recognised_by: 'name' });
-    expect(summary.credential_plan).toContainEqual({ namespace: 'state', name: 'mongo-root', key: 'connection-string', class: 'derived', from: ['state/mongo-root'] });
-    const mongo = yamlObjects(join(repo, 'clusters/t42/data/secrets.yaml')).find((o) => o.metadata.name === 'mongo-root');
+    expect(summary.credential_plan).toContainEqual({
+      namespace: 'state',
+      name: 'mongo-root',
+      key: 'api-token',
+      class: 'supplied',
+      recognised_by: 'name',
+    });
+    expect(summary.credential_plan).toContainEqual({
+      namespace: 'state',
+      name: 'mongo-root',
+      key: 'connection-string',
+      class: 'derived',
+      from: ['state/mongo-root'],
+    });
+    const mongo = yamlObjects(join(repo, 'clusters/t42/data/secrets.yaml')).find(
+      (o) => o.metadata.name === 'mongo-root',
+    );
     expect(unsealManifest(cert.privateKeyPem, mongo)['api-token']).toBe(token);
     const tree = Object.values(readTree(repo)).join('\n');
     expect(tree).not.toContain(token);
@@ -222,8 +346,23 @@ describe('generate-gitops-env command line', () => {
     const cert = makeRsaCert();
     const certFile = join(tempDir('cli-dry-cert'), 'cert.pem');
     writeFileSync(certFile, cert.certPem);
-    const dry = ['--repo', repo, '--cluster-name', 'dry', '--domain', 'dry.example.com', '--region', 'eu-west-2', '--acme-email', 'ops@dry.example.com'];
-    const registry = { REGISTRY_SERVER: 'reg.dry.example.com', REGISTRY_USERNAME: 'bot', REGISTRY_PASSWORD: 'DryRegistryPassword-0123' };
+    const dry = [
+      '--repo',
+      repo,
+      '--cluster-name',
+      'dry',
+      '--domain',
+      'dry.example.com',
+      '--region',
+      'eu-west-2',
+      '--acme-email',
+      'ops@dry.example.com',
+    ];
+    const registry = {
+      REGISTRY_SERVER: 'reg.dry.example.com',
+      REGISTRY_USERNAME: 'bot',
+      REGISTRY_PASSWORD: 'DryRegistryPassword-0123',
+    };
     expect(run([...dry, '--infra-only']).code).toBe(0);
     const before = readTree(repo);
 
@@ -235,12 +374,16 @@ describe('generate-gitops-env command line', () => {
     expect(shown.stdout).toContain('  added    clusters/dry/database/postgresql-credentials.yaml');
     expect(shown.stdout).toContain('+++ b/clusters/dry/database/postgresql-credentials.yaml');
     expect(shown.stdout).toContain('encryptedData: "<sealed: 4 keys>"');
-    expect(shown.stdout).toContain('credential data/postgresql-credentials/url: derived (from data/postgresql-credentials)');
+    expect(shown.stdout).toContain(
+      'credential data/postgresql-credentials/url: derived (from data/postgresql-credentials)',
+    );
     expect(shown.stdout).not.toMatch(/Ag[A-Za-z0-9+/]{100}/); // no sealed payload
     expect(shown.stdout).not.toContain('DryRegistryPassword-0123');
 
     const json = JSON.parse(run([...dry, '--sealing-cert', certFile, '--dry-run', '--json'], registry).stdout);
-    expect(json.changes.find((c: any) => c.path === 'clusters/dry/database/postgresql-credentials.yaml')).toMatchObject({ change: 'added' });
+    expect(json.changes.find((c: any) => c.path === 'clusters/dry/database/postgresql-credentials.yaml')).toMatchObject(
+      { change: 'added' },
+    );
     expect(json.summary.pass).toBe('full');
     expect(readTree(repo)).toEqual(before);
 
@@ -263,7 +406,9 @@ describe('generate-gitops-env command line', () => {
       '--infra-only',
       ...extra,
     ];
-    const gitRepositoryUrl = (repo: string) => yamlObjects(join(repo, 'clusters/src/flux-system/gotk-sync.yaml')).find((o) => o.kind === 'GitRepository').spec.url;
+    const gitRepositoryUrl = (repo: string) =>
+      yamlObjects(join(repo, 'clusters/src/flux-system/gotk-sync.yaml')).find((o) => o.kind === 'GitRepository').spec
+        .url;
     const withOrigin = (url?: string) => {
       const repo = tempDir('cli-origin');
       execFileSync('git', ['init', '-q', repo]);

@@ -14,8 +14,14 @@ describe('generator, cluster-vars model: a shared base with plain files', () => 
   const template = tempDir('vars-base-files');
   cpSync(SHIPPED_PHASED_TEMPLATE, template, { recursive: true });
   const baseKustomization = join(template, 'clusters/base/kustomization.yaml');
-  writeFileSync(baseKustomization, readFileSync(baseKustomization, 'utf8').replace('  - ../../platform', '  - namespaces.yaml\n  - ../../platform'));
-  writeFileSync(join(template, 'clusters/base/namespaces.yaml'), 'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: shared-tools\n');
+  writeFileSync(
+    baseKustomization,
+    readFileSync(baseKustomization, 'utf8').replace('  - ../../platform', '  - namespaces.yaml\n  - ../../platform'),
+  );
+  writeFileSync(
+    join(template, 'clusters/base/namespaces.yaml'),
+    'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: shared-tools\n',
+  );
   const options = (repoDir: string, extra: Partial<GenerateOptions> = {}): GenerateOptions => ({
     repoDir,
     templateDir: template,
@@ -35,12 +41,24 @@ describe('generator, cluster-vars model: a shared base with plain files', () => 
     expect(infra.summary.validated?.length).toBeGreaterThan(0);
     const root = yamlObjects(join(repo, 'clusters/basefiles/kustomization.yaml'))[0];
     expect(root.resources).toContain('infra-pass-files/clusters/base/namespaces.yaml');
-    expect(readFileSync(join(repo, 'clusters/basefiles/infra-pass-files/clusters/base/namespaces.yaml'), 'utf8')).toBe(readFileSync(join(template, 'clusters/base/namespaces.yaml'), 'utf8'));
-    expect(kustomize(join(repo, 'clusters/basefiles')).some((o) => o.kind === 'Namespace' && o.metadata.name === 'shared-tools')).toBe(true);
+    expect(readFileSync(join(repo, 'clusters/basefiles/infra-pass-files/clusters/base/namespaces.yaml'), 'utf8')).toBe(
+      readFileSync(join(template, 'clusters/base/namespaces.yaml'), 'utf8'),
+    );
+    expect(
+      kustomize(join(repo, 'clusters/basefiles')).some(
+        (o) => o.kind === 'Namespace' && o.metadata.name === 'shared-tools',
+      ),
+    ).toBe(true);
     // The shared base itself is the template's, byte for byte.
     expect(readTree(join(repo, 'clusters/base'))).toEqual(readTree(join(template, 'clusters/base')));
 
-    await generate(options(repo, { pass: 'full', sealingCertPem: cert.certPem, registry: { server: 'r.example.com', username: 'u', password: 'RegistryPassword-1' } }));
+    await generate(
+      options(repo, {
+        pass: 'full',
+        sealingCertPem: cert.certPem,
+        registry: { server: 'r.example.com', username: 'u', password: 'RegistryPassword-1' },
+      }),
+    );
     expect(yamlObjects(join(repo, 'clusters/basefiles/kustomization.yaml'))[0].resources).toContain('../base');
     expect(allFiles(join(repo, 'clusters/basefiles')).some((f) => f.startsWith('infra-pass-files/'))).toBe(false);
   });

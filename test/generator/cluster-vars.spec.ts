@@ -8,7 +8,17 @@ import { SETTINGS_PLANTED, writeSettingsReference } from '../support/reference-r
 import { ageIdentity, sopsOpen } from '../support/sops-open';
 import { unsealManifest } from '../support/unseal';
 
-const INFRA = ['flux-system', 'namespaces', 'helm-repositories', 'storage', 'cert-manager', 'ingress-nginx', 'sealed-secrets', 'external-dns', 'issuers'];
+const INFRA = [
+  'flux-system',
+  'namespaces',
+  'helm-repositories',
+  'storage',
+  'cert-manager',
+  'ingress-nginx',
+  'sealed-secrets',
+  'external-dns',
+  'issuers',
+];
 const FULL_ONLY = ['cluster-secrets', 'postgresql', 'rabbitmq', 'api', 'web'];
 
 /**
@@ -31,10 +41,16 @@ function fluxSubstitute(text: string, vars: Record<string, string>): string {
 function clusterObjects(repo: string, cluster: string, varsName = 'cluster-vars') {
   const top = kustomize(join(repo, 'clusters', cluster));
   const vars = top.find((o) => o.kind === 'ConfigMap' && o.metadata.name === varsName).data;
-  const syncs = top.filter((o) => o.kind === 'Kustomization' && o.apiVersion.startsWith('kustomize.toolkit.fluxcd.io/'));
+  const syncs = top.filter(
+    (o) => o.kind === 'Kustomization' && o.apiVersion.startsWith('kustomize.toolkit.fluxcd.io/'),
+  );
   const substituted = (o: any, k: any) =>
-    o.metadata?.annotations?.['kustomize.toolkit.fluxcd.io/substitute'] === 'disabled' ? o : JSON.parse(fluxSubstitute(JSON.stringify(o), { ...vars, ...k.spec.postBuild.substitute }));
-  const applied = syncs.filter((k) => k.spec.path !== `./clusters/${cluster}`).flatMap((k) => kustomize(join(repo, k.spec.path)).map((o) => (k.spec.postBuild ? substituted(o, k) : o)));
+    o.metadata?.annotations?.['kustomize.toolkit.fluxcd.io/substitute'] === 'disabled'
+      ? o
+      : JSON.parse(fluxSubstitute(JSON.stringify(o), { ...vars, ...k.spec.postBuild.substitute }));
+  const applied = syncs
+    .filter((k) => k.spec.path !== `./clusters/${cluster}`)
+    .flatMap((k) => kustomize(join(repo, k.spec.path)).map((o) => (k.spec.postBuild ? substituted(o, k) : o)));
   return { top, vars, syncs, applied };
 }
 
@@ -50,7 +66,11 @@ describe('generator, cluster-vars model (shipped phased platform: clusters/base,
     acmeEmail: 'ops@acme.io',
     pass: 'full',
     sealingCertPem: cert.certPem,
-    clusterVars: { EXTERNAL_DNS_ROLE_ARN: 'arn:aws:iam::222222222222:role/external-dns-acme', CLUSTER_ISSUER: 'letsencrypt-prod', POSTGRES_STORAGE_SIZE: '50Gi' },
+    clusterVars: {
+      EXTERNAL_DNS_ROLE_ARN: 'arn:aws:iam::222222222222:role/external-dns-acme',
+      CLUSTER_ISSUER: 'letsencrypt-prod',
+      POSTGRES_STORAGE_SIZE: '50Gi',
+    },
     registry: { server: 'registry.example.net', username: 'acme-puller', password: 'AcmeRegistryPassword-0123456789' },
     ...extra,
   });
@@ -70,7 +90,12 @@ describe('generator, cluster-vars model (shipped phased platform: clusters/base,
       POSTGRES_STORAGE_SIZE: '50Gi',
       RABBITMQ_STORAGE_SIZE: '5Gi',
     });
-    expect(summary.cluster_vars_inherited.sort()).toEqual(['API_REPLICAS', 'RABBITMQ_STORAGE_SIZE', 'REGISTRY_HOST', 'WEB_REPLICAS']);
+    expect(summary.cluster_vars_inherited.sort()).toEqual([
+      'API_REPLICAS',
+      'RABBITMQ_STORAGE_SIZE',
+      'REGISTRY_HOST',
+      'WEB_REPLICAS',
+    ]);
     expect(summary.kustomizations.map((k) => k.name).sort()).toEqual([...INFRA].sort());
     expect(allFiles(join(repo, 'clusters/acme')).sort()).toEqual([
       '.gitops-scaffolder.json',
@@ -81,7 +106,9 @@ describe('generator, cluster-vars model (shipped phased platform: clusters/base,
     ]);
     // The shared base and platform are the template's, byte for byte: no per-cluster edits.
     for (const file of allFiles(join(SHIPPED_PHASED_TEMPLATE, 'platform'))) {
-      expect(readFileSync(join(repo, 'platform', file), 'utf8')).toBe(readFileSync(join(SHIPPED_PHASED_TEMPLATE, 'platform', file), 'utf8'));
+      expect(readFileSync(join(repo, 'platform', file), 'utf8')).toBe(
+        readFileSync(join(SHIPPED_PHASED_TEMPLATE, 'platform', file), 'utf8'),
+      );
     }
     expect(summary.paths_written.every((p) => p.startsWith('clusters/acme/'))).toBe(true);
 
@@ -105,7 +132,11 @@ describe('generator, cluster-vars model (shipped phased platform: clusters/base,
     await generate(options(repo, { pass: 'infra', sealingCertPem: undefined }));
     const { summary, credentials } = await generate(options(repo));
     expect(summary.kustomizations.map((k) => k.name).sort()).toEqual([...INFRA, ...FULL_ONLY].sort());
-    expect(summary.objects_sealed.map((o) => `${o.namespace}/${o.name}`).sort()).toEqual(['data/postgresql-credentials', 'data/rabbitmq-credentials', 'platform/registry-credentials']);
+    expect(summary.objects_sealed.map((o) => `${o.namespace}/${o.name}`).sort()).toEqual([
+      'data/postgresql-credentials',
+      'data/rabbitmq-credentials',
+      'platform/registry-credentials',
+    ]);
     const root = yamlObjects(join(repo, 'clusters/acme/kustomization.yaml'))[0];
     expect(root.resources).toEqual(['flux-system', 'cluster-vars.yaml', 'secrets.yaml', '../base']);
 
@@ -113,17 +144,28 @@ describe('generator, cluster-vars model (shipped phased platform: clusters/base,
     expect(syncs.find((k) => k.metadata.name === 'cluster-secrets').spec.path).toBe('./clusters/acme/secrets');
     for (const sealed of applied.filter((o) => o.kind === 'SealedSecret')) {
       for (const [key, value] of Object.entries(unsealManifest(cert.privateKeyPem, sealed))) {
-        expect(credentials).toContainEqual({ namespace: sealed.metadata.namespace, name: sealed.metadata.name, key, value });
+        expect(credentials).toContainEqual({
+          namespace: sealed.metadata.namespace,
+          name: sealed.metadata.name,
+          key,
+          value,
+        });
       }
     }
     expect(applied.filter((o) => o.kind === 'SealedSecret')).toHaveLength(3);
     const hosts = applied.filter((o) => o.kind === 'Ingress').flatMap((o) => o.spec.rules.map((r: any) => r.host));
     expect(hosts.sort()).toEqual(['acme.io', 'api.acme.io', 'www.acme.io']);
-    expect(applied.find((o) => o.kind === 'Ingress' && o.metadata.name === 'api').metadata.annotations['cert-manager.io/cluster-issuer']).toBe('letsencrypt-prod');
+    expect(
+      applied.find((o) => o.kind === 'Ingress' && o.metadata.name === 'api').metadata.annotations[
+        'cert-manager.io/cluster-issuer'
+      ],
+    ).toBe('letsencrypt-prod');
     const postgres = applied.find((o) => o.kind === 'StatefulSet' && o.metadata.name === 'postgresql');
     expect(postgres.spec.volumeClaimTemplates[0].spec.resources.requests.storage).toBe('50Gi');
     // Flux's escape reaches the cluster as a literal for the container's shell.
-    expect(applied.find((o) => o.kind === 'ConfigMap' && o.metadata.name === 'postgresql-init').data['init.sh']).toContain('"${POSTGRES_USER}"');
+    expect(
+      applied.find((o) => o.kind === 'ConfigMap' && o.metadata.name === 'postgresql-init').data['init.sh'],
+    ).toContain('"${POSTGRES_USER}"');
 
     const text = Object.values(readTree(repo)).join('\n');
     for (const p of withBase64(SHIPPED_PLANTED)) expect(text).not.toContain(p);
@@ -146,13 +188,21 @@ describe('generator, cluster-vars model (shipped phased platform: clusters/base,
     const { syncs } = clusterObjects(repo, 'acme');
     const decrypting = syncs.filter((k) => k.spec.decryption).map((k) => k.metadata.name);
     expect(decrypting).toEqual(['cluster-secrets']);
-    expect(syncs.find((k) => k.metadata.name === 'cluster-secrets').spec.decryption).toEqual({ provider: 'sops', secretRef: { name: 'sops-age' } });
+    expect(syncs.find((k) => k.metadata.name === 'cluster-secrets').spec.decryption).toEqual({
+      provider: 'sops',
+      secretRef: { name: 'sops-age' },
+    });
     for (const file of ['postgresql-credentials.yaml', 'rabbitmq-credentials.yaml', 'registry-credentials.yaml']) {
       const [doc] = yamlObjects(join(repo, 'clusters/acme/secrets', file));
       const { plain, macOk } = sopsOpen(doc, age.keyFile);
       expect(macOk).toBe(true);
       for (const [key, value] of Object.entries(plain.stringData)) {
-        expect(credentials).toContainEqual({ namespace: plain.metadata.namespace, name: plain.metadata.name, key, value });
+        expect(credentials).toContainEqual({
+          namespace: plain.metadata.namespace,
+          name: plain.metadata.name,
+          key,
+          value,
+        });
       }
     }
   });
@@ -162,7 +212,9 @@ describe('generator, cluster-vars model (shipped phased platform: clusters/base,
     cpSync(SHIPPED_PHASED_TEMPLATE, template, { recursive: true });
     const webSync = join(template, 'platform/web/ks.yaml');
     writeFileSync(webSync, readFileSync(webSync, 'utf8').replace('    - name: api', '    - name: ingress-nginx'));
-    const { summary } = await generate(options(tempDir('cv-early-repo'), { templateDir: template, pass: 'infra', sealingCertPem: undefined }));
+    const { summary } = await generate(
+      options(tempDir('cv-early-repo'), { templateDir: template, pass: 'infra', sealingCertPem: undefined }),
+    );
     expect(summary.kustomizations.map((k) => k.name)).toContain('web');
     expect(summary.warnings).toContain(
       'Flux Kustomization web goes out in the first pass but Deployment web reads Secret platform/registry-credentials, which cluster-secrets brings in the full pass: give web dependsOn cluster-secrets',
@@ -173,12 +225,21 @@ describe('generator, cluster-vars model (shipped phased platform: clusters/base,
     const template = tempDir('cv-tpl');
     cpSync(SHIPPED_PHASED_TEMPLATE, template, { recursive: true });
     const deployment = join(template, 'platform/api/app/deployment.yaml');
-    writeFileSync(deployment, readFileSync(deployment, 'utf8').replace('image: ${REGISTRY_HOST}/platform/api:1.4.2', 'image: ${REGISTRY_HOST}/platform/api:${API_VERSION}'));
+    writeFileSync(
+      deployment,
+      readFileSync(deployment, 'utf8').replace(
+        'image: ${REGISTRY_HOST}/platform/api:1.4.2',
+        'image: ${REGISTRY_HOST}/platform/api:${API_VERSION}',
+      ),
+    );
     const repo = tempDir('cv-missing');
-    const run = (extra: Partial<GenerateOptions>) => generate(options(repo, { templateDir: template, pass: 'infra', sealingCertPem: undefined, ...extra }));
+    const run = (extra: Partial<GenerateOptions>) =>
+      generate(options(repo, { templateDir: template, pass: 'infra', sealingCertPem: undefined, ...extra }));
     const failure = run({}).catch((e) => e);
     await expect(failure).resolves.toBeInstanceOf(GeneratorInputError);
-    expect((await failure).message).toMatch(/\$\{API_VERSION\} in platform\/api\/app\/deployment\.yaml \(Deployment api\)/);
+    expect((await failure).message).toMatch(
+      /\$\{API_VERSION\} in platform\/api\/app\/deployment\.yaml \(Deployment api\)/,
+    );
     expect(allFiles(repo)).toEqual([]);
     const ok = await run({ clusterVars: { ...options(repo).clusterVars, API_VERSION: '1.5.0' } });
     expect(ok.summary.cluster_vars!.API_VERSION).toBe('1.5.0');
@@ -190,22 +251,43 @@ describe('generator, cluster-vars model (shipped phased platform: clusters/base,
     const template = tempDir('cv-bad');
     cpSync(SHIPPED_PHASED_TEMPLATE, template, { recursive: true });
     const ingress = join(template, 'platform/web/app/ingress.yaml');
-    writeFileSync(ingress, readFileSync(ingress, 'utf8').replace('host: www.${CLUSTER_DOMAIN}', 'host: static.dev.example.net'));
+    writeFileSync(
+      ingress,
+      readFileSync(ingress, 'utf8').replace('host: www.${CLUSTER_DOMAIN}', 'host: static.dev.example.net'),
+    );
     const repo = tempDir('cv-bad-repo');
-    await expect(generate(options(repo, { templateDir: template }))).rejects.toThrow(/Ingress web: host static\.dev\.example\.net is not under acme\.io/);
-    await expect(generate(options(repo, { referenceEnv: 'prod' }))).rejects.toThrow(/SealedSecret postgresql-credentials, sealed for the reference cluster/);
-    await expect(generate(options(repo, { clusterVars: { NOT_USED: 'x' } }))).rejects.toThrow(/--var NOT_USED: the reference's cluster-vars has no NOT_USED/);
-    await expect(generate(options(repo, { clusterVars: { 'BAD-NAME': 'x' } }))).rejects.toThrow(/not a Flux variable name/);
+    await expect(generate(options(repo, { templateDir: template }))).rejects.toThrow(
+      /Ingress web: host static\.dev\.example\.net is not under acme\.io/,
+    );
+    await expect(generate(options(repo, { referenceEnv: 'prod' }))).rejects.toThrow(
+      /SealedSecret postgresql-credentials, sealed for the reference cluster/,
+    );
+    await expect(generate(options(repo, { clusterVars: { NOT_USED: 'x' } }))).rejects.toThrow(
+      /--var NOT_USED: the reference's cluster-vars has no NOT_USED/,
+    );
+    await expect(generate(options(repo, { clusterVars: { 'BAD-NAME': 'x' } }))).rejects.toThrow(
+      /not a Flux variable name/,
+    );
 
     const early = tempDir('cv-early');
     cpSync(SHIPPED_PHASED_TEMPLATE, early, { recursive: true });
     const rootKustomization = join(early, 'clusters/dev/kustomization.yaml');
-    writeFileSync(rootKustomization, readFileSync(rootKustomization, 'utf8').replace('  - ../base', '  - ../base\n  - secrets/registry-credentials.yaml'));
-    await expect(generate(options(repo, { templateDir: early }))).rejects.toThrow(/registry-credentials.*applied by the cluster's own sync in the first pass/);
+    writeFileSync(
+      rootKustomization,
+      readFileSync(rootKustomization, 'utf8').replace(
+        '  - ../base',
+        '  - ../base\n  - secrets/registry-credentials.yaml',
+      ),
+    );
+    await expect(generate(options(repo, { templateDir: early }))).rejects.toThrow(
+      /registry-credentials.*applied by the cluster's own sync in the first pass/,
+    );
 
     // Without its kustomization.yaml Flux would apply every file of the folder: the generator asks for one.
     rmSync(rootKustomization);
-    await expect(generate(options(repo, { templateDir: early }))).rejects.toThrow(/substitutes ConfigMap cluster-vars, which clusters\/dev defines, but clusters\/dev has no kustomization\.yaml/);
+    await expect(generate(options(repo, { templateDir: early }))).rejects.toThrow(
+      /substitutes ConfigMap cluster-vars, which clusters\/dev defines, but clusters\/dev has no kustomization\.yaml/,
+    );
     expect(allFiles(repo)).toEqual([]);
   });
 
@@ -214,7 +296,9 @@ describe('generator, cluster-vars model (shipped phased platform: clusters/base,
     const { summary } = await generate(options(repo, { pass: 'infra', sealingCertPem: undefined, clusterVars: {} }));
     expect(summary.warnings.join('\n')).toMatch(/EXTERNAL_DNS_ROLE_ARN keeps the reference's value .*external-dns-dev/);
     expect(summary.warnings.join('\n')).not.toMatch(/goes out in the first pass/);
-    await expect(generate(options(tempDir('cv-overlay'), { templateDir: undefined, referenceEnv: undefined, pass: 'infra' }))).rejects.toThrow(/has no cluster-vars ConfigMap/);
+    await expect(
+      generate(options(tempDir('cv-overlay'), { templateDir: undefined, referenceEnv: undefined, pass: 'infra' })),
+    ).rejects.toThrow(/has no cluster-vars ConfigMap/);
   });
 });
 
@@ -239,29 +323,57 @@ describe('generator, cluster-vars model on a differently shaped reference (clust
     const repo = tempDir('settings-repo');
     const infra = await generate(options(repo, { pass: 'infra', sealingCertPem: undefined }));
     expect(infra.summary.environment_model).toBe('cluster-vars');
-    expect(infra.summary.cluster_vars).toEqual({ SECRET_DOMAIN: 'shop-eu.example.net', AWS_REGION: 'eu-north-1', LE_EMAIL: 'infra@example.net', CLUSTER: 'shop-eu', DB_SIZE: '20Gi' });
+    expect(infra.summary.cluster_vars).toEqual({
+      SECRET_DOMAIN: 'shop-eu.example.net',
+      AWS_REGION: 'eu-north-1',
+      LE_EMAIL: 'infra@example.net',
+      CLUSTER: 'shop-eu',
+      DB_SIZE: '20Gi',
+    });
     expect(infra.summary.cluster_vars_inherited).toEqual(['DB_SIZE']);
-    expect(yamlObjects(join(repo, 'clusters/shop-eu/kustomization.yaml'))[0].resources).toEqual(['flux-system', 'vars', 'infrastructure.yaml']);
+    expect(yamlObjects(join(repo, 'clusters/shop-eu/kustomization.yaml'))[0].resources).toEqual([
+      'flux-system',
+      'vars',
+      'infrastructure.yaml',
+    ]);
     expect(allFiles(join(repo, 'clusters/shop-eu')).filter((f) => /apps|credentials/.test(f))).toEqual([]);
     let cluster = clusterObjects(repo, 'shop-eu', 'cluster-settings');
     expect(cluster.syncs.map((k) => k.metadata.name).sort()).toEqual(['configs', 'controllers', 'flux-system']);
-    const dns = cluster.applied.find((o) => o.kind === 'Deployment' && o.metadata.name === 'external-dns').spec.template.spec.containers[0];
+    const dns = cluster.applied.find((o) => o.kind === 'Deployment' && o.metadata.name === 'external-dns').spec.template
+      .spec.containers[0];
     expect(dns.args).toEqual(['--provider=aws', '--domain-filter=shop-eu.example.net', '--txt-owner-id=shop-eu']);
     expect(cluster.applied.find((o) => o.kind === 'ClusterIssuer').metadata.name).toBe('corp-acme');
 
     const { summary, credentials } = await generate(options(repo));
-    expect(yamlObjects(join(repo, 'clusters/shop-eu/kustomization.yaml'))[0].resources).toEqual(['flux-system', 'vars', 'infrastructure.yaml', 'apps.yaml']);
-    expect(summary.objects_sealed).toMatchObject([{ namespace: 'shop', name: 'shop-db', file: 'clusters/shop-eu/credentials/db.yaml' }]);
+    expect(yamlObjects(join(repo, 'clusters/shop-eu/kustomization.yaml'))[0].resources).toEqual([
+      'flux-system',
+      'vars',
+      'infrastructure.yaml',
+      'apps.yaml',
+    ]);
+    expect(summary.objects_sealed).toMatchObject([
+      { namespace: 'shop', name: 'shop-db', file: 'clusters/shop-eu/credentials/db.yaml' },
+    ]);
     cluster = clusterObjects(repo, 'shop-eu', 'cluster-settings');
-    expect(cluster.syncs.find((k) => k.metadata.name === 'credentials').spec.path).toBe('./clusters/shop-eu/credentials');
+    expect(cluster.syncs.find((k) => k.metadata.name === 'credentials').spec.path).toBe(
+      './clusters/shop-eu/credentials',
+    );
     expect(cluster.syncs.find((k) => k.metadata.name === 'flux-system').spec.sourceRef.name).toBe('fleet');
     const [sealed] = cluster.applied.filter((o) => o.kind === 'SealedSecret');
-    expect(unsealManifest(cert.privateKeyPem, sealed).password).toBe(credentials.find((c) => c.key === 'password')!.value);
-    expect(cluster.applied.find((o) => o.kind === 'Ingress').spec.rules.map((r: any) => r.host)).toEqual(['shop.shop-eu.example.net', 'api.shop.shop-eu.example.net']);
-    expect(cluster.applied.find((o) => o.kind === 'PersistentVolumeClaim').spec.resources.requests.storage).toBe('20Gi');
+    expect(unsealManifest(cert.privateKeyPem, sealed).password).toBe(
+      credentials.find((c) => c.key === 'password')!.value,
+    );
+    expect(cluster.applied.find((o) => o.kind === 'Ingress').spec.rules.map((r: any) => r.host)).toEqual([
+      'shop.shop-eu.example.net',
+      'api.shop.shop-eu.example.net',
+    ]);
+    expect(cluster.applied.find((o) => o.kind === 'PersistentVolumeClaim').spec.resources.requests.storage).toBe(
+      '20Gi',
+    );
     const text = Object.values(readTree(repo)).join('\n');
     for (const planted of Object.values(SETTINGS_PLANTED)) expect(text).not.toContain(planted);
-    for (const file of allFiles(join(template, 'apps'))) expect(readFileSync(join(repo, 'apps', file), 'utf8')).toBe(readFileSync(join(template, 'apps', file), 'utf8'));
+    for (const file of allFiles(join(template, 'apps')))
+      expect(readFileSync(join(repo, 'apps', file), 'utf8')).toBe(readFileSync(join(template, 'apps', file), 'utf8'));
   });
 
   it('opens a folder of the environment that holds both phases for the infrastructure pass', async () => {
@@ -272,14 +384,28 @@ describe('generator, cluster-vars model on a differently shaped reference (clust
       writeTree(join(env, 'phases'), { [file]: readFileSync(join(env, file), 'utf8') });
       rmSync(join(env, file));
     }
-    writeTree(env, { 'phases/kustomization.yaml': 'resources:\n  - infrastructure.yaml\n  - apps.yaml\n', 'kustomization.yaml': 'resources:\n  - flux-system\n  - vars\n  - phases\n' });
+    writeTree(env, {
+      'phases/kustomization.yaml': 'resources:\n  - infrastructure.yaml\n  - apps.yaml\n',
+      'kustomization.yaml': 'resources:\n  - flux-system\n  - vars\n  - phases\n',
+    });
     const repo = tempDir('settings-phases-repo');
     const infra = await generate(options(repo, { templateDir: phased, pass: 'infra', sealingCertPem: undefined }));
-    expect(yamlObjects(join(repo, 'clusters/shop-eu/kustomization.yaml'))[0].resources).toEqual(['flux-system', 'vars', 'phases/infrastructure.yaml']);
+    expect(yamlObjects(join(repo, 'clusters/shop-eu/kustomization.yaml'))[0].resources).toEqual([
+      'flux-system',
+      'vars',
+      'phases/infrastructure.yaml',
+    ]);
     expect(infra.summary.kustomizations.map((k) => k.name).sort()).toEqual(['configs', 'controllers', 'flux-system']);
-    expect(allFiles(join(repo, 'clusters/shop-eu/phases')).sort()).toEqual(['infrastructure.yaml', 'kustomization.yaml']);
+    expect(allFiles(join(repo, 'clusters/shop-eu/phases')).sort()).toEqual([
+      'infrastructure.yaml',
+      'kustomization.yaml',
+    ]);
     await generate(options(repo, { templateDir: phased }));
-    expect(yamlObjects(join(repo, 'clusters/shop-eu/kustomization.yaml'))[0].resources).toEqual(['flux-system', 'vars', 'phases']);
+    expect(yamlObjects(join(repo, 'clusters/shop-eu/kustomization.yaml'))[0].resources).toEqual([
+      'flux-system',
+      'vars',
+      'phases',
+    ]);
     expect(
       clusterObjects(repo, 'shop-eu', 'cluster-settings')
         .syncs.map((k) => k.metadata.name)
@@ -305,9 +431,9 @@ describe('generator, cluster-vars model on a differently shaped reference (clust
         '\n',
     );
     const repo = tempDir('settings-wide-repo');
-    await expect(generate(options(repo, { templateDir: wide, pass: 'infra', sealingCertPem: undefined }))).rejects.toThrow(
-      /\. is applied as a shared folder but holds the environment clusters\/staging/,
-    );
+    await expect(
+      generate(options(repo, { templateDir: wide, pass: 'infra', sealingCertPem: undefined })),
+    ).rejects.toThrow(/\. is applied as a shared folder but holds the environment clusters\/staging/);
     expect(allFiles(repo)).toEqual([]);
   });
 });

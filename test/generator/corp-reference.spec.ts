@@ -31,11 +31,19 @@ describe('generator on a differently shaped reference repository', () => {
     expect(infra.summary.reference_domain).toBe('stg.corp.example.org');
     expect(infra.summary.reference_region).toBe('ap-southeast-2');
     const dns = yamlObjects(join(repo, 'clusters/tenant-42/core/external-dns.yaml'))[0];
-    expect(dns.spec.template.spec.containers[0].args).toEqual(['--source=ingress', '--provider=aws', '--domain-filter=tenant42.example.com', '--txt-owner-id=tenant-42']);
+    expect(dns.spec.template.spec.containers[0].args).toEqual([
+      '--source=ingress',
+      '--provider=aws',
+      '--domain-filter=tenant42.example.com',
+      '--txt-owner-id=tenant-42',
+    ]);
     expect(dns.spec.template.spec.containers[0].env).toEqual([{ name: 'AWS_REGION', value: 'eu-central-1' }]);
     const infraSync = yamlObjects(join(repo, 'clusters/tenant-42/flux-system/sync.yaml'));
     expect(infraSync.filter((o) => o.kind === 'Kustomization').map((k) => k.metadata.name)).toEqual(['core']);
-    expect(infraSync[0].spec).toMatchObject({ url: 'ssh://git@git.tenant42.example.com/fleet.git', ref: { branch: 'main' } });
+    expect(infraSync[0].spec).toMatchObject({
+      url: 'ssh://git@git.tenant42.example.com/fleet.git',
+      ref: { branch: 'main' },
+    });
 
     const { summary, credentials } = await generate(
       base(repo, {
@@ -45,14 +53,25 @@ describe('generator on a differently shaped reference repository', () => {
         suppliedCredentials: { 'state/mongo-root/api-token': ISSUED_TOKEN },
       }),
     );
-    const sync = yamlObjects(join(repo, 'clusters/tenant-42/flux-system/sync.yaml')).filter((o) => o.kind === 'Kustomization');
+    const sync = yamlObjects(join(repo, 'clusters/tenant-42/flux-system/sync.yaml')).filter(
+      (o) => o.kind === 'Kustomization',
+    );
     const deps = Object.fromEntries(sync.map((k) => [k.metadata.name, k.spec.dependsOn]));
     // services keeps its own dependency on data and gains core; issuers had no Kustomization and gets one.
-    expect(deps).toEqual({ core: undefined, services: [{ name: 'core' }, { name: 'data' }], data: [{ name: 'core' }], issuers: [{ name: 'core' }] });
+    expect(deps).toEqual({
+      core: undefined,
+      services: [{ name: 'core' }, { name: 'data' }],
+      data: [{ name: 'core' }],
+      issuers: [{ name: 'core' }],
+    });
     for (const k of sync) kustomize(join(repo, k.spec.path));
 
     const ingresses = kustomize(join(repo, 'clusters/tenant-42/services')).filter((o) => o.kind === 'Ingress');
-    expect(ingresses.map((i) => `${i.metadata.namespace}/${i.metadata.name}=${i.spec.rules.map((r: any) => r.host).join(',')}`).sort()).toEqual([
+    expect(
+      ingresses
+        .map((i) => `${i.metadata.namespace}/${i.metadata.name}=${i.spec.rules.map((r: any) => r.host).join(',')}`)
+        .sort(),
+    ).toEqual([
       'shop/cart=cart.tenant42.example.com',
       'shop/catalog=catalog.tenant42.example.com',
       'shop/checkout=checkout.tenant42.example.com,pay.tenant42.example.com,tenant42.example.com',
@@ -63,7 +82,10 @@ describe('generator on a differently shaped reference repository', () => {
 
     const issuer = yamlObjects(join(repo, 'clusters/tenant-42/issuers/issuer.yaml'))[0];
     expect(issuer.spec.acme.email).toBe('certs@tenant42.example.com');
-    expect(issuer.spec.acme.solvers[0]).toEqual({ dns01: { route53: { region: 'eu-central-1' } }, selector: { dnsNames: ['*.tenant42.example.com'] } });
+    expect(issuer.spec.acme.solvers[0]).toEqual({
+      dns01: { route53: { region: 'eu-central-1' } },
+      selector: { dnsNames: ['*.tenant42.example.com'] },
+    });
 
     // The multi-document file keeps its ConfigMap and seals both Secrets with the layer's namespace.
     const data = yamlObjects(join(repo, 'clusters/tenant-42/data/secrets.yaml'));
@@ -73,17 +95,30 @@ describe('generator on a differently shaped reference repository', () => {
     expect(data[1].spec.template.metadata.labels).toEqual({ tier: 'cache' });
     expect(redis['redis-password']).toMatch(/^[A-Za-z0-9]{40}$/);
     const mongo = unsealManifest(cert.privateKeyPem, data[2]);
-    expect(mongo['connection-string']).toBe(`mongodb://${mongo['root-username']}:${mongo['root-password']}@mongo.state.svc:27017/admin`);
+    expect(mongo['connection-string']).toBe(
+      `mongodb://${mongo['root-username']}:${mongo['root-password']}@mongo.state.svc:27017/admin`,
+    );
     // An API token is recognised by its name as a credential only its issuer creates: taken as given, never invented.
     expect(mongo['api-token']).toBe(ISSUED_TOKEN);
-    expect(summary.credential_plan.find((e) => e.name === 'mongo-root' && e.key === 'api-token')).toMatchObject({ class: 'supplied', recognised_by: 'name' });
-    expect(summary.warnings.some((w) => w.includes('state/mongo-root/api-token is taken as a supplied credential by its name alone'))).toBe(true);
+    expect(summary.credential_plan.find((e) => e.name === 'mongo-root' && e.key === 'api-token')).toMatchObject({
+      class: 'supplied',
+      recognised_by: 'name',
+    });
+    expect(
+      summary.warnings.some((w) =>
+        w.includes('state/mongo-root/api-token is taken as a supplied credential by its name alone'),
+      ),
+    ).toBe(true);
     for (const s of [data[1], data[2]]) {
-      for (const [key, value] of Object.entries(unsealManifest(cert.privateKeyPem, s))) expect(credentials).toContainEqual({ namespace: 'state', name: s.metadata.name, key, value });
+      for (const [key, value] of Object.entries(unsealManifest(cert.privateKeyPem, s)))
+        expect(credentials).toContainEqual({ namespace: 'state', name: s.metadata.name, key, value });
     }
     const pull = yamlObjects(join(repo, 'clusters/tenant-42/services/pull-secret.yaml'))[0];
     expect(pull.metadata.namespace).toBe('shop');
-    expect(JSON.parse(unsealManifest(cert.privateKeyPem, pull)['.dockerconfigjson']).auths['reg.tenant42.example.com'].username).toBe('bot');
+    expect(
+      JSON.parse(unsealManifest(cert.privateKeyPem, pull)['.dockerconfigjson']).auths['reg.tenant42.example.com']
+        .username,
+    ).toBe('bot');
 
     const text = Object.values(readTree(repo)).join('\n');
     for (const planted of Object.values(CORP_PLANTED)) {
@@ -91,7 +126,8 @@ describe('generator on a differently shaped reference repository', () => {
       expect(text).not.toContain(Buffer.from(planted).toString('base64').replace(/=+$/, ''));
     }
     // Files keep the reference hosts where Ingresses are patched; what every layer builds names only the new domain.
-    for (const k of sync) expect(JSON.stringify(kustomize(join(repo, k.spec.path)))).not.toContain('stg.corp.example.org');
+    for (const k of sync)
+      expect(JSON.stringify(kustomize(join(repo, k.spec.path)))).not.toContain('stg.corp.example.org');
   });
 
   it('refuses an Ingress host outside the reference domain, naming it', async () => {
@@ -109,7 +145,11 @@ describe('generator on a differently shaped reference repository', () => {
           suppliedCredentials: { 'state/mongo-root/api-token': ISSUED_TOKEN },
         }),
       ),
-    ).rejects.toThrow(new GeneratorInputError('clusters/staging/services/gateway.yaml Ingress gateway: host "admin.other.example.com" does not end in the reference domain "stg.corp.example.org"'));
+    ).rejects.toThrow(
+      new GeneratorInputError(
+        'clusters/staging/services/gateway.yaml Ingress gateway: host "admin.other.example.com" does not end in the reference domain "stg.corp.example.org"',
+      ),
+    );
     expect(allFiles(join(repo, 'clusters/tenant-42')).some((f) => f.startsWith('services/'))).toBe(false);
   });
 });

@@ -5,7 +5,13 @@ import { parseAllDocuments, stringify } from 'yaml';
 import { generate, GenerateOptions, GeneratorInputError, GeneratorValidationError } from '../../libs/generator/src';
 import { makeRsaCert } from '../support/certs';
 import { childEnv, readTree, tempDir, yamlObjects } from '../support/files';
-import { EXAMPLE_ACME_EMAIL, EXAMPLE_ACME_SERVER, EXAMPLE_HOSTS, ExampleOptions, writeFluxExampleReference } from '../support/flux-example-repo';
+import {
+  EXAMPLE_ACME_EMAIL,
+  EXAMPLE_ACME_SERVER,
+  EXAMPLE_HOSTS,
+  ExampleOptions,
+  writeFluxExampleReference,
+} from '../support/flux-example-repo';
 import { unsealManifest } from '../support/unseal';
 
 const NEW_HOSTS = ['*.acme.io', 'api.acme.io', 'podinfo.acme.io', 'status.acme.io'];
@@ -20,11 +26,18 @@ const BIN = join(__dirname, '../../bin/generate-gitops-env');
 function hostsOf(o: any): string[] {
   const values = o.spec?.values ?? {};
   const all = [
-    ...(o.kind === 'Ingress' ? [...(o.spec?.rules ?? []).map((r: any) => r.host), ...(o.spec?.tls ?? []).flatMap((t: any) => t.hosts ?? [])] : []),
+    ...(o.kind === 'Ingress'
+      ? [...(o.spec?.rules ?? []).map((r: any) => r.host), ...(o.spec?.tls ?? []).flatMap((t: any) => t.hosts ?? [])]
+      : []),
     ...(o.kind === 'HTTPRoute' ? (o.spec?.hostnames ?? []) : []),
     ...(o.kind === 'Gateway' ? (o.spec?.listeners ?? []).map((l: any) => l.hostname) : []),
     ...(o.kind === 'Certificate' ? (o.spec?.dnsNames ?? []) : []),
-    ...(o.kind === 'HelmRelease' ? [...(values.ingress?.hosts ?? []).map((h: any) => h.host), ...(values.ingress?.tls ?? []).flatMap((t: any) => t.hosts ?? [])] : []),
+    ...(o.kind === 'HelmRelease'
+      ? [
+          ...(values.ingress?.hosts ?? []).map((h: any) => h.host),
+          ...(values.ingress?.tls ?? []).flatMap((t: any) => t.hosts ?? []),
+        ]
+      : []),
   ];
   return all.filter((h) => typeof h === 'string');
 }
@@ -53,7 +66,9 @@ function fluxBuild(repo: string, cluster: string, k: any): any[] {
   const scratch = tempDir('flux-build');
   let dir = join(repo, k.spec.path);
   if (k.spec.sourceRef.kind === 'ExternalArtifact') {
-    const generator = yamlObjects(join(repo, 'clusters', cluster, 'artifacts.yaml')).find((o) => o.kind === 'ArtifactGenerator');
+    const generator = yamlObjects(join(repo, 'clusters', cluster, 'artifacts.yaml')).find(
+      (o) => o.kind === 'ArtifactGenerator',
+    );
     const artifact = generator.spec.artifacts.find((a: any) => a.name === k.spec.sourceRef.name);
     for (const rule of artifact.copy) {
       const from = rule.from.replace(/^@monorepo\//, '').replace(/\/\*\*$/, '');
@@ -63,7 +78,10 @@ function fluxBuild(repo: string, cluster: string, k: any): any[] {
   }
   const build = join(scratch, 'build');
   mkdirSync(build);
-  writeFileSync(join(build, 'kustomization.yaml'), stringify({ resources: [relative(build, dir)], ...(k.spec.patches ? { patches: k.spec.patches } : {}) }));
+  writeFileSync(
+    join(build, 'kustomization.yaml'),
+    stringify({ resources: [relative(build, dir)], ...(k.spec.patches ? { patches: k.spec.patches } : {}) }),
+  );
   try {
     return parseYaml(execFileSync('kubectl', ['kustomize', build], { encoding: 'utf8' }));
   } finally {
@@ -76,15 +94,23 @@ function clusterView(repo: string, cluster: string) {
   const folder = join(repo, 'clusters', cluster);
   const files = Object.keys(readTree(folder)).filter((f) => f.endsWith('.yaml'));
   const declared = files.flatMap((f) => yamlObjects(join(folder, f)));
-  const syncs = declared.filter((o) => o.kind === 'Kustomization' && o.apiVersion.startsWith('kustomize.toolkit.fluxcd.io/'));
-  const built: Record<string, any[]> = Object.fromEntries(syncs.filter((k) => k.spec.path !== `./clusters/${cluster}`).map((k) => [k.metadata.name, fluxBuild(repo, cluster, k)]));
+  const syncs = declared.filter(
+    (o) => o.kind === 'Kustomization' && o.apiVersion.startsWith('kustomize.toolkit.fluxcd.io/'),
+  );
+  const built: Record<string, any[]> = Object.fromEntries(
+    syncs
+      .filter((k) => k.spec.path !== `./clusters/${cluster}`)
+      .map((k) => [k.metadata.name, fluxBuild(repo, cluster, k)]),
+  );
   return { declared, syncs, built };
 }
 
 /** Every file except the new cluster's two folders, with its bytes. */
 function outsideNewCluster(repo: string) {
   const tree = readTree(repo);
-  return Object.fromEntries(Object.entries(tree).filter(([f]) => !f.startsWith('clusters/acme/') && !f.startsWith('apps/acme/')));
+  return Object.fromEntries(
+    Object.entries(tree).filter(([f]) => !f.startsWith('clusters/acme/') && !f.startsWith('apps/acme/')),
+  );
 }
 
 /** A reference of the given shape, a fleet repository holding a copy of it, and the options of a first pass into it. */
@@ -114,7 +140,11 @@ describe.each([
   // Each test scaffolds into a fleet of its own, copied from a reference of its own.
   let current: ReturnType<typeof exampleFleet>;
   const fleet = () => (current = exampleFleet({ artifacts })).repo;
-  const options = (repoDir: string, extra: Partial<GenerateOptions> = {}): GenerateOptions => ({ ...current.options, repoDir, ...extra });
+  const options = (repoDir: string, extra: Partial<GenerateOptions> = {}): GenerateOptions => ({
+    ...current.options,
+    repoDir,
+    ...extra,
+  });
 
   it('scaffolds clusters/acme and apps/acme through both passes; shared folders and the reference environments stay byte for byte', async () => {
     const repo = fleet();
@@ -129,14 +159,21 @@ describe.each([
       { from: EXAMPLE_HOSTS.status, to: 'status.acme.io' },
     ]);
     // In this layout nothing holds a Secret: the whole cluster goes out in the first pass.
-    expect(infra.summary.kustomizations.map((k) => k.name).sort()).toEqual(['apps', 'flux-system', 'infra-configs', 'infra-controllers']);
+    expect(infra.summary.kustomizations.map((k) => k.name).sort()).toEqual([
+      'apps',
+      'flux-system',
+      'infra-configs',
+      'infra-controllers',
+    ]);
     expect(infra.summary.validated).toHaveLength(4);
     const full = await generate(options(repo, { pass: 'full', sealingCertPem: makeRsaCert().certPem }));
     expect(full.summary.paths_written).toEqual([]);
     expect(full.summary.paths_removed).toEqual([]);
     expect(outsideNewCluster(repo)).toEqual(before);
 
-    const written = Object.keys(readTree(repo)).filter((f) => f.startsWith('clusters/acme/') || f.startsWith('apps/acme/'));
+    const written = Object.keys(readTree(repo)).filter(
+      (f) => f.startsWith('clusters/acme/') || f.startsWith('apps/acme/'),
+    );
     expect(written).toEqual(
       expect.arrayContaining([
         'clusters/acme/flux-system/gotk-sync.yaml',
@@ -159,7 +196,9 @@ describe.each([
     const apps = syncs.find((k) => k.metadata.name === 'apps');
     expect(apps.spec.path).toBe(artifacts ? './acme' : './apps/acme');
     expect(apps.spec.dependsOn).toEqual([{ name: 'infra-configs' }]);
-    expect(syncs.find((k) => k.metadata.name === 'infra-controllers').spec.path).toBe(artifacts ? './controllers' : './infrastructure/controllers');
+    expect(syncs.find((k) => k.metadata.name === 'infra-controllers').spec.path).toBe(
+      artifacts ? './controllers' : './infrastructure/controllers',
+    );
     if (artifacts) {
       const generator = declared.find((o) => o.kind === 'ArtifactGenerator');
       expect(generator.spec.artifacts.find((a: any) => a.name === 'apps').copy).toEqual([
@@ -175,12 +214,19 @@ describe.each([
     expect(issuer.spec.acme.email).toBe('ops@acme.io');
     expect(issuer.spec.acme.server).toBe(EXAMPLE_ACME_SERVER); // the reference's own patch is kept
     const dns = built['infra-controllers'].find((o) => o.kind === 'HelmRelease' && o.metadata.name === 'external-dns');
-    expect(dns.spec.values).toMatchObject({ domainFilters: ['acme.io'], txtOwnerId: 'acme', aws: { region: 'us-east-1' } });
+    expect(dns.spec.values).toMatchObject({
+      domainFilters: ['acme.io'],
+      txtOwnerId: 'acme',
+      aws: { region: 'us-east-1' },
+    });
 
     // No host, e-mail or domain of the reference environment is left in what the new cluster owns.
-    const owned = Object.entries(readTree(repo)).filter(([f]) => f.startsWith('clusters/acme/') || f.startsWith('apps/acme/'));
+    const owned = Object.entries(readTree(repo)).filter(
+      ([f]) => f.startsWith('clusters/acme/') || f.startsWith('apps/acme/'),
+    );
     for (const [file, text] of owned) {
-      for (const old of [...Object.values(EXAMPLE_HOSTS), 'staging.example.net', EXAMPLE_ACME_EMAIL]) expect(`${file}: ${text}`).not.toContain(old);
+      for (const old of [...Object.values(EXAMPLE_HOSTS), 'staging.example.net', EXAMPLE_ACME_EMAIL])
+        expect(`${file}: ${text}`).not.toContain(old);
     }
     // The shared ClusterIssuer still names the reference's e-mail: the cluster's own patch changes it.
     expect(readTree(repo)['infrastructure/configs/cluster-issuers.yaml']).toContain(EXAMPLE_ACME_EMAIL);
@@ -199,7 +245,9 @@ describe.each([
     const before = readTree(repo);
     const failure = await generate(options(repo, { hostMap: {} })).catch((e) => e);
     expect(failure).toBeInstanceOf(GeneratorInputError);
-    expect(failure.message).toContain('podinfo.staging (apps/staging/podinfo-values.yaml HelmRelease podinfo/podinfo spec.values.ingress.hosts[0].host)');
+    expect(failure.message).toContain(
+      'podinfo.staging (apps/staging/podinfo-values.yaml HelmRelease podinfo/podinfo spec.values.ingress.hosts[0].host)',
+    );
     expect(failure.message).toContain('apps/staging/routes.yaml Certificate podinfo spec.dnsNames[0]');
     expect(failure.message).toContain('--host-map');
     expect(failure.message).not.toContain('api.staging.example.net'); // under the reference domain: it moves by itself
@@ -207,10 +255,12 @@ describe.each([
   });
 
   it('--host-map for a host the reference does not have, and a malformed host, are refused', async () => {
-    await expect(generate(options(fleet(), { hostMap: { ...HOST_MAP, 'podinfo.stagign': 'x.acme.io' } }))).rejects.toThrow(
-      '--host-map podinfo.stagign: the reference environment has no host podinfo.stagign',
+    await expect(
+      generate(options(fleet(), { hostMap: { ...HOST_MAP, 'podinfo.stagign': 'x.acme.io' } })),
+    ).rejects.toThrow('--host-map podinfo.stagign: the reference environment has no host podinfo.stagign');
+    await expect(generate(options(fleet(), { hostMap: { [EXAMPLE_HOSTS.podinfo]: 'Podinfo ACME' } }))).rejects.toThrow(
+      GeneratorInputError,
     );
-    await expect(generate(options(fleet(), { hostMap: { [EXAMPLE_HOSTS.podinfo]: 'Podinfo ACME' } }))).rejects.toThrow(GeneratorInputError);
   });
 
   it('--reference-domain overrides the domain learned from external-dns', async () => {
@@ -224,22 +274,35 @@ describe.each([
 describe('generator, Flux example layout that Flux could not build', () => {
   it('an overlay kustomize cannot build fails validation (exit 1 in the CLI), writing nothing', async () => {
     const { reference, repo, options } = exampleFleet({});
-    writeFileSync(join(reference, 'apps/staging/kustomization.yaml'), readFileSync(join(reference, 'apps/staging/kustomization.yaml'), 'utf8') + '  - path: no-such-patch.yaml\n');
+    writeFileSync(
+      join(reference, 'apps/staging/kustomization.yaml'),
+      readFileSync(join(reference, 'apps/staging/kustomization.yaml'), 'utf8') + '  - path: no-such-patch.yaml\n',
+    );
     const before = readTree(repo);
     const failure = await generate(options).catch((e) => e);
     expect(failure).toBeInstanceOf(GeneratorValidationError);
-    expect(failure.message).toMatch(/^kustomize build of Kustomization apps \(\.\/apps\/acme\) failed: .*no-such-patch\.yaml/);
+    expect(failure.message).toMatch(
+      /^kustomize build of Kustomization apps \(\.\/apps\/acme\) failed: .*no-such-patch\.yaml/,
+    );
     expect(readTree(repo)).toEqual(before);
   });
 
   it('a Kustomization path that no ArtifactGenerator rule fills is refused, writing nothing', async () => {
     const { reference, repo, options } = exampleFleet({ artifacts: true });
     const artifacts = join(reference, 'clusters/staging/artifacts.yaml');
-    writeFileSync(artifacts, readFileSync(artifacts, 'utf8').replace(/\n {8}- from: "@monorepo\/apps\/staging\/\*\*"\n {10}to: "@artifact\/staging\/"/, ''));
+    writeFileSync(
+      artifacts,
+      readFileSync(artifacts, 'utf8').replace(
+        /\n {8}- from: "@monorepo\/apps\/staging\/\*\*"\n {10}to: "@artifact\/staging\/"/,
+        '',
+      ),
+    );
     const before = readTree(repo);
     const failure = await generate(options).catch((e) => e);
     expect(failure).toBeInstanceOf(GeneratorInputError);
-    expect(failure.message).toBe('clusters/staging/apps.yaml Kustomization apps: path ./staging is not in artifact apps: no copy rule of the ArtifactGenerator writes there');
+    expect(failure.message).toBe(
+      'clusters/staging/apps.yaml Kustomization apps: path ./staging is not in artifact apps: no copy rule of the ArtifactGenerator writes there',
+    );
     expect(readTree(repo)).toEqual(before);
   });
 });
@@ -278,7 +341,9 @@ describe('generator, Flux example layout whose Kustomization substitutes its own
     // Flux substitutes after the build: done here by hand for the one route that uses the variables.
     const docs = built.apps.find((o) => o.metadata.name === 'podinfo-docs');
     expect(docs.spec.hostnames).toEqual(['docs.${APP_DOMAIN}']);
-    expect(docs.spec.hostnames[0].replace('${APP_DOMAIN}', apps.spec.postBuild.substitute.APP_DOMAIN)).toBe('docs.acme.io');
+    expect(docs.spec.hostnames[0].replace('${APP_DOMAIN}', apps.spec.postBuild.substitute.APP_DOMAIN)).toBe(
+      'docs.acme.io',
+    );
   });
 });
 
@@ -286,7 +351,17 @@ describe('generate-gitops-env on a Flux example layout', () => {
   const run = (args: string[]) => spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', env: childEnv() });
   it('exit 2 listing the unmapped hosts, then exit 0 with --host-map; --reference-domain is refused for another layout', () => {
     const { reference, repo } = exampleFleet({ artifacts: true });
-    const cluster = ['--cluster-name', 'acme', '--domain', 'acme.io', '--region', 'us-east-1', '--acme-email', 'ops@acme.io', '--infra-only'];
+    const cluster = [
+      '--cluster-name',
+      'acme',
+      '--domain',
+      'acme.io',
+      '--region',
+      'us-east-1',
+      '--acme-email',
+      'ops@acme.io',
+      '--infra-only',
+    ];
     const common = ['--repo', repo, '--template', reference, '--reference-env', 'staging', ...cluster];
     const refused = run(common);
     expect(refused.status).toBe(2);
@@ -294,11 +369,16 @@ describe('generate-gitops-env on a Flux example layout', () => {
     const done = run([...common, '--host-map', 'podinfo.staging=podinfo.acme.io', '--json']);
     expect(done.stderr).toBe('');
     expect(done.status).toBe(0);
-    expect(JSON.parse(done.stdout)).toMatchObject({ environment_model: 'flux-example', hosts: expect.arrayContaining([{ from: 'podinfo.staging', to: 'podinfo.acme.io' }]) });
+    expect(JSON.parse(done.stdout)).toMatchObject({
+      environment_model: 'flux-example',
+      hosts: expect.arrayContaining([{ from: 'podinfo.staging', to: 'podinfo.acme.io' }]),
+    });
     const text = run([...common, '--host-map', 'podinfo.staging=podinfo.acme.io']);
     expect(text.stdout).toContain('host podinfo.staging -> podinfo.acme.io');
     const overlays = run(['--repo', tempDir('fx-cli-other'), ...cluster, '--reference-domain', 'example.net']);
     expect(overlays.status).toBe(2);
-    expect(overlays.stderr).toContain("--reference-domain is read for references in the layout of Flux's example repository");
+    expect(overlays.stderr).toContain(
+      "--reference-domain is read for references in the layout of Flux's example repository",
+    );
   });
 });

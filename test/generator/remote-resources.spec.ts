@@ -1,6 +1,13 @@
 import { cpSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { generate, GenerateOptions, GeneratorInputError, preview, SHIPPED_PHASED_TEMPLATE, SHIPPED_TEMPLATE } from '../../libs/generator/src';
+import {
+  generate,
+  GenerateOptions,
+  GeneratorInputError,
+  preview,
+  SHIPPED_PHASED_TEMPLATE,
+  SHIPPED_TEMPLATE,
+} from '../../libs/generator/src';
 import { makeRsaCert } from '../support/certs';
 import { allFiles, tempDir } from '../support/files';
 import { EXAMPLE_HOSTS, writeFluxExampleReference } from '../support/flux-example-repo';
@@ -23,7 +30,11 @@ describe('generator: remote resources in a reference are refused before any buil
     return root;
   }
 
-  const options = (templateDir: string, referenceEnv: string, extra: Partial<GenerateOptions> = {}): GenerateOptions => ({
+  const options = (
+    templateDir: string,
+    referenceEnv: string,
+    extra: Partial<GenerateOptions> = {},
+  ): GenerateOptions => ({
     repoDir: tempDir('remote-fleet'),
     templateDir,
     referenceEnv,
@@ -48,8 +59,12 @@ describe('generator: remote resources in a reference are refused before any buil
       const reference = referenceWith(SHIPPED_TEMPLATE, 'base/kustomization.yaml', entry);
       const opts = options(reference, 'development');
       await expect(generate(opts)).rejects.toThrow(GeneratorInputError);
-      await expect(generate(opts)).rejects.toThrow(`base/kustomization.yaml: resources entry ${JSON.stringify(entry)} is a remote resource`);
-      await expect(preview(options(reference, 'development'))).rejects.toThrow(/^base\/kustomization\.yaml: resources entry/);
+      await expect(generate(opts)).rejects.toThrow(
+        `base/kustomization.yaml: resources entry ${JSON.stringify(entry)} is a remote resource`,
+      );
+      await expect(preview(options(reference, 'development'))).rejects.toThrow(
+        /^base\/kustomization\.yaml: resources entry/,
+      );
       expect(allFiles(opts.repoDir)).toEqual([]);
     }
     expect(listeners.http.connections + listeners.tcp.connections).toBe(0);
@@ -61,7 +76,9 @@ describe('generator: remote resources in a reference are refused before any buil
       cpSync(join(SHIPPED_TEMPLATE, 'base'), join(opts.repoDir, 'base'), { recursive: true });
       const file = join(opts.repoDir, 'base/kustomization.yaml');
       writeFileSync(file, readFileSync(file, 'utf8').replace(/^resources:\n/m, `resources:\n  - ${entry}\n`));
-      await expect(preview(opts)).rejects.toThrow(`base/kustomization.yaml: resources entry ${JSON.stringify(entry)} is a remote resource`);
+      await expect(preview(opts)).rejects.toThrow(
+        `base/kustomization.yaml: resources entry ${JSON.stringify(entry)} is a remote resource`,
+      );
       await expect(generate(opts)).rejects.toThrow(GeneratorInputError);
       expect(allFiles(opts.repoDir).filter((f) => !f.startsWith('base/'))).toEqual([]);
     }
@@ -69,7 +86,11 @@ describe('generator: remote resources in a reference are refused before any buil
   });
 
   it('cluster-vars model (the phased template): a remote resource in what a Flux Kustomization applies', async () => {
-    const reference = referenceWith(SHIPPED_PHASED_TEMPLATE, 'platform/namespaces/app/kustomization.yaml', entries()[0]);
+    const reference = referenceWith(
+      SHIPPED_PHASED_TEMPLATE,
+      'platform/namespaces/app/kustomization.yaml',
+      entries()[0],
+    );
     await expect(generate(options(reference, 'dev', { pass: 'infra' }))).rejects.toThrow(
       /^platform\/namespaces\/app\/kustomization\.yaml: resources entry "http:\/\/127\.0\.0\.1:\d+\/evil\.yaml" is a remote resource/,
     );
@@ -82,9 +103,9 @@ describe('generator: remote resources in a reference are refused before any buil
     const reference = referenceWith(example, 'infrastructure/controllers/kustomization.yaml', entries()[1]);
     const repo = tempDir('remote-example-fleet');
     cpSync(reference, repo, { recursive: true });
-    await expect(generate(options(reference, 'staging', { repoDir: repo, pass: 'infra', hostMap: {} }))).rejects.toThrow(
-      /^infrastructure\/controllers\/kustomization\.yaml: resources entry "git::http/,
-    );
+    await expect(
+      generate(options(reference, 'staging', { repoDir: repo, pass: 'infra', hostMap: {} })),
+    ).rejects.toThrow(/^infrastructure\/controllers\/kustomization\.yaml: resources entry "git::http/);
     expect(listeners.http.connections + listeners.tcp.connections).toBe(0);
   });
 
@@ -92,7 +113,10 @@ describe('generator: remote resources in a reference are refused before any buil
     /** A folder outside the repository, as other runs' working copies and the service's files are. */
     function outsideFolder(withKustomization: boolean): string {
       const outside = tempDir('outside-the-repo');
-      writeFileSync(join(outside, 'other-tenant.yaml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: other-tenant\ndata:\n  value: not-yours\n');
+      writeFileSync(
+        join(outside, 'other-tenant.yaml'),
+        'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: other-tenant\ndata:\n  value: not-yours\n',
+      );
       if (withKustomization) writeFileSync(join(outside, 'kustomization.yaml'), 'resources:\n  - other-tenant.yaml\n');
       return outside;
     }
@@ -103,7 +127,14 @@ describe('generator: remote resources in a reference are refused before any buil
       cpSync(reference, repo, { recursive: true });
       return { reference, repo };
     }
-    const infra = (reference: string, repo: string) => generate(options(reference, 'staging', { repoDir: repo, pass: 'infra', hostMap: { [EXAMPLE_HOSTS.podinfo]: 'podinfo.acme.io' } }));
+    const infra = (reference: string, repo: string) =>
+      generate(
+        options(reference, 'staging', {
+          repoDir: repo,
+          pass: 'infra',
+          hostMap: { [EXAMPLE_HOSTS.podinfo]: 'podinfo.acme.io' },
+        }),
+      );
 
     it('a kustomization entry climbing out with ../ (kustomize loads folders outside its root)', async () => {
       const outside = outsideFolder(true);
@@ -111,7 +142,9 @@ describe('generator: remote resources in a reference are refused before any buil
       const file = join(repo, 'infrastructure/controllers/kustomization.yaml');
       const climb = relative(join(repo, 'infrastructure/controllers'), outside);
       writeFileSync(file, readFileSync(file, 'utf8').replace(/^resources:\n/m, `resources:\n  - ${climb}\n`));
-      await expect(infra(reference, repo)).rejects.toThrow(`infrastructure/controllers/kustomization.yaml: resources entry ${JSON.stringify(climb)} leads outside the repository`);
+      await expect(infra(reference, repo)).rejects.toThrow(
+        `infrastructure/controllers/kustomization.yaml: resources entry ${JSON.stringify(climb)} leads outside the repository`,
+      );
     });
 
     it('a symbolic link out of the repository named as a kustomization entry (kustomize follows it)', async () => {
@@ -120,7 +153,9 @@ describe('generator: remote resources in a reference are refused before any buil
       symlinkSync(outside, join(repo, 'infrastructure/controllers/linked'));
       const file = join(repo, 'infrastructure/controllers/kustomization.yaml');
       writeFileSync(file, readFileSync(file, 'utf8').replace(/^resources:\n/m, 'resources:\n  - linked\n'));
-      await expect(infra(reference, repo)).rejects.toThrow('infrastructure/controllers/kustomization.yaml: resources entry "linked" leads outside the repository');
+      await expect(infra(reference, repo)).rejects.toThrow(
+        'infrastructure/controllers/kustomization.yaml: resources entry "linked" leads outside the repository',
+      );
     });
 
     it('a manifest link out of a folder without kustomization.yaml: refused unread (a YAML error would quote the file)', async () => {

@@ -12,7 +12,10 @@ import { FAULTY_REFERENCES, faultRefusal, SCHEMA_FAULTS } from '../support/schem
 const BIN = join(__dirname, '../../bin/generate-gitops-env');
 const CLUSTER = 'faulty';
 
-function runCli(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function runCli(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [BIN, ...args], { env: childEnv(env) });
     let stdout = '';
@@ -52,14 +55,26 @@ describe('schema check through the command line: each broken object on each refe
 
       // Two at a time: each is a whole pass with its kustomize builds.
       const faults = [...SCHEMA_FAULTS];
-      const outcomes: Array<{ fault: string; code: number | null; stderr: string; expected: { code: number; message: RegExp }; unchanged: boolean }> = [];
+      const outcomes: Array<{
+        fault: string;
+        code: number | null;
+        stderr: string;
+        expected: { code: number; message: RegExp };
+        unchanged: boolean;
+      }> = [];
       const worker = async () => {
         for (let fault = faults.shift(); fault; fault = faults.shift()) {
           const repo = ref.write();
           fault.plant(repo, ref);
           const before = readTree(repo);
           const r = await runCli(args(repo));
-          outcomes.push({ fault: fault.name, code: r.code, stderr: r.stderr, expected: faultRefusal(fault, ref, CLUSTER), unchanged: JSON.stringify(readTree(repo)) === JSON.stringify(before) });
+          outcomes.push({
+            fault: fault.name,
+            code: r.code,
+            stderr: r.stderr,
+            expected: faultRefusal(fault, ref, CLUSTER),
+            unchanged: JSON.stringify(readTree(repo)) === JSON.stringify(before),
+          });
         }
       };
       await Promise.all([worker(), worker()]);
@@ -82,7 +97,19 @@ describe('validation without kubectl', () => {
     const bin = tempDir('path-without-kubectl');
     symlinkSync('/usr/bin/git', join(bin, 'git'));
     const repo = tempDir('no-kubectl-repo');
-    const args = ['--repo', repo, '--cluster-name', 'nokube', '--domain', 'nokube.example.com', '--region', 'eu-west-1', '--acme-email', 'ops@example.com', '--infra-only'];
+    const args = [
+      '--repo',
+      repo,
+      '--cluster-name',
+      'nokube',
+      '--domain',
+      'nokube.example.com',
+      '--region',
+      'eu-west-1',
+      '--acme-email',
+      'ops@example.com',
+      '--infra-only',
+    ];
     const refused = await runCli(args, { PATH: bin });
     expect([refused.code, refused.stderr]).toEqual([
       1,

@@ -1,4 +1,10 @@
-import { buildSealedSecret, CertificateError, parseSealingCertificate, sealingLabel, sealValue } from '../../libs/sealing/src';
+import {
+  buildSealedSecret,
+  CertificateError,
+  parseSealingCertificate,
+  sealingLabel,
+  sealValue,
+} from '../../libs/sealing/src';
 import { makeEcCert, makeRsaCert } from '../support/certs';
 import { unseal, unsealManifest } from '../support/unseal';
 
@@ -20,7 +26,10 @@ describe('sealed-secrets compatible sealing', () => {
 
   it('starts every RSA-4096 blob with 02 00 as kubeseal output does', () => {
     const big = makeRsaCert({ bits: 4096 });
-    const blob = Buffer.from(sealValue(parseSealingCertificate(big.certPem), Buffer.alloc(0), Buffer.from('v')), 'base64');
+    const blob = Buffer.from(
+      sealValue(parseSealingCertificate(big.certPem), Buffer.alloc(0), Buffer.from('v')),
+      'base64',
+    );
     expect([...blob.subarray(0, 2)]).toEqual([0x02, 0x00]);
   });
 
@@ -30,7 +39,11 @@ describe('sealed-secrets compatible sealing', () => {
     ['cluster-wide', '', { 'sealedsecrets.bitnami.com/cluster-wide': 'true' }],
   ] as const)('builds a %s SealedSecret with the matching label and annotations', (scope, label, annotations) => {
     const cert = parseSealingCertificate(rsa.certPem);
-    const manifest = buildSealedSecret({ name: 'name', namespace: 'ns', type: 'Opaque', data: { a: Buffer.from('1'), b: Buffer.from('2') } }, cert, scope);
+    const manifest = buildSealedSecret(
+      { name: 'name', namespace: 'ns', type: 'Opaque', data: { a: Buffer.from('1'), b: Buffer.from('2') } },
+      cert,
+      scope,
+    );
     expect(manifest.apiVersion).toBe('bitnami.com/v1alpha1');
     expect(manifest.kind).toBe('SealedSecret');
     expect(manifest.metadata.annotations).toMatchObject(annotations);
@@ -48,7 +61,12 @@ describe('sealed-secrets compatible sealing', () => {
     ['not PEM', 'hello', /not a PEM/],
     ['a broken PEM', '-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----', /does not decode/],
     ['an EC key', makeEcCert(), /needs RSA/],
-    ['expired', makeRsaCert({ notBefore: new Date(Date.now() - 86400_000 * 10), notAfter: new Date(Date.now() - 86400_000) }).certPem, /expired/],
+    [
+      'expired',
+      makeRsaCert({ notBefore: new Date(Date.now() - 86400_000 * 10), notAfter: new Date(Date.now() - 86400_000) })
+        .certPem,
+      /expired/,
+    ],
   ])('rejects a certificate that is %s', (_what, pem, message) => {
     expect(() => parseSealingCertificate(pem)).toThrow(CertificateError);
     expect(() => parseSealingCertificate(pem)).toThrow(message);

@@ -1,6 +1,12 @@
 import { cpSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { generate, GenerateOptions, GeneratorInputError, GeneratorValidationError, SHIPPED_TEMPLATE } from '../../libs/generator/src';
+import {
+  generate,
+  GenerateOptions,
+  GeneratorInputError,
+  GeneratorValidationError,
+  SHIPPED_TEMPLATE,
+} from '../../libs/generator/src';
 import { makeRsaCert } from '../support/certs';
 import { allFiles, kustomize, readTree, tempDir, yamlObjects } from '../support/files';
 import { unsealManifest } from '../support/unseal';
@@ -12,12 +18,21 @@ const PLANTED_B64 = withBase64(PLANTED).filter((v) => !PLANTED.includes(v));
 const registry = { server: 'registry.acme.io', username: 'acme-puller', password: 'RegistryPw-0123456789abcdef' };
 
 function options(repoDir: string, extra: Partial<GenerateOptions> = {}): GenerateOptions {
-  return { repoDir, clusterName: 'acme-prod', domain: 'acme.io', region: 'us-east-1', acmeEmail: 'ops@acme.io', pass: 'infra', ...extra };
+  return {
+    repoDir,
+    clusterName: 'acme-prod',
+    domain: 'acme.io',
+    region: 'us-east-1',
+    acmeEmail: 'ops@acme.io',
+    pass: 'infra',
+    ...extra,
+  };
 }
 
 describe('generator on the shipped reference template', () => {
   const cert = makeRsaCert();
-  const full = (repo: string, extra: Partial<GenerateOptions> = {}) => generate(options(repo, { pass: 'full', sealingCertPem: cert.certPem, registry, ...extra }));
+  const full = (repo: string, extra: Partial<GenerateOptions> = {}) =>
+    generate(options(repo, { pass: 'full', sealingCertPem: cert.certPem, registry, ...extra }));
 
   it('ships a template whose every layer builds and which plants plaintext dev credentials', async () => {
     for (const layer of ['flux-system', 'infrastructure', 'apps', 'database', 'cert-manager-config']) {
@@ -48,32 +63,64 @@ describe('generator on the shipped reference template', () => {
 
     const infraRef = join(SHIPPED_TEMPLATE, 'clusters/development/infrastructure');
     for (const f of allFiles(infraRef).filter((f) => f !== 'external-dns.yaml')) {
-      expect(readFileSync(join(repo, 'clusters/acme-prod/infrastructure', f), 'utf8')).toBe(readFileSync(join(infraRef, f), 'utf8'));
+      expect(readFileSync(join(repo, 'clusters/acme-prod/infrastructure', f), 'utf8')).toBe(
+        readFileSync(join(infraRef, f), 'utf8'),
+      );
     }
     const dns = yamlObjects(join(repo, 'clusters/acme-prod/infrastructure/external-dns.yaml'))[0];
     expect(dns.spec.values.domainFilters).toEqual(['acme.io']);
     expect(dns.spec.values.txtOwnerId).toBe('acme-prod');
     expect(dns.spec.values.env).toEqual([{ name: 'AWS_DEFAULT_REGION', value: 'us-east-1' }]);
-    expect(readFileSync(join(repo, 'clusters/acme-prod/infrastructure/external-dns.yaml'), 'utf8')).toContain("# Only records below the cluster's own zone are managed.");
-    expect(summary.external_dns[0]).toMatchObject({ domain_filters: ['acme.io'], region: 'us-east-1', txt_owner_id: 'acme-prod' });
-    expect(summary.validated).toEqual(expect.arrayContaining(['clusters/acme-prod/infrastructure', 'clusters/acme-prod/flux-system']));
+    expect(readFileSync(join(repo, 'clusters/acme-prod/infrastructure/external-dns.yaml'), 'utf8')).toContain(
+      "# Only records below the cluster's own zone are managed.",
+    );
+    expect(summary.external_dns[0]).toMatchObject({
+      domain_filters: ['acme.io'],
+      region: 'us-east-1',
+      txt_owner_id: 'acme-prod',
+    });
+    expect(summary.validated).toEqual(
+      expect.arrayContaining(['clusters/acme-prod/infrastructure', 'clusters/acme-prod/flux-system']),
+    );
   });
 
   it('full pass: every layer builds, dependsOn infrastructure, Ingresses on the new domain, sealed fresh credentials', async () => {
     const repo = tempDir('full');
     await generate(options(repo));
     const { summary, credentials } = await full(repo);
-    const sync = yamlObjects(join(repo, 'clusters/acme-prod/flux-system/gotk-sync.yaml')).filter((o) => o.kind === 'Kustomization');
+    const sync = yamlObjects(join(repo, 'clusters/acme-prod/flux-system/gotk-sync.yaml')).filter(
+      (o) => o.kind === 'Kustomization',
+    );
     const byName = Object.fromEntries(sync.map((k) => [k.metadata.name, k]));
-    expect(Object.keys(byName).sort()).toEqual(['apps', 'cert-manager-config', 'database', 'flux-system', 'infrastructure']);
+    expect(Object.keys(byName).sort()).toEqual([
+      'apps',
+      'cert-manager-config',
+      'database',
+      'flux-system',
+      'infrastructure',
+    ]);
     expect(byName.infrastructure.spec.dependsOn).toBeUndefined();
-    for (const name of ['apps', 'database', 'cert-manager-config']) expect(byName[name].spec.dependsOn).toEqual([{ name: 'infrastructure' }]);
+    for (const name of ['apps', 'database', 'cert-manager-config'])
+      expect(byName[name].spec.dependsOn).toEqual([{ name: 'infrastructure' }]);
     for (const k of sync) kustomize(join(repo, k.spec.path));
 
     // Ingress hosts: built output, not just the patch files.
     const ingresses = kustomize(join(repo, 'clusters/acme-prod/apps')).filter((o) => o.kind === 'Ingress');
-    const hosts = ingresses.flatMap((i) => [...i.spec.rules.map((r: any) => r.host), ...i.spec.tls.flatMap((t: any) => t.hosts)]).sort();
-    expect(hosts).toEqual(['acme.io', 'acme.io', 'api.acme.io', 'api.acme.io', 'auth.acme.io', 'auth.acme.io', 'docs.acme.io', 'docs.acme.io', 'www.acme.io', 'www.acme.io']);
+    const hosts = ingresses
+      .flatMap((i) => [...i.spec.rules.map((r: any) => r.host), ...i.spec.tls.flatMap((t: any) => t.hosts)])
+      .sort();
+    expect(hosts).toEqual([
+      'acme.io',
+      'acme.io',
+      'api.acme.io',
+      'api.acme.io',
+      'auth.acme.io',
+      'auth.acme.io',
+      'docs.acme.io',
+      'docs.acme.io',
+      'www.acme.io',
+      'www.acme.io',
+    ]);
     expect(allFiles(join(repo, 'clusters/acme-prod/apps/ingress-hosts'))).toHaveLength(4);
     // The shared base is copied verbatim (the target repo had none), never edited.
     expect(readTree(join(repo, 'base'))).toEqual(readTree(join(SHIPPED_TEMPLATE, 'base')));
@@ -82,7 +129,10 @@ describe('generator on the shipped reference template', () => {
     // cert-manager-config: ACME e-mail, zone and region.
     const issuers = yamlObjects(join(repo, 'clusters/acme-prod/cert-manager-config/cluster-issuers.yaml'));
     expect(issuers.map((i) => i.spec.acme.email)).toEqual(['ops@acme.io', 'ops@acme.io']);
-    expect(issuers[1].spec.acme.solvers[0]).toEqual({ dns01: { route53: { region: 'us-east-1' } }, selector: { dnsZones: ['acme.io'] } });
+    expect(issuers[1].spec.acme.solvers[0]).toEqual({
+      dns01: { route53: { region: 'us-east-1' } },
+      selector: { dnsZones: ['acme.io'] },
+    });
 
     // No plaintext secret and no planted value anywhere in the repository.
     const text = Object.values(readTree(repo)).join('\n');
@@ -93,8 +143,16 @@ describe('generator on the shipped reference template', () => {
     }
 
     // Every sealed value opens with the private key, to exactly the generated credential.
-    const sealed = ['apps/registry-credentials.yaml', 'database/postgresql-credentials.yaml', 'database/rabbitmq-credentials.yaml'].flatMap((f) => yamlObjects(join(repo, 'clusters/acme-prod', f)));
-    expect(sealed.map((s) => `${s.metadata.namespace}/${s.metadata.name}`).sort()).toEqual(['data/postgresql-credentials', 'data/rabbitmq-credentials', 'platform/registry-credentials']);
+    const sealed = [
+      'apps/registry-credentials.yaml',
+      'database/postgresql-credentials.yaml',
+      'database/rabbitmq-credentials.yaml',
+    ].flatMap((f) => yamlObjects(join(repo, 'clusters/acme-prod', f)));
+    expect(sealed.map((s) => `${s.metadata.namespace}/${s.metadata.name}`).sort()).toEqual([
+      'data/postgresql-credentials',
+      'data/rabbitmq-credentials',
+      'platform/registry-credentials',
+    ]);
     for (const s of sealed) {
       expect(s.kind).toBe('SealedSecret');
       const opened = unsealManifest(cert.privateKeyPem, s);
@@ -115,8 +173,14 @@ describe('generator on the shipped reference template', () => {
         sealed.find((s) => s.metadata.name === 'registry-credentials'),
       )['.dockerconfigjson'],
     );
-    expect(docker.auths['registry.acme.io']).toEqual({ username: 'acme-puller', password: registry.password, auth: Buffer.from(`acme-puller:${registry.password}`).toString('base64') });
-    expect(sealed.find((s) => s.metadata.name === 'registry-credentials').spec.template.type).toBe('kubernetes.io/dockerconfigjson');
+    expect(docker.auths['registry.acme.io']).toEqual({
+      username: 'acme-puller',
+      password: registry.password,
+      auth: Buffer.from(`acme-puller:${registry.password}`).toString('base64'),
+    });
+    expect(sealed.find((s) => s.metadata.name === 'registry-credentials').spec.template.type).toBe(
+      'kubernetes.io/dockerconfigjson',
+    );
   });
 
   it('is idempotent: the same inputs change nothing, a new certificate reseals, --rotate-credentials regenerates', async () => {
@@ -143,7 +207,12 @@ describe('generator on the shipped reference template', () => {
     const other = makeRsaCert();
     const resealed = await full(repo, { sealingCertPem: other.certPem });
     expect(resealed.summary.objects_sealed.every((s) => !s.reused)).toBe(true);
-    expect(unsealManifest(other.privateKeyPem, yamlObjects(join(repo, 'clusters/acme-prod/database/rabbitmq-credentials.yaml'))[0]).password).toHaveLength(40);
+    expect(
+      unsealManifest(
+        other.privateKeyPem,
+        yamlObjects(join(repo, 'clusters/acme-prod/database/rabbitmq-credentials.yaml'))[0],
+      ).password,
+    ).toHaveLength(40);
   });
 
   it.each([
@@ -152,11 +221,26 @@ describe('generator on the shipped reference template', () => {
     ['a domain with shell metacharacters', { domain: 'acme.io;rm -rf' }, /--domain/],
     ['an invalid region', { region: 'US East' }, /--region/],
     ['an invalid e-mail', { acmeEmail: 'ops@acme.io\nkind: Secret' }, /--acme-email/],
-    ['a missing reference environment', { referenceEnv: 'production' }, /reference environment "production" does not exist/],
+    [
+      'a missing reference environment',
+      { referenceEnv: 'production' },
+      /reference environment "production" does not exist/,
+    ],
     ['a path as reference environment', { referenceEnv: '../../etc' }, /--reference-env/],
     ['a full pass without certificate', { pass: 'full' as const }, /sealing certificate/],
-    ['a full pass with an expired certificate', { pass: 'full' as const, sealingCertPem: makeRsaCert({ notBefore: new Date(2020, 1, 1), notAfter: new Date(2021, 1, 1) }).certPem }, /expired/],
-    ['a full pass without registry credentials', { pass: 'full' as const, sealingCertPem: makeRsaCert().certPem }, /REGISTRY_SERVER/],
+    [
+      'a full pass with an expired certificate',
+      {
+        pass: 'full' as const,
+        sealingCertPem: makeRsaCert({ notBefore: new Date(2020, 1, 1), notAfter: new Date(2021, 1, 1) }).certPem,
+      },
+      /expired/,
+    ],
+    [
+      'a full pass without registry credentials',
+      { pass: 'full' as const, sealingCertPem: makeRsaCert().certPem },
+      /REGISTRY_SERVER/,
+    ],
   ])('refuses %s and writes nothing', async (_what, extra, message) => {
     const repo = tempDir('bad');
     await expect(generate(options(repo, extra))).rejects.toThrow(GeneratorInputError);
@@ -177,12 +261,24 @@ describe('generator on the shipped reference template', () => {
     const repo = tempDir('owned');
     await generate(options(repo, { owner: 'team-a' }));
     const marker = () => JSON.parse(readFileSync(join(repo, 'clusters/acme-prod/.gitops-scaffolder.json'), 'utf8'));
-    expect(marker()).toEqual({ cluster_name: 'acme-prod', domain: 'acme.io', region: 'us-east-1', reference_env: 'development', owner: 'team-a' });
+    expect(marker()).toEqual({
+      cluster_name: 'acme-prod',
+      domain: 'acme.io',
+      region: 'us-east-1',
+      reference_env: 'development',
+      owner: 'team-a',
+    });
     const before = readTree(repo);
-    for (const extra of [{ owner: 'team-b' }, { owner: 'team-b', domain: 'other.io' }, { owner: 'team-a', region: 'eu-west-1' }]) {
+    for (const extra of [
+      { owner: 'team-b' },
+      { owner: 'team-b', domain: 'other.io' },
+      { owner: 'team-a', region: 'eu-west-1' },
+    ]) {
       const refused = await generate(options(repo, extra)).catch((e) => e);
       expect(refused).toBeInstanceOf(GeneratorInputError);
-      expect(refused.message).toBe('clusters/acme-prod/ belongs to another cluster or owner; refusing to write over it');
+      expect(refused.message).toBe(
+        'clusters/acme-prod/ belongs to another cluster or owner; refusing to write over it',
+      );
     }
     expect(readTree(repo)).toEqual(before);
     // The owner itself goes on; a pass without an owner (the CLI) keeps the folder's.
@@ -194,17 +290,26 @@ describe('generator on the shipped reference template', () => {
   it('a marker written before owners were recorded: matching cluster values decide, and the next owner is recorded', async () => {
     const repo = tempDir('legacy-marker');
     await generate(options(repo));
-    expect(JSON.parse(readFileSync(join(repo, 'clusters/acme-prod/.gitops-scaffolder.json'), 'utf8')).owner).toBeUndefined();
-    await expect(generate(options(repo, { owner: 'team-b', domain: 'other.io' }))).rejects.toThrow('belongs to another cluster or owner');
+    expect(
+      JSON.parse(readFileSync(join(repo, 'clusters/acme-prod/.gitops-scaffolder.json'), 'utf8')).owner,
+    ).toBeUndefined();
+    await expect(generate(options(repo, { owner: 'team-b', domain: 'other.io' }))).rejects.toThrow(
+      'belongs to another cluster or owner',
+    );
     await generate(options(repo, { owner: 'team-b' }));
-    expect(JSON.parse(readFileSync(join(repo, 'clusters/acme-prod/.gitops-scaffolder.json'), 'utf8')).owner).toBe('team-b');
+    expect(JSON.parse(readFileSync(join(repo, 'clusters/acme-prod/.gitops-scaffolder.json'), 'utf8')).owner).toBe(
+      'team-b',
+    );
     await expect(generate(options(repo, { owner: 'team-c' }))).rejects.toThrow('belongs to another cluster or owner');
   });
 
   it('writes nothing when a layer fails to build', async () => {
     const template = tempDir('broken-template');
     cpSync(SHIPPED_TEMPLATE, template, { recursive: true });
-    writeFileSync(join(template, 'clusters/development/infrastructure/storage-classes.yaml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata: {}\n');
+    writeFileSync(
+      join(template, 'clusters/development/infrastructure/storage-classes.yaml'),
+      'apiVersion: v1\nkind: ConfigMap\nmetadata: {}\n',
+    );
     const repo = tempDir('broken');
     await expect(generate(options(repo, { templateDir: template }))).rejects.toThrow(GeneratorValidationError);
     expect(allFiles(repo)).toEqual([]);

@@ -17,7 +17,11 @@ describe('generator with the SOPS backend (age recipients, checked with the age 
     pass: 'full',
     secretsBackend: 'sops',
     ageRecipients: [cluster.recipient],
-    registry: { server: 'registry.sops.example.com', username: 'sops-puller', password: 'SopsRegistryPassword-0123456789' },
+    registry: {
+      server: 'registry.sops.example.com',
+      username: 'sops-puller',
+      password: 'SopsRegistryPassword-0123456789',
+    },
     ...extra,
   });
 
@@ -27,20 +31,35 @@ describe('generator with the SOPS backend (age recipients, checked with the age 
     const { summary, credentials } = await generate(options(repo));
     expect(summary.secrets_backend).toBe('sops');
     expect(summary.objects_sealed.map((o) => o.scope)).toEqual(['sops', 'sops', 'sops']);
-    for (const file of ['apps/registry-credentials.yaml', 'database/postgresql-credentials.yaml', 'database/rabbitmq-credentials.yaml']) {
+    for (const file of [
+      'apps/registry-credentials.yaml',
+      'database/postgresql-credentials.yaml',
+      'database/rabbitmq-credentials.yaml',
+    ]) {
       const [doc] = yamlObjects(join(repo, 'clusters/sops-prod', file));
       expect(doc.kind).toBe('Secret');
       expect(doc.sops.age[0].recipient).toBe(cluster.recipient);
       const { plain, macOk } = sopsOpen(doc, cluster.keyFile);
       expect(macOk).toBe(true);
       for (const [key, value] of Object.entries(plain.stringData)) {
-        expect(credentials).toContainEqual({ namespace: plain.metadata.namespace, name: plain.metadata.name, key, value });
+        expect(credentials).toContainEqual({
+          namespace: plain.metadata.namespace,
+          name: plain.metadata.name,
+          key,
+          value,
+        });
       }
     }
     const rules = parse(readFileSync(join(repo, '.sops.yaml'), 'utf8')).creation_rules;
-    expect(rules[0]).toEqual({ path_regex: '^clusters/sops-prod/.*\\.ya?ml$', encrypted_regex: '^(data|stringData)$', age: cluster.recipient });
+    expect(rules[0]).toEqual({
+      path_regex: '^clusters/sops-prod/.*\\.ya?ml$',
+      encrypted_regex: '^(data|stringData)$',
+      age: cluster.recipient,
+    });
     expect(summary.repo_files).toEqual(['.sops.yaml']);
-    const sync = yamlObjects(join(repo, 'clusters/sops-prod/flux-system/gotk-sync.yaml')).filter((o) => o.kind === 'Kustomization');
+    const sync = yamlObjects(join(repo, 'clusters/sops-prod/flux-system/gotk-sync.yaml')).filter(
+      (o) => o.kind === 'Kustomization',
+    );
     const decryption = Object.fromEntries(sync.map((k) => [k.metadata.name, k.spec.decryption]));
     expect(decryption.apps).toEqual({ provider: 'sops', secretRef: { name: 'sops-age' } });
     expect(decryption.database).toEqual({ provider: 'sops', secretRef: { name: 'sops-age' } });
@@ -73,7 +92,9 @@ describe('generator with the SOPS backend (age recipients, checked with the age 
   it('refuses a full pass without or with a malformed age recipient, writing nothing', async () => {
     const repo = tempDir('sops-bad');
     await expect(generate(options(repo, { ageRecipients: [] }))).rejects.toThrow(GeneratorInputError);
-    await expect(generate(options(repo, { ageRecipients: ['AGE-SECRET-KEY-1QQQ'] }))).rejects.toThrow(/--age-recipient must be an age public key/);
+    await expect(generate(options(repo, { ageRecipients: ['AGE-SECRET-KEY-1QQQ'] }))).rejects.toThrow(
+      /--age-recipient must be an age public key/,
+    );
     expect(allFiles(repo)).toEqual([]);
     expect(existsSync(join(repo, '.sops.yaml'))).toBe(false);
   });

@@ -11,8 +11,18 @@ import { unsealManifest } from '../support/unseal';
 const BIN = join(__dirname, '../../bin/generate-gitops-env');
 const TOKEN = 'CloudflareTokenForAcme-4d4d4d4d4d';
 /** The development cluster's values under the template's encryption (known from how it was made). */
-const DEV_VALUES = ['DevCloudflareToken-dns-edit-dev-zone-5b5b5b', 'DevShopPgPassword-3c3c3c3c', 'shop_dev', 'DevSessionSecret-not-for-production-9d9d', 'DevShopRegistryPass-1e1e1e'];
-const REGISTRY = { REGISTRY_SERVER: 'registry.shop.example.org', REGISTRY_USERNAME: 'acme-puller', REGISTRY_PASSWORD: 'AcmeRegistryPassword-0a0a0a' };
+const DEV_VALUES = [
+  'DevCloudflareToken-dns-edit-dev-zone-5b5b5b',
+  'DevShopPgPassword-3c3c3c3c',
+  'shop_dev',
+  'DevSessionSecret-not-for-production-9d9d',
+  'DevShopRegistryPass-1e1e1e',
+];
+const REGISTRY = {
+  REGISTRY_SERVER: 'registry.shop.example.org',
+  REGISTRY_USERNAME: 'acme-puller',
+  REGISTRY_PASSWORD: 'AcmeRegistryPassword-0a0a0a',
+};
 
 function run(args: string[], env: Record<string, string> = {}) {
   const r = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', env: childEnv(env) });
@@ -40,7 +50,8 @@ describe('shipped sops-platform template (SOPS-encrypted reference, supplied DNS
   chmodSync(credentialsFile, 0o600);
 
   const secret = (repo: string, file: string) => yamlObjects(join(repo, 'clusters/acme/secrets', file))[0];
-  const fluxKustomization = (repo: string, file: string, name: string) => yamlObjects(join(repo, file)).find((o) => o.kind === 'Kustomization' && o.metadata.name === name);
+  const fluxKustomization = (repo: string, file: string, name: string) =>
+    yamlObjects(join(repo, file)).find((o) => o.kind === 'Kustomization' && o.metadata.name === name);
 
   /** Infra pass, then full pass; returns the working copy and the full pass's JSON summary. */
   function bothPasses(fullArgs: string[]) {
@@ -67,15 +78,17 @@ describe('shipped sops-platform template (SOPS-encrypted reference, supplied DNS
     expect(pg.username).toMatch(/^u[a-z0-9]{15}$/);
     expect(pg.database).toBe('shop');
     const url = new URL(values.api.DATABASE_URL);
-    expect([decodeURIComponent(url.username), decodeURIComponent(url.password), url.host, url.pathname, url.search]).toEqual([
-      pg.username,
-      pg.password,
-      'postgresql.data.svc:5432',
-      '/shop',
-      '?sslmode=disable',
-    ]);
+    expect([
+      decodeURIComponent(url.username),
+      decodeURIComponent(url.password),
+      url.host,
+      url.pathname,
+      url.search,
+    ]).toEqual([pg.username, pg.password, 'postgresql.data.svc:5432', '/shop', '?sslmode=disable']);
     expect(values.api.SESSION_SECRET).toMatch(/^[A-Za-z0-9]{40}$/);
-    expect(JSON.parse(values.registry['.dockerconfigjson']).auths['registry.shop.example.org'].username).toBe('acme-puller');
+    expect(JSON.parse(values.registry['.dockerconfigjson']).auths['registry.shop.example.org'].username).toBe(
+      'acme-puller',
+    );
   }
 
   function expectNothingOfTheReference(repo: string) {
@@ -84,12 +97,15 @@ describe('shipped sops-platform template (SOPS-encrypted reference, supplied DNS
       .join('\n')
       .match(/ENC\[AES256_GCM,data:[^,]+/g)!;
     expect(referenceEncrypted.length).toBeGreaterThanOrEqual(7);
-    for (const value of [...referenceEncrypted, ...DEV_VALUES, TOKEN, REGISTRY.REGISTRY_PASSWORD]) expect(text).not.toContain(value);
+    for (const value of [...referenceEncrypted, ...DEV_VALUES, TOKEN, REGISTRY.REGISTRY_PASSWORD])
+      expect(text).not.toContain(value);
   }
 
   it('plans every key: the token supplied (by the example annotation), its copy and the URL derived, the rest generated', () => {
     const r = run(['--repo', tempDir('sops-platform-plan'), ...common, '--infra-only', '--json']);
-    const plan = JSON.parse(r.stdout).credential_plan.map((e: any) => `${e.namespace}/${e.name}/${e.key}=${e.class}${e.recognised_by ? `(${e.recognised_by})` : ''}`);
+    const plan = JSON.parse(r.stdout).credential_plan.map(
+      (e: any) => `${e.namespace}/${e.name}/${e.key}=${e.class}${e.recognised_by ? `(${e.recognised_by})` : ''}`,
+    );
     expect(plan).toEqual([
       'apps/api-env/DATABASE_URL=derived',
       'apps/api-env/SESSION_SECRET=generated',
@@ -119,7 +135,12 @@ describe('shipped sops-platform template (SOPS-encrypted reference, supplied DNS
     const certFile = join(tempDir('sops-platform-cert'), 'cert.pem');
     writeFileSync(certFile, cert.certPem);
     const { repo, summary } = bothPasses(['--sealing-cert', certFile]);
-    expect(summary.kustomizations.map((k: any) => k.name).sort()).toEqual(['apps', 'cluster-secrets', 'flux-system', 'platform']);
+    expect(summary.kustomizations.map((k: any) => k.name).sort()).toEqual([
+      'apps',
+      'cluster-secrets',
+      'flux-system',
+      'platform',
+    ]);
     const open = (file: string) => unsealManifest(cert.privateKeyPem, secret(repo, file));
     expectConsistent({
       certManagerToken: open('cert-manager-cloudflare.yaml'),
@@ -131,10 +152,15 @@ describe('shipped sops-platform template (SOPS-encrypted reference, supplied DNS
     const secrets = fluxKustomization(repo, 'clusters/acme/secrets.yaml', 'cluster-secrets');
     expect(secrets.spec.path).toBe('./clusters/acme/secrets');
     expect(secrets.spec.decryption).toBeUndefined();
-    expect(fluxKustomization(repo, 'clusters/base/apps.yaml', 'apps').spec.dependsOn).toEqual([{ name: 'platform' }, { name: 'cluster-secrets' }]);
+    expect(fluxKustomization(repo, 'clusters/base/apps.yaml', 'apps').spec.dependsOn).toEqual([
+      { name: 'platform' },
+      { name: 'cluster-secrets' },
+    ]);
     // The cluster root builds as Flux's flux-system Kustomization would build it.
     const root = kustomize(join(repo, 'clusters/acme'));
-    expect(root.find((o) => o.kind === 'ConfigMap' && o.metadata.name === 'cluster-vars').data.CLUSTER_DOMAIN).toBe('acme.example.com');
+    expect(root.find((o) => o.kind === 'ConfigMap' && o.metadata.name === 'cluster-vars').data.CLUSTER_DOMAIN).toBe(
+      'acme.example.com',
+    );
     expectNothingOfTheReference(repo);
   });
 
@@ -142,7 +168,13 @@ describe('shipped sops-platform template (SOPS-encrypted reference, supplied DNS
     const newCluster = ageIdentity();
     const secretKey = readFileSync(newCluster.keyFile, 'utf8').match(/^AGE-SECRET-KEY-\S+$/m)![0];
     const { repo } = bothPasses(['--secrets-backend', 'sops', '--age-recipient', newCluster.recipient]);
-    const files = ['cert-manager-cloudflare.yaml', 'external-dns-cloudflare.yaml', 'postgresql-credentials.yaml', 'api-env.yaml', 'registry-credentials.yaml'];
+    const files = [
+      'cert-manager-cloudflare.yaml',
+      'external-dns-cloudflare.yaml',
+      'postgresql-credentials.yaml',
+      'api-env.yaml',
+      'registry-credentials.yaml',
+    ];
     const opened: Record<string, Record<string, string>> = {};
     for (const file of files) {
       const doc = secret(repo, file);
@@ -150,7 +182,10 @@ describe('shipped sops-platform template (SOPS-encrypted reference, supplied DNS
       const { plain, macOk } = sopsOpen(doc, newCluster.keyFile);
       expect(macOk).toBe(true);
       // The npm reader (sops-age) checks the MAC as sops does and must read the same values.
-      const byNpmReader = await decryptSops(readFileSync(join(repo, 'clusters/acme/secrets', file), 'utf8'), { secretKey, fileType: 'yaml' });
+      const byNpmReader = await decryptSops(readFileSync(join(repo, 'clusters/acme/secrets', file), 'utf8'), {
+        secretKey,
+        fileType: 'yaml',
+      });
       expect(byNpmReader.stringData).toEqual(plain.stringData);
       opened[file] = plain.stringData;
     }
@@ -161,7 +196,10 @@ describe('shipped sops-platform template (SOPS-encrypted reference, supplied DNS
       api: opened['api-env.yaml'],
       registry: opened['registry-credentials.yaml'],
     });
-    expect(fluxKustomization(repo, 'clusters/acme/secrets.yaml', 'cluster-secrets').spec.decryption).toEqual({ provider: 'sops', secretRef: { name: 'sops-age' } });
+    expect(fluxKustomization(repo, 'clusters/acme/secrets.yaml', 'cluster-secrets').spec.decryption).toEqual({
+      provider: 'sops',
+      secretRef: { name: 'sops-age' },
+    });
     expect(readFileSync(join(repo, '.sops.yaml'), 'utf8')).toContain(newCluster.recipient);
     expectNothingOfTheReference(repo);
   });
@@ -171,7 +209,15 @@ describe('shipped sops-platform template (SOPS-encrypted reference, supplied DNS
     cpSync(SHIPPED_SOPS_TEMPLATE, template, { recursive: true });
     const platform = join(template, 'clusters/base/platform.yaml');
     writeFileSync(platform, readFileSync(platform, 'utf8').replace('wait: false', 'wait: true'));
-    const r = run(['--repo', tempDir('sops-platform-waiting-out'), '--template', template, ...common.slice(2), '--infra-only', '--json']);
+    const r = run([
+      '--repo',
+      tempDir('sops-platform-waiting-out'),
+      '--template',
+      template,
+      ...common.slice(2),
+      '--infra-only',
+      '--json',
+    ]);
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout).warnings).toContain(
       'Flux Kustomization platform goes out in the first pass but HelmRelease external-dns reads Secret external-dns/cloudflare-api-token, which cluster-secrets brings in the full pass only after platform is ready, and platform waits for its workloads: set wait: false on platform or move HelmRelease external-dns after cluster-secrets',

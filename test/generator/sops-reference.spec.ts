@@ -10,7 +10,8 @@ import { ageIdentity, sopsOpen } from '../support/sops-open';
 import { unsealManifest } from '../support/unseal';
 
 const DB = 'clusters/development/database';
-const URL_TEMPLATE = 'postgres://{{data/postgresql-credentials/username}}:{{data/postgresql-credentials/password}}@postgresql.data.svc:5432/platform';
+const URL_TEMPLATE =
+  'postgres://{{data/postgresql-credentials/username}}:{{data/postgresql-credentials/password}}@postgresql.data.svc:5432/platform';
 
 /**
  * A reference that commits its Secrets SOPS-encrypted (for the reference cluster's age key, which the
@@ -25,14 +26,22 @@ async function writeSopsReference(root: string, opts: { templates: boolean }) {
     if (annotations) doc.metadata.annotations = annotations;
     writeFileSync(join(root, rel), stringify(await sopsEncrypt(doc, { recipients: [referenceCluster.recipient] })));
   };
-  await encrypt(`${DB}/postgresql-credentials.yaml`, opts.templates ? { 'gitops-scaffolder.io/template.url': URL_TEMPLATE, 'gitops-scaffolder.io/template.database': 'platform' } : undefined);
+  await encrypt(
+    `${DB}/postgresql-credentials.yaml`,
+    opts.templates
+      ? { 'gitops-scaffolder.io/template.url': URL_TEMPLATE, 'gitops-scaffolder.io/template.database': 'platform' }
+      : undefined,
+  );
   await encrypt(`${DB}/rabbitmq-credentials.yaml`);
   await encrypt('clusters/development/apps/registry-credentials.yaml');
   // The reference's own Flux setting for its SOPS files.
   const sync = join(root, 'clusters/development/flux-system/gotk-sync.yaml');
   writeFileSync(
     sync,
-    readFileSync(sync, 'utf8').replace('path: ./clusters/development/database', 'path: ./clusters/development/database\n  decryption:\n    provider: sops\n    secretRef:\n      name: sops-age'),
+    readFileSync(sync, 'utf8').replace(
+      'path: ./clusters/development/database',
+      'path: ./clusters/development/database\n  decryption:\n    provider: sops\n    secretRef:\n      name: sops-age',
+    ),
   );
 }
 
@@ -50,7 +59,10 @@ describe('generator on a SOPS-encrypted reference environment', () => {
     registry,
     ...extra,
   });
-  const databaseSync = (repo: string) => yamlObjects(join(repo, 'clusters/enc/flux-system/gotk-sync.yaml')).find((o) => o.kind === 'Kustomization' && o.metadata.name === 'database');
+  const databaseSync = (repo: string) =>
+    yamlObjects(join(repo, 'clusters/enc/flux-system/gotk-sync.yaml')).find(
+      (o) => o.kind === 'Kustomization' && o.metadata.name === 'database',
+    );
 
   it('refuses an encrypted value it would have to read, naming the key and the annotation that fixes it', async () => {
     const template = tempDir('sops-ref-bare');
@@ -58,7 +70,9 @@ describe('generator on a SOPS-encrypted reference environment', () => {
     const repo = tempDir('sops-ref-bare-out');
     // Refused in the infra pass already: nothing is pushed for a run whose full pass could not be made.
     for (const pass of ['infra', 'full'] as const) {
-      const run = generate(options(repo, template, { pass, sealingCertPem: pass === 'full' ? cert.certPem : undefined }));
+      const run = generate(
+        options(repo, template, { pass, sealingCertPem: pass === 'full' ? cert.certPem : undefined }),
+      );
       await expect(run).rejects.toThrow(GeneratorInputError);
       await expect(run).rejects.toThrow(/key database .*gitops-scaffolder\.io\/template\.database/);
     }
@@ -84,9 +98,17 @@ describe('generator on a SOPS-encrypted reference environment', () => {
       const repo = tempDir('sops-ref-sealed');
       await generate(options(repo, template, { pass: 'infra' }));
       const { summary } = await generate(options(repo, template, { sealingCertPem: cert.certPem }));
-      const pg = unsealManifest(cert.privateKeyPem, yamlObjects(join(repo, 'clusters/enc/database/postgresql-credentials.yaml'))[0]);
+      const pg = unsealManifest(
+        cert.privateKeyPem,
+        yamlObjects(join(repo, 'clusters/enc/database/postgresql-credentials.yaml'))[0],
+      );
       const url = new URL(pg.url);
-      expect([decodeURIComponent(url.username), decodeURIComponent(url.password), url.host, url.pathname]).toEqual([pg.username, pg.password, 'postgresql.data.svc:5432', '/platform']);
+      expect([decodeURIComponent(url.username), decodeURIComponent(url.password), url.host, url.pathname]).toEqual([
+        pg.username,
+        pg.password,
+        'postgresql.data.svc:5432',
+        '/platform',
+      ]);
       expect(pg.password).toMatch(/^[A-Za-z0-9]{40}$/);
       expect(pg.database).toBe('platform');
       const plan = summary.credential_plan.filter((e) => e.name === 'postgresql-credentials');
@@ -97,7 +119,11 @@ describe('generator on a SOPS-encrypted reference environment', () => {
         ['username', 'generated'],
       ]);
       expect(
-        JSON.parse(unsealManifest(cert.privateKeyPem, yamlObjects(join(repo, 'clusters/enc/apps/registry-credentials.yaml'))[0])['.dockerconfigjson']).auths['registry.example.net'].username,
+        JSON.parse(
+          unsealManifest(cert.privateKeyPem, yamlObjects(join(repo, 'clusters/enc/apps/registry-credentials.yaml'))[0])[
+            '.dockerconfigjson'
+          ],
+        ).auths['registry.example.net'].username,
       ).toBe('puller');
       expect(databaseSync(repo).spec.decryption).toBeUndefined();
       expectNoReferenceValue(repo);
@@ -109,10 +135,16 @@ describe('generator on a SOPS-encrypted reference environment', () => {
       const sops = { secretsBackend: 'sops' as const, ageRecipients: [newCluster.recipient] };
       await generate(options(repo, template, { ...sops, pass: 'infra' }));
       await generate(options(repo, template, sops));
-      const { plain, macOk } = sopsOpen(yamlObjects(join(repo, 'clusters/enc/database/postgresql-credentials.yaml'))[0], newCluster.keyFile);
+      const { plain, macOk } = sopsOpen(
+        yamlObjects(join(repo, 'clusters/enc/database/postgresql-credentials.yaml'))[0],
+        newCluster.keyFile,
+      );
       expect(macOk).toBe(true);
       const url = new URL(plain.stringData.url);
-      expect([decodeURIComponent(url.username), decodeURIComponent(url.password)]).toEqual([plain.stringData.username, plain.stringData.password]);
+      expect([decodeURIComponent(url.username), decodeURIComponent(url.password)]).toEqual([
+        plain.stringData.username,
+        plain.stringData.password,
+      ]);
       expect(databaseSync(repo).spec.decryption).toEqual({ provider: 'sops', secretRef: { name: 'sops-age' } });
       expectNoReferenceValue(repo);
     });

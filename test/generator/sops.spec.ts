@@ -22,9 +22,15 @@ describe('SOPS with age recipients (checked with the age command line)', () => {
     expect(enc.stringData.port).toMatch(/type:int\]$/);
     expect(Buffer.from(/iv:([^,]+)/.exec(enc.stringData.password)![1], 'base64')).toHaveLength(32);
     expect(JSON.stringify(enc)).not.toContain('S3cret-Value-0123456789');
-    expect(enc.sops).toMatchObject({ lastmodified: '2026-12-02T10:20:30Z', encrypted_regex: '^(data|stringData)$', version: '3.9.4' });
+    expect(enc.sops).toMatchObject({
+      lastmodified: '2026-12-02T10:20:30Z',
+      encrypted_regex: '^(data|stringData)$',
+      version: '3.9.4',
+    });
     expect(enc.sops.age.map((x: any) => x.recipient)).toEqual([a.recipient, b.recipient]);
-    expect(enc.sops.age[0].enc).toMatch(/^-----BEGIN AGE ENCRYPTED FILE-----\n[\s\S]+-----END AGE ENCRYPTED FILE-----\n?$/);
+    expect(enc.sops.age[0].enc).toMatch(
+      /^-----BEGIN AGE ENCRYPTED FILE-----\n[\s\S]+-----END AGE ENCRYPTED FILE-----\n?$/,
+    );
     const opened = sopsOpen(enc, a.keyFile);
     expect(opened.macOk).toBe(true);
     expect(opened.plain).toEqual(secret);
@@ -50,6 +56,8 @@ describe('SOPS with age recipients (checked with the age command line)', () => {
     expect(isAgeRecipient('AGE-SECRET-KEY-1XYZ')).toBe(false);
     await expect(sopsEncrypt(secret, { recipients: ['ssh-ed25519 AAAA'] })).rejects.toThrow(SopsError);
     await expect(sopsEncrypt(secret, { recipients: [] })).rejects.toThrow(/at least one/);
-    await expect(sopsEncrypt({ ...secret, sops: {} }, { recipients: [ageIdentity().recipient] })).rejects.toThrow(/already encrypted/);
+    await expect(sopsEncrypt({ ...secret, sops: {} }, { recipients: [ageIdentity().recipient] })).rejects.toThrow(
+      /already encrypted/,
+    );
   });
 });

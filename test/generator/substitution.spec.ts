@@ -24,7 +24,10 @@ describe('Flux post-build substitution', () => {
   it('substitutes inside objects, keys included, and skips objects that disable it', () => {
     const body = { kind: 'ConfigMap', metadata: { name: 'x' }, data: { '${K}': 'v-${V}' } };
     expect(substituteObject(body, { K: 'key', V: 'value' }).body.data).toEqual({ key: 'v-value' });
-    const disabled = { ...body, metadata: { name: 'x', annotations: { 'kustomize.toolkit.fluxcd.io/substitute': 'disabled' } } };
+    const disabled = {
+      ...body,
+      metadata: { name: 'x', annotations: { 'kustomize.toolkit.fluxcd.io/substitute': 'disabled' } },
+    };
     expect(substituteObject(disabled, {})).toEqual({ body: disabled, undefinedNames: [] });
   });
 });

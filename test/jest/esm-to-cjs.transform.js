@@ -8,7 +8,10 @@ const tsJest = require('ts-jest').default;
 
 const IMPORT_META_URL = /\bimport\.meta\.url\b/g;
 const OWN_REQUIRE = /^const require = createRequire\(import\.meta\.url\);?$/gm;
-const withFileUrl = (source) => (source.includes('import.meta') ? source.replace(OWN_REQUIRE, '').replace(IMPORT_META_URL, 'require("node:url").pathToFileURL(__filename).href') : source);
+const withFileUrl = (source) =>
+  source.includes('import.meta')
+    ? source.replace(OWN_REQUIRE, '').replace(IMPORT_META_URL, 'require("node:url").pathToFileURL(__filename).href')
+    : source;
 
 module.exports = {
   createTransformer(options) {

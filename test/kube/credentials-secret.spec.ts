@@ -15,26 +15,46 @@ describe('credentials Secret of the management cluster', () => {
 
   beforeAll(async () => {
     management = await new FakeKube().start();
-    management.putSecret('capi-clusters', 'shop-credentials', { 'credentials.yaml': `data/dns-provider/api-token: ${TOKEN}\n` });
+    management.putSecret('capi-clusters', 'shop-credentials', {
+      'credentials.yaml': `data/dns-provider/api-token: ${TOKEN}\n`,
+    });
     management.putSecret('capi-clusters', 'no-key', { other: 'x' });
     management.putSecret('capi-clusters', 'not-a-mapping', { 'credentials.yaml': `- ${TOKEN}\n` });
     management.putSecret('capi-clusters', 'bad-key', { 'credentials.yaml': `api-token: ${TOKEN}\n` });
-    management.putSecret('kube-system', 'platform-admin-creds', { 'credentials.yaml': `data/dns-provider/api-token: ${TOKEN}\n` }, { input: false });
-    management.putSecret('capi-clusters', 'rbac-hidden', { 'credentials.yaml': `data/dns-provider/api-token: ${TOKEN}\n` });
+    management.putSecret(
+      'kube-system',
+      'platform-admin-creds',
+      { 'credentials.yaml': `data/dns-provider/api-token: ${TOKEN}\n` },
+      { input: false },
+    );
+    management.putSecret('capi-clusters', 'rbac-hidden', {
+      'credentials.yaml': `data/dns-provider/api-token: ${TOKEN}\n`,
+    });
     management.forbiddenSecrets.add('capi-clusters/rbac-hidden');
     management.forbiddenSecrets.add('capi-clusters/rbac-hidden-absent');
   });
   afterAll(() => management?.stop());
 
   it('reads the document at key credentials.yaml', async () => {
-    expect(await reader().read({ namespace: 'capi-clusters', name: 'shop-credentials' })).toEqual({ 'data/dns-provider/api-token': TOKEN });
+    expect(await reader().read({ namespace: 'capi-clusters', name: 'shop-credentials' })).toEqual({
+      'data/dns-provider/api-token': TOKEN,
+    });
   });
 
   it.each([
-    ['nope', 'credentials Secret capi-clusters/nope is not available: it is missing, lacks the label gitops-scaffolder.io/input: "true", or may not be read by the scaffolder'],
+    [
+      'nope',
+      'credentials Secret capi-clusters/nope is not available: it is missing, lacks the label gitops-scaffolder.io/input: "true", or may not be read by the scaffolder',
+    ],
     ['no-key', 'credentials Secret capi-clusters/no-key has no key "credentials.yaml"'],
-    ['not-a-mapping', 'credentials Secret capi-clusters/not-a-mapping key credentials.yaml must be a mapping of "<namespace>/<secret>/<key>" to values'],
-    ['bad-key', 'credentials Secret capi-clusters/bad-key key credentials.yaml: "api-token" is not "<namespace>/<secret>/<key>"'],
+    [
+      'not-a-mapping',
+      'credentials Secret capi-clusters/not-a-mapping key credentials.yaml must be a mapping of "<namespace>/<secret>/<key>" to values',
+    ],
+    [
+      'bad-key',
+      'credentials Secret capi-clusters/bad-key key credentials.yaml: "api-token" is not "<namespace>/<secret>/<key>"',
+    ],
   ])('refuses %s with a reason that shows no value, not to be retried', async (name, message) => {
     const e = await reader()
       .read({ namespace: 'capi-clusters', name })
@@ -57,7 +77,11 @@ describe('credentials Secret of the management cluster', () => {
         .read({ namespace, name })
         .catch((err) => err);
       expect(e).toBeInstanceOf(KubeError);
-      answers.push({ retryable: e.retryable, status: e.status, message: e.message.replace(`${namespace}/${name}`, '<ref>') });
+      answers.push({
+        retryable: e.retryable,
+        status: e.status,
+        message: e.message.replace(`${namespace}/${name}`, '<ref>'),
+      });
       expect(e.message).not.toContain(TOKEN);
     }
     expect(new Set(answers.map((a) => JSON.stringify(a))).size).toBe(1);

@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { helmLint, helmTemplate, helmTemplateError, Rendered } from '../support/helm';
 
 /** Every object the chart renders, through the real helm binary (4.x). */
-const kinds = (objects: Rendered[], kind: string, name?: string) => objects.filter((o) => o.obj.kind === kind && (!name || o.obj.metadata.name === name)).map((o) => o.obj);
+const kinds = (objects: Rendered[], kind: string, name?: string) =>
+  objects.filter((o) => o.obj.kind === kind && (!name || o.obj.metadata.name === name)).map((o) => o.obj);
 const one = (objects: Rendered[], kind: string, name?: string) => {
   const found = kinds(objects, kind, name);
   if (found.length !== 1) throw new Error(`expected one ${kind} ${name ?? ''}, found ${found.length}`);
@@ -11,7 +12,8 @@ const one = (objects: Rendered[], kind: string, name?: string) => {
 };
 const serviceContainer = (objects: Rendered[]) => one(objects, 'Deployment').spec.template.spec.containers[0];
 const DNS_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-const matches = (selector: Record<string, string>, labels: Record<string, string>) => Object.entries(selector).every(([k, v]) => labels?.[k] === v);
+const matches = (selector: Record<string, string>, labels: Record<string, string>) =>
+  Object.entries(selector).every(([k, v]) => labels?.[k] === v);
 
 /** Values that differ from every default the chart has, to render each conditional branch. */
 const CUSTOM = {
@@ -24,7 +26,13 @@ const CUSTOM = {
   affinity: {
     podAntiAffinity: {
       preferredDuringSchedulingIgnoredDuringExecution: [
-        { weight: 100, podAffinityTerm: { topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: { 'app.kubernetes.io/name': 'gitops-scaffolder' } } } },
+        {
+          weight: 100,
+          podAffinityTerm: {
+            topologyKey: 'kubernetes.io/hostname',
+            labelSelector: { matchLabels: { 'app.kubernetes.io/name': 'gitops-scaffolder' } },
+          },
+        },
       ],
     },
   },
@@ -32,10 +40,16 @@ const CUSTOM = {
   podLabels: { team: 'platform' },
   extraEnv: [{ name: 'NATS_CREDS', value: '/var/run/secrets/nats/service.creds' }],
   serviceAccount: { annotations: { 'iam.gke.io/gcp-service-account': 'scaffolder@corp.iam.gserviceaccount.com' } },
-  kubeconfigSecretNamespaces: [{ namespace: 'capi-clusters', secretNames: ['acme-prod-kubeconfig', 'beta-kubeconfig'] }, 'kubeconfigs-only'],
+  kubeconfigSecretNamespaces: [
+    { namespace: 'capi-clusters', secretNames: ['acme-prod-kubeconfig', 'beta-kubeconfig'] },
+    'kubeconfigs-only',
+  ],
   credentialsSecretNamespaces: [{ namespace: 'customer-secrets', secretNames: ['acme-credentials'] }],
   secrets: { service: 'scaffolder-service', runner: 'scaffolder-runner', git: '', apiKeysFile: 'scaffolder-api-keys' },
-  probes: { liveness: { periodSeconds: 30, failureThreshold: 4 }, readiness: { periodSeconds: 5, failureThreshold: 2 } },
+  probes: {
+    liveness: { periodSeconds: 30, failureThreshold: 4 },
+    readiness: { periodSeconds: 5, failureThreshold: 2 },
+  },
 };
 
 describe('Helm chart, default values (helm template and helm lint --strict)', () => {
@@ -82,7 +96,10 @@ describe('Helm chart, default values (helm template and helm lint --strict)', ()
   it('migrates once per release in a pre-install/pre-upgrade hook Job, and the replicas skip migrations', () => {
     const job = one(objects, 'Job');
     expect(job.metadata.name).toBe('release-gitops-scaffolder-migrate');
-    expect(job.metadata.annotations).toMatchObject({ 'helm.sh/hook': 'pre-install,pre-upgrade', 'helm.sh/hook-delete-policy': 'before-hook-creation,hook-succeeded' });
+    expect(job.metadata.annotations).toMatchObject({
+      'helm.sh/hook': 'pre-install,pre-upgrade',
+      'helm.sh/hook-delete-policy': 'before-hook-creation,hook-succeeded',
+    });
     const pod = job.spec.template.spec;
     expect(pod.containers[0].command).toEqual(['node', 'dist/src/migrate.js']);
     expect(pod.containers[0].image).toBe(serviceContainer(objects).image);
@@ -91,7 +108,9 @@ describe('Helm chart, default values (helm template and helm lint --strict)', ()
     expect(serviceContainer(objects).env).toContainEqual({ name: 'MIGRATIONS_RUN', value: 'false' });
     // The Service must not send API traffic to the migration pod, which carries the release's labels too.
     expect(matches(one(objects, 'Service').spec.selector, job.spec.template.metadata.labels)).toBe(false);
-    expect(matches(one(objects, 'Service').spec.selector, one(objects, 'Deployment').spec.template.metadata.labels)).toBe(true);
+    expect(
+      matches(one(objects, 'Service').spec.selector, one(objects, 'Deployment').spec.template.metadata.labels),
+    ).toBe(true);
   });
 
   it('by default: Secrets only in the chart-readable namespace, no API keys file', () => {
@@ -104,10 +123,18 @@ describe('Helm chart, default values (helm template and helm lint --strict)', ()
   it('mounts the git Secret into the service as GIT_CREDENTIALS_DIR (private to the user) and passes the git settings to both', () => {
     const d = one(objects, 'Deployment');
     const c = serviceContainer(objects);
-    expect(c.volumeMounts.find((m: any) => m.name === 'git-credentials')).toEqual({ name: 'git-credentials', mountPath: '/var/run/secrets/git', readOnly: true });
+    expect(c.volumeMounts.find((m: any) => m.name === 'git-credentials')).toEqual({
+      name: 'git-credentials',
+      mountPath: '/var/run/secrets/git',
+      readOnly: true,
+    });
     expect(c.env).toContainEqual({ name: 'GIT_CREDENTIALS_DIR', value: '/var/run/secrets/git' });
-    expect(d.spec.template.spec.volumes).toContainEqual({ name: 'git-credentials', secret: { secretName: 'gitops-scaffolder-git', defaultMode: 0o400 } });
-    for (const cm of kinds(objects, 'ConfigMap')) expect(Object.keys(cm.data)).toEqual(expect.arrayContaining(['GIT_CREDENTIALS_HOSTS', 'GIT_CA_FILE']));
+    expect(d.spec.template.spec.volumes).toContainEqual({
+      name: 'git-credentials',
+      secret: { secretName: 'gitops-scaffolder-git', defaultMode: 0o400 },
+    });
+    for (const cm of kinds(objects, 'ConfigMap'))
+      expect(Object.keys(cm.data)).toEqual(expect.arrayContaining(['GIT_CREDENTIALS_HOSTS', 'GIT_CA_FILE']));
   });
 
   it('gives a stopping pod longer than the service gives its in-flight steps', () => {
@@ -124,7 +151,9 @@ describe('Helm chart, default values (helm template and helm lint --strict)', ()
       { apiGroups: [''], resources: ['pods'], verbs: ['list'] },
       { apiGroups: [''], resources: ['pods/log'], verbs: ['get'] },
     ]);
-    expect(one(objects, 'RoleBinding', 'release-gitops-scaffolder-jobs').subjects).toEqual([{ kind: 'ServiceAccount', name: 'release-gitops-scaffolder', namespace: 'kubeopera-core' }]);
+    expect(one(objects, 'RoleBinding', 'release-gitops-scaffolder-jobs').subjects).toEqual([
+      { kind: 'ServiceAccount', name: 'release-gitops-scaffolder', namespace: 'kubeopera-core' },
+    ]);
   });
 
   it('lets only the runner read kubeconfig Secrets, and the service (check at POST) and the runner (use) read supplied credentials', () => {
@@ -147,17 +176,26 @@ describe('Helm chart, default values (helm template and helm lint --strict)', ()
     expect(cm.data.EXECUTOR).toBe('kubernetes');
     expect(cm.data.RUNNER_IMAGE).toBe('ghcr.io/kubeopera/gitops-scaffolder-runner:0.1.0');
     expect(cm.data.JOB_IMAGE_PULL_SECRETS).toBe('');
-    expect(one(objects, 'ServiceAccount', cm.data.JOB_SERVICE_ACCOUNT).metadata.namespace).toBe('kubeopera-provisioning');
+    expect(one(objects, 'ServiceAccount', cm.data.JOB_SERVICE_ACCOUNT).metadata.namespace).toBe(
+      'kubeopera-provisioning',
+    );
     expect(one(objects, 'ConfigMap', cm.data.JOB_CONFIGMAP).metadata.namespace).toBe('kubeopera-provisioning');
   });
 
   it('gives the service (which checks cluster_vars) and the runner Jobs (which generate) the same reference, one the image holds', () => {
     const service = one(objects, 'ConfigMap', 'release-gitops-scaffolder').data;
     const runner = one(objects, 'ConfigMap', 'release-gitops-scaffolder-runner').data;
-    expect({ TEMPLATE_DIR: runner.TEMPLATE_DIR, REFERENCE_ENV: runner.REFERENCE_ENV }).toEqual({ TEMPLATE_DIR: service.TEMPLATE_DIR, REFERENCE_ENV: service.REFERENCE_ENV });
+    expect({ TEMPLATE_DIR: runner.TEMPLATE_DIR, REFERENCE_ENV: runner.REFERENCE_ENV }).toEqual({
+      TEMPLATE_DIR: service.TEMPLATE_DIR,
+      REFERENCE_ENV: service.REFERENCE_ENV,
+    });
     // Both Dockerfiles copy templates/ to /app/templates.
     expect(service.TEMPLATE_DIR).toMatch(/^\/app\//);
-    expect(existsSync(join(__dirname, '../..', service.TEMPLATE_DIR.slice('/app/'.length), 'clusters', service.REFERENCE_ENV))).toBe(true);
+    expect(
+      existsSync(
+        join(__dirname, '../..', service.TEMPLATE_DIR.slice('/app/'.length), 'clusters', service.REFERENCE_ENV),
+      ),
+    ).toBe(true);
   });
 });
 
@@ -188,7 +226,9 @@ describe('Helm chart, non-default values', () => {
     const cm = one(objects, 'ConfigMap', 'fleet-gitops-scaffolder');
     expect(cm.data.JOB_IMAGE_PULL_SECRETS).toBe('corp-registry,mirror');
     expect(cm.data.RUNNER_IMAGE).toBe('registry.corp/scaffolder-runner:9.9.9');
-    expect(one(objects, 'ServiceAccount', 'fleet-gitops-scaffolder').metadata.annotations).toEqual(CUSTOM.serviceAccount.annotations);
+    expect(one(objects, 'ServiceAccount', 'fleet-gitops-scaffolder').metadata.annotations).toEqual(
+      CUSTOM.serviceAccount.annotations,
+    );
   });
 
   it('adds a PodDisruptionBudget over the service pods (not the hook Job) with more than one replica', () => {
@@ -200,29 +240,58 @@ describe('Helm chart, non-default values', () => {
 
   it('lets requests name Secrets only in the namespaces the chart lets the scaffolder read, and mounts the scoped keys file', () => {
     const config = one(objects, 'ConfigMap', 'fleet-gitops-scaffolder');
-    expect(config.data).toMatchObject({ SECRET_NAMESPACES: 'capi-clusters,kubeconfigs-only,customer-secrets', API_KEYS_FILE: '/var/run/secrets/api-keys/keys.yaml' });
-    expect(serviceContainer(objects).volumeMounts).toContainEqual({ name: 'api-keys', mountPath: '/var/run/secrets/api-keys', readOnly: true });
+    expect(config.data).toMatchObject({
+      SECRET_NAMESPACES: 'capi-clusters,kubeconfigs-only,customer-secrets',
+      API_KEYS_FILE: '/var/run/secrets/api-keys/keys.yaml',
+    });
+    expect(serviceContainer(objects).volumeMounts).toContainEqual({
+      name: 'api-keys',
+      mountPath: '/var/run/secrets/api-keys',
+      readOnly: true,
+    });
     expect(one(objects, 'Deployment').spec.template.spec.volumes).toContainEqual({
       name: 'api-keys',
-      secret: { secretName: 'scaffolder-api-keys', items: [{ key: 'keys.yaml', path: 'keys.yaml' }], defaultMode: 0o400 },
+      secret: {
+        secretName: 'scaffolder-api-keys',
+        items: [{ key: 'keys.yaml', path: 'keys.yaml' }],
+        defaultMode: 0o400,
+      },
     });
   });
 
   it('limits Secret reads to the named Secrets where names are given, namespace-wide where only a namespace is', () => {
-    const readers = kinds(objects, 'Role').filter((r) => r.metadata.name === 'fleet-gitops-scaffolder-kubeconfig-reader');
+    const readers = kinds(objects, 'Role').filter(
+      (r) => r.metadata.name === 'fleet-gitops-scaffolder-kubeconfig-reader',
+    );
     expect(readers.map((r) => [r.metadata.namespace, r.rules])).toEqual([
-      ['capi-clusters', [{ apiGroups: [''], resources: ['secrets'], verbs: ['get'], resourceNames: ['acme-prod-kubeconfig', 'beta-kubeconfig'] }]],
+      [
+        'capi-clusters',
+        [
+          {
+            apiGroups: [''],
+            resources: ['secrets'],
+            verbs: ['get'],
+            resourceNames: ['acme-prod-kubeconfig', 'beta-kubeconfig'],
+          },
+        ],
+      ],
       ['kubeconfigs-only', [{ apiGroups: [''], resources: ['secrets'], verbs: ['get'] }]],
     ]);
     const credentials = one(objects, 'Role', 'fleet-gitops-scaffolder-credentials-reader');
-    expect([credentials.metadata.namespace, credentials.rules[0].resourceNames]).toEqual(['customer-secrets', ['acme-credentials']]);
+    expect([credentials.metadata.namespace, credentials.rules[0].resourceNames]).toEqual([
+      'customer-secrets',
+      ['acme-credentials'],
+    ]);
   });
 
   it('without a git Secret mounts none; a changed setting changes the config checksum (pods roll)', async () => {
     const c = serviceContainer(objects);
     expect(c.volumeMounts.map((m: any) => m.name)).toEqual(['work', 'tmp', 'api-keys']);
     expect(c.env.map((e: any) => e.name)).not.toContain('GIT_CREDENTIALS_DIR');
-    const changed = await helmTemplate({ ...CUSTOM, config: { executor: 'kubernetes', natsUrl: 'nats://other:4222' } }, 'fleet');
+    const changed = await helmTemplate(
+      { ...CUSTOM, config: { executor: 'kubernetes', natsUrl: 'nats://other:4222' } },
+      'fleet',
+    );
     const checksum = (o: Rendered[]) => one(o, 'Deployment').spec.template.metadata.annotations['checksum/config'];
     expect(checksum(changed)).not.toBe(checksum(objects));
     expect(checksum(await helmTemplate(CUSTOM, 'fleet'))).toBe(checksum(objects));
@@ -231,7 +300,9 @@ describe('Helm chart, non-default values', () => {
   it('with executor local: no Job permissions, and the service itself reads the kubeconfig Secrets', async () => {
     const local = await helmTemplate({ config: { executor: 'local', natsUrl: 'nats://nats:4222' } });
     expect(kinds(local, 'Role').map((r) => r.metadata.name)).not.toContain('release-gitops-scaffolder-jobs');
-    expect(one(local, 'RoleBinding', 'release-gitops-scaffolder-kubeconfig-reader').subjects.map((s: any) => s.name)).toEqual(['release-gitops-scaffolder', 'release-gitops-scaffolder-runner']);
+    expect(
+      one(local, 'RoleBinding', 'release-gitops-scaffolder-kubeconfig-reader').subjects.map((s: any) => s.name),
+    ).toEqual(['release-gitops-scaffolder', 'release-gitops-scaffolder-runner']);
   });
 
   it('gives the service and the runner Jobs their own NATS identity from Secrets, and PostgreSQL its CA', async () => {
@@ -255,7 +326,11 @@ describe('Helm chart, non-default values', () => {
       JOB_NATS_SECRET: 'nats-runner',
       DATABASE_SSL_CA: '/var/run/secrets/postgres/ca.crt',
     });
-    expect(runner).toMatchObject({ NATS_USER: 'scaffolder-runner', NATS_PASSWORD_FILE: '/var/run/secrets/nats/password', NATS_INBOX_PREFIX: '_INBOX_scaffolder_runner' });
+    expect(runner).toMatchObject({
+      NATS_USER: 'scaffolder-runner',
+      NATS_PASSWORD_FILE: '/var/run/secrets/nats/password',
+      NATS_INBOX_PREFIX: '_INBOX_scaffolder_runner',
+    });
     expect(Object.values({ ...service, ...runner }).join(' ')).not.toMatch(/scaffolder-service-password/);
     const pod = one(secured, 'Deployment').spec.template.spec;
     expect(pod.containers[0].volumeMounts).toEqual(
@@ -264,7 +339,10 @@ describe('Helm chart, non-default values', () => {
         { name: 'postgres-ca', mountPath: '/var/run/secrets/postgres', readOnly: true },
       ]),
     );
-    expect(pod.volumes).toContainEqual({ name: 'nats-identity', secret: { secretName: 'nats-service', defaultMode: 0o400 } });
+    expect(pod.volumes).toContainEqual({
+      name: 'nats-identity',
+      secret: { secretName: 'nats-service', defaultMode: 0o400 },
+    });
     const migrate = one(secured, 'Job').spec.template.spec;
     expect(migrate.containers[0].env).toEqual([{ name: 'DATABASE_SSL_CA', value: '/var/run/secrets/postgres/ca.crt' }]);
   });
@@ -278,7 +356,11 @@ describe('Helm chart, non-default values', () => {
   it('keeps every name within 63 characters for a long release name, honours nameOverride and fullnameOverride', async () => {
     // Helm allows release names up to 53 characters; <release>-gitops-scaffolder-kubeconfig-reader would be 88.
     const longRelease = 'a-very-long-release-name-for-the-platform-teams-fleet';
-    for (const rendered of [await helmTemplate({}, longRelease), await helmTemplate({ nameOverride: 'scaffolder' }), await helmTemplate({ fullnameOverride: 'gs' })]) {
+    for (const rendered of [
+      await helmTemplate({}, longRelease),
+      await helmTemplate({ nameOverride: 'scaffolder' }),
+      await helmTemplate({ fullnameOverride: 'gs' }),
+    ]) {
       for (const { obj } of rendered) {
         expect(obj.metadata.name.length).toBeLessThanOrEqual(63);
         expect(obj.metadata.name).toMatch(DNS_NAME);
@@ -286,7 +368,9 @@ describe('Helm chart, non-default values', () => {
       const d = one(rendered, 'Deployment');
       expect(matches(d.spec.selector.matchLabels, d.spec.template.metadata.labels)).toBe(true);
     }
-    expect(one(await helmTemplate({ nameOverride: 'scaffolder' }), 'Deployment').metadata.name).toBe('release-scaffolder');
+    expect(one(await helmTemplate({ nameOverride: 'scaffolder' }), 'Deployment').metadata.name).toBe(
+      'release-scaffolder',
+    );
     const short = await helmTemplate({ fullnameOverride: 'gs' });
     expect(
       kinds(short, 'Role')

@@ -47,19 +47,38 @@ describe('Job per run in the provisioning namespace (test API server, production
     expect(c.resources.requests).toBeDefined();
     expect(c.env.map((e: any) => e.name).sort()).toEqual(['GIT_CREDENTIALS_DIR', 'HOME', 'RUN_ID', 'WORK_DIR']);
     // The runner finds the mounted git Secret as its credentials folder.
-    expect(c.env.find((e: any) => e.name === 'GIT_CREDENTIALS_DIR').value).toBe(c.volumeMounts.find((m: any) => m.name === 'git-credentials').mountPath);
-    expect(c.envFrom).toEqual([{ configMapRef: { name: 'gitops-scaffolder-runner' } }, { secretRef: { name: 'gitops-scaffolder-runner' } }]);
-    expect(pod.volumes).toContainEqual({ name: 'git-credentials', secret: { secretName: 'git-credentials', defaultMode: 0o400 } });
+    expect(c.env.find((e: any) => e.name === 'GIT_CREDENTIALS_DIR').value).toBe(
+      c.volumeMounts.find((m: any) => m.name === 'git-credentials').mountPath,
+    );
+    expect(c.envFrom).toEqual([
+      { configMapRef: { name: 'gitops-scaffolder-runner' } },
+      { secretRef: { name: 'gitops-scaffolder-runner' } },
+    ]);
+    expect(pod.volumes).toContainEqual({
+      name: 'git-credentials',
+      secret: { secretName: 'git-credentials', defaultMode: 0o400 },
+    });
     expect(pod.imagePullSecrets).toBeUndefined();
   });
 
   it('pulls a runner image from a private registry with the configured pull secrets, and mounts its NATS identity', async () => {
-    const withPull = new ScaffoldJobs(kc, { ...settings, imagePullSecretNames: ['registry-a', 'registry-b'], natsSecretName: 'runner-nats' });
+    const withPull = new ScaffoldJobs(kc, {
+      ...settings,
+      imagePullSecretNames: ['registry-a', 'registry-b'],
+      natsSecretName: 'runner-nats',
+    });
     await withPull.ensureJob(runId);
     const pod = fake.jobs.get(`kubeopera-provisioning/${jobNameFor(runId)}`).spec.template.spec;
     expect(pod.imagePullSecrets).toEqual([{ name: 'registry-a' }, { name: 'registry-b' }]);
-    expect(pod.containers[0].volumeMounts).toContainEqual({ name: 'nats-identity', mountPath: '/var/run/secrets/nats', readOnly: true });
-    expect(pod.volumes).toContainEqual({ name: 'nats-identity', secret: { secretName: 'runner-nats', defaultMode: 0o400 } });
+    expect(pod.containers[0].volumeMounts).toContainEqual({
+      name: 'nats-identity',
+      mountPath: '/var/run/secrets/nats',
+      readOnly: true,
+    });
+    expect(pod.volumes).toContainEqual({
+      name: 'nats-identity',
+      secret: { secretName: 'runner-nats', defaultMode: 0o400 },
+    });
   });
 
   it('adopts an existing Job of the same run, refuses one of another run', async () => {
@@ -74,11 +93,29 @@ describe('Job per run in the provisioning namespace (test API server, production
     await jobs.ensureJob(runId);
     expect(await jobs.outcome(runId)).toEqual({ state: 'active' });
     const job = fake.jobs.get(`kubeopera-provisioning/${jobNameFor(runId)}`);
-    job.status = { failed: 3, conditions: [{ type: 'Failed', status: 'True', reason: 'BackoffLimitExceeded', message: 'Job has reached the specified backoff limit' }] };
-    expect(await jobs.outcome(runId)).toEqual({ state: 'failed', reason: 'Job condition Failed: BackoffLimitExceeded (Job has reached the specified backoff limit)' });
+    job.status = {
+      failed: 3,
+      conditions: [
+        {
+          type: 'Failed',
+          status: 'True',
+          reason: 'BackoffLimitExceeded',
+          message: 'Job has reached the specified backoff limit',
+        },
+      ],
+    };
+    expect(await jobs.outcome(runId)).toEqual({
+      state: 'failed',
+      reason: 'Job condition Failed: BackoffLimitExceeded (Job has reached the specified backoff limit)',
+    });
     for (const [i, name] of ['scaffold-a', 'scaffold-b'].entries()) {
       fake.pods.set(`kubeopera-provisioning/${name}`, {
-        metadata: { name, namespace: 'kubeopera-provisioning', labels: { [RUN_ID_LABEL]: runId }, creationTimestamp: `2026-01-01T00:0${i}:00Z` },
+        metadata: {
+          name,
+          namespace: 'kubeopera-provisioning',
+          labels: { [RUN_ID_LABEL]: runId },
+          creationTimestamp: `2026-01-01T00:0${i}:00Z`,
+        },
         spec: { containers: [{ name: 'runner' }] },
         status: { containerStatuses: [{ name: 'runner', restartCount: i }] },
       });
@@ -97,7 +134,8 @@ describe('Job per run in the provisioning namespace (test API server, production
 });
 
 describe('the runner image command line', () => {
-  const runner = (...args: string[]) => spawnSync(process.execPath, [join(__dirname, '../../bin/scaffold-runner'), ...args], { encoding: 'utf8' });
+  const runner = (...args: string[]) =>
+    spawnSync(process.execPath, [join(__dirname, '../../bin/scaffold-runner'), ...args], { encoding: 'utf8' });
 
   it('answers --help (the image default command) and --version with exit 0, and a missing run id with usage and exit 2', () => {
     const help = runner('--help');
@@ -106,6 +144,8 @@ describe('the runner image command line', () => {
     const bare = runner();
     expect([bare.status, bare.stderr]).toEqual([2, expect.stringContaining('--run <run id> (a UUID) is required')]);
     // The image runs exactly this by default.
-    expect(readFileSync(join(__dirname, '../../Dockerfile.runner'), 'utf8')).toMatch(/CMD \["scaffold-runner", "--help"\]/);
+    expect(readFileSync(join(__dirname, '../../Dockerfile.runner'), 'utf8')).toMatch(
+      /CMD \["scaffold-runner", "--help"\]/,
+    );
   });
 });

@@ -84,22 +84,51 @@ describe('EXECUTOR=kubernetes: Jobs, the runner, the watcher (test API servers, 
     const all = (await api(svc.base, 'GET', `/api/v1/scaffolds/${id}/events`)).json.items;
     // The wait reported its progress whenever what it saw changed: not found, then not yet Available.
     const progress = all.filter((e: any) => e.type === 'StepProgress');
-    expect(progress[0].data.seen).toBe('sealed-secrets-controller: not found; sealed-secrets: Available=False (MinimumReplicasUnavailable), observedGeneration 1/2');
-    expect(progress[progress.length - 1].data.seen).toBe('sealed-secrets: Available=True (MinimumReplicasAvailable), observedGeneration 2/2');
-    expect(progress.every((e: any) => e.data.step === 'sealed-secrets-wait' && e.data.deadline_ms === 1_200_000)).toBe(true);
+    expect(progress[0].data.seen).toBe(
+      'sealed-secrets-controller: not found; sealed-secrets: Available=False (MinimumReplicasUnavailable), observedGeneration 1/2',
+    );
+    expect(progress[progress.length - 1].data.seen).toBe(
+      'sealed-secrets: Available=True (MinimumReplicasAvailable), observedGeneration 2/2',
+    );
+    expect(progress.every((e: any) => e.data.step === 'sealed-secrets-wait' && e.data.deadline_ms === 1_200_000)).toBe(
+      true,
+    );
     const events = all.filter((e: any) => e.type !== 'StepProgress');
-    expect(events.map((e: any) => e.type)).toEqual(['ScaffoldRequested', 'InfraPushed', 'SealedSecretsReady', 'CertFetched', 'FullPushed', 'ScaffoldSucceeded']);
+    expect(events.map((e: any) => e.type)).toEqual([
+      'ScaffoldRequested',
+      'InfraPushed',
+      'SealedSecretsReady',
+      'CertFetched',
+      'FullPushed',
+      'ScaffoldSucceeded',
+    ]);
     expect(done.progress).toBeNull();
-    expect(events[0].data.target).toEqual({ kind: 'kubeconfig_secret', namespace: 'capi-clusters', name: 'omega-kubeconfig', key: 'value' });
-    expect(events[2].data).toEqual({ source: 'cluster', controller: { namespace: 'kube-system', name: 'sealed-secrets' } });
+    expect(events[0].data.target).toEqual({
+      kind: 'kubeconfig_secret',
+      namespace: 'capi-clusters',
+      name: 'omega-kubeconfig',
+      key: 'value',
+    });
+    expect(events[2].data).toEqual({
+      source: 'cluster',
+      controller: { namespace: 'kube-system', name: 'sealed-secrets' },
+    });
     expect(events[3].data.fingerprint_sha256).toBe(parseSealingCertificate(cert.certPem).fingerprintSha256);
     expect(JSON.stringify(events)).not.toContain(target.token);
     // The full pass is sealed for the fetched certificate: the private key opens it.
-    const sealed = parseAllDocuments(execFileSync('git', ['--git-dir', remote.dir, 'show', `${done.full_commit}:clusters/omega/database/postgresql-credentials.yaml`], { encoding: 'utf8' }))[0].toJS();
+    const sealed = parseAllDocuments(
+      execFileSync(
+        'git',
+        ['--git-dir', remote.dir, 'show', `${done.full_commit}:clusters/omega/database/postgresql-credentials.yaml`],
+        { encoding: 'utf8' },
+      ),
+    )[0].toJS();
     expect(unsealManifest(cert.privateKeyPem, sealed).password).toHaveLength(40);
     // The wait was visible in the run's log; the per-run consumers are gone.
     const logs = await api(svc.base, 'GET', `/api/v1/scaffolds/${id}/logs`);
-    expect(logs.text).toMatch(/waiting for sealed-secrets \(\d+ s of 1200 s\): sealed-secrets-controller: not found; sealed-secrets: Available=False/);
+    expect(logs.text).toMatch(
+      /waiting for sealed-secrets \(\d+ s of 1200 s\): sealed-secrets-controller: not found; sealed-secrets: Available=False/,
+    );
     expect(logs.text).not.toContain(target.token);
     const consumers = await svc.runtime.store.jsm.consumers.list('SCAFFOLD_EVENTS').next();
     expect(consumers.map((c) => c.name).filter((n) => n.includes(id))).toEqual([]);
@@ -139,7 +168,10 @@ describe('EXECUTOR=kubernetes: Jobs, the runner, the watcher (test API servers, 
   });
 
   it('validates the kubeconfig Secret reference', async () => {
-    const bad = await api(svc.base, 'POST', '/api/v1/scaffolds', { ...body('upsilon'), target: { kubeconfig_secret: { namespace: 'Bad NS', name: 'x', key: 'value' } } });
+    const bad = await api(svc.base, 'POST', '/api/v1/scaffolds', {
+      ...body('upsilon'),
+      target: { kubeconfig_secret: { namespace: 'Bad NS', name: 'x', key: 'value' } },
+    });
     expect(bad.status).toBe(400);
     expect(bad.json.error.message).toMatch(/^target.kubeconfig_secret.namespace:/);
   });

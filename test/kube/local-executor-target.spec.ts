@@ -62,11 +62,31 @@ describe('EXECUTOR=local with a kubeconfig_secret target (test API servers, real
     expect(created.status).toBe(202);
     const run = await untilTerminal(svc.base, created.json.id);
     expect(run.status).toBe('succeeded');
-    const events = (await api(svc.base, 'GET', `/api/v1/scaffolds/${created.json.id}/events`)).json.items.filter((e: any) => e.type !== 'StepProgress');
-    expect(events.map((e: any) => e.type)).toEqual(['ScaffoldRequested', 'InfraPushed', 'SealedSecretsReady', 'CertFetched', 'FullPushed', 'ScaffoldSucceeded']);
+    const events = (await api(svc.base, 'GET', `/api/v1/scaffolds/${created.json.id}/events`)).json.items.filter(
+      (e: any) => e.type !== 'StepProgress',
+    );
+    expect(events.map((e: any) => e.type)).toEqual([
+      'ScaffoldRequested',
+      'InfraPushed',
+      'SealedSecretsReady',
+      'CertFetched',
+      'FullPushed',
+      'ScaffoldSucceeded',
+    ]);
     expect(events[2].data.controller).toEqual({ namespace: 'kube-system', name: controller });
     expect(gitLog(remote.dir)).toHaveLength(3);
-    const sealed = parse(execFileSync('git', ['--git-dir', remote.dir, 'show', `${run.full_commit}:clusters/${cluster}/database/postgresql-credentials.yaml`], { encoding: 'utf8' }));
+    const sealed = parse(
+      execFileSync(
+        'git',
+        [
+          '--git-dir',
+          remote.dir,
+          'show',
+          `${run.full_commit}:clusters/${cluster}/database/postgresql-credentials.yaml`,
+        ],
+        { encoding: 'utf8' },
+      ),
+    );
     expect(unsealManifest(cert.privateKeyPem, sealed).password).toMatch(/^[A-Za-z0-9]{40}$/);
     expect(JSON.stringify(events)).not.toContain(target.token);
   });

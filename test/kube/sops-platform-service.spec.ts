@@ -42,7 +42,12 @@ describe('service on the shipped sops-platform template (EXECUTOR=kubernetes, cr
     SEALED_SECRETS_POLL_MAX_MS: '100',
     LOG_LEVEL: 'warn',
   });
-  const request = (cluster: string, repoUrl: string, target: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
+  const request = (
+    cluster: string,
+    repoUrl: string,
+    target: Record<string, unknown>,
+    extra: Record<string, unknown> = {},
+  ) => ({
     cluster_name: cluster,
     domain: `${cluster}.example.com`,
     region: 'eu-west-1',
@@ -58,7 +63,14 @@ describe('service on the shipped sops-platform template (EXECUTOR=kubernetes, cr
     db = await TestDatabase.create();
     management = await new FakeKube().start();
     target = await new FakeKube().start();
-    svc = await startService({ ...REFERENCE, NATS_URL: nats.url, DATABASE_URL: db.url, EXECUTOR: 'kubernetes', KUBECONFIG: management.kubeconfigFile(), JOB_WATCH_INTERVAL_SECONDS: '0.3' });
+    svc = await startService({
+      ...REFERENCE,
+      NATS_URL: nats.url,
+      DATABASE_URL: db.url,
+      EXECUTOR: 'kubernetes',
+      KUBECONFIG: management.kubeconfigFile(),
+      JOB_WATCH_INTERVAL_SECONDS: '0.3',
+    });
   });
   afterAll(async () => {
     await svc?.stop();
@@ -87,7 +99,8 @@ describe('service on the shipped sops-platform template (EXECUTOR=kubernetes, cr
     return run;
   }
 
-  const show = (dir: string, commit: string, file: string) => parse(execFileSync('git', ['--git-dir', dir, 'show', `${commit}:${file}`], { encoding: 'utf8' }));
+  const show = (dir: string, commit: string, file: string) =>
+    parse(execFileSync('git', ['--git-dir', dir, 'show', `${commit}:${file}`], { encoding: 'utf8' }));
 
   /** The token exactly as supplied wherever it is used; the app's URL carries the new database credentials. */
   function expectConsistent(open: (file: string) => Record<string, string>) {
@@ -95,14 +108,23 @@ describe('service on the shipped sops-platform template (EXECUTOR=kubernetes, cr
     expect(open('external-dns-cloudflare.yaml')['api-token']).toBe(TOKEN);
     const pg = open('postgresql-credentials.yaml');
     const url = new URL(open('api-env.yaml').DATABASE_URL);
-    expect([decodeURIComponent(url.username), decodeURIComponent(url.password), url.pathname]).toEqual([pg.username, pg.password, '/shop']);
+    expect([decodeURIComponent(url.username), decodeURIComponent(url.password), url.pathname]).toEqual([
+      pg.username,
+      pg.password,
+      '/shop',
+    ]);
     expect(pg.password).toMatch(/^[A-Za-z0-9]{40}$/);
   }
 
   it('refuses at POST, naming the missing key, when the credentials Secret lacks the DNS token; nothing appended', async () => {
     management.putSecret('capi-clusters', 'nokey-credentials', { 'credentials.yaml': 'data/other/api-token: x\n' });
     const before = await eventCount(svc);
-    const r = await api(svc.base, 'POST', '/api/v1/scaffolds', request('nokey', bareRepo().url, { sealing_cert_pem: cert.certPem }));
+    const r = await api(
+      svc.base,
+      'POST',
+      '/api/v1/scaffolds',
+      request('nokey', bareRepo().url, { sealing_cert_pem: cert.certPem }),
+    );
     expect(r.status).toBe(422);
     expect(r.json.error.message).toContain('cert-manager/cloudflare-api-token/api-token');
     expect(r.text).not.toContain('data/other/api-token: x');
@@ -111,28 +133,50 @@ describe('service on the shipped sops-platform template (EXECUTOR=kubernetes, cr
 
   it('sealed-secrets backend: the Job waits for the new cluster controller, fetches its certificate and seals the supplied token', async () => {
     const remote = bareRepo();
-    management.putSecret('capi-clusters', 'sealed-credentials', { 'credentials.yaml': `cert-manager/cloudflare-api-token/api-token: ${TOKEN}\n` });
+    management.putSecret('capi-clusters', 'sealed-credentials', {
+      'credentials.yaml': `cert-manager/cloudflare-api-token/api-token: ${TOKEN}\n`,
+    });
     management.putSecret('capi-clusters', 'sealed-kubeconfig', { value: target.kubeconfig() });
     target.installSealedSecrets('helm', cert.certPem);
-    const run = await scaffold(request('sealed', remote.url, { kubeconfig_secret: { namespace: 'capi-clusters', name: 'sealed-kubeconfig', key: 'value' } }));
+    const run = await scaffold(
+      request('sealed', remote.url, {
+        kubeconfig_secret: { namespace: 'capi-clusters', name: 'sealed-kubeconfig', key: 'value' },
+      }),
+    );
     expect(gitLog(remote.dir)).toHaveLength(3);
-    expectConsistent((file) => unsealManifest(cert.privateKeyPem, show(remote.dir, run.full_commit, `clusters/sealed/secrets/${file}`)));
+    expectConsistent((file) =>
+      unsealManifest(cert.privateKeyPem, show(remote.dir, run.full_commit, `clusters/sealed/secrets/${file}`)),
+    );
     expect(show(remote.dir, run.full_commit, 'clusters/sealed/secrets.yaml').spec.decryption).toBeUndefined();
     // The infra pass pushed no secret of any kind.
-    expect(execFileSync('git', ['--git-dir', remote.dir, 'ls-tree', '-r', '--name-only', run.infra_commit], { encoding: 'utf8' })).not.toContain('clusters/sealed/secrets/');
+    expect(
+      execFileSync('git', ['--git-dir', remote.dir, 'ls-tree', '-r', '--name-only', run.infra_commit], {
+        encoding: 'utf8',
+      }),
+    ).not.toContain('clusters/sealed/secrets/');
   });
 
   it('SOPS backend: encrypted for the new cluster age key, the token as supplied, decryption pointed at sops-age', async () => {
     const remote = bareRepo();
     const identity = ageIdentity();
-    management.putSecret('capi-clusters', 'sops-credentials', { 'credentials.yaml': JSON.stringify({ 'cert-manager/cloudflare-api-token/api-token': TOKEN }) });
-    const run = await scaffold(request('sops', remote.url, { age_recipients: [identity.recipient] }, { secrets_backend: 'sops' }));
+    management.putSecret('capi-clusters', 'sops-credentials', {
+      'credentials.yaml': JSON.stringify({ 'cert-manager/cloudflare-api-token/api-token': TOKEN }),
+    });
+    const run = await scaffold(
+      request('sops', remote.url, { age_recipients: [identity.recipient] }, { secrets_backend: 'sops' }),
+    );
     expectConsistent((file) => {
-      const { plain, macOk } = sopsOpen(show(remote.dir, run.full_commit, `clusters/sops/secrets/${file}`), identity.keyFile);
+      const { plain, macOk } = sopsOpen(
+        show(remote.dir, run.full_commit, `clusters/sops/secrets/${file}`),
+        identity.keyFile,
+      );
       expect(macOk).toBe(true);
       return plain.stringData;
     });
-    expect(show(remote.dir, run.full_commit, 'clusters/sops/secrets.yaml').spec.decryption).toEqual({ provider: 'sops', secretRef: { name: 'sops-age' } });
+    expect(show(remote.dir, run.full_commit, 'clusters/sops/secrets.yaml').spec.decryption).toEqual({
+      provider: 'sops',
+      secretRef: { name: 'sops-age' },
+    });
     const history = execFileSync('git', ['--git-dir', remote.dir, 'log', '-p', '--all'], { encoding: 'utf8' });
     expect(history).not.toContain(TOKEN);
   });

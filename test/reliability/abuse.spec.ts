@@ -43,7 +43,9 @@ describe('abuse resistance at the edge (REST and NATS)', () => {
    * What a refused request must not have appended: runs (ScaffoldRequested events), counted in the stream.
    * Not every event: runs of earlier tests may still be retrying or cancelling meanwhile.
    */
-  const requestCount = async () => (await stack.svc.runtime.store.readRange({ fromSeq: 1, limit: 100_000, types: ['ScaffoldRequested'] })).events.length;
+  const requestCount = async () =>
+    (await stack.svc.runtime.store.readRange({ fromSeq: 1, limit: 100_000, types: ['ScaffoldRequested'] })).events
+      .length;
   /** The events of one run (a refused cancel or redrive would have appended to it). */
   const runEvents = async (id: string) => (await stack.svc.runtime.store.readRun(id)).events.length;
   let nats: Awaited<ReturnType<typeof natsApi>>;
@@ -53,7 +55,13 @@ describe('abuse resistance at the edge (REST and NATS)', () => {
   describe('owners and roles', () => {
     let run: string;
     beforeAll(async () => {
-      const created = await api(stack.svc.base, 'POST', '/api/v1/scaffolds', createBody('owned', bareRepo().url, cert.certPem), as(KEYS.alice));
+      const created = await api(
+        stack.svc.base,
+        'POST',
+        '/api/v1/scaffolds',
+        createBody('owned', bareRepo().url, cert.certPem),
+        as(KEYS.alice),
+      );
       run = created.json.id;
       await untilTerminal(stack.svc.base, run);
     });
@@ -67,35 +75,89 @@ describe('abuse resistance at the edge (REST and NATS)', () => {
         ['POST', `/api/v1/scaffolds/${run}/cancel`],
         ['POST', `/api/v1/scaffolds/${run}/redrive`],
       ]) {
-        expect([method, path, (await api(stack.svc.base, method, path, undefined, as(KEYS.bob))).status]).toEqual([method, path, 404]);
+        expect([method, path, (await api(stack.svc.base, method, path, undefined, as(KEYS.bob))).status]).toEqual([
+          method,
+          path,
+          404,
+        ]);
       }
       expect((await readSse(`${stack.svc.base}/api/v1/scaffolds/${run}/events/stream`, as(KEYS.bob))).status).toBe(404);
-      for (const subject of ['get', 'logs', 'events', 'cancel', 'redrive']) expect([subject, (await nats.request(`scaffolds.v1.${subject}`, { id: run }, KEYS.bob)).status]).toEqual([subject, 404]);
+      for (const subject of ['get', 'logs', 'events', 'cancel', 'redrive'])
+        expect([subject, (await nats.request(`scaffolds.v1.${subject}`, { id: run }, KEYS.bob)).status]).toEqual([
+          subject,
+          404,
+        ]);
       const list = await api(stack.svc.base, 'GET', '/api/v1/scaffolds?limit=500', undefined, as(KEYS.bob));
       expect(list.json.items.map((r: any) => r.id)).not.toContain(run);
-      expect((await nats.request('scaffolds.v1.list', { limit: 500 }, KEYS.bob)).json.items.map((r: any) => r.id)).not.toContain(run);
+      expect(
+        (await nats.request('scaffolds.v1.list', { limit: 500 }, KEYS.bob)).json.items.map((r: any) => r.id),
+      ).not.toContain(run);
       const audit = await api(stack.svc.base, 'GET', '/api/v1/events?limit=1000', undefined, as(KEYS.bob));
       expect(audit.json.items.filter((e: any) => e.run_id === run)).toEqual([]);
-      expect((await nats.request('scaffolds.v1.events.all', { limit: 1000 }, KEYS.bob)).json.items.filter((e: any) => e.run_id === run)).toEqual([]);
+      expect(
+        (await nats.request('scaffolds.v1.events.all', { limit: 1000 }, KEYS.bob)).json.items.filter(
+          (e: any) => e.run_id === run,
+        ),
+      ).toEqual([]);
       expect(await runEvents(run)).toBe(before);
       // The owner and the admin (API_KEY) see it.
-      expect((await api(stack.svc.base, 'GET', `/api/v1/scaffolds/${run}`, undefined, as(KEYS.alice))).json.status).toBe('succeeded');
-      expect((await api(stack.svc.base, 'GET', '/api/v1/scaffolds?limit=500', undefined, as(KEYS.alice))).json.items.map((r: any) => r.id)).toContain(run);
-      expect((await api(stack.svc.base, 'GET', '/api/v1/events?limit=1000', undefined, as(KEYS.alice))).json.items.some((e: any) => e.run_id === run)).toBe(true);
+      expect(
+        (await api(stack.svc.base, 'GET', `/api/v1/scaffolds/${run}`, undefined, as(KEYS.alice))).json.status,
+      ).toBe('succeeded');
+      expect(
+        (await api(stack.svc.base, 'GET', '/api/v1/scaffolds?limit=500', undefined, as(KEYS.alice))).json.items.map(
+          (r: any) => r.id,
+        ),
+      ).toContain(run);
+      expect(
+        (await api(stack.svc.base, 'GET', '/api/v1/events?limit=1000', undefined, as(KEYS.alice))).json.items.some(
+          (e: any) => e.run_id === run,
+        ),
+      ).toBe(true);
       expect((await api(stack.svc.base, 'GET', `/api/v1/scaffolds/${run}`)).status).toBe(200);
       expect((await nats.request('scaffolds.v1.get', { id: run })).status).toBe(200);
     });
 
     it('a reader key may read its own runs but not create, preview, cancel or re-drive (403); name=key entries are operators', async () => {
       const before = await requestCount();
-      const refused = await api(stack.svc.base, 'POST', '/api/v1/scaffolds', createBody('reader', bareRepo().url, cert.certPem), as(KEYS.reader));
+      const refused = await api(
+        stack.svc.base,
+        'POST',
+        '/api/v1/scaffolds',
+        createBody('reader', bareRepo().url, cert.certPem),
+        as(KEYS.reader),
+      );
       expect(refused.status).toBe(403);
-      expect(refused.json.error).toEqual({ code: 'forbidden', message: 'key "reader" has the reader role: it may only read its own runs' });
-      expect((await api(stack.svc.base, 'POST', '/api/v1/scaffolds/preview', createBody('reader', bareRepo().url, cert.certPem), as(KEYS.reader))).status).toBe(403);
-      expect((await nats.request('scaffolds.v1.create', createBody('reader', bareRepo().url, cert.certPem), KEYS.reader)).status).toBe(403);
+      expect(refused.json.error).toEqual({
+        code: 'forbidden',
+        message: 'key "reader" has the reader role: it may only read its own runs',
+      });
+      expect(
+        (
+          await api(
+            stack.svc.base,
+            'POST',
+            '/api/v1/scaffolds/preview',
+            createBody('reader', bareRepo().url, cert.certPem),
+            as(KEYS.reader),
+          )
+        ).status,
+      ).toBe(403);
+      expect(
+        (await nats.request('scaffolds.v1.create', createBody('reader', bareRepo().url, cert.certPem), KEYS.reader))
+          .status,
+      ).toBe(403);
       expect(await requestCount()).toBe(before);
-      expect((await api(stack.svc.base, 'GET', '/api/v1/scaffolds', undefined, as(KEYS.reader))).json.items).toEqual([]);
-      const legacy = await api(stack.svc.base, 'POST', '/api/v1/scaffolds', createBody('legacy', bareRepo().url, cert.certPem), as(KEYS.legacy));
+      expect((await api(stack.svc.base, 'GET', '/api/v1/scaffolds', undefined, as(KEYS.reader))).json.items).toEqual(
+        [],
+      );
+      const legacy = await api(
+        stack.svc.base,
+        'POST',
+        '/api/v1/scaffolds',
+        createBody('legacy', bareRepo().url, cert.certPem),
+        as(KEYS.legacy),
+      );
       expect(legacy.status).toBe(202);
       expect(legacy.json.status).toBe('queued');
       await untilTerminal(stack.svc.base, legacy.json.id);
@@ -104,16 +166,49 @@ describe('abuse resistance at the edge (REST and NATS)', () => {
 
   describe('quotas: 429 with Retry-After', () => {
     it('active runs per key', async () => {
-      const first = await api(stack.svc.base, 'POST', '/api/v1/scaffolds', createBody('busy-1', UNREACHABLE, cert.certPem), as(KEYS.busy));
-      const second = await api(stack.svc.base, 'POST', '/api/v1/scaffolds', createBody('busy-2', UNREACHABLE, cert.certPem), as(KEYS.busy));
-      await waitFor('both in the read-model', async () => ((await api(stack.svc.base, 'GET', '/api/v1/scaffolds', undefined, as(KEYS.busy))).json.items.length === 2 ? true : undefined));
-      const third = await api(stack.svc.base, 'POST', '/api/v1/scaffolds', createBody('busy-3', bareRepo().url, cert.certPem), as(KEYS.busy));
-      expect([third.status, third.json.error.code, third.headers.get('retry-after')]).toEqual([429, 'too_many_active_runs', '30']);
-      for (const r of [first, second]) await api(stack.svc.base, 'POST', `/api/v1/scaffolds/${r.json.id}/cancel`, undefined, as(KEYS.busy));
+      const first = await api(
+        stack.svc.base,
+        'POST',
+        '/api/v1/scaffolds',
+        createBody('busy-1', UNREACHABLE, cert.certPem),
+        as(KEYS.busy),
+      );
+      const second = await api(
+        stack.svc.base,
+        'POST',
+        '/api/v1/scaffolds',
+        createBody('busy-2', UNREACHABLE, cert.certPem),
+        as(KEYS.busy),
+      );
+      await waitFor('both in the read-model', async () =>
+        (await api(stack.svc.base, 'GET', '/api/v1/scaffolds', undefined, as(KEYS.busy))).json.items.length === 2
+          ? true
+          : undefined,
+      );
+      const third = await api(
+        stack.svc.base,
+        'POST',
+        '/api/v1/scaffolds',
+        createBody('busy-3', bareRepo().url, cert.certPem),
+        as(KEYS.busy),
+      );
+      expect([third.status, third.json.error.code, third.headers.get('retry-after')]).toEqual([
+        429,
+        'too_many_active_runs',
+        '30',
+      ]);
+      for (const r of [first, second])
+        await api(stack.svc.base, 'POST', `/api/v1/scaffolds/${r.json.id}/cancel`, undefined, as(KEYS.busy));
     });
 
     it('SSE streams per key, and a maximum stream duration after which the client resumes with Last-Event-ID', async () => {
-      const created = await api(stack.svc.base, 'POST', '/api/v1/scaffolds', createBody('watched', UNREACHABLE, cert.certPem), as(KEYS.watcher));
+      const created = await api(
+        stack.svc.base,
+        'POST',
+        '/api/v1/scaffolds',
+        createBody('watched', UNREACHABLE, cert.certPem),
+        as(KEYS.watcher),
+      );
       const id = created.json.id;
       const url = `${stack.svc.base}/api/v1/scaffolds/${id}/events/stream`;
       const started = Date.now();
@@ -138,11 +233,28 @@ describe('abuse resistance at the edge (REST and NATS)', () => {
     afterEach(async () => expect(await requestCount()).toBe(before));
 
     it('an Idempotency-Key used again with another body: 422, over REST and NATS', async () => {
-      const first = await api(stack.svc.base, 'POST', '/api/v1/scaffolds', createBody('idem', bareRepo().url, cert.certPem), { 'idempotency-key': 'same-key' });
+      const first = await api(
+        stack.svc.base,
+        'POST',
+        '/api/v1/scaffolds',
+        createBody('idem', bareRepo().url, cert.certPem),
+        { 'idempotency-key': 'same-key' },
+      );
       before = await requestCount();
-      const again = await api(stack.svc.base, 'POST', '/api/v1/scaffolds', createBody('idem-other', bareRepo().url, cert.certPem), { 'idempotency-key': 'same-key' });
+      const again = await api(
+        stack.svc.base,
+        'POST',
+        '/api/v1/scaffolds',
+        createBody('idem-other', bareRepo().url, cert.certPem),
+        { 'idempotency-key': 'same-key' },
+      );
       expect([again.status, again.json.error.code]).toEqual([422, 'idempotency_key_reused']);
-      const overNats = await nats.request('scaffolds.v1.create', createBody('idem-other', bareRepo().url, cert.certPem), undefined, { 'Idempotency-Key': 'same-key' });
+      const overNats = await nats.request(
+        'scaffolds.v1.create',
+        createBody('idem-other', bareRepo().url, cert.certPem),
+        undefined,
+        { 'Idempotency-Key': 'same-key' },
+      );
       expect([overNats.status, overNats.json.error.code]).toEqual([422, 'idempotency_key_reused']);
       await untilTerminal(stack.svc.base, first.json.id);
       before = await requestCount();
@@ -162,7 +274,10 @@ describe('abuse resistance at the edge (REST and NATS)', () => {
       ] as const) {
         const body = { ...createBody('edge', 'x', cert.certPem), repo };
         const rest = await api(stack.svc.base, 'POST', '/api/v1/scaffolds', body);
-        expect([rest.status, rest.json.error.message]).toEqual([400, expect.stringMatching(new RegExp(`^${field.replace('.', '\\.')}: .*${message.source}`))]);
+        expect([rest.status, rest.json.error.message]).toEqual([
+          400,
+          expect.stringMatching(new RegExp(`^${field.replace('.', '\\.')}: .*${message.source}`)),
+        ]);
         expect(rest.text).not.toContain(token);
         const overNats = await nats.request('scaffolds.v1.create', body);
         expect(overNats.status).toBe(400);
@@ -174,7 +289,10 @@ describe('abuse resistance at the edge (REST and NATS)', () => {
       const { stamp } = await import('../../libs/events/src');
       const { randomUUID } = await import('node:crypto');
       const id = randomUUID();
-      const legacy = { ...createBody('legacy-url', 'x', cert.certPem), repo_url: 'https://deploy:OldSecret-123456@git.example.com/x.git' } as any;
+      const legacy = {
+        ...createBody('legacy-url', 'x', cert.certPem),
+        repo_url: 'https://deploy:OldSecret-123456@git.example.com/x.git',
+      } as any;
       const data = {
         cluster_name: 'legacy-url',
         domain: legacy.domain,
@@ -185,12 +303,20 @@ describe('abuse resistance at the edge (REST and NATS)', () => {
         target: { kind: 'sealing_cert', fingerprint_sha256: 'ab', not_after: '2030-01-01T00:00:00.000Z' },
         requested_by: 'default',
       };
-      await stack.svc.runtime.store.append(id, [stamp({ type: 'ScaffoldRequested', data } as any, id, id, new Date(), null)], 0);
-      const shown = await waitFor('the projection', async () => (await api(stack.svc.base, 'GET', `/api/v1/scaffolds/${id}`)).json);
+      await stack.svc.runtime.store.append(
+        id,
+        [stamp({ type: 'ScaffoldRequested', data } as any, id, id, new Date(), null)],
+        0,
+      );
+      const shown = await waitFor(
+        'the projection',
+        async () => (await api(stack.svc.base, 'GET', `/api/v1/scaffolds/${id}`)).json,
+      );
       const events = await api(stack.svc.base, 'GET', `/api/v1/scaffolds/${id}/events`);
       const list = await api(stack.svc.base, 'GET', '/api/v1/scaffolds?limit=500');
       expect(shown.repo_url).toBe('https://***@git.example.com/x.git');
-      for (const text of [JSON.stringify(shown), events.text, list.text]) expect(text).not.toContain('OldSecret-123456');
+      for (const text of [JSON.stringify(shown), events.text, list.text])
+        expect(text).not.toContain('OldSecret-123456');
       await api(stack.svc.base, 'POST', `/api/v1/scaffolds/${id}/cancel`);
       before = await requestCount();
     });
@@ -204,13 +330,25 @@ describe('abuse resistance at the edge (REST and NATS)', () => {
       ];
       expect((await api(stack.svc.base, 'POST', '/api/v1/scaffolds', body)).json.error.details).toEqual(expected);
       expect((await nats.request('scaffolds.v1.create', body)).json.error.details).toEqual(expected);
-      const values = { ...createBody('x', 'https://git.example.com/x.git', cert.certPem), domain: 'not a domain', region: 'EU WEST' };
-      expect((await nats.request('scaffolds.v1.create', values)).json.error.details.map((d: any) => d.field)).toEqual(['domain', 'region']);
+      const values = {
+        ...createBody('x', 'https://git.example.com/x.git', cert.certPem),
+        domain: 'not a domain',
+        region: 'EU WEST',
+      };
+      expect((await nats.request('scaffolds.v1.create', values)).json.error.details.map((d: any) => d.field)).toEqual([
+        'domain',
+        'region',
+      ]);
     });
 
     it('a scheme or host in capitals is stored (and given to git) in lower case', async () => {
       const remote = bareRepo();
-      const created = await api(stack.svc.base, 'POST', '/api/v1/scaffolds', createBody('upper', remote.url.replace('file://', 'FILE://'), cert.certPem));
+      const created = await api(
+        stack.svc.base,
+        'POST',
+        '/api/v1/scaffolds',
+        createBody('upper', remote.url.replace('file://', 'FILE://'), cert.certPem),
+      );
       expect(created.json.repo_url).toBe(remote.url);
       expect((await untilTerminal(stack.svc.base, created.json.id)).status).toBe('succeeded');
       before = await requestCount();
@@ -219,8 +357,13 @@ describe('abuse resistance at the edge (REST and NATS)', () => {
     it('bodies and headers: duplicate keys, a chunked non-JSON body, an out-of-range Last-Event-ID; no X-Powered-By', async () => {
       const dup = `{"cluster_name":"a","cluster_name":"b"}`;
       const rest = await api(stack.svc.base, 'POST', '/api/v1/scaffolds', dup);
-      expect([rest.status, rest.json.error.message]).toEqual([400, 'body: key "cluster_name" appears twice in one object']);
-      expect((await nats.request('scaffolds.v1.create', dup)).json.error.message).toBe('body: key "cluster_name" appears twice in one object');
+      expect([rest.status, rest.json.error.message]).toEqual([
+        400,
+        'body: key "cluster_name" appears twice in one object',
+      ]);
+      expect((await nats.request('scaffolds.v1.create', dup)).json.error.message).toBe(
+        'body: key "cluster_name" appears twice in one object',
+      );
       const chunked = await new Promise<number>((resolve, reject) => {
         const url = new URL(`${stack.svc.base}/api/v1/scaffolds`);
         const req = httpRequest(
@@ -229,7 +372,11 @@ describe('abuse resistance at the edge (REST and NATS)', () => {
             port: url.port,
             path: url.pathname,
             method: 'POST',
-            headers: { 'x-api-key': 'test-api-key-0123456789abcdef', 'content-type': 'text/plain', 'transfer-encoding': 'chunked' },
+            headers: {
+              'x-api-key': 'test-api-key-0123456789abcdef',
+              'content-type': 'text/plain',
+              'transfer-encoding': 'chunked',
+            },
           },
           (res) => resolve(res.statusCode!),
         );
@@ -240,8 +387,13 @@ describe('abuse resistance at the edge (REST and NATS)', () => {
       expect(chunked).toBe(415);
       const listed = await api(stack.svc.base, 'GET', '/api/v1/scaffolds?limit=1');
       const id = listed.json.items[0].id;
-      const sse = await fetch(`${stack.svc.base}/api/v1/scaffolds/${id}/events/stream`, { headers: { 'x-api-key': 'test-api-key-0123456789abcdef', 'last-event-id': '99999999999999999999' } });
-      expect([sse.status, ((await sse.json()) as any).error.message]).toEqual([400, 'Last-Event-ID: must be a stream sequence this API sent (a number)']);
+      const sse = await fetch(`${stack.svc.base}/api/v1/scaffolds/${id}/events/stream`, {
+        headers: { 'x-api-key': 'test-api-key-0123456789abcdef', 'last-event-id': '99999999999999999999' },
+      });
+      expect([sse.status, ((await sse.json()) as any).error.message]).toEqual([
+        400,
+        'Last-Event-ID: must be a stream sequence this API sent (a number)',
+      ]);
       expect(listed.headers.get('x-powered-by')).toBeNull();
     });
   });
@@ -259,7 +411,11 @@ describe('abuse resistance at the edge (REST and NATS)', () => {
     }
     const seen: string[] = [];
     for (let cursor: string | null = null, pages = 0; pages < 100; pages++) {
-      const page: any = await api(stack.svc.base, 'GET', `/api/v1/scaffolds?limit=2${cursor ? `&cursor=${cursor}` : ''}`);
+      const page: any = await api(
+        stack.svc.base,
+        'GET',
+        `/api/v1/scaffolds?limit=2${cursor ? `&cursor=${cursor}` : ''}`,
+      );
       seen.push(...page.json.items.map((r: any) => r.id));
       cursor = page.json.next_cursor;
       if (!cursor) break;
@@ -275,11 +431,17 @@ describe('abuse resistance at the edge (REST and NATS)', () => {
       const clone = tempDir('linked-clone');
       execFileSync('git', ['clone', '-q', remote.dir, clone]);
       symlinkSync(outside, join(clone, 'clusters'));
-      const g = (...a: string[]) => execFileSync('git', ['-C', clone, '-c', 'user.name=t', '-c', 'user.email=t@x', ...a], { stdio: 'ignore' });
+      const g = (...a: string[]) =>
+        execFileSync('git', ['-C', clone, '-c', 'user.name=t', '-c', 'user.email=t@x', ...a], { stdio: 'ignore' });
       g('add', 'clusters');
       g('commit', '-m', 'clusters is a link');
       g('push', 'origin', 'HEAD:main');
-      const created = await api(stack.svc.base, 'POST', '/api/v1/scaffolds', createBody('linked', remote.url, cert.certPem));
+      const created = await api(
+        stack.svc.base,
+        'POST',
+        '/api/v1/scaffolds',
+        createBody('linked', remote.url, cert.certPem),
+      );
       const done = await untilTerminal(stack.svc.base, created.json.id);
       expect(done.status).toBe('failed');
       expect(done.message).toMatch(/clusters in the repository is a symbolic link; refusing to write through it/);
@@ -308,13 +470,19 @@ describe('abuse resistance at the edge (REST and NATS)', () => {
     const shared = first.summary.shared_paths_copied[0];
     symlinkSync('/etc', join(reference, shared, 'escape'));
     const repo = tempDir('linked-reference-target');
-    await expect(generate({ ...options, repoDir: repo })).rejects.toThrow(`${shared}/escape in the reference is a symbolic link to /etc, outside the reference; refusing to copy it`);
+    await expect(generate({ ...options, repoDir: repo })).rejects.toThrow(
+      `${shared}/escape in the reference is a symbolic link to /etc, outside the reference; refusing to copy it`,
+    );
     expect(existsSync(join(repo, shared))).toBe(false);
   });
 });
 
 describe('quota of creates per key and minute (its own service: active runs do not limit here)', () => {
-  const burstStack = useServiceStack(() => ({ API_KEYS: `burst:operator:${KEYS.burst}`, MAX_CREATES_PER_MINUTE_PER_KEY: '5', MAX_ACTIVE_RUNS_PER_KEY: '100' }));
+  const burstStack = useServiceStack(() => ({
+    API_KEYS: `burst:operator:${KEYS.burst}`,
+    MAX_CREATES_PER_MINUTE_PER_KEY: '5',
+    MAX_ACTIVE_RUNS_PER_KEY: '100',
+  }));
   const cert = makeRsaCert();
   const as = (key: string) => ({ 'x-api-key': key });
   let nats: Awaited<ReturnType<typeof natsApi>>;
@@ -323,11 +491,24 @@ describe('quota of creates per key and minute (its own service: active runs do n
 
   it('creates per key and minute: a burst is refused past the limit, over REST and NATS, appending nothing for the refused', async () => {
     const answers = [];
-    for (let i = 0; i < 8; i++) answers.push(await api(burstStack.svc.base, 'POST', '/api/v1/scaffolds', createBody(`burst-${i}`, bareRepo().url, cert.certPem), as(KEYS.burst)));
+    for (let i = 0; i < 8; i++)
+      answers.push(
+        await api(
+          burstStack.svc.base,
+          'POST',
+          '/api/v1/scaffolds',
+          createBody(`burst-${i}`, bareRepo().url, cert.certPem),
+          as(KEYS.burst),
+        ),
+      );
     expect(answers.map((a) => a.status)).toEqual([202, 202, 202, 202, 202, 429, 429, 429]);
     expect(answers[5].json.error.code).toBe('too_many_creates');
     expect(Number(answers[5].headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
-    const overNats = await nats.request('scaffolds.v1.create', createBody('burst-nats', bareRepo().url, cert.certPem), KEYS.burst);
+    const overNats = await nats.request(
+      'scaffolds.v1.create',
+      createBody('burst-nats', bareRepo().url, cert.certPem),
+      KEYS.burst,
+    );
     expect([overNats.status, overNats.json.error.code]).toEqual([429, 'too_many_creates']);
     expect(Number(overNats.retryAfter)).toBeGreaterThanOrEqual(1);
     const accepted = answers.filter((a) => a.status === 202).map((a) => a.json.id);

@@ -17,7 +17,11 @@ describe('20 runs into one repository at once', () => {
 
   it('all succeed, each with its two commits, none pushed twice', async () => {
     const remote = bareRepo();
-    const created = await Promise.all(Array.from({ length: 20 }, (_, i) => api(stack.svc.base, 'POST', '/api/v1/scaffolds', createBody(`fleet-${i}`, remote.url, cert.certPem))));
+    const created = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        api(stack.svc.base, 'POST', '/api/v1/scaffolds', createBody(`fleet-${i}`, remote.url, cert.certPem)),
+      ),
+    );
     expect(created.map((c) => c.status)).toEqual(created.map(() => 202));
     const outcomes = await Promise.all(created.map((c) => untilTerminal(stack.svc.base, c.json.id, 200_000)));
     expect(outcomes.filter((o) => o.status !== 'succeeded').map((o) => o.message)).toEqual([]);

@@ -15,7 +15,9 @@ describe('SIGKILL at every step boundary and inside steps: every run completes w
   const body = (cluster: string, url: string) => createBody(cluster, url, cert.certPem);
   const terminal = (id: string, ms = 90_000) => untilTerminal(svc.base, id, ms);
   const terminalEvents = async (id: string) =>
-    (await api(svc.base, 'GET', `/api/v1/scaffolds/${id}/events`)).json.items.filter((e: any) => ['ScaffoldSucceeded', 'ScaffoldFailed', 'ScaffoldCancelled'].includes(e.type)).length;
+    (await api(svc.base, 'GET', `/api/v1/scaffolds/${id}/events`)).json.items.filter((e: any) =>
+      ['ScaffoldSucceeded', 'ScaffoldFailed', 'ScaffoldCancelled'].includes(e.type),
+    ).length;
 
   beforeAll(async () => {
     nats = await TestNats.start();
@@ -42,7 +44,12 @@ describe('SIGKILL at every step boundary and inside steps: every run completes w
   it.each(POINTS)('killed at %s', async (point) => {
     const remote = bareRepo();
     await svc.start({ SCAFFOLDER_CRASH_AT: point });
-    const created = await api(svc.base, 'POST', '/api/v1/scaffolds', body(`crash-${POINTS.indexOf(point)}`, remote.url));
+    const created = await api(
+      svc.base,
+      'POST',
+      '/api/v1/scaffolds',
+      body(`crash-${POINTS.indexOf(point)}`, remote.url),
+    );
     expect(created.status).toBe(202);
     await svc.exited();
     expect(svc.exits[svc.exits.length - 1]).toBe('SIGKILL');
@@ -60,7 +67,11 @@ describe('SIGKILL at every step boundary and inside steps: every run completes w
     const remotes = Array.from({ length: 4 }, () => bareRepo());
     await svc.start();
     const ids: string[] = [];
-    for (let i = 0; i < RUNS; i++) ids.push((await api(svc.base, 'POST', '/api/v1/scaffolds', body(`random-${i}`, remotes[i % remotes.length].url))).json.id);
+    for (let i = 0; i < RUNS; i++)
+      ids.push(
+        (await api(svc.base, 'POST', '/api/v1/scaffolds', body(`random-${i}`, remotes[i % remotes.length].url))).json
+          .id,
+      );
     const delays: number[] = [];
     for (let k = 0; k < KILLS; k++) {
       const delay = 200 + Math.floor(Math.random() * 2500);

@@ -32,11 +32,22 @@ describe('the event log defends itself', () => {
 
   it('skips messages that are not events of their run: every read answers, replay goes on, status and the metric report them', async () => {
     const remote = bareRepo();
-    const created = await api(stack.svc.base, 'POST', '/api/v1/scaffolds', createBody('integrity', remote.url, cert.certPem));
+    const created = await api(
+      stack.svc.base,
+      'POST',
+      '/api/v1/scaffolds',
+      createBody('integrity', remote.url, cert.certPem),
+    );
     const id = created.json.id;
     await untilTerminal(stack.svc.base, id);
     const garbage = await publish(`scaffold.run.${id}`, 'this is not json');
-    const otherRun = stamp({ type: 'ScaffoldCancelled', data: { step: 'infra-pass' } }, randomUUID(), randomUUID(), new Date(), null);
+    const otherRun = stamp(
+      { type: 'ScaffoldCancelled', data: { step: 'infra-pass' } },
+      randomUUID(),
+      randomUUID(),
+      new Date(),
+      null,
+    );
     const misplaced = await publish(`scaffold.run.${id}`, JSON.stringify(otherRun));
 
     expect((await api(stack.svc.base, 'GET', `/api/v1/scaffolds/${id}/events`)).status).toBe(200);
@@ -48,7 +59,12 @@ describe('the event log defends itself', () => {
     expect(replay.code).toBe(0);
     expect(replay.lines.some((l) => l.includes('ScaffoldSucceeded'))).toBe(true);
     // A new run after the bad messages still goes through every consumer.
-    const next = await api(stack.svc.base, 'POST', '/api/v1/scaffolds', createBody('integrity-next', bareRepo().url, cert.certPem));
+    const next = await api(
+      stack.svc.base,
+      'POST',
+      '/api/v1/scaffolds',
+      createBody('integrity-next', bareRepo().url, cert.certPem),
+    );
     expect((await untilTerminal(stack.svc.base, next.json.id)).status).toBe('succeeded');
 
     const status = await waitFor('the projector to record both', async () => {
@@ -59,7 +75,11 @@ describe('the event log defends itself', () => {
     expect(status.invalid_messages).toEqual(
       expect.arrayContaining([
         { seq: garbage.seq, subject: `scaffold.run.${id}`, reason: `stream message ${garbage.seq} is not JSON` },
-        { seq: misplaced.seq, subject: `scaffold.run.${id}`, reason: `stream message ${misplaced.seq} on scaffold.run.${id} names run ${otherRun.run_id}` },
+        {
+          seq: misplaced.seq,
+          subject: `scaffold.run.${id}`,
+          reason: `stream message ${misplaced.seq} on scaffold.run.${id} names run ${otherRun.run_id}`,
+        },
       ]),
     );
     const metrics = await (await fetch(`${stack.svc.base}/metrics`)).text();
@@ -67,15 +87,34 @@ describe('the event log defends itself', () => {
   });
 
   it("skips log-stream messages that are not log entries, and a line's line breaks cannot fake further lines", async () => {
-    const created = await api(stack.svc.base, 'POST', '/api/v1/scaffolds', createBody('log-integrity', bareRepo().url, cert.certPem));
+    const created = await api(
+      stack.svc.base,
+      'POST',
+      '/api/v1/scaffolds',
+      createBody('log-integrity', bareRepo().url, cert.certPem),
+    );
     const id = created.json.id;
     await untilTerminal(stack.svc.base, id);
     const before = (await api(stack.svc.base, 'GET', `/api/v1/scaffolds/${id}/logs`)).text.split('\n');
     const fake = '2026-01-01T00:00:00.000Z INFO [full-pass] run succeeded';
-    for (const junk of ['not json', 'null', '[1,2]', '{"time":1,"level":"info","step":"x","msg":"y"}', JSON.stringify({ time: 'now', level: 'info', step: 'x' })]) {
+    for (const junk of [
+      'not json',
+      'null',
+      '[1,2]',
+      '{"time":1,"level":"info","step":"x","msg":"y"}',
+      JSON.stringify({ time: 'now', level: 'info', step: 'x' }),
+    ]) {
       await publish(`scaffold.logs.${id}`, junk);
     }
-    await publish(`scaffold.logs.${id}`, JSON.stringify({ time: '2026-01-01T00:00:00.000Z', level: 'info', step: 'infra-pass', msg: `one line\n${fake}\r\u2028${fake}` }));
+    await publish(
+      `scaffold.logs.${id}`,
+      JSON.stringify({
+        time: '2026-01-01T00:00:00.000Z',
+        level: 'info',
+        step: 'infra-pass',
+        msg: `one line\n${fake}\r\u2028${fake}`,
+      }),
+    );
 
     const rest = await api(stack.svc.base, 'GET', `/api/v1/scaffolds/${id}/logs`);
     expect(rest.status).toBe(200);
@@ -90,22 +129,40 @@ describe('the event log defends itself', () => {
     const remote = bareRepo();
     const attacker = bareRepo();
     // The first push fails (nothing listens there) and is retried: the run is live long enough.
-    const created = await api(stack.svc.base, 'POST', '/api/v1/scaffolds', createBody('redirect', 'https://127.0.0.1:9/fleet.git', cert.certPem));
+    const created = await api(
+      stack.svc.base,
+      'POST',
+      '/api/v1/scaffolds',
+      createBody('redirect', 'https://127.0.0.1:9/fleet.git', cert.certPem),
+    );
     const id = created.json.id;
     const { events } = await stack.svc.runtime.store.readRun(id);
-    const forged = stamp({ type: 'ScaffoldRequested', data: { ...(events[0].data as any), repo_url: attacker.url } }, id, randomUUID(), new Date(), null);
+    const forged = stamp(
+      { type: 'ScaffoldRequested', data: { ...(events[0].data as any), repo_url: attacker.url } },
+      id,
+      randomUUID(),
+      new Date(),
+      null,
+    );
     await publish(`scaffold.run.${id}`, JSON.stringify(forged));
     const refused = await waitFor('the refusal in status', async () => {
       const s = JSON.parse((await ctlLines('status', '--json')).lines[0]);
       return s.refused_events.find((r: any) => r.run_id === id);
     });
-    expect(refused).toMatchObject({ type: 'ScaffoldRequested', reason: 'a second ScaffoldRequested on a run that was already requested' });
-    expect((await api(stack.svc.base, 'GET', `/api/v1/scaffolds/${id}`)).json.repo_url).toBe('https://127.0.0.1:9/fleet.git');
+    expect(refused).toMatchObject({
+      type: 'ScaffoldRequested',
+      reason: 'a second ScaffoldRequested on a run that was already requested',
+    });
+    expect((await api(stack.svc.base, 'GET', `/api/v1/scaffolds/${id}`)).json.repo_url).toBe(
+      'https://127.0.0.1:9/fleet.git',
+    );
     await api(stack.svc.base, 'POST', `/api/v1/scaffolds/${id}/cancel`);
     await untilTerminal(stack.svc.base, id);
     expect(gitLog(attacker.dir)).toHaveLength(1);
     expect(gitLog(remote.dir)).toHaveLength(1);
-    expect(await (await fetch(`${stack.svc.base}/metrics`)).text()).toMatch(/scaffold_stream_messages_skipped_total\{kind="refused"\} 1/);
+    expect(await (await fetch(`${stack.svc.base}/metrics`)).text()).toMatch(
+      /scaffold_stream_messages_skipped_total\{kind="refused"\} 1/,
+    );
   });
 
   it('readiness names a deleted step consumer and a deleted stream; the service recreates both and runs go on', async () => {
@@ -114,7 +171,11 @@ describe('the event log defends itself', () => {
     const degraded = await fetch(`${stack.svc.base}/readyz`);
     expect(degraded.status).toBe(503);
     expect(((await degraded.json()) as any).missing).toEqual(['consumer step-infra-pass']);
-    await waitFor('the consumer to be back', async () => ((await fetch(`${stack.svc.base}/readyz`)).status === 200 ? true : undefined), 15_000);
+    await waitFor(
+      'the consumer to be back',
+      async () => ((await fetch(`${stack.svc.base}/readyz`)).status === 200 ? true : undefined),
+      15_000,
+    );
 
     await jsm.streams.delete('SCAFFOLD_LOGS');
     const noLogs = await fetch(`${stack.svc.base}/readyz`);
@@ -123,7 +184,12 @@ describe('the event log defends itself', () => {
     expect((await fetch(`${stack.svc.base}/readyz`)).status).toBe(200);
     expect((await fetch(`${stack.svc.base}/livez`)).status).toBe(200);
 
-    const run = await api(stack.svc.base, 'POST', '/api/v1/scaffolds', createBody('after-repair', bareRepo().url, cert.certPem));
+    const run = await api(
+      stack.svc.base,
+      'POST',
+      '/api/v1/scaffolds',
+      createBody('after-repair', bareRepo().url, cert.certPem),
+    );
     expect((await untilTerminal(stack.svc.base, run.json.id)).status).toBe('succeeded');
   });
 });

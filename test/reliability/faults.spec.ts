@@ -10,7 +10,11 @@ import { api, RunningService, startService, untilTerminal, waitFor } from '../su
 jest.setTimeout(240_000);
 
 const runCommits = (gitDir: string, runId: string) =>
-  execFileSync('git', ['--git-dir', gitDir, 'log', '--oneline', '--fixed-strings', `--grep=Scaffold-Run: ${runId}`, 'main'], { encoding: 'utf8' })
+  execFileSync(
+    'git',
+    ['--git-dir', gitDir, 'log', '--oneline', '--fixed-strings', `--grep=Scaffold-Run: ${runId}`, 'main'],
+    { encoding: 'utf8' },
+  )
     .trim()
     .split('\n')
     .filter(Boolean).length;
@@ -40,7 +44,12 @@ describe('faults: NATS restart, PostgreSQL outage, git failures', () => {
   beforeAll(async () => {
     nats = await TestNats.start();
     db = await TestDatabase.create();
-    svc = await startService({ NATS_URL: nats.url, DATABASE_URL: db.url, GIT_ALLOWED_SCHEMES: 'http,https,ssh,file', ACK_WAIT_SECONDS: '5' });
+    svc = await startService({
+      NATS_URL: nats.url,
+      DATABASE_URL: db.url,
+      GIT_ALLOWED_SCHEMES: 'http,https,ssh,file',
+      ACK_WAIT_SECONDS: '5',
+    });
   });
   afterAll(async () => {
     await svc.stop();
@@ -52,7 +61,8 @@ describe('faults: NATS restart, PostgreSQL outage, git failures', () => {
   it('restarting nats-server in the middle of runs loses nothing', async () => {
     const remotes = [bareRepo(), bareRepo(), bareRepo()];
     const ids: string[] = [];
-    for (const [i, r] of remotes.entries()) ids.push((await api(svc.base, 'POST', '/api/v1/scaffolds', body(`natsr-${i}`, r.url))).json.id);
+    for (const [i, r] of remotes.entries())
+      ids.push((await api(svc.base, 'POST', '/api/v1/scaffolds', body(`natsr-${i}`, r.url))).json.id);
     await new Promise((r) => setTimeout(r, 700));
     await nats.stop();
     await new Promise((r) => setTimeout(r, 1500));
@@ -71,7 +81,10 @@ describe('faults: NATS restart, PostgreSQL outage, git failures', () => {
       expect(created.status).toBe(202);
       const list = await api(svc.base, 'GET', '/api/v1/scaffolds');
       expect(list.status).toBe(503);
-      expect(list.json.error).toEqual({ code: 'read_model_unavailable', message: 'PostgreSQL (the read-model) is not answering' });
+      expect(list.json.error).toEqual({
+        code: 'read_model_unavailable',
+        message: 'PostgreSQL (the read-model) is not answering',
+      });
       const health = await fetch(`${svc.base}/health`);
       expect(health.status).toBe(503);
       expect(await health.json()).toEqual({ status: 'degraded', nats: 'up', postgres: 'down' });
@@ -88,7 +101,11 @@ describe('faults: NATS restart, PostgreSQL outage, git failures', () => {
       await admin(`ALTER DATABASE ${db.name} ALLOW_CONNECTIONS true`);
     }
     await waitFor('the projection to catch up', async () =>
-      (await api(svc.base, 'GET', '/api/v1/scaffolds?status=succeeded')).json?.items?.some((i: any) => i.cluster_name === 'pgdown') ? true : undefined,
+      (await api(svc.base, 'GET', '/api/v1/scaffolds?status=succeeded')).json?.items?.some(
+        (i: any) => i.cluster_name === 'pgdown',
+      )
+        ? true
+        : undefined,
     );
     const live = await rows();
     const { rebuildProjection } = await import('../../src/projection/rebuild');
@@ -103,7 +120,10 @@ describe('faults: NATS restart, PostgreSQL outage, git failures', () => {
     const remote = bareRepo();
     // The first push is refused as if another writer had moved the branch; later pushes go through.
     const hook = join(remote.dir, 'hooks', 'pre-receive');
-    writeFileSync(hook, `#!/bin/sh\nif [ ! -f "${remote.dir}/moved" ]; then touch "${remote.dir}/moved"; echo "branch moved" >&2; exit 1; fi\nexit 0\n`);
+    writeFileSync(
+      hook,
+      `#!/bin/sh\nif [ ! -f "${remote.dir}/moved" ]; then touch "${remote.dir}/moved"; echo "branch moved" >&2; exit 1; fi\nexit 0\n`,
+    );
     chmodSync(hook, 0o755);
     const created = await api(svc.base, 'POST', '/api/v1/scaffolds', body('moved', remote.url));
     const done = await terminal(created.json.id);
@@ -114,15 +134,32 @@ describe('faults: NATS restart, PostgreSQL outage, git failures', () => {
   });
 
   it.each([
-    ['a repository without the branch', async () => ({ url: bareRepo().url, branch: 'release' }), /infra-pass failed: the branch does not exist on the remote/, 1],
-    ['a repository that does not exist', async () => ({ url: 'file:///nonexistent/platform.git', branch: 'main' }), /infra-pass failed: repository not found/, 1],
+    [
+      'a repository without the branch',
+      async () => ({ url: bareRepo().url, branch: 'release' }),
+      /infra-pass failed: the branch does not exist on the remote/,
+      1,
+    ],
+    [
+      'a repository that does not exist',
+      async () => ({ url: 'file:///nonexistent/platform.git', branch: 'main' }),
+      /infra-pass failed: repository not found/,
+      1,
+    ],
   ])('%s fails at once with a clear reason', async (_what, target, reason, attempts) => {
     const { url, branch } = await target();
-    const created = await api(svc.base, 'POST', '/api/v1/scaffolds', body(`gitf-${attempts}-${Math.random().toString(36).slice(2, 6)}`, url, branch));
+    const created = await api(
+      svc.base,
+      'POST',
+      '/api/v1/scaffolds',
+      body(`gitf-${attempts}-${Math.random().toString(36).slice(2, 6)}`, url, branch),
+    );
     const done = await terminal(created.json.id);
     expect(done.status).toBe('failed');
     expect(done.message).toMatch(reason);
-    const failures = (await api(svc.base, 'GET', `/api/v1/scaffolds/${created.json.id}/events`)).json.items.filter((e: any) => e.type === 'StepFailed');
+    const failures = (await api(svc.base, 'GET', `/api/v1/scaffolds/${created.json.id}/events`)).json.items.filter(
+      (e: any) => e.type === 'StepFailed',
+    );
     expect(failures).toHaveLength(attempts);
     expect(failures[0].data.will_retry).toBe(false);
   });
@@ -135,11 +172,18 @@ describe('faults: NATS restart, PostgreSQL outage, git failures', () => {
     const port = await freePort();
     await new Promise<void>((r) => server.listen(port, '127.0.0.1', () => r()));
     try {
-      const created = await api(svc.base, 'POST', '/api/v1/scaffolds', body('authfail', `http://127.0.0.1:${port}/platform.git`));
+      const created = await api(
+        svc.base,
+        'POST',
+        '/api/v1/scaffolds',
+        body('authfail', `http://127.0.0.1:${port}/platform.git`),
+      );
       const done = await terminal(created.json.id);
       expect(done.status).toBe('failed');
       expect(done.message).toMatch(/infra-pass failed: authentication refused/);
-      const failures = (await api(svc.base, 'GET', `/api/v1/scaffolds/${created.json.id}/events`)).json.items.filter((e: any) => e.type === 'StepFailed');
+      const failures = (await api(svc.base, 'GET', `/api/v1/scaffolds/${created.json.id}/events`)).json.items.filter(
+        (e: any) => e.type === 'StepFailed',
+      );
       expect(failures).toHaveLength(1);
     } finally {
       server.close();
@@ -148,11 +192,20 @@ describe('faults: NATS restart, PostgreSQL outage, git failures', () => {
 
   it('an unreachable remote is retried with backoff, then fails with the reason', async () => {
     const port = await freePort();
-    const created = await api(svc.base, 'POST', '/api/v1/scaffolds', body('unreach', `https://127.0.0.1:${port}/platform.git`));
+    const created = await api(
+      svc.base,
+      'POST',
+      '/api/v1/scaffolds',
+      body('unreach', `https://127.0.0.1:${port}/platform.git`),
+    );
     const done = await terminal(created.json.id, 180_000);
     expect(done.status).toBe('failed');
-    expect(done.message).toMatch(/infra-pass failed: git failed: .*(Failed to connect|Could not connect|Connection refused)/i);
-    const failures = (await api(svc.base, 'GET', `/api/v1/scaffolds/${created.json.id}/events`)).json.items.filter((e: any) => e.type === 'StepFailed');
+    expect(done.message).toMatch(
+      /infra-pass failed: git failed: .*(Failed to connect|Could not connect|Connection refused)/i,
+    );
+    const failures = (await api(svc.base, 'GET', `/api/v1/scaffolds/${created.json.id}/events`)).json.items.filter(
+      (e: any) => e.type === 'StepFailed',
+    );
     expect(failures.map((f: any) => f.data.will_retry)).toEqual([true, true, true, true, false]);
   });
 });

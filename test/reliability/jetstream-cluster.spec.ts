@@ -43,7 +43,12 @@ describe('a 3-node JetStream cluster with R3 streams, nodes failing one at a tim
       },
       30_000,
     );
-    svc = await startService({ NATS_URL: cluster.url, DATABASE_URL: db.url, STREAM_REPLICAS: '3', ACK_WAIT_SECONDS: '10' });
+    svc = await startService({
+      NATS_URL: cluster.url,
+      DATABASE_URL: db.url,
+      STREAM_REPLICAS: '3',
+      ACK_WAIT_SECONDS: '10',
+    });
   });
   afterAll(async () => {
     await svc?.stop();
@@ -52,14 +57,17 @@ describe('a 3-node JetStream cluster with R3 streams, nodes failing one at a tim
   });
 
   /** Stream info; while a stream elects a new leader its API calls time out, so asked again until it answers. */
-  const streamInfo = (stream: string) => waitFor(`${stream} info`, () => svc.runtime.store.jsm.streams.info(stream).catch(() => undefined), 30_000);
+  const streamInfo = (stream: string) =>
+    waitFor(`${stream} info`, () => svc.runtime.store.jsm.streams.info(stream).catch(() => undefined), 30_000);
 
   /** Submits runs; a POST that meets a failover is repeated with its Idempotency-Key (as a controller would). */
   async function submit(names: string[]) {
     for (const [i, name] of names.entries()) {
       const remote = remotes[i % remotes.length];
       const created = await waitFor(`POST ${name}`, async () => {
-        const r = await api(svc.base, 'POST', '/api/v1/scaffolds', createBody(name, remote.url, cert.certPem), { 'Idempotency-Key': name });
+        const r = await api(svc.base, 'POST', '/api/v1/scaffolds', createBody(name, remote.url, cert.certPem), {
+          'Idempotency-Key': name,
+        });
         return r.status === 202 ? r : undefined;
       });
       accepted.push({ id: created.json.id, remote });
@@ -67,7 +75,11 @@ describe('a 3-node JetStream cluster with R3 streams, nodes failing one at a tim
   }
 
   /** Stops a node, does `whileDown` (runs are also going on meanwhile), starts it again on its own store. */
-  async function restart(node: { stop(signal?: NodeJS.Signals): Promise<void>; startProcess(): Promise<void> }, signal: NodeJS.Signals, whileDown: () => Promise<unknown> = () => sleep(3000)) {
+  async function restart(
+    node: { stop(signal?: NodeJS.Signals): Promise<void>; startProcess(): Promise<void> },
+    signal: NodeJS.Signals,
+    whileDown: () => Promise<unknown> = () => sleep(3000),
+  ) {
     await node.stop(signal);
     await whileDown();
     await node.startProcess();
@@ -81,10 +93,16 @@ describe('a 3-node JetStream cluster with R3 streams, nodes failing one at a tim
     const connectedTo = cluster.nodeAt(svc.runtime.store.nc.getServer());
     await restart(connectedTo, 'SIGKILL', async () => {
       // The service's connection moves to another node of NATS_URL; the API keeps accepting runs.
-      await waitFor('the reconnect', async () => (svc.runtime.store.nc.getServer().endsWith(`:${connectedTo.port}`) ? undefined : true), 10_000);
+      await waitFor(
+        'the reconnect',
+        async () => (svc.runtime.store.nc.getServer().endsWith(`:${connectedTo.port}`) ? undefined : true),
+        10_000,
+      );
       await submit(['c-c1', 'c-c2', 'c-c3']);
     });
-    const info = await waitFor('a leader with two replicas', async () => ((await streamInfo('SCAFFOLD_EVENTS')).cluster?.replicas?.length === 2 ? streamInfo('SCAFFOLD_EVENTS') : undefined));
+    const info = await waitFor('a leader with two replicas', async () =>
+      (await streamInfo('SCAFFOLD_EVENTS')).cluster?.replicas?.length === 2 ? streamInfo('SCAFFOLD_EVENTS') : undefined,
+    );
     const follower = info.cluster!.replicas!.find((r) => r.name !== info.cluster!.leader)!.name;
     await restart(cluster.node(follower), 'SIGTERM');
 
@@ -93,13 +111,23 @@ describe('a 3-node JetStream cluster with R3 streams, nodes failing one at a tim
         untilTerminal(svc.base, r.id, Number(process.env.CLUSTER_RUN_MS ?? 180_000)).catch(async (e) => {
           const run = await api(svc.base, 'GET', `/api/v1/scaffolds/${r.id}`);
           const consumers = await svc.runtime.store.jsm.consumers.list('SCAFFOLD_EVENTS').next();
-          const stream = (await svc.runtime.store.readRun(r.id).catch(() => ({ events: [] as any[] }))).events.map((ev: any) => `${ev.seq} ${ev.type}`);
+          const stream = (await svc.runtime.store.readRun(r.id).catch(() => ({ events: [] as any[] }))).events.map(
+            (ev: any) => `${ev.seq} ${ev.type}`,
+          );
           console.error(
             JSON.stringify(
               {
                 stream,
                 run: run.json,
-                consumers: consumers.map((c) => ({ n: c.name, p: c.num_pending, a: c.num_ack_pending, w: c.num_waiting, d: c.delivered.stream_seq, f: c.ack_floor.stream_seq, cl: c.cluster })),
+                consumers: consumers.map((c) => ({
+                  n: c.name,
+                  p: c.num_pending,
+                  a: c.num_ack_pending,
+                  w: c.num_waiting,
+                  d: c.delivered.stream_seq,
+                  f: c.ack_floor.stream_seq,
+                  cl: c.cluster,
+                })),
               },
               null,
               1,
@@ -115,13 +143,33 @@ describe('a 3-node JetStream cluster with R3 streams, nodes failing one at a tim
     // Exactly one of each result and one terminal event per run; no event id twice in the stream.
     const ids = new Set<string>();
     for (const r of accepted) {
-      const { events } = await waitFor(`run ${r.id} read`, () => svc.runtime.store.readRun(r.id).catch(() => undefined));
+      const { events } = await waitFor(`run ${r.id} read`, () =>
+        svc.runtime.store.readRun(r.id).catch(() => undefined),
+      );
       for (const e of events) {
         expect(ids.has(e.id)).toBe(false);
         ids.add(e.id);
       }
-      const results = events.map((e) => e.type).filter((t) => ['ScaffoldRequested', 'InfraPushed', 'SealedSecretsReady', 'CertFetched', 'FullPushed', 'ScaffoldSucceeded'].includes(t));
-      expect(results).toEqual(['ScaffoldRequested', 'InfraPushed', 'SealedSecretsReady', 'CertFetched', 'FullPushed', 'ScaffoldSucceeded']);
+      const results = events
+        .map((e) => e.type)
+        .filter((t) =>
+          [
+            'ScaffoldRequested',
+            'InfraPushed',
+            'SealedSecretsReady',
+            'CertFetched',
+            'FullPushed',
+            'ScaffoldSucceeded',
+          ].includes(t),
+        );
+      expect(results).toEqual([
+        'ScaffoldRequested',
+        'InfraPushed',
+        'SealedSecretsReady',
+        'CertFetched',
+        'FullPushed',
+        'ScaffoldSucceeded',
+      ]);
     }
 
     await waitFor('the projection to catch up', async () => {

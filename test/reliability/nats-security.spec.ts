@@ -58,14 +58,21 @@ const API_SUBJECTS = ['scaffolds.v1.get', 'scaffolds.v1.create', 'scaffolds.v1.l
 
 /** What a hostile reply subject could change: the streams' message counts and the run's stored certificate. */
 async function whatRepliesCouldChange(svc: RunningService, runId: string) {
-  return { streams: await streamCounts(svc), cert: await svc.app.get<RunInputs>(RUN_INPUTS).get(runId, SEALING_CERT_INPUT) };
+  return {
+    streams: await streamCounts(svc),
+    cert: await svc.app.get<RunInputs>(RUN_INPUTS).get(runId, SEALING_CERT_INPUT),
+  };
 }
 
 /**
  * The attack: requests without an API key to the API subjects, each naming a hostile reply subject
  * (and `extra` ones). Returns how many were sent.
  */
-async function requestWithHostileReplies(attacker: NatsConnection, runId: string, extra: string[] = []): Promise<number> {
+async function requestWithHostileReplies(
+  attacker: NatsConnection,
+  runId: string,
+  extra: string[] = [],
+): Promise<number> {
   const replies = [...hostileReplies(runId), ...extra];
   for (const subject of API_SUBJECTS) for (const reply of replies) attacker.publish(subject, '{}', { reply });
   await attacker.flush();
@@ -91,7 +98,13 @@ describe('NATS with TLS and one least-privilege identity per role (the shipped d
     db = await TestDatabase.create();
     management = await new FakeKube().start();
     target = await new FakeKube().start();
-    svc = await startService({ ...nats.env('service'), DATABASE_URL: db.url, EXECUTOR: 'kubernetes', KUBECONFIG: management.kubeconfigFile(), JOB_WATCH_INTERVAL_SECONDS: '0.3' });
+    svc = await startService({
+      ...nats.env('service'),
+      DATABASE_URL: db.url,
+      EXECUTOR: 'kubernetes',
+      KUBECONFIG: management.kubeconfigFile(),
+      JOB_WATCH_INTERVAL_SECONDS: '0.3',
+    });
     controller = await nats.connect('controller');
   });
   afterAll(async () => {
@@ -154,15 +167,34 @@ describe('NATS with TLS and one least-privilege identity per role (the shipped d
     controller.publish(`scaffold.run.${runId}`, forged);
     await refusedRequest(controller, `scaffold.run.${runId}`, forged);
     // Reading the run inputs (the certificate, supplied credentials), directly or through the JetStream API.
-    await refusedRequest(controller, '$JS.API.STREAM.MSG.GET.SCAFFOLD_INPUTS', JSON.stringify({ last_by_subj: `scaffold.input.${runId}.>` }));
-    await refusedRequest(controller, '$JS.API.DIRECT.GET.SCAFFOLD_INPUTS', JSON.stringify({ last_by_subj: `scaffold.input.${runId}.cert` }));
+    await refusedRequest(
+      controller,
+      '$JS.API.STREAM.MSG.GET.SCAFFOLD_INPUTS',
+      JSON.stringify({ last_by_subj: `scaffold.input.${runId}.>` }),
+    );
+    await refusedRequest(
+      controller,
+      '$JS.API.DIRECT.GET.SCAFFOLD_INPUTS',
+      JSON.stringify({ last_by_subj: `scaffold.input.${runId}.cert` }),
+    );
     // Purging or deleting the system of record, creating a consumer, or any JetStream API at all.
     await refusedRequest(controller, '$JS.API.STREAM.PURGE.SCAFFOLD_EVENTS');
     await refusedRequest(controller, '$JS.API.STREAM.DELETE.SCAFFOLD_EVENTS');
-    await refusedRequest(controller, '$JS.API.CONSUMER.CREATE.SCAFFOLD_EVENTS', JSON.stringify({ stream_name: 'SCAFFOLD_EVENTS', config: { ack_policy: 'none' } }));
+    await refusedRequest(
+      controller,
+      '$JS.API.CONSUMER.CREATE.SCAFFOLD_EVENTS',
+      JSON.stringify({ stream_name: 'SCAFFOLD_EVENTS', config: { ack_policy: 'none' } }),
+    );
     await refusedRequest(controller, '$JS.API.INFO');
     // Answering requests meant for the service, or listening to events or other identities' replies.
-    for (const subject of ['scaffolds.v1.get', 'scaffolds.v1.>', `scaffold.run.${runId}`, 'scaffold.input.>', '_INBOX_scaffolder.>', '_INBOX.>']) {
+    for (const subject of [
+      'scaffolds.v1.get',
+      'scaffolds.v1.>',
+      `scaffold.run.${runId}`,
+      'scaffold.input.>',
+      '_INBOX_scaffolder.>',
+      '_INBOX.>',
+    ]) {
       await refusedSubscription(controller, subject);
     }
     // The real service still answers, and the stream holds nothing new.
@@ -192,7 +224,12 @@ describe('NATS with TLS and one least-privilege identity per role (the shipped d
     for (const role of ['runner', 'ops'] as const) {
       const nc = await nats.connect(role);
       try {
-        for (const subject of ['$JS.API.STREAM.PURGE.SCAFFOLD_EVENTS', '$JS.API.STREAM.DELETE.SCAFFOLD_EVENTS', '$JS.API.STREAM.UPDATE.SCAFFOLD_EVENTS', '$JS.API.STREAM.CREATE.SCAFFOLD_EVIL']) {
+        for (const subject of [
+          '$JS.API.STREAM.PURGE.SCAFFOLD_EVENTS',
+          '$JS.API.STREAM.DELETE.SCAFFOLD_EVENTS',
+          '$JS.API.STREAM.UPDATE.SCAFFOLD_EVENTS',
+          '$JS.API.STREAM.CREATE.SCAFFOLD_EVIL',
+        ]) {
           await refusedRequest(nc, subject, JSON.stringify({ name: 'SCAFFOLD_EVENTS', subjects: ['scaffold.run.>'] }));
         }
         await refusedSubscription(nc, 'scaffolds.v1.create');
@@ -233,7 +270,14 @@ describe("a plain nats-server without permissions: the service's own check keeps
     const refusedBefore = await refusedReplies(stack.svc);
     // Nothing but the service stops its publishes here: watch where they would land (the queued run itself publishes nothing).
     const published: string[] = [];
-    for (const watched of ['$JS.API.STREAM.PURGE.>', `scaffold.input.${runId}.>`, `scaffold.logs.${runId}`, `scaffold.run.${runId}`, '_INBOX_controllerX.>', '_INBOX_controller']) {
+    for (const watched of [
+      '$JS.API.STREAM.PURGE.>',
+      `scaffold.input.${runId}.>`,
+      `scaffold.logs.${runId}`,
+      `scaffold.run.${runId}`,
+      '_INBOX_controllerX.>',
+      '_INBOX_controller',
+    ]) {
       attacker.subscribe(watched, { callback: (_, m) => void published.push(m.subject) });
     }
     const sent = await requestWithHostileReplies(attacker, runId, ['_INBOX_controllerX.1', '_INBOX_controller']);
@@ -261,16 +305,21 @@ describe('the shipped permission sets', () => {
   });
 
   it("the service's default NATS_REPLY_PREFIXES holds every caller's inbox prefix (and the clients' default _INBOX), no other role's", () => {
-    for (const [name, role] of callers) expect([name, DEFAULT_REPLY_PREFIXES]).toEqual([name, expect.arrayContaining([role.inbox])]);
+    for (const [name, role] of callers)
+      expect([name, DEFAULT_REPLY_PREFIXES]).toEqual([name, expect.arrayContaining([role.inbox])]);
     expect([...DEFAULT_REPLY_PREFIXES].sort()).toEqual([...callers.map(([, role]) => role.inbox), '_INBOX'].sort());
     expect(INBOX.controller).toBe('_INBOX_controller');
   });
 
   it('permissions.conf is exactly what render.mjs makes of permissions.json (one source for server users and nsc)', () => {
     const dir = join(__dirname, '../../deploy/nats');
-    expect(execFileSync(process.execPath, [join(dir, 'render.mjs'), 'conf'], { encoding: 'utf8' })).toBe(readFileSync(join(dir, 'permissions.conf'), 'utf8'));
+    expect(execFileSync(process.execPath, [join(dir, 'render.mjs'), 'conf'], { encoding: 'utf8' })).toBe(
+      readFileSync(join(dir, 'permissions.conf'), 'utf8'),
+    );
     const nsc = execFileSync(process.execPath, [join(dir, 'render.mjs'), 'nsc'], { encoding: 'utf8' });
-    expect(nsc).toContain("nsc add user scaffolder-controller \\\n  --allow-pub 'scaffolds.v1.>' \\\n  --allow-sub '_INBOX_controller.>'");
+    expect(nsc).toContain(
+      "nsc add user scaffolder-controller \\\n  --allow-pub 'scaffolds.v1.>' \\\n  --allow-sub '_INBOX_controller.>'",
+    );
   });
 });
 
@@ -279,13 +328,14 @@ describe('connecting to NATS fails at start with the reason, not a retry loop', 
   beforeAll(async () => (nats = await SecureNats.start()));
   afterAll(() => nats.destroy());
 
-  const connect = (env: Record<string, string>) => NatsClient.connect(loadConfig({ API_KEY, ...env }).nats, 'test', silent);
+  const connect = (env: Record<string, string>) =>
+    NatsClient.connect(loadConfig({ API_KEY, ...env }).nats, 'test', silent);
 
   it('names refused credentials', async () => {
     const started = Date.now();
-    await expect(connect({ ...nats.env('service'), NATS_PASSWORD_FILE: '', NATS_PASSWORD: 'wrong-password' })).rejects.toThrow(
-      `NATS at ${nats.url} (user scaffolder-service, TLS) refused the credentials`,
-    );
+    await expect(
+      connect({ ...nats.env('service'), NATS_PASSWORD_FILE: '', NATS_PASSWORD: 'wrong-password' }),
+    ).rejects.toThrow(`NATS at ${nats.url} (user scaffolder-service, TLS) refused the credentials`);
     expect(Date.now() - started).toBeLessThan(5_000);
   });
 
@@ -302,10 +352,16 @@ describe('connecting to NATS fails at start with the reason, not a retry loop', 
   });
 
   it('refuses settings that cannot work before connecting: credentials in the URL, two ways to authenticate, a half client certificate, an unreadable file', () => {
-    expect(() => loadConfig({ API_KEY, NATS_URL: 'nats://u:p@127.0.0.1:4222' })).toThrow(/NATS_URL: must not carry credentials/);
-    expect(() => loadConfig({ API_KEY, NATS_TOKEN: 't', NATS_USER: 'u', NATS_PASSWORD: 'p' })).toThrow(/give one way of authenticating/);
+    expect(() => loadConfig({ API_KEY, NATS_URL: 'nats://u:p@127.0.0.1:4222' })).toThrow(
+      /NATS_URL: must not carry credentials/,
+    );
+    expect(() => loadConfig({ API_KEY, NATS_TOKEN: 't', NATS_USER: 'u', NATS_PASSWORD: 'p' })).toThrow(
+      /give one way of authenticating/,
+    );
     expect(() => loadConfig({ API_KEY, NATS_TLS_CERT: nats.tls.caFile })).toThrow(/NATS_TLS_CERT and NATS_TLS_KEY/);
-    expect(() => loadConfig({ API_KEY, NATS_CREDS: '/nonexistent/service.creds' })).toThrow(/NATS_CREDS: \/nonexistent\/service.creds cannot be read/);
+    expect(() => loadConfig({ API_KEY, NATS_CREDS: '/nonexistent/service.creds' })).toThrow(
+      /NATS_CREDS: \/nonexistent\/service.creds cannot be read/,
+    );
     expect(() => loadConfig({ API_KEY, NATS_URL: 'http://127.0.0.1:4222' })).toThrow(/NATS_URL: scheme http:/);
   });
 });

@@ -43,16 +43,36 @@ describe('two replicas against one NATS and one PostgreSQL', () => {
       ids.push(r.json.id);
     }
     for (const id of ids) {
-      await waitFor(`run ${id}`, async () => ((await api(replicas[0].base, 'GET', `/api/v1/scaffolds/${id}`)).json.status === 'succeeded' ? true : undefined), 120_000);
+      await waitFor(
+        `run ${id}`,
+        async () =>
+          (await api(replicas[0].base, 'GET', `/api/v1/scaffolds/${id}`)).json.status === 'succeeded'
+            ? true
+            : undefined,
+        120_000,
+      );
     }
     for (const [i, id] of ids.entries()) {
       const items = (await api(replicas[1].base, 'GET', `/api/v1/scaffolds/${id}/events`)).json.items;
       const types = items.map((e: any) => e.type);
-      expect(types).toEqual(['ScaffoldRequested', 'InfraPushed', 'SealedSecretsReady', 'CertFetched', 'FullPushed', 'ScaffoldSucceeded']);
+      expect(types).toEqual([
+        'ScaffoldRequested',
+        'InfraPushed',
+        'SealedSecretsReady',
+        'CertFetched',
+        'FullPushed',
+        'ScaffoldSucceeded',
+      ]);
       const log = (await api(replicas[0].base, 'GET', `/api/v1/scaffolds/${id}/logs`)).text;
       for (const step of ['infra-pass', 'sealed-secrets-wait', 'cert-fetch', 'full-pass'])
-        expect({ log, starts: log.match(new RegExp(`\\[${step}\\] ${step} started`, 'g'))?.length }).toMatchObject({ starts: 1 });
-      const commits = execFileSync('git', ['--git-dir', remotes[i].dir, 'log', '--oneline', '--fixed-strings', `--grep=Scaffold-Run: ${id}`, 'main'], { encoding: 'utf8' })
+        expect({ log, starts: log.match(new RegExp(`\\[${step}\\] ${step} started`, 'g'))?.length }).toMatchObject({
+          starts: 1,
+        });
+      const commits = execFileSync(
+        'git',
+        ['--git-dir', remotes[i].dir, 'log', '--oneline', '--fixed-strings', `--grep=Scaffold-Run: ${id}`, 'main'],
+        { encoding: 'utf8' },
+      )
         .trim()
         .split('\n');
       expect(commits).toHaveLength(2);

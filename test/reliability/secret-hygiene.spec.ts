@@ -69,9 +69,21 @@ describe('secret hygiene', () => {
     https = await HttpsGitServer.start({ username: 'hyg-git', password: GIT_PASSWORD });
     ssh = await SshGitServer.start();
     remotes = [https.repo(), ssh.repo(), bareRepo()];
-    gitCredentials = credentialsDir({ username: 'hyg-git', password: GIT_PASSWORD, 'ssh-privatekey': ssh.clientKey, known_hosts: ssh.knownHostsLine });
+    gitCredentials = credentialsDir({
+      username: 'hyg-git',
+      password: GIT_PASSWORD,
+      'ssh-privatekey': ssh.clientKey,
+      known_hosts: ssh.knownHostsLine,
+    });
     management.putSecret('capi-clusters', 'hyg-kubeconfig', { value: target.kubeconfig() });
-    svc = await ServiceProcess.create({ NATS_URL: nats.url, DATABASE_URL: db.url, EXECUTOR: 'kubernetes', KUBECONFIG: management.kubeconfigFile(), REGISTRY_PASSWORD, LOG_LEVEL: 'debug' });
+    svc = await ServiceProcess.create({
+      NATS_URL: nats.url,
+      DATABASE_URL: db.url,
+      EXECUTOR: 'kubernetes',
+      KUBECONFIG: management.kubeconfigFile(),
+      REGISTRY_PASSWORD,
+      LOG_LEVEL: 'debug',
+    });
     await svc.start();
   });
   afterAll(async () => {
@@ -105,7 +117,10 @@ describe('secret hygiene', () => {
     const sopsOpened = (doc: any) => sopsOpen(doc, age.keyFile).plain.stringData as Record<string, string>;
     const requests = [
       { patch: { target: { sealing_cert_pem: cert.certPem } }, open: unsealed },
-      { patch: { target: { kubeconfig_secret: { namespace: 'capi-clusters', name: 'hyg-kubeconfig', key: 'value' } } }, open: unsealed },
+      {
+        patch: { target: { kubeconfig_secret: { namespace: 'capi-clusters', name: 'hyg-kubeconfig', key: 'value' } } },
+        open: unsealed,
+      },
       { patch: { secrets_backend: 'sops', target: { age_recipients: [age.recipient] } }, open: sopsOpened },
     ];
     const ids: string[] = [];
@@ -124,7 +139,9 @@ describe('secret hygiene', () => {
       const job = await runJob(r.json.id, runnerEnv());
       runnerOutput.push(job.output);
       expect(job.code).toBe(0);
-      await waitFor('success', async () => ((await api(svc.base, 'GET', `/api/v1/scaffolds/${r.json.id}`)).json.status === 'succeeded' ? true : undefined));
+      await waitFor('success', async () =>
+        (await api(svc.base, 'GET', `/api/v1/scaffolds/${r.json.id}`)).json.status === 'succeeded' ? true : undefined,
+      );
       await api(svc.base, 'GET', `/api/v1/scaffolds/${r.json.id}/logs`);
     }
 
@@ -144,16 +161,31 @@ describe('secret hygiene', () => {
     // What must never appear: planted, configured and generated credentials.
     const generated: string[] = [];
     for (const [i, remote] of remotes.entries()) {
-      for (const file of ['apps/registry-credentials.yaml', 'database/postgresql-credentials.yaml', 'database/rabbitmq-credentials.yaml']) {
-        const text = execFileSync('git', ['--git-dir', remote.dir, 'show', `main:clusters/hyg-${i}/${file}`], { encoding: 'utf8' });
+      for (const file of [
+        'apps/registry-credentials.yaml',
+        'database/postgresql-credentials.yaml',
+        'database/rabbitmq-credentials.yaml',
+      ]) {
+        const text = execFileSync('git', ['--git-dir', remote.dir, 'show', `main:clusters/hyg-${i}/${file}`], {
+          encoding: 'utf8',
+        });
         for (const doc of parseAllDocuments(text)) {
-          for (const [key, value] of Object.entries(requests[i].open(doc.toJS()))) if (key !== 'database') generated.push(value);
+          for (const [key, value] of Object.entries(requests[i].open(doc.toJS())))
+            if (key !== 'database') generated.push(value);
         }
       }
     }
     expect(generated.length).toBeGreaterThanOrEqual(21);
     const forbidden = [
-      ...withBase64([...SHIPPED_PLANTED, REGISTRY_PASSWORD, GIT_PASSWORD, API_KEY, target.token, management.token, urlToken]),
+      ...withBase64([
+        ...SHIPPED_PLANTED,
+        REGISTRY_PASSWORD,
+        GIT_PASSWORD,
+        API_KEY,
+        target.token,
+        management.token,
+        urlToken,
+      ]),
       // The SSH key's body lines (the first is the same for every ed25519 key: skipped).
       ...ssh.clientKey.split('\n').slice(2, -2),
       ...generated,
@@ -163,16 +195,23 @@ describe('secret hygiene', () => {
 
     // Where data went.
     const places: Record<string, string> = {};
-    for (const stream of ['SCAFFOLD_EVENTS', 'SCAFFOLD_LOGS', 'SCAFFOLD_INPUTS']) places[`stream ${stream}`] = await readWholeStream(nats.url, stream);
+    for (const stream of ['SCAFFOLD_EVENTS', 'SCAFFOLD_LOGS', 'SCAFFOLD_INPUTS'])
+      places[`stream ${stream}`] = await readWholeStream(nats.url, stream);
     const pg = new Client({ connectionString: db.url });
     await pg.connect();
-    const tables = (await pg.query(`SELECT tablename FROM pg_tables WHERE schemaname = 'public'`)).rows.map((r) => r.tablename);
+    const tables = (await pg.query(`SELECT tablename FROM pg_tables WHERE schemaname = 'public'`)).rows.map(
+      (r) => r.tablename,
+    );
     for (const t of tables) places[`table ${t}`] = JSON.stringify((await pg.query(`SELECT * FROM "${t}"`)).rows);
     await pg.end();
     places['service log'] = svc.output;
     places['runner logs'] = runnerOutput.join('');
     for (const [i, remote] of remotes.entries()) {
-      places[`git history ${i}`] = execFileSync('git', ['--git-dir', remote.dir, 'cat-file', '--batch-all-objects', '--batch'], { encoding: 'latin1', maxBuffer: 256 * 1024 * 1024 });
+      places[`git history ${i}`] = execFileSync(
+        'git',
+        ['--git-dir', remote.dir, 'cat-file', '--batch-all-objects', '--batch'],
+        { encoding: 'latin1', maxBuffer: 256 * 1024 * 1024 },
+      );
     }
     expect(places['stream SCAFFOLD_EVENTS'].length).toBeGreaterThan(1000);
     expect(places['service log'].length).toBeGreaterThan(500);
@@ -183,7 +222,8 @@ describe('secret hygiene', () => {
     expect(places['runner logs']).toContain(ids[0]);
     const hits: string[] = [];
     for (const [place, text] of Object.entries(places)) {
-      for (const secret of forbidden) if (secret && secret.length >= 6 && text.includes(secret)) hits.push(`${place}: ${secret.slice(0, 4)}…`);
+      for (const secret of forbidden)
+        if (secret && secret.length >= 6 && text.includes(secret)) hits.push(`${place}: ${secret.slice(0, 4)}…`);
     }
     expect(hits).toEqual([]);
   });

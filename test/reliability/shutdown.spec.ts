@@ -25,7 +25,8 @@ describe('SIGTERM: the service stops cleanly (exit 0, a "stopped" line) and no r
   const cert = makeRsaCert();
   const body = (cluster: string, url: string) => createBody(cluster, url, cert.certPem);
   const logOf = async (id: string) => (await api(svc.base, 'GET', `/api/v1/scaffolds/${id}/logs`)).text;
-  const events = async (id: string) => (await api(svc.base, 'GET', `/api/v1/scaffolds/${id}/events`)).json.items.map((e: any) => e.type);
+  const events = async (id: string) =>
+    (await api(svc.base, 'GET', `/api/v1/scaffolds/${id}/events`)).json.items.map((e: any) => e.type);
 
   beforeAll(async () => {
     nats = await TestNats.start();
@@ -43,7 +44,9 @@ describe('SIGTERM: the service stops cleanly (exit 0, a "stopped" line) and no r
     await svc.start(settings);
     const created = await api(svc.base, 'POST', '/api/v1/scaffolds', body(cluster, remote.url));
     expect(created.status).toBe(202);
-    await waitFor('infra pass to start', async () => ((await logOf(created.json.id)).includes('infra-pass started') ? true : undefined));
+    await waitFor('infra pass to start', async () =>
+      (await logOf(created.json.id)).includes('infra-pass started') ? true : undefined,
+    );
     const signalled = Date.now();
     await svc.kill('SIGTERM');
     return { id: created.json.id as string, stopMs: Date.now() - signalled };

@@ -43,10 +43,18 @@ describe('tenants stay apart (REST and NATS)', () => {
     management = await new FakeKube().start();
     git = await HttpsGitServer.start(GIT);
     writeSuppliedReference(template);
-    management.putSecret('capi-clusters', 'alice-credentials', { 'credentials.yaml': `data/dns-provider/api-token: ${ALICE_TOKEN}\n` });
-    management.putSecret('capi-clusters', 'bob-credentials', { 'credentials.yaml': `data/dns-provider/api-token: BobDnsToken-0000\n` });
-    management.putSecret('team-a', 'team-a-credentials', { 'credentials.yaml': `data/dns-provider/api-token: TeamADnsToken-0000\n` });
-    management.putSecret('kube-system', 'platform-admin-creds', { 'credentials.yaml': `data/dns-provider/api-token: ${PLATFORM_TOKEN}\n` });
+    management.putSecret('capi-clusters', 'alice-credentials', {
+      'credentials.yaml': `data/dns-provider/api-token: ${ALICE_TOKEN}\n`,
+    });
+    management.putSecret('capi-clusters', 'bob-credentials', {
+      'credentials.yaml': `data/dns-provider/api-token: BobDnsToken-0000\n`,
+    });
+    management.putSecret('team-a', 'team-a-credentials', {
+      'credentials.yaml': `data/dns-provider/api-token: TeamADnsToken-0000\n`,
+    });
+    management.putSecret('kube-system', 'platform-admin-creds', {
+      'credentials.yaml': `data/dns-provider/api-token: ${PLATFORM_TOKEN}\n`,
+    });
     keysFile = join(tempDir('tenants-keys'), 'keys.yaml');
     writeFileSync(
       keysFile,
@@ -93,7 +101,13 @@ describe('tenants stay apart (REST and NATS)', () => {
   });
   /** REST and NATS answers to one create or preview body, for one key. */
   const bothWays = async (what: 'create' | 'preview', payload: unknown, key: string) => [
-    await api(stack.svc.base, 'POST', what === 'create' ? '/api/v1/scaffolds' : '/api/v1/scaffolds/preview', payload, as(key)),
+    await api(
+      stack.svc.base,
+      'POST',
+      what === 'create' ? '/api/v1/scaffolds' : '/api/v1/scaffolds/preview',
+      payload,
+      as(key),
+    ),
     await nats.request(`scaffolds.v1.${what}`, payload, key),
   ];
   /** What must not change when a request is refused: the stream, the git server's traffic, the repository, the scratch folders. */
@@ -103,13 +117,22 @@ describe('tenants stay apart (REST and NATS)', () => {
     commits: gitLog(repoDir),
     previews: existsSync(join(workDir, 'preview')) ? readdirSync(join(workDir, 'preview')) : [],
   });
-  const marker = (repoDir: string, cluster: string) => JSON.parse(execFileSync('git', ['--git-dir', repoDir, 'show', `main:clusters/${cluster}/.gitops-scaffolder.json`], { encoding: 'utf8' }));
+  const marker = (repoDir: string, cluster: string) =>
+    JSON.parse(
+      execFileSync('git', ['--git-dir', repoDir, 'show', `main:clusters/${cluster}/.gitops-scaffolder.json`], {
+        encoding: 'utf8',
+      }),
+    );
 
   describe("another key and Alice's cluster folder", () => {
     let aliceRepo: { url: string; dir: string };
     let bobRepo: { url: string; dir: string };
     /** Alice's own request for her cluster "shop", with her supplied credentials. */
-    const aliceShop = () => body('shop', aliceRepo.url, { ...ALICE, credentials_secret: { namespace: 'capi-clusters', name: 'alice-credentials' } });
+    const aliceShop = () =>
+      body('shop', aliceRepo.url, {
+        ...ALICE,
+        credentials_secret: { namespace: 'capi-clusters', name: 'alice-credentials' },
+      });
 
     beforeAll(async () => {
       aliceRepo = git.repo('alice-fleet');
@@ -120,25 +143,40 @@ describe('tenants stay apart (REST and NATS)', () => {
     });
 
     it("records Alice as the folder's owner in the marker", () => {
-      expect(marker(aliceRepo.dir, 'shop')).toEqual({ cluster_name: 'shop', ...ALICE, reference_env: 'development', owner: 'alice' });
+      expect(marker(aliceRepo.dir, 'shop')).toEqual({
+        cluster_name: 'shop',
+        ...ALICE,
+        reference_env: 'development',
+        owner: 'alice',
+      });
     });
 
     it("Bob's preview and create for Alice's repository and cluster (any URL of it): 403 cluster_owned_elsewhere, nothing cloned, appended or pushed, none of her values", async () => {
       const before = await sideEffects(aliceRepo.dir);
       const bobCert = makeRsaCert();
-      const variants = [aliceRepo.url, aliceRepo.url.replace(/\.git$/, ''), `${aliceRepo.url}/`, aliceRepo.url.replace('https://127.0.0.1', 'HTTPS://127.0.0.1')];
+      const variants = [
+        aliceRepo.url,
+        aliceRepo.url.replace(/\.git$/, ''),
+        `${aliceRepo.url}/`,
+        aliceRepo.url.replace('https://127.0.0.1', 'HTTPS://127.0.0.1'),
+      ];
       for (const url of variants) {
         // Probing with Bob's own values (what used to answer `domain is "shop.alice-corp.example"`)...
         const answers = await bothWays('preview', body('shop', url), KEYS.bob);
         // ...and the takeover itself: Alice's values, Bob's certificate and Bob's repository for Flux.
-        const takeover = { ...body('shop', url, ALICE), target: { sealing_cert_pem: bobCert.certPem }, repo: { url, branch: 'main', flux_url: bobRepo.url } };
+        const takeover = {
+          ...body('shop', url, ALICE),
+          target: { sealing_cert_pem: bobCert.certPem },
+          repo: { url, branch: 'main', flux_url: bobRepo.url },
+        };
         answers.push(...(await bothWays('create', takeover, KEYS.bob)));
         for (const answer of answers) {
           expect([url, ...refusedCodes(answer)]).toEqual([url, 403, 'cluster_owned_elsewhere']);
           expect(answer.json.error.message).toBe('cluster shop in this repository belongs to another key');
         }
         const previewTexts = answers.slice(0, 2).map((a) => JSON.stringify(a.json));
-        for (const text of previewTexts) for (const value of [ALICE.domain, ALICE.region, 'development', 'alice']) expect(text).not.toContain(value);
+        for (const text of previewTexts)
+          for (const value of [ALICE.domain, ALICE.region, 'development', 'alice']) expect(text).not.toContain(value);
       }
       expect(await sideEffects(aliceRepo.dir)).toEqual(before);
       expect(marker(aliceRepo.dir, 'shop').owner).toBe('alice');
@@ -160,18 +198,36 @@ describe('tenants stay apart (REST and NATS)', () => {
       const legacyRepo = git.repo('written-elsewhere');
       pushAsAnotherWriter(
         legacyRepo.dir,
-        { 'clusters/depot/.gitops-scaffolder.json': JSON.stringify({ cluster_name: 'depot', ...ALICE, reference_env: 'development', owner: 'alice' }) },
+        {
+          'clusters/depot/.gitops-scaffolder.json': JSON.stringify({
+            cluster_name: 'depot',
+            ...ALICE,
+            reference_env: 'development',
+            owner: 'alice',
+          }),
+        },
         'a folder written by another scaffolder instance',
       );
       const commits = gitLog(legacyRepo.dir);
       // Bob's own values (the marker's used to be quoted back), then hers (the takeover): the owner alone refuses both.
       for (const values of [{}, ALICE]) {
-        const created = await api(stack.svc.base, 'POST', '/api/v1/scaffolds', body('depot', legacyRepo.url, values), as(KEYS.bob));
+        const created = await api(
+          stack.svc.base,
+          'POST',
+          '/api/v1/scaffolds',
+          body('depot', legacyRepo.url, values),
+          as(KEYS.bob),
+        );
         expect(created.status).toBe(202);
         const run = await untilTerminal(stack.svc.base, created.json.id);
-        expect([run.status, run.message]).toEqual(['failed', 'infra-pass failed: clusters/depot/ belongs to another cluster or owner; refusing to write over it']);
+        expect([run.status, run.message]).toEqual([
+          'failed',
+          'infra-pass failed: clusters/depot/ belongs to another cluster or owner; refusing to write over it',
+        ]);
         if (values === ALICE) continue;
-        const seen = JSON.stringify(run) + (await api(stack.svc.base, 'GET', `/api/v1/scaffolds/${run.id}/logs`, undefined, as(KEYS.bob))).text;
+        const seen =
+          JSON.stringify(run) +
+          (await api(stack.svc.base, 'GET', `/api/v1/scaffolds/${run.id}/logs`, undefined, as(KEYS.bob))).text;
         for (const value of [ALICE.domain, ALICE.region, 'alice', 'development']) expect(seen).not.toContain(value);
       }
       expect(gitLog(legacyRepo.dir)).toEqual(commits);
@@ -191,7 +247,15 @@ describe('tenants stay apart (REST and NATS)', () => {
         { url: inside.url, flux_url: `${base}/team-b/fleet.git` },
       ]) {
         for (const what of ['create', 'preview'] as const) {
-          for (const answer of await bothWays(what, { ...body('scoped', repo.url), repo, credentials_secret: { namespace: 'team-a', name: 'team-a-credentials' } }, KEYS.teamA)) {
+          for (const answer of await bothWays(
+            what,
+            {
+              ...body('scoped', repo.url),
+              repo,
+              credentials_secret: { namespace: 'team-a', name: 'team-a-credentials' },
+            },
+            KEYS.teamA,
+          )) {
             expect([repo, what, ...refusedCodes(answer)]).toEqual([repo, what, 403, 'repository_not_allowed']);
           }
         }
@@ -216,9 +280,15 @@ describe('tenants stay apart (REST and NATS)', () => {
       const before = await sideEffects(repo.dir);
       const cases: Array<[string, Record<string, unknown>]> = [
         [KEYS.bob, { credentials_secret: { namespace: 'kube-system', name: 'platform-admin-creds' } }],
-        [KEYS.bob, { target: { kubeconfig_secret: { namespace: 'kube-system', name: 'admin-kubeconfig', key: 'value' } } }],
+        [
+          KEYS.bob,
+          { target: { kubeconfig_secret: { namespace: 'kube-system', name: 'admin-kubeconfig', key: 'value' } } },
+        ],
         [KEYS.teamA, { credentials_secret: { namespace: 'capi-clusters', name: 'alice-credentials' } }],
-        ['test-api-key-0123456789abcdef', { credentials_secret: { namespace: 'kube-system', name: 'platform-admin-creds' } }],
+        [
+          'test-api-key-0123456789abcdef',
+          { credentials_secret: { namespace: 'kube-system', name: 'platform-admin-creds' } },
+        ],
       ];
       for (const [key, extra] of cases) {
         const url = key === KEYS.teamA ? `https://127.0.0.1:${git.port}/team-a/fleet.git` : repo.url;
@@ -234,15 +304,28 @@ describe('tenants stay apart (REST and NATS)', () => {
     });
 
     it('a Secret that is missing, not labelled as an input, or forbidden by RBAC: the same answers to create and preview, and the same run failure', async () => {
-      management.putSecret('capi-clusters', 'unlabelled-creds', { 'credentials.yaml': `data/dns-provider/api-token: ${PLATFORM_TOKEN}\n` }, { input: false });
-      management.putSecret('capi-clusters', 'rbac-hidden-creds', { 'credentials.yaml': `data/dns-provider/api-token: ${PLATFORM_TOKEN}\n` });
+      management.putSecret(
+        'capi-clusters',
+        'unlabelled-creds',
+        { 'credentials.yaml': `data/dns-provider/api-token: ${PLATFORM_TOKEN}\n` },
+        { input: false },
+      );
+      management.putSecret('capi-clusters', 'rbac-hidden-creds', {
+        'credentials.yaml': `data/dns-provider/api-token: ${PLATFORM_TOKEN}\n`,
+      });
       management.forbiddenSecrets.add('capi-clusters/rbac-hidden-creds');
       const shapes = [];
       for (const [i, name] of ['no-such-creds', 'unlabelled-creds', 'rbac-hidden-creds'].entries()) {
         const ref = { credentials_secret: { namespace: 'capi-clusters', name } };
         const cluster = `probe-${i}`;
         const [preview, natsPreview] = await bothWays('preview', body(cluster, repo.url, ref), KEYS.bob);
-        const created = await api(stack.svc.base, 'POST', '/api/v1/scaffolds', body(cluster, repo.url, ref), as(KEYS.bob));
+        const created = await api(
+          stack.svc.base,
+          'POST',
+          '/api/v1/scaffolds',
+          body(cluster, repo.url, ref),
+          as(KEYS.bob),
+        );
         const run = await untilTerminal(stack.svc.base, created.json.id);
         const same = (text: string) => text.replaceAll(name, '<name>').replaceAll(cluster, '<cluster>');
         shapes.push({
@@ -256,7 +339,10 @@ describe('tenants stay apart (REST and NATS)', () => {
       expect(shapes[1]).toEqual(shapes[0]);
       expect(shapes[2]).toEqual(shapes[0]);
       expect(shapes[0].create).toEqual([202, 'queued']);
-      expect(shapes[0].run).toEqual(['failed', expect.stringContaining('credentials Secret capi-clusters/<name> is not available')]);
+      expect(shapes[0].run).toEqual([
+        'failed',
+        expect.stringContaining('credentials Secret capi-clusters/<name> is not available'),
+      ]);
       expect(gitLog(repo.dir)).toHaveLength(1);
     });
   });
@@ -265,7 +351,17 @@ describe('tenants stay apart (REST and NATS)', () => {
     it('a key given as key_sha256 authenticates (REST and NATS) with its role', async () => {
       expect((await api(stack.svc.base, 'GET', '/api/v1/scaffolds', undefined, as(KEYS.carol))).status).toBe(200);
       expect((await nats.request('scaffolds.v1.list', {}, KEYS.carol)).status).toBe(200);
-      expect(refusedCodes(await api(stack.svc.base, 'POST', '/api/v1/scaffolds/preview', body('carol', 'https://git.example.com/x.git'), as(KEYS.carol)))).toEqual([403, 'forbidden']);
+      expect(
+        refusedCodes(
+          await api(
+            stack.svc.base,
+            'POST',
+            '/api/v1/scaffolds/preview',
+            body('carol', 'https://git.example.com/x.git'),
+            as(KEYS.carol),
+          ),
+        ),
+      ).toEqual([403, 'forbidden']);
     });
 
     it('a bad file stops the service at start, naming the problem and not the key', async () => {
@@ -275,7 +371,9 @@ describe('tenants stay apart (REST and NATS)', () => {
         (svc) => svc.stop().then(() => 'started'),
         (e: Error) => e.message,
       );
-      expect(started).toMatch(/^API_KEYS_FILE: entry 1 \(name "mallory"\) role: must be equal to one of the allowed values/);
+      expect(started).toMatch(
+        /^API_KEYS_FILE: entry 1 \(name "mallory"\) role: must be equal to one of the allowed values/,
+      );
       expect(started).not.toContain(KEYS.alice);
     });
   });

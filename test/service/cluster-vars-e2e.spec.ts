@@ -26,7 +26,11 @@ describe('scaffold service with a cluster-vars reference (phased platform)', () 
     acme_email: 'ops@example.org',
     repo: { url: remote.url, branch: 'main' },
     target: { sealing_cert_pem: cert.certPem },
-    cluster_vars: { CLUSTER_ISSUER: 'letsencrypt-prod', EXTERNAL_DNS_ROLE_ARN: `arn:aws:iam::444444444444:role/dns-${cluster}`, POSTGRES_STORAGE_SIZE: '80Gi' },
+    cluster_vars: {
+      CLUSTER_ISSUER: 'letsencrypt-prod',
+      EXTERNAL_DNS_ROLE_ARN: `arn:aws:iam::444444444444:role/dns-${cluster}`,
+      POSTGRES_STORAGE_SIZE: '80Gi',
+    },
     ...extra,
   });
   const git = (...args: string[]) => execFileSync('git', ['--git-dir', remote.dir, ...args], { encoding: 'utf8' });
@@ -62,8 +66,15 @@ describe('scaffold service with a cluster-vars reference (phased platform)', () 
       CLUSTER_ISSUER: 'letsencrypt-prod',
       POSTGRES_STORAGE_SIZE: '80Gi',
     });
-    expect(parse(git('show', `${done.full_commit}:clusters/kiwi/kustomization.yaml`)).resources).toEqual(['flux-system', 'cluster-vars.yaml', 'secrets.yaml', '../base']);
-    const sealed = parseAllDocuments(git('show', `${done.full_commit}:clusters/kiwi/secrets/postgresql-credentials.yaml`)).map((d) => d.toJS())[0];
+    expect(parse(git('show', `${done.full_commit}:clusters/kiwi/kustomization.yaml`)).resources).toEqual([
+      'flux-system',
+      'cluster-vars.yaml',
+      'secrets.yaml',
+      '../base',
+    ]);
+    const sealed = parseAllDocuments(
+      git('show', `${done.full_commit}:clusters/kiwi/secrets/postgresql-credentials.yaml`),
+    ).map((d) => d.toJS())[0];
     expect(unsealManifest(cert.privateKeyPem, sealed).password).toHaveLength(40);
     // The shared platform is the template's: the run changed nothing outside the cluster folder but copied what was missing.
     expect(
@@ -76,7 +87,14 @@ describe('scaffold service with a cluster-vars reference (phased platform)', () 
     for (const p of withBase64(SHIPPED_PLANTED)) expect(everything).not.toContain(p);
 
     const events = (await api(stack.svc.base, 'GET', `/api/v1/scaffolds/${created.json.id}/events`)).json.items;
-    expect(events.map((e: any) => e.type)).toEqual(['ScaffoldRequested', 'InfraPushed', 'SealedSecretsReady', 'CertFetched', 'FullPushed', 'ScaffoldSucceeded']);
+    expect(events.map((e: any) => e.type)).toEqual([
+      'ScaffoldRequested',
+      'InfraPushed',
+      'SealedSecretsReady',
+      'CertFetched',
+      'FullPushed',
+      'ScaffoldSucceeded',
+    ]);
     expect(events[0].data.cluster_vars).toEqual(body('kiwi').cluster_vars);
   });
 
@@ -85,23 +103,42 @@ describe('scaffold service with a cluster-vars reference (phased platform)', () 
     const h = headers();
     h.set('X-Api-Key', API_KEY);
     // No EXTERNAL_DNS_ROLE_ARN: the reference's is inherited, and the run's log says it names the reference cluster.
-    const request = body('lime', { secrets_backend: 'sops', target: { age_recipients: [age.recipient] }, cluster_vars: { CLUSTER_ISSUER: 'letsencrypt-prod' } });
-    const reply = JSON.parse((await nc.request('scaffolds.v1.create', JSON.stringify(request), { timeout: 10_000, headers: h })).string());
+    const request = body('lime', {
+      secrets_backend: 'sops',
+      target: { age_recipients: [age.recipient] },
+      cluster_vars: { CLUSTER_ISSUER: 'letsencrypt-prod' },
+    });
+    const reply = JSON.parse(
+      (await nc.request('scaffolds.v1.create', JSON.stringify(request), { timeout: 10_000, headers: h })).string(),
+    );
     expect(reply.status).toBe('queued');
     const done = await untilTerminal(stack.svc.base, reply.id);
     expect(done.status).toBe('succeeded');
     const secretsSync = parse(git('show', `${done.full_commit}:clusters/lime/secrets.yaml`));
     expect(secretsSync.spec.decryption).toEqual({ provider: 'sops', secretRef: { name: 'sops-age' } });
-    const opened = sopsOpen(parse(git('show', `${done.full_commit}:clusters/lime/secrets/rabbitmq-credentials.yaml`)), age.keyFile);
+    const opened = sopsOpen(
+      parse(git('show', `${done.full_commit}:clusters/lime/secrets/rabbitmq-credentials.yaml`)),
+      age.keyFile,
+    );
     expect(opened.macOk).toBe(true);
     expect(opened.plain.stringData.password).toHaveLength(40);
     const log = await api(stack.svc.base, 'GET', `/api/v1/scaffolds/${reply.id}/logs`);
-    expect(log.text).toMatch(/infra-pass.*cluster-vars EXTERNAL_DNS_ROLE_ARN keeps the reference's value "arn:aws:iam::111111111111:role\/external-dns-dev"/);
+    expect(log.text).toMatch(
+      /infra-pass.*cluster-vars EXTERNAL_DNS_ROLE_ARN keeps the reference's value "arn:aws:iam::111111111111:role\/external-dns-dev"/,
+    );
   });
 
   it.each([
-    ['a name no component uses', { NOT_A_VAR: 'x' }, /^cluster_vars\.NOT_A_VAR: the reference's cluster-vars has no NOT_A_VAR/],
-    ['a value with a line break (YAML injection into every component)', { CLUSTER_ISSUER: 'x\n  evil: true' }, /^cluster_vars\.CLUSTER_ISSUER: the value must not contain line breaks/],
+    [
+      'a name no component uses',
+      { NOT_A_VAR: 'x' },
+      /^cluster_vars\.NOT_A_VAR: the reference's cluster-vars has no NOT_A_VAR/,
+    ],
+    [
+      'a value with a line break (YAML injection into every component)',
+      { CLUSTER_ISSUER: 'x\n  evil: true' },
+      /^cluster_vars\.CLUSTER_ISSUER: the value must not contain line breaks/,
+    ],
     ['a name Flux does not accept', { 'bad-name': 'x' }, /^cluster_vars\.bad-name: not a Flux variable name/],
     ['a value that is not a string', { API_REPLICAS: 3 }, /^cluster_vars\.API_REPLICAS: must be string/],
   ])('refuses cluster_vars with %s, appending nothing', async (_what, clusterVars, message) => {

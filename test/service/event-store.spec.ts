@@ -2,7 +2,15 @@ import { connect } from '@nats-io/transport-node';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { randomUUID } from 'node:crypto';
 import { jetstreamManager } from '@nats-io/jetstream';
-import { DEFAULT_STREAMS, handleCommand, JetStreamEventStore, JetStreamIdempotencyKeys, runSubject, serverAtLeast, StreamAdmin } from '../../libs/event-store/src';
+import {
+  DEFAULT_STREAMS,
+  handleCommand,
+  JetStreamEventStore,
+  JetStreamIdempotencyKeys,
+  runSubject,
+  serverAtLeast,
+  StreamAdmin,
+} from '../../libs/event-store/src';
 import { runDecider } from '../../libs/run-decider/src';
 import { eventStoreContract, requestedEvent } from '../support/event-store-contract';
 import { SCAFFOLD_REQUEST } from '../support/run-fixtures';
@@ -36,19 +44,31 @@ describe('JetStream event store (real nats-server 2.9)', () => {
     it('are won by one of many concurrent claims, kept across processes, and never overwritten', async () => {
       const scope = randomUUID().replaceAll('-', '');
       const proposals = Array.from({ length: 8 }, (_, i) => ({ runId: randomUUID(), requestDigest: `digest-${i}` }));
-      const answers = await Promise.all(proposals.map((p, i) => new JetStreamIdempotencyKeys(nc).claim(scope, p).then((c) => [i, c] as const)));
+      const answers = await Promise.all(
+        proposals.map((p, i) => new JetStreamIdempotencyKeys(nc).claim(scope, p).then((c) => [i, c] as const)),
+      );
       const winners = new Set(answers.map(([, c]) => c.runId));
       expect(winners.size).toBe(1);
       expect(proposals.map((p) => p.runId)).toContain([...winners][0]);
-      const later = await new JetStreamIdempotencyKeys(nc).claim(scope, { runId: randomUUID(), requestDigest: 'another' });
+      const later = await new JetStreamIdempotencyKeys(nc).claim(scope, {
+        runId: randomUUID(),
+        requestDigest: 'another',
+      });
       expect(later).toEqual(answers[0][1]);
       const jsm = await jetstreamManager(nc);
-      expect((await jsm.streams.getMessage(DEFAULT_STREAMS.inputs, { last_by_subj: `scaffold.input.idempotency-key.${scope}` }))?.seq).toBeGreaterThan(0);
+      expect(
+        (
+          await jsm.streams.getMessage(DEFAULT_STREAMS.inputs, {
+            last_by_subj: `scaffold.input.idempotency-key.${scope}`,
+          })
+        )?.seq,
+      ).toBeGreaterThan(0);
     });
   });
 
   describe('kept run histories', () => {
-    const types = async (s: JetStreamEventStore, run: string) => (await s.readRun(run)).events.map((e) => `${e.seq}:${e.type}`);
+    const types = async (s: JetStreamEventStore, run: string) =>
+      (await s.readRun(run)).events.map((e) => `${e.seq}:${e.type}`);
 
     it('see what another process appended, what a raw publish added, and a subject purged and written again', async () => {
       const other = await JetStreamEventStore.open(nc);
@@ -57,7 +77,10 @@ describe('JetStream event store (real nats-server 2.9)', () => {
       expect(await types(store, run)).toEqual([`${requested.seq}:ScaffoldRequested`]);
       // Another replica decides on the same run: this store's kept history is one event behind and catches up.
       const cancel = await handleCommand(other, runDecider, run, { type: 'RequestCancel', requestedBy: 'x' });
-      expect(await types(store, run)).toEqual([`${requested.seq}:ScaffoldRequested`, `${cancel.appended[0].seq}:ScaffoldCancelRequested`]);
+      expect(await types(store, run)).toEqual([
+        `${requested.seq}:ScaffoldRequested`,
+        `${cancel.appended[0].seq}:ScaffoldCancelRequested`,
+      ]);
       // A message that is not an event (a client with publish rights) is skipped on the catch-up read, as on a full read.
       await nc.request(runSubject(run), 'not an event');
       expect(await types(store, run)).toEqual(await types(await JetStreamEventStore.open(nc), run));

@@ -25,14 +25,28 @@ describe('forged events cannot redirect a run or make it seal for another certif
   const cert = makeRsaCert();
   const attackerCert = makeRsaCert();
   const config = loadConfig(
-    { WORK_DIR: tempDir('forged-work'), GIT_ALLOWED_SCHEMES: 'https,ssh,file', REGISTRY_SERVER: 'r.example.com', REGISTRY_USERNAME: 'u', REGISTRY_PASSWORD: 'RegistryPassword-1' },
+    {
+      WORK_DIR: tempDir('forged-work'),
+      GIT_ALLOWED_SCHEMES: 'https,ssh,file',
+      REGISTRY_SERVER: 'r.example.com',
+      REGISTRY_USERNAME: 'u',
+      REGISTRY_PASSWORD: 'RegistryPassword-1',
+    },
     { requireApiKey: false },
   );
   const settings = config.steps;
   const workspaces = localGitWorkspaces(config);
 
   /** Runs every step as events arrive; `attack` may append or write before each event is handled. */
-  async function run(attack: (ctx: { runId: string; after: StoredEvent; forge: (draft: EventDraft) => Promise<void>; inputs: InMemoryRunInputs; attackerUrl: string }) => Promise<void>) {
+  async function run(
+    attack: (ctx: {
+      runId: string;
+      after: StoredEvent;
+      forge: (draft: EventDraft) => Promise<void>;
+      inputs: InMemoryRunInputs;
+      attackerUrl: string;
+    }) => Promise<void>,
+  ) {
     const remote = bareRepo();
     const attackerRemote = bareRepo();
     const request = {
@@ -72,11 +86,21 @@ describe('forged events cannot redirect a run or make it seal for another certif
         repo_url: url,
         branch: 'main',
         requested_by: 'nobody',
-        target: { kind: 'sealing_cert', fingerprint_sha256: parsed.fingerprintSha256, not_after: parsed.notAfter.toISOString() },
+        target: {
+          kind: 'sealing_cert',
+          fingerprint_sha256: parsed.fingerprintSha256,
+          not_after: parsed.notAfter.toISOString(),
+        },
       },
     };
   };
-  const attackerCertFetched: EventDraft = { type: 'CertFetched', data: { fingerprint_sha256: parseSealingCertificate(attackerCert.certPem).fingerprintSha256, not_after: '2035-01-01T00:00:00.000Z' } };
+  const attackerCertFetched: EventDraft = {
+    type: 'CertFetched',
+    data: {
+      fingerprint_sha256: parseSealingCertificate(attackerCert.certPem).fingerprintSha256,
+      not_after: '2035-01-01T00:00:00.000Z',
+    },
+  };
 
   it('a second ScaffoldRequested and a CertFetched for the attacker: both refused, the run pushes to its own repository, sealed for its own certificate', async () => {
     const { remote, attackerRemote, events, state } = await run(async ({ after, forge, attackerUrl }) => {
@@ -86,12 +110,20 @@ describe('forged events cannot redirect a run or make it seal for another certif
     expect(state.status).toBe('succeeded');
     expect(state.request?.repo_url).toBe(remote.url);
     expect(state.refused.map((r) => r.type)).toEqual(['ScaffoldRequested', 'CertFetched']);
-    expect(state.refused[1].reason).toMatch(/^CertFetched for certificate [0-9a-f:]{16}… while the run's certificate is [0-9a-f:]{16}…$/);
+    expect(state.refused[1].reason).toMatch(
+      /^CertFetched for certificate [0-9a-f:]{16}… while the run's certificate is [0-9a-f:]{16}…$/,
+    );
     expect(events.filter((e) => e.type === 'FullPushed')).toHaveLength(1);
     expect(gitLog(remote.dir)).toHaveLength(3);
     expect(gitLog(attackerRemote.dir)).toHaveLength(1);
     // The run's secrets open with the run's certificate's key, not the attacker's.
-    const sealed = parse(execFileSync('git', ['--git-dir', remote.dir, 'show', 'main:clusters/victim/database/postgresql-credentials.yaml'], { encoding: 'utf8' }));
+    const sealed = parse(
+      execFileSync(
+        'git',
+        ['--git-dir', remote.dir, 'show', 'main:clusters/victim/database/postgresql-credentials.yaml'],
+        { encoding: 'utf8' },
+      ),
+    );
     expect(unsealManifest(cert.privateKeyPem, sealed).password).toHaveLength(40);
     expect(() => unsealManifest(attackerCert.privateKeyPem, sealed)).toThrow();
   });
@@ -101,7 +133,9 @@ describe('forged events cannot redirect a run or make it seal for another certif
       if (after.type === 'CertFetched') await inputs.put(runId, SEALING_CERT_INPUT, attackerCert.certPem);
     });
     expect(state.status).toBe('failed');
-    expect(state.message).toMatch(/full-pass failed: the stored sealing certificate \([0-9a-f:]{16}…\) is not the one this run's events name/);
+    expect(state.message).toMatch(
+      /full-pass failed: the stored sealing certificate \([0-9a-f:]{16}…\) is not the one this run's events name/,
+    );
     expect(gitLog(remote.dir)).toHaveLength(2);
   });
 });

@@ -35,7 +35,11 @@ describe('git workspace (real git, local bare remote)', () => {
     expect(await ws.findRunCommit('run-3', 'infra', 'remote')).toBeNull();
     expect(await ws.rebaseOnRemote()).toBe(true);
     await ws.push();
-    expect(gitLog(remote.dir).map((l) => l.split(' ').slice(1).join(' '))).toEqual(['scaffold: infra', 'moved', 'seed']);
+    expect(gitLog(remote.dir).map((l) => l.split(' ').slice(1).join(' '))).toEqual([
+      'scaffold: infra',
+      'moved',
+      'seed',
+    ]);
     expect(await ws.findRunCommit('run-3', 'infra')).toBe(await ws.head());
   });
 
@@ -58,7 +62,11 @@ describe('git workspace (real git, local bare remote)', () => {
   it('finds a commit of the run that another attempt pushed while this one was working', async () => {
     const remote = bareRepo();
     const ws = await GitWorkspace.clone(join(tempDir('ws'), 'e'), { url: remote.url, branch: 'main' }, identity);
-    const landed = pushAsAnotherWriter(remote.dir, { 'clusters/c/a.yaml': 'a: 1\n' }, 'scaffold: infra\n\nScaffold-Run: run-5\nScaffold-Pass: infra');
+    const landed = pushAsAnotherWriter(
+      remote.dir,
+      { 'clusters/c/a.yaml': 'a: 1\n' },
+      'scaffold: infra\n\nScaffold-Run: run-5\nScaffold-Pass: infra',
+    );
     await ws.fetch();
     expect(await ws.findRunCommit('run-5', 'infra', 'remote')).toBe(landed);
     expect(await ws.findRunCommit('run-5', 'infra')).toBeNull();
@@ -71,14 +79,21 @@ describe('git workspace (real git, local bare remote)', () => {
     // Field 19 of /proc/<pid>/stat is the process's nice value; the hook runs under git receive-pack, under our git push.
     writeFileSync(hook, `#!/bin/sh\ncut -d' ' -f19 /proc/$$/stat > '${report}'\n`, { mode: 0o755 });
     const pushWith = async (access: GitAccess, name: string) => {
-      const ws = await GitWorkspace.clone(join(tempDir('ws'), name), { url: remote.url, branch: 'main' }, identity, access);
+      const ws = await GitWorkspace.clone(
+        join(tempDir('ws'), name),
+        { url: remote.url, branch: 'main' },
+        identity,
+        access,
+      );
       writeFileSync(join(ws.dir, `${name}.yaml`), 'a: 1\n');
       await ws.commit([`${name}.yaml`], `scaffold: ${name}`, name, 'infra');
       await ws.push();
       return Number(readFileSync(report, 'utf8').trim());
     };
     const own = getPriority();
-    expect(await pushWith(GitAccess.prepare({ credentialsHosts: [], lowPriority: true }), 'niced')).toBe(Math.min(19, own + 10));
+    expect(await pushWith(GitAccess.prepare({ credentialsHosts: [], lowPriority: true }), 'niced')).toBe(
+      Math.min(19, own + 10),
+    );
     expect(await pushWith(GitAccess.prepare({ credentialsHosts: [] }), 'plain')).toBe(own);
   });
 
@@ -86,7 +101,13 @@ describe('git workspace (real git, local bare remote)', () => {
     const remote = bareRepo();
     const root = tempDir('repo-cache');
     const cache = new RepositoryCache(root);
-    const first = await GitWorkspace.clone(join(tempDir('ws'), 'f'), { url: remote.url, branch: 'main' }, identity, GitAccess.NONE, cache);
+    const first = await GitWorkspace.clone(
+      join(tempDir('ws'), 'f'),
+      { url: remote.url, branch: 'main' },
+      identity,
+      GitAccess.NONE,
+      cache,
+    );
     expect(readFileSync(join(first.dir, '.git/objects/info/alternates'), 'utf8')).toContain(root);
     writeFileSync(join(first.dir, 'first.yaml'), 'a: 1\n');
     const pushed = await first.commit(['first.yaml'], 'scaffold: first', 'run-6', 'infra');
@@ -94,7 +115,13 @@ describe('git workspace (real git, local bare remote)', () => {
     expect(gitLog(remote.dir)[0]).toBe(`${pushed} scaffold: first`);
     // The cache learns of commits made elsewhere before the next working copy is made.
     const theirs = pushAsAnotherWriter(remote.dir, { 'theirs.txt': 'x' }, 'theirs');
-    const second = await GitWorkspace.clone(join(tempDir('ws'), 'g'), { url: remote.url, branch: 'main' }, identity, GitAccess.NONE, cache);
+    const second = await GitWorkspace.clone(
+      join(tempDir('ws'), 'g'),
+      { url: remote.url, branch: 'main' },
+      identity,
+      GitAccess.NONE,
+      cache,
+    );
     expect(await second.head()).toBe(theirs);
     expect(await second.findRunCommit('run-6', 'infra')).toBe(pushed);
     expect(readdirSync(root)).toHaveLength(1);
@@ -102,7 +129,13 @@ describe('git workspace (real git, local bare remote)', () => {
 
   it('leaves no cache behind when the remote cannot be cloned, and says why as without one', async () => {
     const root = tempDir('repo-cache');
-    const missing = await GitWorkspace.clone(tempDir('ws'), { url: 'file:///nonexistent/repo.git', branch: 'main' }, identity, GitAccess.NONE, new RepositoryCache(root)).catch((e) => e);
+    const missing = await GitWorkspace.clone(
+      tempDir('ws'),
+      { url: 'file:///nonexistent/repo.git', branch: 'main' },
+      identity,
+      GitAccess.NONE,
+      new RepositoryCache(root),
+    ).catch((e) => e);
     expect(missing).toBeInstanceOf(GitStepError);
     expect(missing.message).toMatch(/^repository not found/);
     expect(missing.retryable).toBe(false);
@@ -119,7 +152,12 @@ describe('git workspace (real git, local bare remote)', () => {
       // The hook writes the process ids above it: receive-pack, git push, and whoever started git push.
       const walk = 'p=$$; while [ "$p" -gt 1 ]; do echo $p; p=$(cut -d" " -f4 /proc/$p/stat); done';
       writeFileSync(join(remote.dir, 'hooks', 'pre-receive'), `#!/bin/sh\n(${walk}) > '${report}'\n`, { mode: 0o755 });
-      const ws = await GitWorkspace.clone(join(tempDir('ws'), 'h'), { url: remote.url, branch: 'main' }, identity, access);
+      const ws = await GitWorkspace.clone(
+        join(tempDir('ws'), 'h'),
+        { url: remote.url, branch: 'main' },
+        identity,
+        access,
+      );
       writeFileSync(join(ws.dir, 'h.yaml'), 'a: 1\n');
       const sha = await ws.commit(['h.yaml'], 'scaffold: h', 'run-7', 'infra');
       await ws.push();
@@ -132,7 +170,12 @@ describe('git workspace (real git, local bare remote)', () => {
     });
 
     it("reports git's reason as in-process git does, and survives the helper's death", async () => {
-      const missing = await GitWorkspace.clone(tempDir('ws'), { url: 'file:///nonexistent/repo.git', branch: 'main' }, identity, access).catch((e) => e);
+      const missing = await GitWorkspace.clone(
+        tempDir('ws'),
+        { url: 'file:///nonexistent/repo.git', branch: 'main' },
+        identity,
+        access,
+      ).catch((e) => e);
       expect(missing).toBeInstanceOf(GitStepError);
       expect(missing.message).toMatch(/^repository not found/);
       expect(missing.retryable).toBe(false);
@@ -141,7 +184,12 @@ describe('git workspace (real git, local bare remote)', () => {
       await new Promise((r) => setTimeout(r, 200));
       // The next command starts a new helper.
       const remote = bareRepo();
-      const ws = await GitWorkspace.clone(join(tempDir('ws'), 'i'), { url: remote.url, branch: 'main' }, identity, access);
+      const ws = await GitWorkspace.clone(
+        join(tempDir('ws'), 'i'),
+        { url: remote.url, branch: 'main' },
+        identity,
+        access,
+      );
       expect(await ws.head()).toBe(gitLog(remote.dir)[0].split(' ')[0]);
       expect(host().pid).not.toBe(before);
     });
@@ -150,7 +198,12 @@ describe('git workspace (real git, local bare remote)', () => {
       const remote = bareRepo();
       // The push waits in the remote's hook long enough for the helper to be killed under it.
       writeFileSync(join(remote.dir, 'hooks', 'pre-receive'), '#!/bin/sh\nsleep 3\n', { mode: 0o755 });
-      const ws = await GitWorkspace.clone(join(tempDir('ws'), 'j'), { url: remote.url, branch: 'main' }, identity, access);
+      const ws = await GitWorkspace.clone(
+        join(tempDir('ws'), 'j'),
+        { url: remote.url, branch: 'main' },
+        identity,
+        access,
+      );
       writeFileSync(join(ws.dir, 'j.yaml'), 'a: 1\n');
       await ws.commit(['j.yaml'], 'scaffold: j', 'run-8', 'infra');
       const pushing = ws.push().catch((e) => e);
@@ -164,11 +217,17 @@ describe('git workspace (real git, local bare remote)', () => {
   });
 
   it('refuses a missing repository and a missing branch without retry', async () => {
-    const missing = await GitWorkspace.clone(tempDir('ws'), { url: 'file:///nonexistent/repo.git', branch: 'main' }, identity).catch((e) => e);
+    const missing = await GitWorkspace.clone(
+      tempDir('ws'),
+      { url: 'file:///nonexistent/repo.git', branch: 'main' },
+      identity,
+    ).catch((e) => e);
     expect(missing).toBeInstanceOf(GitStepError);
     expect(missing.retryable).toBe(false);
     const remote = bareRepo();
-    const noBranch = await GitWorkspace.clone(tempDir('ws'), { url: remote.url, branch: 'release' }, identity).catch((e) => e);
+    const noBranch = await GitWorkspace.clone(tempDir('ws'), { url: remote.url, branch: 'release' }, identity).catch(
+      (e) => e,
+    );
     expect(noBranch.message).toMatch(/branch does not exist/);
     expect(noBranch.retryable).toBe(false);
   });
@@ -180,12 +239,19 @@ describe('scratch clones (LocalGitWorkspaces, what the preview works in)', () =>
     const root = tempDir('scratch-clones');
     const clones = new LocalGitWorkspaces(root, { gitIdentity: identity, gitAccess: GitAccess.NONE });
     const signal = new AbortController().signal;
-    const seen = await clones.withScratchClone({ url: remote.url, branch: 'main' }, signal, async (ws) => ({ readme: readFileSync(join(ws.dir, 'README.md'), 'utf8'), dir: ws.dir }));
+    const seen = await clones.withScratchClone({ url: remote.url, branch: 'main' }, signal, async (ws) => ({
+      readme: readFileSync(join(ws.dir, 'README.md'), 'utf8'),
+      dir: ws.dir,
+    }));
     expect(seen.readme).toBe('# platform fleet\n');
     expect(seen.dir.startsWith(root)).toBe(true);
-    const failedWork = clones.withScratchClone({ url: remote.url, branch: 'main' }, signal, () => Promise.reject(new Error('the pass failed')));
+    const failedWork = clones.withScratchClone({ url: remote.url, branch: 'main' }, signal, () =>
+      Promise.reject(new Error('the pass failed')),
+    );
     await expect(failedWork).rejects.toThrow('the pass failed');
-    await expect(clones.withScratchClone({ url: remote.url, branch: 'release' }, signal, async () => 'never')).rejects.toBeInstanceOf(GitStepError);
+    await expect(
+      clones.withScratchClone({ url: remote.url, branch: 'release' }, signal, async () => 'never'),
+    ).rejects.toBeInstanceOf(GitStepError);
     expect(readdirSync(root)).toEqual([]);
   });
 });

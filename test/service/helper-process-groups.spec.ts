@@ -6,7 +6,11 @@ import { eventually, processesWith } from '../support/listeners';
 jest.setTimeout(60_000);
 
 /** A program that starts a child and waits: both command lines carry `marker`, so both can be looked for. */
-const parentAndChild = (marker: string) => ['-c', `node -e 'setTimeout(() => {}, 300000)' ${marker}-child & wait`, marker];
+const parentAndChild = (marker: string) => [
+  '-c',
+  `node -e 'setTimeout(() => {}, 300000)' ${marker}-child & wait`,
+  marker,
+];
 
 const DIST_GIT = join(__dirname, '../../dist/libs/git/src');
 
@@ -16,20 +20,28 @@ describe('programs started by the helper process end with their request, and wit
     const marker = `helper-abort-${Date.now()}`;
     const abort = new AbortController();
     const running = helper.call({ kind: 'exec', file: 'sh', args: parentAndChild(marker), options: {} }, abort.signal);
-    expect(await eventually(() => processesWith(`${marker}-child`).some((p) => p.command.startsWith('node ')), 10_000)).toBe(true);
+    expect(
+      await eventually(() => processesWith(`${marker}-child`).some((p) => p.command.startsWith('node ')), 10_000),
+    ).toBe(true);
     abort.abort();
     await expect(running).rejects.toMatchObject({ code: 'ABORT_ERR' });
     expect(await eventually(() => processesWith(marker).length === 0, 5_000)).toBe(true);
     // The helper itself goes on serving.
-    expect((await helper.call({ kind: 'exec', file: 'echo', args: ['still here'], options: {} })).stdout).toBe('still here\n');
+    expect((await helper.call({ kind: 'exec', file: 'echo', args: ['still here'], options: {} })).stdout).toBe(
+      'still here\n',
+    );
   });
 
   it.each(['SIGTERM', 'its parent thread ending'])('the helper kills the groups it started on %s', async (how) => {
     const marker = `helper-stop-${how.replace(/\W/g, '')}-${Date.now()}`;
     if (how === 'SIGTERM') {
       const helper = new HelperProcess();
-      const running = helper.call({ kind: 'exec', file: 'sh', args: parentAndChild(marker), options: {} }).catch((e) => e);
-      expect(await eventually(() => processesWith(`${marker}-child`).some((p) => p.command.startsWith('node ')), 10_000)).toBe(true);
+      const running = helper
+        .call({ kind: 'exec', file: 'sh', args: parentAndChild(marker), options: {} })
+        .catch((e) => e);
+      expect(
+        await eventually(() => processesWith(`${marker}-child`).some((p) => p.command.startsWith('node ')), 10_000),
+      ).toBe(true);
       process.kill(helper.pid!, 'SIGTERM');
       expect(await running).toBeInstanceOf(Error);
     } else {
@@ -39,7 +51,9 @@ describe('programs started by the helper process end with their request, and wit
          execInHelper('sh', ${JSON.stringify(parentAndChild(marker))}).catch(() => undefined);`,
         { eval: true },
       );
-      expect(await eventually(() => processesWith(`${marker}-child`).some((p) => p.command.startsWith('node ')), 10_000)).toBe(true);
+      expect(
+        await eventually(() => processesWith(`${marker}-child`).some((p) => p.command.startsWith('node ')), 10_000),
+      ).toBe(true);
       await worker.terminate();
     }
     expect(await eventually(() => processesWith(marker).length === 0, 5_000)).toBe(true);

@@ -18,18 +18,30 @@ describe('migrations run once however many processes start together', () => {
       const applied = await Promise.all(sources.map((ds) => migrateUnderLock(ds)));
       // One caller applied everything; the others waited for the lock and found nothing pending.
       expect(applied.filter((names) => names.length > 0)).toHaveLength(1);
-      expect(applied.flat()).toEqual(['CreateReadModel1764700000000', 'SkippedStreamMessages1764800000000', 'ClusterOwnerLookup1764900000000']);
+      expect(applied.flat()).toEqual([
+        'CreateReadModel1764700000000',
+        'SkippedStreamMessages1764800000000',
+        'ClusterOwnerLookup1764900000000',
+      ]);
     } finally {
       await Promise.all(sources.map((ds) => ds.destroy()));
     }
     const c = new Client({ connectionString: db.url });
     await c.connect();
     const rows = (await c.query('SELECT name FROM typeorm_migrations')).rows;
-    const tables = (await c.query("SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename")).rows.map((r) => r.tablename);
-    const indexes = (await c.query("SELECT indexname FROM pg_indexes WHERE tablename = 'scaffold_runs'")).rows.map((r) => r.indexname);
+    const tables = (
+      await c.query("SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename")
+    ).rows.map((r) => r.tablename);
+    const indexes = (await c.query("SELECT indexname FROM pg_indexes WHERE tablename = 'scaffold_runs'")).rows.map(
+      (r) => r.indexname,
+    );
     await c.end();
     expect(indexes).toContain('scaffold_runs_cluster');
-    expect(rows).toEqual([{ name: 'CreateReadModel1764700000000' }, { name: 'SkippedStreamMessages1764800000000' }, { name: 'ClusterOwnerLookup1764900000000' }]);
+    expect(rows).toEqual([
+      { name: 'CreateReadModel1764700000000' },
+      { name: 'SkippedStreamMessages1764800000000' },
+      { name: 'ClusterOwnerLookup1764900000000' },
+    ]);
 
     expect(tables).toEqual(expect.arrayContaining(['scaffold_runs', 'skipped_stream_messages', 'typeorm_migrations']));
   });

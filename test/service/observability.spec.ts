@@ -40,7 +40,9 @@ describe('observability: metrics, OpenAPI, log redaction', () => {
    * The metrics of an event stream of the test's own (unique name, in memory, deleted after): what the
    * lag gauges make of the consumers `fill` adds to it.
    */
-  async function scrapeOfStream(fill: (stream: { name: string; subject: (run: string) => string; store: JetStreamEventStore }) => Promise<void>): Promise<string> {
+  async function scrapeOfStream(
+    fill: (stream: { name: string; subject: (run: string) => string; store: JetStreamEventStore }) => Promise<void>,
+  ): Promise<string> {
     const name = `METRICS_${randomUUID().replaceAll('-', '')}`;
     const subject = (run: string) => `${name.toLowerCase()}.run.${run}`;
     const nc = stack.svc.runtime.store.nc;
@@ -63,8 +65,16 @@ describe('observability: metrics, OpenAPI, log redaction', () => {
       repo: { url: remote.url, branch: 'main' },
       target: { sealing_cert_pem: cert.certPem },
     });
-    await waitFor('success', async () => ((await api(stack.svc.base, 'GET', `/api/v1/scaffolds/${r.json.id}`)).json.status === 'succeeded' ? true : undefined));
-    await waitFor('projection', async () => ((await api(stack.svc.base, 'GET', '/api/v1/scaffolds?status=succeeded')).json.items.length === 1 ? true : undefined));
+    await waitFor('success', async () =>
+      (await api(stack.svc.base, 'GET', `/api/v1/scaffolds/${r.json.id}`)).json.status === 'succeeded'
+        ? true
+        : undefined,
+    );
+    await waitFor('projection', async () =>
+      (await api(stack.svc.base, 'GET', '/api/v1/scaffolds?status=succeeded')).json.items.length === 1
+        ? true
+        : undefined,
+    );
     // The projector counts a run after its transaction commits; a GET on another connection can see the row first.
     const scrape = async () => {
       const res = await fetch(`${stack.svc.base}/metrics`);
@@ -74,7 +84,10 @@ describe('observability: metrics, OpenAPI, log redaction', () => {
     // The projector acknowledges its batch after the commit: wait until the metrics show it caught up.
     const text = await waitFor('the finished run in the metrics, the projector caught up', async () => {
       const body = await scrape();
-      const done = /^scaffold_runs_finished_total\{/m.test(body) && /^scaffold_consumer_lag_events\{consumer="projector"\} 0$/m.test(body) && /^scaffold_projection_lag_events 0$/m.test(body);
+      const done =
+        /^scaffold_runs_finished_total\{/m.test(body) &&
+        /^scaffold_consumer_lag_events\{consumer="projector"\} 0$/m.test(body) &&
+        /^scaffold_projection_lag_events 0$/m.test(body);
       return done ? body : undefined;
     });
     expect(text).toMatch(/^scaffold_runs_started_total 1$/m);
@@ -84,8 +97,12 @@ describe('observability: metrics, OpenAPI, log redaction', () => {
     expect(text).toMatch(/^scaffold_consumer_lag_events\{consumer="projector"\} 0$/m);
     expect(text).toMatch(/^scaffold_projection_lag_events 0$/m);
     expect(text).toMatch(/^scaffold_projection_delay_seconds_count 6$/m);
-    expect(text).toMatch(/^scaffold_api_request_duration_seconds_count\{transport="http",route="POST \/api\/v1\/scaffolds",status="202"\} 1$/m);
-    expect(text).toMatch(/^scaffold_api_request_duration_seconds_count\{transport="http",route="GET \/api\/v1\/scaffolds\/:id",status="200"\} \d+$/m);
+    expect(text).toMatch(
+      /^scaffold_api_request_duration_seconds_count\{transport="http",route="POST \/api\/v1\/scaffolds",status="202"\} 1$/m,
+    );
+    expect(text).toMatch(
+      /^scaffold_api_request_duration_seconds_count\{transport="http",route="GET \/api\/v1\/scaffolds\/:id",status="200"\} \d+$/m,
+    );
   });
 
   it('exports the process metrics and what runs: version and Node.js', async () => {
@@ -100,10 +117,22 @@ describe('observability: metrics, OpenAPI, log redaction', () => {
     const [runA, runB] = [randomUUID(), randomUUID()];
     const text = await scrapeOfStream(async ({ name, subject, store }) => {
       for (const run of [runA, runA, runA, runB, runB]) await store.js.publish(subject(run), '{}');
-      for (const run of [runA, runB]) await store.jsm.consumers.add(name, { durable_name: durableNameFor('infra-pass', run), ack_policy: AckPolicy.Explicit, filter_subject: subject(run) });
-      await store.jsm.consumers.add(name, { durable_name: PROJECTOR, ack_policy: AckPolicy.Explicit, filter_subject: subject('*') });
+      for (const run of [runA, runB])
+        await store.jsm.consumers.add(name, {
+          durable_name: durableNameFor('infra-pass', run),
+          ack_policy: AckPolicy.Explicit,
+          filter_subject: subject(run),
+        });
+      await store.jsm.consumers.add(name, {
+        durable_name: PROJECTOR,
+        ack_policy: AckPolicy.Explicit,
+        filter_subject: subject('*'),
+      });
     });
-    expect(Object.fromEntries(byConsumer(text, 'scaffold_consumer_pending'))).toEqual({ 'step-infra-pass': 5, [PROJECTOR]: 5 });
+    expect(Object.fromEntries(byConsumer(text, 'scaffold_consumer_pending'))).toEqual({
+      'step-infra-pass': 5,
+      [PROJECTOR]: 5,
+    });
     expect(byConsumer(text, 'scaffold_consumer_lag_events').get('step-infra-pass')).toBe(5);
     expect(text).toMatch(/^scaffold_projection_lag_events 5$/m);
   });
@@ -111,7 +140,11 @@ describe('observability: metrics, OpenAPI, log redaction', () => {
   it('counts every consumer of the event stream, past the first page of the listing (256)', async () => {
     const consumers = Array.from({ length: 260 }, (_, i) => `consumer-${i}`);
     const text = await scrapeOfStream(async ({ name, store }) => {
-      await Promise.all(consumers.map((durable_name) => store.jsm.consumers.add(name, { durable_name, ack_policy: AckPolicy.Explicit, mem_storage: true })));
+      await Promise.all(
+        consumers.map((durable_name) =>
+          store.jsm.consumers.add(name, { durable_name, ack_policy: AckPolicy.Explicit, mem_storage: true }),
+        ),
+      );
     });
     expect([...byConsumer(text, 'scaffold_consumer_pending').keys()].sort()).toEqual([...consumers].sort());
   });
@@ -122,7 +155,9 @@ describe('observability: metrics, OpenAPI, log redaction', () => {
     const router = (stack.svc.app.getHttpAdapter().getInstance() as any).router;
     // Nest mounts module middleware (nestjs-pino's request logger) as a catch-all route: not an endpoint.
     const endpoints = router.stack.filter((l: any) => l.route && !l.route.path.includes('*splat'));
-    const registered = endpoints.flatMap((l: any) => Object.keys(l.route.methods).map((m) => `${m} ${l.route.path.replace(/:(\w+)/g, '{$1}')}`));
+    const registered = endpoints.flatMap((l: any) =>
+      Object.keys(l.route.methods).map((m) => `${m} ${l.route.path.replace(/:(\w+)/g, '{$1}')}`),
+    );
     expect(registered.length).toBeGreaterThanOrEqual(12);
     for (const r of registered) {
       const [method, path] = r.split(' ');
@@ -130,8 +165,11 @@ describe('observability: metrics, OpenAPI, log redaction', () => {
     }
     const ajv = new Ajv({ strict: false });
     addFormats(ajv);
-    for (const [name, schema] of Object.entries(doc.components.schemas)) ajv.addSchema(schema as object, `#/components/schemas/${name}`);
-    const validateCreate = ajv.compile(doc.paths['/api/v1/scaffolds'].post.requestBody.content['application/json'].schema);
+    for (const [name, schema] of Object.entries(doc.components.schemas))
+      ajv.addSchema(schema as object, `#/components/schemas/${name}`);
+    const validateCreate = ajv.compile(
+      doc.paths['/api/v1/scaffolds'].post.requestBody.content['application/json'].schema,
+    );
     const example = readmeExample('create-request');
     expect(validateCreate(example) ? [] : validateCreate.errors).toEqual([]);
     const withVars = readmeExample('create-request-cluster-vars');
@@ -144,7 +182,11 @@ describe('observability: metrics, OpenAPI, log redaction', () => {
     const response = readmeExample('run-response');
     expect(validateRun(response) ? [] : validateRun.errors).toEqual([]);
     // And the real answer to a POST validates too.
-    const created = await api(stack.svc.base, 'POST', '/api/v1/scaffolds', { ...example, repo: { url: remote.url, branch: 'main' }, target: { sealing_cert_pem: cert.certPem } });
+    const created = await api(stack.svc.base, 'POST', '/api/v1/scaffolds', {
+      ...example,
+      repo: { url: remote.url, branch: 'main' },
+      target: { sealing_cert_pem: cert.certPem },
+    });
     expect(validateRun(created.json) ? [] : validateRun.errors).toEqual([]);
   });
 
@@ -152,14 +194,25 @@ describe('observability: metrics, OpenAPI, log redaction', () => {
     const lines: string[] = [];
     const sink = new Writable({ write: (chunk, _enc, done) => (lines.push(String(chunk)), done()) });
     const logger = pino({ redact: { paths: LOG_REDACT_PATHS, censor: '***' } }, sink);
-    logger.info({ req: { headers: { 'x-api-key': 'KEY-123456789' } }, body: { password: 'PW-123456789', sealing_cert_pem: 'CERT-BODY', token: 'TOK-123456789' } }, 'request');
+    logger.info(
+      {
+        req: { headers: { 'x-api-key': 'KEY-123456789' } },
+        body: { password: 'PW-123456789', sealing_cert_pem: 'CERT-BODY', token: 'TOK-123456789' },
+      },
+      'request',
+    );
     const out = lines.join('');
-    for (const secret of ['KEY-123456789', 'PW-123456789', 'CERT-BODY', 'TOK-123456789']) expect(out).not.toContain(secret);
+    for (const secret of ['KEY-123456789', 'PW-123456789', 'CERT-BODY', 'TOK-123456789'])
+      expect(out).not.toContain(secret);
     expect(out).toContain('***');
-    expect(redact('push to https://bot:hunter2-secret@git.example.com/x.git failed')).toBe('push to https://***@git.example.com/x.git failed');
+    expect(redact('push to https://bot:hunter2-secret@git.example.com/x.git failed')).toBe(
+      'push to https://***@git.example.com/x.git failed',
+    );
     expect(redact('password=abc123def token: xyz987')).toBe('password=*** token: ***');
     expect(redact('value S3cr3tValue in output', ['S3cr3tValue'])).toBe('value *** in output');
-    expect(redact('{"password": "plainwords", "token":"abc"} Authorization: Bearer x')).toBe('{"password": "***", "token":"***"} Authorization: ***');
+    expect(redact('{"password": "plainwords", "token":"abc"} Authorization: Bearer x')).toBe(
+      '{"password": "***", "token":"***"} Authorization: ***',
+    );
   });
 
   it('redacts values, never the ordinary words that follow "secret:" or "token:" in prose', () => {

@@ -37,11 +37,24 @@ describe('operations: live progress, audit log, re-drive, old event versions', (
     const live = await readSse(`${stack.svc.base}/api/v1/scaffolds/${id}/events/stream`, { 'x-api-key': API_KEY });
     expect(live.status).toBe(200);
     expect(live.contentType).toMatch(/^text\/event-stream/);
-    expect(live.events.map((e) => e.event)).toEqual(['ScaffoldRequested', 'InfraPushed', 'SealedSecretsReady', 'CertFetched', 'FullPushed', 'ScaffoldSucceeded']);
+    expect(live.events.map((e) => e.event)).toEqual([
+      'ScaffoldRequested',
+      'InfraPushed',
+      'SealedSecretsReady',
+      'CertFetched',
+      'FullPushed',
+      'ScaffoldSucceeded',
+    ]);
     expect(live.events.every((e) => String(e.data.seq) === e.id)).toBe(true);
-    const resumed = await readSse(`${stack.svc.base}/api/v1/scaffolds/${id}/events/stream`, { 'x-api-key': API_KEY, 'last-event-id': live.events[2].id });
+    const resumed = await readSse(`${stack.svc.base}/api/v1/scaffolds/${id}/events/stream`, {
+      'x-api-key': API_KEY,
+      'last-event-id': live.events[2].id,
+    });
     expect(resumed.events.map((e) => e.event)).toEqual(['CertFetched', 'FullPushed', 'ScaffoldSucceeded']);
-    const after = await readSse(`${stack.svc.base}/api/v1/scaffolds/${id}/events/stream`, { 'x-api-key': API_KEY, 'last-event-id': live.events[5].id });
+    const after = await readSse(`${stack.svc.base}/api/v1/scaffolds/${id}/events/stream`, {
+      'x-api-key': API_KEY,
+      'last-event-id': live.events[5].id,
+    });
     expect(after.events).toEqual([]);
     expect((await fetch(`${stack.svc.base}/api/v1/scaffolds/${id}/events/stream`)).status).toBe(401);
   });
@@ -62,7 +75,11 @@ describe('operations: live progress, audit log, re-drive, old event versions', (
     } while (cursor);
     expect(pages).toHaveLength(12);
     expect(pages.every((e, i) => i === 0 || e.seq > pages[i - 1].seq)).toBe(true);
-    const future = await api(stack.svc.base, 'GET', `/api/v1/events?since=${new Date(Date.now() + 60_000).toISOString()}`);
+    const future = await api(
+      stack.svc.base,
+      'GET',
+      `/api/v1/events?since=${new Date(Date.now() + 60_000).toISOString()}`,
+    );
     expect(future.json.items).toEqual([]);
     expect((await api(stack.svc.base, 'GET', '/api/v1/events?type=Nope')).status).toBe(400);
   });

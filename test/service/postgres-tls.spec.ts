@@ -24,14 +24,19 @@ describe('PostgreSQL over TLS (verify-full)', () => {
   };
 
   it('connects with sslmode=verify-full and sslrootcert in DATABASE_URL, and with DATABASE_SSL_CA', async () => {
-    expect(await usesTls(`${pg.url()}?sslmode=verify-full&sslrootcert=${pg.tls.caFile}`)).toMatchObject({ ssl: true, version: expect.stringMatching(/^TLSv1\.[23]$/) });
+    expect(await usesTls(`${pg.url()}?sslmode=verify-full&sslrootcert=${pg.tls.caFile}`)).toMatchObject({
+      ssl: true,
+      version: expect.stringMatching(/^TLSv1\.[23]$/),
+    });
     const config = loadConfig({ API_KEY, DATABASE_URL: pg.url(), DATABASE_SSL_CA: pg.tls.caFile });
     expect(await usesTls({ url: config.databaseUrl, sslCaFile: config.databaseSslCa })).toMatchObject({ ssl: true });
   });
 
   it('refuses a server certificate from another CA; the server refuses a plain connection', async () => {
     const other = makeTestTls();
-    await expect(usesTls({ url: pg.url(), sslCaFile: other.caFile })).rejects.toThrow(/self.signed|unable to verify|certificate/i);
+    await expect(usesTls({ url: pg.url(), sslCaFile: other.caFile })).rejects.toThrow(
+      /self.signed|unable to verify|certificate/i,
+    );
     await expect(usesTls(pg.url())).rejects.toThrow(/no encryption|pg_hba\.conf rejects/i);
   });
 
@@ -51,6 +56,8 @@ describe('PostgreSQL over TLS (verify-full)', () => {
   });
 
   it('stops at start naming DATABASE_SSL_CA when the file cannot be read', () => {
-    expect(() => loadConfig({ API_KEY, DATABASE_SSL_CA: '/nonexistent/ca.pem' })).toThrow('DATABASE_SSL_CA: /nonexistent/ca.pem cannot be read');
+    expect(() => loadConfig({ API_KEY, DATABASE_SSL_CA: '/nonexistent/ca.pem' })).toThrow(
+      'DATABASE_SSL_CA: /nonexistent/ca.pem cannot be read',
+    );
   });
 });

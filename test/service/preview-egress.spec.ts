@@ -18,26 +18,44 @@ const DEADLINE_KEY = 'deadline-key-0123456789abcdef';
 /** A fleet repository whose `base/` (which the shipped reference's apps layer builds from) lists `entry`. */
 function fleetWithRemoteBase(entry: string) {
   const remote = bareRepo();
-  const base = Object.fromEntries(Object.entries(readTree(join(SHIPPED_TEMPLATE, 'base'))).map(([rel, text]) => [`base/${rel}`, text]));
-  base['base/kustomization.yaml'] = base['base/kustomization.yaml'].replace(/^resources:\n/m, `resources:\n  - ${entry}\n`);
+  const base = Object.fromEntries(
+    Object.entries(readTree(join(SHIPPED_TEMPLATE, 'base'))).map(([rel, text]) => [`base/${rel}`, text]),
+  );
+  base['base/kustomization.yaml'] = base['base/kustomization.yaml'].replace(
+    /^resources:\n/m,
+    `resources:\n  - ${entry}\n`,
+  );
   pushAsAnotherWriter(remote.dir, base, 'base with a remote resource');
   return remote;
 }
 
 describe('preview: nothing leaves the machine, and a preview costs what a create costs', () => {
-  const stack = useServiceStack(() => ({ API_KEYS: `quota:operator:${QUOTA_KEY}`, MAX_PREVIEWS_PER_MINUTE_PER_KEY: '3' }));
+  const stack = useServiceStack(() => ({
+    API_KEYS: `quota:operator:${QUOTA_KEY}`,
+    MAX_PREVIEWS_PER_MINUTE_PER_KEY: '3',
+  }));
   const cert = makeRsaCert();
   const listeners = useListeners();
 
   it('a remote resource in the target repository: 422 naming the file, no connection, nothing appended or pushed', async () => {
-    for (const entry of [`http://127.0.0.1:${listeners.http.port}/x.yaml`, `git::http://127.0.0.1:${listeners.tcp.port}/org/base.git//deploy?ref=main`]) {
+    for (const entry of [
+      `http://127.0.0.1:${listeners.http.port}/x.yaml`,
+      `git::http://127.0.0.1:${listeners.tcp.port}/org/base.git//deploy?ref=main`,
+    ]) {
       const remote = fleetWithRemoteBase(entry);
       const events = await eventCount(stack.svc);
       const log = gitLog(remote.dir);
-      const r = await api(stack.svc.base, 'POST', '/api/v1/scaffolds/preview', createBody('remote-base', remote.url, cert.certPem));
+      const r = await api(
+        stack.svc.base,
+        'POST',
+        '/api/v1/scaffolds/preview',
+        createBody('remote-base', remote.url, cert.certPem),
+      );
       expect(r.status).toBe(422);
       expect(r.json.error.code).toBe('preview_failed');
-      expect(r.json.error.message).toBe(`base/kustomization.yaml: resources entry ${JSON.stringify(entry)} is a remote resource, which kustomize would fetch; only paths in the repository are built`);
+      expect(r.json.error.message).toBe(
+        `base/kustomization.yaml: resources entry ${JSON.stringify(entry)} is a remote resource, which kustomize would fetch; only paths in the repository are built`,
+      );
       expect(await eventCount(stack.svc)).toBe(events);
       expect(gitLog(remote.dir)).toEqual(log);
     }
@@ -48,7 +66,10 @@ describe('preview: nothing leaves the machine, and a preview costs what a create
   it('MAX_PREVIEWS_PER_MINUTE_PER_KEY: the next preview of the key is 429 too_many_previews with Retry-After, on REST and NATS; other keys go on', async () => {
     const body = { ...createBody('quota', bareRepo().url, cert.certPem) };
     body.repo = { ...body.repo, branch: 'no-such-branch' };
-    for (let i = 0; i < 3; i++) expect((await api(stack.svc.base, 'POST', '/api/v1/scaffolds/preview', body, { 'x-api-key': QUOTA_KEY })).status).toBe(422);
+    for (let i = 0; i < 3; i++)
+      expect(
+        (await api(stack.svc.base, 'POST', '/api/v1/scaffolds/preview', body, { 'x-api-key': QUOTA_KEY })).status,
+      ).toBe(422);
     const refused = await api(stack.svc.base, 'POST', '/api/v1/scaffolds/preview', body, { 'x-api-key': QUOTA_KEY });
     expect(refused.status).toBe(429);
     expect(refused.json.error.code).toBe('too_many_previews');
@@ -74,12 +95,17 @@ describe('preview deadline: a server that never answers, and a service that dies
   let silent: CountingListener;
   const cert = makeRsaCert();
   const previewOf = (url: string) =>
-    api(svc.base, 'POST', '/api/v1/scaffolds/preview', createBody('deadline', url, cert.certPem), { 'x-api-key': DEADLINE_KEY }).catch((e) => ({ status: 0, error: e }) as any);
-  const gone = (marker: string) => eventually(() => processesWith(marker).length === 0 && silent.openSockets === 0, 5_000);
+    api(svc.base, 'POST', '/api/v1/scaffolds/preview', createBody('deadline', url, cert.certPem), {
+      'x-api-key': DEADLINE_KEY,
+    }).catch((e) => ({ status: 0, error: e }) as any);
+  const gone = (marker: string) =>
+    eventually(() => processesWith(marker).length === 0 && silent.openSockets === 0, 5_000);
   const leftovers = () => {
     const work = svc.env.WORK_DIR;
     const previews = existsSync(join(work, 'preview')) ? readdirSync(join(work, 'preview')) : [];
-    const partial = existsSync(join(work, 'repo-cache')) ? readdirSync(join(work, 'repo-cache')).filter((f) => f.endsWith('.partial')) : [];
+    const partial = existsSync(join(work, 'repo-cache'))
+      ? readdirSync(join(work, 'repo-cache')).filter((f) => f.endsWith('.partial'))
+      : [];
     return [...previews, ...partial];
   };
 
@@ -103,20 +129,23 @@ describe('preview deadline: a server that never answers, and a service that dies
     await db.drop();
   });
 
-  it.each(['ssh', 'https'])('%s: answered 504 preview_timeout within the bound; git, its transport and the scratch folder are gone, the socket closed', async (scheme) => {
-    const marker = `never-answers-${scheme}-${Date.now()}`;
-    const before = silent.connections;
-    const started = Date.now();
-    const r = await previewOf(`${scheme}://${scheme === 'ssh' ? 'git@' : ''}127.0.0.1:${silent.port}/${marker}.git`);
-    const took = Date.now() - started;
-    expect(r.status).toBe(504);
-    expect(r.json.error.code).toBe('preview_timeout');
-    expect(took).toBeGreaterThanOrEqual(1_900);
-    expect(took).toBeLessThan(8_000);
-    expect(silent.connections).toBeGreaterThan(before);
-    expect(await gone(marker)).toBe(true);
-    expect(leftovers()).toEqual([]);
-  });
+  it.each(['ssh', 'https'])(
+    '%s: answered 504 preview_timeout within the bound; git, its transport and the scratch folder are gone, the socket closed',
+    async (scheme) => {
+      const marker = `never-answers-${scheme}-${Date.now()}`;
+      const before = silent.connections;
+      const started = Date.now();
+      const r = await previewOf(`${scheme}://${scheme === 'ssh' ? 'git@' : ''}127.0.0.1:${silent.port}/${marker}.git`);
+      const took = Date.now() - started;
+      expect(r.status).toBe(504);
+      expect(r.json.error.code).toBe('preview_timeout');
+      expect(took).toBeGreaterThanOrEqual(1_900);
+      expect(took).toBeLessThan(8_000);
+      expect(silent.connections).toBeGreaterThan(before);
+      expect(await gone(marker)).toBe(true);
+      expect(leftovers()).toEqual([]);
+    },
+  );
 
   it('MAX_PREVIEWS_IN_FLIGHT_PER_KEY: a second preview of the key while one runs is 429', async () => {
     const marker = `in-flight-${Date.now()}`;
@@ -132,7 +161,12 @@ describe('preview deadline: a server that never answers, and a service that dies
   it('the service killed (SIGKILL) mid-preview: its helper kills git and ssh, and the socket closes', async () => {
     const marker = `service-killed-${Date.now()}`;
     const pending = previewOf(`ssh://git@127.0.0.1:${silent.port}/${marker}.git`);
-    expect(await eventually(() => processesWith(marker).some((p) => p.command.startsWith('ssh') || p.command.includes('/ssh ')), 5_000)).toBe(true);
+    expect(
+      await eventually(
+        () => processesWith(marker).some((p) => p.command.startsWith('ssh') || p.command.includes('/ssh ')),
+        5_000,
+      ),
+    ).toBe(true);
     await svc.kill('SIGKILL');
     await pending;
     expect(await gone(marker)).toBe(true);

@@ -20,11 +20,23 @@ describe('preview: what a run would change, over REST and NATS, with nothing app
     const r = await api(stack.svc.base, 'POST', '/api/v1/scaffolds/preview', body);
     expect(r.status).toBe(200);
     expect(r.json.pass).toBe('full');
-    expect(r.json.summary).toMatchObject({ cluster_name: 'preview-one', gitops_path: 'clusters/preview-one', pass: 'full' });
-    const credentials = r.json.changes.find((c: any) => c.path === 'clusters/preview-one/database/postgresql-credentials.yaml');
+    expect(r.json.summary).toMatchObject({
+      cluster_name: 'preview-one',
+      gitops_path: 'clusters/preview-one',
+      pass: 'full',
+    });
+    const credentials = r.json.changes.find(
+      (c: any) => c.path === 'clusters/preview-one/database/postgresql-credentials.yaml',
+    );
     expect(credentials).toMatchObject({ change: 'added' });
     expect(credentials.diff).toContain('encryptedData: "<sealed: 4 keys>"');
-    expect(r.json.summary.credential_plan).toContainEqual({ namespace: 'data', name: 'postgresql-credentials', key: 'url', class: 'derived', from: ['data/postgresql-credentials'] });
+    expect(r.json.summary.credential_plan).toContainEqual({
+      namespace: 'data',
+      name: 'postgresql-credentials',
+      key: 'url',
+      class: 'derived',
+      from: ['data/postgresql-credentials'],
+    });
     expect(r.text).not.toMatch(/Ag[A-Za-z0-9+/]{100}/);
     expect(r.text).not.toContain('TestRegistryPassword-5f6e7d8c9b');
     expect(await eventCount(stack.svc)).toBe(events);
@@ -49,8 +61,14 @@ describe('preview: what a run would change, over REST and NATS, with nothing app
     const bad = await api(stack.svc.base, 'POST', '/api/v1/scaffolds/preview', { ...body, cluster_name: 'Bad_Name' });
     expect(bad.status).toBe(400);
     expect(bad.json.error.message).toMatch(/^cluster_name:/);
-    expect((await api(stack.svc.base, 'POST', '/api/v1/scaffolds/preview', body, { 'x-api-key': 'wrong-key-0123456789' })).status).toBe(401);
-    const missingBranch = await api(stack.svc.base, 'POST', '/api/v1/scaffolds/preview', { ...body, repo: { url: remote.url, branch: 'nope' } });
+    expect(
+      (await api(stack.svc.base, 'POST', '/api/v1/scaffolds/preview', body, { 'x-api-key': 'wrong-key-0123456789' }))
+        .status,
+    ).toBe(401);
+    const missingBranch = await api(stack.svc.base, 'POST', '/api/v1/scaffolds/preview', {
+      ...body,
+      repo: { url: remote.url, branch: 'nope' },
+    });
     expect(missingBranch.status).toBe(422);
     expect(missingBranch.json.error.code).toBe('preview_failed');
   });

@@ -27,7 +27,12 @@ describe('private git servers from the service (EXECUTOR=local)', () => {
     https = await HttpsGitServer.start({ username: 'fleet-bot', password: GIT_PASSWORD });
     ssh = await SshGitServer.start();
     unknownHost = await SshGitServer.start();
-    const credentials = credentialsDir({ username: 'fleet-bot', password: GIT_PASSWORD, 'ssh-privatekey': ssh.clientKey, known_hosts: `${ssh.knownHostsLine}\n` });
+    const credentials = credentialsDir({
+      username: 'fleet-bot',
+      password: GIT_PASSWORD,
+      'ssh-privatekey': ssh.clientKey,
+      known_hosts: `${ssh.knownHostsLine}\n`,
+    });
     svc = await startService({
       NATS_URL: nats.url,
       DATABASE_URL: db.url,

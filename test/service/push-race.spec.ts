@@ -19,7 +19,13 @@ jest.setTimeout(120_000);
 describe('a pass whose push loses the race for the branch', () => {
   const cert = makeRsaCert();
   const config = loadConfig(
-    { WORK_DIR: tempDir('push-race-work'), GIT_ALLOWED_SCHEMES: 'https,ssh,file', REGISTRY_SERVER: 'r.example.com', REGISTRY_USERNAME: 'u', REGISTRY_PASSWORD: 'RegistryPassword-1' },
+    {
+      WORK_DIR: tempDir('push-race-work'),
+      GIT_ALLOWED_SCHEMES: 'https,ssh,file',
+      REGISTRY_SERVER: 'r.example.com',
+      REGISTRY_USERNAME: 'u',
+      REGISTRY_PASSWORD: 'RegistryPassword-1',
+    },
     { requireApiKey: false },
   );
   const settings = config.steps;
@@ -40,21 +46,49 @@ describe('a pass whose push loses the race for the branch', () => {
         return result;
       },
     };
-    const request = { cluster_name: 'kiwi', domain: 'kiwi.example.com', region: 'eu-west-1', acme_email: 'ops@kiwi.example.com', repo_url: remote.url, branch: 'main', requested_by: 't' };
-    const run = await runStepsToEnd({ settings, workspaces, certPem: cert.certPem, request, generator, beforeEach: async (r) => void (current = r) });
+    const request = {
+      cluster_name: 'kiwi',
+      domain: 'kiwi.example.com',
+      region: 'eu-west-1',
+      acme_email: 'ops@kiwi.example.com',
+      repo_url: remote.url,
+      branch: 'main',
+      requested_by: 't',
+    };
+    const run = await runStepsToEnd({
+      settings,
+      workspaces,
+      certPem: cert.certPem,
+      request,
+      generator,
+      beforeEach: async (r) => void (current = r),
+    });
     const logs = (await run.logs.read(run.runId)).map((l) => l.msg);
-    return { ...run, remote, generated, logs, subjects: gitLog(remote.dir).map((l) => l.split(' ').slice(1).join(' ')) };
+    return {
+      ...run,
+      remote,
+      generated,
+      logs,
+      subjects: gitLog(remote.dir).map((l) => l.split(' ').slice(1).join(' ')),
+    };
   }
 
-  const show = (gitDir: string, what: string) => execFileSync('git', ['--git-dir', gitDir, 'show', '--format=%P', '--name-only', what], { encoding: 'utf8' });
+  const show = (gitDir: string, what: string) =>
+    execFileSync('git', ['--git-dir', gitDir, 'show', '--format=%P', '--name-only', what], { encoding: 'utf8' });
 
   it('rebases onto another cluster’s commit and pushes without generating again', async () => {
     const { events, generated, logs, subjects, remote } = await race((pass, call, r) => {
-      if (call === 1) pushAsAnotherWriter(r.dir, { 'clusters/other/README.md': 'another cluster\n' }, 'scaffold(other): infra pass');
+      if (call === 1)
+        pushAsAnotherWriter(r.dir, { 'clusters/other/README.md': 'another cluster\n' }, 'scaffold(other): infra pass');
     });
     expect(events.at(-1)?.type).toBe('ScaffoldSucceeded');
     expect(generated).toEqual(['infra', 'full']);
-    expect(subjects).toEqual(['scaffold(kiwi): full pass', 'scaffold(kiwi): infra pass', 'scaffold(other): infra pass', 'seed']);
+    expect(subjects).toEqual([
+      'scaffold(kiwi): full pass',
+      'scaffold(kiwi): infra pass',
+      'scaffold(other): infra pass',
+      'seed',
+    ]);
     const infra = events.find((e) => e.type === 'InfraPushed')!.data as { commit: string };
     // The commit InfraPushed names is the one on the branch (the rebased one), its parent the other writer's.
     const [parent] = show(remote.dir, infra.commit).trim().split('\n');
@@ -71,7 +105,9 @@ describe('a pass whose push loses the race for the branch', () => {
     expect(events.at(-1)?.type).toBe('ScaffoldSucceeded');
     expect(generated).toEqual(['infra', 'full', 'full']);
     expect(logs.some((l) => /full pass conflicts with a commit on main; generating it again/.test(l))).toBe(true);
-    expect(execFileSync('git', ['--git-dir', remote.dir, 'show', 'main:base/web/service.yaml'], { encoding: 'utf8' })).toMatch(/^# tuned by another writer/);
+    expect(
+      execFileSync('git', ['--git-dir', remote.dir, 'show', 'main:base/web/service.yaml'], { encoding: 'utf8' }),
+    ).toMatch(/^# tuned by another writer/);
     const full = events.find((e) => e.type === 'FullPushed')!.data as { commit: string };
     const files = show(remote.dir, full.commit).trim().split('\n').slice(1).filter(Boolean);
     expect(files.length).toBeGreaterThan(0);
@@ -80,7 +116,12 @@ describe('a pass whose push loses the race for the branch', () => {
 
   it('takes the pass as done when the commit that moved the branch is this run’s own (a duplicate delivery)', async () => {
     const { events, generated, subjects, remote } = await race((pass, call, r, run) => {
-      if (call === 1) pushAsAnotherWriter(r.dir, { 'notes/kiwi.txt': 'pushed by the other delivery\n' }, `scaffold(kiwi): infra pass\n\nScaffold-Run: ${run.runId}\nScaffold-Pass: infra`);
+      if (call === 1)
+        pushAsAnotherWriter(
+          r.dir,
+          { 'notes/kiwi.txt': 'pushed by the other delivery\n' },
+          `scaffold(kiwi): infra pass\n\nScaffold-Run: ${run.runId}\nScaffold-Pass: infra`,
+        );
     });
     expect(events.at(-1)?.type).toBe('ScaffoldSucceeded');
     expect(generated).toEqual(['infra', 'full']);

@@ -20,7 +20,11 @@ const body = (cluster: string, repo: Record<string, string>) => ({
   target: { sealing_cert_pem: cert.certPem },
 });
 const gitRepositoryUrl = (gitDir: string, cluster: string) => {
-  const text = execFileSync('git', ['--git-dir', gitDir, 'show', `main:clusters/${cluster}/flux-system/gotk-sync.yaml`], { encoding: 'utf8' });
+  const text = execFileSync(
+    'git',
+    ['--git-dir', gitDir, 'show', `main:clusters/${cluster}/flux-system/gotk-sync.yaml`],
+    { encoding: 'utf8' },
+  );
   return parseAllDocuments(text)
     .map((d) => d.toJS())
     .find((o) => o.kind === 'GitRepository').spec.url;
@@ -32,7 +36,8 @@ function referenceRepository(): { url: string; dir: string; clone: string } {
   const clone = tempDir('reference-clone');
   execFileSync('git', ['clone', '-q', remote.dir, clone]);
   cpSync(SHIPPED_TEMPLATE, clone, { recursive: true });
-  const g = (...a: string[]) => execFileSync('git', ['-C', clone, '-c', 'user.name=t', '-c', 'user.email=t@x', ...a], { stdio: 'ignore' });
+  const g = (...a: string[]) =>
+    execFileSync('git', ['-C', clone, '-c', 'user.name=t', '-c', 'user.email=t@x', ...a], { stdio: 'ignore' });
   g('add', '.');
   g('commit', '-m', 'the platform reference');
   g('push', 'origin', 'HEAD:main');
@@ -62,9 +67,14 @@ describe('the run contract (REST and NATS)', () => {
     const events = (await nats.request('scaffolds.v1.events', { id: run.id })).json.items;
     expect(events.find((e: any) => e.type === 'InfraPushed').data).toMatchObject({ files_changed: 0, unchanged: true });
     expect(events.find((e: any) => e.type === 'FullPushed').data).toMatchObject({ unchanged: true });
-    for (const log of [(await api(stack.svc.base, 'GET', `/api/v1/scaffolds/${run.id}/logs`)).text, (await nats.request('scaffolds.v1.logs', { id: run.id })).json.log]) {
+    for (const log of [
+      (await api(stack.svc.base, 'GET', `/api/v1/scaffolds/${run.id}/logs`)).text,
+      (await nats.request('scaffolds.v1.logs', { id: run.id })).json.log,
+    ]) {
       expect(log).toContain('full pass changed nothing; main already holds this tree');
-      expect(log.trimEnd().split('\n').at(-1)).toMatch(/^\S+ INFO \[run\] run succeeded: both passes pushed \(infra [0-9a-f]{12}, full [0-9a-f]{12}\)$/);
+      expect(log.trimEnd().split('\n').at(-1)).toMatch(
+        /^\S+ INFO \[run\] run succeeded: both passes pushed \(infra [0-9a-f]{12}, full [0-9a-f]{12}\)$/,
+      );
     }
   });
 
@@ -80,18 +90,30 @@ describe('the run contract (REST and NATS)', () => {
     expect(rest.retry.reason).toMatch(/^git failed: .*Failed to connect to 127\.0\.0\.1 port 9/);
     const overNats = (await nats.request('scaffolds.v1.get', { id })).json;
     expect(overNats.status).toBe('retrying');
-    expect((await api(stack.svc.base, 'GET', '/api/v1/scaffolds?status=retrying')).json.items.map((r: any) => r.id)).toContain(id);
+    expect(
+      (await api(stack.svc.base, 'GET', '/api/v1/scaffolds?status=retrying')).json.items.map((r: any) => r.id),
+    ).toContain(id);
     // A retried step's run still counts as active: a second run for the cluster waits.
-    expect((await api(stack.svc.base, 'POST', '/api/v1/scaffolds', body('flaky', { url: 'https://127.0.0.1:9/fleet.git' }))).status).toBe(409);
+    expect(
+      (await api(stack.svc.base, 'POST', '/api/v1/scaffolds', body('flaky', { url: 'https://127.0.0.1:9/fleet.git' })))
+        .status,
+    ).toBe(409);
     await api(stack.svc.base, 'POST', `/api/v1/scaffolds/${id}/cancel`);
     const done = await untilTerminal(stack.svc.base, id, 90_000);
     expect(done).toMatchObject({ status: 'cancelled', retry: null });
-    expect((await api(stack.svc.base, 'GET', `/api/v1/scaffolds/${id}/logs`)).text.trimEnd().split('\n').at(-1)).toMatch(/WARN \[run\] run cancelled: cancelled$/);
+    expect(
+      (await api(stack.svc.base, 'GET', `/api/v1/scaffolds/${id}/logs`)).text.trimEnd().split('\n').at(-1),
+    ).toMatch(/WARN \[run\] run cancelled: cancelled$/);
   });
 
   it("writes the Flux URL: repo.flux_url when given, the reference's own URL when the target is the reference repository, else the target", async () => {
     const other = bareRepo();
-    const given = await api(stack.svc.base, 'POST', '/api/v1/scaffolds', body('given', { url: other.url, flux_url: 'ssh://git@git.example.org/fleet/given.git' }));
+    const given = await api(
+      stack.svc.base,
+      'POST',
+      '/api/v1/scaffolds',
+      body('given', { url: other.url, flux_url: 'ssh://git@git.example.org/fleet/given.git' }),
+    );
     expect((await untilTerminal(stack.svc.base, given.json.id)).status).toBe('succeeded');
     expect(gitRepositoryUrl(other.dir, 'given')).toBe('ssh://git@git.example.org/fleet/given.git');
 
@@ -105,11 +127,27 @@ describe('the run contract (REST and NATS)', () => {
   });
 
   it.each([
-    ['repo.url', { url: 'https://bot:Sup3rSecretToken@git.example.org/fleet.git' }, /^repo\.url: must not carry credentials/],
+    [
+      'repo.url',
+      { url: 'https://bot:Sup3rSecretToken@git.example.org/fleet.git' },
+      /^repo\.url: must not carry credentials/,
+    ],
     ['repo.url', { url: 'https://ghpToken123456@git.example.org/fleet.git' }, /^repo\.url: must not carry credentials/],
-    ['repo.flux_url', { url: 'https://git.example.org/fleet.git', flux_url: 'https://bot:Sup3rSecretToken@git.example.org/fleet.git' }, /^repo\.flux_url: must not carry credentials/],
-    ['repo.flux_url', { url: 'https://git.example.org/fleet.git', flux_url: 'git@git.example.org:fleet.git' }, /^repo\.flux_url: Flux needs an ssh:\/\/ URL/],
-    ['repo.flux_url', { url: 'https://git.example.org/fleet.git', flux_url: 'file:///srv/fleet.git' }, /^repo\.flux_url: scheme "file" is not allowed/],
+    [
+      'repo.flux_url',
+      { url: 'https://git.example.org/fleet.git', flux_url: 'https://bot:Sup3rSecretToken@git.example.org/fleet.git' },
+      /^repo\.flux_url: must not carry credentials/,
+    ],
+    [
+      'repo.flux_url',
+      { url: 'https://git.example.org/fleet.git', flux_url: 'git@git.example.org:fleet.git' },
+      /^repo\.flux_url: Flux needs an ssh:\/\/ URL/,
+    ],
+    [
+      'repo.flux_url',
+      { url: 'https://git.example.org/fleet.git', flux_url: 'file:///srv/fleet.git' },
+      /^repo\.flux_url: scheme "file" is not allowed/,
+    ],
   ])('refuses %s %j, appends nothing and never echoes a credential', async (_field, repo, message) => {
     const before = await eventCount(stack.svc);
     const rest = await api(stack.svc.base, 'POST', '/api/v1/scaffolds', body('creds', repo));
@@ -136,7 +174,10 @@ describe('the run contract: preconditions (REST and NATS)', () => {
       const overNats = await nats.request('scaffolds.v1.create', body('noreg', { url: remote.url }));
       for (const answer of [{ status: rest.status, json: rest.json }, overNats]) {
         expect(answer.status).toBe(422);
-        expect(answer.json.error).toMatchObject({ code: 'registry_missing', message: expect.stringContaining('REGISTRY_SERVER, REGISTRY_USERNAME and REGISTRY_PASSWORD') });
+        expect(answer.json.error).toMatchObject({
+          code: 'registry_missing',
+          message: expect.stringContaining('REGISTRY_SERVER, REGISTRY_USERNAME and REGISTRY_PASSWORD'),
+        });
       }
       expect(await eventCount(stack.svc)).toBe(before);
       expect(gitLog(remote.dir)).toHaveLength(1);

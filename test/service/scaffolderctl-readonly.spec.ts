@@ -30,7 +30,11 @@ describe('scaffolderctl leaves the stream configuration alone', () => {
   };
   const streamConfigs = async () => {
     const jsm = await jetstreamManager(nc);
-    return Promise.all(['SCAFFOLD_EVENTS', 'SCAFFOLD_LOGS', 'SCAFFOLD_INPUTS'].map(async (name) => (await jsm.streams.info(name)).config));
+    return Promise.all(
+      ['SCAFFOLD_EVENTS', 'SCAFFOLD_LOGS', 'SCAFFOLD_INPUTS'].map(
+        async (name) => (await jsm.streams.info(name)).config,
+      ),
+    );
   };
 
   beforeAll(async () => {
@@ -41,7 +45,12 @@ describe('scaffolderctl leaves the stream configuration alone', () => {
     // Settings the service's defaults would change back: another duplicate window, age limit and description.
     const jsm = await jetstreamManager(nc);
     const events = (await jsm.streams.info('SCAFFOLD_EVENTS')).config;
-    await jsm.streams.update('SCAFFOLD_EVENTS', { ...events, duplicate_window: 30 * 1e9, max_age: 3600 * 1e9, description: 'set by the operator' });
+    await jsm.streams.update('SCAFFOLD_EVENTS', {
+      ...events,
+      duplicate_window: 30 * 1e9,
+      max_age: 3600 * 1e9,
+      description: 'set by the operator',
+    });
     const ds = makeDataSource(db.url);
     await ds.initialize();
     await ds.runMigrations();

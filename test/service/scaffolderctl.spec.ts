@@ -38,15 +38,30 @@ describe('scaffolderctl against real NATS and PostgreSQL', () => {
     for (const cluster of ['ops-a', 'ops-b']) {
       const r = await api(stack.svc.base, 'POST', '/api/v1/scaffolds', createBody(cluster, remote.url, cert.certPem));
       ids.push(r.json.id);
-      await waitFor('run', async () => ((await api(stack.svc.base, 'GET', `/api/v1/scaffolds/${r.json.id}`)).json.status === 'succeeded' ? true : undefined));
+      await waitFor('run', async () =>
+        (await api(stack.svc.base, 'GET', `/api/v1/scaffolds/${r.json.id}`)).json.status === 'succeeded'
+          ? true
+          : undefined,
+      );
     }
-    await waitFor('projection', async () => ((await api(stack.svc.base, 'GET', '/api/v1/scaffolds?status=succeeded')).json.items.length === 2 ? true : undefined));
+    await waitFor('projection', async () =>
+      (await api(stack.svc.base, 'GET', '/api/v1/scaffolds?status=succeeded')).json.items.length === 2
+        ? true
+        : undefined,
+    );
   });
 
   it('prints a run history', async () => {
     const { code, lines } = await ctl('events', ids[0], '--json');
     expect(code).toBe(0);
-    expect(lines.map((l) => JSON.parse(l).type)).toEqual(['ScaffoldRequested', 'InfraPushed', 'SealedSecretsReady', 'CertFetched', 'FullPushed', 'ScaffoldSucceeded']);
+    expect(lines.map((l) => JSON.parse(l).type)).toEqual([
+      'ScaffoldRequested',
+      'InfraPushed',
+      'SealedSecretsReady',
+      'CertFetched',
+      'FullPushed',
+      'ScaffoldSucceeded',
+    ]);
     expect((await ctl('events', '00000000-0000-4000-8000-000000000000')).code).toBe(2);
   });
 
@@ -54,7 +69,13 @@ describe('scaffolderctl against real NATS and PostgreSQL', () => {
     const { lines } = await ctl('stream-info', '--json');
     const info = JSON.parse(lines[0]);
     expect(info.stream).toMatchObject({ name: 'SCAFFOLD_EVENTS', messages: 12, last_seq: 12 });
-    expect(info.consumers.map((c: any) => c.name).sort()).toEqual(['projector', 'step-cert-fetch', 'step-full-pass', 'step-infra-pass', 'step-sealed-secrets-wait']);
+    expect(info.consumers.map((c: any) => c.name).sort()).toEqual([
+      'projector',
+      'step-cert-fetch',
+      'step-full-pass',
+      'step-infra-pass',
+      'step-sealed-secrets-wait',
+    ]);
     expect(info.consumers.every((c: any) => c.lag === 0 && c.pending === 0)).toBe(true);
     const status = JSON.parse((await ctl('status', '--json', '--stuck-minutes', '0')).lines[0]);
     expect(status.stuck_runs).toEqual([]);
@@ -62,7 +83,9 @@ describe('scaffolderctl against real NATS and PostgreSQL', () => {
 
   it('replays by sequence, time and run, and re-feeds a lost read-model row', async () => {
     expect((await ctl('replay', '--from-seq', '1', '--json')).lines).toHaveLength(12);
-    expect((await ctl('replay', '--from-seq', '7', '--json')).lines.map((l) => JSON.parse(l).seq)).toEqual([7, 8, 9, 10, 11, 12]);
+    expect((await ctl('replay', '--from-seq', '7', '--json')).lines.map((l) => JSON.parse(l).seq)).toEqual([
+      7, 8, 9, 10, 11, 12,
+    ]);
     expect((await ctl('replay', '--since', '2000-01-01T00:00:00Z', '--run', ids[1], '--json')).lines).toHaveLength(6);
     expect((await ctl('replay', '--since', new Date(Date.now() + 60_000).toISOString())).lines).toEqual([]);
     const before = await rows();
@@ -89,7 +112,13 @@ describe('scaffolderctl against real NATS and PostgreSQL', () => {
     expect(statuses.every((s) => s === 200)).toBe(true);
     // The projection keeps working on the swapped-in table.
     const r = await api(stack.svc.base, 'POST', '/api/v1/scaffolds', createBody('ops-c', remote.url, cert.certPem));
-    await waitFor('run after rebuild', async () => ((await api(stack.svc.base, 'GET', '/api/v1/scaffolds?status=succeeded')).json.items.some((i: any) => i.id === r.json.id) ? true : undefined));
+    await waitFor('run after rebuild', async () =>
+      (await api(stack.svc.base, 'GET', '/api/v1/scaffolds?status=succeeded')).json.items.some(
+        (i: any) => i.id === r.json.id,
+      )
+        ? true
+        : undefined,
+    );
     ids.push(r.json.id);
   });
 
@@ -107,16 +136,34 @@ describe('scaffolderctl against real NATS and PostgreSQL', () => {
   });
 
   it('is a bin of the package with help for every command, its options and the environment it reads', () => {
-    const bin = (...args: string[]) => spawnSync(process.execPath, [join(__dirname, '../../bin/scaffolderctl'), ...args], { encoding: 'utf8' });
+    const bin = (...args: string[]) =>
+      spawnSync(process.execPath, [join(__dirname, '../../bin/scaffolderctl'), ...args], { encoding: 'utf8' });
     const r = bin('--help');
     expect(r.status).toBe(0);
-    for (const word of ['events RUN', 'tail', 'replay', 'rebuild-projection', 'stream-info', 'status', 'redrive RUN', 'NATS_URL', 'DATABASE_URL', '--version']) expect(r.stdout).toContain(word);
+    for (const word of [
+      'events RUN',
+      'tail',
+      'replay',
+      'rebuild-projection',
+      'stream-info',
+      'status',
+      'redrive RUN',
+      'NATS_URL',
+      'DATABASE_URL',
+      '--version',
+    ])
+      expect(r.stdout).toContain(word);
     const tailHelp = bin('tail', '--help');
     expect(tailHelp.status).toBe(0);
-    expect(tailHelp.stdout).toMatch(/usage: scaffolderctl tail \[options\][\s\S]*--count N[\s\S]*--new N[\s\S]*NATS_URL/);
+    expect(tailHelp.stdout).toMatch(
+      /usage: scaffolderctl tail \[options\][\s\S]*--count N[\s\S]*--new N[\s\S]*NATS_URL/,
+    );
     expect(bin('--version').stdout).toMatch(/^\d+\.\d+\.\d+\n$/);
     const typo = bin('stream-inf');
-    expect([typo.status, typo.stderr.split('\n')[0]]).toEqual([2, 'scaffolderctl: unknown command stream-inf; did you mean stream-info?']);
+    expect([typo.status, typo.stderr.split('\n')[0]]).toEqual([
+      2,
+      'scaffolderctl: unknown command stream-inf; did you mean stream-info?',
+    ]);
     const badOption = bin('status', '--stuck-minute', '5');
     expect(badOption.stderr).toMatch(/did you mean --stuck-minutes\?/);
   });
@@ -130,6 +177,8 @@ describe('scaffolderctl against real NATS and PostgreSQL', () => {
       (t) => said.push(t),
     );
     expect(notAnId).toBe(2);
-    expect(said.join('')).toBe('scaffolderctl: "nope" is not a run id (run ids are UUIDs, e.g. 6f1c2a7e-0b5d-4e8a-9c3f-2d7b8a1e4f60)\n');
+    expect(said.join('')).toBe(
+      'scaffolderctl: "nope" is not a run id (run ids are UUIDs, e.g. 6f1c2a7e-0b5d-4e8a-9c3f-2d7b8a1e4f60)\n',
+    );
   });
 });

@@ -18,7 +18,8 @@ import { createBody } from '../support/run-fixtures';
 jest.setTimeout(240_000);
 
 const cert = makeRsaCert();
-const commits = (dir: string) => execFileSync('git', ['--git-dir', dir, 'rev-list', '--count', 'main'], { encoding: 'utf8' }).trim();
+const commits = (dir: string) =>
+  execFileSync('git', ['--git-dir', dir, 'rev-list', '--count', 'main'], { encoding: 'utf8' }).trim();
 
 describe('a service that cannot start kubectl', () => {
   const stack = useServiceStack(() => ({ KUBECTL: '/nonexistent/bin/kubectl' }));
@@ -29,10 +30,17 @@ describe('a service that cannot start kubectl', () => {
     const created = await api(stack.svc.base, 'POST', '/api/v1/scaffolds', body);
     expect(created.status).toBe(202);
     const done = await untilTerminal(stack.svc.base, created.json.id);
-    expect([done.status, done.message]).toEqual(['failed', expect.stringMatching(/^infra-pass failed: kubectl not found: the tree cannot be validated/)]);
+    expect([done.status, done.message]).toEqual([
+      'failed',
+      expect.stringMatching(/^infra-pass failed: kubectl not found: the tree cannot be validated/),
+    ]);
     expect(commits(remote.dir)).toBe('1');
     const preview = await api(stack.svc.base, 'POST', '/api/v1/scaffolds/preview', body);
-    expect([preview.status, preview.json.error.code, preview.json.error.message]).toEqual([422, 'preview_failed', expect.stringMatching(/kubectl not found/)]);
+    expect([preview.status, preview.json.error.code, preview.json.error.message]).toEqual([
+      422,
+      'preview_failed',
+      expect.stringMatching(/kubectl not found/),
+    ]);
   });
 });
 
@@ -62,7 +70,11 @@ describe('schema check in the service: refused runs and previews, nothing pushed
         const created = await api(svc.base, 'POST', '/api/v1/scaffolds', body);
         expect(created.status).toBe(202);
         const done = await untilTerminal(svc.base, created.json.id);
-        expect([fault.name, done.status, done.message]).toEqual([fault.name, 'failed', expect.stringMatching(new RegExp(`^infra-pass failed: .*${expected.source}`))]);
+        expect([fault.name, done.status, done.message]).toEqual([
+          fault.name,
+          'failed',
+          expect.stringMatching(new RegExp(`^infra-pass failed: .*${expected.source}`)),
+        ]);
         expect(commits(remote.dir)).toBe('1');
       }
     });

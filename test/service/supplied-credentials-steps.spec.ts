@@ -38,7 +38,12 @@ describe('steps with supplied credentials from a credentials_secret', () => {
   async function runToEnd(credentials: Record<string, string>) {
     const remote = bareRepo();
     const reads: string[] = [];
-    const source = { read: async (ref: { namespace: string; name: string }) => (reads.push(`${ref.namespace}/${ref.name}`), credentials) };
+    const source = {
+      read: async (ref: { namespace: string; name: string }) => (
+        reads.push(`${ref.namespace}/${ref.name}`),
+        credentials
+      ),
+    };
     const { events } = await runStepsToEnd({
       settings,
       workspaces,
@@ -62,7 +67,11 @@ describe('steps with supplied credentials from a credentials_secret', () => {
     const { remote, reads, events } = await runToEnd({ 'data/dns-provider/api-token': TOKEN });
     expect(events.at(-1)?.type).toBe('ScaffoldSucceeded');
     expect(reads).toEqual(['capi-clusters/sup-credentials', 'capi-clusters/sup-credentials']);
-    const file = execFileSync('git', ['--git-dir', remote.dir, 'show', 'main:clusters/sup/database/dns-provider.yaml'], { encoding: 'utf8' });
+    const file = execFileSync(
+      'git',
+      ['--git-dir', remote.dir, 'show', 'main:clusters/sup/database/dns-provider.yaml'],
+      { encoding: 'utf8' },
+    );
     const values = unsealManifest(cert.privateKeyPem, parse(file));
     expect(values['api-token']).toBe(TOKEN);
     expect(values.webhook).toBe(`https://hooks.example.com/dns?token=${TOKEN}`);

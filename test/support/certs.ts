@@ -35,7 +35,23 @@ export function makeEcCert(): string {
   const dir = mkdtempSync(join(tmpdir(), 'ec-cert-'));
   execFileSync(
     'openssl',
-    ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', join(dir, 'k.pem'), '-out', join(dir, 'c.pem'), '-days', '30', '-subj', '/CN=ec'],
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-keyout',
+      join(dir, 'k.pem'),
+      '-out',
+      join(dir, 'c.pem'),
+      '-days',
+      '30',
+      '-subj',
+      '/CN=ec',
+    ],
     { stdio: 'ignore' },
   );
   return readFileSync(join(dir, 'c.pem'), 'utf8');
@@ -73,9 +89,45 @@ export function makeTestTls(commonName = '127.0.0.1'): TestTls {
     '-addext',
     'keyUsage=critical,keyCertSign,cRLSign',
   );
-  run('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'server-key.pem', '-out', 'server.csr', '-subj', `/CN=${commonName}`);
-  writeFileSync(join(dir, 'server.ext'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth,clientAuth\n');
-  run('x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca-key.pem', '-CAcreateserial', '-out', 'server.pem', '-days', '2', '-extfile', 'server.ext');
+  run(
+    'req',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-keyout',
+    'server-key.pem',
+    '-out',
+    'server.csr',
+    '-subj',
+    `/CN=${commonName}`,
+  );
+  writeFileSync(
+    join(dir, 'server.ext'),
+    'subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth,clientAuth\n',
+  );
+  run(
+    'x509',
+    '-req',
+    '-in',
+    'server.csr',
+    '-CA',
+    'ca.pem',
+    '-CAkey',
+    'ca-key.pem',
+    '-CAcreateserial',
+    '-out',
+    'server.pem',
+    '-days',
+    '2',
+    '-extfile',
+    'server.ext',
+  );
   const read = (f: string) => readFileSync(join(dir, f), 'utf8');
-  return { dir, caFile: join(dir, 'ca.pem'), caPem: read('ca.pem'), certPem: read('server.pem'), keyPem: read('server-key.pem') };
+  return {
+    dir,
+    caFile: join(dir, 'ca.pem'),
+    caPem: read('ca.pem'),
+    certPem: read('server.pem'),
+    keyPem: read('server-key.pem'),
+  };
 }

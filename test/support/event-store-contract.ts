@@ -4,7 +4,8 @@ import { stamp } from '../../libs/events/src';
 import { runDecider } from '../../libs/run-decider/src';
 import { SCAFFOLD_REQUEST } from './run-fixtures';
 
-export const requestedEvent = (runId: string, id: string = randomUUID()) => stamp({ type: 'ScaffoldRequested', data: SCAFFOLD_REQUEST }, runId, id, new Date(), null);
+export const requestedEvent = (runId: string, id: string = randomUUID()) =>
+  stamp({ type: 'ScaffoldRequested', data: SCAFFOLD_REQUEST }, runId, id, new Date(), null);
 
 /** The rules every EventStore keeps, run against the JetStream store and the in-memory one alike. */
 export function eventStoreContract(store: () => EventStore) {
@@ -26,9 +27,16 @@ export function eventStoreContract(store: () => EventStore) {
   it('re-reads and decides again when writers race on one run', async () => {
     const run = randomUUID();
     await store().append(run, [requestedEvent(run)], 0);
-    const results = await Promise.all(Array.from({ length: 8 }, () => handleCommand(store(), runDecider, run, { type: 'RequestCancel', requestedBy: 'x' })));
+    const results = await Promise.all(
+      Array.from({ length: 8 }, () =>
+        handleCommand(store(), runDecider, run, { type: 'RequestCancel', requestedBy: 'x' }),
+      ),
+    );
     expect(results.flatMap((r) => r.appended)).toHaveLength(1);
-    expect((await store().readRun(run)).events.map((e) => e.type)).toEqual(['ScaffoldRequested', 'ScaffoldCancelRequested']);
+    expect((await store().readRun(run)).events.map((e) => e.type)).toEqual([
+      'ScaffoldRequested',
+      'ScaffoldCancelRequested',
+    ]);
   });
 
   it('reads a run of many events in order, and ranges across runs by sequence and type', async () => {
@@ -42,7 +50,11 @@ export function eventStoreContract(store: () => EventStore) {
     const page = await store().readRange({ fromSeq: events[0].seq, limit: 10, runId: run });
     expect(page.events.map((e) => e.seq)).toEqual(events.slice(0, 10).map((e) => e.seq));
     expect(page.nextSeq).toBe(events[9].seq + 1);
-    expect((await store().readRange({ fromSeq: 1, limit: 5, types: ['ScaffoldCancelRequested'] })).events.every((e) => e.type === 'ScaffoldCancelRequested')).toBe(true);
+    expect(
+      (await store().readRange({ fromSeq: 1, limit: 5, types: ['ScaffoldCancelRequested'] })).events.every(
+        (e) => e.type === 'ScaffoldCancelRequested',
+      ),
+    ).toBe(true);
     expect(await store().lastSeq()).toBe(seq);
   });
 
@@ -59,7 +71,10 @@ export function eventStoreContract(store: () => EventStore) {
       ).at(-1)!.seq;
     const first = seq - 1499;
     const batches: number[][] = [];
-    const handed = await store().scan({ fromSeq: first, untilSeq: seq - 1 }, async (events) => void batches.push(events.map((e) => e.seq)));
+    const handed = await store().scan(
+      { fromSeq: first, untilSeq: seq - 1 },
+      async (events) => void batches.push(events.map((e) => e.seq)),
+    );
     const seen = batches.flat();
     expect(handed).toBe(1499);
     expect(seen).toEqual(Array.from({ length: 1499 }, (_, i) => first + i));
@@ -71,7 +86,11 @@ export function eventStoreContract(store: () => EventStore) {
     const run = randomUUID();
     const [first] = await store().append(run, [requestedEvent(run)], 0);
     const seen: string[] = [];
-    const following = store().follow({ runId: run, onEvent: (e) => void seen.push(e.type), until: (e) => e.type === 'ScaffoldCancelRequested' });
+    const following = store().follow({
+      runId: run,
+      onEvent: (e) => void seen.push(e.type),
+      until: (e) => e.type === 'ScaffoldCancelRequested',
+    });
     await handleCommand(store(), runDecider, run, { type: 'RequestCancel', requestedBy: 'x' });
     await following;
     expect(seen).toEqual(['ScaffoldRequested', 'ScaffoldCancelRequested']);

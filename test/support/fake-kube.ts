@@ -100,7 +100,11 @@ current-context: fake
   }
 
   /** The sealed-secrets controller as controller.yaml installs it, or as the Helm chart does. */
-  installSealedSecrets(shape: 'plain' | 'helm', certPem: string, opts: { availableAfterPolls?: number; namespace?: string } = {}) {
+  installSealedSecrets(
+    shape: 'plain' | 'helm',
+    certPem: string,
+    opts: { availableAfterPolls?: number; namespace?: string } = {},
+  ) {
     const ns = opts.namespace ?? 'kube-system';
     const name = shape === 'plain' ? 'sealed-secrets-controller' : 'sealed-secrets';
     const portName = shape === 'plain' ? undefined : 'http';
@@ -109,7 +113,12 @@ current-context: fake
       kind: 'Deployment',
       metadata: { name, namespace: ns, generation: 2 },
       spec: { replicas: 1, minReadySeconds: shape === 'plain' ? 30 : undefined },
-      status: { observedGeneration: 2, replicas: 1, availableReplicas: 1, conditions: [{ type: 'Available', status: 'True', reason: 'MinimumReplicasAvailable' }] },
+      status: {
+        observedGeneration: 2,
+        replicas: 1,
+        availableReplicas: 1,
+        conditions: [{ type: 'Available', status: 'True', reason: 'MinimumReplicasAvailable' }],
+      },
     });
     this.availableAfter.set(`${ns}/${name}`, opts.availableAfterPolls ?? 0);
     this.services.set(`${ns}/${name}`, {
@@ -123,7 +132,9 @@ current-context: fake
 
   private status(res: ServerResponse, code: number, reason: string, message: string) {
     res.writeHead(code, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code }));
+    res.end(
+      JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code }),
+    );
   }
 
   private json(res: ServerResponse, code: number, body: unknown) {
@@ -137,8 +148,10 @@ current-context: fake
     this.requests.push({ method: req.method!, path });
     const auth = req.headers.authorization ?? '';
     const token = auth.replace(/^Bearer /, '');
-    if (token !== this.token && !this.forbiddenTokens.has(token)) return this.status(res, 401, 'Unauthorized', 'Unauthorized');
-    if (this.forbiddenTokens.has(token)) return this.status(res, 403, 'Forbidden', `forbidden: cannot ${req.method} ${path}`);
+    if (token !== this.token && !this.forbiddenTokens.has(token))
+      return this.status(res, 401, 'Unauthorized', 'Unauthorized');
+    if (this.forbiddenTokens.has(token))
+      return this.status(res, 403, 'Forbidden', `forbidden: cannot ${req.method} ${path}`);
     const body = await new Promise<string>((r) => {
       let b = '';
       req.on('data', (c) => (b += c));
@@ -157,14 +170,20 @@ current-context: fake
       if (req.method === 'POST') {
         const job = JSON.parse(body);
         const key = `${m[1]}/${job.metadata.name}`;
-        if (this.jobs.has(key)) return this.status(res, 409, 'AlreadyExists', `jobs.batch "${job.metadata.name}" already exists`);
+        if (this.jobs.has(key))
+          return this.status(res, 409, 'AlreadyExists', `jobs.batch "${job.metadata.name}" already exists`);
         job.metadata.namespace = m[1];
         job.metadata.uid = 'uid-' + Math.random().toString(36).slice(2);
         job.status = {};
         this.jobs.set(key, job);
         return this.json(res, 201, job);
       }
-      return this.json(res, 200, { kind: 'JobList', apiVersion: 'batch/v1', metadata: {}, items: [...this.jobs.values()].filter((j) => j.metadata.namespace === m![1] && matches(j)) });
+      return this.json(res, 200, {
+        kind: 'JobList',
+        apiVersion: 'batch/v1',
+        metadata: {},
+        items: [...this.jobs.values()].filter((j) => j.metadata.namespace === m![1] && matches(j)),
+      });
     }
     if ((m = path.match(/^\/apis\/batch\/v1\/namespaces\/([^/]+)\/jobs\/([^/]+)$/))) {
       const job = this.jobs.get(`${m[1]}/${m[2]}`);
@@ -176,13 +195,24 @@ current-context: fake
       return this.json(res, 200, job);
     }
     if ((m = path.match(/^\/api\/v1\/namespaces\/([^/]+)\/pods$/))) {
-      return this.json(res, 200, { kind: 'PodList', apiVersion: 'v1', metadata: {}, items: [...this.pods.values()].filter((p) => p.metadata.namespace === m![1] && matches(p)) });
+      return this.json(res, 200, {
+        kind: 'PodList',
+        apiVersion: 'v1',
+        metadata: {},
+        items: [...this.pods.values()].filter((p) => p.metadata.namespace === m![1] && matches(p)),
+      });
     }
     if ((m = path.match(/^\/api\/v1\/namespaces\/([^/]+)\/pods\/([^/]+)\/log$/))) {
       const container = url.searchParams.get('container') ?? '';
       const previous = url.searchParams.get('previous') === 'true';
       const log = this.podLogs.get(`${m[1]}/${m[2]}/${container}${previous ? '/previous' : ''}`);
-      if (log === undefined) return this.status(res, previous ? 400 : 404, previous ? 'BadRequest' : 'NotFound', `previous terminated container "${container}" in pod "${m[2]}" not found`);
+      if (log === undefined)
+        return this.status(
+          res,
+          previous ? 400 : 404,
+          previous ? 'BadRequest' : 'NotFound',
+          `previous terminated container "${container}" in pod "${m[2]}" not found`,
+        );
       const tail = Number(url.searchParams.get('tailLines') ?? 0);
       res.writeHead(200, { 'content-type': 'text/plain' });
       return res.end(tail ? log.split('\n').filter(Boolean).slice(-tail).join('\n') + '\n' : log);
@@ -196,14 +226,20 @@ current-context: fake
         this.availableAfter.set(key, left - 1);
         return this.json(res, 200, {
           ...d,
-          status: { observedGeneration: 1, replicas: 1, unavailableReplicas: 1, conditions: [{ type: 'Available', status: 'False', reason: 'MinimumReplicasUnavailable' }] },
+          status: {
+            observedGeneration: 1,
+            replicas: 1,
+            unavailableReplicas: 1,
+            conditions: [{ type: 'Available', status: 'False', reason: 'MinimumReplicasUnavailable' }],
+          },
         });
       }
       return this.json(res, 200, d);
     }
     if ((m = path.match(/^\/api\/v1\/namespaces\/([^/]+)\/services\/([^/]+)\/proxy\/(.*)$/))) {
       const p = this.proxies.get(`${m[1]}/${m[2]}`);
-      if (!p || m[3] !== 'v1/cert.pem') return this.status(res, 503, 'ServiceUnavailable', `no endpoints available for service "${m[2]}"`);
+      if (!p || m[3] !== 'v1/cert.pem')
+        return this.status(res, 503, 'ServiceUnavailable', `no endpoints available for service "${m[2]}"`);
       res.writeHead(p.status, { 'content-type': 'application/x-pem-file' });
       return res.end(p.body);
     }
@@ -213,7 +249,12 @@ current-context: fake
     }
     if ((m = path.match(/^\/api\/v1\/namespaces\/([^/]+)\/secrets\/([^/]+)$/))) {
       if (this.forbiddenSecrets.has(`${m[1]}/${m[2]}`)) {
-        return this.status(res, 403, 'Forbidden', `secrets "${m[2]}" is forbidden: User "system:serviceaccount:x:y" cannot get resource "secrets" in the namespace "${m[1]}"`);
+        return this.status(
+          res,
+          403,
+          'Forbidden',
+          `secrets "${m[2]}" is forbidden: User "system:serviceaccount:x:y" cannot get resource "secrets" in the namespace "${m[1]}"`,
+        );
       }
       const s = this.secrets.get(`${m[1]}/${m[2]}`);
       return s ? this.json(res, 200, s) : this.status(res, 404, 'NotFound', `secrets "${m[2]}" not found`);
@@ -225,6 +266,12 @@ current-context: fake
   putSecret(namespace: string, name: string, data: Record<string, string>, opts: { input?: boolean } = {}) {
     const encoded = Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v).toString('base64')]));
     const labels = opts.input === false ? { app: 'platform' } : { 'gitops-scaffolder.io/input': 'true' };
-    this.secrets.set(`${namespace}/${name}`, { apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace, labels }, type: 'Opaque', data: encoded });
+    this.secrets.set(`${namespace}/${name}`, {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name, namespace, labels },
+      type: 'Opaque',
+      data: encoded,
+    });
   }
 }

@@ -44,5 +44,9 @@ export function yamlObjects(file: string): any[] {
  * (kubectl keeps a cache under $HOME/.kube; without HOME it would write into the working directory).
  */
 export function childEnv(extra: Record<string, string | undefined> = {}): Record<string, string> {
-  return Object.fromEntries(Object.entries({ PATH: process.env.PATH!, HOME: tempDir('home'), ...extra }).filter((e): e is [string, string] => e[1] !== undefined));
+  return Object.fromEntries(
+    Object.entries({ PATH: process.env.PATH!, HOME: tempDir('home'), ...extra }).filter(
+      (e): e is [string, string] => e[1] !== undefined,
+    ),
+  );
 }

@@ -49,15 +49,24 @@ spec:
 `;
 
 function source(artifacts: boolean, artifact: string) {
-  return artifacts ? `  sourceRef:\n    kind: ExternalArtifact\n    name: ${artifact}\n` : '  sourceRef:\n    kind: GitRepository\n    name: flux-system\n';
+  return artifacts
+    ? `  sourceRef:\n    kind: ExternalArtifact\n    name: ${artifact}\n`
+    : '  sourceRef:\n    kind: GitRepository\n    name: flux-system\n';
 }
 
-function clusterFiles(env: string, artifacts: boolean, acmeServer: string, opts: ExampleOptions): Record<string, string> {
+function clusterFiles(
+  env: string,
+  artifacts: boolean,
+  acmeServer: string,
+  opts: ExampleOptions,
+): Record<string, string> {
   const path = (repoPath: string, artifactPath: string) => (artifacts ? artifactPath : repoPath);
   const files: Record<string, string> = {
-    [`clusters/${env}/flux-system/gotk-components.yaml`]: '# Flux components (flux install --export) would be here.\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: flux-system\n',
+    [`clusters/${env}/flux-system/gotk-components.yaml`]:
+      '# Flux components (flux install --export) would be here.\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: flux-system\n',
     [`clusters/${env}/flux-system/gotk-sync.yaml`]: gitSource(env),
-    [`clusters/${env}/flux-system/kustomization.yaml`]: 'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - gotk-components.yaml\n  - gotk-sync.yaml\n',
+    [`clusters/${env}/flux-system/kustomization.yaml`]:
+      'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - gotk-components.yaml\n  - gotk-sync.yaml\n',
     [`clusters/${env}/infrastructure.yaml`]: `---
 apiVersion: kustomize.toolkit.fluxcd.io/v1
 kind: Kustomization
@@ -155,7 +164,11 @@ spec:
   return files;
 }
 
-function overlayFiles(env: string, hosts: { podinfo: string; api: string }, opts: ExampleOptions): Record<string, string> {
+function overlayFiles(
+  env: string,
+  hosts: { podinfo: string; api: string },
+  opts: ExampleOptions,
+): Record<string, string> {
   const files: Record<string, string> = {
     [`apps/${env}/kustomization.yaml`]: `apiVersion: kustomize.config.k8s.io/v1beta1
 kind: Kustomization
@@ -235,7 +248,8 @@ spec:
 `;
   }
   if (opts.secret) {
-    files[`apps/${env}/secrets/kustomization.yaml`] = 'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - redis-auth.yaml\n';
+    files[`apps/${env}/secrets/kustomization.yaml`] =
+      'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - redis-auth.yaml\n';
     files[`apps/${env}/secrets/redis-auth.yaml`] = `apiVersion: v1
 kind: Secret
 metadata:
@@ -250,7 +264,8 @@ stringData:
 }
 
 const SHARED: Record<string, string> = {
-  'infrastructure/controllers/kustomization.yaml': 'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - cert-manager.yaml\n  - external-dns.yaml\n',
+  'infrastructure/controllers/kustomization.yaml':
+    'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - cert-manager.yaml\n  - external-dns.yaml\n',
   'infrastructure/controllers/cert-manager.yaml': `apiVersion: v1
 kind: Namespace
 metadata:
@@ -294,7 +309,8 @@ spec:
     aws:
       region: eu-west-1
 `,
-  'infrastructure/configs/kustomization.yaml': 'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - cluster-issuers.yaml\n  - gateway.yaml\n',
+  'infrastructure/configs/kustomization.yaml':
+    'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - cluster-issuers.yaml\n  - gateway.yaml\n',
   'infrastructure/configs/cluster-issuers.yaml': `apiVersion: cert-manager.io/v1
 kind: ClusterIssuer
 metadata:

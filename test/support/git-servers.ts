@@ -19,7 +19,8 @@ function seededBareRepo(root: string, name: string): string {
   const seed = tempDir('seed');
   execFileSync('git', ['clone', dir, seed], { stdio: 'ignore' });
   writeFileSync(join(seed, 'README.md'), '# platform fleet\n');
-  const g = (...a: string[]) => execFileSync('git', ['-C', seed, '-c', 'user.name=seed', '-c', 'user.email=seed@x', ...a], { stdio: 'ignore' });
+  const g = (...a: string[]) =>
+    execFileSync('git', ['-C', seed, '-c', 'user.name=seed', '-c', 'user.email=seed@x', ...a], { stdio: 'ignore' });
   g('add', '.');
   g('commit', '-m', 'seed');
   g('push', 'origin', 'HEAD:main');
@@ -139,7 +140,8 @@ export class SshGitServer {
   }
 
   private async boot() {
-    const keygen = (file: string, comment: string) => execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', comment, '-f', join(this.dir, file)]);
+    const keygen = (file: string, comment: string) =>
+      execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', comment, '-f', join(this.dir, file)]);
     keygen('host_ed25519', 'test-git-host');
     keygen('client_ed25519', 'gitops-scaffolder-test');
     writeFileSync(join(this.dir, 'authorized_keys'), readFileSync(join(this.dir, 'client_ed25519.pub')));

@@ -23,8 +23,16 @@ function valuesFile(values: object): string {
 }
 
 /** The chart rendered by the real `helm template` with extra values; hooks included. */
-export async function helmTemplate(values: object = {}, release = 'release', namespace = 'kubeopera-core'): Promise<Rendered[]> {
-  const { stdout } = await run('helm', ['template', release, CHART, '--namespace', namespace, '-f', valuesFile(values)], { maxBuffer: 16 * 1024 * 1024 });
+export async function helmTemplate(
+  values: object = {},
+  release = 'release',
+  namespace = 'kubeopera-core',
+): Promise<Rendered[]> {
+  const { stdout } = await run(
+    'helm',
+    ['template', release, CHART, '--namespace', namespace, '-f', valuesFile(values)],
+    { maxBuffer: 16 * 1024 * 1024 },
+  );
   return parseAllDocuments(stdout)
     .map((doc) => {
       if (doc.errors.length) throw new Error(`helm rendered invalid YAML: ${doc.errors[0].message}`);

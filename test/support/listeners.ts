@@ -30,7 +30,9 @@ export class CountingListener {
   }
 
   /** An HTTP server answering every request with `answer`. */
-  static http(answer: (req: IncomingMessage, res: ServerResponse) => void = (_, res) => res.end('kind: ConfigMap\n')): Promise<CountingListener> {
+  static http(
+    answer: (req: IncomingMessage, res: ServerResponse) => void = (_, res) => res.end('kind: ConfigMap\n'),
+  ): Promise<CountingListener> {
     return new CountingListener(createHttpServer(answer)).listen();
   }
 

@@ -11,4 +11,5 @@ export const SHIPPED_PLANTED = [
 ];
 
 /** Each value and its base64 form (without padding, so it also matches inside longer base64). */
-export const withBase64 = (values: string[]) => values.flatMap((v) => [v, Buffer.from(v).toString('base64').replace(/=+$/, '')]);
+export const withBase64 = (values: string[]) =>
+  values.flatMap((v) => [v, Buffer.from(v).toString('base64').replace(/=+$/, '')]);

@@ -32,8 +32,14 @@ export class TlsPostgres {
     const uid = Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).trim());
     const gid = Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).trim());
     chownSync(dir, uid, gid);
-    const asPostgres = (cmd: string, args: string[]) => (process.getuid?.() === 0 ? ['runuser', ['-u', 'postgres', '--', cmd, ...args]] : [cmd, args]) as [string, string[]];
-    execFileSync(...asPostgres(join(PG_BIN, 'initdb'), ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync']), { stdio: 'ignore' });
+    const asPostgres = (cmd: string, args: string[]) =>
+      (process.getuid?.() === 0 ? ['runuser', ['-u', 'postgres', '--', cmd, ...args]] : [cmd, args]) as [
+        string,
+        string[],
+      ];
+    execFileSync(...asPostgres(join(PG_BIN, 'initdb'), ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync']), {
+      stdio: 'ignore',
+    });
     const tls = makeTestTls();
     for (const [from, to] of [
       ['server.pem', 'server.crt'],
@@ -44,9 +50,25 @@ export class TlsPostgres {
       chmodSync(join(data, to), 0o600);
     }
     // TLS or nothing: a plain connection is rejected by the server.
-    writeFileSync(join(data, 'pg_hba.conf'), 'local all all trust\nhostssl all all 127.0.0.1/32 trust\nhostnossl all all 0.0.0.0/0 reject\n');
+    writeFileSync(
+      join(data, 'pg_hba.conf'),
+      'local all all trust\nhostssl all all 127.0.0.1/32 trust\nhostnossl all all 0.0.0.0/0 reject\n',
+    );
     const pg = new TlsPostgres(dir, await freePort(), tls, asPostgres);
-    const [cmd, args] = asPostgres(join(PG_BIN, 'postgres'), ['-D', data, '-p', String(pg.port), '-k', dir, '-c', 'listen_addresses=127.0.0.1', '-c', 'ssl=on', '-c', 'fsync=off']);
+    const [cmd, args] = asPostgres(join(PG_BIN, 'postgres'), [
+      '-D',
+      data,
+      '-p',
+      String(pg.port),
+      '-k',
+      dir,
+      '-c',
+      'listen_addresses=127.0.0.1',
+      '-c',
+      'ssl=on',
+      '-c',
+      'fsync=off',
+    ]);
     pg.proc = spawn(cmd, args, { stdio: 'ignore' });
     for (let i = 0; i < 100; i++) {
       try {
@@ -68,7 +90,10 @@ export class TlsPostgres {
     if (!this.proc) return;
     const exited = new Promise((r) => this.proc!.once('exit', r));
     // runuser does not pass signals on: pg_ctl stops the server itself.
-    execFileSync(...this.asPostgres(join(PG_BIN, 'pg_ctl'), ['-D', join(this.dir, 'data'), '-m', 'fast', '-w', 'stop']), { stdio: 'ignore' });
+    execFileSync(
+      ...this.asPostgres(join(PG_BIN, 'pg_ctl'), ['-D', join(this.dir, 'data'), '-m', 'fast', '-w', 'stop']),
+      { stdio: 'ignore' },
+    );
     await exited;
     this.proc = undefined;
     rmSync(this.dir, { recursive: true, force: true });

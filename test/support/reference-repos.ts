@@ -118,7 +118,10 @@ spec:
   sourceRef: {kind: GitRepository, name: flux-system}
 `,
     'clusters/staging/core/kustomization.yaml': 'resources:\n  - external-dns.yaml\n  - storage.yaml\n',
-    'clusters/staging/core/external-dns.yaml': externalDnsDeployment(['--source=ingress', '--provider=aws', '--domain-filter=stg.corp.example.org', '--txt-owner-id=staging'], 'ap-southeast-2'),
+    'clusters/staging/core/external-dns.yaml': externalDnsDeployment(
+      ['--source=ingress', '--provider=aws', '--domain-filter=stg.corp.example.org', '--txt-owner-id=staging'],
+      'ap-southeast-2',
+    ),
     'clusters/staging/core/storage.yaml': `apiVersion: storage.k8s.io/v1
 kind: StorageClass
 metadata: {name: fast}
@@ -137,7 +140,10 @@ type: kubernetes.io/dockerconfigjson
 data:
   .dockerconfigjson: ${b64(JSON.stringify({ auths: { 'registry.corp.example.org': { username: CORP_PLANTED.registryUser, password: CORP_PLANTED.registryPassword } } }))}
 `,
-    'clusters/staging/services/gateway.yaml': ingress('gateway', ['shop.stg.corp.example.org', opts.strayHost ? 'admin.other.example.com' : 'admin.stg.corp.example.org']),
+    'clusters/staging/services/gateway.yaml': ingress('gateway', [
+      'shop.stg.corp.example.org',
+      opts.strayHost ? 'admin.other.example.com' : 'admin.stg.corp.example.org',
+    ]),
     'clusters/staging/data/kustomization.yaml': 'namespace: state\nresources:\n  - secrets.yaml\n',
     'clusters/staging/data/secrets.yaml': `apiVersion: v1
 kind: ConfigMap
@@ -178,7 +184,12 @@ spec:
   };
   for (const s of services) {
     files[`platform/services/${s}.yaml`] = deployment(s);
-    files[`platform/services/${s}-ingress.yaml`] = ingress(s, s === 'checkout' ? ['checkout.stg.corp.example.org', 'pay.stg.corp.example.org', 'stg.corp.example.org'] : [`${s}.stg.corp.example.org`]);
+    files[`platform/services/${s}-ingress.yaml`] = ingress(
+      s,
+      s === 'checkout'
+        ? ['checkout.stg.corp.example.org', 'pay.stg.corp.example.org', 'stg.corp.example.org']
+        : [`${s}.stg.corp.example.org`],
+    );
   }
   writeTree(root, files);
 }
@@ -210,7 +221,8 @@ const settingsFrom = {
  */
 export function writeSettingsReference(root: string) {
   writeTree(root, {
-    'clusters/staging/kustomization.yaml': 'resources:\n  - flux-system\n  - vars\n  - infrastructure.yaml\n  - apps.yaml\n',
+    'clusters/staging/kustomization.yaml':
+      'resources:\n  - flux-system\n  - vars\n  - infrastructure.yaml\n  - apps.yaml\n',
     'clusters/staging/flux-system/kustomization.yaml': 'resources:\n  - gotk-sync.yaml\n',
     'clusters/staging/flux-system/gotk-sync.yaml': `apiVersion: source.toolkit.fluxcd.io/v1
 kind: GitRepository
@@ -245,7 +257,10 @@ metadata: {name: shop-db}
 stringData: {username: ${SETTINGS_PLANTED.dbUser}, password: ${SETTINGS_PLANTED.dbPassword}, database: shop}
 `,
     'infra/controllers/kustomization.yaml': 'resources:\n  - external-dns.yaml\n  - sealed-secrets.yaml\n',
-    'infra/controllers/external-dns.yaml': externalDnsDeployment(['--provider=aws', '--domain-filter=${SECRET_DOMAIN}', '--txt-owner-id=${CLUSTER}'], '${AWS_REGION}'),
+    'infra/controllers/external-dns.yaml': externalDnsDeployment(
+      ['--provider=aws', '--domain-filter=${SECRET_DOMAIN}', '--txt-owner-id=${CLUSTER}'],
+      '${AWS_REGION}',
+    ),
     'infra/controllers/sealed-secrets.yaml': `apiVersion: helm.toolkit.fluxcd.io/v2
 kind: HelmRelease
 metadata: {name: sealed-secrets, namespace: kube-system}
@@ -262,7 +277,8 @@ spec:
     privateKeySecretRef: {name: corp-acme-account}
     solvers: [{dns01: {route53: {region: '\${AWS_REGION}'}}}]
 `,
-    'apps/base/shop/kustomization.yaml': 'resources:\n  - deployment.yaml\n  - ingress.yaml\n  - volume.yaml\n  - motd.yaml\n',
+    'apps/base/shop/kustomization.yaml':
+      'resources:\n  - deployment.yaml\n  - ingress.yaml\n  - volume.yaml\n  - motd.yaml\n',
     'apps/base/shop/deployment.yaml': deployment('shop'),
     'apps/base/shop/ingress.yaml': ingress('shop', ["'shop.${SECRET_DOMAIN}'", "'api.shop.${SECRET_DOMAIN}'"]),
     'apps/base/shop/volume.yaml': `apiVersion: v1
@@ -304,5 +320,11 @@ stringData:
   webhook: https://hooks.example.com/dns?token=${SUPPLIED_PLANTED}
 `,
   );
-  writeFileSync(`${db}/kustomization.yaml`, readFileSync(`${db}/kustomization.yaml`, 'utf8').replace('  - namespace.yaml', '  - namespace.yaml\n  - dns-provider.yaml'));
+  writeFileSync(
+    `${db}/kustomization.yaml`,
+    readFileSync(`${db}/kustomization.yaml`, 'utf8').replace(
+      '  - namespace.yaml',
+      '  - namespace.yaml\n  - dns-provider.yaml',
+    ),
+  );
 }

@@ -79,7 +79,11 @@ export const FAULTY_REFERENCES: FaultyReference[] = [
     // The domain too: a fault may hide the Kustomization that tells external-dns's domain.
     args: ['--host-map', `${EXAMPLE_HOSTS.podinfo}=podinfo.acme.io`, '--reference-domain', 'staging.example.net'],
     // Flux's GitRepository takes http, https and ssh URLs only: the test's file:// remote is not one Flux could fetch.
-    requestFields: { host_map: { [EXAMPLE_HOSTS.podinfo]: 'podinfo.acme.example.com' }, reference_domain: 'staging.example.net', repo: { flux_url: 'https://git.example.com/fleet.git' } },
+    requestFields: {
+      host_map: { [EXAMPLE_HOSTS.podinfo]: 'podinfo.acme.example.com' },
+      reference_domain: 'staging.example.net',
+      repo: { flux_url: 'https://git.example.com/fleet.git' },
+    },
     newFile: (c) => `clusters/${c}/infrastructure.yaml`,
   },
 ];
@@ -103,7 +107,9 @@ export interface SchemaFault {
 function editKustomization(reference: string, ref: FaultyReference, edit: (spec: any) => void) {
   const file = join(reference, ref.kustomizationFile);
   const docs = parseAllDocuments(readFileSync(file, 'utf8')) as any[];
-  const target = docs.find((d) => d.get('kind') === 'Kustomization' && d.getIn(['metadata', 'name']) === ref.kustomization);
+  const target = docs.find(
+    (d) => d.get('kind') === 'Kustomization' && d.getIn(['metadata', 'name']) === ref.kustomization,
+  );
   if (!target) throw new Error(`${ref.kustomizationFile} has no Kustomization ${ref.kustomization}`);
   const body = target.toJS();
   edit(body.spec);
@@ -142,9 +148,21 @@ export const SCHEMA_FAULTS: SchemaFault[] = [
     (spec) => (spec.sourceRef.kind = 'HelmRepository'),
     /spec\.sourceRef\.kind must be one of OCIRepository, GitRepository, Bucket, ExternalArtifact \(not "HelmRepository"\)/,
   ),
-  onKustomization('dependOn: for dependsOn', (spec) => (spec.dependOn = [{ name: 'namespaces' }]), /spec\.dependOn unknown field/),
-  onKustomization('secretref: for secretRef', (spec) => (spec.kubeConfig = { secretref: { name: 'remote-kubeconfig' } }), /spec\.kubeConfig\.secretref unknown field/),
-  onKustomization('interval: 50 minutes', (spec) => (spec.interval = '50 minutes'), /spec\.interval must be a Go duration/),
+  onKustomization(
+    'dependOn: for dependsOn',
+    (spec) => (spec.dependOn = [{ name: 'namespaces' }]),
+    /spec\.dependOn unknown field/,
+  ),
+  onKustomization(
+    'secretref: for secretRef',
+    (spec) => (spec.kubeConfig = { secretref: { name: 'remote-kubeconfig' } }),
+    /spec\.kubeConfig\.secretref unknown field/,
+  ),
+  onKustomization(
+    'interval: 50 minutes',
+    (spec) => (spec.interval = '50 minutes'),
+    /spec\.interval must be a Go duration/,
+  ),
   newObject(
     'a number in encryptedData',
     {
@@ -162,7 +180,15 @@ export const SCHEMA_FAULTS: SchemaFault[] = [
       apiVersion: 'networking.k8s.io/v1',
       kind: 'Ingress',
       metadata: { name: 'fault', namespace: 'default' },
-      spec: { rules: [{ http: { paths: [{ path: '/', pathType: 'prefix', backend: { service: { name: 'web', port: { number: 80 } } } }] } }] },
+      spec: {
+        rules: [
+          {
+            http: {
+              paths: [{ path: '/', pathType: 'prefix', backend: { service: { name: 'web', port: { number: 80 } } } }],
+            },
+          },
+        ],
+      },
     },
     /spec\.rules\[0\]\.http\.paths\[0\]\.pathType must be one of Exact, ImplementationSpecific, Prefix \(not "prefix"\)/,
   ),
@@ -171,10 +197,19 @@ export const SCHEMA_FAULTS: SchemaFault[] = [
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** The exit code and message a fault must produce: its file, its object and (from the schema check) its field. */
-export function faultRefusal(fault: SchemaFault, ref: FaultyReference, cluster: string): { code: number; message: RegExp } {
+export function faultRefusal(
+  fault: SchemaFault,
+  ref: FaultyReference,
+  cluster: string,
+): { code: number; message: RegExp } {
   const file = escape(fault.file(ref, cluster));
   // The reference's own file: it is refused where it is, before anything of the new cluster exists.
   if (fault.refusedAsInput)
-    return { code: 2, message: new RegExp(`${escape(`${ref.builtFolder}/schema-fault.yaml`)} holds ${fault.object(ref).split(' ')[0]} fault, sealed for the reference cluster`) };
+    return {
+      code: 2,
+      message: new RegExp(
+        `${escape(`${ref.builtFolder}/schema-fault.yaml`)} holds ${fault.object(ref).split(' ')[0]} fault, sealed for the reference cluster`,
+      ),
+    };
   return { code: 1, message: new RegExp(`${file}: ${escape(fault.object(ref))}: ${fault.field.source}`) };
 }

@@ -8,7 +8,12 @@ export const NATS_CONFIG = join(__dirname, '../../deploy/nats/nats-server.conf')
 export const ROLES = ['service', 'runner', 'controller', 'ops'] as const;
 export type Role = (typeof ROLES)[number];
 /** The inbox prefix deploy/nats/permissions.json gives each role. */
-export const INBOX: Record<Role, string> = { service: '_INBOX_scaffolder', runner: '_INBOX_scaffolder_runner', controller: '_INBOX_controller', ops: '_INBOX_scaffolder_ops' };
+export const INBOX: Record<Role, string> = {
+  service: '_INBOX_scaffolder',
+  runner: '_INBOX_scaffolder_runner',
+  controller: '_INBOX_controller',
+  ops: '_INBOX_scaffolder_ops',
+};
 
 /**
  * nats-server started with the shipped deploy/nats/nats-server.conf: TLS from a test CA, one
@@ -24,7 +29,9 @@ export class SecureNats {
 
   static async start(): Promise<SecureNats> {
     const tls = makeTestTls();
-    const passwords = Object.fromEntries(ROLES.map((r) => [r, `${r}-Pw-${Math.random().toString(36).slice(2, 12)}`])) as Record<Role, string>;
+    const passwords = Object.fromEntries(
+      ROLES.map((r) => [r, `${r}-Pw-${Math.random().toString(36).slice(2, 12)}`]),
+    ) as Record<Role, string>;
     const env = {
       NATS_TLS_CERT: join(tls.dir, 'server.pem'),
       NATS_TLS_KEY: join(tls.dir, 'server-key.pem'),
@@ -47,13 +54,25 @@ export class SecureNats {
   env(role: Role): Record<string, string> {
     const file = join(this.secrets, `${role}.password`);
     writeFileSync(file, this.passwords[role], { mode: 0o600 });
-    return { NATS_URL: this.url, NATS_USER: `scaffolder-${role}`, NATS_PASSWORD_FILE: file, NATS_TLS_CA: this.tls.caFile, NATS_INBOX_PREFIX: INBOX[role] };
+    return {
+      NATS_URL: this.url,
+      NATS_USER: `scaffolder-${role}`,
+      NATS_PASSWORD_FILE: file,
+      NATS_TLS_CA: this.tls.caFile,
+      NATS_INBOX_PREFIX: INBOX[role],
+    };
   }
 
   /** A nats.js connection as that role (what a controller written against nats.js would open). */
   async connect(role: Role) {
     const { connect } = await import('@nats-io/transport-node');
-    return connect({ servers: this.url, user: `scaffolder-${role}`, pass: this.passwords[role], tls: { caFile: this.tls.caFile }, inboxPrefix: INBOX[role] });
+    return connect({
+      servers: this.url,
+      user: `scaffolder-${role}`,
+      pass: this.passwords[role],
+      tls: { caFile: this.tls.caFile },
+      inboxPrefix: INBOX[role],
+    });
   }
 
   destroy() {

@@ -51,7 +51,10 @@ export class ServiceProcess {
   }
 
   async start(extraEnv: Record<string, string> = {}): Promise<void> {
-    const proc = spawn(process.execPath, [...this.nodeArgs, MAIN], { env: childEnv({ HOST: '127.0.0.1', PORT: String(this.port), ...this.env, ...extraEnv }), stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawn(process.execPath, [...this.nodeArgs, MAIN], {
+      env: childEnv({ HOST: '127.0.0.1', PORT: String(this.port), ...this.env, ...extraEnv }),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     this.proc = proc;
     proc.stdout!.on('data', (d) => (this.output += d));
     proc.stderr!.on('data', (d) => (this.output += d));

@@ -40,7 +40,11 @@ export async function startService(env: Record<string, string>): Promise<Running
   });
   const app = await createServiceApp(config, pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }));
   await app.listen(0, '127.0.0.1');
-  const runtime = { store: app.get(JetStreamEventStore), ds: app.get<DataSource>(getDataSourceToken()), metrics: app.get(Metrics) };
+  const runtime = {
+    store: app.get(JetStreamEventStore),
+    ds: app.get<DataSource>(getDataSourceToken()),
+    metrics: app.get(Metrics),
+  };
   const port = (app.getHttpServer().address() as any).port;
   return {
     runtime,
@@ -52,10 +56,20 @@ export async function startService(env: Record<string, string>): Promise<Running
   };
 }
 
-export async function api(base: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
+export async function api(
+  base: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+) {
   const res = await fetch(base + path, {
     method,
-    headers: { 'x-api-key': API_KEY, ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+    headers: {
+      'x-api-key': API_KEY,
+      ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+      ...headers,
+    },
     body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
   });
   const text = await res.text();
@@ -117,8 +131,15 @@ export async function natsApi(url: string) {
       const h = headers();
       h.set('X-Api-Key', key);
       for (const [name, value] of Object.entries(extra)) h.set(name, value);
-      const m = await nc.request(subject, typeof payload === 'string' ? payload : JSON.stringify(payload), { timeout: 30_000, headers: h });
-      return { status: Number(m.headers?.get('Status-Code') || 200), json: JSON.parse(m.string()), retryAfter: m.headers?.get('Retry-After') || undefined };
+      const m = await nc.request(subject, typeof payload === 'string' ? payload : JSON.stringify(payload), {
+        timeout: 30_000,
+        headers: h,
+      });
+      return {
+        status: Number(m.headers?.get('Status-Code') || 200),
+        json: JSON.parse(m.string()),
+        retryAfter: m.headers?.get('Retry-After') || undefined,
+      };
     },
     close: () => nc.close(),
   };

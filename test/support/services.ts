@@ -29,7 +29,10 @@ async function waitForPort(port: number, ms = 10_000) {
   throw new Error(`port ${port} did not open`);
 }
 
-const NATS_BIN = ['/usr/sbin/nats-server', '/usr/bin/nats-server', '/usr/local/bin/nats-server'].find((p) => require('node:fs').existsSync(p)) ?? 'nats-server';
+const NATS_BIN =
+  ['/usr/sbin/nats-server', '/usr/bin/nats-server', '/usr/local/bin/nats-server'].find((p) =>
+    require('node:fs').existsSync(p),
+  ) ?? 'nats-server';
 
 /** A test-owned nats-server with JetStream on its own port and store folder. */
 export class TestNats {
@@ -50,7 +53,12 @@ export class TestNats {
   }
 
   /** nats-server -c FILE with FILE's $VARIABLES from env (NATS_LISTEN and NATS_STORE_DIR are filled in). */
-  static async startWithConfig(file: string, env: Record<string, string>, scheme: 'nats' | 'tls' = 'nats', port?: number): Promise<TestNats> {
+  static async startWithConfig(
+    file: string,
+    env: Record<string, string>,
+    scheme: 'nats' | 'tls' = 'nats',
+    port?: number,
+  ): Promise<TestNats> {
     const n = new TestNats(port ?? (await freePort()), { file, env, scheme });
     await n.startProcess();
     return n;
@@ -177,7 +185,8 @@ export function bareRepo(): { url: string; dir: string } {
   const seed = tempDir('seed');
   execFileSync('git', ['clone', dir, seed], { stdio: 'ignore' });
   require('node:fs').writeFileSync(`${seed}/README.md`, '# platform fleet\n');
-  const g = (...a: string[]) => execFileSync('git', ['-C', seed, '-c', 'user.name=seed', '-c', 'user.email=seed@x', ...a], { stdio: 'ignore' });
+  const g = (...a: string[]) =>
+    execFileSync('git', ['-C', seed, '-c', 'user.name=seed', '-c', 'user.email=seed@x', ...a], { stdio: 'ignore' });
   g('add', '.');
   g('commit', '-m', 'seed');
   g('push', 'origin', 'HEAD:main');
@@ -189,7 +198,8 @@ export function pushAsAnotherWriter(gitDir: string, files: Record<string, string
   const work = tempDir('other-writer');
   execFileSync('git', ['clone', '-q', gitDir, work]);
   writeTree(work, files);
-  const g = (...a: string[]) => execFileSync('git', ['-C', work, '-c', 'user.name=other', '-c', 'user.email=other@x', ...a], { encoding: 'utf8' });
+  const g = (...a: string[]) =>
+    execFileSync('git', ['-C', work, '-c', 'user.name=other', '-c', 'user.email=other@x', ...a], { encoding: 'utf8' });
   g('add', '--all');
   g('commit', '-q', '-m', message);
   g('push', '-q', 'origin', 'HEAD:main');
@@ -198,7 +208,19 @@ export function pushAsAnotherWriter(gitDir: string, files: Record<string, string
 
 /** Commits on the branch that carry this run's trailer, by pass. */
 export function runCommits(gitDir: string, runId: string): string[] {
-  const out = execFileSync('git', ['--git-dir', gitDir, 'log', '--format=%(trailers:key=Scaffold-Pass,valueonly)', '--fixed-strings', `--grep=Scaffold-Run: ${runId}`, 'main'], { encoding: 'utf8' });
+  const out = execFileSync(
+    'git',
+    [
+      '--git-dir',
+      gitDir,
+      'log',
+      '--format=%(trailers:key=Scaffold-Pass,valueonly)',
+      '--fixed-strings',
+      `--grep=Scaffold-Run: ${runId}`,
+      'main',
+    ],
+    { encoding: 'utf8' },
+  );
   return out
     .split('\n')
     .map((l) => l.trim())
@@ -206,5 +228,7 @@ export function runCommits(gitDir: string, runId: string): string[] {
 }
 
 export function gitLog(dir: string, branch = 'main'): string[] {
-  return execFileSync('git', ['--git-dir', dir, 'log', '--format=%H %s', branch], { encoding: 'utf8' }).trim().split('\n');
+  return execFileSync('git', ['--git-dir', dir, 'log', '--format=%H %s', branch], { encoding: 'utf8' })
+    .trim()
+    .split('\n');
 }

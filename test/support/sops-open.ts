@@ -38,7 +38,8 @@ export function sopsOpen(doc: any, keyFile: string): { plain: any; macOk: boolea
   const hash = createHash('sha512');
   const walk = (node: any, path: string[]): any => {
     if (Array.isArray(node)) return node.map((n) => walk(n, path));
-    if (node && typeof node === 'object') return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, walk(v, [...path, k])]));
+    if (node && typeof node === 'object')
+      return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, walk(v, [...path, k])]));
     if (typeof node === 'string' && node.startsWith('ENC[')) {
       const { text, type } = openValue(key, node, path.join(':') + ':');
       hash.update(text);

@@ -5,7 +5,13 @@ import type { TreeGenerator } from '../../libs/generator/src';
 import type { GitWorkspaces } from '../../libs/git/src';
 import { fold, isTerminal, RunCommands } from '../../libs/run-decider/src';
 import { parseSealingCertificate } from '../../libs/sealing/src';
-import { LOCAL_STEP_HANDLERS, SEALING_CERT_INPUT, StepProcessor, StepSettings, SuppliedCredentialsSource } from '../../libs/steps/src';
+import {
+  LOCAL_STEP_HANDLERS,
+  SEALING_CERT_INPUT,
+  StepProcessor,
+  StepSettings,
+  SuppliedCredentialsSource,
+} from '../../libs/steps/src';
 
 const silent = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
@@ -34,12 +40,21 @@ export interface StepHarnessOptions {
  * every step, as the durable consumers would deliver it) until the run is terminal.
  */
 export async function runStepsToEnd(options: StepHarnessOptions): Promise<StepRun & { events: StoredEvent[] }> {
-  const run: StepRun = { runId: randomUUID(), store: new InMemoryEventStore(), inputs: new InMemoryRunInputs(), logs: new InMemoryRunLogStore() };
+  const run: StepRun = {
+    runId: randomUUID(),
+    store: new InMemoryEventStore(),
+    inputs: new InMemoryRunInputs(),
+    logs: new InMemoryRunLogStore(),
+  };
   const cert = parseSealingCertificate(options.certPem);
   await run.inputs.put(run.runId, SEALING_CERT_INPUT, options.certPem);
   const data: ScaffoldRequestedData = {
     ...options.request,
-    target: { kind: 'sealing_cert', fingerprint_sha256: cert.fingerprintSha256, not_after: cert.notAfter.toISOString() },
+    target: {
+      kind: 'sealing_cert',
+      fingerprint_sha256: cert.fingerprintSha256,
+      not_after: cert.notAfter.toISOString(),
+    },
   };
   await new RunCommands(run.store).handle(run.runId, { type: 'RequestScaffold', data });
   const dependencies = {

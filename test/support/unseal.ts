@@ -7,7 +7,15 @@ import { constants, createDecipheriv, privateDecrypt } from 'node:crypto';
 export function unseal(privateKeyPem: string, label: string, blob: string): Buffer {
   const bytes = Buffer.from(blob, 'base64');
   const rsaLength = bytes.readUInt16BE(0);
-  const sessionKey = privateDecrypt({ key: privateKeyPem, padding: constants.RSA_PKCS1_OAEP_PADDING, oaepHash: 'sha256', oaepLabel: Buffer.from(label) }, bytes.subarray(2, 2 + rsaLength));
+  const sessionKey = privateDecrypt(
+    {
+      key: privateKeyPem,
+      padding: constants.RSA_PKCS1_OAEP_PADDING,
+      oaepHash: 'sha256',
+      oaepLabel: Buffer.from(label),
+    },
+    bytes.subarray(2, 2 + rsaLength),
+  );
   const body = bytes.subarray(2 + rsaLength);
   const decipher = createDecipheriv('aes-256-gcm', sessionKey, Buffer.alloc(12));
   decipher.setAuthTag(body.subarray(body.length - 16));
@@ -18,8 +26,14 @@ export function unseal(privateKeyPem: string, label: string, blob: string): Buff
 export function unsealManifest(privateKeyPem: string, sealed: any): Record<string, string> {
   const annotations = sealed.metadata?.annotations ?? {};
   const { name, namespace } = sealed.metadata;
-  const label = annotations['sealedsecrets.bitnami.com/cluster-wide'] === 'true' ? '' : annotations['sealedsecrets.bitnami.com/namespace-wide'] === 'true' ? namespace : `${namespace}/${name}`;
+  const label =
+    annotations['sealedsecrets.bitnami.com/cluster-wide'] === 'true'
+      ? ''
+      : annotations['sealedsecrets.bitnami.com/namespace-wide'] === 'true'
+        ? namespace
+        : `${namespace}/${name}`;
   const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(sealed.spec.encryptedData)) out[k] = unseal(privateKeyPem, label, String(v)).toString('utf8');
+  for (const [k, v] of Object.entries(sealed.spec.encryptedData))
+    out[k] = unseal(privateKeyPem, label, String(v)).toString('utf8');
   return out;
 }

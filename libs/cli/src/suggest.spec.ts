@@ -13,10 +13,12 @@ describe('did you mean', () => {
 
   it('adds the suggestion to parseArgs errors', () => {
     expect(
-      argumentError(new Error("Unknown option '--infra-onyl'. To specify a positional argument starting with a '-', place it at the end of the command after '--', as in '-- \"--infra-onyl\"\n"), [
-        'infra-only',
-        'repo',
-      ]),
+      argumentError(
+        new Error(
+          "Unknown option '--infra-onyl'. To specify a positional argument starting with a '-', place it at the end of the command after '--', as in '-- \"--infra-onyl\"\n",
+        ),
+        ['infra-only', 'repo'],
+      ),
     ).toMatch(/^Unknown option '--infra-onyl'.*; did you mean --infra-only\?$/);
   });
 });

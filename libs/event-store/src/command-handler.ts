@@ -39,7 +39,13 @@ const MAX_DECISION_ATTEMPTS = 10;
  * Load, fold with the decider, decide the command, append; on a concurrency conflict load and decide
  * again. The same loop serves every EventStore implementation and every decider.
  */
-export async function handleCommand<S, C>(store: EventStore, decider: Decider<S, C>, runId: string, command: C, opts: DecideOptions = {}): Promise<DecisionResult<S>> {
+export async function handleCommand<S, C>(
+  store: EventStore,
+  decider: Decider<S, C>,
+  runId: string,
+  command: C,
+  opts: DecideOptions = {},
+): Promise<DecisionResult<S>> {
   for (let attempt = 0; attempt < MAX_DECISION_ATTEMPTS; attempt++) {
     const { events, lastSeq } = await store.readRun(runId);
     if (opts.seenSeq !== undefined && lastSeq < opts.seenSeq) throw new StaleRead(runId, opts.seenSeq, lastSeq);
@@ -47,7 +53,9 @@ export async function handleCommand<S, C>(store: EventStore, decider: Decider<S,
     const drafts = decider.decide(command, state);
     if (drafts.length === 0) return { state, appended: [], history: events };
     const time = (opts.now ?? (() => new Date()))();
-    const stamped = drafts.map((d, i) => stamp(d, runId, opts.idFor?.(d, i) ?? randomUUID(), time, opts.causationId ?? null));
+    const stamped = drafts.map((d, i) =>
+      stamp(d, runId, opts.idFor?.(d, i) ?? randomUUID(), time, opts.causationId ?? null),
+    );
     try {
       const appended = await store.append(runId, stamped, lastSeq);
       return { state: appended.reduce(decider.evolve, state), appended, history: events };

@@ -56,6 +56,8 @@ export interface EventStore {
 /** A read of a run that does not yet include an event the caller has already seen; retrying helps. */
 export class StaleRead extends Error {
   constructor(runId: string, seen: number, read: number) {
-    super(`run ${runId} was read up to sequence ${read}, behind the event ${seen} already delivered; reading again later`);
+    super(
+      `run ${runId} was read up to sequence ${read}, behind the event ${seen} already delivered; reading again later`,
+    );
   }
 }

@@ -23,7 +23,9 @@ const WRONG_LAST_SEQUENCE = 10071;
 function parseClaim(text: string): IdempotencyClaim | null {
   try {
     const v = JSON.parse(text) as Partial<IdempotencyClaim>;
-    return typeof v?.runId === 'string' && typeof v.requestDigest === 'string' ? { runId: v.runId, requestDigest: v.requestDigest } : null;
+    return typeof v?.runId === 'string' && typeof v.requestDigest === 'string'
+      ? { runId: v.runId, requestDigest: v.requestDigest }
+      : null;
   } catch {
     return null;
   }
@@ -39,7 +41,9 @@ export class JetStreamIdempotencyKeys implements IdempotencyKeys {
 
   async claim(scope: string, proposed: IdempotencyClaim): Promise<IdempotencyClaim> {
     try {
-      await jetstream(this.nc).publish(idempotencySubject(scope), JSON.stringify(proposed), { expect: { lastSubjectSequence: 0 } });
+      await jetstream(this.nc).publish(idempotencySubject(scope), JSON.stringify(proposed), {
+        expect: { lastSubjectSequence: 0 },
+      });
       return proposed;
     } catch (e) {
       if (!(e instanceof JetStreamApiError && e.code === WRONG_LAST_SEQUENCE)) throw e;

@@ -29,7 +29,8 @@ export class InMemoryEventStore implements EventStore {
 
   async append(runId: string, events: ScaffoldEvent[], expectedLastSeq: number): Promise<StoredEvent[]> {
     // Checked and written without an await between them, as the server does atomically.
-    if (this.lastSeqOf(runId) !== expectedLastSeq || events.some((e) => this.ids.has(e.id))) throw new ConcurrencyConflict(runId);
+    if (this.lastSeqOf(runId) !== expectedLastSeq || events.some((e) => this.ids.has(e.id)))
+      throw new ConcurrencyConflict(runId);
     const stored = events.map((e, i) => ({ ...e, run_id: runId, seq: this.log.length + i + 1 }));
     for (const e of stored) {
       this.log.push(e);
@@ -41,7 +42,10 @@ export class InMemoryEventStore implements EventStore {
 
   async readRange(q: RangeQuery): Promise<{ events: StoredEvent[]; nextSeq: number | null }> {
     const from = q.fromSeq ?? 1;
-    const candidates = this.log.filter((e) => e.seq >= from && (!q.since || Date.parse(e.time) >= q.since.getTime()) && (!q.runId || e.run_id === q.runId));
+    const candidates = this.log.filter(
+      (e) =>
+        e.seq >= from && (!q.since || Date.parse(e.time) >= q.since.getTime()) && (!q.runId || e.run_id === q.runId),
+    );
     const events: StoredEvent[] = [];
     let lastLooked = 0;
     for (const e of candidates) {

@@ -1,5 +1,14 @@
 import type { NatsConnection } from '@nats-io/nats-core';
-import { DeliverPolicy, JetStreamApiError, JetStreamClient, JetStreamManager, JsMsg, jetstream, jetstreamManager, OrderedConsumerOptions } from '@nats-io/jetstream';
+import {
+  DeliverPolicy,
+  JetStreamApiError,
+  JetStreamClient,
+  JetStreamManager,
+  JsMsg,
+  jetstream,
+  jetstreamManager,
+  OrderedConsumerOptions,
+} from '@nats-io/jetstream';
 import { InvalidStreamMessage, ScaffoldEvent, StoredEvent, tryParseEvent } from '../../events/src';
 import { ConcurrencyConflict, EventStore, FollowOptions, RangeQuery, ScanRange } from './event-store';
 import { readSubject } from './jetstream-reads';
@@ -60,7 +69,10 @@ export class JetStreamEventStore implements EventStore {
     const kept = this.histories.get(runId);
     if (kept?.lastSeq === last.seq) return this.keep(runId, kept);
     const messages = await readSubject(this.js, this.streams.events, runSubject(runId), last.seq);
-    return this.keep(runId, { events: messages.flatMap((m) => this.parsed(m.data, m.seq, m.subject)), lastSeq: last.seq });
+    return this.keep(runId, {
+      events: messages.flatMap((m) => this.parsed(m.data, m.seq, m.subject)),
+      lastSeq: last.seq,
+    });
   }
 
   /** Keeps a run's history as the most recently used, dropping the least recently used beyond the bound. */
@@ -108,13 +120,20 @@ export class JetStreamEventStore implements EventStore {
     const lastSeq = await this.lastSeq();
     const start = opts.fromSeq ?? 1;
     if (lastSeq === 0 || start > lastSeq) return { events: [], nextSeq: null };
-    const from = opts.since ? { deliver_policy: DeliverPolicy.StartTime, opt_start_time: opts.since.toISOString() } : { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: start };
+    const from = opts.since
+      ? { deliver_policy: DeliverPolicy.StartTime, opt_start_time: opts.since.toISOString() }
+      : { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: start };
     const events: StoredEvent[] = [];
     let lastLooked = 0;
-    pages: for await (const page of this.pages({ filter_subjects: opts.runId ? runSubject(opts.runId) : ALL_RUNS, ...from }, Math.min(1000, opts.limit * 2), lastSeq)) {
+    pages: for await (const page of this.pages(
+      { filter_subjects: opts.runId ? runSubject(opts.runId) : ALL_RUNS, ...from },
+      Math.min(1000, opts.limit * 2),
+      lastSeq,
+    )) {
       for (const m of page) {
         lastLooked = m.seq;
-        for (const event of this.parsed(m.string(), m.seq, m.subject)) if (!opts.types || opts.types.includes(event.type)) events.push(event);
+        for (const event of this.parsed(m.string(), m.seq, m.subject))
+          if (!opts.types || opts.types.includes(event.type)) events.push(event);
         if (events.length >= opts.limit) break pages;
       }
     }
@@ -125,7 +144,11 @@ export class JetStreamEventStore implements EventStore {
     const until = range.untilSeq ?? (await this.lastSeq());
     if (range.fromSeq > until) return 0;
     let handed = 0;
-    for await (const page of this.pages({ filter_subjects: ALL_RUNS, deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: range.fromSeq }, range.batchSize ?? SCAN_BATCH, until)) {
+    for await (const page of this.pages(
+      { filter_subjects: ALL_RUNS, deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: range.fromSeq },
+      range.batchSize ?? SCAN_BATCH,
+      until,
+    )) {
       const events = page.flatMap((m) => this.parsed(m.string(), m.seq, m.subject));
       if (events.length > 0) await onBatch(events);
       handed += events.length;
@@ -137,7 +160,11 @@ export class JetStreamEventStore implements EventStore {
    * The stream's messages up to sequence `until`, a fetched page at a time, from one ordered consumer
    * (a consumer per page would cost three API round trips a page), deleted when the reader stops.
    */
-  private async *pages(config: Partial<OrderedConsumerOptions>, pageSize: number, until: number): AsyncGenerator<JsMsg[]> {
+  private async *pages(
+    config: Partial<OrderedConsumerOptions>,
+    pageSize: number,
+    until: number,
+  ): AsyncGenerator<JsMsg[]> {
     const consumer = await this.js.consumers.get(this.streams.events, config);
     try {
       for (let done = false; !done;) {
@@ -159,7 +186,9 @@ export class JetStreamEventStore implements EventStore {
   async follow(opts: FollowOptions): Promise<void> {
     const consumer = await this.js.consumers.get(this.streams.events, {
       filter_subjects: opts.runId ? runSubject(opts.runId) : ALL_RUNS,
-      ...(opts.afterSeq === undefined ? { deliver_policy: DeliverPolicy.All } : { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: opts.afterSeq + 1 }),
+      ...(opts.afterSeq === undefined
+        ? { deliver_policy: DeliverPolicy.All }
+        : { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: opts.afterSeq + 1 }),
     });
     const messages = await consumer.consume({ max_messages: 256 });
     const stop = () => void messages.close().catch(() => undefined);
@@ -184,13 +213,21 @@ export class JetStreamEventStore implements EventStore {
     let expected = expectedLastSeq;
     for (const event of events) {
       try {
-        const ack = await this.js.publish(runSubject(runId), JSON.stringify(event), { msgID: event.id, expect: { lastSubjectSequence: expected } });
+        const ack = await this.js.publish(runSubject(runId), JSON.stringify(event), {
+          msgID: event.id,
+          expect: { lastSubjectSequence: expected },
+        });
         if (ack.duplicate) throw new ConcurrencyConflict(runId);
         const appended = { ...event, seq: ack.seq };
         stored.push(appended);
         // The publish was accepted only if `expected` was the subject's last sequence: a history kept up to it (or
         // none, for a new run) plus this event is the run's whole history, without a read.
-        const before = expected === 0 ? [] : this.histories.get(runId)?.lastSeq === expected ? this.histories.get(runId)!.events : undefined;
+        const before =
+          expected === 0
+            ? []
+            : this.histories.get(runId)?.lastSeq === expected
+              ? this.histories.get(runId)!.events
+              : undefined;
         if (before) this.keep(runId, { events: [...before, appended], lastSeq: ack.seq });
         expected = ack.seq;
       } catch (e) {

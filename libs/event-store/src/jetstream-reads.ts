@@ -10,7 +10,12 @@ const EMPTY_FETCHES_ALLOWED = 5;
  * remain, and a run folded from a partial history would look one step behind (its step would then be
  * skipped as already done). So the read goes on until `untilSeq` or fails.
  */
-export async function readSubject(js: JetStreamClient, stream: string, subject: string, untilSeq: number): Promise<Array<{ seq: number; subject: string; data: string }>> {
+export async function readSubject(
+  js: JetStreamClient,
+  stream: string,
+  subject: string,
+  untilSeq: number,
+): Promise<Array<{ seq: number; subject: string; data: string }>> {
   const consumer = await js.consumers.get(stream, { filter_subjects: subject, deliver_policy: DeliverPolicy.All });
   const out: Array<{ seq: number; subject: string; data: string }> = [];
   try {
@@ -27,5 +32,7 @@ export async function readSubject(js: JetStreamClient, stream: string, subject: 
   } finally {
     await consumer.delete().catch(() => undefined);
   }
-  throw new Error(`reading ${subject} of ${stream} stopped at sequence ${out.at(-1)?.seq ?? 0} before ${untilSeq}; try again`);
+  throw new Error(
+    `reading ${subject} of ${stream} stopped at sequence ${out.at(-1)?.seq ?? 0} before ${untilSeq}; try again`,
+  );
 }

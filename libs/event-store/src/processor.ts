@@ -78,7 +78,11 @@ export class JetStreamProcessor {
 
   private ensureConsumer(): Promise<Consumer> {
     const maxAckPending = this.opts.maxAckPending ?? Math.max(this.opts.concurrency * this.batchSize * 4, 16);
-    return this.consumers.durable(this.opts.durable, { filterSubject: this.opts.filterSubject, ackWaitMs: this.opts.ackWaitMs, maxAckPending });
+    return this.consumers.durable(this.opts.durable, {
+      filterSubject: this.opts.filterSubject,
+      ackWaitMs: this.opts.ackWaitMs,
+      maxAckPending,
+    });
   }
 
   /** After a failed fetch: a consumer someone deleted is created again (it starts from the first event; handlers are idempotent). */
@@ -89,7 +93,8 @@ export class JetStreamProcessor {
   }
 
   private async freeSlot(): Promise<void> {
-    while (!this.stopped && this.inFlight.size >= this.opts.concurrency) await Promise.race([this.stopSignal, ...[...this.inFlight].map((f) => f.done)]);
+    while (!this.stopped && this.inFlight.size >= this.opts.concurrency)
+      await Promise.race([this.stopSignal, ...[...this.inFlight].map((f) => f.done)]);
   }
 
   private async pump(initial: Consumer) {
@@ -98,7 +103,10 @@ export class JetStreamProcessor {
       await this.freeSlot();
       if (this.stopped) break;
       try {
-        const messages = await consumer.fetch({ max_messages: (this.opts.concurrency - this.inFlight.size) * this.batchSize, expires: 5000 });
+        const messages = await consumer.fetch({
+          max_messages: (this.opts.concurrency - this.inFlight.size) * this.batchSize,
+          expires: 5000,
+        });
         this.messages = messages;
         let batch: JsMsg[] = [];
         for await (const msg of messages) {
@@ -133,8 +141,13 @@ export class JetStreamProcessor {
         continue;
       }
       // Retrying cannot turn it into an event: report it, acknowledge it and go on.
-      this.logger.warn({ ...parsed.invalid, consumer: this.opts.durable }, 'skipping a message that is not a scaffold event');
-      await this.opts.onInvalid?.(parsed.invalid).catch((e) => this.logger.error({ err: String(e), seq: msg.seq }, 'could not record a skipped message'));
+      this.logger.warn(
+        { ...parsed.invalid, consumer: this.opts.durable },
+        'skipping a message that is not a scaffold event',
+      );
+      await this.opts
+        .onInvalid?.(parsed.invalid)
+        .catch((e) => this.logger.error({ err: String(e), seq: msg.seq }, 'could not record a skipped message'));
       msg.ack();
     }
     const valid = messages.filter((m) => deliveries.some((d) => d.event.seq === m.seq));
@@ -145,7 +158,10 @@ export class JetStreamProcessor {
   }
 
   private async run(flight: InFlight, deliveries: Delivery[]) {
-    const keepAlive = setInterval(() => flight.messages.forEach((m) => m.working()), Math.max(1000, Math.floor(this.opts.ackWaitMs / 3)));
+    const keepAlive = setInterval(
+      () => flight.messages.forEach((m) => m.working()),
+      Math.max(1000, Math.floor(this.opts.ackWaitMs / 3)),
+    );
     let disposition: Disposition;
     try {
       disposition = await this.handler(deliveries);

@@ -26,7 +26,12 @@ export function parseLogEntry(text: string): RunLogEntry | null {
   if (!value || typeof value !== 'object') return null;
   const entry = value as Record<string, unknown>;
   if (!LOG_FIELDS.every((f) => typeof entry[f] === 'string')) return null;
-  return { time: entry.time as string, level: entry.level as string, step: entry.step as string, msg: entry.msg as string };
+  return {
+    time: entry.time as string,
+    level: entry.level as string,
+    step: entry.step as string,
+    msg: entry.msg as string,
+  };
 }
 
 /**
@@ -46,7 +51,8 @@ export function formatLogLine(e: RunLogEntry): string {
 const LINE_BREAKING = /[\u0000-\u0008\u000a-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
 const ESCAPES: Record<string, string> = { '\n': '\\n', '\r': '\\r' };
 
-const oneLine = (s: string) => s.replace(LINE_BREAKING, (c) => ESCAPES[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+const oneLine = (s: string) =>
+  s.replace(LINE_BREAKING, (c) => ESCAPES[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 
 /** The runs' log lines (not events: an age limit, no concurrency check), redacted before they get here. */
 export interface RunLogStore {
@@ -73,7 +79,9 @@ export class JetStreamRunLogStore implements RunLogStore {
     const jsm = await (this.manager ??= jetstreamManager(this.nc));
     const last = await jsm.streams.getMessage(this.streams.logs, { last_by_subj: logSubject(runId) });
     if (!last) return [];
-    const entries = (await readSubject(this.js, this.streams.logs, logSubject(runId), last.seq)).map((m) => parseLogEntry(m.data));
+    const entries = (await readSubject(this.js, this.streams.logs, logSubject(runId), last.seq)).map((m) =>
+      parseLogEntry(m.data),
+    );
     return entries.filter((e): e is RunLogEntry => e !== null);
   }
 }

@@ -21,23 +21,48 @@ class BehindOnce extends InMemoryEventStore {
 }
 
 /** The stale read stops the pass before its clone: a clone would be a test error. */
-const noClones = { clone: () => Promise.reject(new Error('no clone expected')), withScratchClone: () => Promise.reject(new Error('no clone expected')) };
+const noClones = {
+  clone: () => Promise.reject(new Error('no clone expected')),
+  withScratchClone: () => Promise.reject(new Error('no clone expected')),
+};
 
 describe('a read that is behind an event already delivered', () => {
   it('handleCommand refuses to decide on it when told the sequence the caller has seen', async () => {
     const store = new BehindOnce();
     const runId = randomUUID();
-    const [requested] = (await handleCommand(store, runDecider, runId, { type: 'RequestScaffold', data: SCAFFOLD_REQUEST })).appended;
+    const [requested] = (
+      await handleCommand(store, runDecider, runId, { type: 'RequestScaffold', data: SCAFFOLD_REQUEST })
+    ).appended;
     store.behind = 1;
-    await expect(handleCommand(store, runDecider, runId, { type: 'RequestCancel', requestedBy: 'ops' }, { seenSeq: requested.seq })).rejects.toThrow(StaleRead);
+    await expect(
+      handleCommand(
+        store,
+        runDecider,
+        runId,
+        { type: 'RequestCancel', requestedBy: 'ops' },
+        { seenSeq: requested.seq },
+      ),
+    ).rejects.toThrow(StaleRead);
     // Read again: the event is there, the decision is made.
-    expect((await handleCommand(store, runDecider, runId, { type: 'RequestCancel', requestedBy: 'ops' }, { seenSeq: requested.seq })).appended).toHaveLength(1);
+    expect(
+      (
+        await handleCommand(
+          store,
+          runDecider,
+          runId,
+          { type: 'RequestCancel', requestedBy: 'ops' },
+          { seenSeq: requested.seq },
+        )
+      ).appended,
+    ).toHaveLength(1);
   });
 
   it('a step worker does not acknowledge its trigger as "already done" on a stale read: the delivery comes back', async () => {
     const store = new BehindOnce();
     const runId = randomUUID();
-    const [requested] = (await handleCommand(store, runDecider, runId, { type: 'RequestScaffold', data: SCAFFOLD_REQUEST })).appended;
+    const [requested] = (
+      await handleCommand(store, runDecider, runId, { type: 'RequestScaffold', data: SCAFFOLD_REQUEST })
+    ).appended;
     const silent = { info: () => undefined, warn: () => undefined, error: () => undefined };
     const infra = new StepProcessor(LOCAL_STEP_HANDLERS[0], {
       store,

@@ -1,5 +1,12 @@
 import type { NatsConnection } from '@nats-io/nats-core';
-import { DiscardPolicy, JetStreamApiError, jetstreamManager, RetentionPolicy, StorageType, StreamConfig } from '@nats-io/jetstream';
+import {
+  DiscardPolicy,
+  JetStreamApiError,
+  jetstreamManager,
+  RetentionPolicy,
+  StorageType,
+  StreamConfig,
+} from '@nats-io/jetstream';
 import { DEFAULT_STREAMS, StreamNames } from './streams';
 
 const STREAM_NOT_FOUND = 10059;
@@ -17,16 +24,31 @@ export function serverAtLeast(version: string, min: number[] = MIN_SERVER): bool
 /** Every process checks the server before it reads or writes: JetStream features of 2.9 are required. */
 export function requireJetStreamServer(nc: NatsConnection): void {
   const version = nc.info?.version ?? '0.0.0';
-  if (!serverAtLeast(version)) throw new Error(`nats-server ${version} is too old: JetStream features of 2.9 are required`);
+  if (!serverAtLeast(version))
+    throw new Error(`nats-server ${version} is too old: JetStream features of 2.9 are required`);
 }
 
 /** The three streams as the service wants them; `replicas` is STREAM_REPLICAS. */
-export function streamConfigs(replicas: number, streams: StreamNames = DEFAULT_STREAMS): Array<Partial<StreamConfig> & { name: string; subjects: string[] }> {
-  const base = { storage: StorageType.File, retention: RetentionPolicy.Limits, discard: DiscardPolicy.Old, num_replicas: replicas };
+export function streamConfigs(
+  replicas: number,
+  streams: StreamNames = DEFAULT_STREAMS,
+): Array<Partial<StreamConfig> & { name: string; subjects: string[] }> {
+  const base = {
+    storage: StorageType.File,
+    retention: RetentionPolicy.Limits,
+    discard: DiscardPolicy.Old,
+    num_replicas: replicas,
+  };
   return [
     { ...base, name: streams.events, subjects: ['scaffold.run.>'], duplicate_window: 5 * 60 * SECONDS },
     { ...base, name: streams.logs, subjects: ['scaffold.logs.>'], max_age: 30 * 24 * 3600 * SECONDS },
-    { ...base, name: streams.inputs, subjects: ['scaffold.input.>'], max_age: 90 * 24 * 3600 * SECONDS, max_msgs_per_subject: 1 },
+    {
+      ...base,
+      name: streams.inputs,
+      subjects: ['scaffold.input.>'],
+      max_age: 90 * 24 * 3600 * SECONDS,
+      max_msgs_per_subject: 1,
+    },
   ];
 }
 

@@ -1,4 +1,11 @@
-import { AckPolicy, Consumer, DeliverPolicy, JetStreamApiError, JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
+import {
+  AckPolicy,
+  Consumer,
+  DeliverPolicy,
+  JetStreamApiError,
+  JetStreamClient,
+  JetStreamManager,
+} from '@nats-io/jetstream';
 
 const CONSUMER_NOT_FOUND = 10014;
 
@@ -101,7 +108,14 @@ export class StreamConsumers {
     }
     const { state, config } = info;
     return {
-      stream: { name: config.name, messages: state.messages, firstSeq: state.first_seq, lastSeq: state.last_seq, bytes: state.bytes, replicas: config.num_replicas },
+      stream: {
+        name: config.name,
+        messages: state.messages,
+        firstSeq: state.first_seq,
+        lastSeq: state.last_seq,
+        bytes: state.bytes,
+        replicas: config.num_replicas,
+      },
       consumers,
     };
   }

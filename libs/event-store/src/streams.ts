@@ -4,7 +4,11 @@ export interface StreamNames {
   inputs: string;
 }
 
-export const DEFAULT_STREAMS: StreamNames = { events: 'SCAFFOLD_EVENTS', logs: 'SCAFFOLD_LOGS', inputs: 'SCAFFOLD_INPUTS' };
+export const DEFAULT_STREAMS: StreamNames = {
+  events: 'SCAFFOLD_EVENTS',
+  logs: 'SCAFFOLD_LOGS',
+  inputs: 'SCAFFOLD_INPUTS',
+};
 
 /** All events of one run share one subject, so the server can check the run's last sequence. */
 export const runSubject = (runId: string) => `scaffold.run.${runId}`;

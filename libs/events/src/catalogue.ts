@@ -39,7 +39,10 @@ export interface EventDataByType {
   ScaffoldRequested: ScaffoldRequestedData;
   /** unchanged: the branch already held this tree, so nothing was committed (commit is the branch head). */
   InfraPushed: { commit: string; files_changed: number; unchanged?: boolean };
-  SealedSecretsReady: { source: 'given_certificate' | 'cluster'; controller: { namespace: string; name: string } | null };
+  SealedSecretsReady: {
+    source: 'given_certificate' | 'cluster';
+    controller: { namespace: string; name: string } | null;
+  };
   CertFetched: { fingerprint_sha256: string; not_after: string };
   FullPushed: { commit: string; objects_sealed: number; unchanged?: boolean };
   ScaffoldSucceeded: { infra_commit: string; full_commit: string };

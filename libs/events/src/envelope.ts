@@ -6,10 +6,23 @@ import { EventDraft, EventType, isEventType, ScaffoldEvent, StoredEvent } from '
 import { checkEventData, CURRENT_VERSION, upcastData } from './schemas';
 
 /** Stamps a draft with identity, time and the current schema version; refuses data that breaks its schema. */
-export function stamp(draft: EventDraft, runId: string, id: string, time: Date, causationId: string | null): ScaffoldEvent {
+export function stamp(
+  draft: EventDraft,
+  runId: string,
+  id: string,
+  time: Date,
+  causationId: string | null,
+): ScaffoldEvent {
   const problem = checkEventData(draft.type, draft.data);
   if (problem) throw new Error(`refusing to append an invalid event: ${problem}`);
-  return { ...draft, id, schema_version: CURRENT_VERSION[draft.type], run_id: runId, time: time.toISOString(), causation_id: causationId } as ScaffoldEvent;
+  return {
+    ...draft,
+    id,
+    schema_version: CURRENT_VERSION[draft.type],
+    run_id: runId,
+    time: time.toISOString(),
+    causation_id: causationId,
+  } as ScaffoldEvent;
 }
 
 /** Parses a stored envelope of any version, upcasts it to the current one and validates it. */
@@ -20,9 +33,11 @@ export function parseEvent(json: string, seq: number, subject?: string): StoredE
   } catch {
     throw new Error(`stream message ${seq} is not JSON`);
   }
-  if (!e || !isEventType(e.type) || typeof e.run_id !== 'string' || typeof e.id !== 'string') throw new Error(`stream message ${seq} is not a scaffold event`);
+  if (!e || !isEventType(e.type) || typeof e.run_id !== 'string' || typeof e.id !== 'string')
+    throw new Error(`stream message ${seq} is not a scaffold event`);
   // An event is stored on its run's subject; one that names another run is not this run's.
-  if (subject !== undefined && subject !== `scaffold.run.${e.run_id}`) throw new Error(`stream message ${seq} on ${subject} names run ${e.run_id}`);
+  if (subject !== undefined && subject !== `scaffold.run.${e.run_id}`)
+    throw new Error(`stream message ${seq} on ${subject} names run ${e.run_id}`);
   const version = Number.isInteger(e.schema_version) ? e.schema_version : 1;
   const data = upcastData(e.type, version, e.data);
   const problem = checkEventData(e.type, data);
@@ -38,7 +53,11 @@ export interface InvalidStreamMessage {
 }
 
 /** parseEvent for readers that must go on past a bad message: the event, or why the message is none. */
-export function tryParseEvent(json: string, seq: number, subject: string): { event: StoredEvent } | { invalid: InvalidStreamMessage } {
+export function tryParseEvent(
+  json: string,
+  seq: number,
+  subject: string,
+): { event: StoredEvent } | { invalid: InvalidStreamMessage } {
   try {
     return { event: parseEvent(json, seq, subject) };
   } catch (e) {

@@ -8,7 +8,12 @@ import type { EventType } from './catalogue';
  */
 const str = { type: 'string' } as const;
 const step = { enum: ['infra-pass', 'sealed-secrets-wait', 'cert-fetch', 'full-pass'] } as const;
-const obj = (properties: Record<string, unknown>, required = Object.keys(properties)) => ({ type: 'object', additionalProperties: false, required, properties });
+const obj = (properties: Record<string, unknown>, required = Object.keys(properties)) => ({
+  type: 'object',
+  additionalProperties: false,
+  required,
+  properties,
+});
 const controller = obj({ namespace: str, name: str });
 
 export const CURRENT_VERSION: Record<EventType, number> = {
@@ -55,17 +60,31 @@ export const DATA_SCHEMAS: Record<EventType, object> = {
     ['cluster_name', 'domain', 'region', 'acme_email', 'repo_url', 'branch', 'requested_by', 'target'],
   ),
   // unchanged is optional: events written before it existed stay valid at version 1.
-  InfraPushed: obj({ commit: str, files_changed: { type: 'integer' }, unchanged: { type: 'boolean' } }, ['commit', 'files_changed']),
+  InfraPushed: obj({ commit: str, files_changed: { type: 'integer' }, unchanged: { type: 'boolean' } }, [
+    'commit',
+    'files_changed',
+  ]),
   // v2: which controller was found (null when the certificate came with the request).
-  SealedSecretsReady: obj({ source: { enum: ['given_certificate', 'cluster'] }, controller: { oneOf: [{ type: 'null' }, controller] } }),
+  SealedSecretsReady: obj({
+    source: { enum: ['given_certificate', 'cluster'] },
+    controller: { oneOf: [{ type: 'null' }, controller] },
+  }),
   CertFetched: obj({ fingerprint_sha256: str, not_after: str }),
-  FullPushed: obj({ commit: str, objects_sealed: { type: 'integer' }, unchanged: { type: 'boolean' } }, ['commit', 'objects_sealed']),
+  FullPushed: obj({ commit: str, objects_sealed: { type: 'integer' }, unchanged: { type: 'boolean' } }, [
+    'commit',
+    'objects_sealed',
+  ]),
   ScaffoldSucceeded: obj({ infra_commit: str, full_commit: str }),
   StepFailed: obj({ step, attempt: { type: 'integer', minimum: 1 }, reason: str, will_retry: { type: 'boolean' } }),
   ScaffoldFailed: obj({ step, reason: str }),
   ScaffoldCancelRequested: obj({ requested_by: str }),
   ScaffoldCancelled: obj({ step: { oneOf: [{ type: 'null' }, step] } }),
-  StepProgress: obj({ step, waited_ms: { type: 'integer', minimum: 0 }, deadline_ms: { type: 'integer', minimum: 0 }, seen: str }),
+  StepProgress: obj({
+    step,
+    waited_ms: { type: 'integer', minimum: 0 },
+    deadline_ms: { type: 'integer', minimum: 0 },
+    seen: str,
+  }),
   StepRedriveRequested: obj({ step, requested_by: str }),
 };
 
@@ -77,7 +96,9 @@ export const UPCASTERS: Partial<Record<EventType, Record<number, Upcaster>>> = {
 };
 
 const ajv = new Ajv({ strict: true, allErrors: false });
-const validators = new Map<EventType, ValidateFunction>(Object.entries(DATA_SCHEMAS).map(([t, s]) => [t as EventType, ajv.compile(s)]));
+const validators = new Map<EventType, ValidateFunction>(
+  Object.entries(DATA_SCHEMAS).map(([t, s]) => [t as EventType, ajv.compile(s)]),
+);
 
 export function upcastData(type: EventType, version: number, data: unknown): unknown {
   let v = version;
@@ -88,7 +109,8 @@ export function upcastData(type: EventType, version: number, data: unknown): unk
     d = up(d);
     v++;
   }
-  if (v > CURRENT_VERSION[type]) throw new Error(`${type} v${v} is newer than this build understands (v${CURRENT_VERSION[type]})`);
+  if (v > CURRENT_VERSION[type])
+    throw new Error(`${type} v${v} is newer than this build understands (v${CURRENT_VERSION[type]})`);
   return d;
 }
 

@@ -53,7 +53,14 @@ describe('ArtifactGenerator copy rules', () => {
   });
 
   it('refuses rules it cannot reproduce', () => {
-    expect(() => generatedArtifacts({ spec: { artifacts: [{ name: 'x', copy: [{ from: '@repo/a/**/b.yaml', to: '@artifact/' }] }] } }, 'f')).toThrow(GeneratorInputError);
-    expect(() => generatedArtifacts({ spec: { artifacts: [{ name: 'x', copy: [{ from: 'apps/**', to: '@artifact/' }] }] } }, 'f')).toThrow('is not "@<source>/<path>"');
+    expect(() =>
+      generatedArtifacts(
+        { spec: { artifacts: [{ name: 'x', copy: [{ from: '@repo/a/**/b.yaml', to: '@artifact/' }] }] } },
+        'f',
+      ),
+    ).toThrow(GeneratorInputError);
+    expect(() =>
+      generatedArtifacts({ spec: { artifacts: [{ name: 'x', copy: [{ from: 'apps/**', to: '@artifact/' }] }] } }, 'f'),
+    ).toThrow('is not "@<source>/<path>"');
   });
 });

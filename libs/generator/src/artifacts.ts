@@ -9,7 +9,8 @@ import { dirname, join, posix } from 'node:path';
 import { GeneratorInputError } from './errors';
 import { normalizePath } from './flux-sync';
 
-export const isArtifactGenerator = (b: any) => b?.kind === 'ArtifactGenerator' && /^source\.extensions\.fluxcd\.io\//.test(String(b?.apiVersion));
+export const isArtifactGenerator = (b: any) =>
+  b?.kind === 'ArtifactGenerator' && /^source\.extensions\.fluxcd\.io\//.test(String(b?.apiVersion));
 
 export interface CopyRule {
   /** Source alias (`monorepo` in `@monorepo/apps/**`). */
@@ -35,14 +36,20 @@ const ARTIFACT_REF = /^@artifact\/(.*)$/;
 function parseRule(entry: any, where: string): CopyRule {
   const from = SOURCE_REF.exec(String(entry?.from ?? ''));
   const to = ARTIFACT_REF.exec(String(entry?.to ?? ''));
-  if (!from || !to) throw new GeneratorInputError(`${where}: copy ${JSON.stringify(entry)} is not "@<source>/<path>" to "@artifact/<path>"`);
+  if (!from || !to)
+    throw new GeneratorInputError(
+      `${where}: copy ${JSON.stringify(entry)} is not "@<source>/<path>" to "@artifact/<path>"`,
+    );
   const parts = from[2].split('/').filter(Boolean);
   const last = parts[parts.length - 1] ?? '';
   const glob = last.includes('*') ? last : undefined;
   if (glob !== undefined && glob !== '**' && !/^[^*/]*\*[^*/]*$/.test(glob)) {
-    throw new GeneratorInputError(`${where}: copy from ${entry.from}: the generator reproduces "<dir>/**", "<dir>/*.<ext>" and plain paths`);
+    throw new GeneratorInputError(
+      `${where}: copy from ${entry.from}: the generator reproduces "<dir>/**", "<dir>/*.<ext>" and plain paths`,
+    );
   }
-  if (parts.slice(0, -1).some((p) => p.includes('*'))) throw new GeneratorInputError(`${where}: copy from ${entry.from}: only the last part may be a glob`);
+  if (parts.slice(0, -1).some((p) => p.includes('*')))
+    throw new GeneratorInputError(`${where}: copy from ${entry.from}: only the last part may be a glob`);
   return {
     alias: from[1],
     from: (glob ? parts.slice(0, -1) : parts).join('/'),
@@ -54,12 +61,19 @@ function parseRule(entry: any, where: string): CopyRule {
 
 /** The artifacts an ArtifactGenerator produces from the given source aliases (the repository's own). */
 export function generatedArtifacts(body: any, where: string): GeneratedArtifact[] {
-  return (body.spec?.artifacts ?? []).map((a: any) => ({ name: String(a?.name), rules: (a?.copy ?? []).map((c: any) => parseRule(c, `${where} artifact ${a?.name}`)) }));
+  return (body.spec?.artifacts ?? []).map((a: any) => ({
+    name: String(a?.name),
+    rules: (a?.copy ?? []).map((c: any) => parseRule(c, `${where} artifact ${a?.name}`)),
+  }));
 }
 
 /** The aliases of an ArtifactGenerator that name GitRepositories (whose paths are repository paths). */
 export function gitSourceAliases(body: any): Map<string, string> {
-  return new Map((body.spec?.sources ?? []).filter((s: any) => s?.kind === 'GitRepository').map((s: any) => [String(s.alias), String(s.name)]));
+  return new Map(
+    (body.spec?.sources ?? [])
+      .filter((s: any) => s?.kind === 'GitRepository')
+      .map((s: any) => [String(s.alias), String(s.name)]),
+  );
 }
 
 /**
@@ -68,7 +82,9 @@ export function gitSourceAliases(body: any): Map<string, string> {
  */
 export function repositoryPathOf(artifact: GeneratedArtifact, path: string): string | undefined {
   const norm = normalizePath(path).replace(/^\.$/, '');
-  const covering = artifact.rules.filter((r) => r.glob === '**' && (r.to === '' || norm === r.to || norm.startsWith(r.to + '/'))).sort((a, b) => b.to.length - a.to.length)[0];
+  const covering = artifact.rules
+    .filter((r) => r.glob === '**' && (r.to === '' || norm === r.to || norm.startsWith(r.to + '/')))
+    .sort((a, b) => b.to.length - a.to.length)[0];
   if (!covering) return undefined;
   const rest = covering.to === '' ? norm : norm.slice(covering.to.length).replace(/^\//, '');
   return posix.join(covering.from, rest).replace(/\/$/, '') || '.';
@@ -77,7 +93,9 @@ export function repositoryPathOf(artifact: GeneratedArtifact, path: string): str
 /** Whether some copy rule writes into (or below) `path` of the artifact. */
 export function artifactHolds(artifact: GeneratedArtifact, path: string): boolean {
   const norm = normalizePath(path).replace(/^\.$/, '');
-  return artifact.rules.some((r) => r.to === '' || norm === '' || norm === r.to || norm.startsWith(r.to + '/') || r.to.startsWith(norm + '/'));
+  return artifact.rules.some(
+    (r) => r.to === '' || norm === '' || norm === r.to || norm.startsWith(r.to + '/') || r.to.startsWith(norm + '/'),
+  );
 }
 
 /**
@@ -88,14 +106,16 @@ export function materialise(artifact: GeneratedArtifact, resolve: (repoPath: str
   mkdirSync(into, { recursive: true });
   for (const rule of artifact.rules) {
     const source = resolve(rule.from);
-    if (!existsSync(source)) throw new GeneratorInputError(`artifact ${artifact.name}: ${rule.from} does not exist in the repository`);
+    if (!existsSync(source))
+      throw new GeneratorInputError(`artifact ${artifact.name}: ${rule.from} does not exist in the repository`);
     const target = join(into, rule.to);
     if (rule.glob === '**') {
       cpSync(source, target, { recursive: true, filter: (src) => !/(^|\/)\.[^/]*$/.test(src.slice(source.length)) });
     } else if (rule.glob !== undefined) {
       const pattern = new RegExp(`^${rule.glob.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace('*', '[^/]*')}$`);
       mkdirSync(target, { recursive: true });
-      for (const name of readdirSync(source).filter((n) => pattern.test(n) && statSync(join(source, n)).isFile())) cpSync(join(source, name), join(target, name));
+      for (const name of readdirSync(source).filter((n) => pattern.test(n) && statSync(join(source, n)).isFile()))
+        cpSync(join(source, name), join(target, name));
     } else {
       const destination = rule.toFolder ? join(target, posix.basename(rule.from)) : target;
       mkdirSync(dirname(destination), { recursive: true });

@@ -7,7 +7,14 @@ import { SEALING_SCOPES, SealingScope } from '../../sealing/src';
 import { parseSuppliedCredentials, SuppliedCredentials } from './credential-plan';
 import type { RegistryCredentials } from './credentials';
 import { GeneratorInputError } from './errors';
-import { generate, GenerateOptions, GenerateSummary, SHIPPED_PHASED_TEMPLATE, SHIPPED_SOPS_TEMPLATE, SHIPPED_TEMPLATE } from './generate';
+import {
+  generate,
+  GenerateOptions,
+  GenerateSummary,
+  SHIPPED_PHASED_TEMPLATE,
+  SHIPPED_SOPS_TEMPLATE,
+  SHIPPED_TEMPLATE,
+} from './generate';
 import { preview, PreviewChange } from './preview';
 
 const HELP = `generate-gitops-env: write a customer-specific Flux CD tree to clusters/<cluster-name>/
@@ -109,12 +116,14 @@ function registryFrom(env: NodeJS.ProcessEnv, authFile: string | undefined): Reg
     } catch {
       throw new GeneratorInputError(`--registry-auth ${authFile} is not JSON`);
     }
-    if (!parsed || typeof parsed.auths !== 'object') throw new GeneratorInputError(`--registry-auth ${authFile} has no "auths" object`);
+    if (!parsed || typeof parsed.auths !== 'object')
+      throw new GeneratorInputError(`--registry-auth ${authFile} has no "auths" object`);
     return { dockerConfigJson: text };
   }
   const { REGISTRY_SERVER: server, REGISTRY_USERNAME: username, REGISTRY_PASSWORD: password } = env;
   if (!server && !username && !password) return undefined;
-  if (!server || !username || !password) throw new GeneratorInputError('set all of REGISTRY_SERVER, REGISTRY_USERNAME and REGISTRY_PASSWORD, or none');
+  if (!server || !username || !password)
+    throw new GeneratorInputError('set all of REGISTRY_SERVER, REGISTRY_USERNAME and REGISTRY_PASSWORD, or none');
   return { server, username, password };
 }
 
@@ -123,7 +132,8 @@ function suppliedFrom(file: string | undefined): SuppliedCredentials | undefined
   if (!file) return undefined;
   let text: string;
   try {
-    if ((statSync(file).mode & 0o077) !== 0) throw new GeneratorInputError(`--credentials ${file} is readable by group or others: chmod 600 it`);
+    if ((statSync(file).mode & 0o077) !== 0)
+      throw new GeneratorInputError(`--credentials ${file} is readable by group or others: chmod 600 it`);
     text = readFileSync(file, 'utf8');
   } catch (e) {
     if (e instanceof GeneratorInputError) throw e;
@@ -163,12 +173,18 @@ function describeChanges(changes: PreviewChange[]): string {
 
 /** The credential plan, a line per key (classes only). */
 function describePlan(summary: GenerateSummary): string {
-  return summary.credential_plan.map((e) => `  credential ${e.namespace}/${e.name}/${e.key}: ${e.class}${e.from ? ` (from ${e.from.join(', ')})` : ''}\n`).join('');
+  return summary.credential_plan
+    .map(
+      (e) =>
+        `  credential ${e.namespace}/${e.name}/${e.key}: ${e.class}${e.from ? ` (from ${e.from.join(', ')})` : ''}\n`,
+    )
+    .join('');
 }
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
-const schemaCounts = (summary: GenerateSummary) => (summary.schema_checked ? `, ${plural(summary.schema_checked.objects, 'object')} against their schemas` : '');
+const schemaCounts = (summary: GenerateSummary) =>
+  summary.schema_checked ? `, ${plural(summary.schema_checked.objects, 'object')} against their schemas` : '';
 
 function describe(summary: GenerateSummary): string {
   const lines = [
@@ -183,9 +199,14 @@ function describe(summary: GenerateSummary): string {
         : `  layers: ${summary.layers.join(', ')}`,
     `  kustomizations: ${summary.kustomizations.map((k) => k.name).join(', ')}`,
     `  files written: ${summary.paths_written.length}, removed: ${summary.paths_removed.length}`,
-    ...(summary.shared_paths_copied.length > 0 ? [`  shared folders copied into the repository (they were missing): ${summary.shared_paths_copied.join(', ')}`] : []),
+    ...(summary.shared_paths_copied.length > 0
+      ? [`  shared folders copied into the repository (they were missing): ${summary.shared_paths_copied.join(', ')}`]
+      : []),
     ...summary.ingress_hosts.map((i) => `  ingress ${i.namespace ?? 'default'}/${i.name}: ${i.to.join(', ')}`),
-    ...summary.objects_sealed.map((s) => `  sealed ${s.namespace}/${s.name} (${plural(s.keys.length, 'key')}, ${s.scope}${s.reused ? ', kept' : ''})`),
+    ...summary.objects_sealed.map(
+      (s) =>
+        `  sealed ${s.namespace}/${s.name} (${plural(s.keys.length, 'key')}, ${s.scope}${s.reused ? ', kept' : ''})`,
+    ),
     ...(summary.credential_plan.length > 0 ? [`  credentials: ${planCounts(summary)}`] : []),
     `  validated: ${summary.validated ? plural(summary.validated.length, 'folder') + ' with kustomize' + schemaCounts(summary) : 'no'}`,
     ...summary.warnings.map((w) => `  warning: ${w}`),
@@ -199,13 +220,19 @@ function describe(summary: GenerateSummary): string {
  */
 function sourceUrlFor(given: string | undefined, repoDir: string, templateDir: string): string | undefined {
   if (given !== undefined) {
-    if (hasCredentials(given)) throw new GeneratorInputError('--source-url must not carry credentials: Flux reads them from the GitRepository secretRef');
+    if (hasCredentials(given))
+      throw new GeneratorInputError(
+        '--source-url must not carry credentials: Flux reads them from the GitRepository secretRef',
+      );
     return given;
   }
   const target = originUrl(repoDir);
   const reference = originUrl(templateDir);
   if (!target || (reference && sameRepository(reference, target))) return undefined;
-  if (hasCredentials(target)) throw new GeneratorInputError("--repo's origin remote carries credentials, which would be written into the GitRepository: give --source-url");
+  if (hasCredentials(target))
+    throw new GeneratorInputError(
+      "--repo's origin remote carries credentials, which would be written into the GitRepository: give --source-url",
+    );
   return fluxUrlOf(target);
 }
 
@@ -235,17 +262,22 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
   if (missing.length > 0 || noPass) {
     const problems = [
       ...(missing.length > 0 ? [`missing ${missing.join(', ')}`] : []),
-      ...(noPass ? ['choose a pass: --infra-only (the first pass: no secrets) or --sealing-cert FILE (the full pass)'] : []),
+      ...(noPass
+        ? ['choose a pass: --infra-only (the first pass: no secrets) or --sealing-cert FILE (the full pass)']
+        : []),
     ];
     process.stderr.write(`generate-gitops-env: ${problems.join('; ')}\n${USAGE_LINE}`);
     return 2;
   }
   try {
-    if (values['infra-only'] && values['sealing-cert']) throw new GeneratorInputError('--infra-only and --sealing-cert exclude each other');
+    if (values['infra-only'] && values['sealing-cert'])
+      throw new GeneratorInputError('--infra-only and --sealing-cert exclude each other');
     const backend = values['secrets-backend'] ?? 'sealed-secrets';
-    if (backend !== 'sealed-secrets' && backend !== 'sops') throw new GeneratorInputError('--secrets-backend must be sealed-secrets or sops');
+    if (backend !== 'sealed-secrets' && backend !== 'sops')
+      throw new GeneratorInputError('--secrets-backend must be sealed-secrets or sops');
     const scope = (values.scope ?? 'strict') as SealingScope;
-    if (!SEALING_SCOPES.includes(scope)) throw new GeneratorInputError(`--scope must be one of ${SEALING_SCOPES.join(', ')}`);
+    if (!SEALING_SCOPES.includes(scope))
+      throw new GeneratorInputError(`--scope must be one of ${SEALING_SCOPES.join(', ')}`);
     let sealingCertPem: string | undefined;
     if (values['sealing-cert']) {
       try {
@@ -275,13 +307,21 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
       clusterVars: parsePairs('var', values.var ?? [], 'KEY=VALUE'),
       hostMap: parsePairs('host-map', values['host-map'] ?? [], 'OLD=NEW'),
       referenceDomain: values['reference-domain'],
-      sourceUrl: sourceUrlFor(values['source-url'], resolve(values.repo), values.template ? resolve(values.template) : SHIPPED_TEMPLATE),
+      sourceUrl: sourceUrlFor(
+        values['source-url'],
+        resolve(values.repo),
+        values.template ? resolve(values.template) : SHIPPED_TEMPLATE,
+      ),
       sourceBranch: values['source-branch'],
       validate: !values['no-validate'],
     };
     if (values['dry-run']) {
       const { summary, changes } = await preview(options);
-      process.stdout.write(values.json ? JSON.stringify({ summary, changes }, null, 2) + '\n' : describeChanges(changes) + describe(summary) + describePlan(summary));
+      process.stdout.write(
+        values.json
+          ? JSON.stringify({ summary, changes }, null, 2) + '\n'
+          : describeChanges(changes) + describe(summary) + describePlan(summary),
+      );
       return 0;
     }
     const result = await generate(options);

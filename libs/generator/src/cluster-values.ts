@@ -27,7 +27,12 @@ const CLUSTER_NAME_KEY = /(^|_)CLUSTER(_NAME)?$/i;
  * cluster (sizes, registry, ...): a name under its domain moves to the new domain, its region,
  * ACME e-mail and (under a cluster-name key) its name become the new cluster's.
  */
-export function valueForNewCluster(key: string, value: string, from: ReferenceFacts, to: NewClusterFacts): string | undefined {
+export function valueForNewCluster(
+  key: string,
+  value: string,
+  from: ReferenceFacts,
+  to: NewClusterFacts,
+): string | undefined {
   return (
     (from.domain ? swapDomain(value, from.domain, to.domain) : undefined) ??
     (from.region !== undefined && value === from.region ? to.region : undefined) ??

@@ -7,13 +7,26 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join, posix } from 'node:path';
 import { Document } from 'yaml';
-import { ClusterVarsReference, isInEnv, loadClusterVarsReference, referenceKustomization, VarsKustomization } from './cluster-vars-reference';
+import {
+  ClusterVarsReference,
+  isInEnv,
+  loadClusterVarsReference,
+  referenceKustomization,
+  VarsKustomization,
+} from './cluster-vars-reference';
 import { ReferenceFacts as CommonFacts, valueForNewCluster } from './cluster-values';
 import { Context, SOPS_DECRYPTION_SECRET, usesSops } from './context';
 import { swapDomain } from './domain';
 import { GeneratorInputError, GeneratorValidationError } from './errors';
 import { discoverReferenceDns, isExternalDns, isIssuer, readExternalDns } from './external-dns';
-import { FluxLayerKustomization, isFluxKustomization, isGitRepository, normalizePath, repointGitRepository, setSopsDecryption } from './flux-sync';
+import {
+  FluxLayerKustomization,
+  isFluxKustomization,
+  isGitRepository,
+  normalizePath,
+  repointGitRepository,
+  setSopsDecryption,
+} from './flux-sync';
 import { ingressHosts } from './ingress';
 import { checkConsistentReuse, planCredentials, protectSecret } from './protect';
 import { collectTree, isRemote, ReferenceObject } from './reference';
@@ -63,7 +76,12 @@ export async function generateFromClusterVars(base: Context, ref: ClusterVarsRef
 
   const files = await renderClusterFolder(ctx);
   checkConsistentReuse(ctx);
-  ctx.summary.shared_paths_copied = await stageAndCheck(ctx, files, { root: ref.root, dirs: ref.sharedDirs }, (staging) => validateStaged(ctx, staging));
+  ctx.summary.shared_paths_copied = await stageAndCheck(
+    ctx,
+    files,
+    { root: ref.root, dirs: ref.sharedDirs },
+    (staging) => validateStaged(ctx, staging),
+  );
   planFolder(ctx, ctx.clusterDir, files);
 }
 
@@ -82,7 +100,10 @@ const substitutes = (k: VarsKustomization) => k.substituteFrom.length > 0 || Obj
 /** The reference cluster's domain, region and ACME e-mail, read from what its platform is given. */
 function referenceFacts(ref: ClusterVarsReference, objects: ReferenceObject[]): ReferenceFacts {
   const dns = discoverReferenceDns(objects);
-  if (!dns.domain) throw new GeneratorInputError(`reference environment "${ref.envName}": no external-dns domain filter found to learn its domain from`);
+  if (!dns.domain)
+    throw new GeneratorInputError(
+      `reference environment "${ref.envName}": no external-dns domain filter found to learn its domain from`,
+    );
   const acmeEmails = objects
     .filter((o) => isIssuer(o.body))
     .map((o) => o.body.spec?.acme?.email)
@@ -95,7 +116,11 @@ function referenceFacts(ref: ClusterVarsReference, objects: ReferenceObject[]): 
  * region, ACME e-mail or cluster name move to the new cluster's; the rest (sizes, registry, ...)
  * is inherited and reported as such.
  */
-function newClusterVars(ctx: Context, ref: ClusterVarsReference, facts: ReferenceFacts): { vars: Record<string, string>; inherited: string[] } {
+function newClusterVars(
+  ctx: Context,
+  ref: ClusterVarsReference,
+  facts: ReferenceFacts,
+): { vars: Record<string, string>; inherited: string[] } {
   const given = ctx.opts.clusterVars ?? {};
   const vars: Record<string, string> = {};
   const inherited: string[] = [];
@@ -121,7 +146,9 @@ export interface KnownVariables {
 }
 
 export function knownVariables(ref: ClusterVarsReference): KnownVariables {
-  const used = ref.kustomizations.flatMap((k) => k.objects.flatMap((o) => variableUses(JSON.stringify(o.body)).map((u) => u.name)));
+  const used = ref.kustomizations.flatMap((k) =>
+    k.objects.flatMap((o) => variableUses(JSON.stringify(o.body)).map((u) => u.name)),
+  );
   return { configMap: ref.vars.object.name, names: new Set([...Object.keys(ref.vars.data), ...used]) };
 }
 
@@ -133,14 +160,18 @@ export function knownVariables(ref: ClusterVarsReference): KnownVariables {
 export function givenVarProblem(known: KnownVariables | undefined, given: Record<string, unknown>): VarProblem | null {
   const keys = Object.keys(given);
   if (keys.length === 0) return null;
-  if (!known) return { key: keys[0], problem: 'the reference environment has no cluster-vars ConfigMap substituted by Flux' };
+  if (!known)
+    return { key: keys[0], problem: 'the reference environment has no cluster-vars ConfigMap substituted by Flux' };
   for (const [key, value] of Object.entries(given)) {
-    if (!VARIABLE_NAME.test(key)) return { key, problem: 'not a Flux variable name (letters, digits, _; not starting with a digit)' };
+    if (!VARIABLE_NAME.test(key))
+      return { key, problem: 'not a Flux variable name (letters, digits, _; not starting with a digit)' };
     if (typeof value !== 'string') return { key, problem: 'the value must be a string' };
     // Flux substitutes into YAML text: a line break or control character could add fields to every object.
     // eslint-disable-next-line no-control-regex -- control characters are exactly what this refuses
-    if (/[\u0000-\u001f\u007f]/.test(value)) return { key, problem: 'the value must not contain line breaks or control characters' };
-    if (!known.names.has(key)) return { key, problem: `the reference's ${known.configMap} has no ${key} and no component uses \${${key}}` };
+    if (/[\u0000-\u001f\u007f]/.test(value))
+      return { key, problem: 'the value must not contain line breaks or control characters' };
+    if (!known.names.has(key))
+      return { key, problem: `the reference's ${known.configMap} has no ${key} and no component uses \${${key}}` };
   }
   return null;
 }
@@ -158,7 +189,10 @@ function inheritedWarnings(ref: ClusterVarsReference, inherited: string[]): stri
 
 /** Names of the Secrets an object reads: env and envFrom references, image pull secrets, secret volumes. */
 function secretNamesUsed(node: any, key?: string): string[] {
-  if (Array.isArray(node)) return node.flatMap((item) => (key === 'imagePullSecrets' && typeof item?.name === 'string' ? [item.name] : secretNamesUsed(item)));
+  if (Array.isArray(node))
+    return node.flatMap((item) =>
+      key === 'imagePullSecrets' && typeof item?.name === 'string' ? [item.name] : secretNamesUsed(item),
+    );
   if (!node || typeof node !== 'object') return [];
   const here: string[] = [];
   if ((key === 'secretKeyRef' || key === 'secretRef') && typeof node.name === 'string') here.push(node.name);
@@ -173,7 +207,13 @@ function secretNamesUsed(node: any, key?: string): string[] {
 function earlySecretUses(ref: ClusterVarsReference): string[] {
   const id = (o: ReferenceObject, name: string) => `${o.namespace ?? 'default'}/${name}`;
   const later = new Map(
-    ref.kustomizations.filter((k) => k.fullPass).flatMap((k) => k.objects.filter((o) => o.kind === 'Secret' || o.kind === 'SealedSecret').map((o) => [id(o, o.name), k.name] as const)),
+    ref.kustomizations
+      .filter((k) => k.fullPass)
+      .flatMap((k) =>
+        k.objects
+          .filter((o) => o.kind === 'Secret' || o.kind === 'SealedSecret')
+          .map((o) => [id(o, o.name), k.name] as const),
+      ),
   );
   const warnings = new Set<string>();
   for (const k of ref.kustomizations.filter((k) => !k.fullPass)) {
@@ -186,7 +226,9 @@ function earlySecretUses(ref: ClusterVarsReference): string[] {
         // the Secret, which is harmless unless Flux waits for them before applying what follows.
         if (!dependsOnTransitively(ref, from, k.name)) warnings.add(`${reads}: give ${k.name} dependsOn ${from}`);
         else if (waitsForReady(k))
-          warnings.add(`${reads} only after ${k.name} is ready, and ${k.name} waits for its workloads: set wait: false on ${k.name} or move ${o.kind} ${o.name} after ${from}`);
+          warnings.add(
+            `${reads} only after ${k.name} is ready, and ${k.name} waits for its workloads: set wait: false on ${k.name} or move ${o.kind} ${o.name} after ${from}`,
+          );
       }
     }
   }
@@ -202,7 +244,8 @@ function dependsOnTransitively(ref: ClusterVarsReference, name: string, on: stri
 }
 
 /** A Kustomization Flux reports ready only once its objects are healthy (spec.wait or health checks). */
-const waitsForReady = (k: VarsKustomization) => k.declaration.body.spec?.wait === true || (k.declaration.body.spec?.healthChecks ?? []).length > 0;
+const waitsForReady = (k: VarsKustomization) =>
+  k.declaration.body.spec?.wait === true || (k.declaration.body.spec?.healthChecks ?? []).length > 0;
 
 /** The variables a Kustomization substitutes for the new cluster, or undefined when a source is outside what the generator can see. */
 function variablesFor(ctx: VarsContext, k: VarsKustomization): Record<string, string> | undefined {
@@ -213,7 +256,11 @@ function variablesFor(ctx: VarsContext, k: VarsKustomization): Record<string, st
       continue;
     }
     const found = ctx.ref.applied.find((o) => o.kind === source.kind && o.name === source.name && !o.shared);
-    if (found) vars = { ...vars, ...Object.fromEntries(Object.keys({ ...found.body.data, ...found.body.stringData }).map((key) => [key, ''])) };
+    if (found)
+      vars = {
+        ...vars,
+        ...Object.fromEntries(Object.keys({ ...found.body.data, ...found.body.stringData }).map((key) => [key, ''])),
+      };
     else if (!source.optional) return undefined;
   }
   return { ...vars, ...k.substitute };
@@ -228,12 +275,15 @@ function checkVariablesDefined(ctx: VarsContext) {
   for (const k of ctx.ref.kustomizations.filter(substitutes)) {
     const vars = variablesFor(ctx, k);
     if (!vars) {
-      ctx.summary.warnings.push(`Flux Kustomization ${k.name} substitutes from a source that is not in the repository; its variables were not checked`);
+      ctx.summary.warnings.push(
+        `Flux Kustomization ${k.name} substitutes from a source that is not in the repository; its variables were not checked`,
+      );
       continue;
     }
     for (const o of k.objects.filter((o) => !substitutionDisabled(o.body))) {
       for (const use of variableUses(JSON.stringify(o.body))) {
-        if (!use.hasDefault && !(use.name in vars) && !missing.has(use.name)) missing.set(use.name, `${o.file} (${o.kind} ${o.name})`);
+        if (!use.hasDefault && !(use.name in vars) && !missing.has(use.name))
+          missing.set(use.name, `${o.file} (${o.kind} ${o.name})`);
       }
     }
   }
@@ -253,7 +303,9 @@ function describeOutcome(ctx: VarsContext, before: ReferenceObject[]) {
       const to = ingressHosts(o.body);
       const stray = to.find((h) => swapDomain(h, ctx.opts.domain, ctx.opts.domain) === undefined);
       if (stray) {
-        throw new GeneratorInputError(`${o.file} Ingress ${o.name}: host ${stray} is not under ${ctx.opts.domain}; the shared platform must build its hosts from cluster-vars`);
+        throw new GeneratorInputError(
+          `${o.file} Ingress ${o.name}: host ${stray} is not under ${ctx.opts.domain}; the shared platform must build its hosts from cluster-vars`,
+        );
       }
       if (to.length > 0) ctx.summary.ingress_hosts.push({ name: o.name, namespace: o.namespace, from, to });
     } else if (isExternalDns(o.body)) {
@@ -267,7 +319,8 @@ async function renderClusterFolder(ctx: VarsContext): Promise<Map<string, Buffer
   const { ref } = ctx;
   const fullOnly = fullPassFiles(ctx);
   // An infra pass after a full pass leaves the full pass's files and references alone.
-  const afterFull = ctx.opts.pass === 'infra' && [...fullOnly].some((rel) => existsSync(join(ctx.opts.repoDir, ctx.clusterDir, rel)));
+  const afterFull =
+    ctx.opts.pass === 'infra' && [...fullOnly].some((rel) => existsSync(join(ctx.opts.repoDir, ctx.clusterDir, rel)));
   if (afterFull) ref.kustomizations.forEach((k) => ctx.applied.add(k.name));
   const files = new Map<string, Buffer>();
   for (const rel of ref.envFiles) {
@@ -277,13 +330,18 @@ async function renderClusterFolder(ctx: VarsContext): Promise<Map<string, Buffer
       continue;
     }
     const raw = readFileSync(join(ref.root, ref.envDir, rel));
-    if (rel === ref.rootKustomizationFile) files.set(rel, ctx.opts.pass === 'infra' && !afterFull ? infraRootKustomization(ctx, raw) : raw);
+    if (rel === ref.rootKustomizationFile)
+      files.set(rel, ctx.opts.pass === 'infra' && !afterFull ? infraRootKustomization(ctx, raw) : raw);
     else files.set(rel, isYamlFile(rel) ? await transformEnvFile(ctx, rel, raw) : raw);
   }
   for (const [copy, source] of ctx.copiedFiles) files.set(copy, readFileSync(join(ref.root, source)));
   ctx.summary.kustomizations = ref.kustomizations
     .filter((k) => ctx.applied.has(k.name))
-    .map((k): FluxLayerKustomization => ({ name: k.name, path: `./${clusterPath(ctx, k.path)}`, dependsOn: k.dependsOn }));
+    .map((k): FluxLayerKustomization => ({
+      name: k.name,
+      path: `./${clusterPath(ctx, k.path)}`,
+      dependsOn: k.dependsOn,
+    }));
   return files;
 }
 
@@ -299,13 +357,17 @@ function fullPassFiles(ctx: VarsContext): Set<string> {
   const toEnvRel = (file: string) => file.slice(ref.envDir.length + 1);
   for (const k of ref.kustomizations.filter((k) => k.fullPass && !k.declaration.shared)) {
     out.add(toEnvRel(k.declaration.file));
-    if (isInEnv(ref, k.path)) ref.envFiles.filter((f) => `${ref.envDir}/${f}`.startsWith(k.path + '/')).forEach((f) => out.add(f));
+    if (isInEnv(ref, k.path))
+      ref.envFiles.filter((f) => `${ref.envDir}/${f}`.startsWith(k.path + '/')).forEach((f) => out.add(f));
   }
   // A declaration file holding a first-pass object as well cannot be left out.
   const waitsForSecrets = (o: ReferenceObject) => ref.kustomizations.some((k) => k.declaration === o && k.fullPass);
   for (const file of out) {
     const mixed = ref.applied.find((o) => !o.shared && toEnvRel(o.file) === file && !waitsForSecrets(o));
-    if (mixed) throw new GeneratorInputError(`${mixed.file} mixes ${mixed.kind} ${mixed.name} (first pass) with a Kustomization that waits for the cluster's secrets: split the file`);
+    if (mixed)
+      throw new GeneratorInputError(
+        `${mixed.file} mixes ${mixed.kind} ${mixed.name} (first pass) with a Kustomization that waits for the cluster's secrets: split the file`,
+      );
   }
   return out;
 }
@@ -350,7 +412,10 @@ function infraEntries(ctx: VarsContext, fromDir: string, entries: unknown[]): st
       continue;
     }
     const rel = posix.normalize(posix.join(fromDir, entry));
-    const waits = broughtBy(ref, rel).some((o) => (isFluxKustomization(o.body) && !ctx.applied.has(o.name)) || o.kind === 'Secret' || o.kind === 'SealedSecret');
+    const waits = broughtBy(ref, rel).some(
+      (o) =>
+        (isFluxKustomization(o.body) && !ctx.applied.has(o.name)) || o.kind === 'Secret' || o.kind === 'SealedSecret',
+    );
     if (!waits) {
       out.push(firstPassEntry(ctx, rel));
       continue;
@@ -389,7 +454,9 @@ async function transformEnvFile(ctx: VarsContext, rel: string, raw: Buffer): Pro
     if (obj === ref.vars.object) {
       doc.setIn(['data'], doc.createNode(ctx.vars));
     } else if (obj.kind === 'Secret') {
-      docs[i] = new Document(await protectSecret(ctx, `${ctx.clusterDir}/${rel}`, obj.body, obj.namespace ?? 'default'));
+      docs[i] = new Document(
+        await protectSecret(ctx, `${ctx.clusterDir}/${rel}`, obj.body, obj.namespace ?? 'default'),
+      );
     } else if (isGitRepository(obj.body)) {
       repointGitRepository(doc, ctx.opts.sourceUrl, ctx.opts.sourceBranch);
     } else if (isFluxKustomization(obj.body)) {
@@ -423,12 +490,21 @@ async function validateStaged(ctx: VarsContext, staging: string): Promise<void> 
   const names = new Set(syncs.map((b) => String(b.metadata?.name)));
   // The pass applies exactly the Kustomizations it should: none missing, none that waits for secrets.
   const missingSync = [...ctx.applied].find((name) => !names.has(name));
-  if (missingSync) throw new GeneratorValidationError(`${ctx.clusterDir}: this ${ctx.opts.pass} pass should apply Kustomization ${missingSync}, but the cluster folder does not build it`);
+  if (missingSync)
+    throw new GeneratorValidationError(
+      `${ctx.clusterDir}: this ${ctx.opts.pass} pass should apply Kustomization ${missingSync}, but the cluster folder does not build it`,
+    );
   const early = [...names].find((name) => !ctx.applied.has(name));
-  if (early) throw new GeneratorValidationError(`${ctx.clusterDir}: Kustomization ${early} waits for the cluster's secrets but the ${ctx.opts.pass} pass applies it`);
+  if (early)
+    throw new GeneratorValidationError(
+      `${ctx.clusterDir}: Kustomization ${early} waits for the cluster's secrets but the ${ctx.opts.pass} pass applies it`,
+    );
   for (const b of syncs) {
     const missing = (b.spec?.dependsOn ?? []).map((d: any) => String(d?.name)).find((d: string) => !names.has(d));
-    if (missing) throw new GeneratorValidationError(`${ctx.clusterDir}: Kustomization ${b.metadata?.name} depends on ${missing}, which this pass does not apply`);
+    if (missing)
+      throw new GeneratorValidationError(
+        `${ctx.clusterDir}: Kustomization ${b.metadata?.name} depends on ${missing}, which this pass does not apply`,
+      );
   }
   const builds = await allBuilds(syncs.map((b) => buildSync(ctx, staging, b)));
   ctx.summary.validated.push(ctx.clusterDir, ...builds.filter((p): p is string => p !== undefined));
@@ -438,8 +514,13 @@ async function validateStaged(ctx: VarsContext, staging: string): Promise<void> 
 async function buildSync(ctx: VarsContext, staging: string, body: any): Promise<string | undefined> {
   const path = normalizePath(String(body.spec?.path ?? ''));
   if (path === ctx.clusterDir) return undefined; // the cluster folder itself: built above
-  const abs = path.startsWith(ctx.clusterDir + '/') ? join(staging, path.slice(ctx.clusterDir.length + 1)) : join(ctx.opts.repoDir, path);
-  if (!existsSync(abs)) throw new GeneratorValidationError(`Kustomization ${body.metadata?.name}: path ./${path} does not exist in the repository`);
+  const abs = path.startsWith(ctx.clusterDir + '/')
+    ? join(staging, path.slice(ctx.clusterDir.length + 1))
+    : join(ctx.opts.repoDir, path);
+  if (!existsSync(abs))
+    throw new GeneratorValidationError(
+      `Kustomization ${body.metadata?.name}: path ./${path} does not exist in the repository`,
+    );
   const objects = await kustomizeBuild(abs, path, { roots: [ctx.opts.repoDir], kubectl: ctx.opts.kubectl });
   const k = ctx.ref.kustomizations.find((k) => k.name === body.metadata?.name);
   // Substituted as Flux will; a source outside the repository leaves the values unknown, so unchecked.

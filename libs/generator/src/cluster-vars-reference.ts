@@ -61,7 +61,11 @@ export interface ClusterVarsReference {
 
 /** The sources a Flux Kustomization substitutes variables from (postBuild.substituteFrom). */
 function substitutionSources(body: any): SubstitutionSource[] {
-  return (body.spec?.postBuild?.substituteFrom ?? []).map((s: any) => ({ kind: String(s?.kind), name: String(s?.name), optional: s?.optional === true }));
+  return (body.spec?.postBuild?.substituteFrom ?? []).map((s: any) => ({
+    kind: String(s?.kind),
+    name: String(s?.name),
+    optional: s?.optional === true,
+  }));
 }
 
 /**
@@ -81,12 +85,20 @@ export function loadClusterVarsReference(root: string, envName: string): Cluster
   const warnings: string[] = [];
   const applied = collectTree(root, envDir, envDir, warnings);
   const declarations = applied.objects.filter((o) => isFluxKustomization(o.body));
-  const varsObject = applied.objects.find((o) => o.kind === 'ConfigMap' && !o.shared && declarations.some((k) => substitutionSources(k.body).some((s) => s.kind === 'ConfigMap' && s.name === o.name)));
+  const varsObject = applied.objects.find(
+    (o) =>
+      o.kind === 'ConfigMap' &&
+      !o.shared &&
+      declarations.some((k) => substitutionSources(k.body).some((s) => s.kind === 'ConfigMap' && s.name === o.name)),
+  );
   if (!varsObject) return undefined;
 
   const kustomizations = declarations.map((d) => readKustomization(root, envDir, d, warnings));
   markFullPass(kustomizations);
-  const vars: VarsConfigMap = { object: varsObject, data: Object.fromEntries(Object.entries(varsObject.body.data ?? {}).map(([k, v]) => [k, String(v)])) };
+  const vars: VarsConfigMap = {
+    object: varsObject,
+    data: Object.fromEntries(Object.entries(varsObject.body.data ?? {}).map(([k, v]) => [k, String(v)])),
+  };
   const reference: ClusterVarsReference = {
     root,
     envName,
@@ -140,7 +152,12 @@ function refuseGeneratedRoot(root: string, envDir: string) {
   }
 }
 
-function readKustomization(root: string, envDir: string, declaration: ReferenceObject, warnings: string[]): VarsKustomization {
+function readKustomization(
+  root: string,
+  envDir: string,
+  declaration: ReferenceObject,
+  warnings: string[],
+): VarsKustomization {
   const body = declaration.body;
   const where = `${declaration.file} Kustomization ${declaration.name}`;
   if (typeof body.spec?.path !== 'string') throw new GeneratorInputError(`${where} has no spec.path`);
@@ -149,7 +166,9 @@ function readKustomization(root: string, envDir: string, declaration: ReferenceO
     throw new GeneratorInputError(`${where}: path ${body.spec.path} is not a folder of the reference repository`);
   }
   const tree = collectTree(root, envDir, path, warnings);
-  const substitute = Object.fromEntries(Object.entries(body.spec?.postBuild?.substitute ?? {}).map(([k, v]) => [k, String(v)]));
+  const substitute = Object.fromEntries(
+    Object.entries(body.spec?.postBuild?.substitute ?? {}).map(([k, v]) => [k, String(v)]),
+  );
   return {
     name: declaration.name,
     declaration,
@@ -179,7 +198,8 @@ export function markFullPass(kustomizations: PassNode[]) {
   const visiting = new Set<string>();
   const needsSecrets = (k: PassNode): boolean => {
     if (k.fullPass || k.holdsSecrets) return true;
-    if (visiting.has(k.name)) throw new GeneratorInputError(`Flux Kustomization ${k.name} depends on itself through dependsOn`);
+    if (visiting.has(k.name))
+      throw new GeneratorInputError(`Flux Kustomization ${k.name} depends on itself through dependsOn`);
     visiting.add(k.name);
     const result = k.dependsOn.some((d) => {
       const dep = byName.get(d);
@@ -204,7 +224,10 @@ function guardSecrets(ref: ClusterVarsReference) {
   for (const k of ref.kustomizations) {
     for (const o of k.objects) {
       checkRegenerable(o);
-      if (o.kind === 'Secret' && o.shared) throw new GeneratorInputError(`${o.file} is shared by every cluster and holds Secret ${o.name}: keep secrets in the environment's folder`);
+      if (o.kind === 'Secret' && o.shared)
+        throw new GeneratorInputError(
+          `${o.file} is shared by every cluster and holds Secret ${o.name}: keep secrets in the environment's folder`,
+        );
     }
   }
 }
@@ -216,7 +239,9 @@ function guardSecrets(ref: ClusterVarsReference) {
 function sharedFolders(envDir: string, dirs: string[]): string[] {
   const holding = dirs.find((d) => d === '.' || inFolder(envDir, d));
   if (holding !== undefined) {
-    throw new GeneratorInputError(`reference: ${holding || '.'} is applied as a shared folder but holds the environment ${envDir}: point Flux Kustomizations at folders beside it`);
+    throw new GeneratorInputError(
+      `reference: ${holding || '.'} is applied as a shared folder but holds the environment ${envDir}: point Flux Kustomizations at folders beside it`,
+    );
   }
   return [...new Set(dirs)];
 }

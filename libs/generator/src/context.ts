@@ -145,7 +145,12 @@ export interface RepoChanges {
 /** A pass computed and checked, nothing written yet: `applyPlan` writes it, a preview compares it with the repository. */
 export interface GenerationPlan extends RepoChanges, GenerateResult {}
 
-export type ResolvedOptions = Required<Pick<GenerateOptions, 'clusterName' | 'domain' | 'region' | 'acmeEmail' | 'pass' | 'rotateCredentials' | 'sealingScope' | 'infraLayer'>> &
+export type ResolvedOptions = Required<
+  Pick<
+    GenerateOptions,
+    'clusterName' | 'domain' | 'region' | 'acmeEmail' | 'pass' | 'rotateCredentials' | 'sealingScope' | 'infraLayer'
+  >
+> &
   GenerateOptions & { referenceEnv: string };
 
 /** What every pass of either environment model works with. */

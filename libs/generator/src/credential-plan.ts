@@ -29,7 +29,13 @@ export interface CredentialPlanEntry {
 export function referenceSecrets(objects: ReferenceObject[]): ReferenceSecret[] {
   const seen = new Set<string>();
   return objects
-    .filter((o) => o.kind === 'Secret' && /^v1$/.test(o.apiVersion) && !seen.has(`${o.file}#${o.index}`) && seen.add(`${o.file}#${o.index}`))
+    .filter(
+      (o) =>
+        o.kind === 'Secret' &&
+        /^v1$/.test(o.apiVersion) &&
+        !seen.has(`${o.file}#${o.index}`) &&
+        seen.add(`${o.file}#${o.index}`),
+    )
     .map((o) => ({ namespace: o.namespace ?? 'default', body: o.body, file: o.file }));
 }
 
@@ -96,17 +102,24 @@ export function parseSuppliedCredentials(text: string, where: string): SuppliedC
   } catch {
     throw new GeneratorInputError(`${where} is not YAML or JSON`);
   }
-  if (!doc || typeof doc !== 'object' || Array.isArray(doc)) throw new GeneratorInputError(`${where} must be a mapping of "<namespace>/<secret>/<key>" to values`);
+  if (!doc || typeof doc !== 'object' || Array.isArray(doc))
+    throw new GeneratorInputError(`${where} must be a mapping of "<namespace>/<secret>/<key>" to values`);
   for (const [key, value] of Object.entries(doc)) {
-    if (!CREDENTIAL_KEY.test(key)) throw new GeneratorInputError(`${where}: ${JSON.stringify(key.slice(0, 80))} is not "<namespace>/<secret>/<key>"`);
-    if (typeof value !== 'string' || value.length === 0) throw new GeneratorInputError(`${where}: ${key} must be a non-empty string`);
+    if (!CREDENTIAL_KEY.test(key))
+      throw new GeneratorInputError(
+        `${where}: ${JSON.stringify(key.slice(0, 80))} is not "<namespace>/<secret>/<key>"`,
+      );
+    if (typeof value !== 'string' || value.length === 0)
+      throw new GeneratorInputError(`${where}: ${key} must be a non-empty string`);
   }
   return doc as SuppliedCredentials;
 }
 
 /** The supplied keys a plan needs and the given credentials lack. */
 export function missingSupplied(entries: CredentialPlanEntry[], supplied: SuppliedCredentials | undefined): string[] {
-  return entries.filter((e) => e.class === 'supplied' && supplied?.[keyId(e.namespace, e.name, e.key)] === undefined).map((e) => keyId(e.namespace, e.name, e.key));
+  return entries
+    .filter((e) => e.class === 'supplied' && supplied?.[keyId(e.namespace, e.name, e.key)] === undefined)
+    .map((e) => keyId(e.namespace, e.name, e.key));
 }
 
 const secretId = (namespace: string, name: string) => `${namespace}/${name}`;
@@ -161,17 +174,25 @@ export class CredentialPlan {
     private readonly registry: RegistryCredentials | undefined,
   ) {}
 
-  static build(secrets: ReferenceSecret[], opts: { registry?: RegistryCredentials; supplied?: SuppliedCredentials; requireSupplied: boolean }): CredentialPlan {
+  static build(
+    secrets: ReferenceSecret[],
+    opts: { registry?: RegistryCredentials; supplied?: SuppliedCredentials; requireSupplied: boolean },
+  ): CredentialPlan {
     const warnings: string[] = [];
     const keys = secrets.flatMap((s) => classify(s, warnings));
-    const missing = keys.filter((k) => k.class === 'supplied' && opts.supplied?.[`${k.secret}/${k.key}`] === undefined).map((k) => `${k.secret}/${k.key}`);
+    const missing = keys
+      .filter((k) => k.class === 'supplied' && opts.supplied?.[`${k.secret}/${k.key}`] === undefined)
+      .map((k) => `${k.secret}/${k.key}`);
     if (missing.length > 0 && opts.requireSupplied) {
-      throw new GeneratorInputError(`credentials only their issuer can create are missing (give them with --credentials FILE as {"<namespace>/<secret>/<key>": "<value>"}): ${missing.join(', ')}`);
+      throw new GeneratorInputError(
+        `credentials only their issuer can create are missing (give them with --credentials FILE as {"<namespace>/<secret>/<key>": "<value>"}): ${missing.join(', ')}`,
+      );
     }
     const candidates = keys.filter((k) => k.class === 'generated' || k.class === 'supplied');
     for (const k of keys.filter((k) => k.class === 'generated' && k.old.length > 0)) {
       const carried = carriedBy(k, candidates);
-      if (carried.length > 0) Object.assign(k, { class: 'derived', from: [...new Set(carried.map((c) => c.secret))].sort() });
+      if (carried.length > 0)
+        Object.assign(k, { class: 'derived', from: [...new Set(carried.map((c) => c.secret))].sort() });
     }
     const replacements = freshValues(keys, opts.supplied ?? {});
     const byId = new Map(keys.map((k) => [`${k.secret}/${k.key}`, k]));
@@ -185,7 +206,12 @@ export class CredentialPlan {
         Object.assign(k, { fresh: Buffer.from(value), from });
       }
     }
-    const files = new Map(secrets.map((s) => [secretId(s.namespace, String(s.body?.metadata?.name)), `${s.file} Secret ${s.body?.metadata?.name}`]));
+    const files = new Map(
+      secrets.map((s) => [
+        secretId(s.namespace, String(s.body?.metadata?.name)),
+        `${s.file} Secret ${s.body?.metadata?.name}`,
+      ]),
+    );
     return new CredentialPlan(keys, files, warnings, opts.registry);
   }
 
@@ -194,7 +220,14 @@ export class CredentialPlan {
     return this.keys
       .map((k) => {
         const [namespace, name] = k.secret.split('/');
-        return { namespace, name, key: k.key, class: k.class, ...(k.recognisedBy ? { recognised_by: k.recognisedBy } : {}), ...(k.from ? { from: k.from } : {}) };
+        return {
+          namespace,
+          name,
+          key: k.key,
+          class: k.class,
+          ...(k.recognisedBy ? { recognised_by: k.recognisedBy } : {}),
+          ...(k.from ? { from: k.from } : {}),
+        };
       })
       .sort((a, b) => `${a.namespace}/${a.name}/${a.key}`.localeCompare(`${b.namespace}/${b.name}/${b.key}`));
   }
@@ -204,7 +237,10 @@ export class CredentialPlan {
     const id = secretId(namespace, name);
     if (!this.secrets.has(id)) throw new Error(`Secret ${id} is not part of the credential plan`);
     // Registry pull secrets are built when a Secret is written (a pass that keeps its sealed form needs no registry settings).
-    const value = (k: KeyState) => (k.class === 'registry' ? dockerConfig(this.registry, this.secrets.get(id)!, k.key === '.dockercfg') : (k.fresh ?? Buffer.from(k.old)));
+    const value = (k: KeyState) =>
+      k.class === 'registry'
+        ? dockerConfig(this.registry, this.secrets.get(id)!, k.key === '.dockercfg')
+        : (k.fresh ?? Buffer.from(k.old));
     return Object.fromEntries(this.keys.filter((k) => k.secret === id).map((k) => [k.key, value(k)]));
   }
 
@@ -233,12 +269,19 @@ function classify(s: ReferenceSecret, warnings: string[]): KeyState[] {
   );
   // A SOPS-encrypted reference: the key names are readable without any key; the values are not needed.
   const encrypted = Boolean(s.body?.sops);
-  const keyNames = encrypted ? [...Object.keys(s.body?.data ?? {}), ...Object.keys(s.body?.stringData ?? {})] : Object.keys(secretValues(s.body));
+  const keyNames = encrypted
+    ? [...Object.keys(s.body?.data ?? {}), ...Object.keys(s.body?.stringData ?? {})]
+    : Object.keys(secretValues(s.body));
   const values = encrypted ? {} : secretValues(s.body);
-  for (const key of annotated) if (!keyNames.includes(key)) throw new GeneratorInputError(`${s.file}: Secret ${name} names ${key} in ${SUPPLIED_ANNOTATION}, but has no such key`);
+  for (const key of annotated)
+    if (!keyNames.includes(key))
+      throw new GeneratorInputError(
+        `${s.file}: Secret ${name} names ${key} in ${SUPPLIED_ANNOTATION}, but has no such key`,
+      );
   const templates = Object.entries(annotations).filter(([a]) => a.startsWith(TEMPLATE_ANNOTATION_PREFIX));
   for (const [a] of templates) {
-    if (!keyNames.includes(a.slice(TEMPLATE_ANNOTATION_PREFIX.length))) throw new GeneratorInputError(`${s.file}: Secret ${name} has ${a}, but no such key`);
+    if (!keyNames.includes(a.slice(TEMPLATE_ANNOTATION_PREFIX.length)))
+      throw new GeneratorInputError(`${s.file}: Secret ${name} has ${a}, but no such key`);
   }
   const templateOf = (key: string) => annotations[`${TEMPLATE_ANNOTATION_PREFIX}${key}`];
   return [...new Set(keyNames)].sort().map((key): KeyState => {
@@ -247,14 +290,23 @@ function classify(s: ReferenceSecret, warnings: string[]): KeyState[] {
     if (annotated.has(key)) return { ...base, class: 'supplied', recognisedBy: 'annotation' };
     if (templateOf(key) !== undefined) return { ...base, class: 'derived', template: templateOf(key) };
     if (CONFIG_KEY.test(key)) {
-      if (encrypted) throw needsTemplate(s, name, key, 'is configuration the new cluster must keep, but it is encrypted for the reference cluster');
+      if (encrypted)
+        throw needsTemplate(
+          s,
+          name,
+          key,
+          'is configuration the new cluster must keep, but it is encrypted for the reference cluster',
+        );
       return { ...base, class: 'configuration' };
     }
     if (SUPPLIED_KEY_NAMES.includes(key.toLowerCase())) {
-      warnings.push(`${keyId(namespace, name, key)} is taken as a supplied credential by its name alone; annotate the Secret with ${SUPPLIED_ANNOTATION}: "${key}" to say so`);
+      warnings.push(
+        `${keyId(namespace, name, key)} is taken as a supplied credential by its name alone; annotate the Secret with ${SUPPLIED_ANNOTATION}: "${key}" to say so`,
+      );
       return { ...base, class: 'supplied', recognisedBy: 'name' };
     }
-    if (encrypted && COMPOSITE_KEY.test(key)) throw needsTemplate(s, name, key, 'looks like a value built from other credentials, and it is encrypted');
+    if (encrypted && COMPOSITE_KEY.test(key))
+      throw needsTemplate(s, name, key, 'looks like a value built from other credentials, and it is encrypted');
     return { ...base, class: 'generated' };
   });
 }
@@ -266,7 +318,8 @@ function needsTemplate(s: ReferenceSecret, name: string, key: string, why: strin
 }
 
 /** The keys ("<namespace>/<secret>/<key>") a template names. */
-const templateRefs = (template: string): string[] => [...template.matchAll(TEMPLATE_REF)].map(([, ns, name, key]) => keyId(ns, name, key));
+const templateRefs = (template: string): string[] =>
+  [...template.matchAll(TEMPLATE_REF)].map(([, ns, name, key]) => keyId(ns, name, key));
 
 /**
  * A declared template with its references replaced by the new values of those keys; inside a URL's
@@ -276,15 +329,23 @@ function renderTemplate(k: KeyState, byId: Map<string, KeyState>): { value: stri
   const from = new Set<string>();
   const valueOf = (ns: string, name: string, key: string) => {
     const ref = byId.get(keyId(ns, name, key));
-    if (!ref) throw new GeneratorInputError(`${k.secret} key ${k.key}: its template names {{${ns}/${name}/${key}}}, which is no key of a Secret of this environment`);
+    if (!ref)
+      throw new GeneratorInputError(
+        `${k.secret} key ${k.key}: its template names {{${ns}/${name}/${key}}}, which is no key of a Secret of this environment`,
+      );
     if (ref.class === 'derived' || ref.class === 'registry')
-      throw new GeneratorInputError(`${k.secret} key ${k.key}: its template names {{${ns}/${name}/${key}}}, which is itself built from others; name the keys it is built from`);
-    if (ref.fresh === undefined && ref.class !== 'configuration') throw new GeneratorInputError(`${k.secret} key ${k.key}: {{${ns}/${name}/${key}}} has no value`);
+      throw new GeneratorInputError(
+        `${k.secret} key ${k.key}: its template names {{${ns}/${name}/${key}}}, which is itself built from others; name the keys it is built from`,
+      );
+    if (ref.fresh === undefined && ref.class !== 'configuration')
+      throw new GeneratorInputError(`${k.secret} key ${k.key}: {{${ns}/${name}/${key}}} has no value`);
     from.add(secretId(ns, name));
     return (ref.fresh ?? Buffer.from(ref.old)).toString('utf8');
   };
   const fill = (text: string, encode: boolean) =>
-    text.replace(TEMPLATE_REF, (_m, ns: string, name: string, key: string) => (encode ? encodeURIComponent(valueOf(ns, name, key)) : valueOf(ns, name, key)));
+    text.replace(TEMPLATE_REF, (_m, ns: string, name: string, key: string) =>
+      encode ? encodeURIComponent(valueOf(ns, name, key)) : valueOf(ns, name, key),
+    );
   const template = k.template!;
   const url = TEMPLATE_URL.exec(template);
   let value: string;
@@ -301,7 +362,13 @@ function carriedBy(k: KeyState, candidates: KeyState[]): KeyState[] {
   const decoded = base64Text(k.old);
   const haystacks = [k.old, ...(decoded ? [decoded] : [])].filter((h) => STRUCTURED.test(h));
   if (haystacks.length === 0) return [];
-  return candidates.filter((c) => c !== k && c.old.length >= MIN_EMBEDDED && c.old !== k.old && haystacks.some((h) => forms(c.old, c.old).some(([form]) => h.includes(form))));
+  return candidates.filter(
+    (c) =>
+      c !== k &&
+      c.old.length >= MIN_EMBEDDED &&
+      c.old !== k.old &&
+      haystacks.some((h) => forms(c.old, c.old).some(([form]) => h.includes(form))),
+  );
 }
 
 /** The new values by old value: passwords and tokens are replaced wherever they appear; usernames only where a user goes. */
@@ -333,7 +400,9 @@ function freshValues(keys: KeyState[], supplied: SuppliedCredentials): Replaceme
     k.fresh = Buffer.from(fresh);
     if (k.old.length > 0) (user ? users : byOld).set(k.old, fresh);
   }
-  const secrets = [...byOld.entries()].flatMap(([old, fresh]) => forms(old, fresh)).sort((a, b) => b[0].length - a[0].length);
+  const secrets = [...byOld.entries()]
+    .flatMap(([old, fresh]) => forms(old, fresh))
+    .sort((a, b) => b[0].length - a[0].length);
   return { secrets, users };
 }
 
@@ -369,7 +438,10 @@ function rebuildUrl(text: string, r: Replacements): string | null {
   }
   const raw = r.secrets.filter(([from]) => !from.includes('%'));
   const newUser = r.users.get(user) ?? replaceAll(user, raw);
-  const rebuilt = password === undefined ? encodeURIComponent(newUser) : `${encodeURIComponent(newUser)}:${encodeURIComponent(replaceAll(password, raw))}`;
+  const rebuilt =
+    password === undefined
+      ? encodeURIComponent(newUser)
+      : `${encodeURIComponent(newUser)}:${encodeURIComponent(replaceAll(password, raw))}`;
   return `${scheme}${rebuilt}@${replaceSecrets(rest, r)}`;
 }
 

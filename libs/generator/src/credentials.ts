@@ -27,7 +27,9 @@ export function secretValues(body: any): Record<string, Buffer> {
 /** The registry pull credentials as a .dockerconfigjson (or legacy .dockercfg) value. */
 export function dockerConfig(registry: RegistryCredentials | undefined, where: string, legacy: boolean): Buffer {
   if (!registry) {
-    throw new GeneratorInputError(`${where} is a registry pull secret: give REGISTRY_SERVER, REGISTRY_USERNAME and REGISTRY_PASSWORD or --registry-auth FILE`);
+    throw new GeneratorInputError(
+      `${where} is a registry pull secret: give REGISTRY_SERVER, REGISTRY_USERNAME and REGISTRY_PASSWORD or --registry-auth FILE`,
+    );
   }
   if ('dockerConfigJson' in registry) {
     const parsed = JSON.parse(registry.dockerConfigJson);

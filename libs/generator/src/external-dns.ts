@@ -45,7 +45,8 @@ export function readExternalDns(body: any, file: string): ExternalDnsSettings {
         else visit(item, undefined);
       }
     } else if (node && typeof node === 'object') {
-      if (typeof node.name === 'string' && REGION_ENV.test(node.name) && typeof node.value === 'string') settings.region ??= node.value;
+      if (typeof node.name === 'string' && REGION_ENV.test(node.name) && typeof node.value === 'string')
+        settings.region ??= node.value;
       for (const [k, v] of Object.entries(node)) {
         if (k === 'txtOwnerId' && typeof v === 'string') settings.txt_owner_id = v;
         else if (/region$/i.test(k) && typeof v === 'string') settings.region ??= v;
@@ -78,7 +79,8 @@ export function repointExternalDns(doc: Document, to: Repointing): boolean {
 function rewriteExternalDnsValue(value: string, ctx: ScalarContext, to: Repointing): string | undefined {
   const flag = FLAG.exec(value);
   if (flag) {
-    if (flag[1] === 'domain-filter') return `--domain-filter=${swapDomain(flag[2], to.referenceDomain, to.domain) ?? to.domain}`;
+    if (flag[1] === 'domain-filter')
+      return `--domain-filter=${swapDomain(flag[2], to.referenceDomain, to.domain) ?? to.domain}`;
     if (flag[1] === 'txt-owner-id') return `--txt-owner-id=${to.clusterName}`;
     if (/region/.test(flag[1])) return `--${flag[1]}=${to.region}`;
   }
@@ -101,10 +103,19 @@ export function rewriteIssuer(doc: Document, to: Repointing & { acmeEmail: strin
   });
 }
 
-export const isIssuer = (body: any) => (body?.kind === 'ClusterIssuer' || body?.kind === 'Issuer') && /^cert-manager\.io\//.test(String(body?.apiVersion));
+export const isIssuer = (body: any) =>
+  (body?.kind === 'ClusterIssuer' || body?.kind === 'Issuer') && /^cert-manager\.io\//.test(String(body?.apiVersion));
 
 /** The reference domain and region, learned from the reference's external-dns configuration. */
-export function discoverReferenceDns(objects: ReferenceObject[]): { domain?: string; region?: string; found: ExternalDnsSettings[] } {
+export function discoverReferenceDns(objects: ReferenceObject[]): {
+  domain?: string;
+  region?: string;
+  found: ExternalDnsSettings[];
+} {
   const found = objects.filter((o) => isExternalDns(o.body)).map((o) => readExternalDns(o.body, o.file));
-  return { domain: found.find((f) => f.domain_filters.length > 0)?.domain_filters[0], region: found.find((f) => f.region)?.region, found };
+  return {
+    domain: found.find((f) => f.domain_filters.length > 0)?.domain_filters[0],
+    region: found.find((f) => f.region)?.region,
+    found,
+  };
 }

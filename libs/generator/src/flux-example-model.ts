@@ -12,10 +12,23 @@ import { isArtifactGenerator } from './artifacts';
 import { valueForNewCluster } from './cluster-values';
 import { Context, SOPS_DECRYPTION_SECRET, usesSops } from './context';
 import { GeneratorInputError } from './errors';
-import { discoverReferenceDns, isExternalDns, isIssuer, readExternalDns, repointExternalDns, rewriteIssuer } from './external-dns';
+import {
+  discoverReferenceDns,
+  isExternalDns,
+  isIssuer,
+  readExternalDns,
+  repointExternalDns,
+  rewriteIssuer,
+} from './external-dns';
 import { ExampleKustomization, FluxExampleReference, forCluster, inlineVariables } from './flux-example-reference';
 import { validateStaged } from './flux-example-validate';
-import { isFluxKustomization, isGitRepository, normalizePath, repointGitRepository, setSopsDecryption } from './flux-sync';
+import {
+  isFluxKustomization,
+  isGitRepository,
+  normalizePath,
+  repointGitRepository,
+  setSopsDecryption,
+} from './flux-sync';
 import { HostMapping, HostOccurrence, hostsIn, moveHosts } from './hosts';
 import { forEachInlinePatch, hostsInPatch, patchTarget, replacements, rewritePatch } from './patches';
 import { checkConsistentReuse, planCredentials, protectSecret } from './protect';
@@ -48,7 +61,11 @@ export async function generateFromFluxExample(base: Context, ref: FluxExampleRef
     applied: new Set(ref.kustomizations.filter((k) => opts.pass === 'full' || !k.fullPass).map((k) => k.name)),
     referenceHosts: referenceHostOccurrences(ref),
   };
-  Object.assign(ctx.summary, { environment_model: 'flux-example', reference_domain: referenceDomain ?? '', reference_region: dns.region ?? null });
+  Object.assign(ctx.summary, {
+    environment_model: 'flux-example',
+    reference_domain: referenceDomain ?? '',
+    reference_region: dns.region ?? null,
+  });
   ctx.summary.warnings.push(...ref.warnings);
   ctx.hosts.checkCovers(ctx.referenceHosts);
   ctx.summary.hosts = hostChanges(ctx);
@@ -62,8 +79,15 @@ export async function generateFromFluxExample(base: Context, ref: FluxExampleRef
   }
   checkConsistentReuse(ctx);
   ctx.summary.overlay_paths = [...folders.keys()].filter((dir) => dir !== ctx.clusterDir).sort();
-  ctx.summary.shared_paths_copied = await stageFoldersAndCheck(ctx, folders, { root: ref.root, dirs: ref.sharedDirs }, (staged) =>
-    validateStaged({ ctx, hosts: ctx.hosts, applied: ctx.applied, referenceHosts: new Set(ctx.referenceHosts.map((o) => o.host)) }, staged),
+  ctx.summary.shared_paths_copied = await stageFoldersAndCheck(
+    ctx,
+    folders,
+    { root: ref.root, dirs: ref.sharedDirs },
+    (staged) =>
+      validateStaged(
+        { ctx, hosts: ctx.hosts, applied: ctx.applied, referenceHosts: new Set(ctx.referenceHosts.map((o) => o.host)) },
+        staged,
+      ),
   );
   for (const [dir, files] of folders) {
     planFolder(ctx, dir, files);
@@ -74,7 +98,12 @@ export async function generateFromFluxExample(base: Context, ref: FluxExampleRef
 /** The overlays this pass writes: those of the Kustomizations it applies. */
 function writtenOverlays(ctx: ExampleContext): string[] {
   return ctx.ref.overlays.filter((overlay) =>
-    ctx.ref.kustomizations.some((k) => ctx.applied.has(k.name) && k.repoPath !== undefined && (k.repoPath === overlay || k.repoPath.startsWith(overlay + '/'))),
+    ctx.ref.kustomizations.some(
+      (k) =>
+        ctx.applied.has(k.name) &&
+        k.repoPath !== undefined &&
+        (k.repoPath === overlay || k.repoPath.startsWith(overlay + '/')),
+    ),
   );
 }
 
@@ -84,11 +113,15 @@ function writtenOverlays(ctx: ExampleContext): string[] {
  */
 export function referenceHostOccurrences(ref: FluxExampleReference): HostOccurrence[] {
   const found: HostOccurrence[] = [];
-  const describe = (o: { kind: string; namespace?: string; name: string }) => `${o.kind} ${o.namespace ? o.namespace + '/' : ''}${o.name}`;
+  const describe = (o: { kind: string; namespace?: string; name: string }) =>
+    `${o.kind} ${o.namespace ? o.namespace + '/' : ''}${o.name}`;
   for (const k of ref.kustomizations) {
     const vars = inlineVariables(k.declaration.body);
-    for (const o of k.objects) found.push(...hostsIn(vars ? substituteObject(o.body, vars).body : o.body, `${o.file} ${describe(o)}`));
-    forEachInlinePatch(k.declaration.body, (patch, target) => found.push(...hostsInPatch(patch, target, `${k.declaration.file} Kustomization ${k.name} patch`)));
+    for (const o of k.objects)
+      found.push(...hostsIn(vars ? substituteObject(o.body, vars).body : o.body, `${o.file} ${describe(o)}`));
+    forEachInlinePatch(k.declaration.body, (patch, target) =>
+      found.push(...hostsInPatch(patch, target, `${k.declaration.file} Kustomization ${k.name} patch`)),
+    );
   }
   for (const overlay of ref.overlays) {
     for (const file of listFiles(join(ref.root, overlay)).filter(isYamlFile)) {
@@ -96,8 +129,14 @@ export function referenceHostOccurrences(ref: FluxExampleReference): HostOccurre
       for (const doc of parseDocuments(readFileSync(join(ref.root, rel), 'utf8'), rel)) {
         const body = doc.toJS();
         if (body?.kind && body.kind !== 'Kustomization')
-          found.push(...hostsIn(body, `${rel} ${describe({ kind: body.kind, namespace: body.metadata?.namespace, name: String(body.metadata?.name ?? '') })}`));
-        if (body?.kind === 'Kustomization') forEachInlinePatch(body, (patch, target) => found.push(...hostsInPatch(patch, target, `${rel} patch`)));
+          found.push(
+            ...hostsIn(
+              body,
+              `${rel} ${describe({ kind: body.kind, namespace: body.metadata?.namespace, name: String(body.metadata?.name ?? '') })}`,
+            ),
+          );
+        if (body?.kind === 'Kustomization')
+          forEachInlinePatch(body, (patch, target) => found.push(...hostsInPatch(patch, target, `${rel} patch`)));
       }
     }
   }
@@ -136,11 +175,15 @@ function rewriteInlinePatches(ctx: ExampleContext, doc: Document, listPath: Yaml
 }
 
 /** The patch that gives the new cluster its values in a shared object, or undefined when it needs none. */
-function patchFor(ctx: ExampleContext, o: ReferenceObject): { patch: string; target: Record<string, string> } | undefined {
+function patchFor(
+  ctx: ExampleContext,
+  o: ReferenceObject,
+): { patch: string; target: Record<string, string> } | undefined {
   const doc = new Document(o.body);
   if (!rewriteForCluster(ctx, doc)) return undefined;
   const ops = replacements(o.body, doc.toJS());
-  if (isExternalDns(o.body)) ctx.summary.external_dns.push(readExternalDns(doc.toJS(), `${o.file} (patched by the cluster's Kustomization)`));
+  if (isExternalDns(o.body))
+    ctx.summary.external_dns.push(readExternalDns(doc.toJS(), `${o.file} (patched by the cluster's Kustomization)`));
   return { patch: stringify(ops), target: patchTarget(o) };
 }
 
@@ -177,7 +220,9 @@ function renderClusterDocument(ctx: ExampleContext, doc: Document): boolean {
   if (isArtifactGenerator(body)) {
     (body.spec?.artifacts ?? []).forEach((artifact: any, i: number) =>
       (artifact?.copy ?? []).forEach((copy: any, j: number) => {
-        for (const key of ['from', 'to']) if (typeof copy?.[key] === 'string') doc.setIn(['spec', 'artifacts', i, 'copy', j, key], forCluster(copy[key], envName, clusterName));
+        for (const key of ['from', 'to'])
+          if (typeof copy?.[key] === 'string')
+            doc.setIn(['spec', 'artifacts', i, 'copy', j, key], forCluster(copy[key], envName, clusterName));
       }),
     );
     return true;
@@ -191,14 +236,23 @@ function renderClusterDocument(ctx: ExampleContext, doc: Document): boolean {
   rewriteInlinePatches(ctx, doc, ['spec', 'patches']);
   rewriteInlineVariables(ctx, doc);
   if (!k.environmentOwned) addClusterPatches(ctx, doc, k);
-  ctx.summary.kustomizations.push({ name: k.name, path: `./${forCluster(k.path, envName, clusterName)}`, dependsOn: k.dependsOn });
+  ctx.summary.kustomizations.push({
+    name: k.name,
+    path: `./${forCluster(k.path, envName, clusterName)}`,
+    dependsOn: k.dependsOn,
+  });
   return true;
 }
 
 /** Inline postBuild.substitute values that name the reference cluster (its hosts, domain, region, e-mail, name) become the new cluster's. */
 function rewriteInlineVariables(ctx: ExampleContext, doc: Document) {
   const substitute = doc.toJS().spec?.postBuild?.substitute ?? {};
-  const from = { domain: ctx.hosts.referenceDomain, region: ctx.summary.reference_region ?? undefined, acmeEmails: referenceAcmeEmails(ctx.ref), envName: ctx.ref.envName };
+  const from = {
+    domain: ctx.hosts.referenceDomain,
+    region: ctx.summary.reference_region ?? undefined,
+    acmeEmails: referenceAcmeEmails(ctx.ref),
+    envName: ctx.ref.envName,
+  };
   for (const [key, value] of Object.entries(substitute)) {
     if (typeof value !== 'string') continue;
     const next = ctx.hosts.target(value) ?? valueForNewCluster(key, value, from, ctx.opts);
@@ -208,7 +262,9 @@ function rewriteInlineVariables(ctx: ExampleContext, doc: Document) {
 
 /** The ACME account e-mails of the reference's issuers. */
 function referenceAcmeEmails(ref: FluxExampleReference): string[] {
-  return ref.kustomizations.flatMap((k) => k.objects.filter((o) => isIssuer(o.body)).map((o) => o.body.spec?.acme?.email)).filter((e): e is string => typeof e === 'string');
+  return ref.kustomizations
+    .flatMap((k) => k.objects.filter((o) => isIssuer(o.body)).map((o) => o.body.spec?.acme?.email))
+    .filter((e): e is string => typeof e === 'string');
 }
 
 /** Per-cluster values of the shared objects a Kustomization applies go into its own spec.patches, after the reference's. */
@@ -227,15 +283,21 @@ async function renderOverlay(ctx: ExampleContext, overlay: string): Promise<Map<
   const kfile = findKustomizationFile(abs);
   const patchTargets = new Map<string, any>(
     kfile
-      ? ((parseDocuments(readFileSync(join(abs, kfile), 'utf8'), `${overlay}/${kfile}`)[0]?.toJS()?.patches ?? []) as any[])
+      ? (
+          (parseDocuments(readFileSync(join(abs, kfile), 'utf8'), `${overlay}/${kfile}`)[0]?.toJS()?.patches ??
+            []) as any[]
+        )
           .filter((p) => typeof p?.path === 'string')
           .map((p) => [normalizePath(p.path), p.target])
       : [],
   );
   const ownHosts = new Set<string>();
   // Folders of the overlay that Kustomizations of a later pass apply wait for that pass (they hold its Secrets).
-  const later = ctx.ref.kustomizations.filter((k) => !ctx.applied.has(k.name) && k.repoPath?.startsWith(overlay + '/')).map((k) => k.repoPath!.slice(overlay.length + 1));
-  const written = (rel: string) => !rel.split('/').some((p) => p.startsWith('.')) && !later.some((dir) => rel.startsWith(dir + '/'));
+  const later = ctx.ref.kustomizations
+    .filter((k) => !ctx.applied.has(k.name) && k.repoPath?.startsWith(overlay + '/'))
+    .map((k) => k.repoPath!.slice(overlay.length + 1));
+  const written = (rel: string) =>
+    !rel.split('/').some((p) => p.startsWith('.')) && !later.some((dir) => rel.startsWith(dir + '/'));
   for (const rel of listFiles(abs).filter(written)) {
     const raw = readFileSync(join(abs, rel));
     if (!isYamlFile(rel)) {
@@ -252,7 +314,14 @@ async function renderOverlay(ctx: ExampleContext, overlay: string): Promise<Map<
           throw new GeneratorInputError(
             `${overlay}/${rel} holds Secret ${body.metadata?.name}, but the infra pass writes it: apply it through a Flux Kustomization of its own (it then goes out in the full pass)`,
           );
-        docs[i] = new Document(await protectSecret(ctx, `${target}/${rel}`, body, body.metadata?.namespace ?? namespaceOf(ctx, overlay) ?? 'default'));
+        docs[i] = new Document(
+          await protectSecret(
+            ctx,
+            `${target}/${rel}`,
+            body,
+            body.metadata?.namespace ?? namespaceOf(ctx, overlay) ?? 'default',
+          ),
+        );
         changed = true;
       } else if (Array.isArray(body) && patchTargets.has(rel)) {
         const next = rewritePatch(body, patchTargets.get(rel), (doc) => rewriteForCluster(ctx, doc));
@@ -278,17 +347,33 @@ function namespaceOf(ctx: ExampleContext, overlay: string): string | undefined {
  * Hosts that reach the overlay from a shared base (and that the overlay's own files do not set)
  * move through a JSON6902 patch per object, listed before the overlay's own patches so those win.
  */
-function addBaseHostPatches(ctx: ExampleContext, overlay: string, files: Map<string, Buffer>, kfile: string, ownHosts: Set<string>) {
-  const objects = ctx.ref.kustomizations.filter((k) => k.repoPath === overlay).flatMap((k) => k.objects.filter((o) => o.shared));
+function addBaseHostPatches(
+  ctx: ExampleContext,
+  overlay: string,
+  files: Map<string, Buffer>,
+  kfile: string,
+  ownHosts: Set<string>,
+) {
+  const objects = ctx.ref.kustomizations
+    .filter((k) => k.repoPath === overlay)
+    .flatMap((k) => k.objects.filter((o) => o.shared));
   const entries: any[] = [];
   for (const o of objects) {
-    const hosts = hostsIn(o.body, o.file).filter((h) => !ownHosts.has(h.host) && ctx.hosts.target(h.host) !== undefined && ctx.hosts.target(h.host) !== h.host);
+    const hosts = hostsIn(o.body, o.file).filter(
+      (h) => !ownHosts.has(h.host) && ctx.hosts.target(h.host) !== undefined && ctx.hosts.target(h.host) !== h.host,
+    );
     if (hosts.length === 0) continue;
     const doc = new Document(o.body);
     moveHosts(doc, ctx.hosts);
     const ops = replacements(o.body, doc.toJS());
     const file = `${HOST_PATCHES}/${o.kind.toLowerCase()}-${o.targetNamespace ?? 'default'}-${o.name}.yaml`;
-    files.set(file, Buffer.from(`# Moves ${o.kind} ${o.name} to the hosts of ${ctx.opts.clusterName}; generated by gitops-scaffolder.\n` + stringify(ops)));
+    files.set(
+      file,
+      Buffer.from(
+        `# Moves ${o.kind} ${o.name} to the hosts of ${ctx.opts.clusterName}; generated by gitops-scaffolder.\n` +
+          stringify(ops),
+      ),
+    );
     entries.push({ path: file, target: patchTarget(o) });
   }
   if (entries.length === 0) return;

@@ -8,7 +8,14 @@
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join, posix } from 'node:path';
-import { artifactHolds, GeneratedArtifact, generatedArtifacts, gitSourceAliases, isArtifactGenerator, repositoryPathOf } from './artifacts';
+import {
+  artifactHolds,
+  GeneratedArtifact,
+  generatedArtifacts,
+  gitSourceAliases,
+  isArtifactGenerator,
+  repositoryPathOf,
+} from './artifacts';
 import { markFullPass } from './cluster-vars-reference';
 import { GeneratorInputError } from './errors';
 import { isFluxKustomization, normalizePath } from './flux-sync';
@@ -61,7 +68,19 @@ function objectsOfFile(root: string, file: string): ReferenceObject[] {
     const body = doc.toJS();
     if (!body || typeof body !== 'object' || !body.kind) return [];
     const namespace = body.metadata?.namespace;
-    return [{ file, index, apiVersion: String(body.apiVersion ?? ''), kind: String(body.kind), name: String(body.metadata?.name ?? ''), namespace, targetNamespace: namespace, body, shared: false }];
+    return [
+      {
+        file,
+        index,
+        apiVersion: String(body.apiVersion ?? ''),
+        kind: String(body.kind),
+        name: String(body.metadata?.name ?? ''),
+        namespace,
+        targetNamespace: namespace,
+        body,
+        shared: false,
+      },
+    ];
   });
 }
 
@@ -86,23 +105,39 @@ export function loadFluxExampleReference(root: string, envName: string): FluxExa
   const envFiles = listFiles(absEnv).filter((f) => !isHidden(f));
   const envObjects = envFiles.filter(isYamlFile).flatMap((f) => objectsOfFile(root, `${envDir}/${f}`));
   const declarations = envObjects.filter((o) => isFluxKustomization(o.body));
-  const outside = declarations.some((d) => d.body.spec?.sourceRef?.kind === 'ExternalArtifact' || !normalizePath(String(d.body.spec?.path ?? '')).startsWith(envDir));
+  const outside = declarations.some(
+    (d) =>
+      d.body.spec?.sourceRef?.kind === 'ExternalArtifact' ||
+      !normalizePath(String(d.body.spec?.path ?? '')).startsWith(envDir),
+  );
   if (!outside) return undefined;
 
   const warnings: string[] = [];
   const artifacts = new Map<string, GeneratedArtifact>();
   for (const generator of envObjects.filter((o) => isArtifactGenerator(o.body))) {
     const aliases = gitSourceAliases(generator.body);
-    for (const artifact of generatedArtifacts(generator.body, `${generator.file} ArtifactGenerator ${generator.name}`)) {
+    for (const artifact of generatedArtifacts(
+      generator.body,
+      `${generator.file} ArtifactGenerator ${generator.name}`,
+    )) {
       const foreign = artifact.rules.find((r) => !aliases.has(r.alias));
-      if (foreign) warnings.push(`${generator.file}: artifact ${artifact.name} copies from @${foreign.alias}, which is not a GitRepository; that part is not inspected`);
+      if (foreign)
+        warnings.push(
+          `${generator.file}: artifact ${artifact.name} copies from @${foreign.alias}, which is not a GitRepository; that part is not inspected`,
+        );
       artifacts.set(artifact.name, { name: artifact.name, rules: artifact.rules.filter((r) => aliases.has(r.alias)) });
     }
   }
   const kustomizations = declarations.map((d) => readKustomization(root, envDir, envName, d, artifacts, warnings));
   markFullPass(kustomizations);
   const inEnv = (path: string) => path === envDir || path.startsWith(envDir + '/');
-  const overlays = [...new Set(kustomizations.filter((k) => k.environmentOwned && k.repoPath !== undefined && !inEnv(k.repoPath)).map((k) => overlayRoot(k.repoPath!, envName)))];
+  const overlays = [
+    ...new Set(
+      kustomizations
+        .filter((k) => k.environmentOwned && k.repoPath !== undefined && !inEnv(k.repoPath))
+        .map((k) => overlayRoot(k.repoPath!, envName)),
+    ),
+  ];
   const reference: FluxExampleReference = {
     root,
     envName,
@@ -112,7 +147,9 @@ export function loadFluxExampleReference(root: string, envName: string): FluxExa
     kustomizations,
     artifacts,
     overlays,
-    sharedDirs: [...new Set(kustomizations.flatMap((k) => k.sharedDirs))].filter((d) => !overlays.some((o) => d === o || d.startsWith(o + '/'))),
+    sharedDirs: [...new Set(kustomizations.flatMap((k) => k.sharedDirs))].filter(
+      (d) => !overlays.some((o) => d === o || d.startsWith(o + '/')),
+    ),
     warnings,
   };
   guardSecrets(reference);
@@ -125,7 +162,14 @@ function overlayRoot(path: string, envName: string): string {
   return parts.slice(0, parts.indexOf(envName) + 1).join('/');
 }
 
-function readKustomization(root: string, envDir: string, envName: string, declaration: ReferenceObject, artifacts: Map<string, GeneratedArtifact>, warnings: string[]): ExampleKustomization {
+function readKustomization(
+  root: string,
+  envDir: string,
+  envName: string,
+  declaration: ReferenceObject,
+  artifacts: Map<string, GeneratedArtifact>,
+  warnings: string[],
+): ExampleKustomization {
   const spec = declaration.body.spec ?? {};
   const where = `${declaration.file} Kustomization ${declaration.name}`;
   const path = normalizePath(String(spec.path ?? '.'));
@@ -135,15 +179,34 @@ function readKustomization(root: string, envDir: string, envName: string, declar
   if (sourceKind === 'GitRepository') repoPath = path;
   else if (sourceKind === 'ExternalArtifact') {
     const artifact = artifacts.get(sourceName);
-    if (!artifact) throw new GeneratorInputError(`${where}: ExternalArtifact ${sourceName} is not produced by an ArtifactGenerator of ${envDir}`);
+    if (!artifact)
+      throw new GeneratorInputError(
+        `${where}: ExternalArtifact ${sourceName} is not produced by an ArtifactGenerator of ${envDir}`,
+      );
     repoPath = repositoryPathOf(artifact, path);
-    if (!artifactHolds(artifact, path)) throw new GeneratorInputError(`${where}: path ./${path} is not in artifact ${sourceName}: no copy rule of the ArtifactGenerator writes there`);
-    if (repoPath === undefined) warnings.push(`${where}: path ./${path} of artifact ${sourceName} is not a folder copied from the repository; it is not inspected`);
+    if (!artifactHolds(artifact, path))
+      throw new GeneratorInputError(
+        `${where}: path ./${path} is not in artifact ${sourceName}: no copy rule of the ArtifactGenerator writes there`,
+      );
+    if (repoPath === undefined)
+      warnings.push(
+        `${where}: path ./${path} of artifact ${sourceName} is not a folder copied from the repository; it is not inspected`,
+      );
   } else warnings.push(`${where}: source ${sourceKind} ${sourceName} is outside the repository; it is not inspected`);
 
-  const base = { name: declaration.name, declaration, sourceKind, sourceName, path, repoPath, dependsOn: (spec.dependsOn ?? []).map((d: any) => String(d?.name)), fullPass: false };
+  const base = {
+    name: declaration.name,
+    declaration,
+    sourceKind,
+    sourceName,
+    path,
+    repoPath,
+    dependsOn: (spec.dependsOn ?? []).map((d: any) => String(d?.name)),
+    fullPass: false,
+  };
   const inEnv = repoPath !== undefined && (repoPath === envDir || repoPath.startsWith(envDir + '/'));
-  if (repoPath === undefined || inEnv) return { ...base, environmentOwned: inEnv, objects: [], sharedDirs: [], holdsSecrets: false };
+  if (repoPath === undefined || inEnv)
+    return { ...base, environmentOwned: inEnv, objects: [], sharedDirs: [], holdsSecrets: false };
   if (repoPath.startsWith('..') || !existsSync(join(root, repoPath)) || !statSync(join(root, repoPath)).isDirectory()) {
     throw new GeneratorInputError(`${where}: path ./${path} is not a folder of the reference repository`);
   }
@@ -154,7 +217,9 @@ function readKustomization(root: string, envDir: string, envName: string, declar
     : {
         objects: listFiles(join(root, repoPath))
           .filter((f) => isYamlFile(f) && !isHidden(f))
-          .flatMap((f) => objectsOfFile(root, posix.join(repoPath!, f)).map((o) => ({ ...o, shared: !environmentOwned }))),
+          .flatMap((f) =>
+            objectsOfFile(root, posix.join(repoPath!, f)).map((o) => ({ ...o, shared: !environmentOwned })),
+          ),
         sharedDirs: [],
       };
   return {
@@ -176,7 +241,10 @@ function guardSecrets(ref: FluxExampleReference) {
   for (const k of ref.kustomizations) {
     for (const o of k.objects) {
       checkRegenerable(o);
-      if (o.kind === 'Secret' && o.shared) throw new GeneratorInputError(`${o.file} is shared by every cluster and holds Secret ${o.name}: keep secrets in the environment's overlay`);
+      if (o.kind === 'Secret' && o.shared)
+        throw new GeneratorInputError(
+          `${o.file} is shared by every cluster and holds Secret ${o.name}: keep secrets in the environment's overlay`,
+        );
     }
   }
 }

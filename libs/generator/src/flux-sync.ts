@@ -23,8 +23,10 @@ export interface FluxLayerKustomization {
   dependsOn: string[];
 }
 
-export const isFluxKustomization = (b: any) => b?.kind === 'Kustomization' && /^kustomize\.toolkit\.fluxcd\.io\//.test(String(b?.apiVersion));
-export const isGitRepository = (b: any) => b?.kind === 'GitRepository' && /^source\.toolkit\.fluxcd\.io\//.test(String(b?.apiVersion));
+export const isFluxKustomization = (b: any) =>
+  b?.kind === 'Kustomization' && /^kustomize\.toolkit\.fluxcd\.io\//.test(String(b?.apiVersion));
+export const isGitRepository = (b: any) =>
+  b?.kind === 'GitRepository' && /^source\.toolkit\.fluxcd\.io\//.test(String(b?.apiVersion));
 
 /** Points the GitRepository Flux syncs from at the target repository and branch, when given. */
 export function repointGitRepository(doc: Document, url: string | undefined, branch: string | undefined) {
@@ -109,9 +111,17 @@ export function buildFluxSync(input: FluxSyncInput): { docs: Document[]; kustomi
   return { docs: out, kustomizations };
 }
 
-function dependenciesFor(layer: string, body: any, infraLayer: string, infraName: string | undefined, present: Set<string>): string[] {
+function dependenciesFor(
+  layer: string,
+  body: any,
+  infraLayer: string,
+  infraName: string | undefined,
+  present: Set<string>,
+): string[] {
   if (layer === infraLayer || layer === 'flux-system' || !infraName) return [];
-  const declared: string[] = (body.spec?.dependsOn ?? []).map((d: any) => String(d?.name)).filter((n: string) => present.has(n));
+  const declared: string[] = (body.spec?.dependsOn ?? [])
+    .map((d: any) => String(d?.name))
+    .filter((n: string) => present.has(n));
   return declared.includes(infraName) ? declared : [infraName, ...declared];
 }
 

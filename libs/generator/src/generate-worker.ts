@@ -14,7 +14,8 @@ async function outcome<T>(work: () => Promise<T>): Promise<WorkerOutcome<T>> {
   try {
     return { ok: true, value: await work() };
   } catch (e) {
-    const kind: WorkerErrorKind = e instanceof GeneratorInputError ? 'input' : e instanceof GeneratorValidationError ? 'validation' : 'internal';
+    const kind: WorkerErrorKind =
+      e instanceof GeneratorInputError ? 'input' : e instanceof GeneratorValidationError ? 'validation' : 'internal';
     return { ok: false, kind, message: (e as Error).message };
   }
 }

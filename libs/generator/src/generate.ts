@@ -5,8 +5,24 @@ import { parseSealingCertificate, SealingCertificate, SealingScope, CertificateE
 import { isClusterName, isDomain, isEmail, isEnvName, isHostName, isRegion } from '../../validation/src';
 import { CredentialPlan, CredentialPlanEntry } from './credential-plan';
 import { referenceSecretShapes } from './secret-examples';
-import { generateFromClusterVars, givenVarProblem, KnownVariables, knownVariables, loadClusterVarsReference, VarProblem } from './cluster-vars-model';
-import { Context, GenerateOptions, GenerateResult, GenerateSummary, GenerationPlan, RepoChanges, ResolvedOptions, usesSops } from './context';
+import {
+  generateFromClusterVars,
+  givenVarProblem,
+  KnownVariables,
+  knownVariables,
+  loadClusterVarsReference,
+  VarProblem,
+} from './cluster-vars-model';
+import {
+  Context,
+  GenerateOptions,
+  GenerateResult,
+  GenerateSummary,
+  GenerationPlan,
+  RepoChanges,
+  ResolvedOptions,
+  usesSops,
+} from './context';
 import { GeneratorInputError } from './errors';
 import { generateFromOverlays } from './overlay-model';
 import { checkReferenceExists, loadReference } from './reference';
@@ -34,16 +50,21 @@ function projectRoot(from: string): string {
 
 /** Host maps and a given reference domain are read by the flux-example model; elsewhere they would be silently ignored. */
 function checkHostOptions(opts: GenerateOptions, fluxExample: boolean) {
-  if (opts.referenceDomain !== undefined && isDomain(opts.referenceDomain)) throw new GeneratorInputError(`--reference-domain ${isDomain(opts.referenceDomain)}`);
+  if (opts.referenceDomain !== undefined && isDomain(opts.referenceDomain))
+    throw new GeneratorInputError(`--reference-domain ${isDomain(opts.referenceDomain)}`);
   for (const [from, to] of Object.entries(opts.hostMap ?? {})) {
     const problem = isHostName(from) ?? isHostName(to);
     if (problem) throw new GeneratorInputError(`--host-map ${from}=${to}: ${problem}`);
   }
   if (fluxExample) return;
   if (Object.keys(opts.hostMap ?? {}).length > 0)
-    throw new GeneratorInputError("--host-map is read for references in the layout of Flux's example repository; this reference moves hosts by its domain");
+    throw new GeneratorInputError(
+      "--host-map is read for references in the layout of Flux's example repository; this reference moves hosts by its domain",
+    );
   if (opts.referenceDomain !== undefined)
-    throw new GeneratorInputError("--reference-domain is read for references in the layout of Flux's example repository; this reference learns its domain from external-dns");
+    throw new GeneratorInputError(
+      "--reference-domain is read for references in the layout of Flux's example repository; this reference learns its domain from external-dns",
+    );
 }
 
 function checkInputs(opts: GenerateOptions) {
@@ -58,7 +79,8 @@ function checkInputs(opts: GenerateOptions) {
     const problem = check(value);
     if (problem) throw new GeneratorInputError(`${flag} ${problem}`);
   }
-  if (!existsSync(opts.repoDir) || !statSync(opts.repoDir).isDirectory()) throw new GeneratorInputError(`--repo ${opts.repoDir} is not a folder`);
+  if (!existsSync(opts.repoDir) || !statSync(opts.repoDir).isDirectory())
+    throw new GeneratorInputError(`--repo ${opts.repoDir} is not a folder`);
 }
 
 /** What the full pass protects Secrets with: the sealing certificate, or (sops) checked age recipients. */
@@ -66,12 +88,17 @@ function protectionKey(opts: ResolvedOptions): SealingCertificate | undefined {
   if (opts.pass !== 'full') return undefined;
   if (opts.secretsBackend === 'sops') {
     const recipients = opts.ageRecipients ?? [];
-    if (recipients.length === 0) throw new GeneratorInputError("the sops backend needs the cluster's age public key (--age-recipient age1...)");
+    if (recipients.length === 0)
+      throw new GeneratorInputError("the sops backend needs the cluster's age public key (--age-recipient age1...)");
     const bad = recipients.find((r) => !isAgeRecipient(r));
-    if (bad !== undefined) throw new GeneratorInputError(`--age-recipient must be an age public key (age1...), not ${JSON.stringify(String(bad).slice(0, 12))}`);
+    if (bad !== undefined)
+      throw new GeneratorInputError(
+        `--age-recipient must be an age public key (age1...), not ${JSON.stringify(String(bad).slice(0, 12))}`,
+      );
     return undefined;
   }
-  if (!opts.sealingCertPem) throw new GeneratorInputError("the full pass needs the target cluster's sealing certificate (--sealing-cert FILE)");
+  if (!opts.sealingCertPem)
+    throw new GeneratorInputError("the full pass needs the target cluster's sealing certificate (--sealing-cert FILE)");
   try {
     return parseSealingCertificate(opts.sealingCertPem, opts.now);
   } catch (e) {
@@ -80,7 +107,11 @@ function protectionKey(opts: ResolvedOptions): SealingCertificate | undefined {
   }
 }
 
-function emptySummary(opts: ResolvedOptions, clusterDir: string, cert: SealingCertificate | undefined): GenerateSummary {
+function emptySummary(
+  opts: ResolvedOptions,
+  clusterDir: string,
+  cert: SealingCertificate | undefined,
+): GenerateSummary {
   return {
     cluster_name: opts.clusterName,
     domain: opts.domain,
@@ -153,14 +184,18 @@ function knownReference(templateDir: string | undefined, referenceEnv: string): 
   return known;
 }
 
-const referenceFacts = (templateDir: string | undefined, referenceEnv: string) => knownReference(templateDir, referenceEnv).facts;
+const referenceFacts = (templateDir: string | undefined, referenceEnv: string) =>
+  knownReference(templateDir, referenceEnv).facts;
 
 function readReferenceFacts(root: string, referenceEnv: string): ReferenceFacts {
   const vars = loadClusterVarsReference(root, referenceEnv);
   const example = vars ? undefined : loadFluxExampleReference(root, referenceEnv);
   return {
     variables: vars && knownVariables(vars),
-    hosts: example && { occurrences: referenceHostOccurrences(example), domain: discoverReferenceDns(example.kustomizations.flatMap((k) => k.objects)).domain },
+    hosts: example && {
+      occurrences: referenceHostOccurrences(example),
+      domain: discoverReferenceDns(example.kustomizations.flatMap((k) => k.objects)).domain,
+    },
   };
 }
 
@@ -168,7 +203,11 @@ function readReferenceFacts(root: string, referenceEnv: string): ReferenceFacts 
  * Checks cluster-vars values for a reference before any run starts (the service validates
  * requests with it): null when they can be used, else the first problem.
  */
-export function clusterVarsProblem(templateDir: string | undefined, referenceEnv: string, vars: Record<string, unknown>): VarProblem | null {
+export function clusterVarsProblem(
+  templateDir: string | undefined,
+  referenceEnv: string,
+  vars: Record<string, unknown>,
+): VarProblem | null {
   const facts = Object.keys(vars).length === 0 ? undefined : referenceFacts(templateDir, referenceEnv);
   return facts ? givenVarProblem(facts.variables, vars) : null;
 }
@@ -188,16 +227,29 @@ export function hostMapProblem(
   const hosts = facts.hosts;
   const mapped = Object.keys(given.hostMap ?? {}).length > 0;
   if (!hosts) {
-    if (mapped) return { field: 'host_map', problem: "the service's reference moves hosts by its domain (host_map is for references in the layout of Flux's example repository)" };
-    if (given.referenceDomain !== undefined) return { field: 'reference_domain', problem: "the service's reference learns its domain from external-dns" };
+    if (mapped)
+      return {
+        field: 'host_map',
+        problem:
+          "the service's reference moves hosts by its domain (host_map is for references in the layout of Flux's example repository)",
+      };
+    if (given.referenceDomain !== undefined)
+      return { field: 'reference_domain', problem: "the service's reference learns its domain from external-dns" };
     return null;
   }
   try {
-    new HostMapping(given.domain, given.referenceDomain ?? hosts.domain, given.hostMap ?? {}).checkCovers(hosts.occurrences);
+    new HostMapping(given.domain, given.referenceDomain ?? hosts.domain, given.hostMap ?? {}).checkCovers(
+      hosts.occurrences,
+    );
     return null;
   } catch (e) {
     if (e instanceof GeneratorInputError)
-      return { field: 'host_map', problem: e.message.replace(/--host-map OLD=NEW \(host_map in a request\)/, 'host_map {"OLD": "NEW"}').replace(/^--host-map /, '') };
+      return {
+        field: 'host_map',
+        problem: e.message
+          .replace(/--host-map OLD=NEW \(host_map in a request\)/, 'host_map {"OLD": "NEW"}')
+          .replace(/^--host-map /, ''),
+      };
     throw e;
   }
 }
@@ -252,7 +304,16 @@ export async function planGeneration(options: GenerateOptions): Promise<Generati
   checkOwnership(opts.repoDir, clusterDir, ownerOf(opts));
   const cert = protectionKey(opts);
   const changes: RepoChanges = { writes: new Map(), removals: [], sharedCopies: [] };
-  const ctx: Context = { opts, clusterDir, referenceRoot: root, cert, credentials: [], changes, summary: emptySummary(opts, clusterDir, cert), reusedSecrets: new Map() };
+  const ctx: Context = {
+    opts,
+    clusterDir,
+    referenceRoot: root,
+    cert,
+    credentials: [],
+    changes,
+    summary: emptySummary(opts, clusterDir, cert),
+    reusedSecrets: new Map(),
+  };
 
   const varsReference = loadClusterVarsReference(root, opts.referenceEnv);
   const problem = givenVarProblem(varsReference && knownVariables(varsReference), opts.clusterVars ?? {});
@@ -264,7 +325,10 @@ export async function planGeneration(options: GenerateOptions): Promise<Generati
   else await generateFromOverlays(ctx, loadReference(root, opts.referenceEnv));
 
   const unchecked = ctx.summary.schema_checked?.kinds_without_schema ?? [];
-  if (unchecked.length > 0) ctx.summary.warnings.push(`no schema describes ${unchecked.join(', ')}: these objects were built but not checked against a schema`);
+  if (unchecked.length > 0)
+    ctx.summary.warnings.push(
+      `no schema describes ${unchecked.join(', ')}: these objects were built but not checked against a schema`,
+    );
   if (opts.pass === 'full' && usesSops(ctx)) planSopsRules(ctx);
   planOwnerMarker(ctx, clusterDir);
   return { ...changes, summary: ctx.summary, credentials: ctx.credentials };

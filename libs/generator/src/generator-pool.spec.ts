@@ -33,7 +33,9 @@ describe('GeneratorPool: passes in worker threads at a lower CPU priority', () =
     const here = mkdtempSync(join(tmpdir(), 'gs-pool-'));
     const [fromPool, fromHere] = await Promise.all([pool.generate(options(inWorker)), generate(options(here))]);
     expect(fromPool.summary).toEqual(fromHere.summary);
-    expect(readdirSync(join(inWorker, 'clusters/pool-test')).sort()).toEqual(readdirSync(join(here, 'clusters/pool-test')).sort());
+    expect(readdirSync(join(inWorker, 'clusters/pool-test')).sort()).toEqual(
+      readdirSync(join(here, 'clusters/pool-test')).sort(),
+    );
     expect(threadNiceValues()).toContain(7);
     expect(niceOf(process.pid)).toBe(0); // the main thread (its id is the process's) keeps its priority
   });
@@ -54,7 +56,9 @@ describe('GeneratorPool: passes in worker threads at a lower CPU priority', () =
     setTimeout(() => abort.abort(), 20);
     await expect(running).rejects.toThrow(/abort/i);
     expect(Date.now() - started).toBeLessThan(2_000);
-    expect((await pool.preview(options(mkdtempSync(join(tmpdir(), 'gs-pool-'))))).summary.cluster_name).toBe('pool-test');
+    expect((await pool.preview(options(mkdtempSync(join(tmpdir(), 'gs-pool-'))))).summary.cluster_name).toBe(
+      'pool-test',
+    );
   });
 
   it("an aborted pass (a run's step past its deadline) rejects at once (its thread and kustomize are stopped), and the pool goes on", async () => {
@@ -65,6 +69,8 @@ describe('GeneratorPool: passes in worker threads at a lower CPU priority', () =
     setTimeout(() => abort.abort(), 20);
     await expect(running).rejects.toThrow(/abort/i);
     expect(Date.now() - started).toBeLessThan(2_000);
-    expect((await pool.generate(options(mkdtempSync(join(tmpdir(), 'gs-pool-'))))).summary.cluster_name).toBe('pool-test');
+    expect((await pool.generate(options(mkdtempSync(join(tmpdir(), 'gs-pool-'))))).summary.cluster_name).toBe(
+      'pool-test',
+    );
   });
 });

@@ -7,8 +7,18 @@ describe('host paths', () => {
   it('finds hosts by kind, and at paths an object adds by annotation', () => {
     const release = {
       kind: 'HelmRelease',
-      metadata: { name: 'shop', annotations: { [HOST_PATHS_ANNOTATION]: 'spec.values.storefront.publicHost, spec.values.aliases[]' } },
-      spec: { values: { ingress: { hosts: [{ host: 'shop.dev' }] }, storefront: { publicHost: 'www.dev' }, aliases: ['a.dev', 'b.dev'], other: { host: 'not.a.host.path' } } },
+      metadata: {
+        name: 'shop',
+        annotations: { [HOST_PATHS_ANNOTATION]: 'spec.values.storefront.publicHost, spec.values.aliases[]' },
+      },
+      spec: {
+        values: {
+          ingress: { hosts: [{ host: 'shop.dev' }] },
+          storefront: { publicHost: 'www.dev' },
+          aliases: ['a.dev', 'b.dev'],
+          other: { host: 'not.a.host.path' },
+        },
+      },
     };
     expect(hostsIn(release, 'f.yaml').map((h) => [h.host, h.where])).toEqual([
       ['shop.dev', 'f.yaml spec.values.ingress.hosts[0].host'],
@@ -21,9 +31,15 @@ describe('host paths', () => {
 
   it('moves hosts in place through the map first, then the reference domain, leaving others', () => {
     const mapping = new HostMapping('acme.io', 'dev.example.net', { 'podinfo.dev': 'podinfo.acme.io' });
-    const doc = new Document({ kind: 'Certificate', spec: { dnsNames: ['podinfo.dev', 'api.dev.example.net', 'elsewhere.org'], commonName: 'dev.example.net' } });
+    const doc = new Document({
+      kind: 'Certificate',
+      spec: { dnsNames: ['podinfo.dev', 'api.dev.example.net', 'elsewhere.org'], commonName: 'dev.example.net' },
+    });
     expect(moveHosts(doc, mapping)).toBe(true);
-    expect(doc.toJS().spec).toEqual({ dnsNames: ['podinfo.acme.io', 'api.acme.io', 'elsewhere.org'], commonName: 'acme.io' });
+    expect(doc.toJS().spec).toEqual({
+      dnsNames: ['podinfo.acme.io', 'api.acme.io', 'elsewhere.org'],
+      commonName: 'acme.io',
+    });
   });
 
   it('lists every host with no place, and refuses a map key the reference lacks', () => {
@@ -37,7 +53,11 @@ describe('host paths', () => {
     expect(check).toThrow(GeneratorInputError);
     expect(check).toThrow('a.dev (x.yaml); b.dev (y.yaml)');
     expect(check).toThrow('the reference has no domain (give --reference-domain)');
-    expect(() => new HostMapping('acme.io', undefined, { 'a.dev': 'a.acme.io', 'zz.dev': 'z.acme.io' }).checkCovers([{ host: 'a.dev', where: 'x' }])).toThrow('--host-map zz.dev');
+    expect(() =>
+      new HostMapping('acme.io', undefined, { 'a.dev': 'a.acme.io', 'zz.dev': 'z.acme.io' }).checkCovers([
+        { host: 'a.dev', where: 'x' },
+      ]),
+    ).toThrow('--host-map zz.dev');
   });
 
   it('turns JSON pointers into paths and back, escapes included', () => {

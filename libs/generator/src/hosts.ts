@@ -46,7 +46,9 @@ function compile(pattern: string): PatternToken[] {
     });
 }
 
-const matches = (path: YamlPath, pattern: PatternToken[]) => path.length === pattern.length && pattern.every((token, i) => (token === ANY_INDEX ? typeof path[i] === 'number' : path[i] === token));
+const matches = (path: YamlPath, pattern: PatternToken[]) =>
+  path.length === pattern.length &&
+  pattern.every((token, i) => (token === ANY_INDEX ? typeof path[i] === 'number' : path[i] === token));
 
 /** The host paths that apply to an object (its kind's, and any its annotation adds). */
 export function hostPathsFor(body: any): string[] {
@@ -68,7 +70,8 @@ export interface HostOccurrence {
   where: string;
 }
 
-const describePath = (path: YamlPath) => path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? p : `.${p}`)).join('');
+const describePath = (path: YamlPath) =>
+  path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? p : `.${p}`)).join('');
 
 /** Every host an object (or a strategic-merge patch of one) holds, with the field it is in. */
 export function hostsIn(body: any, where: string): HostOccurrence[] {
@@ -107,15 +110,22 @@ export class HostMapping {
    */
   checkCovers(occurrences: HostOccurrence[]): void {
     // A host built from a variable the generator cannot see (${...}) is Flux's to fill in.
-    const unmapped = occurrences.filter((o) => !o.host.includes('${') && !this.isNewClusterHost(o.host) && this.target(o.host) === undefined);
+    const unmapped = occurrences.filter(
+      (o) => !o.host.includes('${') && !this.isNewClusterHost(o.host) && this.target(o.host) === undefined,
+    );
     if (unmapped.length > 0) {
       const list = unmapped.map((o) => `${o.host} (${o.where})`).join('; ');
-      const domain = this.referenceDomain ? `not under the reference domain ${this.referenceDomain}` : 'the reference has no domain (give --reference-domain)';
-      throw new GeneratorInputError(`hosts with no place in the new cluster, ${domain}: ${list}. Map each with --host-map OLD=NEW (host_map in a request)`);
+      const domain = this.referenceDomain
+        ? `not under the reference domain ${this.referenceDomain}`
+        : 'the reference has no domain (give --reference-domain)';
+      throw new GeneratorInputError(
+        `hosts with no place in the new cluster, ${domain}: ${list}. Map each with --host-map OLD=NEW (host_map in a request)`,
+      );
     }
     const known = new Set(occurrences.map((o) => o.host));
     const stray = Object.keys(this.hostMap).filter((h) => !known.has(h));
-    if (stray.length > 0) throw new GeneratorInputError(`--host-map ${stray[0]}: the reference environment has no host ${stray[0]}`);
+    if (stray.length > 0)
+      throw new GeneratorInputError(`--host-map ${stray[0]}: the reference environment has no host ${stray[0]}`);
   }
 }
 

@@ -19,11 +19,15 @@ export interface IngressPatch {
 
 /** Every rule and TLS host of an Ingress body, once each. */
 export function ingressHosts(body: any): string[] {
-  const hosts: unknown[] = [...(body.spec?.rules ?? []).map((r: any) => r?.host), ...(body.spec?.tls ?? []).flatMap((t: any) => t?.hosts ?? [])];
+  const hosts: unknown[] = [
+    ...(body.spec?.rules ?? []).map((r: any) => r?.host),
+    ...(body.spec?.tls ?? []).flatMap((t: any) => t?.hosts ?? []),
+  ];
   return [...new Set(hosts.filter((h): h is string => typeof h === 'string'))];
 }
 
-const isIngress = (o: ReferenceObject) => o.kind === 'Ingress' && /^(networking\.k8s\.io|extensions)\//.test(o.apiVersion);
+const isIngress = (o: ReferenceObject) =>
+  o.kind === 'Ingress' && /^(networking\.k8s\.io|extensions)\//.test(o.apiVersion);
 
 /**
  * One JSON6902 patch per Ingress that moves every rule host and TLS host to the new domain,

@@ -10,7 +10,14 @@ import { join } from 'node:path';
 import { Document } from 'yaml';
 import { Context, SOPS_DECRYPTION_SECRET, usesSops } from './context';
 import { GeneratorInputError } from './errors';
-import { discoverReferenceDns, isExternalDns, isIssuer, readExternalDns, repointExternalDns, rewriteIssuer } from './external-dns';
+import {
+  discoverReferenceDns,
+  isExternalDns,
+  isIssuer,
+  readExternalDns,
+  repointExternalDns,
+  rewriteIssuer,
+} from './external-dns';
 import { buildFluxSync, normalizePath } from './flux-sync';
 import { ingressPatches, IngressPatch } from './ingress';
 import { checkConsistentReuse, checkRegenerable, planCredentials, protectSecret } from './protect';
@@ -27,9 +34,13 @@ interface OverlayContext extends Context {
 export async function generateFromOverlays(base: Context, ref: ReferenceEnv): Promise<void> {
   const { opts } = base;
   const infra = ref.layers.find((l) => l.name === opts.infraLayer);
-  if (!infra) throw new GeneratorInputError(`reference environment "${opts.referenceEnv}" has no ${opts.infraLayer}/ layer`);
+  if (!infra)
+    throw new GeneratorInputError(`reference environment "${opts.referenceEnv}" has no ${opts.infraLayer}/ layer`);
   const dns = discoverReferenceDns(ref.layers.flatMap((l) => l.objects));
-  if (!dns.domain) throw new GeneratorInputError(`reference environment "${opts.referenceEnv}": no external-dns domain filter found to learn its domain from`);
+  if (!dns.domain)
+    throw new GeneratorInputError(
+      `reference environment "${opts.referenceEnv}": no external-dns domain filter found to learn its domain from`,
+    );
   const ctx: OverlayContext = { ...base, ref, referenceDomain: dns.domain };
   ctx.summary.reference_domain = dns.domain;
   ctx.summary.reference_region = dns.region ?? null;
@@ -45,7 +56,13 @@ export async function generateFromOverlays(base: Context, ref: ReferenceEnv): Pr
   for (const layer of toRender) rendered.set(layer.name, await renderLayer(ctx, layer));
   checkConsistentReuse(ctx);
   // An infra pass after a full pass keeps what the full pass wrote and still references it.
-  const kept = opts.pass === 'infra' ? ref.layers.filter((l) => !rendered.has(l.name) && l.name !== 'flux-system' && existsSync(join(opts.repoDir, ctx.clusterDir, l.name))) : [];
+  const kept =
+    opts.pass === 'infra'
+      ? ref.layers.filter(
+          (l) =>
+            !rendered.has(l.name) && l.name !== 'flux-system' && existsSync(join(opts.repoDir, ctx.clusterDir, l.name)),
+        )
+      : [];
   const syncLayers = ['flux-system', ...rendered.keys(), ...kept.map((l) => l.name)];
   rendered.set('flux-system', renderFluxSystem(ctx, syncLayers));
   ctx.summary.layers = [...rendered.keys()].sort();
@@ -61,7 +78,9 @@ export async function generateFromOverlays(base: Context, ref: ReferenceEnv): Pr
 function rootKustomization(ctx: OverlayContext, layers: string[]): { file: string; content: Buffer } | undefined {
   const root = ctx.ref.rootKustomization;
   if (!root) return undefined;
-  const resources = ((root.body.resources ?? []) as unknown[]).filter((entry) => layers.includes(normalizePath(String(entry))));
+  const resources = ((root.body.resources ?? []) as unknown[]).filter((entry) =>
+    layers.includes(normalizePath(String(entry))),
+  );
   return { file: root.file, content: Buffer.from(stringifyDocuments([new Document({ ...root.body, resources })])) };
 }
 
@@ -70,10 +89,19 @@ function guardSecretPlacement(ctx: OverlayContext, infra: ReferenceLayer) {
   for (const layer of ctx.ref.layers) {
     layer.objects.forEach(checkRegenerable);
     for (const o of layer.objects.filter((o) => o.kind === 'Secret')) {
-      if (o.shared) throw new GeneratorInputError(`${o.file} is shared by every cluster and holds Secret ${o.name}: keep secrets in the environment's layers`);
-      if (layer === infra) throw new GeneratorInputError(`${o.file} holds Secret ${o.name}, but the ${infra.name} layer is pushed before the cluster can open sealed secrets`);
+      if (o.shared)
+        throw new GeneratorInputError(
+          `${o.file} is shared by every cluster and holds Secret ${o.name}: keep secrets in the environment's layers`,
+        );
+      if (layer === infra)
+        throw new GeneratorInputError(
+          `${o.file} holds Secret ${o.name}, but the ${infra.name} layer is pushed before the cluster can open sealed secrets`,
+        );
     }
-    if (layer.kustomization?.secretGenerator) throw new GeneratorInputError(`${layer.dir}: secretGenerator is not supported; use Secret manifests the generator can seal`);
+    if (layer.kustomization?.secretGenerator)
+      throw new GeneratorInputError(
+        `${layer.dir}: secretGenerator is not supported; use Secret manifests the generator can seal`,
+      );
   }
 }
 
@@ -102,18 +130,30 @@ function withPatches(raw: Buffer, rel: string, patches: IngressPatch[]): Buffer 
 }
 
 /** Copies a manifest byte for byte unless it holds something that must change for the new cluster. */
-async function transformManifestFile(ctx: OverlayContext, layer: ReferenceLayer, rel: string, raw: Buffer): Promise<Buffer> {
+async function transformManifestFile(
+  ctx: OverlayContext,
+  layer: ReferenceLayer,
+  rel: string,
+  raw: Buffer,
+): Promise<Buffer> {
   const file = `${layer.dir}/${rel}`;
   const objects = layer.objects.filter((o) => o.file === file);
   if (objects.length === 0) return raw;
   const docs = parseDocuments(raw.toString('utf8'), file);
-  const to = { referenceDomain: ctx.referenceDomain, domain: ctx.opts.domain, region: ctx.opts.region, clusterName: ctx.opts.clusterName };
+  const to = {
+    referenceDomain: ctx.referenceDomain,
+    domain: ctx.opts.domain,
+    region: ctx.opts.region,
+    clusterName: ctx.opts.clusterName,
+  };
   let changed = false;
   for (const [i, doc] of docs.entries()) {
     const obj = objects.find((o) => o.index === i);
     if (!obj) continue;
     if (obj.kind === 'Secret' && /^v1$/.test(obj.apiVersion)) {
-      docs[i] = new Document(await protectSecret(ctx, `${ctx.clusterDir}/${layer.name}/${rel}`, obj.body, obj.namespace ?? 'default'));
+      docs[i] = new Document(
+        await protectSecret(ctx, `${ctx.clusterDir}/${layer.name}/${rel}`, obj.body, obj.namespace ?? 'default'),
+      );
       changed = true;
     } else if (isExternalDns(obj.body)) {
       changed = repointExternalDns(doc, to) || changed;
@@ -128,8 +168,13 @@ async function transformManifestFile(ctx: OverlayContext, layer: ReferenceLayer,
 function renderFluxSystem(ctx: OverlayContext, layers: string[]): Map<string, Buffer> {
   const flux = ctx.ref.layers.find((l) => l.name === 'flux-system')!;
   const files = new Map<string, Buffer>();
-  const syncFiles = new Set(flux.objects.filter((o) => o.kind === 'Kustomization' && o.apiVersion.startsWith('kustomize.toolkit.fluxcd.io/')).map((o) => o.file));
-  if (syncFiles.size === 0) throw new GeneratorInputError(`${flux.dir} has no Flux Kustomization to learn the sync layout from`);
+  const syncFiles = new Set(
+    flux.objects
+      .filter((o) => o.kind === 'Kustomization' && o.apiVersion.startsWith('kustomize.toolkit.fluxcd.io/'))
+      .map((o) => o.file),
+  );
+  if (syncFiles.size === 0)
+    throw new GeneratorInputError(`${flux.dir} has no Flux Kustomization to learn the sync layout from`);
   for (const rel of flux.files) {
     const file = `${flux.dir}/${rel}`;
     const raw = readFileSync(join(ctx.ref.root, file));
@@ -145,7 +190,12 @@ function renderFluxSystem(ctx: OverlayContext, layers: string[]): Map<string, Bu
       infraLayer: ctx.opts.infraLayer,
       sourceUrl: ctx.opts.sourceUrl,
       sourceBranch: ctx.opts.sourceBranch,
-      decrypt: usesSops(ctx) ? { layers: ctx.ref.layers.filter((l) => l.objects.some((o) => o.kind === 'Secret')).map((l) => l.name), secretName: SOPS_DECRYPTION_SECRET } : undefined,
+      decrypt: usesSops(ctx)
+        ? {
+            layers: ctx.ref.layers.filter((l) => l.objects.some((o) => o.kind === 'Secret')).map((l) => l.name),
+            secretName: SOPS_DECRYPTION_SECRET,
+          }
+        : undefined,
       rootSync: Boolean(ctx.ref.rootKustomization),
     });
     ctx.summary.kustomizations.push(...kustomizations);
@@ -155,23 +205,47 @@ function renderFluxSystem(ctx: OverlayContext, layers: string[]): Map<string, Bu
 }
 
 /** Builds every rendered layer with kustomize in a staging folder, then plans the changed files' writes. */
-async function writeValidated(ctx: OverlayContext, rendered: Map<string, Map<string, Buffer>>, layers: ReferenceLayer[], root?: { file: string; content: Buffer }) {
+async function writeValidated(
+  ctx: OverlayContext,
+  rendered: Map<string, Map<string, Buffer>>,
+  layers: ReferenceLayer[],
+  root?: { file: string; content: Buffer },
+) {
   const staged = new Map<string, Buffer>();
   for (const [layer, files] of rendered) for (const [rel, content] of files) staged.set(`${layer}/${rel}`, content);
   if (root) staged.set(root.file, root.content);
-  ctx.summary.shared_paths_copied = await stageAndCheck(ctx, staged, { root: ctx.ref.root, dirs: layers.flatMap((l) => l.sharedDirs) }, async (staging) => {
-    if (!ctx.summary.validated) return;
-    // Layers build independently: run the kustomize builds side by side.
-    const names = [...rendered.keys()];
-    const builds = await allBuilds(names.map((layer) => kustomizeBuild(join(staging, layer), `${ctx.clusterDir}/${layer}`, { roots: [ctx.opts.repoDir], kubectl: ctx.opts.kubectl })));
-    builds.forEach((objects, i) => checkBuilt(ctx.summary, objects, `${ctx.clusterDir}/${names[i]}`, ctx.opts.domain));
-    ctx.summary.validated.push(...names.map((l) => `${ctx.clusterDir}/${l}`));
-    if (root) {
-      // What the bootstrap Kustomization applies from the cluster root.
-      checkBuilt(ctx.summary, await kustomizeBuild(staging, ctx.clusterDir, { roots: [ctx.opts.repoDir], kubectl: ctx.opts.kubectl }), ctx.clusterDir, ctx.opts.domain);
-      ctx.summary.validated.push(ctx.clusterDir);
-    }
-  });
+  ctx.summary.shared_paths_copied = await stageAndCheck(
+    ctx,
+    staged,
+    { root: ctx.ref.root, dirs: layers.flatMap((l) => l.sharedDirs) },
+    async (staging) => {
+      if (!ctx.summary.validated) return;
+      // Layers build independently: run the kustomize builds side by side.
+      const names = [...rendered.keys()];
+      const builds = await allBuilds(
+        names.map((layer) =>
+          kustomizeBuild(join(staging, layer), `${ctx.clusterDir}/${layer}`, {
+            roots: [ctx.opts.repoDir],
+            kubectl: ctx.opts.kubectl,
+          }),
+        ),
+      );
+      builds.forEach((objects, i) =>
+        checkBuilt(ctx.summary, objects, `${ctx.clusterDir}/${names[i]}`, ctx.opts.domain),
+      );
+      ctx.summary.validated.push(...names.map((l) => `${ctx.clusterDir}/${l}`));
+      if (root) {
+        // What the bootstrap Kustomization applies from the cluster root.
+        checkBuilt(
+          ctx.summary,
+          await kustomizeBuild(staging, ctx.clusterDir, { roots: [ctx.opts.repoDir], kubectl: ctx.opts.kubectl }),
+          ctx.clusterDir,
+          ctx.opts.domain,
+        );
+        ctx.summary.validated.push(ctx.clusterDir);
+      }
+    },
+  );
   for (const [layer, files] of rendered) planFolder(ctx, `${ctx.clusterDir}/${layer}`, files);
   if (root) planFile(ctx, `${ctx.clusterDir}/${root.file}`, root.content);
 }

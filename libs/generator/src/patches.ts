@@ -27,13 +27,18 @@ export function pointerOf(path: YamlPath): string {
 
 /** Calls `visit` with each inline patch (`patches[].patch`, parsed) of a Flux or kustomize Kustomization, and its target. */
 export function forEachInlinePatch(body: any, visit: (patch: unknown, target: any) => void) {
-  const patches = body?.spec?.patches ?? (body?.kind === 'Kustomization' && !body?.spec ? body.patches : undefined) ?? [];
+  const patches =
+    body?.spec?.patches ?? (body?.kind === 'Kustomization' && !body?.spec ? body.patches : undefined) ?? [];
   for (const p of patches) if (typeof p?.patch === 'string') visit(parse(p.patch), p.target);
 }
 
 /** An object of the patch target's kind carrying `value` at `path`: object rules then apply to one JSON6902 value. */
 function carrier(target: any, path: YamlPath, value: unknown): Document {
-  const doc = new Document({ apiVersion: `${target?.group ? target.group + '/' : ''}${target?.version ?? 'v1'}`, kind: target?.kind, metadata: { name: target?.name } });
+  const doc = new Document({
+    apiVersion: `${target?.group ? target.group + '/' : ''}${target?.version ?? 'v1'}`,
+    kind: target?.kind,
+    metadata: { name: target?.name },
+  });
   doc.setIn(path, doc.createNode(value));
   return doc;
 }
@@ -43,7 +48,11 @@ const valueAt = (body: any, path: YamlPath) => path.reduce((node, key) => node?.
 /** Hosts a patch sets (JSON6902 values or a strategic merge), read as if on its target's kind. */
 export function hostsInPatch(patch: unknown, target: any, where: string): HostOccurrence[] {
   if (Array.isArray(patch)) {
-    return patch.flatMap((op: any) => (typeof op?.path === 'string' && op.value !== undefined ? hostsIn(carrier(target, pointerPath(op.path), op.value).toJS(), where) : []));
+    return patch.flatMap((op: any) =>
+      typeof op?.path === 'string' && op.value !== undefined
+        ? hostsIn(carrier(target, pointerPath(op.path), op.value).toJS(), where)
+        : [],
+    );
   }
   return patch && typeof patch === 'object' ? hostsIn({ kind: target?.kind, ...(patch as object) }, where) : [];
 }
@@ -78,7 +87,9 @@ export function rewritePatch(patch: unknown, target: any, rewrite: (doc: Documen
 export function replacements(before: any, after: any, path: YamlPath = []): ReplaceOperation[] {
   if (before === after) return [];
   if (before && after && typeof before === 'object' && typeof after === 'object') {
-    return Object.keys(after).flatMap((key) => replacements(before[key], after[key], [...path, Array.isArray(after) ? Number(key) : key]));
+    return Object.keys(after).flatMap((key) =>
+      replacements(before[key], after[key], [...path, Array.isArray(after) ? Number(key) : key]),
+    );
   }
   return [{ op: 'replace', path: pointerOf(path), value: after }];
 }
@@ -86,5 +97,11 @@ export function replacements(before: any, after: any, path: YamlPath = []): Repl
 /** The patch target that selects exactly this object (group, version, kind, name and, where it has one, namespace). */
 export function patchTarget(o: ReferenceObject): PatchTarget {
   const [group, version] = o.apiVersion.includes('/') ? o.apiVersion.split('/') : ['', o.apiVersion];
-  return { ...(group ? { group } : {}), version, kind: o.kind, name: o.name, ...(o.targetNamespace ? { namespace: o.targetNamespace } : {}) };
+  return {
+    ...(group ? { group } : {}),
+    version,
+    kind: o.kind,
+    name: o.name,
+    ...(o.targetNamespace ? { namespace: o.targetNamespace } : {}),
+  };
 }

@@ -4,14 +4,26 @@ import { tempDir } from '../../../test/support/files';
 import { GeneratorInputError } from './errors';
 import { maskProtected, preview } from './preview';
 
-const options = (repoDir: string) => ({ repoDir, clusterName: 'p', domain: 'p.example.com', region: 'eu-west-1', acmeEmail: 'ops@p.example.com', pass: 'infra' as const, validate: false });
+const options = (repoDir: string) => ({
+  repoDir,
+  clusterName: 'p',
+  domain: 'p.example.com',
+  region: 'eu-west-1',
+  acmeEmail: 'ops@p.example.com',
+  pass: 'infra' as const,
+  validate: false,
+});
 
 describe('preview', () => {
   it('refuses a working copy with a link out of it, and writes nothing through it', async () => {
     const repo = tempDir('preview-links');
     const outside = tempDir('preview-outside');
     symlinkSync(outside, join(repo, 'clusters'));
-    await expect(preview(options(repo))).rejects.toThrow(new GeneratorInputError('the working copy has links that lead out of it, which a preview would write through: clusters'));
+    await expect(preview(options(repo))).rejects.toThrow(
+      new GeneratorInputError(
+        'the working copy has links that lead out of it, which a preview would write through: clusters',
+      ),
+    );
     const relativeOut = tempDir('preview-links-rel');
     mkdirSync(join(relativeOut, 'docs'));
     symlinkSync('../../', join(relativeOut, 'docs', 'up'));
@@ -23,7 +35,9 @@ describe('preview', () => {
     const repo = tempDir('preview-plain');
     writeFileSync(join(repo, 'README.md'), '# fleet\n');
     const { changes } = await preview(options(repo));
-    expect(changes.some((c) => c.path === 'clusters/p/infrastructure/external-dns.yaml' && c.change === 'added')).toBe(true);
+    expect(changes.some((c) => c.path === 'clusters/p/infrastructure/external-dns.yaml' && c.change === 'added')).toBe(
+      true,
+    );
     expect(existsSync(join(repo, 'clusters'))).toBe(false);
   });
 

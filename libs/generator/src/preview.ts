@@ -33,7 +33,8 @@ function escapingLinks(root: string, rel = ''): string[] {
     const child = rel ? `${rel}/${e.name}` : e.name;
     if (e.isSymbolicLink()) {
       const target = readlinkSync(join(root, child));
-      const inside = !isAbsolute(target) && !relative(root, resolve(dirname(join(root, child)), target)).startsWith('..');
+      const inside =
+        !isAbsolute(target) && !relative(root, resolve(dirname(join(root, child)), target)).startsWith('..');
       return inside ? [] : [child];
     }
     return e.isDirectory() ? escapingLinks(root, child) : [];
@@ -54,7 +55,8 @@ export function maskProtected(text: string, path: string): string {
       if (body?.kind === 'SealedSecret' && body.spec?.encryptedData) {
         doc.setIn(['spec', 'encryptedData'], `<sealed: ${keyCount(body.spec.encryptedData)} keys>`);
       } else if (body?.sops) {
-        for (const field of ['data', 'stringData']) if (body[field]) doc.set(field, `<encrypted: ${keyCount(body[field])} keys>`);
+        for (const field of ['data', 'stringData'])
+          if (body[field]) doc.set(field, `<encrypted: ${keyCount(body[field])} keys>`);
         doc.set('sops', '<sops metadata>');
       }
       return doc as Document;
@@ -75,7 +77,8 @@ function read(root: string, rel: string): Buffer | null {
 /** Every file the plan copies, removes or writes, with what it will hold (null: absent): later steps override earlier ones, as in applyPlan. */
 function plannedFiles(plan: GenerationPlan): Map<string, Buffer | null> {
   const after = new Map<string, Buffer | null>();
-  for (const { dir, root } of plan.sharedCopies) for (const rel of listFiles(join(root, dir))) after.set(`${dir}/${rel}`, readFileSync(join(root, dir, rel)));
+  for (const { dir, root } of plan.sharedCopies)
+    for (const rel of listFiles(join(root, dir))) after.set(`${dir}/${rel}`, readFileSync(join(root, dir, rel)));
   for (const path of plan.removals) after.set(path, null);
   for (const [path, content] of plan.writes) after.set(path, content);
   return after;
@@ -88,7 +91,9 @@ function describeChange(path: string, before: Buffer | null, after: Buffer | nul
   const [shownBefore, shownAfter] = [before, after].map((b) => (b ? maskProtected(b.toString('utf8'), path) : ''));
   // Re-sealed values with the same keys: the masked texts agree, the files do not.
   const diff =
-    shownBefore === shownAfter ? `${path}: protected values replaced, keys unchanged\n` : createTwoFilesPatch(`a/${path}`, `b/${path}`, shownBefore, shownAfter, undefined, undefined, { context: 3 });
+    shownBefore === shownAfter
+      ? `${path}: protected values replaced, keys unchanged\n`
+      : createTwoFilesPatch(`a/${path}`, `b/${path}`, shownBefore, shownAfter, undefined, undefined, { context: 3 });
   return { path, change, diff };
 }
 
@@ -99,9 +104,14 @@ function describeChange(path: string, before: Buffer | null, after: Buffer | nul
  */
 export async function preview(options: GenerateOptions): Promise<PreviewResult> {
   const links = escapingLinks(options.repoDir);
-  if (links.length > 0) throw new GeneratorInputError(`the working copy has links that lead out of it, which a preview would write through: ${links.join(', ')}`);
+  if (links.length > 0)
+    throw new GeneratorInputError(
+      `the working copy has links that lead out of it, which a preview would write through: ${links.join(', ')}`,
+    );
   const plan = await planGeneration(options);
   const after = plannedFiles(plan);
-  const changes = [...after.keys()].sort().flatMap((path) => describeChange(path, read(options.repoDir, path), after.get(path) ?? null) ?? []);
+  const changes = [...after.keys()]
+    .sort()
+    .flatMap((path) => describeChange(path, read(options.repoDir, path), after.get(path) ?? null) ?? []);
   return { summary: plan.summary, changes };
 }

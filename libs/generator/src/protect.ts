@@ -52,19 +52,27 @@ export async function protectSecret(ctx: Context, targetFile: string, body: any,
   const reuse = existingProtected(ctx, targetFile, name, namespace);
   ctx.reusedSecrets.set(`${namespace}/${name}`, Boolean(reuse));
   if (reuse) {
-    ctx.summary.objects_sealed.push({ ...summary, keys: Object.keys((sops ? reuse.stringData : reuse.spec?.encryptedData) ?? {}).sort(), reused: true });
+    ctx.summary.objects_sealed.push({
+      ...summary,
+      keys: Object.keys((sops ? reuse.stringData : reuse.spec?.encryptedData) ?? {}).sort(),
+      reused: true,
+    });
     return reuse;
   }
   if (!ctx.plan) throw new Error('the credential plan is made before Secrets are protected');
   const data = ctx.plan.valuesFor(namespace, name);
-  for (const [key, value] of Object.entries(data)) ctx.credentials.push({ namespace, name, key, value: value.toString('utf8') });
+  for (const [key, value] of Object.entries(data))
+    ctx.credentials.push({ namespace, name, key, value: value.toString('utf8') });
   ctx.summary.objects_sealed.push({ ...summary, keys: Object.keys(data).sort(), reused: false });
   const labels: Record<string, string> = { ...(body.metadata?.labels ?? {}) };
   if (!sops) return buildSealedSecret({ name, namespace, type, labels, data }, ctx.cert!, ctx.opts.sealingScope);
   const metadata: Record<string, unknown> = { name, namespace };
   if (Object.keys(labels).length > 0) metadata.labels = labels;
   const stringData = Object.fromEntries(Object.entries(data).map(([k, v]) => [k, v.toString('utf8')]));
-  return sopsEncrypt({ apiVersion: 'v1', kind: 'Secret', metadata, type, stringData }, { recipients: ctx.opts.ageRecipients!, now: ctx.opts.now });
+  return sopsEncrypt(
+    { apiVersion: 'v1', kind: 'Secret', metadata, type, stringData },
+    { recipients: ctx.opts.ageRecipients!, now: ctx.opts.now },
+  );
 }
 
 /**

@@ -55,7 +55,9 @@ export function findKustomizationFile(absDir: string): string | undefined {
 
 export function listFiles(absDir: string, rel = ''): string[] {
   const out: string[] = [];
-  for (const entry of readdirSync(join(absDir, rel), { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+  for (const entry of readdirSync(join(absDir, rel), { withFileTypes: true }).sort((a, b) =>
+    a.name.localeCompare(b.name),
+  )) {
     const child = rel ? `${rel}/${entry.name}` : entry.name;
     if (entry.isDirectory()) out.push(...listFiles(absDir, child));
     else if (entry.isFile()) out.push(child);
@@ -85,23 +87,34 @@ interface WalkState {
  * enclosing kustomization (the outermost one wins in kustomize); `innerNamespace` is the same but
  * ignoring the layer's own kustomization.
  */
-function walk(state: WalkState, dirRel: string, outerNamespace: string | undefined, innerNamespace: string | undefined, isLayerRoot: boolean) {
+function walk(
+  state: WalkState,
+  dirRel: string,
+  outerNamespace: string | undefined,
+  innerNamespace: string | undefined,
+  isLayerRoot: boolean,
+) {
   if (state.visited.has(dirRel)) return;
   state.visited.add(dirRel);
   const abs = join(state.root, dirRel);
   const kfile = findKustomizationFile(abs);
-  if (!kfile) throw new GeneratorInputError(`reference: ${dirRel} is referenced as a resource but has no kustomization.yaml`);
+  if (!kfile)
+    throw new GeneratorInputError(`reference: ${dirRel} is referenced as a resource but has no kustomization.yaml`);
   const k = readYamlObject(join(abs, kfile), posix.join(dirRel, kfile));
   const own = typeof k.namespace === 'string' ? k.namespace : undefined;
   const effective = outerNamespace ?? own;
   const inner = isLayerRoot ? undefined : (innerNamespace ?? own);
-  const entries: Array<[string, unknown]> = [...(k.resources ?? []).map((e: unknown) => ['resources', e]), ...(k.bases ?? []).map((e: unknown) => ['bases', e])];
+  const entries: Array<[string, unknown]> = [
+    ...(k.resources ?? []).map((e: unknown) => ['resources', e]),
+    ...(k.bases ?? []).map((e: unknown) => ['bases', e]),
+  ];
   for (const [field, entry] of entries) {
     if (typeof entry !== 'string') continue;
     // Never fetched: kustomize would, from the reference or from the repository it is copied into.
     if (isRemote(entry)) throw remoteResourceError(posix.join(dirRel, kfile), field, entry);
     const rel = posix.normalize(posix.join(dirRel, entry));
-    if (rel.startsWith('..') || posix.isAbsolute(rel)) throw new GeneratorInputError(`reference: ${dirRel} points outside the template (${entry})`);
+    if (rel.startsWith('..') || posix.isAbsolute(rel))
+      throw new GeneratorInputError(`reference: ${dirRel} points outside the template (${entry})`);
     const target = join(state.root, rel);
     if (!existsSync(target)) throw new GeneratorInputError(`reference: ${dirRel} lists ${entry}, which does not exist`);
     if (!rel.startsWith(state.envDir + '/')) state.sharedDirs.add(rel);
@@ -110,7 +123,12 @@ function walk(state: WalkState, dirRel: string, outerNamespace: string | undefin
   }
 }
 
-function collectObjects(state: WalkState, fileRel: string, namespace: string | undefined, innerNamespace: string | undefined) {
+function collectObjects(
+  state: WalkState,
+  fileRel: string,
+  namespace: string | undefined,
+  innerNamespace: string | undefined,
+) {
   const docs = parseDocuments(readFileSync(join(state.root, fileRel), 'utf8'), fileRel);
   docs.forEach((doc, index) => {
     const body = doc.toJS();
@@ -140,7 +158,10 @@ export interface ReferenceTree {
 export function collectTree(root: string, envDir: string, dir: string, warnings: string[]): ReferenceTree {
   const state: WalkState = { root, envDir, objects: [], sharedDirs: new Set(), warnings, visited: new Set() };
   walk(state, dir, undefined, undefined, true);
-  return { objects: state.objects, sharedDirs: [...state.sharedDirs].filter((d) => statSync(join(root, d)).isDirectory()) };
+  return {
+    objects: state.objects,
+    sharedDirs: [...state.sharedDirs].filter((d) => statSync(join(root, d)).isDirectory()),
+  };
 }
 
 /**
@@ -148,15 +169,19 @@ export function collectTree(root: string, envDir: string, dir: string, warnings:
  * (and which environments there are), before any model tries to read them.
  */
 export function checkReferenceExists(root: string, envName: string): void {
-  if (!existsSync(root) || !statSync(root).isDirectory()) throw new GeneratorInputError(`template folder ${root} does not exist`);
+  if (!existsSync(root) || !statSync(root).isDirectory())
+    throw new GeneratorInputError(`template folder ${root} does not exist`);
   const clusters = join(root, 'clusters');
-  if (!existsSync(clusters)) throw new GeneratorInputError(`${root} has no clusters/ folder, so it is not a reference repository`);
+  if (!existsSync(clusters))
+    throw new GeneratorInputError(`${root} has no clusters/ folder, so it is not a reference repository`);
   const environments = readdirSync(clusters, { withFileTypes: true })
     .filter((d) => d.isDirectory())
     .map((d) => d.name)
     .sort();
   if (!environments.includes(envName)) {
-    throw new GeneratorInputError(`reference environment "${envName}" does not exist in ${root}; its environments: ${environments.join(', ') || 'none'}`);
+    throw new GeneratorInputError(
+      `reference environment "${envName}" does not exist in ${root}; its environments: ${environments.join(', ') || 'none'}`,
+    );
   }
 }
 
@@ -186,8 +211,11 @@ export function loadReference(root: string, envName: string): ReferenceEnv {
       ...tree,
     });
   }
-  if (!layers.some((l) => l.name === 'flux-system')) throw new GeneratorInputError(`reference environment "${envName}" has no flux-system/ layer`);
+  if (!layers.some((l) => l.name === 'flux-system'))
+    throw new GeneratorInputError(`reference environment "${envName}" has no flux-system/ layer`);
   const rootFile = findKustomizationFile(absEnv);
-  const rootKustomization = rootFile ? { file: rootFile, body: readYamlObject(join(absEnv, rootFile), `${envDir}/${rootFile}`) } : undefined;
+  const rootKustomization = rootFile
+    ? { file: rootFile, body: readYamlObject(join(absEnv, rootFile), `${envDir}/${rootFile}`) }
+    : undefined;
   return { root, envName, envDir, layers, rootKustomization, warnings };
 }

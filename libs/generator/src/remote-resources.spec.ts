@@ -8,15 +8,30 @@ import { isRemoteReference, refuseRemoteResources } from './remote-resources';
 const segment = fc.stringMatching(/^[a-z0-9_][a-z0-9_-]{0,15}$/);
 /** A local path as references write them: ./, ../ or nothing, folders, and maybe a manifest file. */
 const localPath = fc
-  .tuple(fc.constantFrom('', './', '../', '../../'), fc.array(segment, { minLength: 1, maxLength: 5 }), fc.constantFrom('', '.yaml', '.yml', '/kustomization.yaml', '.json'))
+  .tuple(
+    fc.constantFrom('', './', '../', '../../'),
+    fc.array(segment, { minLength: 1, maxLength: 5 }),
+    fc.constantFrom('', '.yaml', '.yml', '/kustomization.yaml', '.json'),
+  )
   .map(([prefix, parts, end]) => `${prefix}${parts.join('/')}${end}`);
-const host = fc.constantFrom('127.0.0.1:8080', 'github.com', 'gitlab.example.org', 'git.internal.example.com:2222', '10.0.0.1', 'localhost:9');
+const host = fc.constantFrom(
+  '127.0.0.1:8080',
+  'github.com',
+  'gitlab.example.org',
+  'git.internal.example.com:2222',
+  '10.0.0.1',
+  'localhost:9',
+);
 
 /** Every form kustomize (or go-getter under it) fetches. */
 const remote = fc.oneof(
-  fc.tuple(fc.constantFrom('http', 'https', 'ssh', 'git', 'file', 'HTTPS', 'git+ssh'), host, localPath).map(([s, h, p]) => `${s}://${h}/${p}`),
+  fc
+    .tuple(fc.constantFrom('http', 'https', 'ssh', 'git', 'file', 'HTTPS', 'git+ssh'), host, localPath)
+    .map(([s, h, p]) => `${s}://${h}/${p}`),
   fc.tuple(host, localPath).map(([h, p]) => `git::https://${h}/${p}`),
-  fc.tuple(fc.constantFrom('github.com', 'gitlab.com', 'bitbucket.org', 'dev.azure.com'), localPath).map(([h, p]) => `${h}/${p}`),
+  fc
+    .tuple(fc.constantFrom('github.com', 'gitlab.com', 'bitbucket.org', 'dev.azure.com'), localPath)
+    .map(([h, p]) => `${h}/${p}`),
   fc.tuple(host, localPath).map(([h, p]) => `git@${h.split(':')[0]}:${p}`),
   fc.tuple(localPath, fc.constantFrom('ref', 'version', 'timeout', 'submodules')).map(([p, q]) => `${p}?${q}=v1`),
   localPath.map((p) => `gh:${p}`),
@@ -26,12 +41,27 @@ const remote = fc.oneof(
 describe('remote resources in kustomizations: refused before any build', () => {
   it('accepts local paths', () => {
     fc.assert(fc.property(localPath, (p) => !isRemoteReference(p)));
-    for (const p of ['base', '../base', 'deployment.yaml', './apps/podinfo', 'Kustomization', 'config.d/x.yaml', '/abs/path']) expect(isRemoteReference(p)).toBe(false);
+    for (const p of [
+      'base',
+      '../base',
+      'deployment.yaml',
+      './apps/podinfo',
+      'Kustomization',
+      'config.d/x.yaml',
+      '/abs/path',
+    ])
+      expect(isRemoteReference(p)).toBe(false);
   });
 
   it('refuses every URL form kustomize would fetch, with spaces around too', () => {
     fc.assert(fc.property(remote, fc.constantFrom('', ' ', '\t'), (r, pad) => isRemoteReference(`${pad}${r}${pad}`)));
-    for (const r of ['http://127.0.0.1:9/x.yaml', 'git::https://example.com/x', 'github.com/org/repo//deploy?ref=v1', 'ssh://git@127.0.0.1:6379/x', 'git@github.com:org/repo']) {
+    for (const r of [
+      'http://127.0.0.1:9/x.yaml',
+      'git::https://example.com/x',
+      'github.com/org/repo//deploy?ref=v1',
+      'ssh://git@127.0.0.1:6379/x',
+      'git@github.com:org/repo',
+    ]) {
       expect(isRemoteReference(r)).toBe(true);
     }
   });
@@ -71,7 +101,8 @@ describe('remote resources in kustomizations: refused before any build', () => {
 
     it('names the file of a remote entry reached through local bases and components', () => {
       const root = tree({
-        'clusters/c/kustomization.yaml': 'resources:\n  - ../../apps/base\n  - ns.yaml\ncomponents:\n  - ../../components/x\n',
+        'clusters/c/kustomization.yaml':
+          'resources:\n  - ../../apps/base\n  - ns.yaml\ncomponents:\n  - ../../components/x\n',
         'clusters/c/ns.yaml': 'kind: Namespace\n',
         'apps/base/kustomization.yaml': 'resources:\n  - deploy.yaml\n',
         'components/x/kustomization.yaml': 'kind: Component\nresources:\n  - https://127.0.0.1:1/evil.yaml\n',
@@ -91,8 +122,13 @@ describe('remote resources in kustomizations: refused before any build', () => {
         merge: 'x: &base\n  resources:\n    - github.com/org/repo\ny:\n  <<: *base\n<<: *base\n',
         bases: 'bases:\n  - ssh://git@127.0.0.1:6379/x\n',
       };
-      for (const text of Object.values(cases)) expect(refusal(tree({ 'k/kustomization.yaml': text }), 'k')).toMatch(/^k\/kustomization\.yaml: .* is a remote resource/);
-      expect(refusal(tree({ 'k/Kustomization': 'resources: [http://127.0.0.1:1/x]' }), 'k')).toMatch(/^k\/Kustomization:/);
+      for (const text of Object.values(cases))
+        expect(refusal(tree({ 'k/kustomization.yaml': text }), 'k')).toMatch(
+          /^k\/kustomization\.yaml: .* is a remote resource/,
+        );
+      expect(refusal(tree({ 'k/Kustomization': 'resources: [http://127.0.0.1:1/x]' }), 'k')).toMatch(
+        /^k\/Kustomization:/,
+      );
     });
 
     it("checks a field however its name is spelt: kustomize's decoder (Go's encoding/json) ignores case and folds ſ to s", () => {
@@ -105,25 +141,43 @@ describe('remote resources in kustomizations: refused before any build', () => {
         'ConfigMapGenerator:\n  - name: x\n    FILES:\n      - key=http://127.0.0.1:1/f\n',
         'OpenAPI:\n  Path: https://example.com/schema.json\n',
       ];
-      for (const text of cases) expect(refusal(tree({ 'k/kustomization.yaml': text }), 'k')).toMatch(/^k\/kustomization\.yaml: .* is a remote resource/);
+      for (const text of cases)
+        expect(refusal(tree({ 'k/kustomization.yaml': text }), 'k')).toMatch(
+          /^k\/kustomization\.yaml: .* is a remote resource/,
+        );
     });
 
     it('refuses a local entry that really lies outside the roots: ../ out of them, or a symbolic link', () => {
       const outside = tree({ 'x/kustomization.yaml': 'resources: [cm.yaml]\n', 'x/cm.yaml': 'kind: ConfigMap\n' });
       const root = tree({ 'repo/k/kustomization.yaml': `resources:\n  - ../../../${relative(tmpdir(), outside)}/x\n` });
-      expect(refusal(join(root, 'repo'), 'k')).toMatch(/^k\/kustomization\.yaml: resources entry ".*" leads outside the repository/);
+      expect(refusal(join(root, 'repo'), 'k')).toMatch(
+        /^k\/kustomization\.yaml: resources entry ".*" leads outside the repository/,
+      );
       const linked = tree({ 'repo/k/kustomization.yaml': 'resources:\n  - link\n' });
       symlinkSync(join(outside, 'x'), join(linked, 'repo/k/link'));
-      expect(refusal(join(linked, 'repo'), 'k')).toBe('k/kustomization.yaml: resources entry "link" leads outside the repository; only paths in the repository are built');
-      const file = tree({ 'repo/k/kustomization.yaml': 'configMapGenerator:\n  - name: x\n    files: [key=../../../../etc/passwd]\n' });
+      expect(refusal(join(linked, 'repo'), 'k')).toBe(
+        'k/kustomization.yaml: resources entry "link" leads outside the repository; only paths in the repository are built',
+      );
+      const file = tree({
+        'repo/k/kustomization.yaml': 'configMapGenerator:\n  - name: x\n    files: [key=../../../../etc/passwd]\n',
+      });
       expect(refusal(join(file, 'repo'), 'k')).toMatch(/configMapGenerator\[\]\.files entry .* leads outside/);
       // Climbing up and back into the repository is still inside it.
-      expect(refusal(tree({ 'repo/k/kustomization.yaml': 'resources: [../../repo/b]\n', 'repo/b/kustomization.yaml': 'resources: []\n' }), 'repo/k')).toBeNull();
+      expect(
+        refusal(
+          tree({
+            'repo/k/kustomization.yaml': 'resources: [../../repo/b]\n',
+            'repo/b/kustomization.yaml': 'resources: []\n',
+          }),
+          'repo/k',
+        ),
+      ).toBeNull();
     });
 
     it('accepts a local tree (inline patches, cycles of folders) and refuses one it cannot read', () => {
       const root = tree({
-        'a/kustomization.yaml': 'resources:\n  - ../b\n  - x.yaml\npatches:\n  - patch: |-\n      - op: add\n        path: /metadata/annotations/docs\n        value: https://example.com\n',
+        'a/kustomization.yaml':
+          'resources:\n  - ../b\n  - x.yaml\npatches:\n  - patch: |-\n      - op: add\n        path: /metadata/annotations/docs\n        value: https://example.com\n',
         'b/kustomization.yaml': 'resources:\n  - ../a\n',
         'bad/kustomization.yaml': 'resources: [\n',
       });

@@ -36,14 +36,23 @@ const REMOTE_QUERY = /\?(ref|version|timeout|submodules)=/i;
 export function isRemoteReference(entry: string): boolean {
   const text = entry.trim();
   if (text.includes('\n')) return false;
-  if (URL_SCHEME.test(text) || FORCED_GETTER.test(text) || SCP_LIKE.test(text) || REMOTE_QUERY.test(text) || ADDRESS_FIRST.test(text)) return true;
+  if (
+    URL_SCHEME.test(text) ||
+    FORCED_GETTER.test(text) ||
+    SCP_LIKE.test(text) ||
+    REMOTE_QUERY.test(text) ||
+    ADDRESS_FIRST.test(text)
+  )
+    return true;
   const host = HOST_FIRST.exec(text);
   return host !== null && !FILE_EXTENSION.test(host[2]);
 }
 
 /** The refusal of a remote entry, naming the kustomization file it is in. */
 export function remoteResourceError(file: string, field: string, entry: string): GeneratorInputError {
-  return new GeneratorInputError(`${file}: ${field} entry ${JSON.stringify(entry)} is a remote resource, which kustomize would fetch; only paths in the repository are built`);
+  return new GeneratorInputError(
+    `${file}: ${field} entry ${JSON.stringify(entry)} is a remote resource, which kustomize would fetch; only paths in the repository are built`,
+  );
 }
 
 /** One location a kustomization names, with the field it is in (for the message). */
@@ -54,8 +63,10 @@ interface Location {
   folder: boolean;
 }
 
-const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : typeof v === 'string' ? [v] : []);
-const objects = (v: unknown): Record<string, unknown>[] => (Array.isArray(v) ? v.filter((x) => x && typeof x === 'object') : []);
+const strings = (v: unknown): string[] =>
+  Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : typeof v === 'string' ? [v] : [];
+const objects = (v: unknown): Record<string, unknown>[] =>
+  Array.isArray(v) ? v.filter((x) => x && typeof x === 'object') : [];
 
 /** Folders or files of other kustomizations (resources, components, bases). */
 const FOLDER_LISTS = ['resources', 'components', 'bases'];
@@ -87,10 +98,12 @@ const objectsIn = (obj: Record<string, unknown>, name: string) => fieldValues(ob
 /** Every location a kustomization makes kustomize load (see kustomize's types.Kustomization). */
 function locations(k: Record<string, unknown>): Location[] {
   const found: Location[] = [];
-  const add = (field: string, values: string[], folder = false) => found.push(...values.map((value) => ({ field, value, folder })));
+  const add = (field: string, values: string[], folder = false) =>
+    found.push(...values.map((value) => ({ field, value, folder })));
   for (const field of FOLDER_LISTS) add(field, stringsIn(k, field), true);
   for (const field of FILE_LISTS) add(field, stringsIn(k, field));
-  for (const field of PATH_ITEM_LISTS) for (const item of objectsIn(k, field)) add(`${field}[].path`, stringsIn(item, 'path'));
+  for (const field of PATH_ITEM_LISTS)
+    for (const item of objectsIn(k, field)) add(`${field}[].path`, stringsIn(item, 'path'));
   for (const field of GENERATOR_LISTS) {
     for (const item of objectsIn(k, field)) {
       add(
@@ -101,8 +114,11 @@ function locations(k: Record<string, unknown>): Location[] {
     }
   }
   for (const item of objectsIn(k, 'helmCharts')) add('helmCharts[].repo', stringsIn(item, 'repo'));
-  for (const item of objectsIn(k, 'helmChartInflationGenerator')) add('helmChartInflationGenerator[].chartRepoUrl', stringsIn(item, 'chartRepoUrl'));
-  for (const openapi of fieldValues(k, 'openapi')) if (openapi && typeof openapi === 'object' && !Array.isArray(openapi)) add('openapi.path', stringsIn(openapi as Record<string, unknown>, 'path'));
+  for (const item of objectsIn(k, 'helmChartInflationGenerator'))
+    add('helmChartInflationGenerator[].chartRepoUrl', stringsIn(item, 'chartRepoUrl'));
+  for (const openapi of fieldValues(k, 'openapi'))
+    if (openapi && typeof openapi === 'object' && !Array.isArray(openapi))
+      add('openapi.path', stringsIn(openapi as Record<string, unknown>, 'path'));
   return found;
 }
 
@@ -113,7 +129,9 @@ function readKustomization(file: string, shown: (abs: string) => string): Record
     const body: unknown = parse(readFileSync(file, 'utf8'), { merge: true, uniqueKeys: false, maxAliasCount: 1000 });
     return body && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
   } catch (e) {
-    throw new GeneratorInputError(`${shown(file)}: cannot be read as a kustomization (${(e as Error).message.split('\n')[0]}), so it is not built`);
+    throw new GeneratorInputError(
+      `${shown(file)}: cannot be read as a kustomization (${(e as Error).message.split('\n')[0]}), so it is not built`,
+    );
   }
 }
 
@@ -141,7 +159,9 @@ function realLocation(path: string): string {
 
 /** The refusal of a local entry that leads out of the repository (`..`, or a symbolic link). */
 function outsideError(file: string, field: string, entry: string): GeneratorInputError {
-  return new GeneratorInputError(`${file}: ${field} entry ${JSON.stringify(entry)} leads outside the repository; only paths in the repository are built`);
+  return new GeneratorInputError(
+    `${file}: ${field} entry ${JSON.stringify(entry)} leads outside the repository; only paths in the repository are built`,
+  );
 }
 
 /** Whether `path`, links resolved, lies in one of `roots` (links resolved too). */
@@ -157,9 +177,16 @@ export function insideRoots(path: string, roots: readonly string[]): boolean {
  * this machine (another run's working copy, the service's own files). `shown` turns a file's
  * absolute path into the name the message gives it.
  */
-export function refuseRemoteResources(buildDir: string, shown: (absFile: string) => string, roots: readonly string[]): void {
+export function refuseRemoteResources(
+  buildDir: string,
+  shown: (absFile: string) => string,
+  roots: readonly string[],
+): void {
   const inside = (path: string) => insideRoots(path, roots);
-  if (!inside(buildDir)) throw new GeneratorInputError(`${shown(buildDir)}: leads outside the repository; only paths in the repository are built`);
+  if (!inside(buildDir))
+    throw new GeneratorInputError(
+      `${shown(buildDir)}: leads outside the repository; only paths in the repository are built`,
+    );
   const seen = new Set<string>();
   const visit = (dir: string) => {
     const real = realpathSync(dir);
@@ -168,7 +195,10 @@ export function refuseRemoteResources(buildDir: string, shown: (absFile: string)
     for (const name of KUSTOMIZATION_FILES) {
       const file = join(dir, name);
       if (!isFile(file)) continue;
-      if (!inside(file)) throw new GeneratorInputError(`${shown(file)}: leads outside the repository; only paths in the repository are built`);
+      if (!inside(file))
+        throw new GeneratorInputError(
+          `${shown(file)}: leads outside the repository; only paths in the repository are built`,
+        );
       for (const { field, value, folder } of locations(readKustomization(file, shown))) {
         if (isRemoteReference(value)) throw remoteResourceError(shown(file), field, value);
         if (value.includes('\n')) continue; // inline content, not a location

@@ -1,11 +1,21 @@
 import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CredentialPlan, SUPPLIED_ANNOTATION, TEMPLATE_ANNOTATION_PREFIX, type ReferenceSecret } from './credential-plan';
+import {
+  CredentialPlan,
+  SUPPLIED_ANNOTATION,
+  TEMPLATE_ANNOTATION_PREFIX,
+  type ReferenceSecret,
+} from './credential-plan';
 import { GeneratorInputError } from './errors';
 import { secretExamples, withExampleAnnotations } from './secret-examples';
 
-const encrypted = (namespace: string, name: string, keys: string[], annotations?: Record<string, string>): ReferenceSecret => ({
+const encrypted = (
+  namespace: string,
+  name: string,
+  keys: string[],
+  annotations?: Record<string, string>,
+): ReferenceSecret => ({
   namespace,
   file: `clusters/dev/secrets/${name}.yaml`,
   body: {
@@ -56,11 +66,20 @@ describe('Secret shapes from *.yaml.example files', () => {
       examples,
     );
     expect(merged[0].body.metadata.annotations).toEqual({ [SUPPLIED_ANNOTATION]: 'api-token' });
-    expect(merged[0].file).toBe('clusters/dev/secrets/dns-token.yaml (annotations from bootstrap/sops/secret-templates/dns.yaml.example)');
+    expect(merged[0].file).toBe(
+      'clusters/dev/secrets/dns-token.yaml (annotations from bootstrap/sops/secret-templates/dns.yaml.example)',
+    );
     expect(merged[1].body.metadata.annotations[`${TEMPLATE_ANNOTATION_PREFIX}MODE`]).toBe('from-reference');
     expect(merged[2].body.metadata.annotations).toBeUndefined();
-    const plan = CredentialPlan.build(merged.slice(0, 2), { requireSupplied: true, supplied: { 'cert-manager/dns-token/api-token': 'tok/en' } });
-    expect(plan.entries.map((e) => `${e.name}/${e.key}=${e.class}`)).toEqual(['dns-token/api-token=supplied', 'app/MODE=derived', 'app/URL=derived']);
+    const plan = CredentialPlan.build(merged.slice(0, 2), {
+      requireSupplied: true,
+      supplied: { 'cert-manager/dns-token/api-token': 'tok/en' },
+    });
+    expect(plan.entries.map((e) => `${e.name}/${e.key}=${e.class}`)).toEqual([
+      'dns-token/api-token=supplied',
+      'app/MODE=derived',
+      'app/URL=derived',
+    ]);
     expect(plan.valuesFor('shop', 'app').URL.toString()).toBe('https://tok%2Fen@dns.example.org/');
   });
 

@@ -7,7 +7,12 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { referenceSecrets, SUPPLIED_ANNOTATION, TEMPLATE_ANNOTATION_PREFIX, type ReferenceSecret } from './credential-plan';
+import {
+  referenceSecrets,
+  SUPPLIED_ANNOTATION,
+  TEMPLATE_ANNOTATION_PREFIX,
+  type ReferenceSecret,
+} from './credential-plan';
 import { GeneratorInputError } from './errors';
 import type { ReferenceObject } from './reference';
 import { parseDocuments } from './yaml-docs';
@@ -19,7 +24,9 @@ const SKIPPED_DIR = (name: string) => name.startsWith('.') || name === 'node_mod
 /** Example files under the reference root, repository-relative; links are not followed. */
 function exampleFiles(root: string, rel = ''): string[] {
   const out: string[] = [];
-  for (const entry of readdirSync(join(root, rel), { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+  for (const entry of readdirSync(join(root, rel), { withFileTypes: true }).sort((a, b) =>
+    a.name.localeCompare(b.name),
+  )) {
     const child = rel ? `${rel}/${entry.name}` : entry.name;
     if (entry.isDirectory() && !SKIPPED_DIR(entry.name)) out.push(...exampleFiles(root, child));
     else if (entry.isFile() && EXAMPLE_FILE.test(entry.name)) out.push(child);
@@ -34,13 +41,18 @@ export function secretExamples(root: string): ReferenceSecret[] {
     try {
       bodies = parseDocuments(readFileSync(join(root, file), 'utf8'), file).map((d) => d.toJS());
     } catch (e) {
-      throw new GeneratorInputError(`${file}: an example Secret file that is not YAML (${(e as Error).message.split('\n')[0]})`);
+      throw new GeneratorInputError(
+        `${file}: an example Secret file that is not YAML (${(e as Error).message.split('\n')[0]})`,
+      );
     }
-    return bodies.filter((b) => b?.kind === 'Secret' && typeof b.metadata?.name === 'string').map((body) => ({ namespace: body.metadata.namespace ?? '', body, file }));
+    return bodies
+      .filter((b) => b?.kind === 'Secret' && typeof b.metadata?.name === 'string')
+      .map((body) => ({ namespace: body.metadata.namespace ?? '', body, file }));
   });
 }
 
-const isScaffolderAnnotation = (key: string) => key === SUPPLIED_ANNOTATION || key.startsWith(TEMPLATE_ANNOTATION_PREFIX);
+const isScaffolderAnnotation = (key: string) =>
+  key === SUPPLIED_ANNOTATION || key.startsWith(TEMPLATE_ANNOTATION_PREFIX);
 
 /**
  * The reference Secrets with the scaffolder annotations of their examples added (matched by
@@ -51,11 +63,22 @@ export function withExampleAnnotations(secrets: ReferenceSecret[], examples: Ref
   if (examples.length === 0) return secrets;
   return secrets.map((s) => {
     const name = s.body?.metadata?.name;
-    const example = examples.find((e) => e.body.metadata.name === name && (e.namespace === '' || e.namespace === s.namespace));
-    const adds = Object.entries(example?.body.metadata.annotations ?? {}).filter(([key]) => isScaffolderAnnotation(key));
+    const example = examples.find(
+      (e) => e.body.metadata.name === name && (e.namespace === '' || e.namespace === s.namespace),
+    );
+    const adds = Object.entries(example?.body.metadata.annotations ?? {}).filter(([key]) =>
+      isScaffolderAnnotation(key),
+    );
     if (!example || adds.length === 0) return s;
-    const annotations = { ...Object.fromEntries(adds.map(([k, v]) => [k, String(v)])), ...(s.body.metadata.annotations ?? {}) };
-    return { ...s, body: { ...s.body, metadata: { ...s.body.metadata, annotations } }, file: `${s.file} (annotations from ${example.file})` };
+    const annotations = {
+      ...Object.fromEntries(adds.map(([k, v]) => [k, String(v)])),
+      ...(s.body.metadata.annotations ?? {}),
+    };
+    return {
+      ...s,
+      body: { ...s.body, metadata: { ...s.body.metadata, annotations } },
+      file: `${s.file} (annotations from ${example.file})`,
+    };
   });
 }
 

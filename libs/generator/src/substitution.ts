@@ -30,7 +30,10 @@ export function variableUses(text: string): VariableUse[] {
 }
 
 /** Replaces every reference the way Flux does; `undefinedNames` lists those with neither a value nor a default. */
-export function substitute(text: string, vars: Readonly<Record<string, string>>): { text: string; undefinedNames: string[] } {
+export function substitute(
+  text: string,
+  vars: Readonly<Record<string, string>>,
+): { text: string; undefinedNames: string[] } {
   const undefinedNames = new Set<string>();
   const out = text.replace(REFERENCE, (whole, name: string | undefined, fallback: string | undefined) => {
     if (!name) return whole.slice(1);
@@ -50,12 +53,19 @@ export const substitutionDisabled = (body: any) => body?.metadata?.annotations?.
  * a value may even add structure. A result that is no longer one YAML object is reported in
  * `broken` (Flux fails the same Kustomization).
  */
-export function substituteObject(body: any, vars: Readonly<Record<string, string>>): { body: any; undefinedNames: string[]; broken?: string } {
+export function substituteObject(
+  body: any,
+  vars: Readonly<Record<string, string>>,
+): { body: any; undefinedNames: string[]; broken?: string } {
   if (substitutionDisabled(body)) return { body, undefinedNames: [] };
   const r = substitute(stringify(body, { lineWidth: 0 }), vars);
   try {
     return { body: parse(r.text), undefinedNames: r.undefinedNames };
   } catch (e) {
-    return { body, undefinedNames: r.undefinedNames, broken: `is not valid YAML after substitution (${(e as Error).message.split('\n')[0]})` };
+    return {
+      body,
+      undefinedNames: r.undefinedNames,
+      broken: `is not valid YAML after substitution (${(e as Error).message.split('\n')[0]})`,
+    };
   }
 }

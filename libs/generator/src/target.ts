@@ -28,7 +28,10 @@ export function insideRepo(root: string, rel: string): string {
     } catch {
       break; // not there yet: nothing below it can be a link
     }
-    if (isLink) throw new GeneratorInputError(`${parts.slice(0, i + 1).join('/')} in the repository is a symbolic link; refusing to write through it`);
+    if (isLink)
+      throw new GeneratorInputError(
+        `${parts.slice(0, i + 1).join('/')} in the repository is a symbolic link; refusing to write through it`,
+      );
   }
   return join(root, ...parts);
 }
@@ -37,8 +40,20 @@ export function insideRepo(root: string, rel: string): string {
  * What the ownership marker records: the cluster a folder was written for and, when the caller says,
  * the key that owns it (the service's requested_by, or the owner an admin acts for).
  */
-export function ownerOf(opts: { clusterName: string; domain: string; region: string; referenceEnv: string; owner?: string }): Record<string, string> {
-  return { cluster_name: opts.clusterName, domain: opts.domain, region: opts.region, reference_env: opts.referenceEnv, ...(opts.owner ? { owner: opts.owner } : {}) };
+export function ownerOf(opts: {
+  clusterName: string;
+  domain: string;
+  region: string;
+  referenceEnv: string;
+  owner?: string;
+}): Record<string, string> {
+  return {
+    cluster_name: opts.clusterName,
+    domain: opts.domain,
+    region: opts.region,
+    reference_env: opts.referenceEnv,
+    ...(opts.owner ? { owner: opts.owner } : {}),
+  };
 }
 
 function readMarker(repoDir: string, dir: string): Record<string, unknown> | undefined {
@@ -56,9 +71,14 @@ export function checkOwnership(repoDir: string, clusterDir: string, owner: Recor
   const abs = insideRepo(repoDir, clusterDir);
   if (!existsSync(abs)) return;
   const marker = readMarker(repoDir, clusterDir);
-  if (!marker) throw new GeneratorInputError(`${clusterDir}/ exists and was not written by gitops-scaffolder; refusing to overwrite it`);
-  const differs = (key: string) => (key === 'owner' ? marker.owner !== undefined && marker.owner !== owner.owner : marker[key] !== owner[key]);
-  if (Object.keys(owner).some(differs)) throw new GeneratorInputError(`${clusterDir}/ belongs to another cluster or owner; refusing to write over it`);
+  if (!marker)
+    throw new GeneratorInputError(
+      `${clusterDir}/ exists and was not written by gitops-scaffolder; refusing to overwrite it`,
+    );
+  const differs = (key: string) =>
+    key === 'owner' ? marker.owner !== undefined && marker.owner !== owner.owner : marker[key] !== owner[key];
+  if (Object.keys(owner).some(differs))
+    throw new GeneratorInputError(`${clusterDir}/ belongs to another cluster or owner; refusing to write over it`);
 }
 
 /**
@@ -109,14 +129,17 @@ function planRemoval(ctx: Context, repoRel: string) {
 /** The files a folder will hold once the changes planned so far are applied, relative to it (the disk's in listing order first). */
 function plannedFilesBelow(ctx: Context, dir: string): string[] {
   const abs = insideRepo(ctx.opts.repoDir, dir);
-  const planned = [...ctx.changes.writes.keys()].filter((p) => p.startsWith(dir + '/')).map((p) => p.slice(dir.length + 1));
+  const planned = [...ctx.changes.writes.keys()]
+    .filter((p) => p.startsWith(dir + '/'))
+    .map((p) => p.slice(dir.length + 1));
   const onDisk = existsSync(abs) ? listFiles(abs).filter((rel) => !ctx.changes.removals.includes(`${dir}/${rel}`)) : [];
   return [...new Set([...onDisk, ...planned])];
 }
 
 /** Plans a folder to hold exactly `files` (and its owner marker): changed files written, stale ones removed, equal ones untouched. */
 export function planFolder(ctx: Context, dir: string, files: Map<string, Buffer>) {
-  for (const rel of plannedFilesBelow(ctx, dir)) if (!files.has(rel) && rel !== OWNER_FILE) planRemoval(ctx, `${dir}/${rel}`);
+  for (const rel of plannedFilesBelow(ctx, dir))
+    if (!files.has(rel) && rel !== OWNER_FILE) planRemoval(ctx, `${dir}/${rel}`);
   for (const [rel, content] of files) planFile(ctx, `${dir}/${rel}`, aboutThisCluster(ctx, rel, content));
 }
 
@@ -145,7 +168,11 @@ export function planSopsRules(ctx: Context) {
   const pathRegex = `^${ctx.clusterDir}/.*\\.ya?ml$`;
   const doc = existing ? (parseDocuments(existing.toString('utf8'), path)[0] ?? new Document({})) : new Document({});
   const current = (doc.toJS()?.creation_rules ?? []) as any[];
-  const ours = { path_regex: pathRegex, encrypted_regex: FLUX_ENCRYPTED_REGEX, age: (ctx.opts.ageRecipients ?? []).join(',') };
+  const ours = {
+    path_regex: pathRegex,
+    encrypted_regex: FLUX_ENCRYPTED_REGEX,
+    age: (ctx.opts.ageRecipients ?? []).join(','),
+  };
   doc.set('creation_rules', doc.createNode([ours, ...current.filter((r) => r?.path_regex !== pathRegex)]));
   planFile(ctx, path, Buffer.from(doc.toString({ lineWidth: 0 })));
   ctx.summary.repo_files.push(path);
@@ -163,8 +190,15 @@ export function outermost(dirs: Iterable<string>): string[] {
  * shared folders the tree needs when the repository lacks them, and runs `check` on the staged
  * tree. Returns the shared folders the pass copies (planned as copies).
  */
-export async function stageAndCheck(ctx: Context, files: Map<string, Buffer>, shared: { root: string; dirs: string[] }, check: (stagingDir: string) => Promise<void>): Promise<string[]> {
-  return stageFoldersAndCheck(ctx, new Map([[ctx.clusterDir, files]]), shared, (staged) => check(staged.get(ctx.clusterDir)!));
+export async function stageAndCheck(
+  ctx: Context,
+  files: Map<string, Buffer>,
+  shared: { root: string; dirs: string[] },
+  check: (stagingDir: string) => Promise<void>,
+): Promise<string[]> {
+  return stageFoldersAndCheck(ctx, new Map([[ctx.clusterDir, files]]), shared, (staged) =>
+    check(staged.get(ctx.clusterDir)!),
+  );
 }
 
 /**
@@ -181,7 +215,9 @@ export async function stageFoldersAndCheck(
 ): Promise<string[]> {
   const repo = ctx.opts.repoDir;
   const suffix = randomBytes(4).toString('hex');
-  const staged = new Map([...folders.keys()].map((dir) => [dir, `${dirname(dir)}/.${basename(dir)}.staging-${suffix}`]));
+  const staged = new Map(
+    [...folders.keys()].map((dir) => [dir, `${dirname(dir)}/.${basename(dir)}.staging-${suffix}`]),
+  );
   const copies = outermost(shared.dirs)
     .filter((dir) => !existsSync(insideRepo(repo, dir)))
     .map((dir) => ({ dir, root: shared.root }));
@@ -219,7 +255,11 @@ function firstMissing(repo: string, rel: string): string {
 function copySharedFolder(repo: string, { dir, root }: SharedCopy) {
   const target = insideRepo(repo, dir);
   try {
-    cpSync(join(root, dir), target, { recursive: true, verbatimSymlinks: true, filter: (src) => linkStaysInside(root, src) });
+    cpSync(join(root, dir), target, {
+      recursive: true,
+      verbatimSymlinks: true,
+      filter: (src) => linkStaysInside(root, src),
+    });
   } catch (e) {
     rmSync(target, { recursive: true, force: true });
     throw e;
@@ -244,7 +284,9 @@ function linkStaysInside(root: string, src: string): boolean {
   const target = readlinkSync(src);
   const resolved = resolve(dirname(src), target);
   if (isAbsolute(target) || (resolved !== root && !resolved.startsWith(root + sep))) {
-    throw new GeneratorInputError(`${relative(root, src)} in the reference is a symbolic link to ${target}, outside the reference; refusing to copy it`);
+    throw new GeneratorInputError(
+      `${relative(root, src)} in the reference is a symbolic link to ${target}, outside the reference; refusing to copy it`,
+    );
   }
   return true;
 }

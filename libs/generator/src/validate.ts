@@ -45,7 +45,9 @@ async function requireKubectl(kubectl: string): Promise<void> {
       ),
     );
   if (!(await kubectlPresent.get(kubectl)))
-    throw new GeneratorValidationError('kubectl not found: the tree cannot be validated (install kubectl, or turn validation off explicitly with --no-validate)');
+    throw new GeneratorValidationError(
+      'kubectl not found: the tree cannot be validated (install kubectl, or turn validation off explicitly with --no-validate)',
+    );
 }
 
 const ORIGIN = 'config.kubernetes.io/origin';
@@ -77,8 +79,13 @@ export async function kustomizeBuild(absDir: string, label: string, settings: Bu
   await requireKubectl(kubectl);
   const wrapper = mkdtempSync(join(tmpdir(), 'kustomize-origin-'));
   try {
-    writeFileSync(join(wrapper, 'kustomization.yaml'), stringify({ resources: [relative(wrapper, absDir) || '.'], buildMetadata: ['originAnnotations'] }));
-    const { stdout } = await withBuildSlot(() => run(kubectl, ['kustomize', wrapper], { maxBuffer: 256 * 1024 * 1024, env: offlineBuildEnvironment() }));
+    writeFileSync(
+      join(wrapper, 'kustomization.yaml'),
+      stringify({ resources: [relative(wrapper, absDir) || '.'], buildMetadata: ['originAnnotations'] }),
+    );
+    const { stdout } = await withBuildSlot(() =>
+      run(kubectl, ['kustomize', wrapper], { maxBuffer: 256 * 1024 * 1024, env: offlineBuildEnvironment() }),
+    );
     return parseFresh(stdout, label).map((doc) => withoutOrigin(doc.toJS(), wrapper, shown));
   } catch (e: any) {
     if (e instanceof GeneratorValidationError) throw e;
@@ -87,7 +94,9 @@ export async function kustomizeBuild(absDir: string, label: string, settings: Bu
       .split('\n')
       .slice(0, 3)
       .join(' / ');
-    throw new GeneratorValidationError(`kustomize build of ${label} failed: ${reason.replaceAll(absDir, label).replaceAll(wrapper, label)}`);
+    throw new GeneratorValidationError(
+      `kustomize build of ${label} failed: ${reason.replaceAll(absDir, label).replaceAll(wrapper, label)}`,
+    );
   } finally {
     rmSync(wrapper, { recursive: true, force: true });
   }
@@ -117,11 +126,16 @@ function withoutOrigin(body: any, wrapper: string, shown: (absFile: string) => s
  * A built object as the cluster receives it after Flux's post-build substitution; an undefined
  * variable (Flux would write an empty string without a word) or a result that is no longer YAML is refused.
  */
-export function substituteBuilt(built: BuiltObject, vars: Readonly<Record<string, string>>, label: string): BuiltObject {
+export function substituteBuilt(
+  built: BuiltObject,
+  vars: Readonly<Record<string, string>>,
+  label: string,
+): BuiltObject {
   const r = substituteObject(built.body, vars);
   const what = `${built.body?.kind} ${built.body?.metadata?.name}`;
   const from = built.file ? ` (from ${built.file})` : '';
-  if (r.undefinedNames.length > 0) throw new GeneratorValidationError(`${label} builds ${what} with undefined \${${r.undefinedNames[0]}}${from}`);
+  if (r.undefinedNames.length > 0)
+    throw new GeneratorValidationError(`${label} builds ${what} with undefined \${${r.undefinedNames[0]}}${from}`);
   if (r.broken) throw new GeneratorValidationError(`${label} builds ${what}${from}, which ${r.broken}`);
   return { ...built, body: r.body };
 }
@@ -140,7 +154,12 @@ function addSchemaCheck(summary: GenerateSummary, check: SchemaCheck) {
 }
 
 /** Every check on what one build applies: the project's rules (checkObjects), then the schemas. */
-export function checkBuilt(summary: GenerateSummary, objects: readonly BuiltObject[], label: string, domain: string): void {
+export function checkBuilt(
+  summary: GenerateSummary,
+  objects: readonly BuiltObject[],
+  label: string,
+  domain: string,
+): void {
   checkObjects(
     objects.map((o) => o.body),
     label,
@@ -174,5 +193,6 @@ const objectId = (body: any) => `${body.kind} ${body.metadata?.namespace ?? ''}/
 export function checkNotPlaintextSecret(body: any, label: string): void {
   const values = [...Object.values(body.data ?? {}), ...Object.values(body.stringData ?? {})];
   const sopsEncrypted = values.every((v) => typeof v === 'string' && v.startsWith('ENC[AES256_GCM,'));
-  if (body.kind === 'Secret' && values.length > 0 && !sopsEncrypted) throw new GeneratorValidationError(`${label} builds a plaintext ${objectId(body)}`);
+  if (body.kind === 'Secret' && values.length > 0 && !sopsEncrypted)
+    throw new GeneratorValidationError(`${label} builds a plaintext ${objectId(body)}`);
 }

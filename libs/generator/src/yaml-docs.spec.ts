@@ -1,7 +1,8 @@
 import { parseDocuments, stringifyDocuments } from './yaml-docs';
 
 describe('parseDocuments', () => {
-  const text = '# the web Ingress\napiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  name: web # kept\nspec:\n  rules:\n    - host: web.example.com\n---\nkind: Service\n';
+  const text =
+    '# the web Ingress\napiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  name: web # kept\nspec:\n  rules:\n    - host: web.example.com\n---\nkind: Service\n';
 
   it('hands out documents a caller may edit without changing what the next caller of the same text gets', () => {
     const first = parseDocuments(text, 'web.yaml');

@@ -56,7 +56,10 @@ export interface ScalarContext {
  * document keeps comments, key order and quoting of everything else byte for byte.
  * Returns whether anything changed.
  */
-export function rewriteStrings(doc: Document, rewrite: (value: string, ctx: ScalarContext) => string | undefined): boolean {
+export function rewriteStrings(
+  doc: Document,
+  rewrite: (value: string, ctx: ScalarContext) => string | undefined,
+): boolean {
   let changed = false;
   const walk = (node: unknown, path: YamlPath): void => {
     if (isMap(node)) {

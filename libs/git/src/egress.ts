@@ -20,7 +20,10 @@ export function onlyProtocols(protocols: readonly string[]): GitConfigEntry[] {
  * they win over every configuration file and reach git's children. GIT_ALLOW_PROTOCOL, when given,
  * is git's older switch for the same list and overrides protocol.allow, so it is set to agree.
  */
-export function gitConfigEnvironment(entries: readonly GitConfigEntry[], allowProtocols?: readonly string[]): Record<string, string> {
+export function gitConfigEnvironment(
+  entries: readonly GitConfigEntry[],
+  allowProtocols?: readonly string[],
+): Record<string, string> {
   const env: Record<string, string> = { GIT_CONFIG_COUNT: String(entries.length), GIT_TERMINAL_PROMPT: '0' };
   entries.forEach(([key, value], i) => {
     env[`GIT_CONFIG_KEY_${i}`] = key;
@@ -37,10 +40,24 @@ export function gitConfigEnvironment(entries: readonly GitConfigEntry[], allowPr
  * which is why remote resources are refused before a build (see refuseRemoteResources).
  */
 export const UNREACHABLE_PROXY = 'http://127.0.0.1:9';
-const PROXY_VARIABLES = ['HTTP_PROXY', 'HTTPS_PROXY', 'ALL_PROXY', 'http_proxy', 'https_proxy', 'all_proxy', 'FTP_PROXY', 'ftp_proxy'];
+const PROXY_VARIABLES = [
+  'HTTP_PROXY',
+  'HTTPS_PROXY',
+  'ALL_PROXY',
+  'http_proxy',
+  'https_proxy',
+  'all_proxy',
+  'FTP_PROXY',
+  'ftp_proxy',
+];
 
 /** The environment of a build program (kubectl kustomize): git limited to local files, every proxy unreachable. */
 export function offlineBuildEnvironment(): Record<string, string> {
   const proxies = Object.fromEntries(PROXY_VARIABLES.map((name) => [name, UNREACHABLE_PROXY]));
-  return { ...proxies, NO_PROXY: '', no_proxy: '', ...gitConfigEnvironment([...onlyProtocols(['file']), NO_REDIRECTS], ['file']) };
+  return {
+    ...proxies,
+    NO_PROXY: '',
+    no_proxy: '',
+    ...gitConfigEnvironment([...onlyProtocols(['file']), NO_REDIRECTS], ['file']),
+  };
 }

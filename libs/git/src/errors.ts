@@ -20,7 +20,8 @@ export class GitAccessError extends Error {
 }
 
 /** git's progress line and generic advice after a failed connection: they say nothing about the cause. */
-const GENERIC_HINT = /^(Please make sure you have the correct access rights|and the repository exists\.|Cloning into .*\.\.\.)$/;
+const GENERIC_HINT =
+  /^(Please make sure you have the correct access rights|and the repository exists\.|Cloning into .*\.\.\.)$/;
 /** Causes that stay the same on a second try: wrong credentials, an unknown or changed host key. */
 const REFUSED =
   /Authentication failed|Permission denied|could not read Username|could not read Password|Host key verification failed|REMOTE HOST IDENTIFICATION HAS CHANGED|No .* host key is known|returned error: 403/i;
@@ -47,9 +48,16 @@ export function classifyGitError(e: unknown, url: string): GitStepError {
   const text = String((e as Error)?.message ?? e).replaceAll(url, '<repo>');
   const reason = gitReason(text, url);
   if (REFUSED.test(text)) return new GitStepError(`authentication refused: ${reason}`, false);
-  if (/Remote branch .* not found|couldn't find remote ref/i.test(text)) return new GitStepError(`the branch does not exist on the remote: ${reason}`, false);
-  if (/does not appear to be a git repository|not found|No such file/i.test(text)) return new GitStepError(`repository not found: ${reason}`, false);
-  if (/certificate verification failed|SSL certificate problem|unable to get local issuer|self.signed certificate/i.test(text)) return new GitStepError(`TLS verification failed: ${reason}`, false);
+  if (/Remote branch .* not found|couldn't find remote ref/i.test(text))
+    return new GitStepError(`the branch does not exist on the remote: ${reason}`, false);
+  if (/does not appear to be a git repository|not found|No such file/i.test(text))
+    return new GitStepError(`repository not found: ${reason}`, false);
+  if (
+    /certificate verification failed|SSL certificate problem|unable to get local issuer|self.signed certificate/i.test(
+      text,
+    )
+  )
+    return new GitStepError(`TLS verification failed: ${reason}`, false);
   if (/non-fast-forward|fetch first|rejected/i.test(text)) return new GitStepError(`push rejected: ${reason}`, true);
   return new GitStepError(`git failed: ${reason}`, true);
 }

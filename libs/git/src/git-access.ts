@@ -53,7 +53,12 @@ printf 'password=%s\\n' "$(cat "$GIT_SCAFFOLDER_CREDENTIALS_DIR/password")"
 
 /** The system CA bundle git would otherwise use (the inherited settings first, as git reads them). */
 function systemCaBundle(env: NodeJS.ProcessEnv): string | undefined {
-  return [env.GIT_SSL_CAINFO, env.SSL_CERT_FILE, '/etc/ssl/certs/ca-certificates.crt', '/etc/pki/tls/certs/ca-bundle.crt'].find((f): f is string => !!f && existsSync(f));
+  return [
+    env.GIT_SSL_CAINFO,
+    env.SSL_CERT_FILE,
+    '/etc/ssl/certs/ca-certificates.crt',
+    '/etc/pki/tls/certs/ca-bundle.crt',
+  ].find((f): f is string => !!f && existsSync(f));
 }
 
 const shellQuote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
@@ -96,7 +101,9 @@ export class GitAccess {
    */
   run(command: GitCommand, signal?: AbortSignal): Promise<string> {
     const call: GitCall = { ...command, env: { ...this.env, ...this.configEnvironment(command) }, binary: this.binary };
-    return this.host ? this.host.call({ kind: 'git', call }, signal).then((out) => out.stdout) : runGitCall(call, undefined, signal);
+    return this.host
+      ? this.host.call({ kind: 'git', call }, signal).then((out) => out.stdout)
+      : runGitCall(call, undefined, signal);
   }
 
   /**
@@ -107,7 +114,10 @@ export class GitAccess {
   private configEnvironment(command: GitCommand): Record<string, string> {
     const fromCache = command.op === 'clone' && isAbsolute(command.source);
     const protocols = this.protocols && (fromCache ? [...this.protocols, 'file'] : this.protocols);
-    return gitConfigEnvironment([...this.config, NO_REDIRECTS, ...(protocols ? onlyProtocols(protocols) : [])], protocols);
+    return gitConfigEnvironment(
+      [...this.config, NO_REDIRECTS, ...(protocols ? onlyProtocols(protocols) : [])],
+      protocols,
+    );
   }
 }
 
@@ -117,32 +127,46 @@ export class GitAccess {
  */
 function caBundle(caFile: string, own: string, inherited: NodeJS.ProcessEnv): Record<string, string> {
   const extra = readable(caFile, 'GIT_CA_FILE');
-  if (!extra.includes('-----BEGIN CERTIFICATE-----')) throw new GitAccessError(`GIT_CA_FILE: ${caFile} holds no PEM certificate`);
+  if (!extra.includes('-----BEGIN CERTIFICATE-----'))
+    throw new GitAccessError(`GIT_CA_FILE: ${caFile} holds no PEM certificate`);
   const system = systemCaBundle(inherited);
   const bundle = join(own, 'ca-bundle.pem');
   writeFileSync(bundle, `${system ? readFileSync(system, 'utf8') : ''}\n${extra}\n`, { mode: 0o600 });
   return { GIT_SSL_CAINFO: bundle };
 }
 
-function credentials(settings: GitAccessSettings, own: string): { env: Record<string, string>; config: GitConfigEntry[] } {
+function credentials(
+  settings: GitAccessSettings,
+  own: string,
+): { env: Record<string, string>; config: GitConfigEntry[] } {
   const dir = settings.credentialsDir!;
-  if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new GitAccessError(`GIT_CREDENTIALS_DIR: ${dir} is not a folder`);
+  if (!existsSync(dir) || !statSync(dir).isDirectory())
+    throw new GitAccessError(`GIT_CREDENTIALS_DIR: ${dir} is not a folder`);
   const has = (file: string) => existsSync(join(dir, file));
   const env: Record<string, string> = {};
   const config: GitConfigEntry[] = [];
   if (has('username') || has('password')) {
-    if (!has('username') || !has('password')) throw new GitAccessError(`GIT_CREDENTIALS_DIR: ${dir} needs both username and password (a kubernetes.io/basic-auth Secret)`);
+    if (!has('username') || !has('password'))
+      throw new GitAccessError(
+        `GIT_CREDENTIALS_DIR: ${dir} needs both username and password (a kubernetes.io/basic-auth Secret)`,
+      );
     if (settings.credentialsHosts.length === 0) {
-      throw new GitAccessError('GIT_CREDENTIALS_HOSTS: name the HTTPS git hosts (host or host:port, comma-separated) the username and password may be sent to');
+      throw new GitAccessError(
+        'GIT_CREDENTIALS_HOSTS: name the HTTPS git hosts (host or host:port, comma-separated) the username and password may be sent to',
+      );
     }
     const bad = settings.credentialsHosts.find((h) => !HOST.test(h));
-    if (bad !== undefined) throw new GitAccessError(`GIT_CREDENTIALS_HOSTS: ${JSON.stringify(bad)} is not a host or host:port`);
+    if (bad !== undefined)
+      throw new GitAccessError(`GIT_CREDENTIALS_HOSTS: ${JSON.stringify(bad)} is not a host or host:port`);
     const helper = join(own, 'git-credential-from-files');
     writeFileSync(helper, CREDENTIAL_HELPER, { mode: 0o700 });
     // The first entry empties the helper list, so no helper of the system or user config gets asked.
     // '!' runs it through the shell, so a path with spaces stays one word.
     config.push(['credential.helper', ''], ['credential.helper', `!${shellQuote(helper)}`]);
-    Object.assign(env, { GIT_SCAFFOLDER_CREDENTIALS_DIR: dir, GIT_SCAFFOLDER_CREDENTIAL_HOSTS: settings.credentialsHosts.join(',') });
+    Object.assign(env, {
+      GIT_SCAFFOLDER_CREDENTIALS_DIR: dir,
+      GIT_SCAFFOLDER_CREDENTIAL_HOSTS: settings.credentialsHosts.join(','),
+    });
   }
   // ssh refuses a key others can read; a mounted Secret's files often are (fsGroup), so ssh gets a private copy.
   let identity: string[] = [];

@@ -26,10 +26,12 @@ export function branchProblem(branch: string): string | null {
   if (branch.startsWith('-')) return 'must not start with "-"';
   // Control characters, space, ~ ^ : ? * [ \ and DEL are never allowed in a ref (the control range is the point of this pattern).
   // eslint-disable-next-line no-control-regex
-  if (/[\x00-\x20\x7f~^:?*[\\]/.test(branch)) return 'must not contain spaces, control characters or any of ~ ^ : ? * [ \\';
+  if (/[\x00-\x20\x7f~^:?*[\\]/.test(branch))
+    return 'must not contain spaces, control characters or any of ~ ^ : ? * [ \\';
   if (branch.includes('..')) return 'must not contain ".."';
   if (branch.includes('@{')) return 'must not contain "@{"';
-  if (branch.includes('//') || branch.startsWith('/') || branch.endsWith('/')) return 'must not begin or end with "/" or contain "//"';
+  if (branch.includes('//') || branch.startsWith('/') || branch.endsWith('/'))
+    return 'must not begin or end with "/" or contain "//"';
   if (branch.endsWith('.')) return 'must not end with "."';
   for (const part of branch.split('/')) {
     if (part.startsWith('.')) return `component "${part}" must not begin with "."`;
@@ -74,12 +76,27 @@ export class GitWorkspace {
    * objects borrowed, not copied) and pointed at the remote; without, cloned from the remote. Aborting
    * `signal` kills the git processes (a server that never answers holds a clone for ever).
    */
-  static async clone(dir: string, repo: RepoRef, identity: GitIdentity, access: GitAccess = GitAccess.NONE, cache?: RepositoryCache, signal?: AbortSignal): Promise<GitWorkspace> {
+  static async clone(
+    dir: string,
+    repo: RepoRef,
+    identity: GitIdentity,
+    access: GitAccess = GitAccess.NONE,
+    cache?: RepositoryCache,
+    signal?: AbortSignal,
+  ): Promise<GitWorkspace> {
     await rm(dir, { recursive: true, force: true });
     await mkdir(dir, { recursive: true });
     const source = cache ? await cache.refresh(repo, signal) : repo.url;
     try {
-      await access.run({ op: 'clone', source, dir, options: ['--branch', repo.branch, '--single-branch', '--no-tags', ...(cache ? ['--shared'] : [])] }, signal);
+      await access.run(
+        {
+          op: 'clone',
+          source,
+          dir,
+          options: ['--branch', repo.branch, '--single-branch', '--no-tags', ...(cache ? ['--shared'] : [])],
+        },
+        signal,
+      );
       if (cache) await access.run({ op: 'raw', baseDir: dir, args: ['remote', 'set-url', 'origin', repo.url] }, signal);
     } catch (e) {
       throw classifyGitError(e, repo.url);
@@ -93,7 +110,15 @@ export class GitWorkspace {
    */
   async findRunCommit(runId: string, pass: string, where: 'local' | 'remote' = 'local'): Promise<string | null> {
     const ref = where === 'local' ? 'HEAD' : this.remoteRef;
-    const out = await this.git(['log', '--format=%H', '--fixed-strings', '--all-match', `--grep=Scaffold-Run: ${runId}`, `--grep=Scaffold-Pass: ${pass}`, ref]);
+    const out = await this.git([
+      'log',
+      '--format=%H',
+      '--fixed-strings',
+      '--all-match',
+      `--grep=Scaffold-Run: ${runId}`,
+      `--grep=Scaffold-Pass: ${pass}`,
+      ref,
+    ]);
     return out.trim().split('\n').filter(Boolean)[0] ?? null;
   }
 

@@ -32,7 +32,14 @@ export class LocalGitWorkspaces implements GitWorkspaces {
   ) {}
 
   clone(dir: string, repo: RepoRef, signal?: AbortSignal): Promise<GitWorkspace> {
-    return GitWorkspace.clone(dir, repo, this.settings.gitIdentity, this.settings.gitAccess, this.settings.repoCache, signal);
+    return GitWorkspace.clone(
+      dir,
+      repo,
+      this.settings.gitIdentity,
+      this.settings.gitAccess,
+      this.settings.repoCache,
+      signal,
+    );
   }
 
   async withScratchClone<T>(repo: RepoRef, signal: AbortSignal, work: (ws: GitWorkspace) => Promise<T>): Promise<T> {

@@ -13,9 +13,15 @@ const groups = processGroups();
 const inFlight = new Map<number, AbortController>();
 
 function handle(request: HelperRequest, signal: AbortSignal): Promise<ProgramOutput> {
-  if (request.kind === 'git') return runGitCall(request.call, groups, signal).then((stdout) => ({ stdout, stderr: '' }));
+  if (request.kind === 'git')
+    return runGitCall(request.call, groups, signal).then((stdout) => ({ stdout, stderr: '' }));
   const env = request.options.env ? { ...process.env, ...request.options.env } : process.env;
-  return groups.run(request.file, request.args, { cwd: request.options.cwd, maxBuffer: request.options.maxBuffer, env, signal });
+  return groups.run(request.file, request.args, {
+    cwd: request.options.cwd,
+    maxBuffer: request.options.maxBuffer,
+    env,
+    signal,
+  });
 }
 
 function start(id: number, request: HelperRequest) {
@@ -24,7 +30,14 @@ function start(id: number, request: HelperRequest) {
   handle(request, abort.signal)
     .then(
       (out) => process.send?.({ id, ok: true, ...out } satisfies HelperReply),
-      (e: { message?: string; code?: string | number; stderr?: string }) => process.send?.({ id, ok: false, message: e?.message ?? String(e), code: e?.code, stderr: e?.stderr } satisfies HelperReply),
+      (e: { message?: string; code?: string | number; stderr?: string }) =>
+        process.send?.({
+          id,
+          ok: false,
+          message: e?.message ?? String(e),
+          code: e?.code,
+          stderr: e?.stderr,
+        } satisfies HelperReply),
     )
     .finally(() => inFlight.delete(id));
 }

@@ -6,12 +6,15 @@ import type { GitCall } from './git-command';
 export type ExecOptions = { cwd?: string; maxBuffer?: number; env?: Record<string, string> };
 
 /** What the helper runs: a git command, or a program with its arguments (each in a process group of its own). */
-export type HelperRequest = { kind: 'git'; call: GitCall } | { kind: 'exec'; file: string; args: string[]; options: ExecOptions };
+export type HelperRequest =
+  { kind: 'git'; call: GitCall } | { kind: 'exec'; file: string; args: string[]; options: ExecOptions };
 
 /** What the helper is sent: a request, or the cancellation of one (its process group is killed). */
 export type HelperMessage = { id: number; request: HelperRequest } | { cancel: number };
 
-export type HelperReply = { id: number; ok: true; stdout: string; stderr: string } | { id: number; ok: false; message: string; code?: string | number; stderr?: string };
+export type HelperReply =
+  | { id: number; ok: true; stdout: string; stderr: string }
+  | { id: number; ok: false; message: string; code?: string | number; stderr?: string };
 
 /** A failure as the helper reported it, shaped like execFile's (code, stderr) so callers read it the same way. */
 export class HelperError extends Error {
@@ -35,7 +38,10 @@ export class HelperError extends Error {
  */
 export class HelperProcess {
   private child?: ChildProcess;
-  private readonly pending = new Map<number, { resolve: (out: { stdout: string; stderr: string }) => void; reject: (e: Error) => void }>();
+  private readonly pending = new Map<
+    number,
+    { resolve: (out: { stdout: string; stderr: string }) => void; reject: (e: Error) => void }
+  >();
   private nextId = 1;
 
   /** The helper's process id, once started. */
@@ -54,16 +60,24 @@ export class HelperProcess {
       // A request waiting for its answer keeps this process alive; an idle helper does not.
       child.channel?.ref();
       signal?.addEventListener('abort', cancel, { once: true });
-      child.send({ id, request } satisfies HelperMessage, (e) => e && this.settle({ id, ok: false, message: `the helper process did not take the request: ${e.message}` }));
+      child.send(
+        { id, request } satisfies HelperMessage,
+        (e) =>
+          e && this.settle({ id, ok: false, message: `the helper process did not take the request: ${e.message}` }),
+      );
     }).finally(() => signal?.removeEventListener('abort', cancel));
   }
 
   private start(): ChildProcess {
-    const child = fork(compiledFile(__dirname, 'libs/git/src/helper-main.js'), [], { execArgv: ['--max-old-space-size=128'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const child = fork(compiledFile(__dirname, 'libs/git/src/helper-main.js'), [], {
+      execArgv: ['--max-old-space-size=128'],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
     child.on('message', (reply: HelperReply) => this.settle(reply));
     child.on('exit', (code, signal) => {
       if (this.child === child) this.child = undefined;
-      for (const id of [...this.pending.keys()]) this.settle({ id, ok: false, message: `the helper process exited (${signal ?? code}) during the request` });
+      for (const id of [...this.pending.keys()])
+        this.settle({ id, ok: false, message: `the helper process exited (${signal ?? code}) during the request` });
     });
     child.unref();
     child.channel?.unref();
@@ -90,6 +104,11 @@ export function threadHelper(): HelperProcess {
 }
 
 /** A program run by this thread's helper process. Rejects like execFile: `code` (ENOENT, exit status) and `stderr`. */
-export function execInHelper(file: string, args: string[], options: ExecOptions = {}, signal?: AbortSignal): Promise<{ stdout: string; stderr: string }> {
+export function execInHelper(
+  file: string,
+  args: string[],
+  options: ExecOptions = {},
+  signal?: AbortSignal,
+): Promise<{ stdout: string; stderr: string }> {
   return threadHelper().call({ kind: 'exec', file, args, options }, signal);
 }

@@ -60,7 +60,12 @@ export class ProcessGroups implements ProgramRunner {
   run(file: string, args: string[], options: ProgramOptions = {}): Promise<ProgramOutput> {
     return new Promise((resolve, reject) => {
       if (options.signal?.aborted) return reject(new ProgramError(`${file} was not started: aborted`, 'ABORT_ERR', ''));
-      const child = spawn(file, args, { cwd: options.cwd, env: options.env ?? process.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(file, args, {
+        cwd: options.cwd,
+        env: options.env ?? process.env,
+        detached: true,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       const out = { stdout: [] as Buffer[], stderr: [] as Buffer[], bytes: 0 };
       let failure: ProgramError | undefined;
       const end = (error: ProgramError) => {
@@ -89,7 +94,8 @@ export class ProcessGroups implements ProgramRunner {
         if (failure) return reject(Object.assign(failure, { stderr: failure.stderr || stderr }));
         if (code === 0) return resolve({ stdout, stderr });
         // Both streams: git push --porcelain reports a rejected ref ("[remote rejected]") on stdout, the hook's words on stderr.
-        const message = [stderr.trim(), stdout.trim()].filter(Boolean).join('\n') || `${file} exited with ${code ?? signal}`;
+        const message =
+          [stderr.trim(), stdout.trim()].filter(Boolean).join('\n') || `${file} exited with ${code ?? signal}`;
         reject(new ProgramError(message, code ?? String(signal), stderr));
       });
     });

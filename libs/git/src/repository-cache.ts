@@ -22,7 +22,10 @@ export class RepositoryCache {
 
   /** The cache folder of a branch, holding the remote's head as of now; aborting `signal` kills this caller's fetch. */
   async refresh(repo: RepoRef, signal?: AbortSignal): Promise<string> {
-    const dir = join(this.root, `${createHash('sha256').update(`${repo.url}\0${repo.branch}`).digest('hex').slice(0, 32)}.git`);
+    const dir = join(
+      this.root,
+      `${createHash('sha256').update(`${repo.url}\0${repo.branch}`).digest('hex').slice(0, 32)}.git`,
+    );
     const before = this.fetching.get(dir) ?? Promise.resolve();
     const mine = before.catch(() => undefined).then(() => this.bringUpToDate(dir, repo, signal));
     this.fetching.set(dir, mine);
@@ -37,7 +40,14 @@ export class RepositoryCache {
   private async bringUpToDate(dir: string, repo: RepoRef, signal?: AbortSignal): Promise<void> {
     if (existsSync(dir)) {
       try {
-        await this.access.run({ op: 'raw', baseDir: dir, args: ['fetch', '--no-tags', 'origin', `+refs/heads/${repo.branch}:refs/heads/${repo.branch}`] }, signal);
+        await this.access.run(
+          {
+            op: 'raw',
+            baseDir: dir,
+            args: ['fetch', '--no-tags', 'origin', `+refs/heads/${repo.branch}:refs/heads/${repo.branch}`],
+          },
+          signal,
+        );
         return;
       } catch (e) {
         throw classifyGitError(e, repo.url);
@@ -48,7 +58,23 @@ export class RepositoryCache {
     const partial = `${dir}.${randomBytes(4).toString('hex')}.partial`;
     try {
       // Repacking is allowed, pruning never: working copies borrow the cache's objects while it runs.
-      await this.access.run({ op: 'clone', source: repo.url, dir: partial, options: ['--bare', '--branch', repo.branch, '--single-branch', '--no-tags', '--config', 'gc.pruneExpire=never'] }, signal);
+      await this.access.run(
+        {
+          op: 'clone',
+          source: repo.url,
+          dir: partial,
+          options: [
+            '--bare',
+            '--branch',
+            repo.branch,
+            '--single-branch',
+            '--no-tags',
+            '--config',
+            'gc.pruneExpire=never',
+          ],
+        },
+        signal,
+      );
     } catch (e) {
       rmSync(partial, { force: true, recursive: true });
       throw classifyGitError(e, repo.url);

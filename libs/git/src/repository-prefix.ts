@@ -28,7 +28,9 @@ function comparable(url: string): string | undefined {
 
 /** Why a configured repository prefix cannot be used, or null. */
 export function repositoryPrefixProblem(prefix: string): string | null {
-  return comparable(prefix) === undefined ? 'is not a URL (or holds a query, a fragment or an encoded "/", "\\" or ".")' : null;
+  return comparable(prefix) === undefined
+    ? 'is not a URL (or holds a query, a fragment or an encoded "/", "\\" or ".")'
+    : null;
 }
 
 /**

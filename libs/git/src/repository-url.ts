@@ -105,7 +105,11 @@ export function originUrl(dir: string): string | undefined {
   if (!origins.has(dir)) {
     let url: string | undefined;
     try {
-      url = execFileSync('git', ['-C', dir, 'remote', 'get-url', 'origin'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim() || undefined;
+      url =
+        execFileSync('git', ['-C', dir, 'remote', 'get-url', 'origin'], {
+          encoding: 'utf8',
+          stdio: ['ignore', 'pipe', 'ignore'],
+        }).trim() || undefined;
     } catch {
       url = undefined;
     }

@@ -21,7 +21,10 @@ export class KubeCredentialsSecrets implements SuppliedCredentialsSource {
     const encoded = secret.data?.[CREDENTIALS_KEY];
     if (!encoded) throw new KubeError(`${where} has no key "${CREDENTIALS_KEY}"`, false);
     try {
-      return parseSuppliedCredentials(Buffer.from(encoded, 'base64').toString('utf8'), `${where} key ${CREDENTIALS_KEY}`);
+      return parseSuppliedCredentials(
+        Buffer.from(encoded, 'base64').toString('utf8'),
+        `${where} key ${CREDENTIALS_KEY}`,
+      );
     } catch (e) {
       if (e instanceof GeneratorInputError) throw new KubeError(e.message, false);
       throw e;

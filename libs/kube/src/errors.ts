@@ -26,7 +26,8 @@ export function kubeError(e: unknown, what: string): KubeError {
   if (status === 401) return new KubeError(`${what}: credentials refused (401 Unauthorized)`, false, status);
   if (status === 403) return new KubeError(`${what}: not allowed (403 Forbidden)${reason}`, false, status);
   if (status === 404) return new KubeError(`${what}: not found${reason}`, false, status);
-  if (status >= 500 || status === 429) return new KubeError(`${what}: API server answered ${status}${reason}`, true, status);
+  if (status >= 500 || status === 429)
+    return new KubeError(`${what}: API server answered ${status}${reason}`, true, status);
   if (status) return new KubeError(`${what}: API server answered ${status}${reason}`, false, status);
   return new KubeError(`${what}: ${(e as Error)?.message ?? String(e)}`, true);
 }

@@ -9,12 +9,22 @@ export const INPUT_LABEL = 'gitops-scaffolder.io/input';
  * as an input, and not readable by this process are one error with one message: a caller must not
  * learn which Secrets exist or what RBAC allows. Other failures (API server down) keep their reason.
  */
-export async function readInputSecret(management: KubeConfig, ref: { namespace: string; name: string }, what: string): Promise<V1Secret> {
+export async function readInputSecret(
+  management: KubeConfig,
+  ref: { namespace: string; name: string },
+  what: string,
+): Promise<V1Secret> {
   const where = `${what} Secret ${ref.namespace}/${ref.name}`;
-  const unavailable = new KubeError(`${where} is not available: it is missing, lacks the label ${INPUT_LABEL}: "true", or may not be read by the scaffolder`, false, 404);
+  const unavailable = new KubeError(
+    `${where} is not available: it is missing, lacks the label ${INPUT_LABEL}: "true", or may not be read by the scaffolder`,
+    false,
+    404,
+  );
   let secret: V1Secret;
   try {
-    secret = await management.makeApiClient(CoreV1Api).readNamespacedSecret({ namespace: ref.namespace, name: ref.name });
+    secret = await management
+      .makeApiClient(CoreV1Api)
+      .readNamespacedSecret({ namespace: ref.namespace, name: ref.name });
   } catch (e) {
     const err = kubeError(e, `reading ${where}`);
     throw err.status === 403 || err.status === 404 ? unavailable : err;

@@ -8,7 +8,10 @@ export const GIT_SECRET_MOUNT = '/var/run/secrets/git';
 /** Where the runner's NATS identity (creds, nkey seed, password or token file, TLS files) is mounted; the runner ConfigMap points NATS_* at files there. */
 export const NATS_SECRET_MOUNT = '/var/run/secrets/nats';
 export const RUN_ID_LABEL = 'gitops-scaffolder.io/run-id';
-export const MANAGED_BY = { 'app.kubernetes.io/managed-by': 'gitops-scaffolder', 'app.kubernetes.io/component': 'scaffold-runner' };
+export const MANAGED_BY = {
+  'app.kubernetes.io/managed-by': 'gitops-scaffolder',
+  'app.kubernetes.io/component': 'scaffold-runner',
+};
 
 export interface JobSettings {
   namespace: string;
@@ -48,8 +51,16 @@ export function scaffoldJob(runId: string, s: JobSettings): V1Job {
           restartPolicy: 'Never',
           serviceAccountName: s.serviceAccountName,
           automountServiceAccountToken: true,
-          ...(s.imagePullSecretNames?.length ? { imagePullSecrets: s.imagePullSecretNames.map((name) => ({ name })) } : {}),
-          securityContext: { runAsNonRoot: true, runAsUser: 10001, runAsGroup: 10001, fsGroup: 10001, seccompProfile: { type: 'RuntimeDefault' } },
+          ...(s.imagePullSecretNames?.length
+            ? { imagePullSecrets: s.imagePullSecretNames.map((name) => ({ name })) }
+            : {}),
+          securityContext: {
+            runAsNonRoot: true,
+            runAsUser: 10001,
+            runAsGroup: 10001,
+            fsGroup: 10001,
+            seccompProfile: { type: 'RuntimeDefault' },
+          },
           containers: [
             {
               name: 'runner',
@@ -64,9 +75,16 @@ export function scaffoldJob(runId: string, s: JobSettings): V1Job {
                 { name: 'HOME', value: '/tmp' },
                 ...(s.gitSecretName ? [{ name: 'GIT_CREDENTIALS_DIR', value: GIT_SECRET_MOUNT }] : []),
               ],
-              envFrom: [{ configMapRef: { name: s.configMapName } }, ...s.envSecretNames.map((name) => ({ secretRef: { name } }))],
+              envFrom: [
+                { configMapRef: { name: s.configMapName } },
+                ...s.envSecretNames.map((name) => ({ secretRef: { name } })),
+              ],
               resources: { requests: { cpu: '250m', memory: '256Mi' }, limits: { cpu: '1', memory: '1Gi' } },
-              securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
+              securityContext: {
+                allowPrivilegeEscalation: false,
+                readOnlyRootFilesystem: true,
+                capabilities: { drop: ['ALL'] },
+              },
               volumeMounts: [
                 { name: 'work', mountPath: '/work' },
                 { name: 'tmp', mountPath: '/tmp' },
@@ -78,8 +96,12 @@ export function scaffoldJob(runId: string, s: JobSettings): V1Job {
           volumes: [
             { name: 'work', emptyDir: { sizeLimit: '2Gi' } },
             { name: 'tmp', emptyDir: {} },
-            ...(s.gitSecretName ? [{ name: 'git-credentials', secret: { secretName: s.gitSecretName, defaultMode: 0o400 } }] : []),
-            ...(s.natsSecretName ? [{ name: 'nats-identity', secret: { secretName: s.natsSecretName, defaultMode: 0o400 } }] : []),
+            ...(s.gitSecretName
+              ? [{ name: 'git-credentials', secret: { secretName: s.gitSecretName, defaultMode: 0o400 } }]
+              : []),
+            ...(s.natsSecretName
+              ? [{ name: 'nats-identity', secret: { secretName: s.natsSecretName, defaultMode: 0o400 } }]
+              : []),
           ],
         },
       },

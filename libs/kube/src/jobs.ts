@@ -23,14 +23,18 @@ export class ScaffoldJobs {
   async ensureJob(runId: string): Promise<{ job: V1Job; adopted: boolean }> {
     const ns = this.settings.namespace;
     try {
-      return { job: await this.batch.createNamespacedJob({ namespace: ns, body: scaffoldJob(runId, this.settings) }), adopted: false };
+      return {
+        job: await this.batch.createNamespacedJob({ namespace: ns, body: scaffoldJob(runId, this.settings) }),
+        adopted: false,
+      };
     } catch (e) {
       const err = kubeError(e, `creating Job ${ns}/${jobNameFor(runId)}`);
       if (err.status !== 409) throw err;
       const existing = await this.batch.readNamespacedJob({ namespace: ns, name: jobNameFor(runId) }).catch((e2) => {
         throw kubeError(e2, `reading Job ${ns}/${jobNameFor(runId)}`);
       });
-      if (existing.metadata?.labels?.[RUN_ID_LABEL] !== runId) throw new KubeError(`Job ${ns}/${jobNameFor(runId)} exists but belongs to another run`, false);
+      if (existing.metadata?.labels?.[RUN_ID_LABEL] !== runId)
+        throw new KubeError(`Job ${ns}/${jobNameFor(runId)} exists but belongs to another run`, false);
       return { job: existing, adopted: true };
     }
   }
@@ -45,8 +49,13 @@ export class ScaffoldJobs {
       throw err;
     }
     const failed = job.status?.conditions?.find((c) => c.type === 'Failed' && c.status === 'True');
-    if (failed) return { state: 'failed', reason: `Job condition Failed: ${failed.reason ?? 'unknown'}${failed.message ? ` (${failed.message})` : ''}` };
-    if (job.status?.conditions?.some((c) => c.type === 'Complete' && c.status === 'True')) return { state: 'succeeded' };
+    if (failed)
+      return {
+        state: 'failed',
+        reason: `Job condition Failed: ${failed.reason ?? 'unknown'}${failed.message ? ` (${failed.message})` : ''}`,
+      };
+    if (job.status?.conditions?.some((c) => c.type === 'Complete' && c.status === 'True'))
+      return { state: 'succeeded' };
     return { state: 'active' };
   }
 
@@ -55,17 +64,23 @@ export class ScaffoldJobs {
     const selector = Object.entries(MANAGED_BY)
       .map(([k, v]) => `${k}=${v}`)
       .join(',');
-    const list = await this.batch.listNamespacedJob({ namespace: this.settings.namespace, labelSelector: selector }).catch((e) => {
-      throw kubeError(e, 'listing Jobs');
-    });
+    const list = await this.batch
+      .listNamespacedJob({ namespace: this.settings.namespace, labelSelector: selector })
+      .catch((e) => {
+        throw kubeError(e, 'listing Jobs');
+      });
     return list.items.map((j) => j.metadata?.labels?.[RUN_ID_LABEL]).filter((id): id is string => Boolean(id));
   }
 
   async pods(runId: string): Promise<V1Pod[]> {
-    const list = await this.core.listNamespacedPod({ namespace: this.settings.namespace, labelSelector: selectorFor(runId) }).catch((e) => {
-      throw kubeError(e, `listing pods of ${jobNameFor(runId)}`);
-    });
-    return [...list.items].sort((a, b) => String(a.metadata?.creationTimestamp ?? '').localeCompare(String(b.metadata?.creationTimestamp ?? '')));
+    const list = await this.core
+      .listNamespacedPod({ namespace: this.settings.namespace, labelSelector: selectorFor(runId) })
+      .catch((e) => {
+        throw kubeError(e, `listing pods of ${jobNameFor(runId)}`);
+      });
+    return [...list.items].sort((a, b) =>
+      String(a.metadata?.creationTimestamp ?? '').localeCompare(String(b.metadata?.creationTimestamp ?? '')),
+    );
   }
 
   /**
@@ -77,12 +92,22 @@ export class ScaffoldJobs {
     for (const pod of await this.pods(runId)) {
       const name = pod.metadata!.name!;
       for (const c of pod.spec?.containers ?? []) {
-        for (const previous of (pod.status?.containerStatuses?.find((s) => s.name === c.name)?.restartCount ?? 0) > 0 ? [true, false] : [false]) {
+        for (const previous of (pod.status?.containerStatuses?.find((s) => s.name === c.name)?.restartCount ?? 0) > 0
+          ? [true, false]
+          : [false]) {
           try {
-            const text = await this.core.readNamespacedPodLog({ namespace: this.settings.namespace, name, container: c.name, previous, tailLines });
+            const text = await this.core.readNamespacedPodLog({
+              namespace: this.settings.namespace,
+              name,
+              container: c.name,
+              previous,
+              tailLines,
+            });
             sections.push(`--- pod ${name} container ${c.name}${previous ? ' (previous)' : ''} ---\n${text}`);
           } catch (e) {
-            sections.push(`--- pod ${name} container ${c.name}${previous ? ' (previous)' : ''}: ${kubeError(e, 'log').message} ---\n`);
+            sections.push(
+              `--- pod ${name} container ${c.name}${previous ? ' (previous)' : ''}: ${kubeError(e, 'log').message} ---\n`,
+            );
           }
         }
       }

@@ -1,6 +1,11 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { KubeconfigRef, TargetClusters } from '../../steps/src/ports';
-import { fetchSealingCertificate, SealedSecretsLocation, targetKubeConfig, waitForSealedSecrets } from './target-cluster';
+import {
+  fetchSealingCertificate,
+  SealedSecretsLocation,
+  targetKubeConfig,
+  waitForSealedSecrets,
+} from './target-cluster';
 
 /** TargetClusters over the Kubernetes API: the kubeconfig Secret is read anew at every use and kept nowhere. */
 export class KubeTargetClusters implements TargetClusters {
@@ -12,7 +17,10 @@ export class KubeTargetClusters implements TargetClusters {
 
   async waitForSealedSecrets(ref: KubeconfigRef, onPoll: (seen: string, waitedMs: number) => Promise<void>) {
     const kc = await targetKubeConfig(this.management(), ref);
-    const name = await waitForSealedSecrets(kc, this.location, { ...this.wait, onPoll: (check, waited) => onPoll(check.seen, waited) });
+    const name = await waitForSealedSecrets(kc, this.location, {
+      ...this.wait,
+      onPoll: (check, waited) => onPoll(check.seen, waited),
+    });
     return { namespace: this.location.namespace, name };
   }
 

@@ -16,7 +16,10 @@ export interface SealedSecretsLocation {
   names: string[];
 }
 
-export const DEFAULT_SEALED_SECRETS: SealedSecretsLocation = { namespace: 'kube-system', names: ['sealed-secrets-controller', 'sealed-secrets'] };
+export const DEFAULT_SEALED_SECRETS: SealedSecretsLocation = {
+  namespace: 'kube-system',
+  names: ['sealed-secrets-controller', 'sealed-secrets'],
+};
 
 /**
  * The new cluster's kubeconfig, read from a Secret of the management cluster at the moment of use
@@ -82,7 +85,11 @@ export interface WaitOptions {
 }
 
 /** Polls with exponential backoff until a candidate is Available or the deadline passes. */
-export async function waitForSealedSecrets(kc: KubeConfig, loc: SealedSecretsLocation, opts: WaitOptions): Promise<string> {
+export async function waitForSealedSecrets(
+  kc: KubeConfig,
+  loc: SealedSecretsLocation,
+  opts: WaitOptions,
+): Promise<string> {
   const sleep = opts.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
   const start = Date.now();
   let delay = opts.initialDelayMs ?? 2000;
@@ -99,7 +106,10 @@ export async function waitForSealedSecrets(kc: KubeConfig, loc: SealedSecretsLoc
     await opts.onPoll?.(last, waited);
     if (last.ready) return last.name!;
     if (waited + delay > opts.deadlineMs) {
-      throw new KubeError(`sealed-secrets controller in ${loc.namespace} not Available after ${Math.round(waited / 1000)} s; last seen: ${last.seen}`, false);
+      throw new KubeError(
+        `sealed-secrets controller in ${loc.namespace} not Available after ${Math.round(waited / 1000)} s; last seen: ${last.seen}`,
+        false,
+      );
     }
     await sleep(delay);
     delay = Math.min(opts.maxDelayMs ?? 30_000, delay * 2);
@@ -148,7 +158,10 @@ export async function fetchSealingCertificate(kc: KubeConfig, namespace: string,
     throw kubeError(e, 'certificate fetch through the service proxy');
   }
   if (res.status !== 200) {
-    throw kubeError({ code: res.status, body: res.body }, `certificate fetch through the service proxy (http:${name}:${portName})`);
+    throw kubeError(
+      { code: res.status, body: res.body },
+      `certificate fetch through the service proxy (http:${name}:${portName})`,
+    );
   }
   return res.body;
 }

@@ -10,7 +10,10 @@ const given = (...events: EventDraft[]) => ({ when: (c: Command) => decide(c, fo
 const requested: EventDraft = { type: 'ScaffoldRequested', data: request };
 const infra: EventDraft = { type: 'InfraPushed', data: { commit: 'a'.repeat(40), files_changed: 3 } };
 const ready: EventDraft = { type: 'SealedSecretsReady', data: { source: 'given_certificate', controller: null } };
-const fetched: EventDraft = { type: 'CertFetched', data: { fingerprint_sha256: 'ab', not_after: '2030-01-01T00:00:00.000Z' } };
+const fetched: EventDraft = {
+  type: 'CertFetched',
+  data: { fingerprint_sha256: 'ab', not_after: '2030-01-01T00:00:00.000Z' },
+};
 const full: EventDraft = { type: 'FullPushed', data: { commit: 'b'.repeat(40), objects_sealed: 3 } };
 
 describe('run decider', () => {
@@ -21,25 +24,45 @@ describe('run decider', () => {
 
   it('advances step by step and succeeds after the full pass', () => {
     expect(given(requested).when({ type: 'CompleteStep', step: 'infra-pass', result: infra })).toEqual([infra]);
-    expect(given(requested, infra).when({ type: 'CompleteStep', step: 'sealed-secrets-wait', result: ready })).toEqual([ready]);
-    expect(given(requested, infra, ready).when({ type: 'CompleteStep', step: 'cert-fetch', result: fetched })).toEqual([fetched]);
-    expect(given(requested, infra, ready, fetched).when({ type: 'CompleteStep', step: 'full-pass', result: full })).toEqual([
+    expect(given(requested, infra).when({ type: 'CompleteStep', step: 'sealed-secrets-wait', result: ready })).toEqual([
+      ready,
+    ]);
+    expect(given(requested, infra, ready).when({ type: 'CompleteStep', step: 'cert-fetch', result: fetched })).toEqual([
+      fetched,
+    ]);
+    expect(
+      given(requested, infra, ready, fetched).when({ type: 'CompleteStep', step: 'full-pass', result: full }),
+    ).toEqual([
       full,
       { type: 'ScaffoldSucceeded', data: { infra_commit: 'a'.repeat(40), full_commit: 'b'.repeat(40) } },
     ]);
-    const state = fold(at([requested, infra, ready, fetched, full, { type: 'ScaffoldSucceeded', data: { infra_commit: 'a'.repeat(40), full_commit: 'b'.repeat(40) } }]));
+    const state = fold(
+      at([
+        requested,
+        infra,
+        ready,
+        fetched,
+        full,
+        { type: 'ScaffoldSucceeded', data: { infra_commit: 'a'.repeat(40), full_commit: 'b'.repeat(40) } },
+      ]),
+    );
     expect(state.status).toBe('succeeded');
     expect(state.refused).toEqual([]);
   });
 
   it('takes a SOPS run from the infrastructure pass straight to the full pass', () => {
-    const sopsRequested: EventDraft = { type: 'ScaffoldRequested', data: { ...request, target: { kind: 'age_recipients', recipients: ['age1x'] } } };
+    const sopsRequested: EventDraft = {
+      type: 'ScaffoldRequested',
+      data: { ...request, target: { kind: 'age_recipients', recipients: ['age1x'] } },
+    };
     expect(fold(at([sopsRequested, infra])).step).toBe('full-pass');
     expect(given(sopsRequested, infra).when({ type: 'CompleteStep', step: 'full-pass', result: full })).toEqual([
       full,
       { type: 'ScaffoldSucceeded', data: { infra_commit: 'a'.repeat(40), full_commit: 'b'.repeat(40) } },
     ]);
-    expect(given(sopsRequested, infra).when({ type: 'CompleteStep', step: 'sealed-secrets-wait', result: ready })).toEqual([]);
+    expect(
+      given(sopsRequested, infra).when({ type: 'CompleteStep', step: 'sealed-secrets-wait', result: ready }),
+    ).toEqual([]);
     expect(triggers(infra, 'full-pass')).toBe(true);
     expect(fold(at([requested, infra])).step).toBe('sealed-secrets-wait');
   });
@@ -51,17 +74,25 @@ describe('run decider', () => {
   });
 
   it('finishes without a second FullPushed when the process died between the two appends', () => {
-    expect(given(requested, infra, ready, fetched, full).when({ type: 'CompleteStep', step: 'full-pass', result: full })).toEqual([
-      { type: 'ScaffoldSucceeded', data: { infra_commit: 'a'.repeat(40), full_commit: 'b'.repeat(40) } },
-    ]);
+    expect(
+      given(requested, infra, ready, fetched, full).when({ type: 'CompleteStep', step: 'full-pass', result: full }),
+    ).toEqual([{ type: 'ScaffoldSucceeded', data: { infra_commit: 'a'.repeat(40), full_commit: 'b'.repeat(40) } }]);
   });
 
   it('retries a retryable failure up to the limit, then fails the run', () => {
     const fail: Command = { type: 'FailStep', step: 'infra-pass', reason: 'push rejected', retryable: true };
-    expect(given(requested).when(fail)).toEqual([{ type: 'StepFailed', data: { step: 'infra-pass', attempt: 1, reason: 'push rejected', will_retry: true } }]);
-    const earlier: EventDraft[] = Array.from({ length: MAX_ATTEMPTS_PER_STEP - 1 }, (_, i) => ({ type: 'StepFailed', data: { step: 'infra-pass', attempt: i + 1, reason: 'x', will_retry: true } }));
+    expect(given(requested).when(fail)).toEqual([
+      { type: 'StepFailed', data: { step: 'infra-pass', attempt: 1, reason: 'push rejected', will_retry: true } },
+    ]);
+    const earlier: EventDraft[] = Array.from({ length: MAX_ATTEMPTS_PER_STEP - 1 }, (_, i) => ({
+      type: 'StepFailed',
+      data: { step: 'infra-pass', attempt: i + 1, reason: 'x', will_retry: true },
+    }));
     expect(given(requested, ...earlier).when(fail)).toEqual([
-      { type: 'StepFailed', data: { step: 'infra-pass', attempt: MAX_ATTEMPTS_PER_STEP, reason: 'push rejected', will_retry: false } },
+      {
+        type: 'StepFailed',
+        data: { step: 'infra-pass', attempt: MAX_ATTEMPTS_PER_STEP, reason: 'push rejected', will_retry: false },
+      },
       { type: 'ScaffoldFailed', data: { step: 'infra-pass', reason: 'push rejected' } },
     ]);
   });
@@ -105,17 +136,31 @@ describe('run decider', () => {
     const cancelReq: EventDraft = { type: 'ScaffoldCancelRequested', data: { requested_by: 'ops' } };
     expect(given(requested).when({ type: 'RequestCancel', requestedBy: 'ops' })).toEqual([cancelReq]);
     expect(given(requested, cancelReq).when({ type: 'RequestCancel', requestedBy: 'ops' })).toEqual([]);
-    expect(given(requested, cancelReq).when({ type: 'StopIfCancelled', step: 'infra-pass' })).toEqual([{ type: 'ScaffoldCancelled', data: { step: 'infra-pass' } }]);
+    expect(given(requested, cancelReq).when({ type: 'StopIfCancelled', step: 'infra-pass' })).toEqual([
+      { type: 'ScaffoldCancelled', data: { step: 'infra-pass' } },
+    ]);
     expect(given(requested).when({ type: 'StopIfCancelled', step: 'infra-pass' })).toEqual([]);
-    expect(given(requested, cancelReq).when({ type: 'CompleteStep', step: 'infra-pass', result: infra })).toEqual([infra, { type: 'ScaffoldCancelled', data: { step: 'sealed-secrets-wait' } }]);
+    expect(given(requested, cancelReq).when({ type: 'CompleteStep', step: 'infra-pass', result: infra })).toEqual([
+      infra,
+      { type: 'ScaffoldCancelled', data: { step: 'sealed-secrets-wait' } },
+    ]);
     expect(() => given().when({ type: 'RequestCancel', requestedBy: 'ops' })).toThrow(RunRuleViolation);
-    expect(() => given(requested, { type: 'ScaffoldFailed', data: { step: 'infra-pass', reason: 'x' } }).when({ type: 'RequestCancel', requestedBy: 'ops' })).toThrow(/already failed/);
+    expect(() =>
+      given(requested, { type: 'ScaffoldFailed', data: { step: 'infra-pass', reason: 'x' } }).when({
+        type: 'RequestCancel',
+        requestedBy: 'ops',
+      }),
+    ).toThrow(/already failed/);
   });
 
   describe('refuses events that cannot belong to the run (appended by someone else than decide)', () => {
     const otherRepo: EventDraft = {
       type: 'ScaffoldRequested',
-      data: { ...request, repo_url: 'https://attacker.example.com/x.git', target: { kind: 'sealing_cert', fingerprint_sha256: 'ee', not_after: '2030-01-01T00:00:00.000Z' } },
+      data: {
+        ...request,
+        repo_url: 'https://attacker.example.com/x.git',
+        target: { kind: 'sealing_cert', fingerprint_sha256: 'ee', not_after: '2030-01-01T00:00:00.000Z' },
+      },
     };
     const refusedOf = (events: EventDraft[]) => fold(at(events)).refused.map((r) => r.reason);
 
@@ -123,18 +168,35 @@ describe('run decider', () => {
       const state = fold(at([requested, otherRepo, infra]));
       expect(state.request).toEqual(request);
       expect(state.step).toBe('sealed-secrets-wait');
-      expect(state.refused).toEqual([{ seq: null, type: 'ScaffoldRequested', reason: 'a second ScaffoldRequested on a run that was already requested' }]);
+      expect(state.refused).toEqual([
+        {
+          seq: null,
+          type: 'ScaffoldRequested',
+          reason: 'a second ScaffoldRequested on a run that was already requested',
+        },
+      ]);
     });
 
     it('a certificate other than the one the run was given, or fetched, is refused; the run waits for its own', () => {
-      const attackers: EventDraft = { type: 'CertFetched', data: { fingerprint_sha256: 'ff'.repeat(32), not_after: '2030-01-01T00:00:00.000Z' } };
+      const attackers: EventDraft = {
+        type: 'CertFetched',
+        data: { fingerprint_sha256: 'ff'.repeat(32), not_after: '2030-01-01T00:00:00.000Z' },
+      };
       const state = fold(at([requested, infra, ready, attackers]));
       expect(state.step).toBe('cert-fetch');
       expect(state.certFingerprint).toBeNull();
-      expect(state.refused[0].reason).toBe(`CertFetched for certificate ${'ff'.repeat(8)}… while the run's certificate is ab…`);
+      expect(state.refused[0].reason).toBe(
+        `CertFetched for certificate ${'ff'.repeat(8)}… while the run's certificate is ab…`,
+      );
       // With a kubeconfig target the first fetched certificate is the run's; another one later is refused.
-      const kube: EventDraft = { type: 'ScaffoldRequested', data: { ...request, target: { kind: 'kubeconfig_secret', namespace: 'ns', name: 'k', key: 'value' } } };
-      const first: EventDraft = { type: 'CertFetched', data: { fingerprint_sha256: 'cd'.repeat(32), not_after: '2030-01-01T00:00:00.000Z' } };
+      const kube: EventDraft = {
+        type: 'ScaffoldRequested',
+        data: { ...request, target: { kind: 'kubeconfig_secret', namespace: 'ns', name: 'k', key: 'value' } },
+      };
+      const first: EventDraft = {
+        type: 'CertFetched',
+        data: { fingerprint_sha256: 'cd'.repeat(32), not_after: '2030-01-01T00:00:00.000Z' },
+      };
       expect(fold(at([kube, infra, ready, first])).certFingerprint).toBe('cd'.repeat(32));
       expect(refusedOf([kube, infra, ready, first, attackers])).toEqual([`CertFetched while the run is at full-pass`]);
     });
@@ -142,18 +204,28 @@ describe('run decider', () => {
     it('results out of order, events before the request or after the end, and a success naming other commits', () => {
       expect(refusedOf([infra])).toEqual(["InfraPushed before the run's ScaffoldRequested"]);
       expect(refusedOf([requested, full])).toEqual(['FullPushed while the run is at infra-pass']);
-      expect(refusedOf([requested, { type: 'ScaffoldSucceeded', data: { infra_commit: 'a', full_commit: 'b' } }])).toEqual(['ScaffoldSucceeded that names commits the run did not push']);
-      expect(refusedOf([requested, { type: 'StepFailed', data: { step: 'full-pass', attempt: 1, reason: 'x', will_retry: false } }])).toEqual([
-        'StepFailed for full-pass while the run is at infra-pass',
-      ]);
+      expect(
+        refusedOf([requested, { type: 'ScaffoldSucceeded', data: { infra_commit: 'a', full_commit: 'b' } }]),
+      ).toEqual(['ScaffoldSucceeded that names commits the run did not push']);
+      expect(
+        refusedOf([
+          requested,
+          { type: 'StepFailed', data: { step: 'full-pass', attempt: 1, reason: 'x', will_retry: false } },
+        ]),
+      ).toEqual(['StepFailed for full-pass while the run is at infra-pass']);
       const cancelled: EventDraft = { type: 'ScaffoldCancelled', data: { step: 'infra-pass' } };
       expect(refusedOf([requested, cancelled, infra])).toEqual(['InfraPushed after the run ended (cancelled)']);
-      const sops: EventDraft = { type: 'ScaffoldRequested', data: { ...request, target: { kind: 'age_recipients', recipients: ['age1x'] } } };
+      const sops: EventDraft = {
+        type: 'ScaffoldRequested',
+        data: { ...request, target: { kind: 'age_recipients', recipients: ['age1x'] } },
+      };
       expect(refusedOf([sops, fetched])).toEqual(['CertFetched while the run is at infra-pass']);
     });
 
     it('decide works from the state without the refused events', () => {
-      expect(given(requested, otherRepo).when({ type: 'CompleteStep', step: 'infra-pass', result: infra })).toEqual([infra]);
+      expect(given(requested, otherRepo).when({ type: 'CompleteStep', step: 'infra-pass', result: infra })).toEqual([
+        infra,
+      ]);
     });
   });
 });

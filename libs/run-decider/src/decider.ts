@@ -85,10 +85,13 @@ export const STEP_TRIGGERS: Record<Step, ReadonlyArray<EventDraft['type']>> = {
   'full-pass': ['CertFetched', 'InfraPushed'],
 };
 
-export const isTerminal = (s: RunState) => s.status === 'succeeded' || s.status === 'failed' || s.status === 'cancelled';
+export const isTerminal = (s: RunState) =>
+  s.status === 'succeeded' || s.status === 'failed' || s.status === 'cancelled';
 
 /** The step whose result each result event is. */
-const RESULT_STEP = Object.fromEntries(Object.entries(STEP_RESULT).map(([step, type]) => [type, step])) as Partial<Record<EventDraft['type'], Step>>;
+const RESULT_STEP = Object.fromEntries(Object.entries(STEP_RESULT).map(([step, type]) => [type, step])) as Partial<
+  Record<EventDraft['type'], Step>
+>;
 const short = (fingerprint: string) => fingerprint.slice(0, 16);
 
 /**
@@ -97,19 +100,27 @@ const short = (fingerprint: string) => fingerprint.slice(0, 16);
  * the subject): they are refused whatever NATS permissions say, never folded into the run.
  */
 export function refusal(state: RunState, event: EventDraft): string | null {
-  if (event.type === 'ScaffoldRequested') return state.status === 'none' ? null : 'a second ScaffoldRequested on a run that was already requested';
+  if (event.type === 'ScaffoldRequested')
+    return state.status === 'none' ? null : 'a second ScaffoldRequested on a run that was already requested';
   if (state.status === 'none' || !state.request) return `${event.type} before the run's ScaffoldRequested`;
   if (isTerminal(state)) return `${event.type} after the run ended (${state.status})`;
   const resultOf = RESULT_STEP[event.type];
   if (resultOf && state.step !== resultOf) return `${event.type} while the run is at ${state.step}`;
-  if ((event.type === 'StepFailed' || event.type === 'StepProgress') && event.data.step !== state.step) return `${event.type} for ${event.data.step} while the run is at ${state.step}`;
+  if ((event.type === 'StepFailed' || event.type === 'StepProgress') && event.data.step !== state.step)
+    return `${event.type} for ${event.data.step} while the run is at ${state.step}`;
   if (event.type === 'CertFetched') {
     const target = state.request.target;
     if (target.kind === 'age_recipients') return 'CertFetched on a SOPS run, which seals nothing';
     const expected = target.kind === 'sealing_cert' ? target.fingerprint_sha256 : state.certFingerprint;
-    if (expected && expected !== event.data.fingerprint_sha256) return `CertFetched for certificate ${short(event.data.fingerprint_sha256)}… while the run's certificate is ${short(expected)}…`;
+    if (expected && expected !== event.data.fingerprint_sha256)
+      return `CertFetched for certificate ${short(event.data.fingerprint_sha256)}… while the run's certificate is ${short(expected)}…`;
   }
-  if (event.type === 'ScaffoldSucceeded' && (!state.fullCommit || event.data.full_commit !== state.fullCommit || event.data.infra_commit !== (state.infraCommit ?? ''))) {
+  if (
+    event.type === 'ScaffoldSucceeded' &&
+    (!state.fullCommit ||
+      event.data.full_commit !== state.fullCommit ||
+      event.data.infra_commit !== (state.infraCommit ?? ''))
+  ) {
     return 'ScaffoldSucceeded that names commits the run did not push';
   }
   return null;
@@ -129,11 +140,24 @@ export function evolve(state: RunState, event: StoredEvent | (EventDraft & { tim
 
 function apply(state: RunState, event: StoredEvent | (EventDraft & { time: string })): RunState {
   // Progress belongs to the step that reported it, a retry to the step that failed; any other event ends them.
-  const ongoing = event.type === 'StepProgress' || event.type === 'StepRedriveRequested' || event.type === 'ScaffoldCancelRequested';
-  const s: RunState = { ...state, updatedAt: event.time, progress: event.type === 'StepProgress' ? state.progress : null, retry: ongoing ? (state.retry ?? null) : null };
+  const ongoing =
+    event.type === 'StepProgress' || event.type === 'StepRedriveRequested' || event.type === 'ScaffoldCancelRequested';
+  const s: RunState = {
+    ...state,
+    updatedAt: event.time,
+    progress: event.type === 'StepProgress' ? state.progress : null,
+    retry: ongoing ? (state.retry ?? null) : null,
+  };
   switch (event.type) {
     case 'ScaffoldRequested':
-      return { ...s, status: 'queued', step: 'infra-pass', request: event.data, createdAt: event.time, message: 'waiting for the infrastructure pass' };
+      return {
+        ...s,
+        status: 'queued',
+        step: 'infra-pass',
+        request: event.data,
+        createdAt: event.time,
+        message: 'waiting for the infrastructure pass',
+      };
     case 'InfraPushed': {
       // SOPS runs have no controller to wait for and no certificate to fetch: the full pass is next.
       const sops = s.request?.target.kind === 'age_recipients';
@@ -154,21 +178,38 @@ function apply(state: RunState, event: StoredEvent | (EventDraft & { time: strin
         message: 'sealed-secrets controller available; fetching its certificate',
       };
     case 'CertFetched':
-      return { ...s, status: 'running', step: NEXT_STEP['cert-fetch'], certFingerprint: event.data.fingerprint_sha256, message: 'certificate fetched; running the full pass' };
+      return {
+        ...s,
+        status: 'running',
+        step: NEXT_STEP['cert-fetch'],
+        certFingerprint: event.data.fingerprint_sha256,
+        message: 'certificate fetched; running the full pass',
+      };
     case 'FullPushed':
-      return { ...s, fullCommit: event.data.commit, message: `full tree ${event.data.unchanged ? 'unchanged at' : 'pushed as'} ${event.data.commit.slice(0, 12)}` };
+      return {
+        ...s,
+        fullCommit: event.data.commit,
+        message: `full tree ${event.data.unchanged ? 'unchanged at' : 'pushed as'} ${event.data.commit.slice(0, 12)}`,
+      };
     case 'ScaffoldSucceeded':
       return { ...s, status: 'succeeded', finishedAt: event.time, message: 'both passes pushed' };
     case 'StepFailed':
       return {
         ...s,
         status: event.data.will_retry ? 'retrying' : s.status === 'queued' ? 'queued' : 'running',
-        retry: event.data.will_retry ? { step: event.data.step, attempt: event.data.attempt, reason: event.data.reason } : null,
+        retry: event.data.will_retry
+          ? { step: event.data.step, attempt: event.data.attempt, reason: event.data.reason }
+          : null,
         attempts: { ...s.attempts, [event.data.step]: event.data.attempt },
         message: `${event.data.step} attempt ${event.data.attempt} failed: ${event.data.reason}${event.data.will_retry ? ' (retrying)' : ''}`,
       };
     case 'ScaffoldFailed':
-      return { ...s, status: 'failed', finishedAt: event.time, message: `${event.data.step} failed: ${event.data.reason}` };
+      return {
+        ...s,
+        status: 'failed',
+        finishedAt: event.time,
+        message: `${event.data.step} failed: ${event.data.reason}`,
+      };
     case 'ScaffoldCancelRequested':
       return { ...s, cancelRequested: true, message: 'cancel requested; stopping at the next step boundary' };
     case 'ScaffoldCancelled':
@@ -184,7 +225,8 @@ function apply(state: RunState, event: StoredEvent | (EventDraft & { time: strin
   }
 }
 
-export const fold = (events: ReadonlyArray<StoredEvent | (EventDraft & { time: string })>) => events.reduce(evolve, initialState);
+export const fold = (events: ReadonlyArray<StoredEvent | (EventDraft & { time: string })>) =>
+  events.reduce(evolve, initialState);
 
 export type Command =
   | { type: 'RequestScaffold'; data: ScaffoldRequestedData }
@@ -214,11 +256,15 @@ export function decide(command: Command, state: RunState): EventDraft[] {
       return state.status === 'none' ? [{ type: 'ScaffoldRequested', data: command.data }] : [];
     case 'CompleteStep': {
       // A late or duplicate result (redelivery after the step already advanced) is dropped.
-      if (isTerminal(state) || state.step !== command.step || command.result.type !== STEP_RESULT[command.step]) return [];
+      if (isTerminal(state) || state.step !== command.step || command.result.type !== STEP_RESULT[command.step])
+        return [];
       // FullPushed landed but the process died before ScaffoldSucceeded: finish without a second FullPushed.
       const events: EventDraft[] = command.step === 'full-pass' && state.fullCommit ? [] : [command.result];
       if (command.step === 'full-pass' && command.result.type === 'FullPushed') {
-        events.push({ type: 'ScaffoldSucceeded', data: { infra_commit: state.infraCommit ?? '', full_commit: state.fullCommit ?? command.result.data.commit } });
+        events.push({
+          type: 'ScaffoldSucceeded',
+          data: { infra_commit: state.infraCommit ?? '', full_commit: state.fullCommit ?? command.result.data.commit },
+        });
       } else if (state.cancelRequested) {
         events.push({ type: 'ScaffoldCancelled', data: { step: NEXT_STEP[command.step] } });
       }
@@ -228,27 +274,50 @@ export function decide(command: Command, state: RunState): EventDraft[] {
       if (isTerminal(state) || state.step !== command.step) return [];
       const attempt = (state.attempts[command.step] ?? 0) + 1;
       const willRetry = command.retryable && attempt < MAX_ATTEMPTS_PER_STEP && !state.cancelRequested;
-      const events: EventDraft[] = [{ type: 'StepFailed', data: { step: command.step, attempt, reason: command.reason, will_retry: willRetry } }];
+      const events: EventDraft[] = [
+        { type: 'StepFailed', data: { step: command.step, attempt, reason: command.reason, will_retry: willRetry } },
+      ];
       if (!willRetry) {
-        events.push(state.cancelRequested ? { type: 'ScaffoldCancelled', data: { step: command.step } } : { type: 'ScaffoldFailed', data: { step: command.step, reason: command.reason } });
+        events.push(
+          state.cancelRequested
+            ? { type: 'ScaffoldCancelled', data: { step: command.step } }
+            : { type: 'ScaffoldFailed', data: { step: command.step, reason: command.reason } },
+        );
       }
       return events;
     }
     case 'FailCurrentStep':
       // A run that was never requested is at no step: nothing fails.
-      return state.step ? decide({ type: 'FailStep', step: state.step, reason: command.reason, retryable: command.retryable }, state) : [];
+      return state.step
+        ? decide({ type: 'FailStep', step: state.step, reason: command.reason, retryable: command.retryable }, state)
+        : [];
     case 'RequestCancel':
       if (state.status === 'none') throw new RunRuleViolation('not_found', 'no such run');
       if (isTerminal(state)) throw new RunRuleViolation('already_finished', `run already ${state.status}`);
-      return state.cancelRequested ? [] : [{ type: 'ScaffoldCancelRequested', data: { requested_by: command.requestedBy } }];
+      return state.cancelRequested
+        ? []
+        : [{ type: 'ScaffoldCancelRequested', data: { requested_by: command.requestedBy } }];
     case 'StopIfCancelled':
-      return state.cancelRequested && !isTerminal(state) && state.step === command.step ? [{ type: 'ScaffoldCancelled', data: { step: command.step } }] : [];
+      return state.cancelRequested && !isTerminal(state) && state.step === command.step
+        ? [{ type: 'ScaffoldCancelled', data: { step: command.step } }]
+        : [];
     case 'ReportProgress':
       if (isTerminal(state) || state.step !== command.step) return [];
-      return [{ type: 'StepProgress', data: { step: command.step, waited_ms: Math.round(command.waitedMs), deadline_ms: Math.round(command.deadlineMs), seen: command.seen } }];
+      return [
+        {
+          type: 'StepProgress',
+          data: {
+            step: command.step,
+            waited_ms: Math.round(command.waitedMs),
+            deadline_ms: Math.round(command.deadlineMs),
+            seen: command.seen,
+          },
+        },
+      ];
     case 'Redrive':
       if (state.status === 'none') throw new RunRuleViolation('not_found', 'no such run');
-      if (isTerminal(state) || !state.step) throw new RunRuleViolation('already_finished', `run already ${state.status}`);
+      if (isTerminal(state) || !state.step)
+        throw new RunRuleViolation('already_finished', `run already ${state.status}`);
       return [{ type: 'StepRedriveRequested', data: { step: state.step, requested_by: command.requestedBy } }];
   }
 }
@@ -258,5 +327,7 @@ export const runDecider: Decider<RunState, Command> = { initialState, evolve, de
 
 /** Whether an event starts `step`: its trigger, or an operator's re-drive of it. */
 export function triggers(event: EventDraft, step: Step): boolean {
-  return STEP_TRIGGERS[step].includes(event.type) || (event.type === 'StepRedriveRequested' && event.data.step === step);
+  return (
+    STEP_TRIGGERS[step].includes(event.type) || (event.type === 'StepRedriveRequested' && event.data.step === step)
+  );
 }

@@ -36,7 +36,9 @@ export function parseSealingCertificate(pem: string, now: Date = new Date()): Se
   }
   const publicKey = cert.publicKey;
   if (publicKey.asymmetricKeyType !== 'rsa') {
-    throw new CertificateError(`certificate key is ${publicKey.asymmetricKeyType ?? 'unknown'}, sealed-secrets needs RSA`);
+    throw new CertificateError(
+      `certificate key is ${publicKey.asymmetricKeyType ?? 'unknown'}, sealed-secrets needs RSA`,
+    );
   }
   const notAfter = new Date(cert.validTo);
   if (!(notAfter.getTime() > now.getTime())) {

@@ -34,7 +34,10 @@ const ZERO_NONCE = Buffer.alloc(12);
  */
 export function sealValue(cert: SealingCertificate, label: Buffer, value: Buffer): string {
   const sessionKey = randomBytes(32);
-  const rsaBlock = publicEncrypt({ key: cert.publicKey, padding: constants.RSA_PKCS1_OAEP_PADDING, oaepHash: 'sha256', oaepLabel: label }, sessionKey);
+  const rsaBlock = publicEncrypt(
+    { key: cert.publicKey, padding: constants.RSA_PKCS1_OAEP_PADDING, oaepHash: 'sha256', oaepLabel: label },
+    sessionKey,
+  );
   const cipher = createCipheriv('aes-256-gcm', sessionKey, ZERO_NONCE);
   const body = Buffer.concat([cipher.update(value), cipher.final(), cipher.getAuthTag()]);
   const length = Buffer.alloc(2);
@@ -59,7 +62,11 @@ export function buildSealedSecret(secret: SecretToSeal, cert: SealingCertificate
   const label = sealingLabel(scope, secret.namespace, secret.name);
   const encryptedData: Record<string, string> = {};
   for (const key of Object.keys(secret.data).sort()) encryptedData[key] = sealValue(cert, label, secret.data[key]);
-  const annotations = { ...scopeAnnotations(scope), [SEALED_BY_ANNOTATION]: cert.fingerprintSha256, ...secret.annotations };
+  const annotations = {
+    ...scopeAnnotations(scope),
+    [SEALED_BY_ANNOTATION]: cert.fingerprintSha256,
+    ...secret.annotations,
+  };
   const templateMetadata: Record<string, unknown> = { name: secret.name, namespace: secret.namespace };
   if (secret.labels && Object.keys(secret.labels).length > 0) templateMetadata.labels = secret.labels;
   if (Object.keys(scopeAnnotations(scope)).length > 0) templateMetadata.annotations = scopeAnnotations(scope);

@@ -51,7 +51,8 @@ export interface SopsOptions {
 
 export async function sopsEncrypt(doc: Record<string, unknown>, opts: SopsOptions): Promise<Record<string, unknown>> {
   if (opts.recipients.length === 0) throw new SopsError('at least one age recipient is needed');
-  for (const r of opts.recipients) if (!isAgeRecipient(r)) throw new SopsError(`not an age recipient (age1...): ${String(r).slice(0, 12)}`);
+  for (const r of opts.recipients)
+    if (!isAgeRecipient(r)) throw new SopsError(`not an age recipient (age1...): ${String(r).slice(0, 12)}`);
   if ('sops' in doc) throw new SopsError('document is already encrypted');
   const dataKey = randomBytes(32);
   const regexSource = opts.encryptedRegex ?? FLUX_ENCRYPTED_REGEX;

@@ -6,7 +6,10 @@ import type { SuppliedCredentials } from '../../generator/src';
 
 /** The new cluster, reached through the kubeconfig Secret the request names (read at the moment of use). */
 export interface TargetClusters {
-  waitForSealedSecrets(ref: KubeconfigRef, onPoll: (seen: string, waitedMs: number) => Promise<void>): Promise<{ namespace: string; name: string }>;
+  waitForSealedSecrets(
+    ref: KubeconfigRef,
+    onPoll: (seen: string, waitedMs: number) => Promise<void>,
+  ): Promise<{ namespace: string; name: string }>;
   fetchCertificate(ref: KubeconfigRef, controller: { namespace: string; name: string }): Promise<string>;
 }
 

@@ -23,7 +23,9 @@ export function redact(text: string, knownSecrets: readonly string[] = []): stri
   let out = text;
   for (const s of knownSecrets) if (s.length >= 4) out = out.split(s).join('***');
   out = out.replace(AUTHORIZATION, '$1***');
-  out = out.replace(SECRET_KEY, (whole, key: string, sep: string, value: string) => (isValue(key, sep, value) ? `${key}${sep}***` : whole));
+  out = out.replace(SECRET_KEY, (whole, key: string, sep: string, value: string) =>
+    isValue(key, sep, value) ? `${key}${sep}***` : whole,
+  );
   out = out.replace(URL_USERINFO, '//***@');
   return out.replace(PRIVATE_KEY, '***');
 }

@@ -2,7 +2,14 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { RunInputs } from '../../event-store/src';
 import type { EventDraft, ScaffoldRequestedData, Step } from '../../events/src';
-import { GenerateOptions, GeneratorInputError, GeneratorValidationError, Pass, SuppliedCredentials, TreeGenerator } from '../../generator/src';
+import {
+  GenerateOptions,
+  GeneratorInputError,
+  GeneratorValidationError,
+  Pass,
+  SuppliedCredentials,
+  TreeGenerator,
+} from '../../generator/src';
 import { fluxUrlOf, GitStepError, GitWorkspace, GitWorkspaces, originUrl, sameRepository } from '../../git/src';
 import type { RunCommands, RunState } from '../../run-decider/src';
 import { CertificateError, parseSealingCertificate } from '../../sealing/src';
@@ -59,14 +66,22 @@ function request(ctx: StepContext): ScaffoldRequestedData {
 export function toStepError(e: unknown): StepError {
   if (e instanceof StepError) return e;
   if (isClassifiedError(e)) return new StepError(e.message, e.retryable);
-  if (e instanceof GeneratorInputError || e instanceof GeneratorValidationError || e instanceof CertificateError) return new StepError(e.message, false);
+  if (e instanceof GeneratorInputError || e instanceof GeneratorValidationError || e instanceof CertificateError)
+    return new StepError(e.message, false);
   return new StepError((e as Error)?.message ?? String(e), true);
 }
 
 /** The request's supplied credentials, read from the management cluster at the moment of use. */
-async function suppliedCredentials(ctx: StepContext, req: ScaffoldRequestedData): Promise<SuppliedCredentials | undefined> {
+async function suppliedCredentials(
+  ctx: StepContext,
+  req: ScaffoldRequestedData,
+): Promise<SuppliedCredentials | undefined> {
   if (!req.credentials_secret) return undefined;
-  if (!ctx.credentials) throw new StepError('credentials_secret needs access to the management cluster (KUBECONFIG, a service account, or EXECUTOR=kubernetes)', false);
+  if (!ctx.credentials)
+    throw new StepError(
+      'credentials_secret needs access to the management cluster (KUBECONFIG, a service account, or EXECUTOR=kubernetes)',
+      false,
+    );
   return ctx.credentials.read(req.credentials_secret);
 }
 
@@ -89,25 +104,40 @@ async function pushPass(ctx: StepContext, pass: Pass, sealingCertPem?: string): 
     for (;;) {
       const existing = await ws.findRunCommit(ctx.runId, pass);
       if (existing) return await alreadyPushed(ctx, pass, existing);
-      const { summary } = await ctx.generator.generate(passOptions(req, ctx.settings, ws.dir, pass, sealingCertPem, supplied), ctx.signal);
-      const paths = [summary.gitops_path, ...summary.overlay_paths, ...summary.shared_paths_copied, ...summary.repo_files];
+      const { summary } = await ctx.generator.generate(
+        passOptions(req, ctx.settings, ws.dir, pass, sealingCertPem, supplied),
+        ctx.signal,
+      );
+      const paths = [
+        summary.gitops_path,
+        ...summary.overlay_paths,
+        ...summary.shared_paths_copied,
+        ...summary.repo_files,
+      ];
       const files = await ws.changedFiles(paths);
       const sealed = summary.objects_sealed.length;
       // Re-scaffolding an unchanged cluster: nothing to commit, nothing to push (a redelivery finds the same).
       if (files === 0) {
         const head = await ws.head();
-        await ctx.log.line(`${pass} pass changed nothing; ${req.branch} already holds this tree at ${head}, nothing pushed`);
+        await ctx.log.line(
+          `${pass} pass changed nothing; ${req.branch} already holds this tree at ${head}, nothing pushed`,
+        );
         return { commit: head, files: 0, sealed, unchanged: true };
       }
       const commit = await ws.commit(paths, `scaffold(${req.cluster_name}): ${pass} pass`, ctx.runId, pass);
-      await ctx.log.line(`${pass} pass generated ${files} changed files, ${sealed} sealed objects; committed ${commit}`);
+      await ctx.log.line(
+        `${pass} pass generated ${files} changed files, ${sealed} sealed objects; committed ${commit}`,
+      );
       // What the generator noticed but did not refuse (an inherited value naming the reference cluster, a missing dependsOn).
       for (const warning of summary.warnings) await ctx.log.line(`${pass} pass: ${warning}`, 'warn');
       const landed = await race.pushUntilLanded();
       if (landed.kind === 'pushed') return { commit: landed.commit, files, sealed, unchanged: false };
       if (landed.kind === 'already') return await alreadyPushed(ctx, pass, landed.commit);
       // Another writer changed the files this pass wrote: generate again on their tree.
-      await ctx.log.line(`${pass} pass conflicts with a commit on ${req.branch}; generating it again on the new head`, 'warn');
+      await ctx.log.line(
+        `${pass} pass conflicts with a commit on ${req.branch}; generating it again on the new head`,
+        'warn',
+      );
       await ws.resetToRemote();
     }
   } finally {
@@ -167,8 +197,14 @@ class PushRace {
 
   private async pause(e: Error): Promise<void> {
     // Full jitter: racers spread out instead of colliding again in step.
-    const pauseMs = Math.min(this.deadline - Date.now(), Math.random() * Math.min(2000, 50 * 2 ** Math.min(this.attempts, 10)));
-    await this.ctx.log.line(`push rejected (${e.message}); rebasing onto the new head and pushing again in ${Math.round(pauseMs)} ms (attempt ${this.attempts + 1})`, 'warn');
+    const pauseMs = Math.min(
+      this.deadline - Date.now(),
+      Math.random() * Math.min(2000, 50 * 2 ** Math.min(this.attempts, 10)),
+    );
+    await this.ctx.log.line(
+      `push rejected (${e.message}); rebasing onto the new head and pushing again in ${Math.round(pauseMs)} ms (attempt ${this.attempts + 1})`,
+      'warn',
+    );
     await new Promise((r) => setTimeout(r, pauseMs));
   }
 }
@@ -205,7 +241,11 @@ async function storedCertificate(ctx: StepContext) {
 function clusterTarget(ctx: StepContext): { ref: KubeconfigRef; targets: TargetClusters } | null {
   const target = request(ctx).target;
   if (target.kind !== 'kubeconfig_secret') return null;
-  if (!ctx.targets) throw new StepError('kubeconfig_secret targets need access to the management cluster (KUBECONFIG, a service account, or EXECUTOR=kubernetes)', false);
+  if (!ctx.targets)
+    throw new StepError(
+      'kubeconfig_secret targets need access to the management cluster (KUBECONFIG, a service account, or EXECUTOR=kubernetes)',
+      false,
+    );
   return { ref: { namespace: target.namespace, name: target.name, key: target.key }, targets: ctx.targets };
 }
 
@@ -227,8 +267,16 @@ export const sealedSecretsWait: StepHandler = {
     const deadlineMs = ctx.settings.sealedSecretsDeadlineMs;
     const controller = await cluster.targets.waitForSealedSecrets(cluster.ref, async (seen, waitedMs) => {
       if (seen === lastSeen && waitedMs - lastReport < 60_000) return;
-      await ctx.log.line(`waiting for sealed-secrets (${Math.round(waitedMs / 1000)} s of ${Math.round(deadlineMs / 1000)} s): ${seen}`);
-      await ctx.commands.handle(ctx.runId, { type: 'ReportProgress', step: 'sealed-secrets-wait', waitedMs, deadlineMs, seen });
+      await ctx.log.line(
+        `waiting for sealed-secrets (${Math.round(waitedMs / 1000)} s of ${Math.round(deadlineMs / 1000)} s): ${seen}`,
+      );
+      await ctx.commands.handle(ctx.runId, {
+        type: 'ReportProgress',
+        step: 'sealed-secrets-wait',
+        waitedMs,
+        deadlineMs,
+        seen,
+      });
       lastSeen = seen;
       lastReport = waitedMs;
     });
@@ -254,12 +302,22 @@ export const certFetch: StepHandler = {
       cert = await storedCertificate(ctx);
     }
     await ctx.log.line(`sealing certificate ${cert.fingerprintSha256}, valid until ${cert.notAfter.toISOString()}`);
-    return { type: 'CertFetched', data: { fingerprint_sha256: cert.fingerprintSha256, not_after: cert.notAfter.toISOString() } };
+    return {
+      type: 'CertFetched',
+      data: { fingerprint_sha256: cert.fingerprintSha256, not_after: cert.notAfter.toISOString() },
+    };
   },
 };
 
 /** The generator's options for one pass of a request, in a working copy: shared by the steps and the preview. */
-export function passOptions(req: ScaffoldRequestedData, settings: StepSettings, repoDir: string, pass: Pass, sealingCertPem?: string, suppliedCredentials?: SuppliedCredentials): GenerateOptions {
+export function passOptions(
+  req: ScaffoldRequestedData,
+  settings: StepSettings,
+  repoDir: string,
+  pass: Pass,
+  sealingCertPem?: string,
+  suppliedCredentials?: SuppliedCredentials,
+): GenerateOptions {
   return {
     suppliedCredentials,
     repoDir,
@@ -284,21 +342,30 @@ export function passOptions(req: ScaffoldRequestedData, settings: StepSettings, 
 }
 
 /** The key that owns the run's cluster folder: requested_by, unless the service recorded the owner an admin acts for. */
-export const folderOwner = (req: Pick<ScaffoldRequestedData, 'requested_by' | 'cluster_owner'>) => req.cluster_owner ?? req.requested_by;
+export const folderOwner = (req: Pick<ScaffoldRequestedData, 'requested_by' | 'cluster_owner'>) =>
+  req.cluster_owner ?? req.requested_by;
 
 /**
  * Where the new cluster's Flux fetches from: the request's flux_url; the reference's own URL (as Flux
  * already knows it) when the target is the reference's repository; else the target repository.
  */
-function fluxSourceUrl(req: Pick<ScaffoldRequestedData, 'repo_url' | 'flux_url'>, settings: StepSettings): string | undefined {
+function fluxSourceUrl(
+  req: Pick<ScaffoldRequestedData, 'repo_url' | 'flux_url'>,
+  settings: StepSettings,
+): string | undefined {
   if (req.flux_url) return req.flux_url;
   const reference = settings.templateDir ? originUrl(settings.templateDir) : undefined;
   return reference && sameRepository(reference, req.repo_url) ? undefined : fluxUrlOf(req.repo_url);
 }
 
 /** SOPS runs encrypt for the request's age recipients; every other run seals for the cluster's certificate. */
-function secretsBackendOf(req: Pick<ScaffoldRequestedData, 'target'>): { secretsBackend: 'sealed-secrets' | 'sops'; ageRecipients?: string[] } {
-  return req.target.kind === 'age_recipients' ? { secretsBackend: 'sops', ageRecipients: req.target.recipients } : { secretsBackend: 'sealed-secrets' };
+function secretsBackendOf(req: Pick<ScaffoldRequestedData, 'target'>): {
+  secretsBackend: 'sealed-secrets' | 'sops';
+  ageRecipients?: string[];
+} {
+  return req.target.kind === 'age_recipients'
+    ? { secretsBackend: 'sops', ageRecipients: req.target.recipients }
+    : { secretsBackend: 'sealed-secrets' };
 }
 
 export const fullPass: StepHandler = {

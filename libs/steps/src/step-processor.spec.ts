@@ -10,7 +10,10 @@ import { SCAFFOLD_REQUEST } from '../../../test/support/run-fixtures';
 const request = SCAFFOLD_REQUEST;
 const settings = { ackWaitMs: 1000, stepTimeoutMs: 5000, concurrency: 1 } as StepSettings;
 /** These steps never clone: a clone would be a test error. */
-const noClones = { clone: () => Promise.reject(new Error('no clone expected')), withScratchClone: () => Promise.reject(new Error('no clone expected')) };
+const noClones = {
+  clone: () => Promise.reject(new Error('no clone expected')),
+  withScratchClone: () => Promise.reject(new Error('no clone expected')),
+};
 const silent = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
 /** The step processor on the in-memory store: given a run, when its trigger event is delivered, then events and a disposition. */
@@ -19,8 +22,14 @@ describe('StepProcessor (in-memory event store)', () => {
   let logs: InMemoryRunLogStore;
   let runId: string;
   const infraPushed: EventDraft = { type: 'InfraPushed', data: { commit: 'a'.repeat(40), files_changed: 3 } };
-  const processor = (run: StepHandler['run']) => new StepProcessor({ step: 'infra-pass', run }, { store, inputs: new InMemoryRunInputs(), logs, settings, logger: silent, workspaces: noClones });
-  const delivery = async (deliveryCount = 1): Promise<Delivery[]> => [{ event: (await store.readRun(runId)).events[0], deliveryCount }];
+  const processor = (run: StepHandler['run']) =>
+    new StepProcessor(
+      { step: 'infra-pass', run },
+      { store, inputs: new InMemoryRunInputs(), logs, settings, logger: silent, workspaces: noClones },
+    );
+  const delivery = async (deliveryCount = 1): Promise<Delivery[]> => [
+    { event: (await store.readRun(runId)).events[0], deliveryCount },
+  ];
   const types = async () => (await store.readRun(runId)).events.map((e) => e.type);
 
   beforeEach(async () => {
@@ -57,15 +66,30 @@ describe('StepProcessor (in-memory event store)', () => {
   });
 
   it('runs a step with two triggers for the later one only: an earlier trigger delivered late starts nothing', async () => {
-    const complete = (step: 'infra-pass' | 'sealed-secrets-wait' | 'cert-fetch', result: EventDraft) => new RunCommands(store).handle(runId, { type: 'CompleteStep', step, result });
+    const complete = (step: 'infra-pass' | 'sealed-secrets-wait' | 'cert-fetch', result: EventDraft) =>
+      new RunCommands(store).handle(runId, { type: 'CompleteStep', step, result });
     await complete('infra-pass', infraPushed);
-    await complete('sealed-secrets-wait', { type: 'SealedSecretsReady', data: { source: 'given_certificate', controller: null } });
-    await complete('cert-fetch', { type: 'CertFetched', data: { fingerprint_sha256: 'ab', not_after: '2030-01-01T00:00:00.000Z' } });
+    await complete('sealed-secrets-wait', {
+      type: 'SealedSecretsReady',
+      data: { source: 'given_certificate', controller: null },
+    });
+    await complete('cert-fetch', {
+      type: 'CertFetched',
+      data: { fingerprint_sha256: 'ab', not_after: '2030-01-01T00:00:00.000Z' },
+    });
     const history = (await store.readRun(runId)).events;
-    expect(history.map((e) => e.type)).toEqual(['ScaffoldRequested', 'InfraPushed', 'SealedSecretsReady', 'CertFetched']);
+    expect(history.map((e) => e.type)).toEqual([
+      'ScaffoldRequested',
+      'InfraPushed',
+      'SealedSecretsReady',
+      'CertFetched',
+    ]);
     let runs = 0;
     const fullPass = new StepProcessor(
-      { step: 'full-pass', run: async () => (runs++, { type: 'FullPushed', data: { commit: 'b'.repeat(40), objects_sealed: 0 } }) },
+      {
+        step: 'full-pass',
+        run: async () => (runs++, { type: 'FullPushed', data: { commit: 'b'.repeat(40), objects_sealed: 0 } }),
+      },
       { store, inputs: new InMemoryRunInputs(), logs, settings, logger: silent, workspaces: noClones },
     );
     // InfraPushed triggers the full pass of SOPS runs; here, delivered after CertFetched, it is stale.
@@ -77,15 +101,24 @@ describe('StepProcessor (in-memory event store)', () => {
 
   it('acknowledges events that are not its trigger', async () => {
     const [event] = (await store.readRun(runId)).events;
-    const other = new StepProcessor({ step: 'full-pass', run: async () => infraPushed }, { store, inputs: new InMemoryRunInputs(), logs, settings, logger: silent, workspaces: noClones });
+    const other = new StepProcessor(
+      { step: 'full-pass', run: async () => infraPushed },
+      { store, inputs: new InMemoryRunInputs(), logs, settings, logger: silent, workspaces: noClones },
+    );
     expect(await other.handle([{ event, deliveryCount: 1 }])).toEqual(ACK);
     expect(await types()).toEqual(['ScaffoldRequested']);
   });
 
   it('hands a retryable failure back with backoff, and fails the run on one that retrying cannot help', async () => {
-    expect(await processor(async () => Promise.reject(new StepError('remote unreachable', true))).handle(await delivery())).toEqual({ nakDelayMs: 1000 });
+    expect(
+      await processor(async () => Promise.reject(new StepError('remote unreachable', true))).handle(await delivery()),
+    ).toEqual({ nakDelayMs: 1000 });
     expect(await types()).toEqual(['ScaffoldRequested', 'StepFailed']);
-    expect(await processor(async () => Promise.reject(new StepError('branch does not exist', false))).handle(await delivery(2))).toEqual(ACK);
+    expect(
+      await processor(async () => Promise.reject(new StepError('branch does not exist', false))).handle(
+        await delivery(2),
+      ),
+    ).toEqual(ACK);
     expect(await types()).toEqual(['ScaffoldRequested', 'StepFailed', 'StepFailed', 'ScaffoldFailed']);
   });
 
@@ -104,6 +137,7 @@ describe('step consumer names', () => {
       expect(stepDurableOf(durableNameFor(step, randomUUID()))).toBe(durableNameFor(step));
       expect(stepDurableOf(durableNameFor(step))).toBe(durableNameFor(step));
     }
-    for (const other of ['projector', 'job-launcher', 'step-', 'step--run-x', 'replay-run-1']) expect(stepDurableOf(other)).toBe(other);
+    for (const other of ['projector', 'job-launcher', 'step-', 'step--run-x', 'replay-run-1'])
+      expect(stepDurableOf(other)).toBe(other);
   });
 });

@@ -1,4 +1,11 @@
-import type { Delivery, Disposition, EventStore, ProcessorOptions, RunInputs, RunLogStore } from '../../event-store/src';
+import type {
+  Delivery,
+  Disposition,
+  EventStore,
+  ProcessorOptions,
+  RunInputs,
+  RunLogStore,
+} from '../../event-store/src';
 import { ACK, ALL_RUNS, nakAfter, retryDelayMs, runSubject } from '../../event-store/src';
 import type { Step, StoredEvent } from '../../events/src';
 import { isTerminal, RunCommands, triggers } from '../../run-decider/src';
@@ -94,7 +101,11 @@ export class StepProcessor {
     const runId = event.run_id;
     const ids = { run_id: runId, event_id: event.id, step };
     // At the step boundary: a cancelled run stops here; a run already past this step is not run again.
-    const gate = await this.commands.handle(runId, { type: 'StopIfCancelled', step }, { causationId: event.id, seenSeq: event.seq });
+    const gate = await this.commands.handle(
+      runId,
+      { type: 'StopIfCancelled', step },
+      { causationId: event.id, seenSeq: event.seq },
+    );
     if (gate.appended.length > 0 || gate.state.step !== step || isTerminal(gate.state)) return ACK;
     // A step with two triggers (the full pass: CertFetched, or InfraPushed on SOPS runs) runs for the later one only:
     // an earlier trigger delivered late, after the later one, must not start the step a second time beside it.
@@ -124,7 +135,11 @@ export class StepProcessor {
       };
       crashPoint(`before-step:${step}`);
       const result = await withDeadline(this.handler.run(ctx), deadline, step, stop);
-      const done = await this.commands.handle(runId, { type: 'CompleteStep', step, result }, { causationId: event.id, seenSeq: event.seq });
+      const done = await this.commands.handle(
+        runId,
+        { type: 'CompleteStep', step, result },
+        { causationId: event.id, seenSeq: event.seq },
+      );
       logger.info({ ...ids, appended: done.appended.map((e) => e.type) }, 'step finished');
       this.deps.onAttempt?.(step, 'succeeded', (Date.now() - started) / 1000);
       crashPoint(`after-append:${step}`);
@@ -133,7 +148,11 @@ export class StepProcessor {
       const failure = toStepError(e);
       this.deps.onAttempt?.(step, 'failed', (Date.now() - started) / 1000);
       await log.line(`${step} failed: ${failure.message}`, 'error');
-      const failed = await this.commands.handle(runId, { type: 'FailStep', step, reason: failure.message, retryable: failure.retryable }, { causationId: event.id, seenSeq: event.seq });
+      const failed = await this.commands.handle(
+        runId,
+        { type: 'FailStep', step, reason: failure.message, retryable: failure.retryable },
+        { causationId: event.id, seenSeq: event.seq },
+      );
       const stepFailed = failed.appended.find((a) => a.type === 'StepFailed');
       const retry = stepFailed?.type === 'StepFailed' && stepFailed.data.will_retry;
       logger.warn({ ...ids, reason: failure.message, retry }, 'step failed');

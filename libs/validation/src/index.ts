@@ -16,12 +16,20 @@ export const isClusterName: FieldCheck = (v) =>
 export const isDomain: FieldCheck = (v) => {
   if (typeof v !== 'string') return 'must be a string';
   const labels = v.split('.');
-  const ok = v.length <= 253 && labels.length >= 2 && labels.every((l) => l.length > 0 && l.length <= 63 && DNS_LABEL.test(l)) && /[a-z]/.test(labels[labels.length - 1]);
+  const ok =
+    v.length <= 253 &&
+    labels.length >= 2 &&
+    labels.every((l) => l.length > 0 && l.length <= 63 && DNS_LABEL.test(l)) &&
+    /[a-z]/.test(labels[labels.length - 1]);
   return ok ? null : 'must be a lowercase DNS name with at least two labels (for example apps.example.com)';
 };
 
 export const isRegion: FieldCheck = (v) =>
-  typeof v !== 'string' ? 'must be a string' : /^[a-z][a-z0-9-]{0,30}[a-z0-9]$/.test(v) ? null : 'must be a cloud region name (lowercase letters, digits and "-", for example eu-west-1)';
+  typeof v !== 'string'
+    ? 'must be a string'
+    : /^[a-z][a-z0-9-]{0,30}[a-z0-9]$/.test(v)
+      ? null
+      : 'must be a cloud region name (lowercase letters, digits and "-", for example eu-west-1)';
 
 const EMAIL = /^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)+$/;
 
@@ -33,12 +41,15 @@ export const isEmail: FieldCheck = (v) =>
       : 'must be a plain e-mail address (local@domain, no quotes, spaces or shell/YAML metacharacters)';
 
 /** A reference environment name is a folder under clusters/: one DNS label, never a path. */
-export const isEnvName: FieldCheck = (v) => (typeof v === 'string' && v.length <= 63 && DNS_LABEL.test(v) ? null : 'must be a DNS-1123 label');
+export const isEnvName: FieldCheck = (v) =>
+  typeof v === 'string' && v.length <= 63 && DNS_LABEL.test(v) ? null : 'must be a DNS-1123 label';
 
 /** A host name an Ingress, route or certificate may carry: DNS labels, optionally a leading wildcard; one label is allowed (podinfo.staging is two). */
 export const isHostName: FieldCheck = (v) => {
   if (typeof v !== 'string') return 'must be a string';
   const labels = (v.startsWith('*.') ? v.slice(2) : v).split('.');
   const ok = v.length <= 253 && labels.every((l) => l.length > 0 && l.length <= 63 && DNS_LABEL.test(l));
-  return ok ? null : `${JSON.stringify(v.slice(0, 80))} is not a lowercase host name (DNS labels, optionally starting with "*.")`;
+  return ok
+    ? null
+    : `${JSON.stringify(v.slice(0, 80))} is not a lowercase host name (DNS labels, optionally starting with "*.")`;
 };

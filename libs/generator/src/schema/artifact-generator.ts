@@ -10,7 +10,12 @@ import type { CompiledValidator } from './schema-index';
 const NAME = { type: 'string', maxLength: 253, pattern: '^[a-z0-9]([a-z0-9-]*[a-z0-9])?$' };
 const ALIAS_REF = { type: 'string', maxLength: 64, pattern: '^@([a-z0-9]([a-z0-9_-]*[a-z0-9])?)$' };
 
-const closed = (properties: Record<string, object>, required: string[] = []) => ({ type: 'object', properties, required, additionalProperties: false });
+const closed = (properties: Record<string, object>, required: string[] = []) => ({
+  type: 'object',
+  properties,
+  required,
+  additionalProperties: false,
+});
 
 export const ARTIFACT_GENERATOR_SCHEMA = closed(
   {

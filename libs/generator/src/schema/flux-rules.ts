@@ -14,4 +14,6 @@ const DURATION_FIELDS = new Set(['interval', 'timeout', 'retryInterval']);
 export const isFluxApi = (apiVersion: string) => /^[a-z.]+\.(toolkit|extensions)\.fluxcd\.io\//.test(apiVersion);
 
 export const fluxFieldRule: FieldRule = (key, value) =>
-  DURATION_FIELDS.has(key) && !(typeof value === 'string' && FLUX_DURATION.test(value)) ? 'must be a Go duration such as 30s, 10m or 1h30m' : null;
+  DURATION_FIELDS.has(key) && !(typeof value === 'string' && FLUX_DURATION.test(value))
+    ? 'must be a Go duration such as 30s, 10m or 1h30m'
+    : null;

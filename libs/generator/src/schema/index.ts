@@ -26,7 +26,8 @@ export interface SchemaCheck {
 const PROBLEMS_SHOWN = 5;
 
 function validatorFor(apiVersion: string, kind: string): CompiledValidator | undefined {
-  if (apiVersion === 'source.extensions.fluxcd.io/v1beta1' && kind === 'ArtifactGenerator') return artifactGeneratorValidator();
+  if (apiVersion === 'source.extensions.fluxcd.io/v1beta1' && kind === 'ArtifactGenerator')
+    return artifactGeneratorValidator();
   return packagedValidator(apiVersion, kind);
 }
 
@@ -38,7 +39,11 @@ const leftForFlux = (p: SchemaProblem) => typeof p.value === 'string' && p.value
  * possible only where the operator allowed the scheme (GIT_ALLOWED_SCHEMES, a development setting),
  * so it is a warning there, with the remedy, rather than a refusal of every local run.
  */
-const localSource = (kind: string, p: SchemaProblem) => kind === 'GitRepository' && p.path.join('.') === 'spec.url' && typeof p.value === 'string' && p.value.startsWith('file://');
+const localSource = (kind: string, p: SchemaProblem) =>
+  kind === 'GitRepository' &&
+  p.path.join('.') === 'spec.url' &&
+  typeof p.value === 'string' &&
+  p.value.startsWith('file://');
 
 /** Throws GeneratorValidationError naming the file, the object and the field of each problem (the first few). */
 export function checkSchemas(objects: readonly BuiltObject[], label: string): SchemaCheck {
@@ -56,13 +61,18 @@ export function checkSchemas(objects: readonly BuiltObject[], label: string): Sc
     result.checked++;
     const where = `${file ?? label}: ${kind} ${objectName(body)}`;
     for (const p of strictValidate(validate, asApplied(body), isFluxApi(apiVersion) ? fluxFieldRule : undefined)) {
-      if (localSource(kind, p)) result.warnings.push(`${where}: spec.url is a file:// URL, which Flux cannot fetch (give repo.flux_url or --source-url)`);
+      if (localSource(kind, p))
+        result.warnings.push(
+          `${where}: spec.url is a file:// URL, which Flux cannot fetch (give repo.flux_url or --source-url)`,
+        );
       else if (!leftForFlux(p)) found.push(`${where}: ${fieldPath(p.path)} ${p.message}`);
     }
   }
   if (found.length > 0) {
     const more = found.length > PROBLEMS_SHOWN ? `; and ${found.length - PROBLEMS_SHOWN} more` : '';
-    throw new GeneratorValidationError(`${label} does not match the schemas the cluster applies: ${found.slice(0, PROBLEMS_SHOWN).join('; ')}${more}`);
+    throw new GeneratorValidationError(
+      `${label} does not match the schemas the cluster applies: ${found.slice(0, PROBLEMS_SHOWN).join('; ')}${more}`,
+    );
   }
   return result;
 }
@@ -74,4 +84,5 @@ function asApplied(body: any): object {
   return applied;
 }
 
-const objectName = (body: any) => (body.metadata?.namespace ? `${body.metadata.namespace}/` : '') + String(body.metadata?.name ?? '(no name)');
+const objectName = (body: any) =>
+  (body.metadata?.namespace ? `${body.metadata.namespace}/` : '') + String(body.metadata?.name ?? '(no name)');

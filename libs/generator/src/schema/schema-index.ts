@@ -28,7 +28,8 @@ export const SCHEMA_PACKAGES = [
 ] as const;
 
 /** `static{this.apiVersion="apps/v1"}static{this.kind="Deployment"}` and the validator it imports, as every model class file holds them. */
-const MODEL_CLASS = /import\{validate\}from"([^"]+\/_schemas\/[^"]+\.js)".*?static\{this\.apiVersion="([^"]+)"\}static\{this\.kind="([^"]+)"\}/s;
+const MODEL_CLASS =
+  /import\{validate\}from"([^"]+\/_schemas\/[^"]+\.js)".*?static\{this\.apiVersion="([^"]+)"\}static\{this\.kind="([^"]+)"\}/s;
 
 interface IndexedKind {
   file: string;
@@ -48,7 +49,8 @@ export function packageRoot(name: string, from = __dirname): string {
 
 function modelFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-    if (entry.isDirectory()) return entry.name === '_schemas' || entry.name === 'node_modules' ? [] : modelFiles(join(dir, entry.name));
+    if (entry.isDirectory())
+      return entry.name === '_schemas' || entry.name === 'node_modules' ? [] : modelFiles(join(dir, entry.name));
     return entry.name.endsWith('.js') && entry.name !== 'index.js' ? [join(dir, entry.name)] : [];
   });
 }
@@ -58,7 +60,8 @@ function buildIndex(): Map<string, IndexedKind> {
   for (const name of SCHEMA_PACKAGES) {
     for (const file of modelFiles(packageRoot(name))) {
       const found = modelClass(file);
-      if (found && !found.kind.endsWith('List') && !kinds.has(kindKey(found.apiVersion, found.kind))) kinds.set(kindKey(found.apiVersion, found.kind), { file: found.validatorFile });
+      if (found && !found.kind.endsWith('List') && !kinds.has(kindKey(found.apiVersion, found.kind)))
+        kinds.set(kindKey(found.apiVersion, found.kind), { file: found.validatorFile });
     }
   }
   return kinds;

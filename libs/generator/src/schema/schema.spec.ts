@@ -6,7 +6,13 @@ const kustomization = (spec: object) => ({
   apiVersion: 'kustomize.toolkit.fluxcd.io/v1',
   kind: 'Kustomization',
   metadata: { name: 'apps', namespace: 'flux-system', labels: { 'any/label': 'x' } },
-  spec: { interval: '10m0s', path: './apps', prune: true, sourceRef: { kind: 'GitRepository', name: 'flux-system' }, ...spec },
+  spec: {
+    interval: '10m0s',
+    path: './apps',
+    prune: true,
+    sourceRef: { kind: 'GitRepository', name: 'flux-system' },
+    ...spec,
+  },
 });
 
 const refusal = (objects: any[]) => {
@@ -23,7 +29,10 @@ describe('checkSchemas: every object against the schema of its kind, strictly', 
   it('passes valid objects of every packaged group, with maps, free-form Helm values and SOPS metadata left open', () => {
     const check = checkSchemas(
       [
-        { body: kustomization({ postBuild: { substitute: { ANY_NAME: 'v' } }, dependsOn: [{ name: 'infra' }] }), file: 'clusters/acme/apps.yaml' },
+        {
+          body: kustomization({ postBuild: { substitute: { ANY_NAME: 'v' } }, dependsOn: [{ name: 'infra' }] }),
+          file: 'clusters/acme/apps.yaml',
+        },
         {
           body: {
             apiVersion: 'helm.toolkit.fluxcd.io/v2',
@@ -50,16 +59,33 @@ describe('checkSchemas: every object against the schema of its kind, strictly', 
             apiVersion: 'cert-manager.io/v1',
             kind: 'ClusterIssuer',
             metadata: { name: 'le' },
-            spec: { acme: { email: 'a@b.c', server: 'https://acme', privateKeySecretRef: { name: 'k' }, solvers: [{ http01: { ingress: { ingressClassName: 'nginx' } } }] } },
+            spec: {
+              acme: {
+                email: 'a@b.c',
+                server: 'https://acme',
+                privateKeySecretRef: { name: 'k' },
+                solvers: [{ http01: { ingress: { ingressClassName: 'nginx' } } }],
+              },
+            },
           },
         },
-        { body: { apiVersion: 'gateway.networking.k8s.io/v1', kind: 'HTTPRoute', metadata: { name: 'r' }, spec: { hostnames: ['a.acme.io'], rules: [{ backendRefs: [{ name: 'web', port: 80 }] }] } } },
+        {
+          body: {
+            apiVersion: 'gateway.networking.k8s.io/v1',
+            kind: 'HTTPRoute',
+            metadata: { name: 'r' },
+            spec: { hostnames: ['a.acme.io'], rules: [{ backendRefs: [{ name: 'web', port: 80 }] }] },
+          },
+        },
         {
           body: {
             apiVersion: 'source.extensions.fluxcd.io/v1beta1',
             kind: 'ArtifactGenerator',
             metadata: { name: 'apps', namespace: 'flux-system' },
-            spec: { sources: [{ alias: 'repo', kind: 'GitRepository', name: 'flux-system' }], artifacts: [{ name: 'apps', copy: [{ from: '@repo/apps/**', to: '@artifact/' }] }] },
+            spec: {
+              sources: [{ alias: 'repo', kind: 'GitRepository', name: 'flux-system' }],
+              artifacts: [{ name: 'apps', copy: [{ from: '@repo/apps/**', to: '@artifact/' }] }],
+            },
           },
         },
       ],
@@ -71,7 +97,12 @@ describe('checkSchemas: every object against the schema of its kind, strictly', 
   it('names the file, the object and the field of every problem: enums, types, unknown fields at any depth, Flux durations', () => {
     const message = refusal([
       {
-        body: kustomization({ sourceRef: { kind: 'HelmRepository', name: 'x' }, dependOn: [{ name: 'infra' }], interval: '50 minutes', decryption: { provider: 'sops', secretref: { name: 'k' } } }),
+        body: kustomization({
+          sourceRef: { kind: 'HelmRepository', name: 'x' },
+          dependOn: [{ name: 'infra' }],
+          interval: '50 minutes',
+          decryption: { provider: 'sops', secretref: { name: 'k' } },
+        }),
         file: 'clusters/acme/apps.yaml',
       },
     ]);
@@ -87,13 +118,24 @@ describe('checkSchemas: every object against the schema of its kind, strictly', 
 
   it('refuses a number where a schema wants a string without printing the value, and an ArtifactGenerator field Flux does not know', () => {
     const message = refusal([
-      { body: { apiVersion: 'bitnami.com/v1alpha1', kind: 'SealedSecret', metadata: { name: 's', namespace: 'db' }, spec: { encryptedData: { password: 987654321 } } }, file: 'a.yaml' },
+      {
+        body: {
+          apiVersion: 'bitnami.com/v1alpha1',
+          kind: 'SealedSecret',
+          metadata: { name: 's', namespace: 'db' },
+          spec: { encryptedData: { password: 987654321 } },
+        },
+        file: 'a.yaml',
+      },
       {
         body: {
           apiVersion: 'source.extensions.fluxcd.io/v1beta1',
           kind: 'ArtifactGenerator',
           metadata: { name: 'g' },
-          spec: { sources: [{ alias: 'r', kind: 'GitRepository', name: 'f' }], artifacts: [{ name: 'a', copy: [{ from: '@r/x/**', to: '@artifact/', mode: 'fast' }] }] },
+          spec: {
+            sources: [{ alias: 'r', kind: 'GitRepository', name: 'f' }],
+            artifacts: [{ name: 'a', copy: [{ from: '@r/x/**', to: '@artifact/', mode: 'fast' }] }],
+          },
         },
         file: 'b.yaml',
       },
@@ -111,7 +153,11 @@ describe('checkSchemas: every object against the schema of its kind, strictly', 
             apiVersion: 'apps/v1',
             kind: 'Deployment',
             metadata: { name: 'd' },
-            spec: { replicas: '${REPLICAS}', selector: {}, template: { spec: { containers: [{ name: 'c', image: 'i' }] } } },
+            spec: {
+              replicas: '${REPLICAS}',
+              selector: {},
+              template: { spec: { containers: [{ name: 'c', image: 'i' }] } },
+            },
           },
         },
         { body: { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w' }, spec: { whatever: 1 } } },
@@ -122,7 +168,10 @@ describe('checkSchemas: every object against the schema of its kind, strictly', 
   });
 
   it('shows the first five problems and counts the rest', () => {
-    const many = Array.from({ length: 7 }, (_, i) => ({ body: kustomization({ [`typo${i}`]: true }), file: `k${i}.yaml` }));
+    const many = Array.from({ length: 7 }, (_, i) => ({
+      body: kustomization({ [`typo${i}`]: true }),
+      file: `k${i}.yaml`,
+    }));
     const message = refusal(many);
     expect(message.match(/unknown field/g)).toHaveLength(5);
     expect(message).toMatch(/; and 2 more$/);
@@ -132,13 +181,20 @@ describe('checkSchemas: every object against the schema of its kind, strictly', 
 describe('checkSchemas: a file:// GitRepository', () => {
   it('is a warning with the remedy (a development target), while any other bad URL is refused', () => {
     const source = (url: string) => ({
-      body: { apiVersion: 'source.toolkit.fluxcd.io/v1', kind: 'GitRepository', metadata: { name: 'flux-system', namespace: 'flux-system' }, spec: { interval: '1m', url } },
+      body: {
+        apiVersion: 'source.toolkit.fluxcd.io/v1',
+        kind: 'GitRepository',
+        metadata: { name: 'flux-system', namespace: 'flux-system' },
+        spec: { interval: '1m', url },
+      },
       file: 'g.yaml',
     });
     expect(checkSchemas([source('file:///srv/fleet.git')], 'x').warnings).toEqual([
       'g.yaml: GitRepository flux-system/flux-system: spec.url is a file:// URL, which Flux cannot fetch (give repo.flux_url or --source-url)',
     ]);
-    expect(refusal([source('ftp://git.example.com/fleet.git')])).toContain('g.yaml: GitRepository flux-system/flux-system: spec.url must match ^(http|https|ssh)://.*$');
+    expect(refusal([source('ftp://git.example.com/fleet.git')])).toContain(
+      'g.yaml: GitRepository flux-system/flux-system: spec.url must match ^(http|https|ssh)://.*$',
+    );
   });
 });
 

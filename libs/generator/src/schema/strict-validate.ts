@@ -35,12 +35,15 @@ class RecordingView {
     if (known) return known;
     const visit: NodeVisit = { node, path, lookedUp: new Set(), enumerated: false };
     this.visits.set(node, visit);
-    const child = (key: string | symbol) => (Array.isArray(node) && typeof key === 'string' && /^\d+$/.test(key) ? Number(key) : key);
+    const child = (key: string | symbol) =>
+      Array.isArray(node) && typeof key === 'string' && /^\d+$/.test(key) ? Number(key) : key;
     const proxy = new Proxy(node, {
       get: (target, key) => {
         if (typeof key !== 'string') return Reflect.get(target, key);
         visit.lookedUp.add(key);
-        return Object.hasOwn(target, key) ? this.of((target as any)[key], [...path, child(key) as string | number]) : Reflect.get(target, key);
+        return Object.hasOwn(target, key)
+          ? this.of((target as any)[key], [...path, child(key) as string | number])
+          : Reflect.get(target, key);
       },
       has: (target, key) => {
         if (typeof key === 'string') visit.lookedUp.add(key);
@@ -95,7 +98,8 @@ export function pointerPath(body: unknown, pointer: string): Array<string | numb
   });
 }
 
-export const valueAt = (body: unknown, path: Array<string | number>): unknown => path.reduce((node: any, s) => node?.[s], body);
+export const valueAt = (body: unknown, path: Array<string | number>): unknown =>
+  path.reduce((node: any, s) => node?.[s], body);
 
 function problemOf(error: SchemaError, body: object): SchemaProblem {
   const path = pointerPath(body, error.instancePath);
@@ -105,7 +109,11 @@ function problemOf(error: SchemaError, body: object): SchemaProblem {
     case 'required':
       return { path: [...path, p.missingProperty], message: 'is required', value: undefined };
     case 'enum':
-      return { path, message: `must be one of ${p.allowedValues.join(', ')}${typeof value === 'string' && value.length <= 64 ? ` (not ${JSON.stringify(value)})` : ''}`, value };
+      return {
+        path,
+        message: `must be one of ${p.allowedValues.join(', ')}${typeof value === 'string' && value.length <= 64 ? ` (not ${JSON.stringify(value)})` : ''}`,
+        value,
+      };
     case 'type':
       return { path, message: `must be ${[p.type].flat().join(' or ')} (not ${jsonType(value)})`, value };
     case 'pattern':
@@ -119,7 +127,9 @@ function problemOf(error: SchemaError, body: object): SchemaProblem {
   }
 }
 
-const jsonType = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'array' : Number.isInteger(v) ? 'integer' : typeof v);
+const jsonType = (v: unknown) =>
+  v === null ? 'null' : Array.isArray(v) ? 'array' : Number.isInteger(v) ? 'integer' : typeof v;
 
 /** `spec.rules[0].http.paths[0].pathType`. */
-export const fieldPath = (path: Array<string | number>) => path.map((s, i) => (typeof s === 'number' ? `[${s}]` : i === 0 ? s : `.${s}`)).join('') || '(the object)';
+export const fieldPath = (path: Array<string | number>) =>
+  path.map((s, i) => (typeof s === 'number' ? `[${s}]` : i === 0 ? s : `.${s}`)).join('') || '(the object)';
