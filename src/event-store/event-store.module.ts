@@ -65,12 +65,14 @@ export class EventStoreModule {
         EventConsumerHost,
         {
           provide: EventStoreHealth,
-          inject: [JetStreamEventStore, OwnedConsumers, APP_CONFIG],
-          useFactory: (store: JetStreamEventStore, consumers: OwnedConsumers, config: AppConfig) =>
-            new EventStoreHealth(store, consumers, {
-              replicas: config.streamReplicas,
-              applyStreams: options.applyStreams,
-            }),
+          inject: [JetStreamEventStore, OwnedConsumers, APP_CONFIG, LOGGER],
+          useFactory: (store: JetStreamEventStore, consumers: OwnedConsumers, config: AppConfig, logger: Logger) =>
+            new EventStoreHealth(
+              store,
+              consumers,
+              { replicas: config.streamReplicas, applyStreams: options.applyStreams },
+              logger,
+            ),
         },
         {
           provide: RUN_LOGS,
