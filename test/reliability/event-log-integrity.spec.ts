@@ -192,4 +192,41 @@ describe('the event log defends itself', () => {
     );
     expect((await untilTerminal(stack.svc.base, run.json.id)).status).toBe('succeeded');
   });
+
+  it("readiness names a step consumer deleted and created again with another filter (#28's attack); the service restores it and new runs proceed", async () => {
+    // Another client with consumer rights, as the attack was made: delete, then the same name on a filter no run uses.
+    const { connect } = await import('@nats-io/transport-node');
+    const { jetstreamManager, AckPolicy, DeliverPolicy } = await import('@nats-io/jetstream');
+    const nc = await connect({ servers: stack.nats.url });
+    try {
+      const jsm = await jetstreamManager(nc);
+      await jsm.consumers.delete('SCAFFOLD_EVENTS', 'step-infra-pass');
+      await jsm.consumers.add('SCAFFOLD_EVENTS', {
+        durable_name: 'step-infra-pass',
+        filter_subject: 'scaffold.run.nothing',
+        ack_policy: AckPolicy.Explicit,
+        deliver_policy: DeliverPolicy.All,
+      });
+      const degraded = await fetch(`${stack.svc.base}/readyz`);
+      expect(degraded.status).toBe(503);
+      expect(((await degraded.json()) as any).missing).toEqual(['consumer step-infra-pass differs: filter_subject']);
+      await waitFor(
+        'the consumer to be restored',
+        async () => ((await fetch(`${stack.svc.base}/readyz`)).status === 200 ? true : undefined),
+        15_000,
+      );
+      expect((await jsm.consumers.info('SCAFFOLD_EVENTS', 'step-infra-pass')).config.filter_subject).toBe(
+        'scaffold.run.>',
+      );
+    } finally {
+      await nc.close();
+    }
+    const run = await api(
+      stack.svc.base,
+      'POST',
+      '/api/v1/scaffolds',
+      createBody('after-replace', bareRepo().url, cert.certPem),
+    );
+    expect((await untilTerminal(stack.svc.base, run.json.id)).status).toBe('succeeded');
+  });
 });
