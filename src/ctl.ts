@@ -1,6 +1,7 @@
 /**
  * scaffolderctl: the ops tool (no `nats` CLI is packaged here). Talks to NATS (NATS_URL and the NATS_*
- * credentials) and PostgreSQL (DATABASE_URL); `scaffolderctl --help` and `scaffolderctl COMMAND --help` say how.
+ * credentials, the read-only ops identity) and PostgreSQL (DATABASE_URL); what changes a run (redrive, cancel)
+ * goes through the service's REST API (SCAFFOLDER_URL, an admin key); `scaffolderctl --help` and `scaffolderctl COMMAND --help` say how.
  */
 import 'reflect-metadata';
 import { parseArgs } from 'node:util';
@@ -9,7 +10,8 @@ import { NestFactory } from '@nestjs/core';
 import type { DataSource } from 'typeorm';
 import { JetStreamEventStore } from '../libs/event-store/src';
 import { isRunId, StoredEvent } from '../libs/events/src';
-import { RefusedEvent, RunCommands } from '../libs/run-decider/src';
+import { RefusedEvent } from '../libs/run-decider/src';
+import { ApiRefusal, apiTarget, CtlError, postRunAction } from './ctl-api';
 import { CtlModule } from './app/ctl.module';
 import { AppConfig, loadConfig } from './config/config';
 import { Logger as NestPinoLogger } from 'nestjs-pino';
@@ -20,6 +22,12 @@ import { RunReadModel } from './projection/run-read-model';
 import { applyEvent } from './projection/projector';
 import { rebuildProjection } from './projection/rebuild';
 import { argumentError, closest, VERSION } from '../libs/cli/src';
+
+const API_OPTIONS = [
+  '--url URL         the service (default SCAFFOLDER_URL)',
+  '--api-key-file F  a file holding an admin API key (default SCAFFOLDER_API_KEY_FILE; never the key itself)',
+  '--json            the run as the service answers, as JSON',
+];
 
 /** Every command: its arguments, what it does and its options (the help texts are made from this table). */
 const COMMAND_HELP: Record<string, { args: string; does: string; options: string[] }> = {
@@ -66,8 +74,13 @@ const COMMAND_HELP: Record<string, { args: string; does: string; options: string
   },
   redrive: {
     args: 'RUN',
-    does: "run a run's current step again (idempotent)",
-    options: ['--json            the result as JSON'],
+    does: "run a run's current step again (idempotent), through the service's API with an admin key",
+    options: API_OPTIONS,
+  },
+  cancel: {
+    args: 'RUN',
+    does: "cancel a run at its next step boundary, through the service's API with an admin key",
+    options: API_OPTIONS,
   },
 };
 
@@ -77,6 +90,9 @@ const ENVIRONMENT = `Environment:
                                 how to authenticate (deploy/nats: the ops identity)
   NATS_TLS_CA, NATS_TLS_CERT, NATS_TLS_KEY, NATS_INBOX_PREFIX
   DATABASE_URL, DATABASE_SSL_CA the read-model (status, replay --apply, rebuild-projection)
+  SCAFFOLDER_URL                the service's REST API (redrive, cancel: what changes a run goes through it)
+  SCAFFOLDER_API_KEY_FILE | SCAFFOLDER_API_KEY
+                                an admin API key for redrive and cancel (the ops NATS identity only reads)
   LOG_LEVEL                     debug shows the framework's own lines`;
 
 const USAGE = `usage: scaffolderctl COMMAND [arguments] [options]
@@ -106,6 +122,8 @@ const OPTIONS = {
   apply: { type: 'boolean' },
   'keep-old': { type: 'boolean' },
   'stuck-minutes': { type: 'string' },
+  url: { type: 'string' },
+  'api-key-file': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean' },
 } as const;
@@ -119,7 +137,7 @@ function runIdArgument(command: string, runId: string | undefined): string {
   return runId;
 }
 
-export class CtlError extends Error {}
+export { CtlError };
 
 interface Ctx {
   store: JetStreamEventStore;
@@ -291,20 +309,41 @@ const commands: Record<string, (ctx: Ctx, args: string[], opts: Record<string, a
     );
     for (const r of skipped.refused_events) ctx.out(`  ${r.run_id} seq ${r.seq} ${r.type}: ${r.reason}`);
   },
-
-  async redrive(ctx, [arg]) {
-    const runId = runIdArgument('redrive', arg);
-    const { state, appended } = await new RunCommands(ctx.store).handle(runId, {
-      type: 'Redrive',
-      requestedBy: `scaffolderctl:${process.env.USER ?? 'ops'}`,
-    });
-    ctx.out(
-      ctx.json
-        ? JSON.stringify({ run_id: runId, step: state.step, appended: appended.map((e) => e.type) })
-        : `re-drove ${runId} at ${state.step}`,
-    );
-  },
 };
+
+/** What changes a run: the service's API decides and appends, never this tool (#28). No NATS, no database. */
+const apiCommands: Record<
+  string,
+  (args: string[], opts: Record<string, any>, env: NodeJS.ProcessEnv) => Promise<string>
+> = Object.fromEntries(
+  (['redrive', 'cancel'] as const).map((action) => [
+    action,
+    async ([arg], opts, env) => {
+      const runId = runIdArgument(action, arg);
+      const run = await postRunAction(apiTarget(env, opts), runId, action);
+      return opts.json
+        ? JSON.stringify(run)
+        : `${action} of ${runId} accepted: ${run?.status ?? '?'} at ${run?.step ?? '-'}`;
+    },
+  ]),
+);
+
+async function runApiCommand(
+  command: string,
+  args: string[],
+  opts: Record<string, any>,
+  env: NodeJS.ProcessEnv,
+  out: (line: string) => void,
+  err: (text: string) => void,
+): Promise<number> {
+  try {
+    out(await apiCommands[command](args, opts, env));
+    return 0;
+  } catch (e) {
+    err(`scaffolderctl: ${(e as Error).message}\n`);
+    return e instanceof ApiRefusal ? 1 : e instanceof CtlError ? 2 : 1;
+  }
+}
 
 export async function main(
   argv: string[],
@@ -331,7 +370,8 @@ export async function main(
   }
   // Only the commands defined above: never an inherited property such as toString.
   const run = command !== undefined && Object.hasOwn(commands, command) ? commands[command] : undefined;
-  if (parsed.values.help && run) {
+  const viaApi = command !== undefined && Object.hasOwn(apiCommands, command);
+  if (parsed.values.help && (run || viaApi)) {
     out(commandHelp(command));
     return 0;
   }
@@ -339,8 +379,9 @@ export async function main(
     out(USAGE);
     return parsed.values.help ? 0 : 2;
   }
+  if (viaApi) return runApiCommand(command, args, parsed.values, env, out, err);
   if (!run) {
-    const guess = closest(command, Object.keys(commands));
+    const guess = closest(command, Object.keys(COMMAND_HELP));
     err(`scaffolderctl: unknown command ${command}${guess ? `; did you mean ${guess}?` : ''}\n${USAGE}\n`);
     return 2;
   }

@@ -7,11 +7,15 @@ import { fileURLToPath } from 'node:url';
 
 const source = JSON.parse(readFileSync(join(dirname(fileURLToPath(import.meta.url)), 'permissions.json'), 'utf8'));
 
-/** A role's subjects with {stream} expanded over the streams and {inbox} replaced by its inbox prefix. */
+/** Each subject once per value of a placeholder it holds, as it is otherwise. */
+const expand = (list, placeholder, values) =>
+  list.flatMap((s) => (s.includes(placeholder) ? values.map((v) => s.replaceAll(placeholder, v)) : [s]));
+
+/** A role's subjects with {stream} and {durable} expanded and {inbox} replaced by its inbox prefix. */
 export function subjects(role, list) {
-  return list
-    .flatMap((s) => (s.includes('{stream}') ? source.streams.map((stream) => s.replaceAll('{stream}', stream)) : [s]))
-    .map((s) => s.replaceAll('{inbox}', role.inbox));
+  return expand(expand(list, '{stream}', source.streams), '{durable}', source.service_durables).map((s) =>
+    s.replaceAll('{inbox}', role.inbox),
+  );
 }
 
 /** What a role may publish: its own list, and the inboxes of the roles whose requests it answers. */
@@ -32,7 +36,8 @@ function conf() {
       `# ${name}: ${role.description} (NATS_INBOX_PREFIX=${role.inbox})`,
       `${name.toUpperCase()}_PERMISSIONS = {`,
     );
-    out.push(`  publish: { allow: [${publishes(role).map(quote).join(', ')}] }`);
+    const deny = role.deny ? `, deny: [${subjects(role, role.deny).map(quote).join(', ')}]` : '';
+    out.push(`  publish: { allow: [${publishes(role).map(quote).join(', ')}]${deny} }`);
     out.push(`  subscribe: { allow: [${subjects(role, role.subscribe).map(quote).join(', ')}] }`);
     out.push('}');
   }
@@ -46,6 +51,7 @@ function nsc() {
     const args = [
       `nsc add user scaffolder-${name}`,
       `--allow-pub '${publishes(role).join(',')}'`,
+      ...(role.deny ? [`--deny-pub '${subjects(role, role.deny).join(',')}'`] : []),
       `--allow-sub '${subjects(role, role.subscribe).join(',')}'`,
     ];
     out.push(`# ${name}: NATS_INBOX_PREFIX=${role.inbox}`, args.join(' \\\n  '));

@@ -5,7 +5,7 @@ import { ConfigModule } from '../config/config.module';
 import { EventStoreModule } from '../event-store/event-store.module';
 import { LoggingModule } from '../logging/logging.module';
 
-/** scaffolderctl: the event log, read and written, never its stream configuration (that is the service's). */
+/** scaffolderctl: the event log, read only (what changes a run goes through the service's API), never its stream configuration. */
 @Module({})
 export class CtlModule {
   static forRoot(config: AppConfig, logger: Logger): DynamicModule {
@@ -14,7 +14,7 @@ export class CtlModule {
       imports: [
         ConfigModule.forRoot(config),
         LoggingModule.forRoot(logger),
-        EventStoreModule.forRoot({ clientName: 'scaffolderctl', applyStreams: false }),
+        EventStoreModule.forRoot({ clientName: 'scaffolderctl', applyStreams: false, readOnly: true }),
       ],
     };
   }

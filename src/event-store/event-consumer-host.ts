@@ -38,7 +38,7 @@ export class EventConsumerHost implements OnModuleInit, OnApplicationBootstrap, 
       spec,
       processor: new JetStreamProcessor(this.store.consumers, spec.options, (batch) => spec.handle(batch), this.logger),
     }));
-    for (const { processor } of this.running) this.owned.add(processor.durable);
+    for (const { processor } of this.running) this.owned.add(processor.durable, processor.consumerConfig);
   }
 
   async onApplicationBootstrap() {

@@ -28,6 +28,8 @@ export interface EventLogOptions {
   clientName: string;
   /** Only the service applies the stream configuration (STREAM_REPLICAS); the runner and scaffolderctl never do. */
   applyStreams: boolean;
+  /** scaffolderctl: the ops identity only reads (#28); its readers leave their consumers to expire instead of deleting them. */
+  readOnly?: boolean;
 }
 
 /**
@@ -53,7 +55,7 @@ export class EventStoreModule {
           inject: [NatsClient, APP_CONFIG, LOGGER],
           useFactory: async (nats: NatsClient, config: AppConfig, logger: Logger) => {
             if (options.applyStreams) await new StreamAdmin(nats.connection).apply(config.streamReplicas);
-            const store = await JetStreamEventStore.open(nats.connection);
+            const store = await JetStreamEventStore.open(nats.connection, undefined, { readOnly: options.readOnly });
             store.onInvalid = (m) =>
               logger.warn(m, 'skipped a message on an event subject that is not an event of that run');
             return store;
@@ -65,12 +67,14 @@ export class EventStoreModule {
         EventConsumerHost,
         {
           provide: EventStoreHealth,
-          inject: [JetStreamEventStore, OwnedConsumers, APP_CONFIG],
-          useFactory: (store: JetStreamEventStore, consumers: OwnedConsumers, config: AppConfig) =>
-            new EventStoreHealth(store, consumers, {
-              replicas: config.streamReplicas,
-              applyStreams: options.applyStreams,
-            }),
+          inject: [JetStreamEventStore, OwnedConsumers, APP_CONFIG, LOGGER],
+          useFactory: (store: JetStreamEventStore, consumers: OwnedConsumers, config: AppConfig, logger: Logger) =>
+            new EventStoreHealth(
+              store,
+              consumers,
+              { replicas: config.streamReplicas, applyStreams: options.applyStreams },
+              logger,
+            ),
         },
         {
           provide: RUN_LOGS,

@@ -165,17 +165,32 @@ describe('the event log defends itself', () => {
     );
   });
 
-  it('readiness names a deleted step consumer and a deleted stream; the service recreates both and runs go on', async () => {
-    const jsm = stack.svc.runtime.store.jsm;
-    await jsm.consumers.delete('SCAFFOLD_EVENTS', 'step-infra-pass');
+  /** /readyz answers 503 with exactly `missing`, then 200 again within 15 s (the service repaired it). */
+  async function degradedThenReady(missing: string[]) {
     const degraded = await fetch(`${stack.svc.base}/readyz`);
-    expect(degraded.status).toBe(503);
-    expect(((await degraded.json()) as any).missing).toEqual(['consumer step-infra-pass']);
+    expect([degraded.status, ((await degraded.json()) as any).missing]).toEqual([503, missing]);
     await waitFor(
-      'the consumer to be back',
+      'readiness again',
       async () => ((await fetch(`${stack.svc.base}/readyz`)).status === 200 ? true : undefined),
       15_000,
     );
+  }
+
+  /** A new run goes through every step. */
+  async function newRunSucceeds(cluster: string) {
+    const run = await api(
+      stack.svc.base,
+      'POST',
+      '/api/v1/scaffolds',
+      createBody(cluster, bareRepo().url, cert.certPem),
+    );
+    expect((await untilTerminal(stack.svc.base, run.json.id)).status).toBe('succeeded');
+  }
+
+  it('readiness names a deleted step consumer and a deleted stream; the service recreates both and runs go on', async () => {
+    const jsm = stack.svc.runtime.store.jsm;
+    await jsm.consumers.delete('SCAFFOLD_EVENTS', 'step-infra-pass');
+    await degradedThenReady(['consumer step-infra-pass']);
 
     await jsm.streams.delete('SCAFFOLD_LOGS');
     const noLogs = await fetch(`${stack.svc.base}/readyz`);
@@ -184,12 +199,30 @@ describe('the event log defends itself', () => {
     expect((await fetch(`${stack.svc.base}/readyz`)).status).toBe(200);
     expect((await fetch(`${stack.svc.base}/livez`)).status).toBe(200);
 
-    const run = await api(
-      stack.svc.base,
-      'POST',
-      '/api/v1/scaffolds',
-      createBody('after-repair', bareRepo().url, cert.certPem),
-    );
-    expect((await untilTerminal(stack.svc.base, run.json.id)).status).toBe('succeeded');
+    await newRunSucceeds('after-repair');
+  });
+
+  it("readiness names a step consumer deleted and created again with another filter (#28's attack); the service restores it and new runs proceed", async () => {
+    // Another client with consumer rights, as the attack was made: delete, then the same name on a filter no run uses.
+    const { connect } = await import('@nats-io/transport-node');
+    const { jetstreamManager, AckPolicy, DeliverPolicy } = await import('@nats-io/jetstream');
+    const nc = await connect({ servers: stack.nats.url });
+    try {
+      const jsm = await jetstreamManager(nc);
+      await jsm.consumers.delete('SCAFFOLD_EVENTS', 'step-infra-pass');
+      await jsm.consumers.add('SCAFFOLD_EVENTS', {
+        durable_name: 'step-infra-pass',
+        filter_subject: 'scaffold.run.nothing',
+        ack_policy: AckPolicy.Explicit,
+        deliver_policy: DeliverPolicy.All,
+      });
+      await degradedThenReady(['consumer step-infra-pass differs: filter_subject']);
+      expect((await jsm.consumers.info('SCAFFOLD_EVENTS', 'step-infra-pass')).config.filter_subject).toBe(
+        'scaffold.run.>',
+      );
+    } finally {
+      await nc.close();
+    }
+    await newRunSucceeds('after-replace');
   });
 });

@@ -4,7 +4,9 @@ import { join } from 'node:path';
 import { headers } from '@nats-io/nats-core';
 import type { NatsConnection } from '@nats-io/nats-core';
 import type { RunInputs } from '../../libs/event-store/src';
-import { SEALING_CERT_INPUT } from '../../libs/steps/src';
+import { STEPS } from '../../libs/events/src';
+import { durableNameFor, SEALING_CERT_INPUT } from '../../libs/steps/src';
+import { LAUNCHER, PROJECTOR } from '../../src/event-store/consumer-names';
 import { main as ctl } from '../../src/ctl';
 import { DEFAULT_REPLY_PREFIXES } from '../../src/config/reply-subjects';
 import { loadConfig } from '../../src/config/config';
@@ -156,6 +158,16 @@ describe('NATS with TLS and one least-privilege identity per role (the shipped d
     expect(await ctl(['status', '--json'], opsEnv, (l) => lines.push(l))).toBe(0);
     expect(JSON.parse(lines[lines.length - 1]).stream.name).toBe('SCAFFOLD_EVENTS');
     expect(await ctl(['replay', '--from-seq', '1', '--run', runId], opsEnv, (l) => lines.push(l))).toBe(0);
+    expect(await ctl(['replay', '--from-seq', '1'], opsEnv, (l) => lines.push(l))).toBe(0);
+    expect(await ctl(['tail', '--count', '2', '--new', '0'], opsEnv, (l) => lines.push(l))).toBe(0);
+    expect(await ctl(['stream-info'], opsEnv, (l) => lines.push(l))).toBe(0);
+    expect(await ctl(['rebuild-projection', '--json'], opsEnv, (l) => lines.push(l))).toBe(0);
+    expect(JSON.parse(lines[lines.length - 1]).rows).toBe(1);
+    // ops may not delete its readers' consumers: they are ephemeral and expire by themselves within a minute.
+    const { jsm } = svc.runtime.store;
+    for await (const c of jsm.consumers.list('SCAFFOLD_EVENTS'))
+      if (!['projector', 'job-launcher'].includes(c.name))
+        expect([c.name, c.config.durable_name, c.config.inactive_threshold]).toEqual([c.name, undefined, 60e9]);
     // Everything the three identities did was within their permissions.
     expect(nats.server.output).not.toMatch(/Violation/);
   });
@@ -218,6 +230,49 @@ describe('NATS with TLS and one least-privilege identity per role (the shipped d
     expect(await refusedReplies(svc)).toBe(refusedBefore + sent);
     // The service's own check stopped them: it never even tried to publish there.
     expect(nats.server.output).not.toMatch(/Violation - User "scaffolder-service"/);
+  });
+
+  it("refuses the ops identity every write (#28): no append to events, logs or inputs, no create, update or delete of the service's durables", async () => {
+    const ops = await nats.connect('ops');
+    const { jsm } = svc.runtime.store;
+    const projector = (await jsm.consumers.info('SCAFFOLD_EVENTS', 'projector')).config;
+    const before = await streamCounts(svc);
+    try {
+      const forged = JSON.stringify({ id: 'forged', type: 'Redrive', run_id: runId, data: {} });
+      for (const subject of [`scaffold.run.${runId}`, `scaffold.logs.${runId}`, `scaffold.input.${runId}.sealing-cert`])
+        await refusedRequest(ops, subject, forged);
+      // The attack of #28 on the service's durables, every way the JetStream API offers it.
+      const hostile = (name: string) =>
+        JSON.stringify({
+          stream_name: 'SCAFFOLD_EVENTS',
+          config: {
+            durable_name: name,
+            filter_subject: 'scaffold.run.nothing',
+            ack_policy: 'explicit',
+            deliver_policy: 'all',
+          },
+        });
+      for (const name of ['projector', 'job-launcher', 'step-infra-pass']) {
+        for (const subject of [
+          `$JS.API.CONSUMER.DURABLE.CREATE.SCAFFOLD_EVENTS.${name}`,
+          `$JS.API.CONSUMER.CREATE.SCAFFOLD_EVENTS.${name}`,
+          `$JS.API.CONSUMER.CREATE.SCAFFOLD_EVENTS.${name}.scaffold.run.nothing`,
+          `$JS.API.CONSUMER.UPDATE.SCAFFOLD_EVENTS.${name}`,
+          `$JS.API.CONSUMER.DELETE.SCAFFOLD_EVENTS.${name}`,
+        ])
+          await refusedRequest(ops, subject, hostile(name));
+      }
+      // Nor may it read the run inputs (certificates, supplied credentials).
+      await refusedRequest(
+        ops,
+        '$JS.API.STREAM.MSG.GET.SCAFFOLD_INPUTS',
+        JSON.stringify({ last_by_subj: `scaffold.input.${runId}.sealing-cert` }),
+      );
+    } finally {
+      await ops.close();
+    }
+    expect((await jsm.consumers.info('SCAFFOLD_EVENTS', 'projector')).config).toEqual(projector);
+    expect(await streamCounts(svc)).toEqual(before);
   });
 
   it('refuses the runner and ops identities anything administrative on the streams', async () => {
@@ -309,6 +364,11 @@ describe('the shipped permission sets', () => {
       expect([name, DEFAULT_REPLY_PREFIXES]).toEqual([name, expect.arrayContaining([role.inbox])]);
     expect([...DEFAULT_REPLY_PREFIXES].sort()).toEqual([...callers.map(([, role]) => role.inbox), '_INBOX'].sort());
     expect(INBOX.controller).toBe('_INBOX_controller');
+  });
+
+  it("service_durables, which ops may not create (#28), are exactly the service's durable names", () => {
+    const names = [PROJECTOR, LAUNCHER, ...STEPS.map((step) => durableNameFor(step))];
+    expect([...permissions.service_durables].sort()).toEqual(names.sort());
   });
 
   it('permissions.conf is exactly what render.mjs makes of permissions.json (one source for server users and nsc)', () => {

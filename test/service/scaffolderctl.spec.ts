@@ -1,11 +1,13 @@
 import { spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { main } from '../../src/ctl';
 import { makeRsaCert } from '../support/certs';
 import { createBody } from '../support/run-fixtures';
 import { bareRepo, readModelRows } from '../support/services';
-import { api, waitFor } from '../support/service';
+import { API_KEY, api, waitFor } from '../support/service';
+import { tempDir } from '../support/files';
 import { useServiceStack } from '../support/service-stack';
 
 jest.setTimeout(120_000);
@@ -15,12 +17,21 @@ describe('scaffolderctl against real NATS and PostgreSQL', () => {
   const cert = makeRsaCert();
   const remote = bareRepo();
   const ids: string[] = [];
+  // An admin key, as redrive and cancel need: in a file, never on the command line.
+  const keyFile = join(tempDir('ctl-key'), 'admin.key');
+  writeFileSync(keyFile, `${API_KEY}\n`, { mode: 0o600 });
   const ctl = async (...argv: string[]) => {
     const lines: string[] = [];
     const errors: string[] = [];
     const code = await main(
       argv,
-      { NATS_URL: stack.nats.url, DATABASE_URL: stack.db.url, LOG_LEVEL: 'error' },
+      {
+        NATS_URL: stack.nats.url,
+        DATABASE_URL: stack.db.url,
+        LOG_LEVEL: 'error',
+        SCAFFOLDER_URL: stack.svc.base,
+        SCAFFOLDER_API_KEY_FILE: keyFile,
+      },
       (l) => lines.push(l),
       (t) => errors.push(t),
     );
@@ -131,8 +142,33 @@ describe('scaffolderctl against real NATS and PostgreSQL', () => {
     const res = await api(stack.svc.base, 'POST', '/api/v1/scaffolds', createBody('ops-d', remote.url, cert.certPem));
     const { lines } = await tail;
     expect(JSON.parse(lines[0])).toMatchObject({ type: 'ScaffoldRequested', run_id: res.json.id });
+    // Through the service's API now (#28), no longer appended by the tool: a finished run is refused (409, exit 1).
     const finished = await ctl('redrive', ids[0]);
     expect(finished.code).toBe(1);
+    expect(finished.errors.join('')).toMatch(/^scaffolderctl: redrive refused: 409 \S+: .+\n$/);
+  });
+
+  it('cancels and re-drives through the API with an admin key; refusals are one line (exit 1), a missing URL or key is a usage error (exit 2)', async () => {
+    const run = await api(stack.svc.base, 'POST', '/api/v1/scaffolds', createBody('ops-e', remote.url, cert.certPem));
+    const cancelled = await ctl('cancel', run.json.id, '--json');
+    expect([cancelled.code, cancelled.errors]).toEqual([0, []]);
+    expect(JSON.parse(cancelled.lines[0]).id).toBe(run.json.id);
+    const wrongKey = join(tempDir('ctl-key'), 'wrong.key');
+    writeFileSync(wrongKey, 'not-a-key-0123456789abcdef');
+    const refused = await ctl('redrive', ids[0], '--api-key-file', wrongKey);
+    expect([refused.code, refused.errors.join('')]).toEqual([
+      1,
+      expect.stringMatching(/^scaffolderctl: redrive refused: 401 /),
+    ]);
+    const noService = await main(
+      ['cancel', ids[0]],
+      {},
+      () => undefined,
+      () => undefined,
+    );
+    expect(noService).toBe(2);
+    const unreachable = await ctl('cancel', ids[0], '--url', 'http://127.0.0.1:9');
+    expect([unreachable.code, unreachable.errors.join('')]).toEqual([1, expect.stringMatching(/could not be reached/)]);
   });
 
   it('is a bin of the package with help for every command, its options and the environment it reads', () => {
@@ -148,6 +184,9 @@ describe('scaffolderctl against real NATS and PostgreSQL', () => {
       'stream-info',
       'status',
       'redrive RUN',
+      'cancel RUN',
+      'SCAFFOLDER_URL',
+      'SCAFFOLDER_API_KEY_FILE',
       'NATS_URL',
       'DATABASE_URL',
       '--version',

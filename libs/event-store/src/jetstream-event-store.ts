@@ -11,7 +11,7 @@ import {
 } from '@nats-io/jetstream';
 import { InvalidStreamMessage, ScaffoldEvent, StoredEvent, tryParseEvent } from '../../events/src';
 import { ConcurrencyConflict, EventStore, FollowOptions, RangeQuery, ScanRange } from './event-store';
-import { readSubject } from './jetstream-reads';
+import { READER_INACTIVE_MS, ReaderCleanup, readSubject, releaseReader } from './jetstream-reads';
 import { requireJetStreamServer } from './stream-admin';
 import { StreamConsumers } from './stream-consumers';
 import { ALL_RUNS, DEFAULT_STREAMS, runSubject, StreamNames } from './streams';
@@ -49,13 +49,21 @@ export class JetStreamEventStore implements EventStore {
     readonly js: JetStreamClient,
     readonly jsm: JetStreamManager,
     readonly streams: StreamNames,
+    private readonly cleanup: ReaderCleanup,
   ) {
     this.consumers = new StreamConsumers(js, jsm, streams.events);
   }
 
-  static async open(nc: NatsConnection, streams: StreamNames = DEFAULT_STREAMS): Promise<JetStreamEventStore> {
+  /** `readOnly`: an identity that may not delete consumers (scaffolderctl with the ops identity): readers leave theirs to expire. */
+  static async open(
+    nc: NatsConnection,
+    streams: StreamNames = DEFAULT_STREAMS,
+    opts: { readOnly?: boolean } = {},
+  ): Promise<JetStreamEventStore> {
     requireJetStreamServer(nc);
-    return new JetStreamEventStore(nc, jetstream(nc), await jetstreamManager(nc), streams);
+    return new JetStreamEventStore(nc, jetstream(nc), await jetstreamManager(nc), streams, {
+      deletes: !opts.readOnly,
+    });
   }
 
   /**
@@ -68,7 +76,7 @@ export class JetStreamEventStore implements EventStore {
     if (!last) return { events: [], lastSeq: 0 };
     const kept = this.histories.get(runId);
     if (kept?.lastSeq === last.seq) return this.keep(runId, kept);
-    const messages = await readSubject(this.js, this.streams.events, runSubject(runId), last.seq);
+    const messages = await readSubject(this.js, this.streams.events, runSubject(runId), last.seq, this.cleanup);
     return this.keep(runId, {
       events: messages.flatMap((m) => this.parsed(m.data, m.seq, m.subject)),
       lastSeq: last.seq,
@@ -165,7 +173,10 @@ export class JetStreamEventStore implements EventStore {
     pageSize: number,
     until: number,
   ): AsyncGenerator<JsMsg[]> {
-    const consumer = await this.js.consumers.get(this.streams.events, config);
+    const consumer = await this.js.consumers.get(this.streams.events, {
+      ...config,
+      inactive_threshold: READER_INACTIVE_MS,
+    });
     try {
       for (let done = false; !done;) {
         const page: JsMsg[] = [];
@@ -179,7 +190,7 @@ export class JetStreamEventStore implements EventStore {
         yield page;
       }
     } finally {
-      await consumer.delete().catch(() => undefined);
+      await releaseReader(consumer, this.cleanup);
     }
   }
 
@@ -189,6 +200,7 @@ export class JetStreamEventStore implements EventStore {
       ...(opts.afterSeq === undefined
         ? { deliver_policy: DeliverPolicy.All }
         : { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: opts.afterSeq + 1 }),
+      inactive_threshold: READER_INACTIVE_MS,
     });
     const messages = await consumer.consume({ max_messages: 256 });
     const stop = () => void messages.close().catch(() => undefined);
@@ -204,7 +216,7 @@ export class JetStreamEventStore implements EventStore {
     } finally {
       opts.signal?.removeEventListener('abort', stop);
       stop();
-      await consumer.delete().catch(() => undefined);
+      await releaseReader(consumer, this.cleanup);
     }
   }
 

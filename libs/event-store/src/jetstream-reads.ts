@@ -1,4 +1,22 @@
-import { DeliverPolicy, JetStreamClient } from '@nats-io/jetstream';
+import { Consumer, DeliverPolicy, JetStreamClient } from '@nats-io/jetstream';
+
+/**
+ * How long the server keeps a reader's ordered consumer after its last pull. A reader deletes its
+ * consumer when done, except one that may not (the read-only ops identity has no CONSUMER.DELETE, #28):
+ * its consumers expire by themselves after this, not after the client's default of 5 minutes. Long
+ * enough for a page's handler (a rebuild writing a batch to PostgreSQL) between two pulls.
+ */
+export const READER_INACTIVE_MS = 60_000;
+
+/** Whether this process deletes its readers' consumers (false for a read-only identity). */
+export interface ReaderCleanup {
+  deletes: boolean;
+}
+
+/** Deletes a finished reader's consumer where allowed; otherwise the server expires it (READER_INACTIVE_MS). */
+export async function releaseReader(consumer: Consumer, cleanup: ReaderCleanup): Promise<void> {
+  if (cleanup.deletes) await consumer.delete().catch(() => undefined);
+}
 
 /** Empty fetches in a row after which a read gives up (the caller retries) instead of returning a partial history. */
 const EMPTY_FETCHES_ALLOWED = 5;
@@ -15,8 +33,13 @@ export async function readSubject(
   stream: string,
   subject: string,
   untilSeq: number,
+  cleanup: ReaderCleanup = { deletes: true },
 ): Promise<Array<{ seq: number; subject: string; data: string }>> {
-  const consumer = await js.consumers.get(stream, { filter_subjects: subject, deliver_policy: DeliverPolicy.All });
+  const consumer = await js.consumers.get(stream, {
+    filter_subjects: subject,
+    deliver_policy: DeliverPolicy.All,
+    inactive_threshold: READER_INACTIVE_MS,
+  });
   const out: Array<{ seq: number; subject: string; data: string }> = [];
   try {
     for (let empty = 0; empty < EMPTY_FETCHES_ALLOWED;) {
@@ -30,7 +53,7 @@ export async function readSubject(
       empty = got === 0 ? empty + 1 : 0;
     }
   } finally {
-    await consumer.delete().catch(() => undefined);
+    await releaseReader(consumer, cleanup);
   }
   throw new Error(
     `reading ${subject} of ${stream} stopped at sequence ${out.at(-1)?.seq ?? 0} before ${untilSeq}; try again`,

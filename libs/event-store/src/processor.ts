@@ -1,6 +1,6 @@
 import { Consumer, ConsumerMessages, JsMsg } from '@nats-io/jetstream';
 import { InvalidStreamMessage, StoredEvent, tryParseEvent } from '../../events/src';
-import type { StreamConsumers } from './stream-consumers';
+import type { DurableConsumerConfig, StreamConsumers } from './stream-consumers';
 
 /** One event handed to a processor's handler. */
 export interface Delivery {
@@ -76,19 +76,33 @@ export class JetStreamProcessor {
     this.loop = this.pump(await this.ensureConsumer());
   }
 
-  private ensureConsumer(): Promise<Consumer> {
-    const maxAckPending = this.opts.maxAckPending ?? Math.max(this.opts.concurrency * this.batchSize * 4, 16);
-    return this.consumers.durable(this.opts.durable, {
+  /** The durable's configuration as this processor needs it (readiness compares the server's with it). */
+  get consumerConfig(): DurableConsumerConfig {
+    return {
       filterSubject: this.opts.filterSubject,
       ackWaitMs: this.opts.ackWaitMs,
-      maxAckPending,
-    });
+      maxAckPending: this.opts.maxAckPending ?? Math.max(this.opts.concurrency * this.batchSize * 4, 16),
+    };
   }
 
-  /** After a failed fetch: a consumer someone deleted is created again (it starts from the first event; handlers are idempotent). */
+  private ensureConsumer(): Promise<Consumer> {
+    return this.consumers.durable(this.opts.durable, this.consumerConfig);
+  }
+
+  /**
+   * After a failed fetch (a deleted consumer fails the pull): a consumer someone deleted, or deleted and
+   * created again with another filter or policy, is created as it should be (it starts from the first
+   * event; handlers are idempotent). The same name with another filter would otherwise pull nothing of ours.
+   */
   private async recovered(consumer: Consumer): Promise<Consumer> {
-    if (await this.consumers.exists(this.opts.durable).catch(() => true)) return consumer;
-    this.logger.error({ consumer: this.opts.durable }, 'the durable consumer was deleted; creating it again');
+    const found = await this.consumers.check(this.opts.durable, this.opts).catch((): string[] => []);
+    if (found !== 'missing' && found.length === 0) return consumer;
+    this.logger.error(
+      { consumer: this.opts.durable, differs: found === 'missing' ? undefined : found },
+      found === 'missing'
+        ? 'the durable consumer was deleted; creating it again'
+        : 'the durable consumer was changed by someone else; creating it again as it should be',
+    );
     return this.ensureConsumer().catch(() => consumer);
   }
 

@@ -1,6 +1,7 @@
 import {
   AckPolicy,
   Consumer,
+  ConsumerConfig,
   DeliverPolicy,
   JetStreamApiError,
   JetStreamClient,
@@ -50,41 +51,57 @@ export class StreamConsumers {
     private readonly stream: string,
   ) {}
 
-  /** A durable pull consumer, created if missing and updated (ack wait, max ack pending) if it exists. */
+  /**
+   * A durable pull consumer as the service expects it: created if missing, deleted and created again if
+   * its filter, deliver or ack policy is not the expected one (someone else changed it), otherwise
+   * updated (ack wait, max ack pending).
+   */
   async durable(name: string, config: DurableConsumerConfig): Promise<Consumer> {
-    const ackWait = config.ackWaitMs * 1_000_000;
-    try {
-      await this.jsm.consumers.info(this.stream, name);
-      await this.jsm.consumers.update(this.stream, name, { ack_wait: ackWait, max_ack_pending: config.maxAckPending });
-    } catch (e) {
-      if (!isNotFound(e)) throw e;
-      await this.jsm.consumers
-        .add(this.stream, {
-          durable_name: name,
-          ack_policy: AckPolicy.Explicit,
-          deliver_policy: DeliverPolicy.All,
-          ack_wait: ackWait,
-          max_ack_pending: config.maxAckPending,
-          filter_subject: config.filterSubject,
-        })
-        .catch(async (err) => {
-          // Another replica created it between our info and add: use theirs.
-          if (!(err instanceof JetStreamApiError)) throw err;
-          await this.jsm.consumers.info(this.stream, name);
-        });
-    }
+    const found = await this.check(name, config);
+    if (found === 'missing') await this.create(name, config);
+    else if (found.length > 0) await this.replace(name, config);
+    else
+      await this.jsm.consumers.update(this.stream, name, {
+        ack_wait: config.ackWaitMs * 1_000_000,
+        max_ack_pending: config.maxAckPending,
+      });
     return this.js.consumers.get(this.stream, name);
   }
 
-  /** False only when the server says the consumer does not exist; other failures are thrown. */
-  async exists(name: string): Promise<boolean> {
-    return this.jsm.consumers.info(this.stream, name).then(
-      () => true,
-      (e) => {
-        if (isNotFound(e)) return false;
-        throw e;
-      },
-    );
+  /** 'missing', or what of the consumer on the server differs from what the service expects (empty: nothing). */
+  async check(name: string, expected: Pick<DurableConsumerConfig, 'filterSubject'>): Promise<'missing' | string[]> {
+    try {
+      return consumerDifferences(name, (await this.jsm.consumers.info(this.stream, name)).config, expected);
+    } catch (e) {
+      if (isNotFound(e)) return 'missing';
+      throw e;
+    }
+  }
+
+  /**
+   * Deletes a consumer whose configuration is not the expected one and creates it as it should be. It
+   * starts again from the first event (handlers are idempotent): the changed one's position is not to be trusted.
+   */
+  async replace(name: string, config: DurableConsumerConfig): Promise<void> {
+    await this.delete(name);
+    await this.create(name, config);
+  }
+
+  private async create(name: string, config: DurableConsumerConfig): Promise<void> {
+    await this.jsm.consumers
+      .add(this.stream, {
+        durable_name: name,
+        ack_policy: AckPolicy.Explicit,
+        deliver_policy: DeliverPolicy.All,
+        ack_wait: config.ackWaitMs * 1_000_000,
+        max_ack_pending: config.maxAckPending,
+        filter_subject: config.filterSubject,
+      })
+      .catch(async (err) => {
+        // Another replica created it between our info and add: use theirs.
+        if (!(err instanceof JetStreamApiError)) throw err;
+        await this.jsm.consumers.info(this.stream, name);
+      });
   }
 
   /** Deletes a consumer; one already gone is no error. */
@@ -119,6 +136,24 @@ export class StreamConsumers {
       consumers,
     };
   }
+}
+
+/**
+ * What the service relies on in a durable of its own, by the server's field names: it stays durable
+ * (a named ephemeral would vanish), takes exactly its filter, every event from the first, and explicit acks.
+ */
+export function consumerDifferences(
+  name: string,
+  actual: ConsumerConfig,
+  expected: Pick<DurableConsumerConfig, 'filterSubject'>,
+): string[] {
+  const filters = actual.filter_subjects ?? [];
+  return [
+    actual.durable_name === name ? [] : ['durable_name'],
+    actual.filter_subject === expected.filterSubject && filters.length === 0 ? [] : ['filter_subject'],
+    actual.deliver_policy === DeliverPolicy.All ? [] : ['deliver_policy'],
+    actual.ack_policy === AckPolicy.Explicit ? [] : ['ack_policy'],
+  ].flat();
 }
 
 export const isNotFound = (e: unknown) => e instanceof JetStreamApiError && e.code === CONSUMER_NOT_FOUND;
