@@ -77,14 +77,12 @@ export class ScaffoldsController {
     const start = () => {
       if (started) return;
       started = true;
-      res
-        .status(200)
-        .set({
-          'content-type': 'text/event-stream',
-          'cache-control': 'no-cache',
-          connection: 'keep-alive',
-          'x-accel-buffering': 'no',
-        });
+      res.status(200).set({
+        'content-type': 'text/event-stream',
+        'cache-control': 'no-cache',
+        connection: 'keep-alive',
+        'x-accel-buffering': 'no',
+      });
       res.flushHeaders();
     };
     try {
