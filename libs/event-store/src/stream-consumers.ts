@@ -109,11 +109,13 @@ export class StreamConsumers {
     await this.jsm.consumers.delete(this.stream, name).catch(() => undefined);
   }
 
-  /** The stream's figures and every consumer's (the listing comes in pages). */
+  /** The stream's figures and every durable consumer's (the listing comes in pages). */
   async states(): Promise<{ stream: EventStreamState; consumers: ConsumerState[] }> {
     const info = await this.jsm.streams.info(this.stream);
     const consumers: ConsumerState[] = [];
     for await (const c of this.jsm.consumers.list(this.stream)) {
+      // Readers' ordered consumers (scaffolderctl's expire by themselves, unable to delete them) are no one's lag.
+      if (!c.config.durable_name) continue;
       consumers.push({
         name: c.name,
         pending: c.num_pending,
