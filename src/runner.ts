@@ -1,51 +1,60 @@
 /**
  * scaffold-runner --run <id>: the Job side of EXECUTOR=kubernetes. The same step processors as the
- * local executor, on durable consumers filtered to this run's subject (a restarted pod resumes from
- * the last acknowledged event), exiting once the run has a terminal event.
+ * local executor, reading the run and reporting each step through the service's runner API with the
+ * run's own credential (SCAFFOLDER_URL, RUNNER_TOKEN_FILE); it has no NATS login. Exits 0 once the
+ * run has ended; a restarted pod picks the run up where the service's events say it is.
  */
 import 'reflect-metadata';
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { NestFactory } from '@nestjs/core';
-import { JetStreamEventStore } from '../libs/event-store/src';
+import { Logger as NestPinoLogger } from 'nestjs-pino';
 import { isRunId } from '../libs/events/src';
-import { fold, isTerminal } from '../libs/run-decider/src';
 import { RunnerModule } from './app/runner.module';
 import { closeOnSignals } from './app/shutdown';
 import { loadConfig } from './config/config';
-import { Logger as NestPinoLogger } from 'nestjs-pino';
 import { makeLogger } from './logging/logger';
-import { EventConsumerHost } from './event-store/event-consumer-host';
+import type { RunnerApiSettings } from './runner/runner-api-client';
+import { RunnerSteps } from './runner/runner-steps';
 import { VERSION } from './version';
 
-const USAGE = 'usage: scaffold-runner --run <run id> (or RUN_ID); --version, --help';
+const USAGE =
+  'usage: scaffold-runner --run <run id> (or RUN_ID); --version, --help\n' +
+  "environment: SCAFFOLDER_URL (the service), RUNNER_TOKEN_FILE (the run's credential)";
+
+/** Where the service is and the run's credential, from the Job's environment. */
+export function runnerApiSettings(runId: string, env: NodeJS.ProcessEnv): RunnerApiSettings {
+  const baseUrl = env.SCAFFOLDER_URL ?? '';
+  if (!/^https?:\/\/[^\s/?#@]+(\/[^\s?#]*)?$/.test(baseUrl))
+    throw new Error('SCAFFOLDER_URL must be the http(s) URL of the service, without credentials');
+  if (!env.RUNNER_TOKEN_FILE) throw new Error("RUNNER_TOKEN_FILE must name the file holding the run's credential");
+  let token: string;
+  try {
+    token = readFileSync(env.RUNNER_TOKEN_FILE, 'utf8').trim();
+  } catch {
+    throw new Error(`RUNNER_TOKEN_FILE: ${env.RUNNER_TOKEN_FILE} cannot be read`);
+  }
+  return { baseUrl, runId, token };
+}
 
 export async function runOne(runId: string, env: NodeJS.ProcessEnv = process.env): Promise<string> {
   const config = loadConfig(env, { requireApiKey: false });
+  const api = runnerApiSettings(runId, env);
   const logger = makeLogger(config.logLevel).child({ run_id: runId });
   process.env.GIT_TERMINAL_PROMPT = '0';
-  const app = await NestFactory.createApplicationContext(RunnerModule.forRoot(config, logger, runId), {
+  const app = await NestFactory.createApplicationContext(RunnerModule.forRoot(config, logger, api), {
     bufferLogs: true,
     abortOnError: false,
   });
   app.useLogger(app.get(NestPinoLogger));
+  const stopping = new AbortController();
+  process.once('SIGTERM', () => stopping.abort());
   closeOnSignals(app, logger, 'scaffold-runner', config.shutdownGraceMs);
-  const store = app.get(JetStreamEventStore);
-  const steps = app.get(EventConsumerHost);
   try {
-    if ((await store.readRun(runId)).events.length === 0) {
-      await steps.retire();
-      throw new Error(`run ${runId} does not exist`);
-    }
     logger.info({ version: VERSION }, 'runner started');
-    for (;;) {
-      const state = fold((await store.readRun(runId)).events);
-      if (isTerminal(state)) {
-        logger.info({ status: state.status }, 'run reached a terminal event');
-        await steps.retire();
-        return state.status;
-      }
-      await new Promise((r) => setTimeout(r, 1000));
-    }
+    const outcome = await app.get(RunnerSteps).drive(stopping.signal);
+    logger.info({ outcome }, outcome === 'stopped' ? 'runner stopped before the run ended' : 'the run has ended');
+    return outcome;
   } finally {
     await app.close();
   }

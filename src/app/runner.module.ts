@@ -2,31 +2,31 @@ import { DynamicModule, Module } from '@nestjs/common';
 import type { Logger } from 'pino';
 import type { AppConfig } from '../config/config';
 import { ConfigModule } from '../config/config.module';
-import { EventStoreModule } from '../event-store/event-store.module';
 import { GenerationModule } from '../generation/generation.module';
+import { GitModule } from '../git/git.module';
 import { managementClusterImports } from '../kubernetes/lazy-modules';
 import { LoggingModule } from '../logging/logging.module';
-import { MetricsModule } from '../metrics/metrics.module';
-import { StepsModule } from '../steps/steps.module';
+import { RunnerApiClient, RunnerApiSettings } from '../runner/runner-api-client';
+import { RunnerSteps } from '../runner/runner-steps';
 
 /**
- * scaffold-runner: the step consumers of one run, on consumers filtered to that run, and management-cluster
- * access where the environment provides it (in a Job: the service account). No HTTP, no read-model, no stream changes.
+ * scaffold-runner: the steps of one run, read and reported through the service's runner API with the
+ * run's own credential, and management-cluster access where the environment provides it (in a Job:
+ * the service account). No NATS, no HTTP server, no read-model.
  */
 @Module({})
 export class RunnerModule {
-  static forRoot(config: AppConfig, logger: Logger, runId: string): DynamicModule {
+  static forRoot(config: AppConfig, logger: Logger, api: RunnerApiSettings): DynamicModule {
     return {
       module: RunnerModule,
       imports: [
         ConfigModule.forRoot(config),
         LoggingModule.forRoot(logger),
-        EventStoreModule.forRoot({ clientName: `scaffold-runner-${runId}`, applyStreams: false }),
-        MetricsModule.forRoot({ endpoint: false }),
         GenerationModule.forRoot(),
+        GitModule,
         ...managementClusterImports(config),
-        StepsModule.forRoot(runId),
       ],
+      providers: [{ provide: RunnerApiClient, useValue: new RunnerApiClient(api) }, RunnerSteps],
     };
   }
 }

@@ -14,6 +14,7 @@ import { LoggingModule } from '../logging/logging.module';
 import { LatencyInterceptor } from '../metrics/latency.interceptor';
 import { MetricsModule } from '../metrics/metrics.module';
 import { ProjectionModule } from '../projection/projection.module';
+import { RunnerApiModule } from '../runner-api/runner-api.module';
 import { ScaffoldsModule } from '../scaffolds/scaffolds.module';
 import { StepsModule } from '../steps/steps.module';
 
@@ -48,6 +49,7 @@ export class ServiceModule {
         ProjectionModule.forRoot({ project: true }),
         GenerationModule.forRoot(),
         ScaffoldsModule,
+        RunnerApiModule,
         HealthModule,
         ...executorModules(config),
       ],

@@ -186,6 +186,16 @@ const list = (value: string) =>
     .map((s) => s.trim())
     .filter(Boolean);
 
+/** Where Jobs reach the service (EXECUTOR=kubernetes): required there, since no default fits every cluster. */
+function runnerServiceUrl(env: Env): string {
+  if (env.RUNNER_SERVICE_URL) return env.RUNNER_SERVICE_URL.replace(/\/+$/, '');
+  if (env.EXECUTOR === 'kubernetes')
+    throw new ConfigError(
+      'RUNNER_SERVICE_URL is required with EXECUTOR=kubernetes: the URL at which Jobs reach this service',
+    );
+  return '';
+}
+
 export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env, opts: { requireApiKey?: boolean } = {}): AppConfig {
   const env = checkedEnv(rawEnv);
   const keys = apiKeys(env);
@@ -249,7 +259,7 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env, opts: { requ
       configMapName: env.JOB_CONFIGMAP,
       envSecretNames: list(env.JOB_ENV_SECRETS),
       gitSecretName: env.JOB_GIT_SECRET,
-      natsSecretName: env.JOB_NATS_SECRET,
+      serviceUrl: runnerServiceUrl(env),
       imagePullSecretNames: list(env.JOB_IMAGE_PULL_SECRETS),
       backoffLimit: env.JOB_BACKOFF_LIMIT,
       activeDeadlineSeconds: env.JOB_ACTIVE_DEADLINE_SECONDS,

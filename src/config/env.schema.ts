@@ -102,7 +102,7 @@ export const ENV_SCHEMA = {
     JOB_CONFIGMAP: text('gitops-scaffolder-runner'),
     JOB_ENV_SECRETS: text('gitops-scaffolder-runner'),
     JOB_GIT_SECRET: text(),
-    JOB_NATS_SECRET: text(),
+    RUNNER_SERVICE_URL: { type: 'string', pattern: '^https?://[^\\s/?#@]+(/[^\\s?#]*)?$' },
     JOB_IMAGE_PULL_SECRETS: text(''),
     JOB_BACKOFF_LIMIT: integer(2, 0, 100),
     JOB_ACTIVE_DEADLINE_SECONDS: integer(3600, 1, 7 * 24 * 3600),

@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import type { V1Job } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { ACK, ALL_RUNS, Delivery, Disposition, EventStore, nakAfter } from '../../libs/event-store/src';
 import { ScaffoldJobs } from '../../libs/kube/src';
@@ -8,6 +9,10 @@ import { LAUNCHER } from '../event-store/consumer-names';
 import { ConsumerSpec, ConsumesEvents, EventConsumer } from '../event-store/event-consumer';
 import { EVENT_STORE } from '../event-store/event-store.module';
 import { LOGGER } from '../logging/logging.module';
+import { mintRunnerToken, RunnerCredentials } from '../runner-api/runner-credentials';
+
+/** A runner credential outlives its Job's active deadline by this much (a report sent just before it). */
+const CREDENTIAL_MARGIN_SECONDS = 300;
 
 /**
  * EXECUTOR=kubernetes: ScaffoldRequested -> Job scaffold-<id> in the provisioning namespace. Creating
@@ -21,6 +26,7 @@ export class JobLauncher implements EventConsumer {
     @Inject(EVENT_STORE) private readonly events: EventStore,
     private readonly commands: RunCommands,
     private readonly jobs: ScaffoldJobs,
+    private readonly credentials: RunnerCredentials,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
@@ -33,12 +39,24 @@ export class JobLauncher implements EventConsumer {
     ];
   }
 
+  /**
+   * The Job's credential: its Secret (created, or the one a first launch created) and the hash the
+   * runner API checks. Valid until the Job's deadline has passed (and, checked per request, while the run lasts).
+   */
+  private async issueRunnerCredential(runId: string, job: V1Job): Promise<void> {
+    const token = await this.jobs.ensureRunnerSecret(runId, job, mintRunnerToken());
+    const created = Date.parse(String(job.metadata?.creationTimestamp ?? '')) || Date.now();
+    const deadlineMs = (this.jobs.settings.activeDeadlineSeconds + CREDENTIAL_MARGIN_SECONDS) * 1000;
+    await this.credentials.record(runId, token, new Date(created + deadlineMs));
+  }
+
   async launch([{ event }]: Delivery[]): Promise<Disposition> {
     if (event.type !== 'ScaffoldRequested') return ACK;
     const runId = event.run_id;
     try {
       if (isTerminal(fold((await this.events.readRun(runId)).events))) return ACK;
-      const { adopted } = await this.jobs.ensureJob(runId);
+      const { job, adopted } = await this.jobs.ensureJob(runId);
+      await this.issueRunnerCredential(runId, job);
       this.logger.info(
         { run_id: runId, event_id: event.id, adopted },
         adopted ? 'adopted existing Job' : 'created Job',

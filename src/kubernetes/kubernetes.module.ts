@@ -1,4 +1,5 @@
 import { Global, Module } from '@nestjs/common';
+import { RunnerApiModule } from '../runner-api/runner-api.module';
 import { ScaffoldJobs } from '../../libs/kube/src';
 import type { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
@@ -14,6 +15,7 @@ import { managementKubeConfig } from './kube-clients';
  */
 @Global()
 @Module({
+  imports: [RunnerApiModule],
   providers: [
     {
       provide: ScaffoldJobs,

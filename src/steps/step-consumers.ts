@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { TreeGenerator } from '../../libs/generator/src';
 import { EventStore, RunInputs, RunLogStore } from '../../libs/event-store/src';
 import type { GitWorkspaces } from '../../libs/git/src';
+import { RunCommands } from '../../libs/run-decider/src';
 import {
   LOCAL_STEP_HANDLERS,
   stepConsumer,
@@ -53,7 +54,7 @@ export class StepConsumers implements EventConsumer {
       metrics.stepDuration.observe({ step, outcome }, seconds);
     const onHandoff = (step: string, seconds: number) => metrics.stepHandoff.observe({ step }, seconds);
     const deps = {
-      store: events,
+      commands: new RunCommands(events),
       inputs,
       logs,
       settings: config.steps,

@@ -1,8 +1,8 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
-import { jobNameFor, RUN_ID_LABEL, RUNNER_IMAGE, ScaffoldJobs } from '../../libs/kube/src';
+import { BatchV1Api, KubeConfig } from '@kubernetes/client-node';
+import { jobNameFor, RUN_ID_LABEL, RUNNER_IMAGE, runnerSecretNameFor, ScaffoldJobs } from '../../libs/kube/src';
 import { FakeKube } from '../support/fake-kube';
 
 const settings = {
@@ -15,6 +15,7 @@ const settings = {
   backoffLimit: 2,
   activeDeadlineSeconds: 3600,
   ttlSecondsAfterFinished: 86400,
+  serviceUrl: 'http://gitops-scaffolder.kubeopera-system.svc:8080',
 };
 const runId = '11111111-2222-4333-8444-555555555555';
 
@@ -45,7 +46,27 @@ describe('Job per run in the provisioning namespace (test API server, production
     expect(c.args).toEqual(['--run', runId]);
     expect(c.resources.limits).toBeDefined();
     expect(c.resources.requests).toBeDefined();
-    expect(c.env.map((e: any) => e.name).sort()).toEqual(['GIT_CREDENTIALS_DIR', 'HOME', 'RUN_ID', 'WORK_DIR']);
+    expect(c.env.map((e: any) => e.name).sort()).toEqual([
+      'GIT_CREDENTIALS_DIR',
+      'HOME',
+      'RUNNER_TOKEN_FILE',
+      'RUN_ID',
+      'SCAFFOLDER_URL',
+      'WORK_DIR',
+    ]);
+    // The runner reaches the service (no NATS identity) with the run's own credential, mounted from its Secret.
+    expect(c.env).toContainEqual({ name: 'SCAFFOLDER_URL', value: settings.serviceUrl });
+    expect(c.env).toContainEqual({ name: 'RUNNER_TOKEN_FILE', value: '/var/run/secrets/scaffolder/token' });
+    expect(c.volumeMounts).toContainEqual({
+      name: 'runner-credential',
+      mountPath: '/var/run/secrets/scaffolder',
+      readOnly: true,
+    });
+    expect(pod.volumes).toContainEqual({
+      name: 'runner-credential',
+      secret: { secretName: runnerSecretNameFor(runId), defaultMode: 0o400 },
+    });
+    expect(JSON.stringify(job)).not.toMatch(/nats/i);
     // The runner finds the mounted git Secret as its credentials folder.
     expect(c.env.find((e: any) => e.name === 'GIT_CREDENTIALS_DIR').value).toBe(
       c.volumeMounts.find((m: any) => m.name === 'git-credentials').mountPath,
@@ -61,24 +82,43 @@ describe('Job per run in the provisioning namespace (test API server, production
     expect(pod.imagePullSecrets).toBeUndefined();
   });
 
-  it('pulls a runner image from a private registry with the configured pull secrets, and mounts its NATS identity', async () => {
-    const withPull = new ScaffoldJobs(kc, {
-      ...settings,
-      imagePullSecretNames: ['registry-a', 'registry-b'],
-      natsSecretName: 'runner-nats',
-    });
+  it('pulls a runner image from a private registry with the configured pull secrets', async () => {
+    const withPull = new ScaffoldJobs(kc, { ...settings, imagePullSecretNames: ['registry-a', 'registry-b'] });
     await withPull.ensureJob(runId);
     const pod = fake.jobs.get(`kubeopera-provisioning/${jobNameFor(runId)}`).spec.template.spec;
     expect(pod.imagePullSecrets).toEqual([{ name: 'registry-a' }, { name: 'registry-b' }]);
-    expect(pod.containers[0].volumeMounts).toContainEqual({
-      name: 'nats-identity',
-      mountPath: '/var/run/secrets/nats',
-      readOnly: true,
-    });
-    expect(pod.volumes).toContainEqual({
-      name: 'nats-identity',
-      secret: { secretName: 'runner-nats', defaultMode: 0o400 },
-    });
+  });
+
+  it("creates the run's credential Secret owned by its Job, keeps the first token on a relaunch, and it goes with the Job", async () => {
+    const { job } = await jobs.ensureJob(runId);
+    expect(await jobs.ensureRunnerSecret(runId, job, 'first-token-0123456789abcdef')).toBe(
+      'first-token-0123456789abcdef',
+    );
+    // A redelivered launch (or another replica) mints another token: the Secret's is kept, so the pod's stays valid.
+    expect(await jobs.ensureRunnerSecret(runId, job, 'second-token-0123456789abcdef')).toBe(
+      'first-token-0123456789abcdef',
+    );
+    const secret = fake.secrets.get(`kubeopera-provisioning/${runnerSecretNameFor(runId)}`);
+    expect(secret.metadata.ownerReferences).toEqual([
+      {
+        apiVersion: 'batch/v1',
+        kind: 'Job',
+        name: jobNameFor(runId),
+        uid: job.metadata!.uid,
+        controller: true,
+        blockOwnerDeletion: true,
+      },
+    ]);
+    expect(secret.metadata.labels[RUN_ID_LABEL]).toBe(runId);
+    // A Secret of that name that is not this run's credential is not used.
+    secret.metadata.labels[RUN_ID_LABEL] = 'someone-else';
+    await expect(jobs.ensureRunnerSecret(runId, job, 'third-token-0123456789abcdef')).rejects.toThrow(
+      /not this run's runner credential/,
+    );
+    await kc
+      .makeApiClient(BatchV1Api)
+      .deleteNamespacedJob({ namespace: 'kubeopera-provisioning', name: jobNameFor(runId) });
+    expect(fake.secrets.has(`kubeopera-provisioning/${runnerSecretNameFor(runId)}`)).toBe(false);
   });
 
   it('adopts an existing Job of the same run, refuses one of another run', async () => {

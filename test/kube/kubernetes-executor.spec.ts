@@ -5,7 +5,7 @@ import { parseSealingCertificate } from '../../libs/sealing/src';
 import { makeRsaCert } from '../support/certs';
 import { FakeKube } from '../support/fake-kube';
 import { tempDir } from '../support/files';
-import { runJob } from '../support/runner-job';
+import { runJob, runnerAccess } from '../support/runner-job';
 import { bareRepo, gitLog, TestDatabase, TestNats } from '../support/services';
 import { api, RunningService, startService, waitFor } from '../support/service';
 import { unsealManifest } from '../support/unseal';
@@ -29,8 +29,8 @@ describe('EXECUTOR=kubernetes: Jobs, the runner, the watcher (test API servers, 
     repo: { url: remote.url, branch: 'main' },
     target: { kubeconfig_secret: { namespace: 'capi-clusters', name: `${cluster}-kubeconfig`, key: 'value' } },
   });
-  const runnerEnv = () => ({
-    NATS_URL: nats.url,
+  const runnerEnv = async (id: string) => ({
+    ...(await runnerAccess(management, id, svc.base)),
     KUBECONFIG: kubeconfigFile,
     WORK_DIR: tempDir('runner-work'),
     GIT_ALLOWED_SCHEMES: 'https,ssh,file',
@@ -74,7 +74,7 @@ describe('EXECUTOR=kubernetes: Jobs, the runner, the watcher (test API servers, 
     const job = await waitFor('the Job', async () => management.jobs.get(`kubeopera-provisioning/${jobNameFor(id)}`));
     expect(job.metadata.labels[RUN_ID_LABEL]).toBe(id);
 
-    const run = await runJob(id, runnerEnv());
+    const run = await runJob(id, await runnerEnv(id));
     expect(run.code).toBe(0);
     const done = await waitFor('success', async () => {
       const r = await api(svc.base, 'GET', `/api/v1/scaffolds/${id}`);
@@ -124,7 +124,7 @@ describe('EXECUTOR=kubernetes: Jobs, the runner, the watcher (test API servers, 
       ),
     )[0].toJS();
     expect(unsealManifest(cert.privateKeyPem, sealed).password).toHaveLength(40);
-    // The wait was visible in the run's log; the per-run consumers are gone.
+    // The wait was visible in the run's log; the runner made no consumer (it has no NATS login).
     const logs = await api(svc.base, 'GET', `/api/v1/scaffolds/${id}/logs`);
     expect(logs.text).toMatch(
       /waiting for sealed-secrets \(\d+ s of 1200 s\): sealed-secrets-controller: not found; sealed-secrets: Available=False/,

@@ -5,7 +5,7 @@ import { jobNameFor } from '../../libs/kube/src';
 import { makeRsaCert } from '../support/certs';
 import { FakeKube } from '../support/fake-kube';
 import { tempDir } from '../support/files';
-import { runJob } from '../support/runner-job';
+import { runJob, runnerAccess } from '../support/runner-job';
 import { api, eventCount, RunningService, startService, waitFor } from '../support/service';
 import { bareRepo, gitLog, TestDatabase, TestNats } from '../support/services';
 import { ageIdentity, sopsOpen } from '../support/sops-open';
@@ -29,9 +29,9 @@ describe('service on the shipped sops-platform template (EXECUTOR=kubernetes, cr
   let svc: RunningService;
   const cert = makeRsaCert();
 
-  const runnerEnv = () => ({
+  const runnerEnv = async (id: string) => ({
     ...REFERENCE,
-    NATS_URL: nats.url,
+    ...(await runnerAccess(management, id, svc.base)),
     KUBECONFIG: management.kubeconfigFile(),
     WORK_DIR: tempDir('sops-platform-runner'),
     GIT_ALLOWED_SCHEMES: 'https,ssh,file',
@@ -86,7 +86,7 @@ describe('service on the shipped sops-platform template (EXECUTOR=kubernetes, cr
     expect(created.status).toBe(202);
     const id = created.json.id;
     await waitFor('the Job', async () => management.jobs.get(`kubeopera-provisioning/${jobNameFor(id)}`));
-    const job = await runJob(id, runnerEnv());
+    const job = await runJob(id, await runnerEnv(id));
     expect(job.output).not.toContain(TOKEN);
     expect(job.code).toBe(0);
     const run = await waitFor('success', async () => {

@@ -15,7 +15,7 @@ import { RUN_INPUTS } from '../../src/event-store/event-store.module';
 import { makeRsaCert, makeTestTls } from '../support/certs';
 import { FakeKube } from '../support/fake-kube';
 import { tempDir } from '../support/files';
-import { runJob } from '../support/runner-job';
+import { runJob, runnerAccess } from '../support/runner-job';
 import { INBOX, SecureNats } from '../support/secure-nats';
 import { API_KEY, RunningService, refusedReplies, startService, streamCounts, waitFor } from '../support/service';
 import { useServiceStack } from '../support/service-stack';
@@ -118,7 +118,7 @@ describe('NATS with TLS and one least-privilege identity per role (the shipped d
     await db.drop();
   });
 
-  it('a run: the controller asks over NATS, the service and a real scaffold-runner work with their own identities over TLS, scaffolderctl reads with the ops identity', async () => {
+  it('a run: the controller asks over NATS, the service works with its identity over TLS, a real scaffold-runner reports through the service with no NATS login, scaffolderctl reads with the ops identity', async () => {
     management.putSecret('capi-clusters', 'secure-kubeconfig', { value: target.kubeconfig() });
     target.installSealedSecrets('plain', cert.certPem);
     const created = await call(controller, 'scaffolds.v1.create', {
@@ -132,7 +132,7 @@ describe('NATS with TLS and one least-privilege identity per role (the shipped d
     expect(created.json.status).toBe('queued');
     runId = created.json.id;
     const job = await runJob(runId, {
-      ...nats.env('runner'),
+      ...(await runnerAccess(management, runId, svc.base)),
       KUBECONFIG: management.kubeconfigFile(),
       WORK_DIR: tempDir('runner-work'),
       GIT_ALLOWED_SCHEMES: 'https,ssh,file',
@@ -275,8 +275,8 @@ describe('NATS with TLS and one least-privilege identity per role (the shipped d
     expect(await streamCounts(svc)).toEqual(before);
   });
 
-  it('refuses the runner and ops identities anything administrative on the streams', async () => {
-    for (const role of ['runner', 'ops'] as const) {
+  it('refuses the ops identity anything administrative on the streams', async () => {
+    for (const role of ['ops'] as const) {
       const nc = await nats.connect(role);
       try {
         for (const subject of [

@@ -9,7 +9,7 @@ import { makeRsaCert } from '../support/certs';
 import { FakeKube } from '../support/fake-kube';
 import { tempDir } from '../support/files';
 import { credentialsDir, HttpsGitServer, SshGitServer } from '../support/git-servers';
-import { runJob } from '../support/runner-job';
+import { runJob, runnerAccess } from '../support/runner-job';
 import { SHIPPED_PLANTED, withBase64 } from '../support/planted';
 import { bareRepo, TestDatabase, TestNats } from '../support/services';
 import { api, API_KEY, waitFor } from '../support/service';
@@ -96,8 +96,13 @@ describe('secret hygiene', () => {
     await db.drop();
   });
 
-  const runnerEnv = () => ({
-    NATS_URL: nats.url,
+  const runnerTokens: string[] = [];
+  const runnerEnv = async (id: string) => {
+    const access = await runnerAccess(management, id, svc.base);
+    runnerTokens.push(readFileSync(access.RUNNER_TOKEN_FILE, 'utf8'));
+    return { ...access, ...runnerSettings() };
+  };
+  const runnerSettings = () => ({
     KUBECONFIG: svc.env.KUBECONFIG,
     WORK_DIR: tempDir('hyg-runner'),
     GIT_ALLOWED_SCHEMES: 'https,ssh,file',
@@ -136,7 +141,7 @@ describe('secret hygiene', () => {
       expect(r.status).toBe(202);
       ids.push(r.json.id);
       await waitFor('the Job', async () => management.jobs.get(`kubeopera-provisioning/${jobNameFor(r.json.id)}`));
-      const job = await runJob(r.json.id, runnerEnv());
+      const job = await runJob(r.json.id, await runnerEnv(r.json.id));
       runnerOutput.push(job.output);
       expect(job.code).toBe(0);
       await waitFor('success', async () =>
@@ -185,6 +190,7 @@ describe('secret hygiene', () => {
         target.token,
         management.token,
         urlToken,
+        ...runnerTokens,
       ]),
       // The SSH key's body lines (the first is the same for every ed25519 key: skipped).
       ...ssh.clientKey.split('\n').slice(2, -2),

@@ -190,6 +190,9 @@ current-context: fake
       if (!job) return this.status(res, 404, 'NotFound', `jobs.batch "${m[2]}" not found`);
       if (req.method === 'DELETE') {
         this.jobs.delete(`${m[1]}/${m[2]}`);
+        // The garbage collector: what the Job owns goes with it.
+        for (const [key, s] of this.secrets)
+          if (s.metadata.ownerReferences?.some((o: any) => o.uid === job.metadata.uid)) this.secrets.delete(key);
         return this.json(res, 200, job);
       }
       return this.json(res, 200, job);
@@ -247,6 +250,22 @@ current-context: fake
       const s = this.services.get(`${m[1]}/${m[2]}`);
       return s ? this.json(res, 200, s) : this.status(res, 404, 'NotFound', `services "${m[2]}" not found`);
     }
+    if ((m = path.match(/^\/api\/v1\/namespaces\/([^/]+)\/secrets$/)) && req.method === 'POST') {
+      // As the API server stores a created Secret: stringData merged into base64 data.
+      const secret = JSON.parse(body);
+      const key = `${m[1]}/${secret.metadata.name}`;
+      if (this.secrets.has(key))
+        return this.status(res, 409, 'AlreadyExists', `secrets "${secret.metadata.name}" already exists`);
+      const encoded = Object.entries(secret.stringData ?? {}).map(([k, v]) => [
+        k,
+        Buffer.from(String(v)).toString('base64'),
+      ]);
+      const stored = { ...secret, data: { ...secret.data, ...Object.fromEntries(encoded) } };
+      delete stored.stringData;
+      stored.metadata.namespace = m[1];
+      this.secrets.set(key, stored);
+      return this.json(res, 201, stored);
+    }
     if ((m = path.match(/^\/api\/v1\/namespaces\/([^/]+)\/secrets\/([^/]+)$/))) {
       if (this.forbiddenSecrets.has(`${m[1]}/${m[2]}`)) {
         return this.status(
@@ -260,6 +279,12 @@ current-context: fake
       return s ? this.json(res, 200, s) : this.status(res, 404, 'NotFound', `secrets "${m[2]}" not found`);
     }
     return this.status(res, 404, 'NotFound', `the server could not find the requested resource (${path})`);
+  }
+
+  /** A Secret's value under `key`, decoded (what a pod that mounts it reads). */
+  secretValue(namespace: string, name: string, key: string): string | undefined {
+    const data = this.secrets.get(`${namespace}/${name}`)?.data?.[key];
+    return data === undefined ? undefined : Buffer.from(data, 'base64').toString('utf8');
   }
 
   /** Stores a Secret with base64 data, as the API server returns it; labelled as a scaffolder input unless `input` is false. */

@@ -5,12 +5,11 @@ import { tempDir } from './files';
 import { TestNats } from './services';
 
 export const NATS_CONFIG = join(__dirname, '../../deploy/nats/nats-server.conf');
-export const ROLES = ['service', 'runner', 'controller', 'ops'] as const;
+export const ROLES = ['service', 'controller', 'ops'] as const;
 export type Role = (typeof ROLES)[number];
 /** The inbox prefix deploy/nats/permissions.json gives each role. */
 export const INBOX: Record<Role, string> = {
   service: '_INBOX_scaffolder',
-  runner: '_INBOX_scaffolder_runner',
   controller: '_INBOX_controller',
   ops: '_INBOX_scaffolder_ops',
 };

@@ -37,6 +37,7 @@ export class ServiceProcess {
         REGISTRY_USERNAME: 'proc-puller',
         REGISTRY_PASSWORD: 'ProcRegistryPassword-77aa88bb99',
         ACK_WAIT_SECONDS: '4',
+        RUNNER_SERVICE_URL: 'http://gitops-scaffolder.kubeopera-system.svc:8080',
         // The namespace the tests' credentials and kubeconfig Secrets live in.
         SECRET_NAMESPACES: 'capi-clusters',
         LOG_LEVEL: 'info',

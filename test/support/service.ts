@@ -34,6 +34,8 @@ export async function startService(env: Record<string, string>): Promise<Running
     REGISTRY_USERNAME: 'test-puller',
     REGISTRY_PASSWORD: 'TestRegistryPassword-5f6e7d8c9b',
     ACK_WAIT_SECONDS: '10',
+    // What an EXECUTOR=kubernetes service writes into its Job specs; the tests' runners get the real URL.
+    RUNNER_SERVICE_URL: 'http://gitops-scaffolder.kubeopera-system.svc:8080',
     // The namespace the tests' credentials and kubeconfig Secrets live in.
     SECRET_NAMESPACES: 'capi-clusters',
     ...env,

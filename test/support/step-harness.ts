@@ -58,7 +58,7 @@ export async function runStepsToEnd(options: StepHarnessOptions): Promise<StepRu
   };
   await new RunCommands(run.store).handle(run.runId, { type: 'RequestScaffold', data });
   const dependencies = {
-    store: run.store,
+    commands: new RunCommands(run.store),
     inputs: run.inputs,
     logs: run.logs,
     settings: options.settings,

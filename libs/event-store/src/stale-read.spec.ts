@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { runDecider } from '../../run-decider/src';
+import { RunCommands, runDecider } from '../../run-decider/src';
 import { LOCAL_STEP_HANDLERS, StepProcessor } from '../../steps/src';
 import { SCAFFOLD_REQUEST } from '../../../test/support/run-fixtures';
 import { handleCommand } from './command-handler';
@@ -65,7 +65,7 @@ describe('a read that is behind an event already delivered', () => {
     ).appended;
     const silent = { info: () => undefined, warn: () => undefined, error: () => undefined };
     const infra = new StepProcessor(LOCAL_STEP_HANDLERS[0], {
-      store,
+      commands: new RunCommands(store),
       inputs: new InMemoryRunInputs(),
       logs: new InMemoryRunLogStore(),
       settings: { ackWaitMs: 1000 } as any,

@@ -5,8 +5,9 @@ export const RUNNER_IMAGE = 'ghcr.io/kubeopera/gitops-scaffolder-runner:0.1.0';
 
 /** Where the git Secret is mounted; the runner reads it as GIT_CREDENTIALS_DIR. */
 export const GIT_SECRET_MOUNT = '/var/run/secrets/git';
-/** Where the runner's NATS identity (creds, nkey seed, password or token file, TLS files) is mounted; the runner ConfigMap points NATS_* at files there. */
-export const NATS_SECRET_MOUNT = '/var/run/secrets/nats';
+/** Where the run's runner credential (the Secret scaffold-<id>-runner, key `token`) is mounted. */
+export const RUNNER_CREDENTIAL_MOUNT = '/var/run/secrets/scaffolder';
+export const RUNNER_TOKEN_KEY = 'token';
 export const RUN_ID_LABEL = 'gitops-scaffolder.io/run-id';
 export const MANAGED_BY = {
   'app.kubernetes.io/managed-by': 'gitops-scaffolder',
@@ -23,8 +24,8 @@ export interface JobSettings {
   envSecretNames: string[];
   /** Secret with git credentials, mounted read-only at /var/run/secrets/git. */
   gitSecretName?: string;
-  /** Secret with the runner's NATS identity, mounted read-only at /var/run/secrets/nats. */
-  natsSecretName?: string;
+  /** The service's URL as Jobs reach it: the runner reads and reports its run there (it has no NATS login). */
+  serviceUrl: string;
   /** Pull secrets (in the Jobs' namespace) for a runner image in a private registry. */
   imagePullSecretNames?: string[];
   backoffLimit: number;
@@ -33,6 +34,8 @@ export interface JobSettings {
 }
 
 export const jobNameFor = (runId: string) => `scaffold-${runId}`;
+/** The run's runner credential: created with the Job, owned by it, so it goes when the Job goes. */
+export const runnerSecretNameFor = (runId: string) => `scaffold-${runId}-runner`;
 
 /** The Job that runs one scaffold: plain data, no I/O, so it can be tested and reviewed as a manifest. */
 export function scaffoldJob(runId: string, s: JobSettings): V1Job {
@@ -73,6 +76,8 @@ export function scaffoldJob(runId: string, s: JobSettings): V1Job {
                 { name: 'WORK_DIR', value: '/work' },
                 // git wants a writable HOME; the root filesystem is read-only.
                 { name: 'HOME', value: '/tmp' },
+                { name: 'SCAFFOLDER_URL', value: s.serviceUrl },
+                { name: 'RUNNER_TOKEN_FILE', value: `${RUNNER_CREDENTIAL_MOUNT}/${RUNNER_TOKEN_KEY}` },
                 ...(s.gitSecretName ? [{ name: 'GIT_CREDENTIALS_DIR', value: GIT_SECRET_MOUNT }] : []),
               ],
               envFrom: [
@@ -89,7 +94,7 @@ export function scaffoldJob(runId: string, s: JobSettings): V1Job {
                 { name: 'work', mountPath: '/work' },
                 { name: 'tmp', mountPath: '/tmp' },
                 ...(s.gitSecretName ? [{ name: 'git-credentials', mountPath: GIT_SECRET_MOUNT, readOnly: true }] : []),
-                ...(s.natsSecretName ? [{ name: 'nats-identity', mountPath: NATS_SECRET_MOUNT, readOnly: true }] : []),
+                { name: 'runner-credential', mountPath: RUNNER_CREDENTIAL_MOUNT, readOnly: true },
               ],
             },
           ],
@@ -99,9 +104,10 @@ export function scaffoldJob(runId: string, s: JobSettings): V1Job {
             ...(s.gitSecretName
               ? [{ name: 'git-credentials', secret: { secretName: s.gitSecretName, defaultMode: 0o400 } }]
               : []),
-            ...(s.natsSecretName
-              ? [{ name: 'nats-identity', secret: { secretName: s.natsSecretName, defaultMode: 0o400 } }]
-              : []),
+            {
+              name: 'runner-credential',
+              secret: { secretName: runnerSecretNameFor(runId), defaultMode: 0o400 },
+            },
           ],
         },
       },

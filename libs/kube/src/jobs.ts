@@ -1,6 +1,14 @@
 import { BatchV1Api, CoreV1Api, KubeConfig, V1Job, V1Pod } from '@kubernetes/client-node';
 import { kubeError, KubeError } from './errors';
-import { jobNameFor, JobSettings, MANAGED_BY, RUN_ID_LABEL, scaffoldJob } from './job-spec';
+import {
+  jobNameFor,
+  JobSettings,
+  MANAGED_BY,
+  RUN_ID_LABEL,
+  RUNNER_TOKEN_KEY,
+  runnerSecretNameFor,
+  scaffoldJob,
+} from './job-spec';
 
 export type JobOutcome = { state: 'active' | 'succeeded' } | { state: 'failed'; reason: string } | { state: 'missing' };
 
@@ -37,6 +45,45 @@ export class ScaffoldJobs {
         throw new KubeError(`Job ${ns}/${jobNameFor(runId)} exists but belongs to another run`, false);
       return { job: existing, adopted: true };
     }
+  }
+
+  /**
+   * The run's runner credential Secret, owned by its Job (garbage-collected with it): created with
+   * `token` when there is none, else the token it already holds (a relaunch, another replica) is kept,
+   * so a running pod's credential never changes under it. Returns the token the Secret holds.
+   */
+  async ensureRunnerSecret(runId: string, job: V1Job, token: string): Promise<string> {
+    const ns = this.settings.namespace;
+    const name = runnerSecretNameFor(runId);
+    const owner = { apiVersion: 'batch/v1', kind: 'Job', name: job.metadata!.name!, uid: job.metadata!.uid! };
+    try {
+      await this.core.createNamespacedSecret({
+        namespace: ns,
+        body: {
+          apiVersion: 'v1',
+          kind: 'Secret',
+          type: 'Opaque',
+          metadata: {
+            name,
+            namespace: ns,
+            labels: { ...MANAGED_BY, [RUN_ID_LABEL]: runId },
+            ownerReferences: [{ ...owner, controller: true, blockOwnerDeletion: true }],
+          },
+          stringData: { [RUNNER_TOKEN_KEY]: token },
+        },
+      });
+      return token;
+    } catch (e) {
+      const err = kubeError(e, `creating Secret ${ns}/${name}`);
+      if (err.status !== 409) throw err;
+    }
+    const existing = await this.core.readNamespacedSecret({ namespace: ns, name }).catch((e) => {
+      throw kubeError(e, `reading Secret ${ns}/${name}`);
+    });
+    const held = existing.data?.[RUNNER_TOKEN_KEY];
+    if (existing.metadata?.labels?.[RUN_ID_LABEL] !== runId || !held)
+      throw new KubeError(`Secret ${ns}/${name} exists but is not this run's runner credential`, false);
+    return Buffer.from(held, 'base64').toString('utf8');
   }
 
   async outcome(runId: string): Promise<JobOutcome> {

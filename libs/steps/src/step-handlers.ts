@@ -11,7 +11,7 @@ import {
   TreeGenerator,
 } from '../../generator/src';
 import { fluxUrlOf, GitStepError, GitWorkspace, GitWorkspaces, originUrl, sameRepository } from '../../git/src';
-import type { RunCommands, RunState } from '../../run-decider/src';
+import type { RunCommandPort, RunState } from '../../run-decider/src';
 import { CertificateError, parseSealingCertificate } from '../../sealing/src';
 import { crashPoint } from './crash-points';
 import { isClassifiedError, KubeconfigRef, SuppliedCredentialsSource, TargetClusters } from './ports';
@@ -34,7 +34,7 @@ export interface StepContext {
   runId: string;
   state: RunState;
   /** The run's commands: what a step records on the run besides its result (its progress). */
-  commands: RunCommands;
+  commands: RunCommandPort;
   inputs: RunInputs;
   settings: StepSettings;
   log: RunLog;

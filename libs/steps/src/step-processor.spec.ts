@@ -25,7 +25,14 @@ describe('StepProcessor (in-memory event store)', () => {
   const processor = (run: StepHandler['run']) =>
     new StepProcessor(
       { step: 'infra-pass', run },
-      { store, inputs: new InMemoryRunInputs(), logs, settings, logger: silent, workspaces: noClones },
+      {
+        commands: new RunCommands(store),
+        inputs: new InMemoryRunInputs(),
+        logs,
+        settings,
+        logger: silent,
+        workspaces: noClones,
+      },
     );
   const delivery = async (deliveryCount = 1): Promise<Delivery[]> => [
     { event: (await store.readRun(runId)).events[0], deliveryCount },
@@ -50,7 +57,14 @@ describe('StepProcessor (in-memory event store)', () => {
     const quick = { ...settings, stepTimeoutMs: 50 } as StepSettings;
     const hanging = new StepProcessor(
       { step: 'infra-pass', run: (ctx) => ((signal = ctx.signal), new Promise<EventDraft>(() => undefined)) },
-      { store, inputs: new InMemoryRunInputs(), logs, settings: quick, logger: silent, workspaces: noClones },
+      {
+        commands: new RunCommands(store),
+        inputs: new InMemoryRunInputs(),
+        logs,
+        settings: quick,
+        logger: silent,
+        workspaces: noClones,
+      },
     );
     await hanging.handle(await delivery());
     expect(await types()).toEqual(['ScaffoldRequested', 'StepFailed']);
@@ -90,7 +104,14 @@ describe('StepProcessor (in-memory event store)', () => {
         step: 'full-pass',
         run: async () => (runs++, { type: 'FullPushed', data: { commit: 'b'.repeat(40), objects_sealed: 0 } }),
       },
-      { store, inputs: new InMemoryRunInputs(), logs, settings, logger: silent, workspaces: noClones },
+      {
+        commands: new RunCommands(store),
+        inputs: new InMemoryRunInputs(),
+        logs,
+        settings,
+        logger: silent,
+        workspaces: noClones,
+      },
     );
     // InfraPushed triggers the full pass of SOPS runs; here, delivered after CertFetched, it is stale.
     expect(await fullPass.handle([{ event: history[1], deliveryCount: 1 }])).toEqual(ACK);
@@ -103,7 +124,14 @@ describe('StepProcessor (in-memory event store)', () => {
     const [event] = (await store.readRun(runId)).events;
     const other = new StepProcessor(
       { step: 'full-pass', run: async () => infraPushed },
-      { store, inputs: new InMemoryRunInputs(), logs, settings, logger: silent, workspaces: noClones },
+      {
+        commands: new RunCommands(store),
+        inputs: new InMemoryRunInputs(),
+        logs,
+        settings,
+        logger: silent,
+        workspaces: noClones,
+      },
     );
     expect(await other.handle([{ event, deliveryCount: 1 }])).toEqual(ACK);
     expect(await types()).toEqual(['ScaffoldRequested']);

@@ -1,14 +1,7 @@
-import type {
-  Delivery,
-  Disposition,
-  EventStore,
-  ProcessorOptions,
-  RunInputs,
-  RunLogStore,
-} from '../../event-store/src';
+import type { Delivery, Disposition, ProcessorOptions, RunInputs, RunLogStore } from '../../event-store/src';
 import { ACK, ALL_RUNS, nakAfter, retryDelayMs, runSubject } from '../../event-store/src';
 import type { Step, StoredEvent } from '../../events/src';
-import { isTerminal, RunCommands, triggers } from '../../run-decider/src';
+import { isTerminal, RunCommandPort, triggers } from '../../run-decider/src';
 import { IN_PROCESS_GENERATOR, TreeGenerator } from '../../generator/src';
 import type { GitWorkspaces } from '../../git/src';
 import { crashPoint } from './crash-points';
@@ -23,9 +16,9 @@ export interface StepLogger {
   error(obj: object, msg: string): void;
 }
 
-/** What a step processor works with: the run's history, inputs and log, and where the step may reach. */
+/** What a step processor works with: the run's commands, inputs and log, and where the step may reach. */
 export interface StepDependencies {
-  store: EventStore;
+  commands: RunCommandPort;
   inputs: RunInputs;
   logs: RunLogStore;
   settings: StepSettings;
@@ -74,13 +67,13 @@ export function stepConsumer(step: Step, settings: StepSettings, onlyRunId?: str
 export class StepProcessor {
   /** Runs whose step is being worked on in this process: a redelivery meanwhile waits its turn. */
   private readonly activeRuns = new Set<string>();
-  private readonly commands: RunCommands;
+  private readonly commands: RunCommandPort;
 
   constructor(
     readonly handler: StepHandler,
     private readonly deps: StepDependencies,
   ) {
-    this.commands = new RunCommands(deps.store);
+    this.commands = deps.commands;
   }
 
   handle = async ([delivery]: Delivery[]): Promise<Disposition> => {

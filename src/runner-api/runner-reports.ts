@@ -1,0 +1,203 @@
+import { createHash } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import Ajv from 'ajv';
+import { EventStore, handleCommand, RunInputs, RunLogStore } from '../../libs/event-store/src';
+import { checkEventData, isEventType, isRunId, Step, STEPS, StoredEvent } from '../../libs/events/src';
+import { Command, fold, isTerminal, runDecider } from '../../libs/run-decider/src';
+import { parseSealingCertificate } from '../../libs/sealing/src';
+import { redact, SEALING_CERT_INPUT } from '../../libs/steps/src';
+import { ApiError, invalid } from '../common/api-error';
+import { EVENT_STORE, RUN_INPUTS, RUN_LOGS } from '../event-store/event-store.module';
+import { RUN_ENDED } from './contract';
+
+/** The inputs a runner may read, and the step during which it may write each (the certificate it fetched). */
+const RUNNER_INPUTS: Record<string, Step> = { [SEALING_CERT_INPUT]: 'cert-fetch' };
+const MAX_CERTIFICATE_BYTES = 16 * 1024;
+const MAX_LOG_ENTRIES = 50;
+
+const step = { enum: STEPS };
+const commandOf = (type: string, required: string[], properties: object) => ({
+  type: 'object',
+  additionalProperties: false,
+  required: ['type', 'step', ...required],
+  properties: { type: { const: type }, step, ...properties },
+});
+
+/** POST /api/runner/v1/runs/{id}/commands: what a runner may record, only for a step of its own run. */
+export const REPORT_SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['report_id', 'command'],
+  properties: {
+    report_id: { type: 'string', maxLength: 36 },
+    causation_id: { type: ['string', 'null'], maxLength: 36 },
+    seen_seq: { type: 'integer', minimum: 0 },
+    command: {
+      oneOf: [
+        commandOf('StopIfCancelled', [], {}),
+        commandOf('CompleteStep', ['result'], {
+          result: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['type', 'data'],
+            properties: { type: { type: 'string', maxLength: 64 }, data: { type: 'object' } },
+          },
+        }),
+        commandOf('FailStep', ['reason', 'retryable'], {
+          reason: { type: 'string', maxLength: 4096 },
+          retryable: { type: 'boolean' },
+        }),
+        commandOf('ReportProgress', ['waitedMs', 'deadlineMs', 'seen'], {
+          waitedMs: { type: 'number', minimum: 0, maximum: 1e10 },
+          deadlineMs: { type: 'number', minimum: 0, maximum: 1e10 },
+          seen: { type: 'string', maxLength: 2048 },
+        }),
+      ],
+    },
+  },
+};
+
+/** POST /api/runner/v1/runs/{id}/logs: the run's log lines; the service stamps the time. */
+export const LOG_SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['entries'],
+  properties: {
+    entries: {
+      type: 'array',
+      minItems: 1,
+      maxItems: MAX_LOG_ENTRIES,
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['level', 'step', 'msg'],
+        properties: { level: { enum: ['info', 'warn', 'error'] }, step, msg: { type: 'string', maxLength: 4096 } },
+      },
+    },
+  },
+};
+
+const ajv = new Ajv({ allErrors: false, strict: true });
+const validReport = ajv.compile(REPORT_SCHEMA);
+const validLogs = ajv.compile(LOG_SCHEMA);
+
+interface Report {
+  report_id: string;
+  causation_id?: string | null;
+  seen_seq?: number;
+  command: Command & { step: Step };
+}
+
+/**
+ * The id of the `index`-th event a report appends: derived from the run and the runner's report id, so
+ * a report sent again (after a timeout, or to a restarted service) finds what it appended the first
+ * time instead of appending it twice. UUID-shaped (version 8: custom), like the random ids.
+ */
+export function reportEventId(runId: string, reportId: string, index: number): string {
+  const h = createHash('sha256').update(`${runId}\n${reportId}\n${index}`).digest('hex');
+  const variant = ((parseInt(h[16], 16) & 0x3) | 0x8).toString(16);
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-8${h.slice(13, 16)}-${variant}${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}
+
+const forbidden = (code: string, message: string) => new ApiError(403, code, message);
+const runEnded = () => forbidden(RUN_ENDED, 'the run has ended; its runner credential no longer works');
+
+/**
+ * What a runner Job may do, on its own run only (the credential guard checked that): read the run's
+ * events and inputs, record the outcome and progress of the step the run is in (decided here, by the
+ * run's rules), write the certificate it fetched and log lines. The service is the only writer.
+ */
+@Injectable()
+export class RunnerReports {
+  constructor(
+    @Inject(EVENT_STORE) private readonly store: EventStore,
+    @Inject(RUN_INPUTS) private readonly inputs: RunInputs,
+    @Inject(RUN_LOGS) private readonly logs: RunLogStore,
+  ) {}
+
+  async events(runId: string): Promise<{ items: StoredEvent[] }> {
+    const { events } = await this.store.readRun(runId);
+    if (isTerminal(fold(events))) throw runEnded();
+    return { items: events };
+  }
+
+  /** Decides and appends a runner's command; the same report again answers what it appended the first time. */
+  async report(runId: string, body: unknown): Promise<{ appended: StoredEvent[]; history: StoredEvent[] }> {
+    const report = parseReport(body);
+    const { events } = await this.store.readRun(runId);
+    const earlier = events.findIndex((e) => e.id === reportEventId(runId, report.report_id, 0));
+    if (earlier >= 0) {
+      const ids = new Set(events.slice(earlier).map((_, i) => reportEventId(runId, report.report_id, i)));
+      return { appended: events.slice(earlier).filter((e) => ids.has(e.id)), history: events.slice(0, earlier) };
+    }
+    if (report.causation_id && !events.some((e) => e.id === report.causation_id))
+      throw invalid('causation_id', 'is not an event of this run');
+    const state = fold(events);
+    if (isTerminal(state)) throw runEnded();
+    if (state.step !== report.command.step)
+      throw forbidden('not_current_step', `the run is not at step ${report.command.step}`);
+    const decided = await handleCommand(this.store, runDecider, runId, report.command, {
+      causationId: report.causation_id ?? null,
+      seenSeq: report.seen_seq,
+      idFor: (_, i) => reportEventId(runId, report.report_id, i),
+    });
+    return { appended: decided.appended, history: decided.history };
+  }
+
+  async input(runId: string, name: string): Promise<{ value: string | null }> {
+    if (!(name in RUNNER_INPUTS)) throw forbidden('input_not_allowed', 'a runner may not read this input');
+    await this.events(runId);
+    return { value: await this.inputs.get(runId, name) };
+  }
+
+  /** Writes an input during the step that produces it (the fetched certificate), checked for what it is. */
+  async putInput(runId: string, name: string, body: unknown): Promise<void> {
+    const value = (body as { value?: unknown } | null)?.value;
+    if (!(name in RUNNER_INPUTS)) throw forbidden('input_not_allowed', 'a runner may not write this input');
+    if (typeof value !== 'string' || Buffer.byteLength(value) > MAX_CERTIFICATE_BYTES)
+      throw invalid('value', `must be a string of at most ${MAX_CERTIFICATE_BYTES} bytes`);
+    try {
+      parseSealingCertificate(value);
+    } catch (e) {
+      throw invalid('value', (e as Error).message);
+    }
+    const state = fold((await this.store.readRun(runId)).events);
+    if (isTerminal(state)) throw runEnded();
+    if (state.step !== RUNNER_INPUTS[name])
+      throw forbidden('not_current_step', `the run is not at step ${RUNNER_INPUTS[name]}`);
+    await this.inputs.put(runId, name, value);
+  }
+
+  /** Appends log lines, redacted again and stamped with the service's clock. */
+  async appendLogs(runId: string, body: unknown): Promise<{ appended: number }> {
+    if (!validLogs(body))
+      throw invalid(`body${validLogs.errors?.[0]?.instancePath ?? ''}`, problemOf(validLogs.errors));
+    await this.events(runId);
+    const { entries } = body as { entries: { level: string; step: string; msg: string }[] };
+    for (const e of entries)
+      await this.logs.append(runId, {
+        time: new Date().toISOString(),
+        level: e.level,
+        step: e.step,
+        msg: redact(e.msg),
+      });
+    return { appended: entries.length };
+  }
+}
+
+const problemOf = (errors: typeof validReport.errors) => errors?.[0]?.message ?? 'is invalid';
+
+function parseReport(body: unknown): Report {
+  if (!validReport(body))
+    throw invalid(`body${validReport.errors?.[0]?.instancePath ?? ''}`, problemOf(validReport.errors));
+  const report = body as unknown as Report;
+  if (!isRunId(report.report_id)) throw invalid('report_id', 'must be a UUID');
+  if (report.causation_id != null && !isRunId(report.causation_id)) throw invalid('causation_id', 'must be a UUID');
+  if (report.command.type === 'CompleteStep') {
+    const { result } = report.command;
+    if (!isEventType(result.type)) throw invalid('command.result.type', 'is not an event type');
+    const problem = checkEventData(result.type, result.data);
+    if (problem) throw invalid('command.result.data', problem);
+  }
+  return report;
+}
