@@ -17,6 +17,8 @@ import { RunnerSteps } from '../runner/runner-steps';
 @Module({})
 export class RunnerModule {
   static forRoot(config: AppConfig, logger: Logger, api: RunnerApiSettings): DynamicModule {
+    const onRetry = (request: string, err: string, attempt: number) =>
+      logger.warn({ request, err, attempt }, 'the service did not answer; sending the same request again');
     return {
       module: RunnerModule,
       imports: [
@@ -26,7 +28,7 @@ export class RunnerModule {
         GitModule,
         ...managementClusterImports(config),
       ],
-      providers: [{ provide: RunnerApiClient, useValue: new RunnerApiClient(api) }, RunnerSteps],
+      providers: [{ provide: RunnerApiClient, useValue: new RunnerApiClient({ ...api, onRetry }) }, RunnerSteps],
     };
   }
 }

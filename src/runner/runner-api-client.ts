@@ -26,6 +26,8 @@ export interface RunnerApiSettings {
   timeoutMs?: number;
   /** How long a request is retried while the service cannot be reached or answers 5xx (default 5 min). */
   retryForMs?: number;
+  /** Told of each failed attempt that will be retried (for the runner's log). */
+  onRetry?: (what: string, error: string, attempt: number) => void;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -109,6 +111,7 @@ export class RunnerApiClient {
         failure = e as Error;
       }
       if (Date.now() >= giveUpAt) throw Object.assign(failure, { retryable: true });
+      this.settings.onRetry?.(`${method} ${path}`, failure.message, attempt + 1);
       await sleep(Math.min(8000, 250 * 2 ** attempt));
     }
   }
