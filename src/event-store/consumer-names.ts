@@ -1,7 +1,7 @@
 /**
  * The service's durable consumers on the event stream, by name: operators see these names in
  * `scaffolderctl stream-info` and in the lag metrics, which single out the projector's. (The step
- * consumers are named by `durableNameFor` in libs/steps.)
+ * consumers are named `step-<step>` by `durableNameFor` in libs/steps.)
  */
 
 /** The read-model projection (also the name of its checkpoint row). */

@@ -49,12 +49,6 @@ export class EventConsumerHost implements OnModuleInit, OnApplicationBootstrap, 
     return (this.stopping ??= this.stop());
   }
 
-  /** Stops the consumers and deletes them: for a runner whose run is over (its per-run consumers have nothing left to deliver). */
-  async retire(): Promise<void> {
-    await this.beforeApplicationShutdown();
-    for (const { processor } of this.running) await this.store.consumers.delete(processor.durable);
-  }
-
   private async stop() {
     const results = await Promise.all(
       this.running.map(({ spec, processor }) => processor.stop(spec.shutdownGraceMs ?? 0)),

@@ -1,37 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { ConsumerState, JetStreamEventStore } from '../../libs/event-store/src';
+import { JetStreamEventStore } from '../../libs/event-store/src';
 import type { StoredEvent } from '../../libs/events/src';
-import { stepDurableOf } from '../../libs/steps/src';
 import { PROJECTOR } from '../event-store/consumer-names';
 import { VERSION } from '../version';
-
-/** What the lag gauges show of one consumer, or of all the per-run consumers of one step together. */
-interface ConsumerLag {
-  /** The furthest behind: last sequence minus ack floor is a distance in the stream, and distances do not add up. */
-  lag: number;
-  /** Message counts: these add up. */
-  pending: number;
-  redelivered: number;
-}
-
-/**
- * Every consumer's figures by its step-wide name: runner Jobs make a consumer per run, and a label
- * value per run would grow the series without bound.
- */
-function byStep(consumers: ConsumerState[]): Map<string, ConsumerLag> {
-  const byName = new Map<string, ConsumerLag>();
-  for (const c of consumers) {
-    const name = stepDurableOf(c.name);
-    const seen = byName.get(name) ?? { lag: 0, pending: 0, redelivered: 0 };
-    byName.set(name, {
-      lag: Math.max(seen.lag, c.lag),
-      pending: seen.pending + c.pending,
-      redelivered: seen.redelivered + c.redelivered,
-    });
-  }
-  return byName;
-}
 
 /**
  * Prometheus metrics of one process. Run counts come from the projector (each event is projected
@@ -150,16 +122,15 @@ export class Metrics {
 
   private async setLagGauges(): Promise<void> {
     const g = this.gauges;
-    const { stream, consumers: all } = await this.store.consumers.states();
-    const consumers = byStep(all);
+    const { stream, consumers } = await this.store.consumers.states();
     g.lastSeq.set(stream.lastSeq);
     for (const gauge of [g.consumerLag, g.consumerPending, g.consumerRedelivered]) gauge.reset();
-    for (const [consumer, c] of consumers) {
-      g.consumerLag.set({ consumer }, c.lag);
-      g.consumerPending.set({ consumer }, c.pending);
-      g.consumerRedelivered.set({ consumer }, c.redelivered);
+    for (const c of consumers) {
+      g.consumerLag.set({ consumer: c.name }, c.lag);
+      g.consumerPending.set({ consumer: c.name }, c.pending);
+      g.consumerRedelivered.set({ consumer: c.name }, c.redelivered);
     }
-    const projector = consumers.get(PROJECTOR);
+    const projector = consumers.find((c) => c.name === PROJECTOR);
     if (projector) {
       g.projectionLagEvents.set(projector.lag);
       g.projectionLagSeconds.set(projector.lag > 0 ? (Date.now() - this.lastProjectedAt) / 1000 : 0);

@@ -1,5 +1,7 @@
 import { DATA_SCHEMAS, EVENT_TYPES, STEPS } from '../../libs/events/src';
 import { RUN_STATUSES } from '../../libs/run-decider/src';
+import { RUNNER_API_PREFIX } from '../runner-api/contract';
+import { LOG_SCHEMA, REPORT_SCHEMA } from '../runner-api/runner-reports';
 import { CREATE_SCHEMA } from './create-request';
 import { VERSION } from '../version';
 
@@ -316,9 +318,98 @@ export const ROUTES: Array<{ method: string; path: string; op: object }> = [
   },
 ];
 
+/** The runner API (version 1): a runner Job's calls for its own run, with the run's credential as a bearer token. */
+const RUNNER = `/${RUNNER_API_PREFIX}/{id}`;
+const asRunner = { security: [{ runnerToken: [] }], parameters: [idParam] };
+const inputParam = { name: 'name', in: 'path', required: true, schema: { enum: ['sealing-cert'] } };
+const runnerErrors = errors(400, 403);
+const RUNNER_ROUTES: Array<{ method: string; path: string; op: object }> = [
+  {
+    method: 'get',
+    path: `${RUNNER}/events`,
+    op: {
+      summary: "Runner: the run's events (403 run_ended once it has ended)",
+      ...asRunner,
+      responses: {
+        '200': {
+          description: 'events',
+          ...json({
+            type: 'object',
+            properties: { items: { type: 'array', items: { $ref: '#/components/schemas/Event' } } },
+          }),
+        },
+        ...runnerErrors,
+      },
+    },
+  },
+  {
+    method: 'post',
+    path: `${RUNNER}/commands`,
+    op: {
+      summary:
+        'Runner: report on the step the run is at (decided by the run rules); the same report_id again answers what it appended',
+      ...asRunner,
+      requestBody: { required: true, ...json(REPORT_SCHEMA) },
+      responses: {
+        '200': {
+          description: 'decided',
+          ...json({
+            type: 'object',
+            properties: {
+              appended: { type: 'array', items: { $ref: '#/components/schemas/Event' } },
+              history: { type: 'array', items: { $ref: '#/components/schemas/Event' } },
+            },
+          }),
+        },
+        ...runnerErrors,
+      },
+    },
+  },
+  {
+    method: 'get',
+    path: `${RUNNER}/inputs/{name}`,
+    op: {
+      summary: "Runner: one of the run's inputs (the sealing certificate)",
+      ...asRunner,
+      parameters: [idParam, inputParam],
+      responses: {
+        '200': { description: 'the value', ...json({ type: 'object', properties: { value: nullable('string') } }) },
+        ...runnerErrors,
+      },
+    },
+  },
+  {
+    method: 'put',
+    path: `${RUNNER}/inputs/{name}`,
+    op: {
+      summary: 'Runner: the certificate fetched in cert-fetch (only during that step; checked to be one)',
+      ...asRunner,
+      parameters: [idParam, inputParam],
+      requestBody: {
+        required: true,
+        ...json({ type: 'object', required: ['value'], properties: { value: { type: 'string' } } }),
+      },
+      responses: { '204': { description: 'written' }, ...runnerErrors },
+    },
+  },
+  {
+    method: 'post',
+    path: `${RUNNER}/logs`,
+    op: {
+      summary: "Runner: lines of the run's log (redacted again, stamped with the service's clock)",
+      ...asRunner,
+      requestBody: { required: true, ...json(LOG_SCHEMA) },
+      responses: {
+        '200': { description: 'appended', ...json({ type: 'object', properties: { appended: { type: 'integer' } } }) },
+        ...runnerErrors,
+      },
+    },
+  },
+];
+
 export function openApiDocument(): object {
   const paths: Record<string, Record<string, object>> = {};
-  for (const r of ROUTES) (paths[r.path] ??= {})[r.method] = r.op;
+  for (const r of [...ROUTES, ...RUNNER_ROUTES]) (paths[r.path] ??= {})[r.method] = r.op;
   return {
     openapi: '3.1.0',
     info: {
@@ -330,7 +421,10 @@ export function openApiDocument(): object {
     security: [{ apiKey: [] }],
     paths,
     components: {
-      securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'X-Api-Key' } },
+      securitySchemes: {
+        apiKey: { type: 'apiKey', in: 'header', name: 'X-Api-Key' },
+        runnerToken: { type: 'http', scheme: 'bearer', description: "a run's runner credential (its Job's Secret)" },
+      },
       schemas: { CreateScaffold: CREATE_SCHEMA, Run: RUN_VIEW, Event: EVENT, Error: ERROR },
     },
   };

@@ -22,9 +22,8 @@ import { Metrics } from '../metrics/metrics';
 
 export const STEP_SCOPE = Symbol('STEP_SCOPE');
 
-/** Which runs this process works on (all, or one run in its Job) and where it may reach the target cluster. */
+/** Where the steps may reach the target cluster and credentials Secrets (where the management cluster is reachable). */
 export interface StepScope {
-  onlyRunId?: string;
   targets?: TargetClusters;
   credentials?: SuppliedCredentialsSource;
 }
@@ -67,7 +66,7 @@ export class StepConsumers implements EventConsumer {
       onHandoff,
     };
     this.specs = LOCAL_STEP_HANDLERS.map((handler) => ({
-      options: stepConsumer(handler.step, config.steps, scope.onlyRunId),
+      options: stepConsumer(handler.step, config.steps),
       handle: new StepProcessor(handler, deps).handle,
       shutdownGraceMs: config.shutdownGraceMs,
     }));

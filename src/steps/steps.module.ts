@@ -5,12 +5,12 @@ import { SUPPLIED_CREDENTIALS, TARGET_CLUSTERS } from '../kubernetes/credentials
 import { STEP_SCOPE, StepConsumers, StepScope } from './step-consumers';
 
 /**
- * The step consumers (infra pass, sealed-secrets wait, certificate fetch, full pass) for every run or
- * one. They reach the new cluster and credentials Secrets where the management-cluster module is imported.
+ * The step consumers (infra pass, sealed-secrets wait, certificate fetch, full pass) of the service (the
+ * local executor). They reach the new cluster and credentials Secrets where the management-cluster module is imported.
  */
 @Module({})
 export class StepsModule {
-  static forRoot(onlyRunId?: string): DynamicModule {
+  static forRoot(): DynamicModule {
     const scope = {
       provide: STEP_SCOPE,
       inject: [
@@ -18,7 +18,6 @@ export class StepsModule {
         { token: SUPPLIED_CREDENTIALS, optional: true },
       ],
       useFactory: (targets?: TargetClusters, credentials?: SuppliedCredentialsSource): StepScope => ({
-        onlyRunId,
         targets,
         credentials,
       }),

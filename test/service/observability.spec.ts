@@ -113,16 +113,15 @@ describe('observability: metrics, OpenAPI, log redaction', () => {
     expect(text).toContain(`\nscaffold_build_info{version="${version}",node_version="${process.version}"} 1\n`);
   });
 
-  it("labels a runner's per-run consumers with their step: one series per step, pending summed, lag the furthest behind", async () => {
+  it('labels each durable consumer with its name: pending and lag of the step consumers and the projector', async () => {
     const [runA, runB] = [randomUUID(), randomUUID()];
     const text = await scrapeOfStream(async ({ name, subject, store }) => {
       for (const run of [runA, runA, runA, runB, runB]) await store.js.publish(subject(run), '{}');
-      for (const run of [runA, runB])
-        await store.jsm.consumers.add(name, {
-          durable_name: durableNameFor('infra-pass', run),
-          ack_policy: AckPolicy.Explicit,
-          filter_subject: subject(run),
-        });
+      await store.jsm.consumers.add(name, {
+        durable_name: durableNameFor('infra-pass'),
+        ack_policy: AckPolicy.Explicit,
+        filter_subject: subject('*'),
+      });
       await store.jsm.consumers.add(name, {
         durable_name: PROJECTOR,
         ack_policy: AckPolicy.Explicit,

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { ACK, Delivery, InMemoryEventStore, InMemoryRunInputs, InMemoryRunLogStore } from '../../event-store/src';
-import { EventDraft, STEPS } from '../../events/src';
+import type { EventDraft } from '../../events/src';
 import { RunCommands } from '../../run-decider/src';
 import type { StepSettings } from './settings';
 import { StepError, StepHandler } from './step-handlers';
-import { durableNameFor, stepDurableOf, StepProcessor } from './step-processor';
+import { StepProcessor } from './step-processor';
 import { SCAFFOLD_REQUEST } from '../../../test/support/run-fixtures';
 
 const request = SCAFFOLD_REQUEST;
@@ -156,16 +156,5 @@ describe('StepProcessor (in-memory event store)', () => {
     expect(await processor(async () => ((ran = true), infraPushed)).handle(await delivery())).toEqual(ACK);
     expect(ran).toBe(false);
     expect(await types()).toEqual(['ScaffoldRequested', 'ScaffoldCancelRequested', 'ScaffoldCancelled']);
-  });
-});
-
-describe('step consumer names', () => {
-  it("names a runner's per-run consumer back to its step's, and leaves other names as they are", () => {
-    for (const step of STEPS) {
-      expect(stepDurableOf(durableNameFor(step, randomUUID()))).toBe(durableNameFor(step));
-      expect(stepDurableOf(durableNameFor(step))).toBe(durableNameFor(step));
-    }
-    for (const other of ['projector', 'job-launcher', 'step-', 'step--run-x', 'replay-run-1'])
-      expect(stepDurableOf(other)).toBe(other);
   });
 });

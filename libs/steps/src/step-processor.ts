@@ -1,5 +1,5 @@
 import type { Delivery, Disposition, ProcessorOptions, RunInputs, RunLogStore } from '../../event-store/src';
-import { ACK, ALL_RUNS, nakAfter, retryDelayMs, runSubject } from '../../event-store/src';
+import { ACK, ALL_RUNS, nakAfter, retryDelayMs } from '../../event-store/src';
 import type { Step, StoredEvent } from '../../events/src';
 import { isTerminal, RunCommandPort, triggers } from '../../run-decider/src';
 import { IN_PROCESS_GENERATOR, TreeGenerator } from '../../generator/src';
@@ -35,26 +35,14 @@ export interface StepDependencies {
   onAttempt?: (step: string, outcome: 'succeeded' | 'failed', seconds: number) => void;
 }
 
-const STEP_PREFIX = 'step-';
-const RUN_INFIX = '-run-';
+/** A step's durable consumer in the service: `step-<step>`, shared by every replica. */
+export const durableNameFor = (step: string) => `step-${step}`;
 
-/** A step's durable consumer: `step-<step>` for every run (the service), `step-<step>-run-<run id>` for one run (a runner Job). */
-export const durableNameFor = (step: string, runId?: string) => STEP_PREFIX + step + (runId ? RUN_INFIX + runId : '');
-
-/**
- * The step-wide name of a consumer: a runner's per-run consumer counts as `step-<step>`, so one series
- * per step stands for any number of runs (metrics labels stay bounded); other names are returned as they are.
- */
-export function stepDurableOf(consumer: string): string {
-  const runAt = consumer.lastIndexOf(RUN_INFIX);
-  return consumer.startsWith(STEP_PREFIX) && runAt > STEP_PREFIX.length ? consumer.slice(0, runAt) : consumer;
-}
-
-/** The consumer a step's processor pulls from: every run (the service), or one run (its Job's runner). */
-export function stepConsumer(step: Step, settings: StepSettings, onlyRunId?: string): ProcessorOptions {
+/** The consumer a step's processor pulls from: every run's events. */
+export function stepConsumer(step: Step, settings: StepSettings): ProcessorOptions {
   return {
-    durable: durableNameFor(step, onlyRunId),
-    filterSubject: onlyRunId ? runSubject(onlyRunId) : ALL_RUNS,
+    durable: durableNameFor(step),
+    filterSubject: ALL_RUNS,
     ackWaitMs: settings.ackWaitMs,
     concurrency: settings.concurrency,
   };
