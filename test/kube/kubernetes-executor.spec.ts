@@ -9,6 +9,7 @@ import { runJob, runnerAccess } from '../support/runner-job';
 import { bareRepo, gitLog, TestDatabase, TestNats } from '../support/services';
 import { api, RunningService, startService, waitFor } from '../support/service';
 import { unsealManifest } from '../support/unseal';
+import { SUCCEEDED_RUN_EVENTS } from '../support/run-fixtures';
 
 jest.setTimeout(120_000);
 
@@ -94,14 +95,7 @@ describe('EXECUTOR=kubernetes: Jobs, the runner, the watcher (test API servers, 
       true,
     );
     const events = all.filter((e: any) => e.type !== 'StepProgress');
-    expect(events.map((e: any) => e.type)).toEqual([
-      'ScaffoldRequested',
-      'InfraPushed',
-      'SealedSecretsReady',
-      'CertFetched',
-      'FullPushed',
-      'ScaffoldSucceeded',
-    ]);
+    expect(events.map((e: any) => e.type)).toEqual(SUCCEEDED_RUN_EVENTS);
     expect(done.progress).toBeNull();
     expect(events[0].data.target).toEqual({
       kind: 'kubeconfig_secret',

@@ -5,6 +5,7 @@ import { FakeKube } from '../support/fake-kube';
 import { api, RunningService, startService, untilTerminal } from '../support/service';
 import { bareRepo, gitLog, TestDatabase, TestNats } from '../support/services';
 import { unsealManifest } from '../support/unseal';
+import { SUCCEEDED_RUN_EVENTS } from '../support/run-fixtures';
 
 jest.setTimeout(120_000);
 
@@ -65,14 +66,7 @@ describe('EXECUTOR=local with a kubeconfig_secret target (test API servers, real
     const events = (await api(svc.base, 'GET', `/api/v1/scaffolds/${created.json.id}/events`)).json.items.filter(
       (e: any) => e.type !== 'StepProgress',
     );
-    expect(events.map((e: any) => e.type)).toEqual([
-      'ScaffoldRequested',
-      'InfraPushed',
-      'SealedSecretsReady',
-      'CertFetched',
-      'FullPushed',
-      'ScaffoldSucceeded',
-    ]);
+    expect(events.map((e: any) => e.type)).toEqual(SUCCEEDED_RUN_EVENTS);
     expect(events[2].data.controller).toEqual({ namespace: 'kube-system', name: controller });
     expect(gitLog(remote.dir)).toHaveLength(3);
     const sealed = parse(

@@ -2,9 +2,13 @@ import { connect } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { rebuildProjection } from '../../src/projection/rebuild';
 import { makeRsaCert } from '../support/certs';
-import { createBody } from '../support/run-fixtures';
+import { createBody, SUCCEEDED_RUN_EVENTS } from '../support/run-fixtures';
 import { api, RunningService, startService, untilTerminal, waitFor } from '../support/service';
 import { bareRepo, readModelRows, runCommits, TestDatabase, TestNatsCluster } from '../support/services';
+import { jobNameFor } from '../../libs/kube/src';
+import { FakeKube } from '../support/fake-kube';
+import { tempDir } from '../support/files';
+import { runJob, runnerAccess } from '../support/runner-job';
 
 jest.setTimeout(240_000);
 
@@ -150,26 +154,8 @@ describe('a 3-node JetStream cluster with R3 streams, nodes failing one at a tim
         expect(ids.has(e.id)).toBe(false);
         ids.add(e.id);
       }
-      const results = events
-        .map((e) => e.type)
-        .filter((t) =>
-          [
-            'ScaffoldRequested',
-            'InfraPushed',
-            'SealedSecretsReady',
-            'CertFetched',
-            'FullPushed',
-            'ScaffoldSucceeded',
-          ].includes(t),
-        );
-      expect(results).toEqual([
-        'ScaffoldRequested',
-        'InfraPushed',
-        'SealedSecretsReady',
-        'CertFetched',
-        'FullPushed',
-        'ScaffoldSucceeded',
-      ]);
+      const results = events.map((e) => e.type).filter((t) => SUCCEEDED_RUN_EVENTS.includes(t));
+      expect(results).toEqual(SUCCEEDED_RUN_EVENTS);
     }
 
     await waitFor('the projection to catch up', async () => {
@@ -187,6 +173,60 @@ describe('a 3-node JetStream cluster with R3 streams, nodes failing one at a tim
         return i.cluster?.replicas?.length === 2 && i.cluster.replicas.every((r) => r.current) ? i : undefined;
       });
       expect(s.config.num_replicas).toBe(3);
+    }
+  });
+
+  it('with EXECUTOR=kubernetes: runner Jobs report through the service while the stream leader dies, and every run ends once', async () => {
+    await svc.stop();
+    const management = await new FakeKube().start();
+    const jobsDb = await TestDatabase.create();
+    svc = await startService({
+      NATS_URL: cluster.url,
+      DATABASE_URL: jobsDb.url,
+      STREAM_REPLICAS: '3',
+      ACK_WAIT_SECONDS: '10',
+      EXECUTOR: 'kubernetes',
+      KUBECONFIG: management.kubeconfigFile(),
+      JOB_WATCH_INTERVAL_SECONDS: '0.5',
+    });
+    try {
+      const runs: Array<{ id: string; remote: { dir: string; url: string } }> = [];
+      for (const [i, remote] of remotes.entries()) {
+        const body = createBody(`c-job-${i}`, remote.url, cert.certPem);
+        const created = await api(svc.base, 'POST', '/api/v1/scaffolds', body);
+        expect(created.status).toBe(202);
+        runs.push({ id: created.json.id, remote });
+      }
+      const jobs = await Promise.all(
+        runs.map(async ({ id }) => {
+          await waitFor('the Job', async () => management.jobs.get(`kubeopera-provisioning/${jobNameFor(id)}`));
+          return runJob(id, {
+            ...(await runnerAccess(management, id, svc.base)),
+            WORK_DIR: tempDir('cluster-runner'),
+            GIT_ALLOWED_SCHEMES: 'file',
+            REGISTRY_SERVER: 'registry.test.example.com',
+            REGISTRY_USERNAME: 'job-puller',
+            REGISTRY_PASSWORD: 'JobRegistryPassword-0a1b2c3d4e',
+            LOG_LEVEL: 'warn',
+          });
+        }),
+      );
+      const leader = (await streamInfo('SCAFFOLD_EVENTS')).cluster!.leader!;
+      await restart(cluster.node(leader), 'SIGKILL');
+      const finished = await Promise.all(jobs);
+      for (const job of finished) expect([job.code, job.output]).toEqual([0, expect.any(String)]);
+      for (const { id, remote } of runs) {
+        expect((await untilTerminal(svc.base, id, 120_000)).status).toBe('succeeded');
+        expect(runCommits(remote.dir, id).sort()).toEqual(['full', 'infra']);
+        const { events } = await waitFor(`run ${id} read`, () => svc.runtime.store.readRun(id).catch(() => undefined));
+        expect(events.map((e) => e.type).filter((t) => t !== 'StepProgress')).toEqual(SUCCEEDED_RUN_EVENTS);
+        expect(new Set(events.map((e) => e.id)).size).toBe(events.length);
+      }
+    } finally {
+      await svc.stop();
+      svc = undefined as unknown as RunningService;
+      await management.stop();
+      await jobsDb.drop();
     }
   });
 });

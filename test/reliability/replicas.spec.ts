@@ -3,6 +3,7 @@ import { makeRsaCert } from '../support/certs';
 import { bareRepo, TestDatabase, TestNats } from '../support/services';
 import { api, RunningService, startService, waitFor } from '../support/service';
 import { report } from '../support/report';
+import { SUCCEEDED_RUN_EVENTS } from '../support/run-fixtures';
 
 jest.setTimeout(180_000);
 
@@ -55,14 +56,7 @@ describe('two replicas against one NATS and one PostgreSQL', () => {
     for (const [i, id] of ids.entries()) {
       const items = (await api(replicas[1].base, 'GET', `/api/v1/scaffolds/${id}/events`)).json.items;
       const types = items.map((e: any) => e.type);
-      expect(types).toEqual([
-        'ScaffoldRequested',
-        'InfraPushed',
-        'SealedSecretsReady',
-        'CertFetched',
-        'FullPushed',
-        'ScaffoldSucceeded',
-      ]);
+      expect(types).toEqual(SUCCEEDED_RUN_EVENTS);
       const log = (await api(replicas[0].base, 'GET', `/api/v1/scaffolds/${id}/logs`)).text;
       for (const step of ['infra-pass', 'sealed-secrets-wait', 'cert-fetch', 'full-pass'])
         expect({ log, starts: log.match(new RegExp(`\\[${step}\\] ${step} started`, 'g'))?.length }).toMatchObject({

@@ -2,26 +2,17 @@ import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { jobNameFor } from '../../libs/kube/src';
 import { makeRsaCert } from '../support/certs';
+import { FailoverProxy } from '../support/failover-proxy';
 import { FakeKube } from '../support/fake-kube';
 import { tempDir } from '../support/files';
 import { report } from '../support/report';
-import { createBody } from '../support/run-fixtures';
+import { createBody, SUCCEEDED_RUN_EVENTS } from '../support/run-fixtures';
 import { runJob, runnerAccess } from '../support/runner-job';
 import { api, untilTerminal, waitFor } from '../support/service';
 import { ServiceProcess } from '../support/service-process';
 import { bareRepo, runCommits, TestDatabase, TestNats } from '../support/services';
 
 jest.setTimeout(300_000);
-
-/** Events a run has exactly once when it succeeded, whatever was killed on the way. */
-const ONCE = [
-  'ScaffoldRequested',
-  'InfraPushed',
-  'SealedSecretsReady',
-  'CertFetched',
-  'FullPushed',
-  'ScaffoldSucceeded',
-];
 
 /** A remote whose pushes take a second (a pre-receive hook), so kills land while steps push and report. */
 function slowRemote() {
@@ -83,7 +74,7 @@ describe('Jobs report through the service (#28): kills of the service or of a ru
     expect(runCommits(gitDir, id).sort()).toEqual(['full', 'infra']);
     const events = (await api(svc.base, 'GET', `/api/v1/scaffolds/${id}/events`)).json.items;
     const types = events.map((e: any) => e.type).filter((t: string) => t !== 'StepProgress');
-    expect(types).toEqual(ONCE);
+    expect(types).toEqual(SUCCEEDED_RUN_EVENTS);
     expect(new Set(events.map((e: any) => e.id)).size).toBe(events.length);
   }
 
@@ -113,6 +104,31 @@ describe('Jobs report through the service (#28): kills of the service or of a ru
       `runner reports across 3 service kills (outages ${outages.join(', ')} ms): 3 runs each once, ${retried} runners retried`,
     );
     await svc.kill('SIGTERM');
+  });
+
+  it('two replicas behind one address, one killed while runners report: the runners go on through the other', async () => {
+    const replica = await ServiceProcess.create({ ...svc.env, WORK_DIR: tempDir('replica-work') });
+    await svc.start();
+    await replica.start();
+    const proxy = await FailoverProxy.start([svc.port, replica.port]);
+    try {
+      const remotes = [slowRemote(), slowRemote(), slowRemote()];
+      const ids: string[] = [];
+      for (const [i, remote] of remotes.entries()) ids.push(await submit(`replica-${i}`, remote.url));
+      const envs = await Promise.all(ids.map((id) => runnerEnv(id, { SCAFFOLDER_URL: proxy.url })));
+      const jobs = ids.map((id, i) => runJob(id, envs[i]));
+      await new Promise((r) => setTimeout(r, 1500));
+      await svc.kill('SIGKILL');
+      const finished = await Promise.all(jobs);
+      for (const job of finished) expect([job.code, job.output]).toEqual([0, expect.any(String)]);
+      await svc.start();
+      for (const [i, id] of ids.entries()) await expectSucceededOnce(id, remotes[i].dir);
+      report('runner reports through two replicas behind one address, one killed mid-run: 3 runs each once');
+    } finally {
+      await proxy.stop();
+      if (replica.running) await replica.kill('SIGTERM');
+      if (svc.running) await svc.kill('SIGTERM');
+    }
   });
 
   it.each(['after-push:infra', 'after-append:infra-pass', 'after-push:full'])(

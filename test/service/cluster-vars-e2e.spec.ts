@@ -10,6 +10,7 @@ import { bareRepo } from '../support/services';
 import { api, API_KEY, eventCount, untilTerminal } from '../support/service';
 import { useServiceStack } from '../support/service-stack';
 import { unsealManifest } from '../support/unseal';
+import { SUCCEEDED_RUN_EVENTS } from '../support/run-fixtures';
 
 jest.setTimeout(120_000);
 
@@ -87,14 +88,7 @@ describe('scaffold service with a cluster-vars reference (phased platform)', () 
     for (const p of withBase64(SHIPPED_PLANTED)) expect(everything).not.toContain(p);
 
     const events = (await api(stack.svc.base, 'GET', `/api/v1/scaffolds/${created.json.id}/events`)).json.items;
-    expect(events.map((e: any) => e.type)).toEqual([
-      'ScaffoldRequested',
-      'InfraPushed',
-      'SealedSecretsReady',
-      'CertFetched',
-      'FullPushed',
-      'ScaffoldSucceeded',
-    ]);
+    expect(events.map((e: any) => e.type)).toEqual(SUCCEEDED_RUN_EVENTS);
     expect(events[0].data.cluster_vars).toEqual(body('kiwi').cluster_vars);
   });
 

@@ -7,6 +7,7 @@ import { ageIdentity, sopsOpen } from '../support/sops-open';
 import { bareRepo, gitLog } from '../support/services';
 import { api, API_KEY, eventCount, untilTerminal, waitFor } from '../support/service';
 import { useServiceStack } from '../support/service-stack';
+import { SUCCEEDED_RUN_EVENTS } from '../support/run-fixtures';
 
 jest.setTimeout(120_000);
 
@@ -84,14 +85,7 @@ describe('scaffold service end to end (real NATS JetStream, PostgreSQL, git)', (
     expect(message).toContain('Scaffold-Pass: full');
 
     const history = await api(stack.svc.base, 'GET', `/api/v1/scaffolds/${id}/events`);
-    expect(history.json.items.map((e: any) => e.type)).toEqual([
-      'ScaffoldRequested',
-      'InfraPushed',
-      'SealedSecretsReady',
-      'CertFetched',
-      'FullPushed',
-      'ScaffoldSucceeded',
-    ]);
+    expect(history.json.items.map((e: any) => e.type)).toEqual(SUCCEEDED_RUN_EVENTS);
     expect(history.json.items.every((e: any, i: number, all: any[]) => i === 0 || e.seq > all[i - 1].seq)).toBe(true);
     expect(history.json.items[0]).toMatchObject({
       schema_version: 1,

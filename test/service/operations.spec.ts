@@ -4,7 +4,7 @@ import { connect } from '@nats-io/transport-node';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { jetstream } from '@nats-io/jetstream';
 import { makeRsaCert } from '../support/certs';
-import { createBody } from '../support/run-fixtures';
+import { createBody, SUCCEEDED_RUN_EVENTS } from '../support/run-fixtures';
 import { bareRepo, gitLog } from '../support/services';
 import { api, API_KEY, waitFor } from '../support/service';
 import { useServiceStack } from '../support/service-stack';
@@ -37,14 +37,7 @@ describe('operations: live progress, audit log, re-drive, old event versions', (
     const live = await readSse(`${stack.svc.base}/api/v1/scaffolds/${id}/events/stream`, { 'x-api-key': API_KEY });
     expect(live.status).toBe(200);
     expect(live.contentType).toMatch(/^text\/event-stream/);
-    expect(live.events.map((e) => e.event)).toEqual([
-      'ScaffoldRequested',
-      'InfraPushed',
-      'SealedSecretsReady',
-      'CertFetched',
-      'FullPushed',
-      'ScaffoldSucceeded',
-    ]);
+    expect(live.events.map((e) => e.event)).toEqual(SUCCEEDED_RUN_EVENTS);
     expect(live.events.every((e) => String(e.data.seq) === e.id)).toBe(true);
     const resumed = await readSse(`${stack.svc.base}/api/v1/scaffolds/${id}/events/stream`, {
       'x-api-key': API_KEY,

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Client } from 'pg';
 import { main } from '../../src/ctl';
 import { makeRsaCert } from '../support/certs';
-import { createBody } from '../support/run-fixtures';
+import { createBody, SUCCEEDED_RUN_EVENTS } from '../support/run-fixtures';
 import { bareRepo, readModelRows } from '../support/services';
 import { API_KEY, api, waitFor } from '../support/service';
 import { tempDir } from '../support/files';
@@ -65,14 +65,7 @@ describe('scaffolderctl against real NATS and PostgreSQL', () => {
   it('prints a run history', async () => {
     const { code, lines } = await ctl('events', ids[0], '--json');
     expect(code).toBe(0);
-    expect(lines.map((l) => JSON.parse(l).type)).toEqual([
-      'ScaffoldRequested',
-      'InfraPushed',
-      'SealedSecretsReady',
-      'CertFetched',
-      'FullPushed',
-      'ScaffoldSucceeded',
-    ]);
+    expect(lines.map((l) => JSON.parse(l).type)).toEqual(SUCCEEDED_RUN_EVENTS);
     expect((await ctl('events', '00000000-0000-4000-8000-000000000000')).code).toBe(2);
   });
 

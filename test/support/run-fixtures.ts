@@ -21,3 +21,13 @@ export const createBody = (cluster: string, repoUrl: string, certPem: string) =>
   repo: { url: repoUrl, branch: 'main' },
   target: { sealing_cert_pem: certPem },
 });
+
+/** The events of a run that succeeded, in order, each once (StepProgress and retries aside). */
+export const SUCCEEDED_RUN_EVENTS: readonly string[] = [
+  'ScaffoldRequested',
+  'InfraPushed',
+  'SealedSecretsReady',
+  'CertFetched',
+  'FullPushed',
+  'ScaffoldSucceeded',
+];
