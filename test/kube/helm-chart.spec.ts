@@ -305,14 +305,13 @@ describe('Helm chart, non-default values', () => {
     ).toEqual(['release-gitops-scaffolder', 'release-gitops-scaffolder-runner']);
   });
 
-  it('gives the service and the runner Jobs their own NATS identity from Secrets, and PostgreSQL its CA', async () => {
+  it('gives the service its NATS identity from a Secret and PostgreSQL its CA; the runner Jobs get no NATS settings', async () => {
     const secured = await helmTemplate({
       nats: {
         serviceSecret: 'nats-service',
-        runnerSecret: 'nats-runner',
         passwordFile: '/var/run/secrets/nats/password',
         tlsCaFile: '/var/run/secrets/nats/ca.crt',
-        user: { service: 'scaffolder-service', runner: 'scaffolder-runner' },
+        user: { service: 'scaffolder-service' },
       },
       database: { sslCaSecret: 'postgres-ca' },
     });
@@ -323,14 +322,11 @@ describe('Helm chart, non-default values', () => {
       NATS_PASSWORD_FILE: '/var/run/secrets/nats/password',
       NATS_TLS_CA: '/var/run/secrets/nats/ca.crt',
       NATS_INBOX_PREFIX: '_INBOX_scaffolder',
-      JOB_NATS_SECRET: 'nats-runner',
       DATABASE_SSL_CA: '/var/run/secrets/postgres/ca.crt',
     });
-    expect(runner).toMatchObject({
-      NATS_USER: 'scaffolder-runner',
-      NATS_PASSWORD_FILE: '/var/run/secrets/nats/password',
-      NATS_INBOX_PREFIX: '_INBOX_scaffolder_runner',
-    });
+    // The runner reads and reports its run through the service's runner API: no NATS login, no stream settings.
+    expect(Object.keys(runner).filter((k) => k.startsWith('NATS_') || k === 'STREAM_REPLICAS')).toEqual([]);
+    expect(JSON.stringify(secured.map((r) => r.obj))).not.toMatch(/JOB_NATS_SECRET/);
     expect(Object.values({ ...service, ...runner }).join(' ')).not.toMatch(/scaffolder-service-password/);
     const pod = one(secured, 'Deployment').spec.template.spec;
     expect(pod.containers[0].volumeMounts).toEqual(
@@ -392,6 +388,8 @@ describe('Helm chart, non-default values', () => {
     [{ replicaCount: 'three' }, /replicaCount/],
     [{ imagePullSecrets: ['corp-registry'] }, /imagePullSecrets/],
     [{ unknownSetting: true }, /unknownSetting/],
+    // The runner's NATS identity is gone: an old values file naming it fails instead of being ignored.
+    [{ nats: { runnerSecret: 'nats-runner' } }, /runnerSecret/],
   ])('refuses values the schema rules out: %j', async (values, field) => {
     expect(await helmTemplateError(values)).toMatch(field);
   });

@@ -135,18 +135,3 @@ securityContext:
 {{- range .Values.imagePullSecrets }}{{ $names = append $names .name }}{{ end }}
 {{- join "," $names }}
 {{- end }}
-
-{{/* NATS settings shared by the service and the runner ConfigMaps (file paths and names only, never a secret). */}}
-{{- define "gitops-scaffolder.natsSettings" -}}
-{{- $n := .root.Values.nats }}
-NATS_URL: {{ .root.Values.config.natsUrl | quote }}
-NATS_CREDS: {{ $n.credsFile | quote }}
-NATS_NKEY_SEED_FILE: {{ $n.nkeySeedFile | quote }}
-NATS_USER: {{ index $n.user .role | quote }}
-NATS_PASSWORD_FILE: {{ $n.passwordFile | quote }}
-NATS_TOKEN_FILE: {{ $n.tokenFile | quote }}
-NATS_TLS_CA: {{ $n.tlsCaFile | quote }}
-NATS_TLS_CERT: {{ $n.tlsCertFile | quote }}
-NATS_TLS_KEY: {{ $n.tlsKeyFile | quote }}
-NATS_INBOX_PREFIX: {{ index $n.inboxPrefix .role | quote }}
-{{- end }}
