@@ -46,6 +46,7 @@ const CUSTOM = {
   ],
   credentialsSecretNamespaces: [{ namespace: 'customer-secrets', secretNames: ['acme-credentials'] }],
   secrets: { service: 'scaffolder-service', runner: 'scaffolder-runner', git: '', apiKeysFile: 'scaffolder-api-keys' },
+  jobs: { serviceUrl: 'https://scaffolder.corp.example/runner' },
   probes: {
     liveness: { periodSeconds: 30, failureThreshold: 4 },
     readiness: { periodSeconds: 5, failureThreshold: 2 },
@@ -182,6 +183,14 @@ describe('Helm chart, default values (helm template and helm lint --strict)', ()
     expect(one(objects, 'ConfigMap', cm.data.JOB_CONFIGMAP).metadata.namespace).toBe('kubeopera-provisioning');
   });
 
+  it("tells the service where its runner Jobs reach it: this release's Service, by its in-cluster name and port", () => {
+    const cm = one(objects, 'ConfigMap', 'release-gitops-scaffolder');
+    const service = one(objects, 'Service', 'release-gitops-scaffolder');
+    expect(cm.data.RUNNER_SERVICE_URL).toBe(
+      `http://${service.metadata.name}.kubeopera-core.svc:${service.spec.ports[0].port}`,
+    );
+  });
+
   it('gives the service (which checks cluster_vars) and the runner Jobs (which generate) the same reference, one the image holds', () => {
     const service = one(objects, 'ConfigMap', 'release-gitops-scaffolder').data;
     const runner = one(objects, 'ConfigMap', 'release-gitops-scaffolder-runner').data;
@@ -228,6 +237,12 @@ describe('Helm chart, non-default values', () => {
     expect(cm.data.RUNNER_IMAGE).toBe('registry.corp/scaffolder-runner:9.9.9');
     expect(one(objects, 'ServiceAccount', 'fleet-gitops-scaffolder').metadata.annotations).toEqual(
       CUSTOM.serviceAccount.annotations,
+    );
+  });
+
+  it('hands the runner Jobs jobs.serviceUrl as the way to the service', () => {
+    expect(one(objects, 'ConfigMap', 'fleet-gitops-scaffolder').data.RUNNER_SERVICE_URL).toBe(
+      'https://scaffolder.corp.example/runner',
     );
   });
 
@@ -390,6 +405,8 @@ describe('Helm chart, non-default values', () => {
     [{ unknownSetting: true }, /unknownSetting/],
     // The runner's NATS identity is gone: an old values file naming it fails instead of being ignored.
     [{ nats: { runnerSecret: 'nats-runner' } }, /runnerSecret/],
+    // What RUNNER_SERVICE_URL accepts (src/config/env.schema.ts): no credentials in the URL.
+    [{ jobs: { serviceUrl: 'https://user:secret@scaffolder.corp.example' } }, /serviceUrl/],
   ])('refuses values the schema rules out: %j', async (values, field) => {
     expect(await helmTemplateError(values)).toMatch(field);
   });
