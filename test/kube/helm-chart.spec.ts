@@ -151,7 +151,12 @@ describe('Helm chart, default values (helm template and helm lint --strict)', ()
       { apiGroups: ['batch'], resources: ['jobs'], verbs: ['create', 'get', 'list'] },
       { apiGroups: [''], resources: ['pods'], verbs: ['list'] },
       { apiGroups: [''], resources: ['pods/log'], verbs: ['get'] },
+      // Each run's runner credential: created with the Job, read back on a relaunch, removed with the Job.
+      { apiGroups: [''], resources: ['secrets'], verbs: ['create', 'get'] },
     ]);
+    // Never list (every run's credential at once), update or delete Secrets there.
+    const secretVerbs = role.rules.filter((r: any) => r.resources.includes('secrets')).flatMap((r: any) => r.verbs);
+    expect(secretVerbs.sort()).toEqual(['create', 'get']);
     expect(one(objects, 'RoleBinding', 'release-gitops-scaffolder-jobs').subjects).toEqual([
       { kind: 'ServiceAccount', name: 'release-gitops-scaffolder', namespace: 'kubeopera-core' },
     ]);
