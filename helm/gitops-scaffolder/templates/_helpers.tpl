@@ -46,6 +46,20 @@ app.kubernetes.io/name: {{ include "gitops-scaffolder.name" . }}
 app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end }}
 
+{{/*
+The labels that select the service's pods but not the migration hook's pod, which carries the release's
+labels too: what the Service, the PodDisruptionBudget and the runner Jobs' NetworkPolicy point at.
+*/}}
+{{- define "gitops-scaffolder.servicePodSelector" -}}
+{{ include "gitops-scaffolder.selectorLabels" . }}
+app.kubernetes.io/component: service
+{{- end }}
+
+{{/* The port the service container listens on (its PORT; the Service's targetPort "http"): runner Jobs reach it there. */}}
+{{- define "gitops-scaffolder.containerPort" -}}
+8080
+{{- end }}
+
 {{- define "gitops-scaffolder.serviceAccountName" -}}
 {{- include "gitops-scaffolder.fullname" . }}
 {{- end }}
