@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { scaffoldJob } from '../../libs/kube/src/job-spec';
 import { helmLint, helmTemplate, helmTemplateError, Rendered } from '../support/helm';
 
 /** Every object the chart renders, through the real helm binary (4.x). */
@@ -14,6 +15,22 @@ const serviceContainer = (objects: Rendered[]) => one(objects, 'Deployment').spe
 const DNS_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const matches = (selector: Record<string, string>, labels: Record<string, string>) =>
   Object.entries(selector).every(([k, v]) => labels?.[k] === v);
+/** A run's Job as the service builds it from the settings the chart gives it. */
+const runnerJob = (objects: Rendered[]) => {
+  const cm = one(objects, 'ConfigMap', 'release-gitops-scaffolder').data;
+  return scaffoldJob('11111111-2222-4333-8444-555555555555', {
+    namespace: cm.JOB_NAMESPACE,
+    image: cm.RUNNER_IMAGE,
+    serviceAccountName: cm.JOB_SERVICE_ACCOUNT,
+    configMapName: cm.JOB_CONFIGMAP,
+    envSecretNames: [cm.JOB_ENV_SECRETS],
+    gitSecretName: cm.JOB_GIT_SECRET,
+    serviceUrl: cm.RUNNER_SERVICE_URL,
+    backoffLimit: Number(cm.JOB_BACKOFF_LIMIT),
+    activeDeadlineSeconds: Number(cm.JOB_ACTIVE_DEADLINE_SECONDS),
+    ttlSecondsAfterFinished: Number(cm.JOB_TTL_SECONDS),
+  });
+};
 
 /** Values that differ from every default the chart has, to render each conditional branch. */
 const CUSTOM = {
@@ -46,7 +63,7 @@ const CUSTOM = {
   ],
   credentialsSecretNamespaces: [{ namespace: 'customer-secrets', secretNames: ['acme-credentials'] }],
   secrets: { service: 'scaffolder-service', runner: 'scaffolder-runner', git: '', apiKeysFile: 'scaffolder-api-keys' },
-  jobs: { serviceUrl: 'https://scaffolder.corp.example/runner' },
+  jobs: { serviceUrl: 'https://scaffolder.corp.example/runner', networkPolicy: { egressPorts: [443] } },
   probes: {
     liveness: { periodSeconds: 30, failureThreshold: 4 },
     readiness: { periodSeconds: 5, failureThreshold: 2 },
@@ -196,6 +213,39 @@ describe('Helm chart, default values (helm template and helm lint --strict)', ()
     );
   });
 
+  it("lets the runner Jobs' pods reach DNS, the service's pods on their port, and git and the API servers, not NATS", () => {
+    const policy = one(objects, 'NetworkPolicy', 'release-gitops-scaffolder-runner');
+    const job = runnerJob(objects);
+    expect(policy.metadata.namespace).toBe(job.metadata!.namespace);
+    expect(matches(policy.spec.podSelector.matchLabels, job.spec!.template.metadata!.labels!)).toBe(true);
+    expect(policy.spec.policyTypes).toEqual(['Egress']);
+    const service = one(objects, 'Service', 'release-gitops-scaffolder');
+    expect(policy.spec.egress).toEqual([
+      {
+        to: [{ namespaceSelector: {} }],
+        ports: [
+          { protocol: 'UDP', port: 53 },
+          { protocol: 'TCP', port: 53 },
+        ],
+      },
+      {
+        to: [
+          {
+            namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'kubeopera-core' } },
+            podSelector: { matchLabels: service.spec.selector },
+          },
+        ],
+        ports: [{ protocol: 'TCP', port: 8080 }],
+      },
+      { ports: [443, 22, 6443].map((port) => ({ protocol: 'TCP', port })) },
+    ]);
+    // The runner API: the service's pods (not the hook Job's) on the port their container listens on.
+    const pod = one(objects, 'Deployment').spec.template;
+    expect(matches(service.spec.selector, pod.metadata.labels)).toBe(true);
+    expect(serviceContainer(objects).ports).toEqual([{ name: 'http', containerPort: 8080 }]);
+    expect(policy.spec.egress.flatMap((rule: any) => rule.ports.map((p: any) => p.port))).not.toContain(4222);
+  });
+
   it('gives the service (which checks cluster_vars) and the runner Jobs (which generate) the same reference, one the image holds', () => {
     const service = one(objects, 'ConfigMap', 'release-gitops-scaffolder').data;
     const runner = one(objects, 'ConfigMap', 'release-gitops-scaffolder-runner').data;
@@ -245,10 +295,19 @@ describe('Helm chart, non-default values', () => {
     );
   });
 
-  it('hands the runner Jobs jobs.serviceUrl as the way to the service', () => {
+  it('hands the runner Jobs jobs.serviceUrl as the way to the service, and opens only the egress ports asked for', () => {
     expect(one(objects, 'ConfigMap', 'fleet-gitops-scaffolder').data.RUNNER_SERVICE_URL).toBe(
       'https://scaffolder.corp.example/runner',
     );
+    const policy = one(objects, 'NetworkPolicy', 'fleet-gitops-scaffolder-runner');
+    expect(policy.spec.egress.at(-1)).toEqual({ ports: [{ protocol: 'TCP', port: 443 }] });
+  });
+
+  it('renders no NetworkPolicy for runner Jobs when it is disabled, nor with executor local (no Jobs)', async () => {
+    const disabled = await helmTemplate({ jobs: { networkPolicy: { enabled: false } } });
+    expect(kinds(disabled, 'NetworkPolicy')).toEqual([]);
+    const local = await helmTemplate({ config: { executor: 'local', natsUrl: 'nats://nats:4222' } });
+    expect(kinds(local, 'NetworkPolicy')).toEqual([]);
   });
 
   it('adds a PodDisruptionBudget over the service pods (not the hook Job) with more than one replica', () => {
@@ -412,6 +471,7 @@ describe('Helm chart, non-default values', () => {
     [{ nats: { runnerSecret: 'nats-runner' } }, /runnerSecret/],
     // What RUNNER_SERVICE_URL accepts (src/config/env.schema.ts): no credentials in the URL.
     [{ jobs: { serviceUrl: 'https://user:secret@scaffolder.corp.example' } }, /serviceUrl/],
+    [{ jobs: { networkPolicy: { egressPorts: ['https'] } } }, /egressPorts/],
   ])('refuses values the schema rules out: %j', async (values, field) => {
     expect(await helmTemplateError(values)).toMatch(field);
   });
