@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { scaffoldJob } from '../../libs/kube/src/job-spec';
 import { helmLint, helmTemplate, helmTemplateError, Rendered } from '../support/helm';
 
 /** Every object the chart renders, through the real helm binary (4.x). */
@@ -14,6 +15,22 @@ const serviceContainer = (objects: Rendered[]) => one(objects, 'Deployment').spe
 const DNS_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const matches = (selector: Record<string, string>, labels: Record<string, string>) =>
   Object.entries(selector).every(([k, v]) => labels?.[k] === v);
+/** A run's Job as the service builds it from the settings the chart gives it. */
+const runnerJob = (objects: Rendered[]) => {
+  const cm = one(objects, 'ConfigMap', 'release-gitops-scaffolder').data;
+  return scaffoldJob('11111111-2222-4333-8444-555555555555', {
+    namespace: cm.JOB_NAMESPACE,
+    image: cm.RUNNER_IMAGE,
+    serviceAccountName: cm.JOB_SERVICE_ACCOUNT,
+    configMapName: cm.JOB_CONFIGMAP,
+    envSecretNames: [cm.JOB_ENV_SECRETS],
+    gitSecretName: cm.JOB_GIT_SECRET,
+    serviceUrl: cm.RUNNER_SERVICE_URL,
+    backoffLimit: Number(cm.JOB_BACKOFF_LIMIT),
+    activeDeadlineSeconds: Number(cm.JOB_ACTIVE_DEADLINE_SECONDS),
+    ttlSecondsAfterFinished: Number(cm.JOB_TTL_SECONDS),
+  });
+};
 
 /** Values that differ from every default the chart has, to render each conditional branch. */
 const CUSTOM = {
@@ -46,6 +63,7 @@ const CUSTOM = {
   ],
   credentialsSecretNamespaces: [{ namespace: 'customer-secrets', secretNames: ['acme-credentials'] }],
   secrets: { service: 'scaffolder-service', runner: 'scaffolder-runner', git: '', apiKeysFile: 'scaffolder-api-keys' },
+  jobs: { serviceUrl: 'https://scaffolder.corp.example/runner', networkPolicy: { egressPorts: [443] } },
   probes: {
     liveness: { periodSeconds: 30, failureThreshold: 4 },
     readiness: { periodSeconds: 5, failureThreshold: 2 },
@@ -150,7 +168,12 @@ describe('Helm chart, default values (helm template and helm lint --strict)', ()
       { apiGroups: ['batch'], resources: ['jobs'], verbs: ['create', 'get', 'list'] },
       { apiGroups: [''], resources: ['pods'], verbs: ['list'] },
       { apiGroups: [''], resources: ['pods/log'], verbs: ['get'] },
+      // Each run's runner credential: created with the Job, read back on a relaunch, removed with the Job.
+      { apiGroups: [''], resources: ['secrets'], verbs: ['create', 'get'] },
     ]);
+    // Never list (every run's credential at once), update or delete Secrets there.
+    const secretVerbs = role.rules.filter((r: any) => r.resources.includes('secrets')).flatMap((r: any) => r.verbs);
+    expect(secretVerbs.sort()).toEqual(['create', 'get']);
     expect(one(objects, 'RoleBinding', 'release-gitops-scaffolder-jobs').subjects).toEqual([
       { kind: 'ServiceAccount', name: 'release-gitops-scaffolder', namespace: 'kubeopera-core' },
     ]);
@@ -180,6 +203,47 @@ describe('Helm chart, default values (helm template and helm lint --strict)', ()
       'kubeopera-provisioning',
     );
     expect(one(objects, 'ConfigMap', cm.data.JOB_CONFIGMAP).metadata.namespace).toBe('kubeopera-provisioning');
+  });
+
+  it("tells the service where its runner Jobs reach it: this release's Service, by its in-cluster name and port", () => {
+    const cm = one(objects, 'ConfigMap', 'release-gitops-scaffolder');
+    const service = one(objects, 'Service', 'release-gitops-scaffolder');
+    expect(cm.data.RUNNER_SERVICE_URL).toBe(
+      `http://${service.metadata.name}.kubeopera-core.svc:${service.spec.ports[0].port}`,
+    );
+  });
+
+  it("lets the runner Jobs' pods reach DNS, the service's pods on their port, and git and the API servers, not NATS", () => {
+    const policy = one(objects, 'NetworkPolicy', 'release-gitops-scaffolder-runner');
+    const job = runnerJob(objects);
+    expect(policy.metadata.namespace).toBe(job.metadata!.namespace);
+    expect(matches(policy.spec.podSelector.matchLabels, job.spec!.template.metadata!.labels!)).toBe(true);
+    expect(policy.spec.policyTypes).toEqual(['Egress']);
+    const service = one(objects, 'Service', 'release-gitops-scaffolder');
+    expect(policy.spec.egress).toEqual([
+      {
+        to: [{ namespaceSelector: {} }],
+        ports: [
+          { protocol: 'UDP', port: 53 },
+          { protocol: 'TCP', port: 53 },
+        ],
+      },
+      {
+        to: [
+          {
+            namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'kubeopera-core' } },
+            podSelector: { matchLabels: service.spec.selector },
+          },
+        ],
+        ports: [{ protocol: 'TCP', port: 8080 }],
+      },
+      { ports: [443, 22, 6443].map((port) => ({ protocol: 'TCP', port })) },
+    ]);
+    // The runner API: the service's pods (not the hook Job's) on the port their container listens on.
+    const pod = one(objects, 'Deployment').spec.template;
+    expect(matches(service.spec.selector, pod.metadata.labels)).toBe(true);
+    expect(serviceContainer(objects).ports).toEqual([{ name: 'http', containerPort: 8080 }]);
+    expect(policy.spec.egress.flatMap((rule: any) => rule.ports.map((p: any) => p.port))).not.toContain(4222);
   });
 
   it('gives the service (which checks cluster_vars) and the runner Jobs (which generate) the same reference, one the image holds', () => {
@@ -229,6 +293,21 @@ describe('Helm chart, non-default values', () => {
     expect(one(objects, 'ServiceAccount', 'fleet-gitops-scaffolder').metadata.annotations).toEqual(
       CUSTOM.serviceAccount.annotations,
     );
+  });
+
+  it('hands the runner Jobs jobs.serviceUrl as the way to the service, and opens only the egress ports asked for', () => {
+    expect(one(objects, 'ConfigMap', 'fleet-gitops-scaffolder').data.RUNNER_SERVICE_URL).toBe(
+      'https://scaffolder.corp.example/runner',
+    );
+    const policy = one(objects, 'NetworkPolicy', 'fleet-gitops-scaffolder-runner');
+    expect(policy.spec.egress.at(-1)).toEqual({ ports: [{ protocol: 'TCP', port: 443 }] });
+  });
+
+  it('renders no NetworkPolicy for runner Jobs when it is disabled, nor with executor local (no Jobs)', async () => {
+    const disabled = await helmTemplate({ jobs: { networkPolicy: { enabled: false } } });
+    expect(kinds(disabled, 'NetworkPolicy')).toEqual([]);
+    const local = await helmTemplate({ config: { executor: 'local', natsUrl: 'nats://nats:4222' } });
+    expect(kinds(local, 'NetworkPolicy')).toEqual([]);
   });
 
   it('adds a PodDisruptionBudget over the service pods (not the hook Job) with more than one replica', () => {
@@ -305,14 +384,13 @@ describe('Helm chart, non-default values', () => {
     ).toEqual(['release-gitops-scaffolder', 'release-gitops-scaffolder-runner']);
   });
 
-  it('gives the service and the runner Jobs their own NATS identity from Secrets, and PostgreSQL its CA', async () => {
+  it('gives the service its NATS identity from a Secret and PostgreSQL its CA; the runner Jobs get no NATS settings', async () => {
     const secured = await helmTemplate({
       nats: {
         serviceSecret: 'nats-service',
-        runnerSecret: 'nats-runner',
         passwordFile: '/var/run/secrets/nats/password',
         tlsCaFile: '/var/run/secrets/nats/ca.crt',
-        user: { service: 'scaffolder-service', runner: 'scaffolder-runner' },
+        user: { service: 'scaffolder-service' },
       },
       database: { sslCaSecret: 'postgres-ca' },
     });
@@ -323,14 +401,11 @@ describe('Helm chart, non-default values', () => {
       NATS_PASSWORD_FILE: '/var/run/secrets/nats/password',
       NATS_TLS_CA: '/var/run/secrets/nats/ca.crt',
       NATS_INBOX_PREFIX: '_INBOX_scaffolder',
-      JOB_NATS_SECRET: 'nats-runner',
       DATABASE_SSL_CA: '/var/run/secrets/postgres/ca.crt',
     });
-    expect(runner).toMatchObject({
-      NATS_USER: 'scaffolder-runner',
-      NATS_PASSWORD_FILE: '/var/run/secrets/nats/password',
-      NATS_INBOX_PREFIX: '_INBOX_scaffolder_runner',
-    });
+    // The runner reads and reports its run through the service's runner API: no NATS login, no stream settings.
+    expect(Object.keys(runner).filter((k) => k.startsWith('NATS_') || k === 'STREAM_REPLICAS')).toEqual([]);
+    expect(JSON.stringify(secured.map((r) => r.obj))).not.toMatch(/JOB_NATS_SECRET/);
     expect(Object.values({ ...service, ...runner }).join(' ')).not.toMatch(/scaffolder-service-password/);
     const pod = one(secured, 'Deployment').spec.template.spec;
     expect(pod.containers[0].volumeMounts).toEqual(
@@ -392,6 +467,11 @@ describe('Helm chart, non-default values', () => {
     [{ replicaCount: 'three' }, /replicaCount/],
     [{ imagePullSecrets: ['corp-registry'] }, /imagePullSecrets/],
     [{ unknownSetting: true }, /unknownSetting/],
+    // The runner's NATS identity is gone: an old values file naming it fails instead of being ignored.
+    [{ nats: { runnerSecret: 'nats-runner' } }, /runnerSecret/],
+    // What RUNNER_SERVICE_URL accepts (src/config/env.schema.ts): no credentials in the URL.
+    [{ jobs: { serviceUrl: 'https://user:secret@scaffolder.corp.example' } }, /serviceUrl/],
+    [{ jobs: { networkPolicy: { egressPorts: ['https'] } } }, /egressPorts/],
   ])('refuses values the schema rules out: %j', async (values, field) => {
     expect(await helmTemplateError(values)).toMatch(field);
   });

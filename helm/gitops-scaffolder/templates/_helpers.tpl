@@ -46,6 +46,20 @@ app.kubernetes.io/name: {{ include "gitops-scaffolder.name" . }}
 app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end }}
 
+{{/*
+The labels that select the service's pods but not the migration hook's pod, which carries the release's
+labels too: what the Service, the PodDisruptionBudget and the runner Jobs' NetworkPolicy point at.
+*/}}
+{{- define "gitops-scaffolder.servicePodSelector" -}}
+{{ include "gitops-scaffolder.selectorLabels" . }}
+app.kubernetes.io/component: service
+{{- end }}
+
+{{/* The port the service container listens on (its PORT; the Service's targetPort "http"): runner Jobs reach it there. */}}
+{{- define "gitops-scaffolder.containerPort" -}}
+8080
+{{- end }}
+
 {{- define "gitops-scaffolder.serviceAccountName" -}}
 {{- include "gitops-scaffolder.fullname" . }}
 {{- end }}
@@ -134,19 +148,4 @@ securityContext:
 {{- $names := list }}
 {{- range .Values.imagePullSecrets }}{{ $names = append $names .name }}{{ end }}
 {{- join "," $names }}
-{{- end }}
-
-{{/* NATS settings shared by the service and the runner ConfigMaps (file paths and names only, never a secret). */}}
-{{- define "gitops-scaffolder.natsSettings" -}}
-{{- $n := .root.Values.nats }}
-NATS_URL: {{ .root.Values.config.natsUrl | quote }}
-NATS_CREDS: {{ $n.credsFile | quote }}
-NATS_NKEY_SEED_FILE: {{ $n.nkeySeedFile | quote }}
-NATS_USER: {{ index $n.user .role | quote }}
-NATS_PASSWORD_FILE: {{ $n.passwordFile | quote }}
-NATS_TOKEN_FILE: {{ $n.tokenFile | quote }}
-NATS_TLS_CA: {{ $n.tlsCaFile | quote }}
-NATS_TLS_CERT: {{ $n.tlsCertFile | quote }}
-NATS_TLS_KEY: {{ $n.tlsKeyFile | quote }}
-NATS_INBOX_PREFIX: {{ index $n.inboxPrefix .role | quote }}
 {{- end }}
