@@ -106,7 +106,6 @@ describe('Job per run in the provisioning namespace (test API server, production
         name: jobNameFor(runId),
         uid: job.metadata!.uid,
         controller: true,
-        blockOwnerDeletion: true,
       },
     ]);
     expect(secret.metadata.labels[RUN_ID_LABEL]).toBe(runId);

@@ -18,9 +18,9 @@ export interface JobSettings {
   namespace: string;
   image: string;
   serviceAccountName: string;
-  /** ConfigMap with the non-secret settings (NATS_URL, WORK_DIR, ...), as envFrom. */
+  /** ConfigMap with the non-secret settings (git, reference, log level, ...), as envFrom. */
   configMapName: string;
-  /** Secrets given to the runner as envFrom (NATS credentials, registry credentials): references only. */
+  /** Secrets given to the runner as envFrom (registry credentials): references only. */
   envSecretNames: string[];
   /** Secret with git credentials, mounted read-only at /var/run/secrets/git. */
   gitSecretName?: string;

@@ -67,7 +67,9 @@ export class ScaffoldJobs {
             name,
             namespace: ns,
             labels: { ...MANAGED_BY, [RUN_ID_LABEL]: runId },
-            ownerReferences: [{ ...owner, controller: true, blockOwnerDeletion: true }],
+            // No blockOwnerDeletion: it would need update on jobs/finalizers where OwnerReferencesPermissionEnforcement
+            // is on, and the garbage collector deletes the Secret with its Job without it.
+            ownerReferences: [{ ...owner, controller: true }],
           },
           stringData: { [RUNNER_TOKEN_KEY]: token },
         },
