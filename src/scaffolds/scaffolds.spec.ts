@@ -112,7 +112,7 @@ describe('the scaffolds providers (in-memory event store)', () => {
     const withJobs = scaffolds(
       store,
       emptyReadModel,
-      loadConfig({ ...withoutRegistry, EXECUTOR: 'kubernetes' }),
+      loadConfig({ ...withoutRegistry, EXECUTOR: 'kubernetes', RUNNER_SERVICE_URL: 'http://scaffolder.test:8080' }),
       quotas,
       inputs,
     );
@@ -232,6 +232,7 @@ describe('the scaffolds providers: credentials only their issuer can create', ()
       ...UNIT_ENV,
       TEMPLATE_DIR: template,
       EXECUTOR: executor,
+      RUNNER_SERVICE_URL: 'http://scaffolder.test:8080',
       SECRET_NAMESPACES: 'capi-clusters',
     });
     return {

@@ -93,6 +93,7 @@ export class ServiceProcess {
 
   async kill(signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
     this.proc?.kill(signal);
-    await this.exited(10_000);
+    // SIGTERM lets in-flight steps finish first (SHUTDOWN_GRACE_SECONDS), which takes longer on a busy machine.
+    await this.exited(signal === 'SIGKILL' ? 10_000 : 60_000);
   }
 }
