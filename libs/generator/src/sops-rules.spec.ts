@@ -49,6 +49,10 @@ describe('.sops.yaml creation rules for the folders a pass encrypts in', () => {
       },
     ]);
     expect(withClusterRule(null, clusterRule([], [AGE]), owns)).toBeNull();
+    expect(
+      parse(withClusterRule('creation_rules:\n', clusterRule(['apps/acme/s.yaml'], [AGE]), owns)!).creation_rules,
+    ).toHaveLength(1);
+    expect(() => withClusterRule('creation_rules: {}\n', undefined, owns)).toThrow(/creation_rules must be a list/);
   });
 
   it("puts the cluster's rule first, replaces its earlier ones, keeps the others with their comments, and is stable", () => {

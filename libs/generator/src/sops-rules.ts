@@ -6,7 +6,7 @@
  * Rules of other clusters and of people are kept as they are, comments included.
  */
 import { posix } from 'node:path';
-import { Document, isMap, isNode, isSeq, YAMLSeq } from 'yaml';
+import { Document, isMap, isNode, isScalar, isSeq, YAMLSeq } from 'yaml';
 import { FLUX_ENCRYPTED_REGEX } from '../../sealing/src/sops';
 import { GeneratorInputError } from './errors';
 import { parseDocuments } from './yaml-docs';
@@ -53,13 +53,10 @@ export function foldersOf(pathRegex: unknown): string[] | undefined {
   return folders.map((f) => f.replace(/\\(.)/g, '$1'));
 }
 
+/** The creation_rules list of a .sops.yaml (a new one when it has none). */
 function creationRules(doc: Document): YAMLSeq {
   const rules = doc.get('creation_rules', true);
-  if (rules === undefined) {
-    const seq = new YAMLSeq();
-    doc.set('creation_rules', seq);
-    return seq;
-  }
+  if (rules === undefined || (isScalar(rules) && rules.value === null)) return new YAMLSeq();
   if (!isSeq(rules)) throw new GeneratorInputError(`${SOPS_CONFIG}: creation_rules must be a list`);
   return rules;
 }
@@ -88,5 +85,6 @@ export function withClusterRule(
   // Rewritten only when a rule changes: a second run leaves the file's bytes (and a person's layout) alone.
   if (text !== null && plain(next) === plain(rules.items)) return null;
   rules.items = next;
+  doc.set('creation_rules', rules);
   return doc.toString({ lineWidth: 0 });
 }
