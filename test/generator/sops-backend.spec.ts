@@ -52,7 +52,7 @@ describe('generator with the SOPS backend (age recipients, checked with the age 
     }
     const rules = parse(readFileSync(join(repo, '.sops.yaml'), 'utf8')).creation_rules;
     expect(rules[0]).toEqual({
-      path_regex: '^clusters/sops-prod/.*\\.ya?ml$',
+      path_regex: '^(?:clusters/sops-prod/apps|clusters/sops-prod/database)/[^/]+\\.ya?ml$',
       encrypted_regex: '^(data|stringData)$',
       age: cluster.recipient,
     });
@@ -86,7 +86,10 @@ describe('generator with the SOPS backend (age recipients, checked with the age 
     await generate(options(repo, { clusterName: 'sops-two', domain: 'two.example.com', pass: 'infra' }));
     await generate(options(repo, { clusterName: 'sops-two', domain: 'two.example.com' }));
     const rules = parse(readFileSync(join(repo, '.sops.yaml'), 'utf8')).creation_rules.map((r: any) => r.path_regex);
-    expect(rules).toEqual(['^clusters/sops-two/.*\\.ya?ml$', '^clusters/sops-prod/.*\\.ya?ml$']);
+    expect(rules).toEqual([
+      '^(?:clusters/sops-two/apps|clusters/sops-two/database)/[^/]+\\.ya?ml$',
+      '^(?:clusters/sops-prod/apps|clusters/sops-prod/database)/[^/]+\\.ya?ml$',
+    ]);
   });
 
   it('refuses a full pass without or with a malformed age recipient, writing nothing', async () => {

@@ -174,7 +174,7 @@ describe('scaffold service end to end (real NATS JetStream, PostgreSQL, git)', (
     const rules = execFileSync('git', ['--git-dir', remote.dir, 'show', `${done.full_commit}:.sops.yaml`], {
       encoding: 'utf8',
     });
-    expect(rules).toContain('^clusters/sops-e2e/.*\\.ya?ml$');
+    expect(rules).toContain('^(?:clusters/sops-e2e/apps|clusters/sops-e2e/database)/[^/]+\\.ya?ml$');
     const infraFiles = execFileSync(
       'git',
       ['--git-dir', remote.dir, 'ls-tree', '-r', '--name-only', done.infra_commit],

@@ -119,7 +119,7 @@ ${source(artifacts, 'apps')}  path: ${path(`./apps/${env}`, `./${env}`)}
   timeout: 5m0s
 ${opts.substitution ? `  postBuild:\n    substitute:\n      APP_DOMAIN: ${env}.example.net\n      CLUSTER_NAME: ${env}\n` : ''}`,
   };
-  if (opts.secret) {
+  if (opts.secret || opts.sources) {
     files[`clusters/${env}/apps.yaml`] += `---
 apiVersion: kustomize.toolkit.fluxcd.io/v1
 kind: Kustomization
@@ -131,6 +131,21 @@ spec:
   dependsOn:
     - name: infra-configs
 ${source(artifacts, 'apps')}  path: ${path(`./apps/${env}/secrets`, `./${env}/secrets`)}
+  prune: true
+`;
+  }
+  if (opts.sources) {
+    files[`clusters/${env}/infrastructure.yaml`] += `---
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata:
+  name: infra-sources
+  namespace: flux-system
+spec:
+  dependsOn:
+    - name: infra-controllers
+  interval: 1h
+${source(artifacts, 'infrastructure')}  path: ${path(`./infrastructure/configs/${env}`, `./configs/${env}`)}
   prune: true
 `;
   }
@@ -247,9 +262,9 @@ spec:
     - docs.\${APP_DOMAIN}
 `;
   }
-  if (opts.secret) {
+  if (opts.secret || opts.sources) {
     files[`apps/${env}/secrets/kustomization.yaml`] =
-      'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - redis-auth.yaml\n';
+      `apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - redis-auth.yaml\n${opts.sources ? '  - git-source.yaml\n  - git-auth.yaml\n' : ''}`;
     files[`apps/${env}/secrets/redis-auth.yaml`] = `apiVersion: v1
 kind: Secret
 metadata:
@@ -260,7 +275,79 @@ stringData:
   password: ${env}-redis-password-0123
 `;
   }
+  if (opts.sources) Object.assign(files, sourceFiles(env));
   return files;
+}
+
+/**
+ * Sources that read another system's credentials: a GitRepository of a private GitHub repository
+ * (apps/<env>/secrets/), a HelmRepository with a login and an OCIRepository with a pull secret
+ * (infrastructure/configs/<env>/), each Secret beside its source, and an internal webhook token.
+ */
+function sourceFiles(env: string): Record<string, string> {
+  return {
+    [`apps/${env}/secrets/git-source.yaml`]: `apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata:
+  name: podinfo-config
+  namespace: podinfo
+spec:
+  interval: 5m
+  url: https://github.com/example/podinfo-config
+  ref:
+    branch: main
+  secretRef:
+    name: podinfo-git-auth
+`,
+    [`apps/${env}/secrets/git-auth.yaml`]: secretYaml('podinfo-git-auth', 'podinfo', {
+      username: 'example-bot',
+      password: `ghp_${env}ReferenceToken0123456789`,
+    }),
+    [`infrastructure/configs/${env}/kustomization.yaml`]:
+      'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamespace: flux-system\nresources:\n  - charts.yaml\n  - charts-auth.yaml\n  - manifests-pull.yaml\n  - webhook-token.yaml\n',
+    [`infrastructure/configs/${env}/charts.yaml`]: `apiVersion: source.toolkit.fluxcd.io/v1
+kind: HelmRepository
+metadata:
+  name: private-charts
+spec:
+  interval: 1h
+  url: https://charts.example.com
+  secretRef:
+    name: private-charts-auth
+---
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: OCIRepository
+metadata:
+  name: platform-manifests
+spec:
+  interval: 1h
+  url: oci://ghcr.io/example/manifests
+  ref:
+    tag: latest
+  secretRef:
+    name: ghcr-pull
+`,
+    [`infrastructure/configs/${env}/charts-auth.yaml`]: secretYaml('private-charts-auth', undefined, {
+      username: 'charts-reader',
+      password: `${env}-charts-password-0123`,
+    }),
+    [`infrastructure/configs/${env}/manifests-pull.yaml`]: secretYaml(
+      'ghcr-pull',
+      undefined,
+      { '.dockerconfigjson': JSON.stringify({ auths: { 'ghcr.io': { auth: 'ZXhhbXBsZTpyZWY=' } } }) },
+      'kubernetes.io/dockerconfigjson',
+    ),
+    [`infrastructure/configs/${env}/webhook-token.yaml`]: secretYaml('webhook-token', undefined, {
+      token: `${env}-webhook-token-0123`,
+    }),
+  };
+}
+
+function secretYaml(name: string, namespace: string | undefined, stringData: Record<string, string>, type = 'Opaque') {
+  const values = Object.entries(stringData)
+    .map(([k, v]) => `  ${JSON.stringify(k)}: ${JSON.stringify(v)}\n`)
+    .join('');
+  return `apiVersion: v1\nkind: Secret\nmetadata:\n  name: ${name}\n${namespace ? `  namespace: ${namespace}\n` : ''}type: ${type}\nstringData:\n${values}`;
 }
 
 const SHARED: Record<string, string> = {
@@ -392,6 +479,12 @@ export interface ExampleOptions {
   artifacts?: boolean;
   /** A Secret in the overlay, applied by a Kustomization of its own. */
   secret?: boolean;
+  /**
+   * Flux sources that read credentials (GitRepository, HelmRepository, OCIRepository), with their
+   * Secrets in apps/<env>/secrets/ and infrastructure/configs/<env>/ (a Kustomization of its own), and
+   * an internal token beside them; implies `secret`.
+   */
+  sources?: boolean;
   /** The apps Kustomization substitutes APP_DOMAIN and CLUSTER_NAME (postBuild.substitute) into a route. */
   substitution?: boolean;
 }

@@ -176,7 +176,7 @@ function describePlan(summary: GenerateSummary): string {
   return summary.credential_plan
     .map(
       (e) =>
-        `  credential ${e.namespace}/${e.name}/${e.key}: ${e.class}${e.from ? ` (from ${e.from.join(', ')})` : ''}\n`,
+        `  credential ${e.namespace}/${e.name}/${e.key}: ${e.class}${e.from ? ` (from ${e.from.join(', ')})` : ''}${e.used_by ? ` (read by ${e.used_by.join(', ')})` : ''}\n`,
     )
     .join('');
 }

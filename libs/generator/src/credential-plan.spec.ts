@@ -218,3 +218,90 @@ describe('CredentialPlan: declared templates', () => {
     ).toThrow(/\{\{data\/redis\/pasword\}\}, which is no key/);
   });
 });
+
+describe("CredentialPlan: Secrets a Flux source reads (another system's credentials)", () => {
+  const GIT_SOURCE = 'GitRepository apps/config (apps/staging/config.yaml)';
+  const OCI_SOURCE = 'OCIRepository apps/manifests (apps/staging/manifests.yaml)';
+  const githubAuth: ReferenceSecret = {
+    ...secret('apps', 'github-auth', { username: 'flux-bot', password: 'ghp_referenceToken0123' }),
+    usedBy: [GIT_SOURCE],
+  };
+  const pull: ReferenceSecret = {
+    namespace: 'apps',
+    file: 'apps/staging/ghcr-pull.yaml',
+    body: {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      type: 'kubernetes.io/dockerconfigjson',
+      metadata: { name: 'ghcr-pull' },
+      stringData: { '.dockerconfigjson': '{"auths":{"ghcr.io":{"auth":"cmVm"}}}' },
+    },
+    usedBy: [OCI_SOURCE],
+  };
+  const app = secret('apps', 'app', { GIT_URL: 'https://flux-bot:ghp_referenceToken0123@github.com/acme/config' });
+  const supplied = {
+    'apps/github-auth/username': 'acme-bot',
+    'apps/github-auth/password': 'ghp_issuedByGitHub',
+    'apps/ghcr-pull/.dockerconfigjson': '{"auths":{"ghcr.io":{"auth":"YWNtZTp0b2tlbg=="}}}',
+  };
+
+  it('takes every key as supplied (a pull secret too, not from the registry settings), exactly as given, and says which source reads it', () => {
+    const plan = CredentialPlan.build([githubAuth, pull, app], { requireSupplied: true, supplied });
+    expect(text(plan, 'apps', 'github-auth')).toEqual({ username: 'acme-bot', password: 'ghp_issuedByGitHub' });
+    expect(text(plan, 'apps', 'ghcr-pull')).toEqual({
+      '.dockerconfigjson': supplied['apps/ghcr-pull/.dockerconfigjson'],
+    });
+    // A value elsewhere that carried the reference login now carries the supplied one.
+    expect(text(plan, 'apps', 'app').GIT_URL).toBe('https://acme-bot:ghp_issuedByGitHub@github.com/acme/config');
+    expect(plan.entries.filter((e) => e.name !== 'app')).toEqual([
+      {
+        namespace: 'apps',
+        name: 'ghcr-pull',
+        key: '.dockerconfigjson',
+        class: 'supplied',
+        recognised_by: 'source',
+        used_by: [OCI_SOURCE],
+      },
+      {
+        namespace: 'apps',
+        name: 'github-auth',
+        key: 'password',
+        class: 'supplied',
+        recognised_by: 'source',
+        used_by: [GIT_SOURCE],
+      },
+      {
+        namespace: 'apps',
+        name: 'github-auth',
+        key: 'username',
+        class: 'supplied',
+        recognised_by: 'source',
+        used_by: [GIT_SOURCE],
+      },
+    ]);
+  });
+
+  it('refuses without them, naming each key, its Secret and the source that reads it; a declared template still wins', () => {
+    const build = () => CredentialPlan.build([githubAuth, pull], { requireSupplied: true, supplied: {} });
+    expect(build).toThrow(
+      `apps/github-auth/password (Secret apps/github-auth is read by ${GIT_SOURCE}), apps/github-auth/username (Secret apps/github-auth is read by ${GIT_SOURCE}), apps/ghcr-pull/.dockerconfigjson (Secret apps/ghcr-pull is read by ${OCI_SOURCE})`,
+    );
+    expect(build).not.toThrow(/ghp_referenceToken/);
+    const templated: ReferenceSecret = {
+      ...githubAuth,
+      body: {
+        ...githubAuth.body,
+        metadata: { name: 'github-auth', annotations: { 'gitops-scaffolder.io/template.username': 'flux-bot' } },
+      },
+    };
+    const plan = CredentialPlan.build([templated], {
+      requireSupplied: true,
+      supplied: { 'apps/github-auth/password': 'ghp_issuedByGitHub' },
+    });
+    expect(plan.entries.map((e) => [e.key, e.class])).toEqual([
+      ['password', 'supplied'],
+      ['username', 'derived'],
+    ]);
+    expect(text(plan, 'apps', 'github-auth').username).toBe('flux-bot');
+  });
+});

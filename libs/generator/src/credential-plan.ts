@@ -8,7 +8,8 @@ import { dockerConfig, LOWER, PASSWORD_LENGTH, randomString, RegistryCredentials
  * - generated: a fresh value from a CSPRNG (internal passwords, usernames, tokens between components);
  * - derived: a value that embeds credentials of any Secret of the environment (URLs, DSNs, key=value and
  *   JSON blobs, base64 user:password pairs), rebuilt from the new values so every Secret agrees;
- * - supplied: a credential only its issuer can create (a DNS provider's token), given by the caller;
+ * - supplied: a credential only its issuer can create (a DNS provider's token, a Git host's or a
+ *   registry's login that a Flux source reads), given by the caller;
  * - configuration: kept as in the reference (database names, hosts, ports);
  * - registry: the registry pull credentials given to the generator.
  */
@@ -19,8 +20,10 @@ export interface CredentialPlanEntry {
   name: string;
   key: string;
   class: CredentialClass;
-  /** Supplied keys: recognised by the Secret's annotation or by the key's name alone. */
-  recognised_by?: 'annotation' | 'name';
+  /** Supplied keys: recognised by the Secret's annotation, by the Flux source that reads the Secret, or by the key's name alone. */
+  recognised_by?: SuppliedBy;
+  /** Secrets a Flux source reads: the sources (kind, namespace/name, file). */
+  used_by?: string[];
   /** Derived keys: the Secrets (namespace/name) whose credentials the value carries. */
   from?: string[];
 }
@@ -45,7 +48,12 @@ export interface ReferenceSecret {
   body: any;
   /** Where it is, for messages. */
   file: string;
+  /** The Flux sources that read it (another system's credentials: every key supplied). */
+  usedBy?: string[];
 }
+
+/** How a supplied key was recognised. */
+export type SuppliedBy = 'annotation' | 'source' | 'name';
 
 /** Values the caller supplies, by "<namespace>/<secret-name>/<key>". */
 export type SuppliedCredentials = Record<string, string>;
@@ -133,7 +141,9 @@ interface KeyState {
   class: CredentialClass;
   /** A template the reference declares for the key. */
   template?: string;
-  recognisedBy?: 'annotation' | 'name';
+  recognisedBy?: SuppliedBy;
+  /** The Flux sources that read the key's Secret. */
+  usedBy?: string[];
   fresh?: Buffer;
   from?: string[];
 }
@@ -180,12 +190,11 @@ export class CredentialPlan {
   ): CredentialPlan {
     const warnings: string[] = [];
     const keys = secrets.flatMap((s) => classify(s, warnings));
-    const missing = keys
-      .filter((k) => k.class === 'supplied' && opts.supplied?.[`${k.secret}/${k.key}`] === undefined)
-      .map((k) => `${k.secret}/${k.key}`);
+    const lacking = keys.filter((k) => k.class === 'supplied' && opts.supplied?.[`${k.secret}/${k.key}`] === undefined);
+    const missing = lacking.map((k) => `${k.secret}/${k.key}`);
     if (missing.length > 0 && opts.requireSupplied) {
       throw new GeneratorInputError(
-        `credentials only their issuer can create are missing (give them with --credentials FILE as {"<namespace>/<secret>/<key>": "<value>"}): ${missing.join(', ')}`,
+        `credentials only their issuer can create are missing (give them with --credentials FILE as {"<namespace>/<secret>/<key>": "<value>"}): ${lacking.map(describeMissing).join(', ')}`,
       );
     }
     const candidates = keys.filter((k) => k.class === 'generated' || k.class === 'supplied');
@@ -226,6 +235,7 @@ export class CredentialPlan {
           key: k.key,
           class: k.class,
           ...(k.recognisedBy ? { recognised_by: k.recognisedBy } : {}),
+          ...(k.usedBy ? { used_by: k.usedBy } : {}),
           ...(k.from ? { from: k.from } : {}),
         };
       })
@@ -284,8 +294,13 @@ function classify(s: ReferenceSecret, warnings: string[]): KeyState[] {
       throw new GeneratorInputError(`${s.file}: Secret ${name} has ${a}, but no such key`);
   }
   const templateOf = (key: string) => annotations[`${TEMPLATE_ANNOTATION_PREFIX}${key}`];
+  const usedBy = s.usedBy ? { usedBy: s.usedBy } : {};
   return [...new Set(keyNames)].sort().map((key): KeyState => {
     const base = { secret: secretId(namespace, name), key, old: values[key]?.toString('utf8') ?? '' };
+    // Before the registry class: a source's pull secret logs into its own registry, not the platform's.
+    // A template the reference declares still wins: it says how the value is built.
+    if (s.usedBy && templateOf(key) === undefined)
+      return { ...base, class: 'supplied', recognisedBy: annotated.has(key) ? 'annotation' : 'source', ...usedBy };
     if (DOCKER_KEYS.has(key)) return { ...base, class: 'registry' };
     if (annotated.has(key)) return { ...base, class: 'supplied', recognisedBy: 'annotation' };
     if (templateOf(key) !== undefined) return { ...base, class: 'derived', template: templateOf(key) };
@@ -309,6 +324,12 @@ function classify(s: ReferenceSecret, warnings: string[]): KeyState[] {
       throw needsTemplate(s, name, key, 'looks like a value built from other credentials, and it is encrypted');
     return { ...base, class: 'generated' };
   });
+}
+
+/** A missing supplied key as the refusal names it: a source's Secret with the sources that read it. */
+function describeMissing(k: KeyState): string {
+  const id = `${k.secret}/${k.key}`;
+  return k.usedBy ? `${id} (Secret ${k.secret} is read by ${k.usedBy.join(' and ')})` : id;
 }
 
 function needsTemplate(s: ReferenceSecret, name: string, key: string, why: string): GeneratorInputError {

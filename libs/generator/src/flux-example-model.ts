@@ -69,7 +69,8 @@ export async function generateFromFluxExample(base: Context, ref: FluxExampleRef
   ctx.summary.warnings.push(...ref.warnings);
   ctx.hosts.checkCovers(ctx.referenceHosts);
   ctx.summary.hosts = hostChanges(ctx);
-  planCredentials(ctx, allObjects);
+  // The environment's own files count for the sources they declare (their Secrets live in the overlays).
+  planCredentials(ctx, [...ref.envObjects, ...allObjects]);
 
   const folders = new Map<string, Map<string, Buffer>>([[ctx.clusterDir, renderClusterFolder(ctx)]]);
   for (const overlay of writtenOverlays(ctx)) {

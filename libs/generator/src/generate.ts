@@ -277,7 +277,7 @@ function credentialPlanOf(root: string, referenceEnv: string): CredentialPlanEnt
   const objects = vars
     ? [...vars.applied, ...vars.kustomizations.flatMap((k) => k.objects)]
     : example
-      ? example.kustomizations.flatMap((k) => k.objects)
+      ? [...example.envObjects, ...example.kustomizations.flatMap((k) => k.objects)]
       : loadReference(root, referenceEnv).layers.flatMap((l) => l.objects);
   return CredentialPlan.build(referenceSecretShapes(root, objects), { requireSupplied: false }).entries;
 }

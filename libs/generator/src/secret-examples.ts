@@ -14,6 +14,7 @@ import {
   type ReferenceSecret,
 } from './credential-plan';
 import { GeneratorInputError } from './errors';
+import { withSourceUse } from './source-secrets';
 import type { ReferenceObject } from './reference';
 import { parseDocuments } from './yaml-docs';
 
@@ -82,7 +83,10 @@ export function withExampleAnnotations(secrets: ReferenceSecret[], examples: Ref
   });
 }
 
-/** Every reference Secret among the objects, with the annotations of its example (what the credential plan reads). */
+/**
+ * Every reference Secret among the objects, with the annotations of its example and the Flux sources
+ * among the objects that read it (what the credential plan reads).
+ */
 export function referenceSecretShapes(root: string, objects: ReferenceObject[]): ReferenceSecret[] {
-  return withExampleAnnotations(referenceSecrets(objects), secretExamples(root));
+  return withSourceUse(withExampleAnnotations(referenceSecrets(objects), secretExamples(root)), objects);
 }

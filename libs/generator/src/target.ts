@@ -1,12 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { cpSync, existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { Document } from 'yaml';
-import { FLUX_ENCRYPTED_REGEX } from '../../sealing/src/sops';
 import type { Context, GenerateResult, GenerationPlan, SharedCopy } from './context';
 import { GeneratorInputError } from './errors';
+import { clusterRule, SOPS_CONFIG, withClusterRule } from './sops-rules';
 import { listFiles } from './reference';
-import { parseDocuments } from './yaml-docs';
 
 /** Marks a cluster folder as written by the scaffolder for one cluster. */
 export const OWNER_FILE = '.gitops-scaffolder.json';
@@ -158,24 +156,23 @@ function aboutThisCluster(ctx: Context, rel: string, content: Buffer): Buffer {
 }
 
 /**
- * The repository's .sops.yaml gets (or keeps) a creation rule for this cluster's folder first, so
- * that `sops` run by a person encrypts new files there for the same recipients. Other rules stay.
+ * The repository's .sops.yaml gets a creation rule, first, for exactly the folders this pass
+ * encrypts Secrets in (kept ones included), so that `sops` run by a person encrypts there for the
+ * same recipients. The cluster's earlier rules (naming only folders it owns: its cluster folder and
+ * overlays) are replaced; every other rule stays.
  */
 export function planSopsRules(ctx: Context) {
-  const path = '.sops.yaml';
-  const existing = plannedBytes(ctx, path);
-  // Cluster names are DNS labels (no dots), so the folder needs no escaping.
-  const pathRegex = `^${ctx.clusterDir}/.*\\.ya?ml$`;
-  const doc = existing ? (parseDocuments(existing.toString('utf8'), path)[0] ?? new Document({})) : new Document({});
-  const current = (doc.toJS()?.creation_rules ?? []) as any[];
-  const ours = {
-    path_regex: pathRegex,
-    encrypted_regex: FLUX_ENCRYPTED_REGEX,
-    age: (ctx.opts.ageRecipients ?? []).join(','),
-  };
-  doc.set('creation_rules', doc.createNode([ours, ...current.filter((r) => r?.path_regex !== pathRegex)]));
-  planFile(ctx, path, Buffer.from(doc.toString({ lineWidth: 0 })));
-  ctx.summary.repo_files.push(path);
+  const owned = [ctx.clusterDir, ...ctx.summary.overlay_paths];
+  const rule = clusterRule(
+    ctx.summary.objects_sealed.map((o) => o.file),
+    ctx.opts.ageRecipients ?? [],
+  );
+  const existing = plannedBytes(ctx, SOPS_CONFIG);
+  const next = withClusterRule(existing?.toString('utf8') ?? null, rule, (folder) =>
+    owned.some((dir) => folder === dir || folder.startsWith(dir + '/')),
+  );
+  if (next !== null) planFile(ctx, SOPS_CONFIG, Buffer.from(next));
+  if (next !== null || rule) ctx.summary.repo_files.push(SOPS_CONFIG);
 }
 
 /** The outermost of a set of folders (base/, not base/api/). */

@@ -1,0 +1,58 @@
+/**
+ * Secrets that Flux sources read: a GitRepository's, HelmRepository's, OCIRepository's or Bucket's
+ * credentials, an ImageRepository's registry login. They open another system (a Git host, a chart or
+ * image registry, an object store) that the new cluster must reach with credentials that system
+ * issued, so a fresh random value would only lock the cluster out: every key of such a Secret is
+ * supplied by the caller, never generated.
+ */
+import type { ReferenceSecret } from './credential-plan';
+import type { ReferenceObject } from './reference';
+
+/** The source kinds, by API group (any version), that read Secrets. */
+const SOURCE_KINDS: Record<string, string[]> = {
+  'source.toolkit.fluxcd.io': ['GitRepository', 'HelmRepository', 'OCIRepository', 'Bucket', 'HelmChart'],
+  'image.toolkit.fluxcd.io': ['ImageRepository'],
+};
+
+/** Where a source names a Secret of its own namespace: credentials, TLS client/CA, proxy, signature keys. */
+const SECRET_REFS: string[][] = [['secretRef'], ['certSecretRef'], ['proxySecretRef'], ['verify', 'secretRef']];
+
+function isSource(o: ReferenceObject): boolean {
+  const group = o.apiVersion.split('/')[0];
+  return SOURCE_KINDS[group]?.includes(o.kind) ?? false;
+}
+
+const describe = (o: ReferenceObject) => `${o.kind} ${o.namespace ?? 'default'}/${o.name} (${o.file})`;
+
+/** The Secret names (in the source's namespace) a source object reads. */
+function secretNames(o: ReferenceObject): string[] {
+  return SECRET_REFS.map((path) => path.reduce((node: any, key) => node?.[key], o.body?.spec)?.name).filter(
+    (name): name is string => typeof name === 'string' && name.length > 0,
+  );
+}
+
+/** "namespace/name" of every Secret a source among the objects reads -> the sources reading it (kind, namespace/name, file). */
+export function sourceSecretUsers(objects: ReferenceObject[]): Map<string, string[]> {
+  const users = new Map<string, string[]>();
+  const seen = new Set<string>();
+  for (const o of objects.filter(isSource)) {
+    const source = describe(o);
+    for (const name of secretNames(o)) {
+      const id = `${o.namespace ?? 'default'}/${name}`;
+      if (seen.has(`${id}\0${source}`)) continue;
+      seen.add(`${id}\0${source}`);
+      users.set(id, [...(users.get(id) ?? []), source]);
+    }
+  }
+  return users;
+}
+
+/** The reference Secrets with the sources that read them (`usedBy`), for the credential plan. */
+export function withSourceUse(secrets: ReferenceSecret[], objects: ReferenceObject[]): ReferenceSecret[] {
+  const users = sourceSecretUsers(objects);
+  if (users.size === 0) return secrets;
+  return secrets.map((s) => {
+    const usedBy = users.get(`${s.namespace}/${s.body?.metadata?.name}`);
+    return usedBy ? { ...s, usedBy } : s;
+  });
+}
