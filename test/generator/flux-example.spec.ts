@@ -4,12 +4,14 @@ import { join, relative } from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
 import { generate, GenerateOptions, GeneratorInputError, GeneratorValidationError } from '../../libs/generator/src';
 import { makeRsaCert } from '../support/certs';
-import { childEnv, readTree, tempDir, yamlObjects } from '../support/files';
+import { childEnv, kustomize, readTree, tempDir, yamlObjects } from '../support/files';
 import {
   EXAMPLE_ACME_EMAIL,
   EXAMPLE_ACME_SERVER,
   EXAMPLE_HOSTS,
   ExampleOptions,
+  UPSTREAM_BOOTSTRAP_PLACEHOLDER,
+  UPSTREAM_FLUX_SYSTEM_KUSTOMIZATION,
   writeFluxExampleReference,
 } from '../support/flux-example-repo';
 import { unsealManifest } from '../support/unseal';
@@ -268,6 +270,55 @@ describe.each([
     const { summary } = await generate(options(repo, { referenceDomain: 'example.net' }));
     expect(summary.reference_domain).toBe('example.net');
     expect(summary.hosts).toContainEqual({ from: EXAMPLE_HOSTS.api, to: 'api.staging.acme.io' });
+  });
+});
+
+describe.each([
+  ["into the reference's own repository", true],
+  ['into a separate empty repository', false],
+])("generator, Flux's example with flux-system placeholders (not yet bootstrapped) %s", (_title, sameRepo) => {
+  /** Upstream's reference (Flux 2.7 layout, placeholder gotk files) and the repository the pass writes to. */
+  function placeholderFleet() {
+    const reference = tempDir('fx-placeholders');
+    writeFluxExampleReference(reference, { artifacts: true, bootstrapPlaceholders: true });
+    const repo = sameRepo ? reference : tempDir('fx-placeholders-target');
+    const options: GenerateOptions = { ...exampleFleet({}).options, repoDir: repo, templateDir: reference };
+    return { reference, repo, options };
+  }
+
+  it('carries the placeholders over, so the new flux-system builds, and validates the entry folder', async () => {
+    const { reference, repo, options } = placeholderFleet();
+    const referenceBefore = outsideNewCluster(reference);
+    const { summary } = await generate(options);
+    // The entry folder is built even though no Kustomization of the reference declares it.
+    expect(summary.validated).toContain('./clusters/acme');
+
+    const flux = join(repo, 'clusters/acme/flux-system');
+    for (const file of ['gotk-components.yaml', 'gotk-sync.yaml'])
+      expect(readFileSync(join(flux, file), 'utf8')).toBe(UPSTREAM_BOOTSTRAP_PLACEHOLDER);
+    expect(readFileSync(join(flux, 'kustomization.yaml'), 'utf8')).toBe(UPSTREAM_FLUX_SYSTEM_KUSTOMIZATION);
+    expect(kustomize(flux)).toEqual([]); // nothing to apply until flux bootstrap writes the two files
+    const { syncs, built } = clusterView(repo, 'acme');
+    expect(syncs.map((k) => k.metadata.name).sort()).toEqual(['apps', 'infra-configs', 'infra-controllers']);
+    expect(Object.values(built).every((objects) => objects.length > 0)).toBe(true);
+
+    const again = await generate(options);
+    expect(again.summary.paths_written).toEqual([]);
+    expect(again.summary.paths_removed).toEqual([]);
+    expect(outsideNewCluster(reference)).toEqual(referenceBefore);
+  });
+
+  it('an entry folder that does not build fails validation, writing nothing', async () => {
+    const { reference, repo, options } = placeholderFleet();
+    const kustomization = join(reference, 'clusters/staging/flux-system/kustomization.yaml');
+    writeFileSync(kustomization, UPSTREAM_FLUX_SYSTEM_KUSTOMIZATION.replace('- gotk-sync.yaml', '- gotk-patches.yaml'));
+    const before = readTree(repo);
+    const failure = await generate(options).catch((e) => e);
+    expect(failure).toBeInstanceOf(GeneratorValidationError);
+    expect(failure.message).toMatch(
+      /^kustomize build of Kustomization flux-system \(\.\/clusters\/acme\) failed: .*gotk-patches\.yaml/,
+    );
+    expect(readTree(repo)).toEqual(before);
   });
 });
 

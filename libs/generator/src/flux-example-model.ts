@@ -202,7 +202,13 @@ function renderClusterFolder(ctx: ExampleContext): Map<string, Buffer> {
       const body = doc.toJS();
       return !isFluxKustomization(body) || ctx.applied.has(String(body.metadata?.name));
     });
-    if (kept.length === 0) continue;
+    // Dropped: a file whose every document is a Kustomization of a later pass. A file with no
+    // document at all is kept as it is: Flux's example ships flux-system/gotk-components.yaml and
+    // gotk-sync.yaml as comment-only placeholders, listed by flux-system/kustomization.yaml.
+    // `flux bootstrap` overwrites those two files but keeps an existing kustomization.yaml (with the
+    // platform's patches to the controllers), so that kustomization must keep listing them, and
+    // they must exist for it to build.
+    if (docs.length > 0 && kept.length === 0) continue;
     const changed = kept.map((doc) => renderClusterDocument(ctx, doc)).some(Boolean);
     files.set(rel, changed || kept.length !== docs.length ? Buffer.from(stringifyDocuments(kept)) : raw);
   }
