@@ -72,10 +72,13 @@ export async function generateFromFluxExample(base: Context, ref: FluxExampleRef
   planCredentials(ctx, allObjects);
 
   const folders = new Map<string, Map<string, Buffer>>([[ctx.clusterDir, renderClusterFolder(ctx)]]);
+  // The reference folder each new folder is rendered from.
+  const sources = new Map([[ctx.clusterDir, ref.envDir]]);
   for (const overlay of writtenOverlays(ctx)) {
     const target = forCluster(overlay, ref.envName, opts.clusterName);
     checkOwnership(opts.repoDir, target, ownerOf(opts));
     folders.set(target, await renderOverlay(ctx, overlay));
+    sources.set(target, overlay);
   }
   checkConsistentReuse(ctx);
   ctx.summary.overlay_paths = [...folders.keys()].filter((dir) => dir !== ctx.clusterDir).sort();
@@ -90,7 +93,7 @@ export async function generateFromFluxExample(base: Context, ref: FluxExampleRef
       ),
   );
   for (const [dir, files] of folders) {
-    planFolder(ctx, dir, files);
+    planFolder(ctx, dir, files, sources.get(dir));
     if (dir !== ctx.clusterDir) planOwnerMarker(ctx, dir);
   }
 }
