@@ -432,4 +432,62 @@ describe('generate-gitops-env on a Flux example layout', () => {
       "--reference-domain is read for references in the layout of Flux's example repository",
     );
   });
+  it('--dry-run names the files it copies unchanged (a count and their paths), never their content', () => {
+    const { reference } = exampleFleet({ artifacts: true });
+    // A bootstrapped gotk-components.yaml is some 10,000 lines: a stand-in as long, every line its own.
+    const body = Array.from({ length: 10_000 }, (_, i) => `  component-line-${i}: "flux manifest ${i}"`);
+    const components = `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: gotk-stand-in\n  namespace: flux-system\ndata:\n${body.join('\n')}\n`;
+    writeFileSync(join(reference, 'clusters/staging/flux-system/gotk-components.yaml'), components);
+    const repo = tempDir('fx-cli-dry');
+    const args = [
+      '--repo',
+      repo,
+      '--template',
+      reference,
+      '--reference-env',
+      'staging',
+      '--cluster-name',
+      'acme',
+      '--domain',
+      'acme.io',
+      '--region',
+      'us-east-1',
+      '--acme-email',
+      'ops@acme.io',
+      '--infra-only',
+      '--host-map',
+      'podinfo.staging=podinfo.acme.io',
+      '--dry-run',
+    ];
+    const shown = run(args);
+    expect(shown.stderr).toBe('');
+    expect(shown.status).toBe(0);
+    expect(readdirSync(repo)).toEqual([]);
+
+    // The same plan as JSON, for the list of copies (its builds were checked by the run above).
+    const { changes } = JSON.parse(run([...args, '--json', '--no-validate']).stdout);
+    const copied = changes.filter((c: any) => c.copied_from !== undefined);
+    expect(JSON.stringify(changes).length).toBeLessThan(30_000); // a copy's diff is one line naming it
+    expect(copied.map((c: any) => c.path)).toEqual(
+      expect.arrayContaining([
+        'clusters/acme/flux-system/gotk-components.yaml',
+        'infrastructure/controllers/cert-manager.yaml',
+        'apps/base/podinfo/release.yaml',
+      ]),
+    );
+    expect(shown.stdout).toContain(`${copied.length} files copied unchanged from the reference (content not shown):\n`);
+    for (const c of copied)
+      expect(shown.stdout).toContain(
+        `  added    ${c.path}${c.copied_from === c.path ? '' : ` (from ${c.copied_from})`}\n`,
+      );
+    expect(shown.stdout).toContain(
+      '  added    clusters/acme/flux-system/gotk-components.yaml (from clusters/staging/flux-system/gotk-components.yaml)\n',
+    );
+    // Rewritten files still show their diff.
+    expect(shown.stdout).toContain('+++ b/clusters/acme/infrastructure.yaml');
+    // The copied content is not printed: no line of it, and the output stays small.
+    expect(body.filter((line) => shown.stdout.includes(line.trim()))).toEqual([]);
+    expect(shown.stdout).not.toContain('installCRDs: true'); // the shared cert-manager.yaml's body
+    expect(shown.stdout.length).toBeLessThan(30_000);
+  }, 180_000); // two runs of the command line over a 10,000-line file, on a shared machine
 });
