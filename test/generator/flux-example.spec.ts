@@ -116,23 +116,25 @@ function outsideNewCluster(repo: string) {
 }
 
 /** A reference of the given shape, a fleet repository holding a copy of it, and the options of a first pass into it. */
+/** The options of a first pass for acme from the reference's staging environment into `repoDir`. */
+const firstPass = (repoDir: string, templateDir: string): GenerateOptions => ({
+  repoDir,
+  templateDir,
+  referenceEnv: 'staging',
+  clusterName: 'acme',
+  domain: 'acme.io',
+  region: 'us-east-1',
+  acmeEmail: 'ops@acme.io',
+  pass: 'infra',
+  hostMap: HOST_MAP,
+});
+
 function exampleFleet(shape: ExampleOptions) {
   const reference = tempDir('fx-reference');
   writeFluxExampleReference(reference, shape);
   const repo = tempDir('fx-fleet');
   cpSync(reference, repo, { recursive: true });
-  const options: GenerateOptions = {
-    repoDir: repo,
-    templateDir: reference,
-    referenceEnv: 'staging',
-    clusterName: 'acme',
-    domain: 'acme.io',
-    region: 'us-east-1',
-    acmeEmail: 'ops@acme.io',
-    pass: 'infra',
-    hostMap: HOST_MAP,
-  };
-  return { reference, repo, options };
+  return { reference, repo, options: firstPass(repo, reference) };
 }
 
 describe.each([
@@ -282,8 +284,7 @@ describe.each([
     const reference = tempDir('fx-placeholders');
     writeFluxExampleReference(reference, { artifacts: true, bootstrapPlaceholders: true });
     const repo = sameRepo ? reference : tempDir('fx-placeholders-target');
-    const options: GenerateOptions = { ...exampleFleet({}).options, repoDir: repo, templateDir: reference };
-    return { reference, repo, options };
+    return { reference, repo, options: firstPass(repo, reference) };
   }
 
   it('carries the placeholders over, so the new flux-system builds, and validates the entry folder', async () => {
@@ -432,6 +433,7 @@ describe('generate-gitops-env on a Flux example layout', () => {
       "--reference-domain is read for references in the layout of Flux's example repository",
     );
   });
+
   it('--dry-run names the files it copies unchanged (a count and their paths), never their content', () => {
     const { reference } = exampleFleet({ artifacts: true });
     // A bootstrapped gotk-components.yaml is some 10,000 lines: a stand-in as long, every line its own.
