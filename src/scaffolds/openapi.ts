@@ -147,6 +147,10 @@ export const ROUTES: Array<{ method: string; path: string; op: object }> = [
                     path: { type: 'string' },
                     change: { enum: ['added', 'changed', 'removed'] },
                     diff: { type: 'string' },
+                    copied_from: {
+                      type: 'string',
+                      description: 'the reference file this one copies unchanged (its diff is one line naming it)',
+                    },
                   },
                 },
               },

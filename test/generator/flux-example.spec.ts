@@ -4,12 +4,14 @@ import { join, relative } from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
 import { generate, GenerateOptions, GeneratorInputError, GeneratorValidationError } from '../../libs/generator/src';
 import { makeRsaCert } from '../support/certs';
-import { childEnv, readTree, tempDir, yamlObjects } from '../support/files';
+import { childEnv, kustomize, readTree, tempDir, yamlObjects } from '../support/files';
 import {
   EXAMPLE_ACME_EMAIL,
   EXAMPLE_ACME_SERVER,
   EXAMPLE_HOSTS,
   ExampleOptions,
+  UPSTREAM_BOOTSTRAP_PLACEHOLDER,
+  UPSTREAM_FLUX_SYSTEM_KUSTOMIZATION,
   writeFluxExampleReference,
 } from '../support/flux-example-repo';
 import { unsealManifest } from '../support/unseal';
@@ -114,23 +116,25 @@ function outsideNewCluster(repo: string) {
 }
 
 /** A reference of the given shape, a fleet repository holding a copy of it, and the options of a first pass into it. */
+/** The options of a first pass for acme from the reference's staging environment into `repoDir`. */
+const firstPass = (repoDir: string, templateDir: string): GenerateOptions => ({
+  repoDir,
+  templateDir,
+  referenceEnv: 'staging',
+  clusterName: 'acme',
+  domain: 'acme.io',
+  region: 'us-east-1',
+  acmeEmail: 'ops@acme.io',
+  pass: 'infra',
+  hostMap: HOST_MAP,
+});
+
 function exampleFleet(shape: ExampleOptions) {
   const reference = tempDir('fx-reference');
   writeFluxExampleReference(reference, shape);
   const repo = tempDir('fx-fleet');
   cpSync(reference, repo, { recursive: true });
-  const options: GenerateOptions = {
-    repoDir: repo,
-    templateDir: reference,
-    referenceEnv: 'staging',
-    clusterName: 'acme',
-    domain: 'acme.io',
-    region: 'us-east-1',
-    acmeEmail: 'ops@acme.io',
-    pass: 'infra',
-    hostMap: HOST_MAP,
-  };
-  return { reference, repo, options };
+  return { reference, repo, options: firstPass(repo, reference) };
 }
 
 describe.each([
@@ -271,6 +275,54 @@ describe.each([
   });
 });
 
+describe.each([
+  ["into the reference's own repository", true],
+  ['into a separate empty repository', false],
+])("generator, Flux's example with flux-system placeholders (not yet bootstrapped) %s", (_title, sameRepo) => {
+  /** Upstream's reference (Flux 2.7 layout, placeholder gotk files) and the repository the pass writes to. */
+  function placeholderFleet() {
+    const reference = tempDir('fx-placeholders');
+    writeFluxExampleReference(reference, { artifacts: true, bootstrapPlaceholders: true });
+    const repo = sameRepo ? reference : tempDir('fx-placeholders-target');
+    return { reference, repo, options: firstPass(repo, reference) };
+  }
+
+  it('carries the placeholders over, so the new flux-system builds, and validates the entry folder', async () => {
+    const { reference, repo, options } = placeholderFleet();
+    const referenceBefore = outsideNewCluster(reference);
+    const { summary } = await generate(options);
+    // The entry folder is built even though no Kustomization of the reference declares it.
+    expect(summary.validated).toContain('./clusters/acme');
+
+    const flux = join(repo, 'clusters/acme/flux-system');
+    for (const file of ['gotk-components.yaml', 'gotk-sync.yaml'])
+      expect(readFileSync(join(flux, file), 'utf8')).toBe(UPSTREAM_BOOTSTRAP_PLACEHOLDER);
+    expect(readFileSync(join(flux, 'kustomization.yaml'), 'utf8')).toBe(UPSTREAM_FLUX_SYSTEM_KUSTOMIZATION);
+    expect(kustomize(flux)).toEqual([]); // nothing to apply until flux bootstrap writes the two files
+    const { syncs, built } = clusterView(repo, 'acme');
+    expect(syncs.map((k) => k.metadata.name).sort()).toEqual(['apps', 'infra-configs', 'infra-controllers']);
+    expect(Object.values(built).every((objects) => objects.length > 0)).toBe(true);
+
+    const again = await generate(options);
+    expect(again.summary.paths_written).toEqual([]);
+    expect(again.summary.paths_removed).toEqual([]);
+    expect(outsideNewCluster(reference)).toEqual(referenceBefore);
+  });
+
+  it('an entry folder that does not build fails validation, writing nothing', async () => {
+    const { reference, repo, options } = placeholderFleet();
+    const kustomization = join(reference, 'clusters/staging/flux-system/kustomization.yaml');
+    writeFileSync(kustomization, UPSTREAM_FLUX_SYSTEM_KUSTOMIZATION.replace('- gotk-sync.yaml', '- gotk-patches.yaml'));
+    const before = readTree(repo);
+    const failure = await generate(options).catch((e) => e);
+    expect(failure).toBeInstanceOf(GeneratorValidationError);
+    expect(failure.message).toMatch(
+      /^kustomize build of Kustomization flux-system \(\.\/clusters\/acme\) failed: .*gotk-patches\.yaml/,
+    );
+    expect(readTree(repo)).toEqual(before);
+  });
+});
+
 describe('generator, Flux example layout that Flux could not build', () => {
   it('an overlay kustomize cannot build fails validation (exit 1 in the CLI), writing nothing', async () => {
     const { reference, repo, options } = exampleFleet({});
@@ -381,4 +433,63 @@ describe('generate-gitops-env on a Flux example layout', () => {
       "--reference-domain is read for references in the layout of Flux's example repository",
     );
   });
+
+  it('--dry-run names the files it copies unchanged (a count and their paths), never their content', () => {
+    const { reference } = exampleFleet({ artifacts: true });
+    // A bootstrapped gotk-components.yaml is some 10,000 lines: a stand-in as long, every line its own.
+    const body = Array.from({ length: 10_000 }, (_, i) => `  component-line-${i}: "flux manifest ${i}"`);
+    const components = `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: gotk-stand-in\n  namespace: flux-system\ndata:\n${body.join('\n')}\n`;
+    writeFileSync(join(reference, 'clusters/staging/flux-system/gotk-components.yaml'), components);
+    const repo = tempDir('fx-cli-dry');
+    const args = [
+      '--repo',
+      repo,
+      '--template',
+      reference,
+      '--reference-env',
+      'staging',
+      '--cluster-name',
+      'acme',
+      '--domain',
+      'acme.io',
+      '--region',
+      'us-east-1',
+      '--acme-email',
+      'ops@acme.io',
+      '--infra-only',
+      '--host-map',
+      'podinfo.staging=podinfo.acme.io',
+      '--dry-run',
+    ];
+    const shown = run(args);
+    expect(shown.stderr).toBe('');
+    expect(shown.status).toBe(0);
+    expect(readdirSync(repo)).toEqual([]);
+
+    // The same plan as JSON, for the list of copies (its builds were checked by the run above).
+    const { changes } = JSON.parse(run([...args, '--json', '--no-validate']).stdout);
+    const copied = changes.filter((c: any) => c.copied_from !== undefined);
+    expect(JSON.stringify(changes).length).toBeLessThan(30_000); // a copy's diff is one line naming it
+    expect(copied.map((c: any) => c.path)).toEqual(
+      expect.arrayContaining([
+        'clusters/acme/flux-system/gotk-components.yaml',
+        'infrastructure/controllers/cert-manager.yaml',
+        'apps/base/podinfo/release.yaml',
+      ]),
+    );
+    expect(shown.stdout).toContain(`${copied.length} files copied unchanged from the reference (content not shown):\n`);
+    for (const c of copied)
+      expect(shown.stdout).toContain(
+        `  added    ${c.path}${c.copied_from === c.path ? '' : ` (from ${c.copied_from})`}\n`,
+      );
+    expect(shown.stdout).toContain(
+      '  added    clusters/acme/flux-system/gotk-components.yaml (from clusters/staging/flux-system/gotk-components.yaml)\n',
+    );
+    // Rewritten files still show their diff.
+    expect(shown.stdout).toContain('+++ b/clusters/acme/infrastructure.yaml');
+    // The copied content is not printed: no line of it, and the output stays small.
+    expect(body.filter((line) => shown.stdout.includes(line.trim()))).toEqual([]);
+    expect(shown.stdout).not.toContain('installCRDs: true'); // the shared cert-manager.yaml's body
+    expect(shown.stdout.length).toBeLessThan(30_000);
+  }, 180_000); // two runs of the command line over a 10,000-line file, on a shared machine
 });

@@ -48,6 +48,53 @@ spec:
     name: flux-system
 `;
 
+/**
+ * clusters/<env>/flux-system/ as fluxcd/flux2-kustomize-helm-example ships it (Apache-2.0; commit
+ * 4f1a5b1051b469108d1bdf0ebec6c814427e3834): gotk-components.yaml and gotk-sync.yaml are comment-only
+ * placeholders for `flux bootstrap` to overwrite (the misspelling is upstream's), and
+ * kustomization.yaml lists them with the platform's tenant label and controller patches, which
+ * bootstrap keeps.
+ */
+export const UPSTREAM_BOOTSTRAP_PLACEHOLDER = '# This file will be generated automatically by flux boostrap.\n';
+export const UPSTREAM_FLUX_SYSTEM_KUSTOMIZATION = `apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+  - gotk-components.yaml
+  - gotk-sync.yaml
+labels:
+  - pairs:
+      toolkit.fluxcd.io/tenant: sre-team
+patches:
+  - patch: |
+      - op: add
+        path: /spec/template/spec/containers/0/args/-
+        value: --concurrent=20
+      - op: add
+        path: /spec/template/spec/containers/0/args/-
+        value: --requeue-dependency=5s
+    target:
+      kind: Deployment
+      name: "(kustomize-controller|helm-controller|source-controller)"
+`;
+
+/** flux-system/ of a bootstrapped cluster (a stand-in for the components, the sync objects), or upstream's placeholders. */
+function fluxSystemFiles(env: string, placeholders: boolean): Record<string, string> {
+  const dir = `clusters/${env}/flux-system`;
+  if (placeholders)
+    return {
+      [`${dir}/gotk-components.yaml`]: UPSTREAM_BOOTSTRAP_PLACEHOLDER,
+      [`${dir}/gotk-sync.yaml`]: UPSTREAM_BOOTSTRAP_PLACEHOLDER,
+      [`${dir}/kustomization.yaml`]: UPSTREAM_FLUX_SYSTEM_KUSTOMIZATION,
+    };
+  return {
+    [`${dir}/gotk-components.yaml`]:
+      '# Flux components (flux install --export) would be here.\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: flux-system\n',
+    [`${dir}/gotk-sync.yaml`]: gitSource(env),
+    [`${dir}/kustomization.yaml`]:
+      'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - gotk-components.yaml\n  - gotk-sync.yaml\n',
+  };
+}
+
 function source(artifacts: boolean, artifact: string) {
   return artifacts
     ? `  sourceRef:\n    kind: ExternalArtifact\n    name: ${artifact}\n`
@@ -62,11 +109,7 @@ function clusterFiles(
 ): Record<string, string> {
   const path = (repoPath: string, artifactPath: string) => (artifacts ? artifactPath : repoPath);
   const files: Record<string, string> = {
-    [`clusters/${env}/flux-system/gotk-components.yaml`]:
-      '# Flux components (flux install --export) would be here.\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: flux-system\n',
-    [`clusters/${env}/flux-system/gotk-sync.yaml`]: gitSource(env),
-    [`clusters/${env}/flux-system/kustomization.yaml`]:
-      'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - gotk-components.yaml\n  - gotk-sync.yaml\n',
+    ...fluxSystemFiles(env, Boolean(opts.bootstrapPlaceholders)),
     [`clusters/${env}/infrastructure.yaml`]: `---
 apiVersion: kustomize.toolkit.fluxcd.io/v1
 kind: Kustomization
@@ -487,6 +530,8 @@ export interface ExampleOptions {
   sources?: boolean;
   /** The apps Kustomization substitutes APP_DOMAIN and CLUSTER_NAME (postBuild.substitute) into a route. */
   substitution?: boolean;
+  /** flux-system/ as upstream ships it, not yet bootstrapped: placeholder gotk files (no sync objects). */
+  bootstrapPlaceholders?: boolean;
 }
 
 export function writeFluxExampleReference(root: string, opts: ExampleOptions = {}) {

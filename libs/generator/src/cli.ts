@@ -164,11 +164,30 @@ function planCounts(summary: GenerateSummary): string {
     .join(', ');
 }
 
-/** A dry run's changes: a line per file, then the diffs. */
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+const changeLine = (c: PreviewChange, note = '') => `  ${c.change.padEnd(8)} ${c.path}${note}\n`;
+
+/**
+ * A dry run's changes: a line per file, then the diffs. Files copied unchanged from the reference
+ * (shared folders, bootstrap files) are a count and their paths: their content is the reference's,
+ * and a gotk-components.yaml alone would be 10,000 lines of diff.
+ */
 function describeChanges(changes: PreviewChange[]): string {
   if (changes.length === 0) return 'dry run: nothing would change\n';
-  const list = changes.map((c) => `  ${c.change.padEnd(8)} ${c.path}`).join('\n');
-  return `dry run: ${changes.length} ${changes.length === 1 ? 'file' : 'files'} would change (nothing was written)\n${list}\n\n${changes.map((c) => c.diff).join('\n')}\n`;
+  const copied = changes.filter((c) => c.copied_from !== undefined);
+  const edited = changes.filter((c) => c.copied_from === undefined);
+  const copies =
+    copied.length === 0
+      ? ''
+      : `${plural(copied.length, 'file')} copied unchanged from the reference (content not shown):\n` +
+        copied.map((c) => changeLine(c, c.copied_from === c.path ? '' : ` (from ${c.copied_from})`)).join('');
+  return (
+    `dry run: ${plural(changes.length, 'file')} would change (nothing was written)\n` +
+    edited.map((c) => changeLine(c)).join('') +
+    copies +
+    `\n${edited.map((c) => c.diff).join('\n')}\n`
+  );
 }
 
 /** The credential plan, a line per key (classes only). */
@@ -180,8 +199,6 @@ function describePlan(summary: GenerateSummary): string {
     )
     .join('');
 }
-
-const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 const schemaCounts = (summary: GenerateSummary) =>
   summary.schema_checked ? `, ${plural(summary.schema_checked.objects, 'object')} against their schemas` : '';

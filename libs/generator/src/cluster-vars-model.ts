@@ -82,7 +82,7 @@ export async function generateFromClusterVars(base: Context, ref: ClusterVarsRef
     { root: ref.root, dirs: ref.sharedDirs },
     (staging) => validateStaged(ctx, staging),
   );
-  planFolder(ctx, ctx.clusterDir, files);
+  planFolder(ctx, ctx.clusterDir, files, ref.envDir);
 }
 
 type ReferenceFacts = Omit<CommonFacts, 'envName' | 'domain'> & { domain: string };

@@ -140,6 +140,11 @@ export interface RepoChanges {
   removals: string[];
   /** Shared folders to copy, applied before the removals and writes. */
   sharedCopies: SharedCopy[];
+  /**
+   * Writes whose bytes are a reference file's exactly, by repository path: the reference path they
+   * copy. A preview names these instead of showing their content (a gotk-components.yaml is 10,000 lines).
+   */
+  copiedFiles: Map<string, string>;
 }
 
 /** A pass computed and checked, nothing written yet: `applyPlan` writes it, a preview compares it with the repository. */

@@ -73,10 +73,13 @@ export async function generateFromFluxExample(base: Context, ref: FluxExampleRef
   planCredentials(ctx, [...ref.envObjects, ...allObjects]);
 
   const folders = new Map<string, Map<string, Buffer>>([[ctx.clusterDir, renderClusterFolder(ctx)]]);
+  // The reference folder each new folder is rendered from.
+  const sources = new Map([[ctx.clusterDir, ref.envDir]]);
   for (const overlay of writtenOverlays(ctx)) {
     const target = forCluster(overlay, ref.envName, opts.clusterName);
     checkOwnership(opts.repoDir, target, ownerOf(opts));
     folders.set(target, await renderOverlay(ctx, overlay));
+    sources.set(target, overlay);
   }
   checkConsistentReuse(ctx);
   ctx.summary.overlay_paths = [...folders.keys()].filter((dir) => dir !== ctx.clusterDir).sort();
@@ -91,7 +94,7 @@ export async function generateFromFluxExample(base: Context, ref: FluxExampleRef
       ),
   );
   for (const [dir, files] of folders) {
-    planFolder(ctx, dir, files);
+    planFolder(ctx, dir, files, sources.get(dir));
     if (dir !== ctx.clusterDir) planOwnerMarker(ctx, dir);
   }
 }
@@ -203,7 +206,13 @@ function renderClusterFolder(ctx: ExampleContext): Map<string, Buffer> {
       const body = doc.toJS();
       return !isFluxKustomization(body) || ctx.applied.has(String(body.metadata?.name));
     });
-    if (kept.length === 0) continue;
+    // Dropped: a file whose every document is a Kustomization of a later pass. A file with no
+    // document at all is kept as it is: Flux's example ships flux-system/gotk-components.yaml and
+    // gotk-sync.yaml as comment-only placeholders, listed by flux-system/kustomization.yaml.
+    // `flux bootstrap` overwrites those two files but keeps an existing kustomization.yaml (with the
+    // platform's patches to the controllers), so that kustomization must keep listing them, and
+    // they must exist for it to build.
+    if (docs.length > 0 && kept.length === 0) continue;
     const changed = kept.map((doc) => renderClusterDocument(ctx, doc)).some(Boolean);
     files.set(rel, changed || kept.length !== docs.length ? Buffer.from(stringifyDocuments(kept)) : raw);
   }

@@ -64,7 +64,7 @@ export async function validateStaged(v: ExampleValidation, staged: Map<string, s
   // The cluster folder's own objects (its Kustomizations and sources) are applied too, by the bootstrap Kustomization.
   checkAgainstSchemas(ctx.summary, declaredObjects, ctx.clusterDir);
   const declared = declaredObjects.map((o) => o.body);
-  const syncs = declared.filter(isFluxKustomization);
+  const syncs = withEntrySync(declared.filter(isFluxKustomization), ctx.clusterDir);
   const artifacts = new Map<string, GeneratedArtifact>(
     declared
       .filter(isArtifactGenerator)
@@ -90,6 +90,29 @@ export async function validateStaged(v: ExampleValidation, staged: Map<string, s
   };
   const results = await allBuilds(syncs.map((b) => buildKustomization(v, b, resolve, artifacts, shown)));
   ctx.summary.validated.push(...results.filter((r): r is string => r !== undefined));
+}
+
+/**
+ * The cluster's Kustomizations with the one over the cluster folder itself, the entry Flux starts
+ * from: the reference's, or, when the cluster folder declares none (Flux's example ships
+ * flux-system/gotk-sync.yaml as a placeholder), the one `flux bootstrap --path <cluster folder>`
+ * will write. Either way the entry folder, flux-system/ included, is built before anything is
+ * written: Flux applies nothing of the cluster if it does not build.
+ */
+function withEntrySync(syncs: any[], clusterDir: string): any[] {
+  const entry = syncs.some(
+    (b) =>
+      String(b.spec?.sourceRef?.kind ?? 'GitRepository') === 'GitRepository' &&
+      normalizePath(String(b.spec?.path ?? '.')) === clusterDir,
+  );
+  if (entry) return syncs;
+  const bootstrap = {
+    apiVersion: 'kustomize.toolkit.fluxcd.io/v1',
+    kind: 'Kustomization',
+    metadata: { name: 'flux-system', namespace: 'flux-system' },
+    spec: { path: `./${clusterDir}`, sourceRef: { kind: 'GitRepository', name: 'flux-system' } },
+  };
+  return [...syncs, bootstrap];
 }
 
 /** Builds what one Flux Kustomization of the new cluster applies; returns what was checked. */

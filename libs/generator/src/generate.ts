@@ -303,7 +303,7 @@ export async function planGeneration(options: GenerateOptions): Promise<Generati
   const clusterDir = `clusters/${opts.clusterName}`;
   checkOwnership(opts.repoDir, clusterDir, ownerOf(opts));
   const cert = protectionKey(opts);
-  const changes: RepoChanges = { writes: new Map(), removals: [], sharedCopies: [] };
+  const changes: RepoChanges = { writes: new Map(), removals: [], sharedCopies: [], copiedFiles: new Map() };
   const ctx: Context = {
     opts,
     clusterDir,

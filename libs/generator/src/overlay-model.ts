@@ -246,6 +246,7 @@ async function writeValidated(
       }
     },
   );
-  for (const [layer, files] of rendered) planFolder(ctx, `${ctx.clusterDir}/${layer}`, files);
+  for (const [layer, files] of rendered)
+    planFolder(ctx, `${ctx.clusterDir}/${layer}`, files, `${ctx.ref.envDir}/${layer}`);
   if (root) planFile(ctx, `${ctx.clusterDir}/${root.file}`, root.content);
 }

@@ -41,6 +41,22 @@ describe('preview', () => {
     expect(existsSync(join(repo, 'clusters'))).toBe(false);
   });
 
+  it('names files copied unchanged from the reference instead of showing their content', async () => {
+    const { changes } = await preview(options(tempDir('preview-copies')));
+    const copy = changes.find((c) => c.path === 'clusters/p/infrastructure/cert-manager.yaml')!;
+    expect(copy).toMatchObject({
+      change: 'added',
+      copied_from: 'clusters/development/infrastructure/cert-manager.yaml',
+    });
+    expect(copy.diff).toMatch(
+      /^clusters\/p\/infrastructure\/cert-manager\.yaml: copied unchanged from the reference's clusters\/development\/infrastructure\/cert-manager\.yaml \(\d+ lines, not shown\)\n$/,
+    );
+    // A file the pass rewrites (external-dns gets the new domain) is a diff.
+    const rewritten = changes.find((c) => c.path === 'clusters/p/infrastructure/external-dns.yaml')!;
+    expect(rewritten.copied_from).toBeUndefined();
+    expect(rewritten.diff).toContain('+++ b/clusters/p/infrastructure/external-dns.yaml');
+  });
+
   it('masks SOPS values and metadata as a count of keys', () => {
     const masked = maskProtected(
       'apiVersion: v1\nkind: Secret\nmetadata: {name: s}\nstringData:\n  a: ENC[AES256_GCM,data:xx]\n  b: ENC[AES256_GCM,data:yy]\nsops:\n  mac: ENC[AES256_GCM,data:zz]\n',

@@ -12,8 +12,13 @@ export interface PreviewChange {
   /** Repository-relative path. */
   path: string;
   change: 'added' | 'changed' | 'removed';
-  /** Unified diff; sealed and encrypted values appear as `<sealed: N keys>` / `<encrypted: N keys>`. */
+  /**
+   * Unified diff; sealed and encrypted values appear as `<sealed: N keys>` / `<encrypted: N keys>`.
+   * For a file copied from the reference unchanged, one line naming the copy instead.
+   */
   diff: string;
+  /** The reference file this one becomes a byte-for-byte copy of (a shared folder's file, a bootstrap file). */
+  copied_from?: string;
 }
 
 export interface PreviewResult {
@@ -74,20 +79,38 @@ function read(root: string, rel: string): Buffer | null {
   return readFileSync(abs);
 }
 
-/** Every file the plan copies, removes or writes, with what it will hold (null: absent): later steps override earlier ones, as in applyPlan. */
-function plannedFiles(plan: GenerationPlan): Map<string, Buffer | null> {
-  const after = new Map<string, Buffer | null>();
+/** What a file will hold after the plan (null: absent), and the reference file it is a copy of. */
+interface PlannedFile {
+  bytes: Buffer | null;
+  copiedFrom?: string;
+}
+
+/** Every file the plan copies, removes or writes, with what it will hold: later steps override earlier ones, as in applyPlan. */
+function plannedFiles(plan: GenerationPlan): Map<string, PlannedFile> {
+  const after = new Map<string, PlannedFile>();
   for (const { dir, root } of plan.sharedCopies)
-    for (const rel of listFiles(join(root, dir))) after.set(`${dir}/${rel}`, readFileSync(join(root, dir, rel)));
-  for (const path of plan.removals) after.set(path, null);
-  for (const [path, content] of plan.writes) after.set(path, content);
+    for (const rel of listFiles(join(root, dir)))
+      after.set(`${dir}/${rel}`, { bytes: readFileSync(join(root, dir, rel)), copiedFrom: `${dir}/${rel}` });
+  for (const path of plan.removals) after.set(path, { bytes: null });
+  for (const [path, bytes] of plan.writes) after.set(path, { bytes, copiedFrom: plan.copiedFiles.get(path) });
   return after;
 }
 
+const lineCount = (bytes: Buffer) => bytes.toString('utf8').split('\n').length - (bytes.at(-1) === 0x0a ? 1 : 0);
+
 /** One file's change as a preview shows it, or undefined when its bytes stay the same. */
-function describeChange(path: string, before: Buffer | null, after: Buffer | null): PreviewChange | undefined {
+function describeChange(path: string, before: Buffer | null, planned: PlannedFile): PreviewChange | undefined {
+  const after = planned.bytes;
   if (before && after ? before.equals(after) : before === after) return undefined;
   const change = before === null ? 'added' : after === null ? 'removed' : 'changed';
+  // The reference's own files are reviewed where the reference is: a copy is named, its content not repeated.
+  if (after && planned.copiedFrom !== undefined)
+    return {
+      path,
+      change,
+      diff: `${path}: copied unchanged from the reference's ${planned.copiedFrom} (${lineCount(after)} lines, not shown)\n`,
+      copied_from: planned.copiedFrom,
+    };
   const [shownBefore, shownAfter] = [before, after].map((b) => (b ? maskProtected(b.toString('utf8'), path) : ''));
   // Re-sealed values with the same keys: the masked texts agree, the files do not.
   const diff =
@@ -112,6 +135,6 @@ export async function preview(options: GenerateOptions): Promise<PreviewResult> 
   const after = plannedFiles(plan);
   const changes = [...after.keys()]
     .sort()
-    .flatMap((path) => describeChange(path, read(options.repoDir, path), after.get(path) ?? null) ?? []);
+    .flatMap((path) => describeChange(path, read(options.repoDir, path), after.get(path)!) ?? []);
   return { summary: plan.summary, changes };
 }

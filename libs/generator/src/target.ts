@@ -110,16 +110,30 @@ function plannedBytes(ctx: Context, rel: string): Buffer | null {
   return existsSync(abs) ? readFileSync(abs) : null;
 }
 
-/** Plans a file's write when its bytes differ from the repository's (only then is it a path written). */
-export function planFile(ctx: Context, repoRel: string, content: Buffer) {
+/**
+ * Plans a file's write when its bytes differ from the repository's (only then is it a path written).
+ * `referenceFile` (a path in the reference) is the file it was rendered from: when the bytes are that
+ * file's exactly, the write is recorded as a copy of it.
+ */
+export function planFile(ctx: Context, repoRel: string, content: Buffer, referenceFile?: string) {
   if (plannedBytes(ctx, repoRel)?.equals(content)) return;
   ctx.changes.writes.set(repoRel, content);
   ctx.summary.paths_written.push(repoRel);
+  if (referenceFile !== undefined && referenceBytes(ctx, referenceFile)?.equals(content))
+    ctx.changes.copiedFiles.set(repoRel, referenceFile);
+  else ctx.changes.copiedFiles.delete(repoRel);
+}
+
+/** A regular file of the reference (null: absent, or not a plain file, which is never taken for a copy). */
+function referenceBytes(ctx: Context, rel: string): Buffer | null {
+  const abs = join(ctx.referenceRoot, rel);
+  return existsSync(abs) && lstatSync(abs).isFile() ? readFileSync(abs) : null;
 }
 
 function planRemoval(ctx: Context, repoRel: string) {
   insideRepo(ctx.opts.repoDir, repoRel); // a path through a link is refused now, not half-way through applying
   ctx.changes.writes.delete(repoRel);
+  ctx.changes.copiedFiles.delete(repoRel);
   ctx.changes.removals.push(repoRel);
   ctx.summary.paths_removed.push(repoRel);
 }
@@ -134,11 +148,16 @@ function plannedFilesBelow(ctx: Context, dir: string): string[] {
   return [...new Set([...onDisk, ...planned])];
 }
 
-/** Plans a folder to hold exactly `files` (and its owner marker): changed files written, stale ones removed, equal ones untouched. */
-export function planFolder(ctx: Context, dir: string, files: Map<string, Buffer>) {
+/**
+ * Plans a folder to hold exactly `files` (and its owner marker): changed files written, stale ones
+ * removed, equal ones untouched. `referenceDir` is the reference folder the files were rendered from
+ * (the same relative paths), so that files carried over byte for byte are known as copies.
+ */
+export function planFolder(ctx: Context, dir: string, files: Map<string, Buffer>, referenceDir?: string) {
   for (const rel of plannedFilesBelow(ctx, dir))
     if (!files.has(rel) && rel !== OWNER_FILE) planRemoval(ctx, `${dir}/${rel}`);
-  for (const [rel, content] of files) planFile(ctx, `${dir}/${rel}`, aboutThisCluster(ctx, rel, content));
+  for (const [rel, content] of files)
+    planFile(ctx, `${dir}/${rel}`, aboutThisCluster(ctx, rel, content), referenceDir && `${referenceDir}/${rel}`);
 }
 
 /**
