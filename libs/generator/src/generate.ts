@@ -26,6 +26,7 @@ import {
 import { GeneratorInputError } from './errors';
 import { generateFromOverlays } from './overlay-model';
 import { checkReferenceExists, loadReference } from './reference';
+import { checkReadableLayout } from './readable-layout';
 import { applyPlan, checkOwnership, ownerOf, planOwnerMarker, planSopsRules } from './target';
 import { generateFromFluxExample, referenceHostOccurrences } from './flux-example-model';
 import { discoverReferenceDns } from './external-dns';
@@ -299,6 +300,7 @@ export async function planGeneration(options: GenerateOptions): Promise<Generati
     infraLayer: options.infraLayer ?? 'infrastructure',
   };
   const root = resolve(opts.templateDir ?? SHIPPED_TEMPLATE);
+  checkReadableLayout(root, opts.referenceEnv);
   checkReferenceExists(root, opts.referenceEnv);
   const clusterDir = `clusters/${opts.clusterName}`;
   checkOwnership(opts.repoDir, clusterDir, ownerOf(opts));

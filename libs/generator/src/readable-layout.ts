@@ -1,0 +1,91 @@
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { GeneratorInputError } from './errors';
+import { parseDocuments } from './yaml-docs';
+
+/** Where every refusal points: what the generator reads, and where that is described. */
+const LAYOUTS =
+  "The generator reads Flux repositories: a clusters/<env>/ folder that Flux syncs (flux bootstrap's flux-system, Flux " +
+  'Kustomizations), in the layouts of docs/generator.md ("Environment models").';
+
+/** Bounds of the scan, so a huge or hostile repository cannot make the check slow. */
+const MAX_FILES = 5000;
+const MAX_DEPTH = 8;
+/** Larger files are no manifests anyone applies by hand; they are not parsed here. */
+const MAX_MANIFEST_BYTES = 1024 * 1024;
+const SKIPPED_DIRS = new Set(['.git', 'node_modules']);
+
+const FLUX_API = /^(kustomize\.toolkit\.fluxcd\.io|fluxcd\.controlplane\.io)\//;
+const ARGO_API = /^argoproj\.io\//;
+const YAML_FILE = /\.ya?ml$/;
+
+/** Repository-relative paths of the files under `rel`, depth-first in name order, within the scan's bounds. */
+function filesUnder(root: string, rel: string, depth = 0, out: string[] = []): string[] {
+  if (depth > MAX_DEPTH || out.length >= MAX_FILES) return out;
+  for (const entry of readdirSync(join(root, rel), { withFileTypes: true }).sort((a, b) =>
+    a.name.localeCompare(b.name),
+  )) {
+    if (out.length >= MAX_FILES) break;
+    const child = rel ? `${rel}/${entry.name}` : entry.name;
+    if (entry.isDirectory() && !SKIPPED_DIRS.has(entry.name)) filesUnder(root, child, depth + 1, out);
+    else if (entry.isFile()) out.push(child);
+  }
+  return out;
+}
+
+interface TypeMeta {
+  apiVersion: string;
+  kind: string;
+}
+
+/** apiVersion and kind of each object of a YAML file; a file that does not parse (the models report it) has none. */
+function objectsIn(root: string, file: string): TypeMeta[] {
+  const abs = join(root, file);
+  if (statSync(abs).size > MAX_MANIFEST_BYTES) return [];
+  try {
+    return parseDocuments(readFileSync(abs, 'utf8'), file).map((d) => ({
+      apiVersion: String(d.get('apiVersion') ?? ''),
+      kind: String(d.get('kind') ?? ''),
+    }));
+  } catch {
+    return [];
+  }
+}
+
+const refuse = (what: string, todo: string) => new GeneratorInputError(`${what}. ${LAYOUTS} ${todo}`);
+
+/**
+ * Refuses, with the file it stopped at and what to do, a reference the generator cannot read the way Flux would:
+ * template sources that must be rendered first (Jinja, makejinja), an Argo CD repository, an environment with no
+ * Flux entry point. Reads the objects' apiVersion and kind as YAML (any style). Looks at the reference environment's folder when there is one, else at the whole repository.
+ */
+export function checkReadableLayout(root: string, envName: string): void {
+  if (!existsSync(root) || !statSync(root).isDirectory()) return;
+  const envDir = `clusters/${envName}`;
+  const hasEnv = existsSync(join(root, envDir)) && statSync(join(root, envDir)).isDirectory();
+  const files = filesUnder(root, hasEnv ? envDir : '');
+  const template = files.find((f) => f.endsWith('.j2')) ?? (hasEnv ? undefined : files.find(isMakejinjaConfig));
+  if (template)
+    throw refuse(
+      `${template} is a template source that must be rendered before Flux can read it`,
+      'Render the templates (makejinja, task configure, ...) and give the rendered repository as the reference.',
+    );
+  const yaml = files.filter((f) => YAML_FILE.test(f));
+  const objects = yaml.map((file) => ({ file, types: objectsIn(root, file) }));
+  if (objects.some(({ types }) => types.some((t) => FLUX_API.test(t.apiVersion)))) return;
+  for (const { file: f, types } of objects) {
+    const kind = types.find((t) => ARGO_API.test(t.apiVersion))?.kind;
+    if (kind !== undefined)
+      throw refuse(
+        `${f} is an Argo CD ${kind} (argoproj.io), and no Flux object was found`,
+        'Argo CD repositories are not read; a Flux repository of the same platform is.',
+      );
+  }
+  if (hasEnv)
+    throw refuse(
+      `${envDir} has no Flux entry point: none of its files holds a Flux Kustomization (kustomize.toolkit.fluxcd.io) or FluxInstance (fluxcd.controlplane.io)`,
+      `Bootstrap Flux for that environment (flux bootstrap writes ${envDir}/flux-system) or give --reference-env the environment Flux syncs.`,
+    );
+}
+
+const isMakejinjaConfig = (f: string) => f === 'makejinja.toml';
