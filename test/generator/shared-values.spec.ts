@@ -7,7 +7,7 @@
 import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Document } from 'yaml';
-import { generate, GenerateOptions, SHIPPED_TEMPLATE } from '../../libs/generator/src';
+import { generate, GenerateOptions, SHIPPED_PHASED_TEMPLATE, SHIPPED_TEMPLATE } from '../../libs/generator/src';
 import { rewriteStrings } from '../../libs/generator/src/yaml-docs';
 import { makeRsaCert } from '../support/certs';
 import { kustomize, readTree, tempDir, yamlObjects } from '../support/files';
@@ -202,4 +202,36 @@ describe('#29 overlay model: issuers in a shared base listed by a layer', () => 
     expect(placesOf(issuersAndDns, (v) => v.includes('dev.example.net'))).toEqual([]);
     expect(await secondRun(options)).toEqual({ written: [], removed: [] });
   }, 120_000);
+});
+
+describe('#29 cluster-vars model: a literal reference value in the shared platform', () => {
+  it('is listed in the warnings with file and path (the platform is every cluster’s, so no patch moves it)', async () => {
+    const reference = tempDir('cv29-reference');
+    cpSync(SHIPPED_PHASED_TEMPLATE, reference, { recursive: true });
+    const app = join(reference, 'platform/issuers/app');
+    writeFileSync(
+      join(app, 'contact.yaml'),
+      'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: acme-contact\n  namespace: cert-manager\ndata:\n  owner: platform-dev@example.net\n',
+    );
+    appendTo(join(app, 'kustomization.yaml'), '  - contact.yaml\n');
+    const repo = tempDir('cv29-fleet');
+    const options: GenerateOptions = {
+      ...NEW,
+      repoDir: repo,
+      templateDir: reference,
+      referenceEnv: 'dev',
+      pass: 'infra',
+      clusterVars: { EXTERNAL_DNS_ROLE_ARN: 'arn:aws:iam::222222222222:role/external-dns-acme' },
+    };
+    const { summary } = await generate(options);
+    const leftovers = summary.warnings.filter((w) => w.includes('still holds'));
+    expect(leftovers).toEqual([
+      expect.stringMatching(
+        /^platform\/issuers\/app\/contact\.yaml: ConfigMap cert-manager\/acme-contact data\.owner still holds the reference's ACME e-mail/,
+      ),
+    ]);
+    // The issuers themselves take ${ACME_EMAIL} from the new cluster-vars: nothing else is left.
+    expect(readFileSync(join(reference, 'platform/issuers/app/contact.yaml'), 'utf8')).toContain('platform-dev@');
+    expect(await secondRun(options)).toEqual({ written: [], removed: [] });
+  }, 180_000);
 });
