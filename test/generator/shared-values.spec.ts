@@ -76,6 +76,32 @@ data:
   );
   appendTo(join(base, 'release.yaml'), `    notes: |\n      Certificate questions: ${EXAMPLE_ACME_EMAIL}\n`);
   appendTo(join(base, 'kustomization.yaml'), '  - issuer.yaml\n  - contact.yaml\n');
+  // A shared ClusterIssuer applied through a folder of the overlay with a Flux Kustomization of its own.
+  mkdirSync(join(reference, 'apps/base/team-issuer'));
+  writeFileSync(
+    join(reference, 'apps/base/team-issuer/issuer.yaml'),
+    `apiVersion: cert-manager.io/v1\nkind: ClusterIssuer\nmetadata:\n  name: team\nspec:\n  acme:\n    email: ${EXAMPLE_ACME_EMAIL}\n    server: https://acme-v02.api.letsencrypt.org/directory\n    privateKeySecretRef:\n      name: team-acme\n    solvers:\n      - http01:\n          ingress:\n            class: nginx\n`,
+  );
+  writeFileSync(join(reference, 'apps/base/team-issuer/kustomization.yaml'), 'resources:\n  - issuer.yaml\n');
+  mkdirSync(join(reference, 'apps/staging/issuers'));
+  writeFileSync(join(reference, 'apps/staging/issuers/kustomization.yaml'), 'resources:\n  - ../../base/team-issuer\n');
+  appendTo(
+    join(reference, 'clusters/staging/apps.yaml'),
+    `---
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata:
+  name: app-issuers
+  namespace: flux-system
+spec:
+  interval: 10m0s
+  sourceRef:
+    kind: GitRepository
+    name: flux-system
+  path: ./apps/staging/issuers
+  prune: true
+`,
+  );
 
   const repo = tempDir('fx29-fleet');
   cpSync(reference, repo, { recursive: true });
@@ -124,7 +150,13 @@ data:
     expect(placesOf(built, (v) => v.includes('staging.example.net') || referenceHosts.includes(v))).toEqual([]);
     const dns = built.find((o) => o.kind === 'HelmRelease' && o.metadata.name === 'external-dns');
     expect(dns.spec.values).toMatchObject({ domainFilters: [NEW.domain], txtOwnerId: NEW.clusterName });
-    expect(built.find((o) => o.kind === 'ClusterIssuer').spec.acme.email).toBe(NEW.acmeEmail);
+    expect(built.filter((o) => o.kind === 'ClusterIssuer').map((o) => [o.metadata.name, o.spec.acme.email])).toEqual(
+      expect.arrayContaining([
+        ['letsencrypt', NEW.acmeEmail],
+        ['team', NEW.acmeEmail],
+      ]),
+    );
+    expect(readTree(repo)['apps/acme/issuers/scaffolder-values/clusterissuer-default-team.yaml']).toBeDefined();
   });
 
   it('keeps every shared file and the reference environment byte for byte, and a second run writes nothing', async () => {

@@ -355,7 +355,7 @@ async function renderOverlay(ctx: ExampleContext, overlay: string): Promise<Map<
     }
     files.set(rel, changed ? Buffer.from(stringifyDocuments(docs)) : raw);
   }
-  if (kfile) addSharedValuePatches(ctx, overlay, files, kfile, ownHosts);
+  addSharedValuePatches(ctx, overlay, files, ownHosts);
   return files;
 }
 
@@ -367,25 +367,35 @@ function namespaceOf(ctx: ExampleContext, overlay: string): string | undefined {
 /**
  * Per-cluster values that reach the overlay from a shared base (an issuer's ACME e-mail and zones,
  * external-dns settings, hosts the overlay's own files do not set) move through a JSON6902 patch
- * per object, listed before the overlay's own patches so those win. The base stays as it is.
+ * per object in the folder a Kustomization of this pass applies (the overlay or one of its
+ * folders), listed before that folder's own patches so those win. The base stays as it is; a
+ * folder without a kustomization file has no place for patches, and what it keeps of the reference
+ * is listed by validation.
  */
 function addSharedValuePatches(
   ctx: ExampleContext,
   overlay: string,
   files: Map<string, Buffer>,
-  kfile: string,
   ownHosts: Set<string>,
 ) {
-  const objects = ctx.ref.kustomizations.filter((k) => k.repoPath === overlay).flatMap((k) => k.objects);
-  const patches = sharedValuePatches(
-    objects,
-    (doc) => rewriteForCluster(ctx, doc),
-    ctx.opts.clusterName,
-    (_op, before) => !(typeof before === 'string' && ownHosts.has(before)),
+  const applied = ctx.ref.kustomizations.filter(
+    (k) => ctx.applied.has(k.name) && (k.repoPath === overlay || k.repoPath?.startsWith(overlay + '/')),
   );
-  for (const p of patches) files.set(p.file, Buffer.from(p.content));
-  for (const p of patches.filter((p) => isExternalDns(p.object.body)))
-    ctx.summary.external_dns.push(readExternalDns(p.patched, `${p.object.file} (patched by ${overlay})`));
-  const entries = patches.map((p) => ({ path: p.file, target: p.target }));
-  files.set(kfile, withPatchEntries(files.get(kfile)!, `${overlay}/${kfile}`, entries, 'first'));
+  for (const k of applied) {
+    const dir = k.repoPath!.slice(overlay.length + 1);
+    const kfile = findKustomizationFile(join(ctx.ref.root, k.repoPath!));
+    const inDir = (rel: string) => (dir ? `${dir}/${rel}` : rel);
+    if (!kfile || !files.has(inDir(kfile))) continue;
+    const patches = sharedValuePatches(
+      k.objects,
+      (doc) => rewriteForCluster(ctx, doc),
+      ctx.opts.clusterName,
+      (_op, before) => !(typeof before === 'string' && ownHosts.has(before)),
+    );
+    for (const p of patches) files.set(inDir(p.file), Buffer.from(p.content));
+    for (const p of patches.filter((p) => isExternalDns(p.object.body)))
+      ctx.summary.external_dns.push(readExternalDns(p.patched, `${p.object.file} (patched by ${k.repoPath})`));
+    const entries = patches.map((p) => ({ path: p.file, target: p.target }));
+    files.set(inDir(kfile), withPatchEntries(files.get(inDir(kfile))!, `${k.repoPath}/${kfile}`, entries, 'first'));
+  }
 }
