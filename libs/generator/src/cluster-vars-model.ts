@@ -64,7 +64,7 @@ export async function generateFromClusterVars(base: Context, ref: ClusterVarsRef
     vars,
     applied: new Set(ref.kustomizations.filter((k) => base.opts.pass === 'full' || !k.fullPass).map((k) => k.name)),
     copiedFiles: new Map(),
-    referenceValues: { acmeEmails: facts.acmeEmails, domain: facts.domain },
+    referenceValues: { acmeEmails: facts.acmeEmails, domain: facts.domain, newDomain: base.opts.domain },
   };
   Object.assign(ctx.summary, {
     environment_model: 'cluster-vars',

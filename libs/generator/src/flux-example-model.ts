@@ -95,7 +95,7 @@ export async function generateFromFluxExample(base: Context, ref: FluxExampleRef
           hosts: ctx.hosts,
           applied: ctx.applied,
           referenceHosts: new Set(ctx.referenceHosts.map((o) => o.host)),
-          referenceValues: { acmeEmails: ctx.acmeEmails, domain: ctx.hosts.referenceDomain },
+          referenceValues: { acmeEmails: ctx.acmeEmails, domain: ctx.hosts.referenceDomain, newDomain: opts.domain },
         },
         staged,
       ),

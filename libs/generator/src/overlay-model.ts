@@ -284,4 +284,5 @@ async function writeValidated(
 const referenceValues = (ctx: OverlayContext): ReferenceValues => ({
   acmeEmails: ctx.acmeEmails,
   domain: ctx.referenceDomain,
+  newDomain: ctx.opts.domain,
 });

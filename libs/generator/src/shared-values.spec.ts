@@ -96,7 +96,7 @@ describe('per-cluster values of shared objects', () => {
 });
 
 describe('reference values left in what the cluster applies', () => {
-  const ref = { acmeEmails: [REFERENCE_EMAIL], domain: 'dev.example.net' };
+  const ref = { acmeEmails: [REFERENCE_EMAIL], domain: 'dev.example.net', newDomain: 'acme.io' };
 
   it('lists the ACME e-mail anywhere, with the file and path, without quoting the value', () => {
     const release = {
@@ -140,7 +140,21 @@ describe('reference values left in what the cluster applies', () => {
       'L: ClusterIssuer letsencrypt spec.acme.solvers[0].selector.dnsZones[0]',
       'base/route.yaml: HTTPRoute status spec.hostnames[0]',
     ]);
-    expect(leftoverReferenceValues(built, { acmeEmails: [] }, 'L')).toEqual([]);
+    expect(leftoverReferenceValues(built, { acmeEmails: [], newDomain: 'acme.io' }, 'L')).toEqual([]);
+  });
+
+  it('takes a name under the new domain for the new cluster’s where that domain lies under the reference’s', () => {
+    const route = {
+      kind: 'HTTPRoute',
+      metadata: { name: 'r' },
+      spec: { hostnames: ['api.acme.example.net', 'api.example.net'] },
+    };
+    const found = leftoverReferenceValues(
+      [{ body: route }],
+      { acmeEmails: [], domain: 'example.net', newDomain: 'acme.example.net' },
+      'L',
+    );
+    expect(found.map((w) => w.split(' still')[0])).toEqual(['L: HTTPRoute r spec.hostnames[1]']);
   });
 
   it('adds a warning once', () => {

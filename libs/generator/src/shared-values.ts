@@ -91,6 +91,8 @@ export interface ReferenceValues {
   acmeEmails: readonly string[];
   /** The reference domain; a name under it is the reference's. */
   domain?: string;
+  /** The new cluster's domain: a name under it is the new cluster's, also where that lies under the reference domain. */
+  newDomain: string;
 }
 
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -107,7 +109,9 @@ const domainPattern = (domain: string) =>
  * registry every cluster pulls from, are not the generator's to move.)
  */
 export function leftoverReferenceValues(built: readonly BuiltObject[], ref: ReferenceValues, label: string): string[] {
-  const domain = ref.domain ? domainPattern(ref.domain) : undefined;
+  const reference = ref.domain ? domainPattern(ref.domain) : undefined;
+  const own = domainPattern(ref.newDomain);
+  const namesReference = (value: string) => reference?.test(value) === true && !own.test(value);
   const found: string[] = [];
   for (const { body, file } of built) {
     if (!body || typeof body !== 'object' || Array.isArray(body)) continue;
@@ -117,7 +121,7 @@ export function leftoverReferenceValues(built: readonly BuiltObject[], ref: Refe
     rewriteStrings(new Document(body), (value, ctx) => {
       const named = ref.acmeEmails.some((e) => value.includes(e))
         ? "the reference's ACME e-mail"
-        : domain?.test(value) && (domainAnywhere || (isHostPath(ctx.path, hostPaths) && !value.includes('${')))
+        : namesReference(value) && (domainAnywhere || (isHostPath(ctx.path, hostPaths) && !value.includes('${')))
           ? `a name under the reference domain ${ref.domain}`
           : undefined;
       if (named)
