@@ -78,6 +78,13 @@ describe('per-cluster values of shared objects', () => {
     expect(moveAcmeEmails(doc, [REFERENCE_EMAIL], 'ops@acme.io')).toBe(true);
     expect(doc.toJS().data).toEqual({ contact: 'ops@acme.io', notes: `write to ${REFERENCE_EMAIL}`, other: 'x' });
     expect(moveAcmeEmails(new Document({ a: REFERENCE_EMAIL }), [], 'ops@acme.io')).toBe(false);
+    // An empty e-mail or a variable Flux fills in is no address: neither is moved or looked for.
+    const blanks = new Document({ a: '', b: '${ACME_EMAIL}' });
+    expect(moveAcmeEmails(blanks, ['', '${ACME_EMAIL}'], 'ops@acme.io')).toBe(false);
+    const built = [{ body: { kind: 'ConfigMap', metadata: { name: 'c' }, data: blanks.toJS() } }];
+    expect(leftoverReferenceValues(built, { acmeEmails: ['', '${ACME_EMAIL}'], newDomain: 'acme.io' }, 'L')).toEqual(
+      [],
+    );
   });
 
   it('adds patch entries before or after the kustomization’s own, keeping its comments', () => {

@@ -80,10 +80,17 @@ export function withPatchEntries(
   return Buffer.from(doc.toString({ lineWidth: 0 }));
 }
 
+/**
+ * The reference's e-mails that are addresses: an empty value or a `${VAR}` (Flux fills it in)
+ * would otherwise match every string, or every use of the variable.
+ */
+const addresses = (emails: readonly string[]) => emails.filter((e) => /^[^\s@${}]+@[^\s@${}]+$/.test(e));
+
 /** Any string equal to one of the reference's ACME e-mails becomes the new cluster's (a chart's `email:` value, a ConfigMap entry). */
 export function moveAcmeEmails(doc: Document, referenceEmails: readonly string[], acmeEmail: string): boolean {
-  if (referenceEmails.length === 0) return false;
-  return rewriteStrings(doc, (value) => (referenceEmails.includes(value) ? acmeEmail : undefined));
+  const emails = addresses(referenceEmails);
+  if (emails.length === 0) return false;
+  return rewriteStrings(doc, (value) => (emails.includes(value) ? acmeEmail : undefined));
 }
 
 /** What names the reference cluster, looked for in what the new cluster applies. */
@@ -109,6 +116,7 @@ const domainPattern = (domain: string) =>
  * registry every cluster pulls from, are not the generator's to move.)
  */
 export function leftoverReferenceValues(built: readonly BuiltObject[], ref: ReferenceValues, label: string): string[] {
+  const emails = addresses(ref.acmeEmails);
   const reference = ref.domain ? domainPattern(ref.domain) : undefined;
   const own = domainPattern(ref.newDomain);
   const namesReference = (value: string) => reference?.test(value) === true && !own.test(value);
@@ -119,7 +127,7 @@ export function leftoverReferenceValues(built: readonly BuiltObject[], ref: Refe
     const hostPaths = hostPathsFor(body);
     const id = `${body.kind} ${body.metadata?.namespace ? body.metadata.namespace + '/' : ''}${body.metadata?.name}`;
     rewriteStrings(new Document(body), (value, ctx) => {
-      const named = ref.acmeEmails.some((e) => value.includes(e))
+      const named = emails.some((e) => value.includes(e))
         ? "the reference's ACME e-mail"
         : namesReference(value) && (domainAnywhere || (isHostPath(ctx.path, hostPaths) && !value.includes('${')))
           ? `a name under the reference domain ${ref.domain}`
