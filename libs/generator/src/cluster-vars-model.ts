@@ -31,6 +31,7 @@ import { ingressHosts } from './ingress';
 import { checkConsistentReuse, planCredentials, protectSecret } from './protect';
 import { collectTree, isRemote, ReferenceObject } from './reference';
 import { substituteObject, substitutionDisabled, VARIABLE_NAME, variableUses } from './substitution';
+import { leftoverReferenceValues, ReferenceValues, warnOnce } from './shared-values';
 import { planFolder, stageAndCheck } from './target';
 import { allBuilds, checkBuilt, kustomizeBuild, substituteBuilt } from './validate';
 import { isYamlFile, parseDocuments, stringifyDocuments } from './yaml-docs';
@@ -45,6 +46,8 @@ interface VarsContext extends Context {
   applied: Set<string>;
   /** Infra pass: plain files of an opened shared folder, copied into the cluster folder (cluster-relative -> template-relative). */
   copiedFiles: Map<string, string>;
+  /** What names the reference cluster: whatever of it the new cluster still applies is a warning. */
+  referenceValues: ReferenceValues;
 }
 
 /** Where the infra pass puts plain files of a shared folder it opens: kustomize loads no file outside a kustomization's folder. */
@@ -61,6 +64,7 @@ export async function generateFromClusterVars(base: Context, ref: ClusterVarsRef
     vars,
     applied: new Set(ref.kustomizations.filter((k) => base.opts.pass === 'full' || !k.fullPass).map((k) => k.name)),
     copiedFiles: new Map(),
+    referenceValues: { acmeEmails: facts.acmeEmails, domain: facts.domain, newDomain: base.opts.domain },
   };
   Object.assign(ctx.summary, {
     environment_model: 'cluster-vars',
@@ -485,6 +489,7 @@ async function validateStaged(ctx: VarsContext, staging: string): Promise<void> 
   if (!ctx.summary.validated) return;
   const root = await kustomizeBuild(staging, ctx.clusterDir, { roots: [ctx.opts.repoDir], kubectl: ctx.opts.kubectl });
   checkBuilt(ctx.summary, root, ctx.clusterDir, ctx.opts.domain);
+  warnOnce(ctx.summary.warnings, leftoverReferenceValues(root, ctx.referenceValues, ctx.clusterDir));
   const built = root.map((o) => o.body);
   const syncs = built.filter(isFluxKustomization);
   const names = new Set(syncs.map((b) => String(b.metadata?.name)));
@@ -527,5 +532,7 @@ async function buildSync(ctx: VarsContext, staging: string, body: any): Promise<
   const vars = k && substitutes(k) ? variablesFor(ctx, k) : undefined;
   const applied = vars ? objects.map((o) => substituteBuilt(o, vars, path)) : objects;
   checkBuilt(ctx.summary, applied, path, ctx.opts.domain);
+  // The shared platform is every cluster's: a literal reference value in it has no per-cluster place to move to.
+  warnOnce(ctx.summary.warnings, leftoverReferenceValues(applied, ctx.referenceValues, path));
   return path;
 }

@@ -35,6 +35,7 @@ import { checkConsistentReuse, planCredentials, protectSecret } from './protect'
 import { findKustomizationFile, listFiles, ReferenceObject } from './reference';
 import { substituteObject } from './substitution';
 import { checkOwnership, ownerOf, planFolder, planOwnerMarker, stageFoldersAndCheck } from './target';
+import { moveAcmeEmails, sharedValuePatches, withPatchEntries } from './shared-values';
 import { isYamlFile, parseDocuments, stringifyDocuments, YamlPath } from './yaml-docs';
 
 export interface ExampleContext extends Context {
@@ -44,10 +45,9 @@ export interface ExampleContext extends Context {
   applied: Set<string>;
   /** Every host of the reference environment, where it is. */
   referenceHosts: HostOccurrence[];
+  /** The ACME account e-mails of the reference's issuers. */
+  acmeEmails: string[];
 }
-
-/** Where the overlay keeps the host patches for objects it takes from a shared base. */
-const HOST_PATCHES = 'scaffolder-hosts';
 
 export async function generateFromFluxExample(base: Context, ref: FluxExampleReference): Promise<void> {
   const { opts } = base;
@@ -60,6 +60,7 @@ export async function generateFromFluxExample(base: Context, ref: FluxExampleRef
     hosts: new HostMapping(opts.domain, referenceDomain, opts.hostMap ?? {}),
     applied: new Set(ref.kustomizations.filter((k) => opts.pass === 'full' || !k.fullPass).map((k) => k.name)),
     referenceHosts: referenceHostOccurrences(ref),
+    acmeEmails: referenceAcmeEmails(ref),
   };
   Object.assign(ctx.summary, {
     environment_model: 'flux-example',
@@ -89,7 +90,13 @@ export async function generateFromFluxExample(base: Context, ref: FluxExampleRef
     { root: ref.root, dirs: ref.sharedDirs },
     (staged) =>
       validateStaged(
-        { ctx, hosts: ctx.hosts, applied: ctx.applied, referenceHosts: new Set(ctx.referenceHosts.map((o) => o.host)) },
+        {
+          ctx,
+          hosts: ctx.hosts,
+          applied: ctx.applied,
+          referenceHosts: new Set(ctx.referenceHosts.map((o) => o.host)),
+          referenceValues: { acmeEmails: ctx.acmeEmails, domain: ctx.hosts.referenceDomain, newDomain: opts.domain },
+        },
         staged,
       ),
   );
@@ -153,10 +160,14 @@ function hostChanges(ctx: ExampleContext): Array<{ from: string; to: string }> {
   return hosts.map((from) => ({ from, to: ctx.hosts.target(from) ?? from }));
 }
 
-/** The object rules of this model: hosts move, issuers get the new ACME e-mail, external-dns the new domain. */
+/**
+ * The object rules of this model: hosts move, issuers get the new ACME e-mail, external-dns the new
+ * domain, and any other value that is exactly the reference's ACME e-mail becomes the new one.
+ */
 function rewriteForCluster(ctx: ExampleContext, doc: Document): boolean {
   const body = doc.toJS();
   let changed = moveHosts(doc, ctx.hosts);
+  changed = moveAcmeEmails(doc, ctx.acmeEmails, ctx.opts.acmeEmail) || changed;
   const { domain, region, clusterName, acmeEmail } = ctx.opts;
   const to = { referenceDomain: ctx.hosts.referenceDomain ?? domain, domain, region, clusterName };
   if (isIssuer(body)) changed = rewriteIssuer(doc, { ...to, acmeEmail }) || changed;
@@ -260,7 +271,7 @@ function rewriteInlineVariables(ctx: ExampleContext, doc: Document) {
   const from = {
     domain: ctx.hosts.referenceDomain,
     region: ctx.summary.reference_region ?? undefined,
-    acmeEmails: referenceAcmeEmails(ctx.ref),
+    acmeEmails: ctx.acmeEmails,
     envName: ctx.ref.envName,
   };
   for (const [key, value] of Object.entries(substitute)) {
@@ -344,7 +355,7 @@ async function renderOverlay(ctx: ExampleContext, overlay: string): Promise<Map<
     }
     files.set(rel, changed ? Buffer.from(stringifyDocuments(docs)) : raw);
   }
-  if (kfile) addBaseHostPatches(ctx, overlay, files, kfile, ownHosts);
+  addSharedValuePatches(ctx, overlay, files, ownHosts);
   return files;
 }
 
@@ -354,41 +365,37 @@ function namespaceOf(ctx: ExampleContext, overlay: string): string | undefined {
 }
 
 /**
- * Hosts that reach the overlay from a shared base (and that the overlay's own files do not set)
- * move through a JSON6902 patch per object, listed before the overlay's own patches so those win.
+ * Per-cluster values that reach the overlay from a shared base (an issuer's ACME e-mail and zones,
+ * external-dns settings, hosts the overlay's own files do not set) move through a JSON6902 patch
+ * per object in the folder a Kustomization of this pass applies (the overlay or one of its
+ * folders), listed before that folder's own patches so those win. The base stays as it is; a
+ * folder without a kustomization file has no place for patches, and what it keeps of the reference
+ * is listed by validation.
  */
-function addBaseHostPatches(
+function addSharedValuePatches(
   ctx: ExampleContext,
   overlay: string,
   files: Map<string, Buffer>,
-  kfile: string,
   ownHosts: Set<string>,
 ) {
-  const objects = ctx.ref.kustomizations
-    .filter((k) => k.repoPath === overlay)
-    .flatMap((k) => k.objects.filter((o) => o.shared));
-  const entries: any[] = [];
-  for (const o of objects) {
-    const hosts = hostsIn(o.body, o.file).filter(
-      (h) => !ownHosts.has(h.host) && ctx.hosts.target(h.host) !== undefined && ctx.hosts.target(h.host) !== h.host,
+  const applied = ctx.ref.kustomizations.filter(
+    (k) => ctx.applied.has(k.name) && (k.repoPath === overlay || k.repoPath?.startsWith(overlay + '/')),
+  );
+  for (const k of applied) {
+    const dir = k.repoPath!.slice(overlay.length + 1);
+    const kfile = findKustomizationFile(join(ctx.ref.root, k.repoPath!));
+    const inDir = (rel: string) => (dir ? `${dir}/${rel}` : rel);
+    if (!kfile || !files.has(inDir(kfile))) continue;
+    const patches = sharedValuePatches(
+      k.objects,
+      (doc) => rewriteForCluster(ctx, doc),
+      ctx.opts.clusterName,
+      (_op, before) => !(typeof before === 'string' && ownHosts.has(before)),
     );
-    if (hosts.length === 0) continue;
-    const doc = new Document(o.body);
-    moveHosts(doc, ctx.hosts);
-    const ops = replacements(o.body, doc.toJS());
-    const file = `${HOST_PATCHES}/${o.kind.toLowerCase()}-${o.targetNamespace ?? 'default'}-${o.name}.yaml`;
-    files.set(
-      file,
-      Buffer.from(
-        `# Moves ${o.kind} ${o.name} to the hosts of ${ctx.opts.clusterName}; generated by gitops-scaffolder.\n` +
-          stringify(ops),
-      ),
-    );
-    entries.push({ path: file, target: patchTarget(o) });
+    for (const p of patches) files.set(inDir(p.file), Buffer.from(p.content));
+    for (const p of patches.filter((p) => isExternalDns(p.object.body)))
+      ctx.summary.external_dns.push(readExternalDns(p.patched, `${p.object.file} (patched by ${k.repoPath})`));
+    const entries = patches.map((p) => ({ path: p.file, target: p.target }));
+    files.set(inDir(kfile), withPatchEntries(files.get(inDir(kfile))!, `${k.repoPath}/${kfile}`, entries, 'first'));
   }
-  if (entries.length === 0) return;
-  const [doc] = parseDocuments(files.get(kfile)!.toString('utf8'), `${overlay}/${kfile}`);
-  const existing = ((doc.get('patches') as any)?.toJSON?.() ?? []) as any[];
-  doc.set('patches', doc.createNode([...entries, ...existing]));
-  files.set(kfile, Buffer.from(doc.toString({ lineWidth: 0 })));
 }

@@ -27,6 +27,7 @@ async function validate(files: Record<string, string>): Promise<string[]> {
       hosts: new HostMapping('acme.io', undefined, {}),
       applied: new Set(),
       referenceHosts: new Set(),
+      referenceValues: { acmeEmails: [], newDomain: 'acme.io' },
     },
     new Map([[CLUSTER, join(repo, staging)]]),
   );

@@ -25,6 +25,7 @@ import { HostMapping, hostsIn } from './hosts';
 import { findKustomizationFile, listFiles } from './reference';
 import { insideRoots } from './remote-resources';
 import { allBuilds, checkAgainstSchemas, checkNotPlaintextSecret, kustomizeBuild, substituteBuilt } from './validate';
+import { leftoverReferenceValues, ReferenceValues, warnOnce } from './shared-values';
 import { isYamlFile, parseDocuments } from './yaml-docs';
 import type { Context } from './context';
 
@@ -36,6 +37,8 @@ export interface ExampleValidation {
   applied: Set<string>;
   /** Every host of the reference environment. */
   referenceHosts: Set<string>;
+  /** What names the reference cluster: whatever of it is left in what the cluster applies is a warning. */
+  referenceValues: ReferenceValues;
 }
 
 /**
@@ -161,6 +164,7 @@ async function buildKustomization(
       (built) => (vars ? substituteBuilt(built, vars, where) : built),
     );
     for (const object of applied) checkBuilt(v, object.body, where);
+    warnOnce(v.ctx.summary.warnings, leftoverReferenceValues(applied, v.referenceValues, where));
     checkAgainstSchemas(v.ctx.summary, applied, where);
     return label;
   } finally {

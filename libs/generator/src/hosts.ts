@@ -70,7 +70,8 @@ export interface HostOccurrence {
   where: string;
 }
 
-const describePath = (path: YamlPath) =>
+/** A path as the messages show it: `spec.values.ingress.hosts[0].host`. */
+export const describePath = (path: YamlPath) =>
   path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? p : `.${p}`)).join('');
 
 /** Every host an object (or a strategic-merge patch of one) holds, with the field it is in. */

@@ -19,9 +19,17 @@ import {
   rewriteIssuer,
 } from './external-dns';
 import { buildFluxSync, normalizePath } from './flux-sync';
-import { ingressPatches, IngressPatch } from './ingress';
+import { ingressPatches } from './ingress';
 import { checkConsistentReuse, checkRegenerable, planCredentials, protectSecret } from './protect';
 import { findKustomizationFile, ReferenceEnv, ReferenceLayer } from './reference';
+import {
+  leftoverReferenceValues,
+  moveAcmeEmails,
+  ReferenceValues,
+  sharedValuePatches,
+  warnOnce,
+  withPatchEntries,
+} from './shared-values';
 import { planFile, planFolder, stageAndCheck } from './target';
 import { allBuilds, checkBuilt, kustomizeBuild } from './validate';
 import { isYamlFile, parseDocuments, stringifyDocuments } from './yaml-docs';
@@ -29,6 +37,8 @@ import { isYamlFile, parseDocuments, stringifyDocuments } from './yaml-docs';
 interface OverlayContext extends Context {
   ref: ReferenceEnv;
   referenceDomain: string;
+  /** The ACME account e-mails of the reference's issuers, shared ones included. */
+  acmeEmails: string[];
 }
 
 export async function generateFromOverlays(base: Context, ref: ReferenceEnv): Promise<void> {
@@ -41,7 +51,11 @@ export async function generateFromOverlays(base: Context, ref: ReferenceEnv): Pr
     throw new GeneratorInputError(
       `reference environment "${opts.referenceEnv}": no external-dns domain filter found to learn its domain from`,
     );
-  const ctx: OverlayContext = { ...base, ref, referenceDomain: dns.domain };
+  const allObjects = ref.layers.flatMap((l) => l.objects);
+  const acmeEmails = [
+    ...new Set(allObjects.filter((o) => isIssuer(o.body)).map((o) => o.body.spec?.acme?.email)),
+  ].filter((e): e is string => typeof e === 'string');
+  const ctx: OverlayContext = { ...base, ref, referenceDomain: dns.domain, acmeEmails };
   ctx.summary.reference_domain = dns.domain;
   ctx.summary.reference_region = dns.region ?? null;
   ctx.summary.warnings.push(...ref.warnings);
@@ -107,26 +121,47 @@ function guardSecretPlacement(ctx: OverlayContext, infra: ReferenceLayer) {
 
 async function renderLayer(ctx: OverlayContext, layer: ReferenceLayer): Promise<Map<string, Buffer>> {
   const files = new Map<string, Buffer>();
-  const patches = ingressPatches(layer.objects, ctx.referenceDomain, ctx.opts.domain);
-  ctx.summary.ingress_hosts.push(...patches.map((p) => p.change));
+  const ingress = ingressPatches(layer.objects, ctx.referenceDomain, ctx.opts.domain);
+  ctx.summary.ingress_hosts.push(...ingress.map((p) => p.change));
+  // Issuers, external-dns and ACME e-mails of shared bases: the layer's own files are rewritten in place.
+  const shared = sharedValuePatches(layer.objects, (doc) => rewriteForCluster(ctx, doc), ctx.opts.clusterName);
+  for (const p of shared.filter((p) => isExternalDns(p.object.body)))
+    ctx.summary.external_dns.push(
+      readExternalDns(p.patched, `${p.object.file} (patched by ${ctx.clusterDir}/${layer.name})`),
+    );
+  const patches = [...ingress, ...shared];
   const kfile = findKustomizationFile(join(ctx.ref.root, layer.dir));
   for (const rel of layer.files) {
     const raw = readFileSync(join(ctx.ref.root, layer.dir, rel));
-    if (rel === kfile) files.set(rel, withPatches(raw, rel, patches));
+    if (rel === kfile)
+      files.set(
+        rel,
+        withPatchEntries(
+          raw,
+          rel,
+          patches.map((p) => ({ path: p.file, target: p.target })),
+          'last',
+        ),
+      );
     else files.set(rel, isYamlFile(rel) ? await transformManifestFile(ctx, layer, rel, raw) : raw);
   }
   for (const p of patches) files.set(p.file, Buffer.from(p.content));
   return files;
 }
 
-function withPatches(raw: Buffer, rel: string, patches: IngressPatch[]): Buffer {
-  if (patches.length === 0) return raw;
-  const [doc] = parseDocuments(raw.toString('utf8'), rel);
-  const entries = patches.map((p) => doc.createNode({ path: p.file, target: p.target }));
-  const existing = doc.get('patches', true) as any;
-  if (existing && Array.isArray(existing.items)) existing.items.push(...entries);
-  else doc.set('patches', doc.createNode(patches.map((p) => ({ path: p.file, target: p.target }))));
-  return Buffer.from(doc.toString({ lineWidth: 0 }));
+/** The object rules of this model (Ingresses move by their own patches): external-dns, issuers and any value that is the reference's ACME e-mail. */
+function rewriteForCluster(ctx: OverlayContext, doc: Document): boolean {
+  const body = doc.toJS();
+  const to = {
+    referenceDomain: ctx.referenceDomain,
+    domain: ctx.opts.domain,
+    region: ctx.opts.region,
+    clusterName: ctx.opts.clusterName,
+  };
+  let changed = moveAcmeEmails(doc, ctx.acmeEmails, ctx.opts.acmeEmail);
+  if (isExternalDns(body)) changed = repointExternalDns(doc, to) || changed;
+  else if (isIssuer(body)) changed = rewriteIssuer(doc, { ...to, acmeEmail: ctx.opts.acmeEmail }) || changed;
+  return changed;
 }
 
 /** Copies a manifest byte for byte unless it holds something that must change for the new cluster. */
@@ -140,12 +175,6 @@ async function transformManifestFile(
   const objects = layer.objects.filter((o) => o.file === file);
   if (objects.length === 0) return raw;
   const docs = parseDocuments(raw.toString('utf8'), file);
-  const to = {
-    referenceDomain: ctx.referenceDomain,
-    domain: ctx.opts.domain,
-    region: ctx.opts.region,
-    clusterName: ctx.opts.clusterName,
-  };
   let changed = false;
   for (const [i, doc] of docs.entries()) {
     const obj = objects.find((o) => o.index === i);
@@ -155,12 +184,11 @@ async function transformManifestFile(
         await protectSecret(ctx, `${ctx.clusterDir}/${layer.name}/${rel}`, obj.body, obj.namespace ?? 'default'),
       );
       changed = true;
-    } else if (isExternalDns(obj.body)) {
-      changed = repointExternalDns(doc, to) || changed;
-      ctx.summary.external_dns.push(readExternalDns(doc.toJS(), `${ctx.clusterDir}/${layer.name}/${rel}`));
-    } else if (isIssuer(obj.body)) {
-      changed = rewriteIssuer(doc, { ...to, acmeEmail: ctx.opts.acmeEmail }) || changed;
+      continue;
     }
+    changed = rewriteForCluster(ctx, doc) || changed;
+    if (isExternalDns(obj.body))
+      ctx.summary.external_dns.push(readExternalDns(doc.toJS(), `${ctx.clusterDir}/${layer.name}/${rel}`));
   }
   return changed ? Buffer.from(stringifyDocuments(docs)) : raw;
 }
@@ -230,18 +258,20 @@ async function writeValidated(
           }),
         ),
       );
-      builds.forEach((objects, i) =>
-        checkBuilt(ctx.summary, objects, `${ctx.clusterDir}/${names[i]}`, ctx.opts.domain),
-      );
+      builds.forEach((objects, i) => {
+        const label = `${ctx.clusterDir}/${names[i]}`;
+        checkBuilt(ctx.summary, objects, label, ctx.opts.domain);
+        warnOnce(ctx.summary.warnings, leftoverReferenceValues(objects, referenceValues(ctx), label));
+      });
       ctx.summary.validated.push(...names.map((l) => `${ctx.clusterDir}/${l}`));
       if (root) {
         // What the bootstrap Kustomization applies from the cluster root.
-        checkBuilt(
-          ctx.summary,
-          await kustomizeBuild(staging, ctx.clusterDir, { roots: [ctx.opts.repoDir], kubectl: ctx.opts.kubectl }),
-          ctx.clusterDir,
-          ctx.opts.domain,
-        );
+        const objects = await kustomizeBuild(staging, ctx.clusterDir, {
+          roots: [ctx.opts.repoDir],
+          kubectl: ctx.opts.kubectl,
+        });
+        checkBuilt(ctx.summary, objects, ctx.clusterDir, ctx.opts.domain);
+        warnOnce(ctx.summary.warnings, leftoverReferenceValues(objects, referenceValues(ctx), ctx.clusterDir));
         ctx.summary.validated.push(ctx.clusterDir);
       }
     },
@@ -250,3 +280,9 @@ async function writeValidated(
     planFolder(ctx, `${ctx.clusterDir}/${layer}`, files, `${ctx.ref.envDir}/${layer}`);
   if (root) planFile(ctx, `${ctx.clusterDir}/${root.file}`, root.content);
 }
+
+const referenceValues = (ctx: OverlayContext): ReferenceValues => ({
+  acmeEmails: ctx.acmeEmails,
+  domain: ctx.referenceDomain,
+  newDomain: ctx.opts.domain,
+});
