@@ -4,8 +4,9 @@
  * repointed and its secrets regenerated. The shared base and platform are never edited: the
  * values reach every component through Flux's post-build substitution.
  */
-import { existsSync, readFileSync, statSync } from 'node:fs';
-import { join, posix } from 'node:path';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, normalize, posix, relative } from 'node:path';
 import { Document } from 'yaml';
 import {
   ClusterVarsReference,
@@ -32,7 +33,7 @@ import { checkConsistentReuse, planCredentials, protectSecret } from './protect'
 import { collectTree, isRemote, ReferenceObject } from './reference';
 import { substituteObject, substitutionDisabled, VARIABLE_NAME, variableUses } from './substitution';
 import { planFolder, stageAndCheck } from './target';
-import { allBuilds, checkBuilt, kustomizeBuild, substituteBuilt } from './validate';
+import { allBuilds, asFluxBuildsIt, BuiltObject, checkBuilt, kustomizeBuild, substituteBuilt } from './validate';
 import { isYamlFile, parseDocuments, stringifyDocuments } from './yaml-docs';
 
 export { loadClusterVarsReference };
@@ -510,6 +511,21 @@ async function validateStaged(ctx: VarsContext, staging: string): Promise<void> 
   ctx.summary.validated.push(ctx.clusterDir, ...builds.filter((p): p is string => p !== undefined));
 }
 
+/** kustomize's build of a Flux Kustomization's folder, with the kustomization Flux generates when it has none. */
+async function buildAsFlux(ctx: VarsContext, abs: string, path: string): Promise<BuiltObject[]> {
+  const scratch = mkdtempSync(join(tmpdir(), 'flux-generated-'));
+  try {
+    const roots = [ctx.opts.repoDir, scratch];
+    const copy = join(scratch, 'dir');
+    // Files are named below the Kustomization's path, in the copy as in the folder itself.
+    const shown = (file: string) => normalize(join(path, relative(file.startsWith(copy + '/') ? copy : abs, file)));
+    const dir = asFluxBuildsIt(abs, copy, roots, shown);
+    return await kustomizeBuild(dir, path, { roots, kubectl: ctx.opts.kubectl, shown });
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
 /** Builds what one Flux Kustomization of the new cluster applies, substituted; returns the path checked. */
 async function buildSync(ctx: VarsContext, staging: string, body: any): Promise<string | undefined> {
   const path = normalizePath(String(body.spec?.path ?? ''));
@@ -521,7 +537,7 @@ async function buildSync(ctx: VarsContext, staging: string, body: any): Promise<
     throw new GeneratorValidationError(
       `Kustomization ${body.metadata?.name}: path ./${path} does not exist in the repository`,
     );
-  const objects = await kustomizeBuild(abs, path, { roots: [ctx.opts.repoDir], kubectl: ctx.opts.kubectl });
+  const objects = await buildAsFlux(ctx, abs, path);
   const k = ctx.ref.kustomizations.find((k) => k.name === body.metadata?.name);
   // Substituted as Flux will; a source outside the repository leaves the values unknown, so unchecked.
   const vars = k && substitutes(k) ? variablesFor(ctx, k) : undefined;

@@ -165,7 +165,7 @@ function readKustomization(
   if (path.startsWith('..') || !existsSync(join(root, path)) || !statSync(join(root, path)).isDirectory()) {
     throw new GeneratorInputError(`${where}: path ${body.spec.path} is not a folder of the reference repository`);
   }
-  const tree = collectTree(root, envDir, path, warnings);
+  const tree = collectTree(root, envDir, path, warnings, { fluxApplied: true });
   const substitute = Object.fromEntries(
     Object.entries(body.spec?.postBuild?.substitute ?? {}).map(([k, v]) => [k, String(v)]),
   );

@@ -7,7 +7,7 @@
  * an ArtifactGenerator (clusters/<env>/artifacts.yaml) copies out of it.
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
-import { join, posix } from 'node:path';
+import { join } from 'node:path';
 import {
   artifactHolds,
   GeneratedArtifact,
@@ -212,16 +212,7 @@ function readKustomization(
   }
   const environmentOwned = ownedBy(repoPath, envName);
   const owner = environmentOwned ? overlayRoot(repoPath, envName) : envDir;
-  const tree = findKustomizationFile(join(root, repoPath))
-    ? collectTree(root, owner, repoPath, warnings)
-    : {
-        objects: listFiles(join(root, repoPath))
-          .filter((f) => isYamlFile(f) && !isHidden(f))
-          .flatMap((f) =>
-            objectsOfFile(root, posix.join(repoPath!, f)).map((o) => ({ ...o, shared: !environmentOwned })),
-          ),
-        sharedDirs: [],
-      };
+  const tree = collectTree(root, owner, repoPath, warnings, { fluxApplied: true });
   return {
     ...base,
     environmentOwned,

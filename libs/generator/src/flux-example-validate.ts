@@ -2,29 +2,24 @@
  * Validation for the flux-example model: every Kustomization the new cluster applies is built as
  * Flux would build it, from the staged folders, and what it builds is checked.
  */
-import {
-  cpSync,
-  Dirent,
-  existsSync,
-  lstatSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { isMap, isSeq, stringify } from 'yaml';
+import { isSeq, stringify } from 'yaml';
 import { GeneratedArtifact, generatedArtifacts, isArtifactGenerator, materialise } from './artifacts';
-import { GeneratorInputError, GeneratorValidationError } from './errors';
+import { GeneratorValidationError } from './errors';
 import { inlineVariables } from './flux-example-reference';
 import { isFluxKustomization, normalizePath } from './flux-sync';
 import { HostMapping, hostsIn } from './hosts';
-import { findKustomizationFile, listFiles } from './reference';
-import { insideRoots } from './remote-resources';
-import { allBuilds, checkAgainstSchemas, checkNotPlaintextSecret, kustomizeBuild, substituteBuilt } from './validate';
+import { listFiles } from './reference';
+import {
+  allBuilds,
+  asFluxBuildsIt,
+  checkAgainstSchemas,
+  checkNotPlaintextSecret,
+  kustomizeBuild,
+  substituteBuilt,
+} from './validate';
 import { isYamlFile, parseDocuments } from './yaml-docs';
 import type { Context } from './context';
 
@@ -145,9 +140,7 @@ async function buildKustomization(
     } else return undefined;
     if (!existsSync(dir)) throw new GeneratorValidationError(`Kustomization ${name}: path ${label} does not exist`);
     const roots = [scratch, v.ctx.opts.repoDir];
-    if (path === v.ctx.clusterDir) dir = withGeneratedKustomization(dir, join(scratch, 'cluster'), roots, shown);
-    else if (!findKustomizationFile(dir))
-      dir = withGeneratedKustomization(dir, join(scratch, 'generated'), roots, shown);
+    dir = asFluxBuildsIt(dir, join(scratch, 'generated'), roots, shown);
     const build = join(scratch, 'build');
     writeFileAt(build, {
       resources: [relative(build, dir)],
@@ -171,58 +164,6 @@ async function buildKustomization(
 function writeFileAt(dir: string, kustomization: object) {
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, 'kustomization.yaml'), stringify(kustomization));
-}
-
-/**
- * A folder without kustomization.yaml gets one as Flux's kustomize-controller generates it: every
- * manifest in it, and each subfolder that has its own kustomization as one resource. The folder, and
- * every link in it, must stay inside `roots`: its manifests are read (to see which are objects), and
- * a YAML error quotes the line it is on, so a link to a file elsewhere on the machine is refused unread.
- */
-function withGeneratedKustomization(
-  dir: string,
-  copy: string,
-  roots: readonly string[],
-  shown: (absFile: string) => string,
-): string {
-  const outside = (path: string) =>
-    new GeneratorInputError(
-      `${shown(path)}: leads outside the repository (a symbolic link); only paths in the repository are built`,
-    );
-  if (!insideRoots(dir, roots)) throw outside(dir);
-  cpSync(dir, copy, {
-    recursive: true,
-    filter: (src) => {
-      if (
-        relative(dir, src)
-          .split('/')
-          .some((p) => p.startsWith('.'))
-      )
-        return false;
-      if (lstatSync(src).isSymbolicLink() && !insideRoots(src, roots)) throw outside(src);
-      return true;
-    },
-  });
-  const resources: string[] = [];
-  const visit = (rel: string) => {
-    const abs = join(copy, rel);
-    if (rel && findKustomizationFile(abs)) return void resources.push(rel);
-    for (const entry of readdirSync(abs, { withFileTypes: true }) as Dirent[]) {
-      const child = rel ? `${rel}/${entry.name}` : entry.name;
-      if (entry.isDirectory()) visit(child);
-      else if (
-        /\.ya?ml$/.test(entry.name) &&
-        parseDocuments(readFileSync(join(copy, child), 'utf8'), child).some((d) => isMap(d.contents) && d.get('kind'))
-      )
-        resources.push(child);
-    }
-  };
-  visit('');
-  writeFileSync(
-    join(copy, 'kustomization.yaml'),
-    stringify({ apiVersion: 'kustomize.config.k8s.io/v1beta1', kind: 'Kustomization', resources }),
-  );
-  return copy;
 }
 
 /** What one built object may not be: a plaintext Secret, or carrying a host that is not the new cluster's. */

@@ -1,13 +1,14 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, lstatSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join, normalize, relative, resolve } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { offlineBuildEnvironment } from '../../git/src/egress';
 import { execInHelper } from '../../git/src/helper-process';
 import type { GenerateSummary } from './context';
-import { GeneratorValidationError } from './errors';
+import { GeneratorInputError, GeneratorValidationError } from './errors';
 import { ingressHosts } from './ingress';
-import { refuseRemoteResources } from './remote-resources';
+import { findKustomizationFile, generatedResources } from './reference';
+import { insideRoots, refuseRemoteResources } from './remote-resources';
 import { BuiltObject, checkSchemas, SchemaCheck } from './schema';
 import { substituteObject } from './substitution';
 import { parseFresh } from './yaml-docs';
@@ -100,6 +101,43 @@ export async function kustomizeBuild(absDir: string, label: string, settings: Bu
   } finally {
     rmSync(wrapper, { recursive: true, force: true });
   }
+}
+
+/**
+ * The folder a Flux Kustomization applies, as kustomize-controller builds it: the folder itself when
+ * it has a kustomization file, else a copy (at `copy`) with the kustomization the controller would
+ * generate (generatedResources). The generated file is never written into the new cluster's tree:
+ * Flux regenerates it on every reconciliation from what the folder holds then, whereas a written
+ * one would freeze today's list and a manifest added later would silently not be applied.
+ * The folder, and every link in it, must stay inside `roots`: its manifests are read (to see
+ * which are objects), and a YAML error quotes the line it is on, so a link to a file elsewhere on
+ * the machine is refused unread.
+ */
+export function asFluxBuildsIt(
+  dir: string,
+  copy: string,
+  roots: readonly string[],
+  shown: (absFile: string) => string,
+): string {
+  if (findKustomizationFile(dir)) return dir;
+  const outside = (path: string) =>
+    new GeneratorInputError(
+      `${shown(path)}: leads outside the repository (a symbolic link); only paths in the repository are built`,
+    );
+  if (!insideRoots(dir, roots)) throw outside(dir);
+  cpSync(dir, copy, {
+    recursive: true,
+    filter: (src) => {
+      if (lstatSync(src).isSymbolicLink() && !insideRoots(src, roots)) throw outside(src);
+      return true;
+    },
+  });
+  const resources = generatedResources(copy, '');
+  writeFileSync(
+    join(copy, 'kustomization.yaml'),
+    stringify({ apiVersion: 'kustomize.config.k8s.io/v1beta1', kind: 'Kustomization', resources }),
+  );
+  return copy;
 }
 
 /** Promise.all for builds side by side, except that every build ends before the first failure is thrown: a pass never returns while its kubectl still runs. */
