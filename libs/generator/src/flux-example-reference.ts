@@ -16,7 +16,7 @@ import {
   isArtifactGenerator,
   repositoryPathOf,
 } from './artifacts';
-import { markFullPass } from './cluster-vars-reference';
+import { followNested, markFullPass } from './cluster-vars-reference';
 import { GeneratorInputError } from './errors';
 import { isFluxKustomization, normalizePath } from './flux-sync';
 import { checkRegenerable } from './protect';
@@ -40,6 +40,8 @@ export interface ExampleKustomization {
   sharedDirs: string[];
   holdsSecrets: boolean;
   fullPass: boolean;
+  /** Flux Kustomizations its folder applies (nested ones). */
+  applies?: string[];
 }
 
 export interface FluxExampleReference {
@@ -128,7 +130,8 @@ export function loadFluxExampleReference(root: string, envName: string): FluxExa
       artifacts.set(artifact.name, { name: artifact.name, rules: artifact.rules.filter((r) => aliases.has(r.alias)) });
     }
   }
-  const kustomizations = declarations.map((d) => readKustomization(root, envDir, envName, d, artifacts, warnings));
+  const read = (d: ReferenceObject) => readKustomization(root, envDir, envName, d, artifacts, warnings);
+  const kustomizations = followNested(declarations.map(read), read);
   markFullPass(kustomizations);
   const inEnv = (path: string) => path === envDir || path.startsWith(envDir + '/');
   const overlays = [

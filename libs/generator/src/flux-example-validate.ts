@@ -13,8 +13,10 @@ import { isFluxKustomization, normalizePath } from './flux-sync';
 import { HostMapping, hostsIn } from './hosts';
 import { listFiles } from './reference';
 import {
-  allBuilds,
   asFluxBuildsIt,
+  buildKustomizationGraph,
+  checkDependencies,
+  FluxBuild,
   checkAgainstSchemas,
   checkNotPlaintextSecret,
   kustomizeBuild,
@@ -65,26 +67,22 @@ export async function validateStaged(v: ExampleValidation, staged: Map<string, s
       .filter(isArtifactGenerator)
       .flatMap((g) => generatedArtifacts(g, ctx.clusterDir).map((a) => [a.name, a] as const)),
   );
-  const names = new Set(syncs.map((b) => String(b.metadata?.name)));
-  const missingSync = [...v.applied].find((name) => !names.has(name));
-  if (missingSync)
-    throw new GeneratorValidationError(
-      `${ctx.clusterDir}: this ${ctx.opts.pass} pass should apply Kustomization ${missingSync}, but the cluster folder does not declare it`,
-    );
-  for (const b of syncs) {
-    const missing = (b.spec?.dependsOn ?? []).map((d: any) => String(d?.name)).find((d: string) => !names.has(d));
-    if (missing)
-      throw new GeneratorValidationError(
-        `${ctx.clusterDir}: Kustomization ${b.metadata?.name} depends on ${missing}, which this pass does not apply`,
-      );
-  }
   // A file's name in messages: its repository path (a staged folder's as the folder it stands for).
   const shown = (file: string) => {
     for (const [dir, abs] of staged) if (file.startsWith(abs + '/')) return join(dir, relative(abs, file));
     return relative(ctx.opts.repoDir, file);
   };
-  const results = await allBuilds(syncs.map((b) => buildKustomization(v, b, resolve, artifacts, shown)));
-  ctx.summary.validated.push(...results.filter((r): r is string => r !== undefined));
+  const { kustomizations, checked } = await buildKustomizationGraph(syncs, (b) =>
+    buildKustomization(v, b, resolve, artifacts, shown),
+  );
+  const names = new Set(kustomizations.map((b) => String(b.metadata?.name)));
+  const missingSync = [...v.applied].find((name) => !names.has(name));
+  if (missingSync)
+    throw new GeneratorValidationError(
+      `${ctx.clusterDir}: this ${ctx.opts.pass} pass should apply Kustomization ${missingSync}, but neither the cluster folder nor a folder it applies declares it`,
+    );
+  checkDependencies(kustomizations, ctx.clusterDir);
+  ctx.summary.validated.push(...checked.filter((r): r is string => r !== undefined));
 }
 
 /**
@@ -117,7 +115,7 @@ async function buildKustomization(
   resolve: (p: string) => string,
   artifacts: Map<string, GeneratedArtifact>,
   shown: (absFile: string) => string,
-): Promise<string | undefined> {
+): Promise<FluxBuild<string | undefined>> {
   const name = String(body.metadata?.name);
   const path = normalizePath(String(body.spec?.path ?? '.'));
   const kind = String(body.spec?.sourceRef?.kind ?? 'GitRepository');
@@ -137,10 +135,11 @@ async function buildKustomization(
     } else if (kind === 'GitRepository') {
       dir = resolve(path);
       label = `./${path}`;
-    } else return undefined;
+    } else return { checked: undefined, objects: [] };
     if (!existsSync(dir)) throw new GeneratorValidationError(`Kustomization ${name}: path ${label} does not exist`);
     const roots = [scratch, v.ctx.opts.repoDir];
-    dir = asFluxBuildsIt(dir, join(scratch, 'generated'), roots, shown);
+    const flux = asFluxBuildsIt(dir, join(scratch, 'generated'), roots, shown);
+    dir = flux.dir;
     const build = join(scratch, 'build');
     writeFileAt(build, {
       resources: [relative(build, dir)],
@@ -150,12 +149,17 @@ async function buildKustomization(
       file.startsWith(scratch + '/') ? `${label}: ${relative(scratch, file)}` : shown(file);
     const where = `Kustomization ${name} (${label})`;
     const vars = inlineVariables(body);
-    const applied = (await kustomizeBuild(build, where, { roots, kubectl: v.ctx.opts.kubectl, shown: inScratch })).map(
-      (built) => (vars ? substituteBuilt(built, vars, where) : built),
-    );
+    const applied = (
+      await kustomizeBuild(build, where, {
+        roots,
+        kubectl: v.ctx.opts.kubectl,
+        shown: inScratch,
+        looseLoading: flux.looseLoading,
+      })
+    ).map((built) => (vars ? substituteBuilt(built, vars, where) : built));
     for (const object of applied) checkBuilt(v, object.body, where);
     checkAgainstSchemas(v.ctx.summary, applied, where);
-    return label;
+    return { checked: label, objects: applied };
   } finally {
     rmSync(scratch, { recursive: true, force: true });
   }

@@ -81,7 +81,12 @@ export function readYamlObject(abs: string, rel: string): any {
  * with "failed to decode Kubernetes YAML", so such a file is refused here rather than copied into a
  * cluster that could never apply it.
  */
-export function generatedResources(root: string, dirRel: string): string[] {
+export function generatedResources(
+  root: string,
+  dirRel: string,
+  /** Called with each entry (relative to `dirRel`) before it is read: may throw. */
+  check: (rel: string) => void = () => {},
+): string[] {
   const out: string[] = [];
   const visit = (rel: string) => {
     for (const entry of readdirSync(join(root, dirRel, rel), { withFileTypes: true }).sort((a, b) =>
@@ -89,6 +94,7 @@ export function generatedResources(root: string, dirRel: string): string[] {
     )) {
       if (entry.name.startsWith('.')) continue;
       const child = rel ? `${rel}/${entry.name}` : entry.name;
+      check(child);
       if (entry.isDirectory()) {
         if (findKustomizationFile(join(root, dirRel, child))) out.push(child);
         else visit(child);
