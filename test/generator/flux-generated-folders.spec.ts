@@ -10,7 +10,7 @@ import { join, relative } from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
 import { generate, GenerateOptions, GeneratorInputError } from '../../libs/generator/src';
 import { makeRsaCert } from '../support/certs';
-import { readTree, tempDir, writeTree } from '../support/files';
+import { readTree, tempDir, writeTree, yamlObjects } from '../support/files';
 import { EXAMPLE_HOSTS, writeFluxExampleReference } from '../support/flux-example-repo';
 import { writeSettingsReference } from '../support/reference-repos';
 
@@ -199,9 +199,12 @@ describe('generator, cluster-vars model with a Flux-applied folder without kusto
       ...extra,
     });
     const cert = makeRsaCert();
-    await generate(options({}));
+    const infra = await generate(options({}));
+    // smoke depends on shop-extras, which apps applies: both wait, with apps, for the full pass.
+    expect(infra.summary.kustomizations.map((k) => k.name).sort()).toEqual(['configs', 'controllers', 'flux-system']);
+    expect(yamlObjects(join(repo, 'clusters/shop-eu/kustomization.yaml'))[0].resources).not.toContain('smoke.yaml');
     const full = await generate(options({ pass: 'full', sealingCertPem: cert.certPem }));
-    expect(full.summary.validated).toEqual(expect.arrayContaining(['apps/staging']));
+    expect(full.summary.validated).toEqual(expect.arrayContaining(['apps/staging', 'apps/extras', 'apps/smoke']));
     const again = await generate(options({ pass: 'full', sealingCertPem: cert.certPem }));
     expect(again.summary.paths_written).toEqual([]);
 
@@ -217,9 +220,12 @@ describe('generator, cluster-vars model with a Flux-applied folder without kusto
       'ConfigMap/shop-motd',
       'Deployment/shop',
       'Ingress/shop',
+      'Kustomization/shop-extras',
       'PersistentVolumeClaim/shop-db',
       'ResourceQuota/shop-quota',
     ]);
+    expect(graph.get('shop-extras')!.objects.map((o) => o.metadata.name)).toEqual(['shop-greeting']);
+    expect(graph.get('smoke')!.k.spec.dependsOn).toEqual([{ name: 'shop-extras' }]);
     expect(existsSync(join(repo, 'apps/staging/kustomization.yaml'))).toBe(false);
     expect(readTree(reference)).toEqual(referenceBefore);
   });

@@ -221,8 +221,7 @@ const settingsFrom = {
  */
 export function writeSettingsReference(root: string, opts: { generatedApps?: boolean } = {}) {
   writeTree(root, {
-    'clusters/staging/kustomization.yaml':
-      'resources:\n  - flux-system\n  - vars\n  - infrastructure.yaml\n  - apps.yaml\n',
+    'clusters/staging/kustomization.yaml': `resources:\n  - flux-system\n  - vars\n  - infrastructure.yaml\n  - apps.yaml\n${opts.generatedApps ? '  - smoke.yaml\n' : ''}`,
     'clusters/staging/flux-system/kustomization.yaml': 'resources:\n  - gotk-sync.yaml\n',
     'clusters/staging/flux-system/gotk-sync.yaml': `apiVersion: source.toolkit.fluxcd.io/v1
 kind: GitRepository
@@ -302,7 +301,9 @@ data: {motd: 'Welcome to \${SHOP_TITLE}, rendered by the app itself'}
 /**
  * apps/staging as a folder Flux generates the kustomization of (no kustomization.yaml): the shop
  * in a subfolder with its own kustomization (one resource, not descended into), a plain manifest
- * beside it, one further down, and a file that is not YAML.
+ * beside it, one further down, and a file that is not YAML. It also applies a nested Flux
+ * Kustomization, shop-extras (./apps/extras, no kustomization.yaml either), on which the
+ * environment's smoke Kustomization depends.
  */
 const GENERATED_APPS: Record<string, string> = {
   'apps/staging/shop/kustomization.yaml': 'namespace: shop\nresources:\n  - ../../base/shop\n',
@@ -317,6 +318,21 @@ metadata: {name: shop-quota, namespace: shop}
 spec: {hard: {pods: '20'}}
 `,
   'apps/staging/NOTES.md': 'Applied by the apps Kustomization; Flux skips this file.\n',
+  'apps/staging/extras.yaml': fluxKustomization('shop-extras', './apps/extras', {
+    dependsOn: [{ name: 'apps' }],
+    postBuild: settingsFrom,
+  }),
+  'apps/extras/greeting.yaml': `apiVersion: v1
+kind: ConfigMap
+metadata: {name: shop-greeting, namespace: shop}
+data: {text: 'Hello from \${CLUSTER}'}
+`,
+  'clusters/staging/smoke.yaml': fluxKustomization('smoke', './apps/smoke', { dependsOn: [{ name: 'shop-extras' }] }),
+  'apps/smoke/check.yaml': `apiVersion: v1
+kind: ConfigMap
+metadata: {name: shop-smoke, namespace: shop}
+data: {url: 'https://shop.example'}
+`,
 };
 
 /** The dev value of the supplied credential in writeSuppliedReference (test data: must never reach an output). */
