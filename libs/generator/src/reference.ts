@@ -76,7 +76,8 @@ export function readYamlObject(abs: string, rel: string): any {
  * order, down the whole tree, except that a subfolder with its own kustomization file is one
  * resource and is not descended into. Paths are relative to `dirRel`. Hidden entries are left out:
  * the source-controller drops `.git/`, `.github/`, `.sops.yaml`, `.flux.yaml` from the artifact by
- * default, and the scaffolder's own hidden files are none of Flux's. The controller does not skip a
+ * default, and the scaffolder's own hidden files are none of Flux's. Links are not followed (the
+ * controller would read a linked file; a reference keeps its manifests in the repository). The controller does not skip a
  * YAML file that is not a Kubernetes object (a Helm values file): it fails the whole Kustomization
  * with "failed to decode Kubernetes YAML", so such a file is refused here rather than copied into a
  * cluster that could never apply it.

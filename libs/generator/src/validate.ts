@@ -170,10 +170,13 @@ export async function buildKustomizationGraph<T>(
   for (let wave = [...first]; wave.length > 0;) {
     const results = await allBuilds(wave.map(build));
     checked.push(...results.map((r) => r.checked));
-    wave = results
-      .flatMap((r) => r.objects.map((o) => o.body))
-      .filter((b) => isFluxKustomization(b) && !seen.has(kustomizationName(b)));
-    wave.forEach((b) => seen.add(kustomizationName(b)));
+    // Two folders of one wave may apply the same Kustomization: it is built once.
+    const isNew = (b: any) => {
+      if (!isFluxKustomization(b) || seen.has(kustomizationName(b))) return false;
+      seen.add(kustomizationName(b));
+      return true;
+    };
+    wave = results.flatMap((r) => r.objects.map((o) => o.body)).filter(isNew);
     kustomizations.push(...wave);
   }
   return { kustomizations, checked };
