@@ -238,13 +238,13 @@ function renderClusterDocument(ctx: ExampleContext, doc: Document): boolean {
     return true;
   }
   if (!isFluxKustomization(body)) return false;
-  renderKustomization(
-    ctx,
-    doc,
-    ctx.ref.kustomizations.find((c) => c.name === body.metadata?.name)!,
-  );
+  renderKustomization(ctx, doc, readKustomizationOf(ctx, body));
   return true;
 }
+
+/** The reference's reading of a Flux Kustomization the new cluster declares (every one was read, nested ones too). */
+const readKustomizationOf = (ctx: ExampleContext, body: any): ExampleKustomization =>
+  ctx.ref.kustomizations.find((c) => c.name === body.metadata?.name)!;
 
 /** A Flux Kustomization for the new cluster, in the cluster folder or nested in an overlay: its own path, values and patches. */
 function renderKustomization(ctx: ExampleContext, doc: Document, k: ExampleKustomization) {
@@ -350,12 +350,7 @@ async function renderOverlay(ctx: ExampleContext, overlay: string): Promise<Map<
         changed = next !== undefined || changed;
       } else if (isFluxKustomization(body)) {
         // A nested Kustomization of a later pass waits for it (the file stays: the overlay's kustomization lists it).
-        if (ctx.applied.has(String(body.metadata?.name)))
-          renderKustomization(
-            ctx,
-            doc,
-            ctx.ref.kustomizations.find((c) => c.name === body.metadata?.name)!,
-          );
+        if (ctx.applied.has(String(body.metadata?.name))) renderKustomization(ctx, doc, readKustomizationOf(ctx, body));
         else dropped.add(i);
         changed = true;
       } else if (body?.kind) {
