@@ -6,6 +6,9 @@
  * folders into ExternalArtifacts). Hosts sit in HelmRelease values, an HTTPRoute, a Certificate
  * and a Gateway, not only under a DNS domain.
  */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
 import { writeTree } from './files';
 
 export const EXAMPLE_HOSTS = {
@@ -532,7 +535,72 @@ export interface ExampleOptions {
   substitution?: boolean;
   /** flux-system/ as upstream ships it, not yet bootstrapped: placeholder gotk files (no sync objects). */
   bootstrapPlaceholders?: boolean;
+  /**
+   * Flux Kustomizations nested two deep, over folders without kustomization.yaml: apps/<env> applies
+   * apps-extras (./apps/extras/<env>, dependsOn apps), whose folder applies apps-smoke
+   * (./apps/smoke/<env>, dependsOn apps-extras); clusters/<env>/monitoring.yaml applies the shared
+   * ./infrastructure/monitoring and depends on both nested ones.
+   */
+  nested?: boolean;
 }
+
+const configMap = (name: string, namespace: string, data: Record<string, string>) =>
+  stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace }, data });
+
+const nestedKustomization = (name: string, namespace: string, path: string, dependsOn: object[]) =>
+  stringify({
+    apiVersion: 'kustomize.toolkit.fluxcd.io/v1',
+    kind: 'Kustomization',
+    metadata: { name, namespace },
+    spec: {
+      interval: '10m',
+      dependsOn,
+      // The overlay's kustomization sets namespace podinfo on it: its source and dependencies say theirs.
+      sourceRef: { kind: 'GitRepository', name: 'flux-system', namespace: 'flux-system' },
+      path,
+      prune: true,
+    },
+  });
+
+/** The files of `nested`, for one environment (every folder a Flux Kustomization applies here has no kustomization.yaml). */
+function nestedFiles(env: string, overlayKustomization: string): Record<string, string> {
+  return {
+    [`apps/${env}/kustomization.yaml`]: overlayKustomization.replace(
+      '  - routes.yaml\n',
+      '  - routes.yaml\n  - extras.yaml\n',
+    ),
+    [`apps/${env}/extras.yaml`]: nestedKustomization('apps-extras', 'podinfo', `./apps/extras/${env}`, [
+      { name: 'apps', namespace: 'flux-system' },
+    ]),
+    [`apps/extras/${env}/settings.yaml`]: configMap('podinfo-extras', 'podinfo', { greeting: `hello ${env}` }),
+    [`apps/extras/${env}/probes/probe.yaml`]: configMap('podinfo-probe', 'podinfo', { path: '/healthz' }),
+    [`apps/extras/${env}/README.md`]: 'Not YAML: Flux leaves it out of the kustomization it generates.\n',
+    [`apps/extras/${env}/smoke.yaml`]: nestedKustomization('apps-smoke', 'flux-system', `./apps/smoke/${env}`, [
+      { name: 'apps-extras', namespace: 'podinfo' },
+    ]),
+    [`apps/smoke/${env}/checks.yaml`]: configMap('podinfo-smoke', 'podinfo', { target: 'http://podinfo.podinfo:9898' }),
+    [`clusters/${env}/monitoring.yaml`]: stringify({
+      apiVersion: 'kustomize.toolkit.fluxcd.io/v1',
+      kind: 'Kustomization',
+      metadata: { name: 'monitoring', namespace: 'flux-system' },
+      spec: {
+        interval: '1h',
+        dependsOn: [{ name: 'apps-extras', namespace: 'podinfo' }, { name: 'apps-smoke' }],
+        sourceRef: { kind: 'GitRepository', name: 'flux-system' },
+        path: './infrastructure/monitoring',
+        prune: true,
+      },
+    }),
+  };
+}
+
+/** Shared by every cluster, applied by each cluster's monitoring Kustomization of `nested`: no kustomization.yaml either. */
+const MONITORING: Record<string, string> = {
+  'infrastructure/monitoring/namespace.yaml': 'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: monitoring\n',
+  'infrastructure/monitoring/dashboards/podinfo.yaml': configMap('podinfo-dashboard', 'monitoring', {
+    'podinfo.json': '{"title": "podinfo"}',
+  }),
+};
 
 export function writeFluxExampleReference(root: string, opts: ExampleOptions = {}) {
   const artifacts = Boolean(opts.artifacts);
@@ -543,4 +611,12 @@ export function writeFluxExampleReference(root: string, opts: ExampleOptions = {
     ...overlayFiles('staging', EXAMPLE_HOSTS, opts),
     ...overlayFiles('production', { podinfo: 'podinfo.production', api: 'api.example.net' }, opts),
   });
+  if (opts.nested) {
+    const overlay = (env: string) => readFileSync(join(root, `apps/${env}/kustomization.yaml`), 'utf8');
+    writeTree(root, {
+      ...MONITORING,
+      ...nestedFiles('staging', overlay('staging')),
+      ...nestedFiles('production', overlay('production')),
+    });
+  }
 }

@@ -219,10 +219,9 @@ const settingsFrom = {
  * folders, external-dns is a Deployment with flags, one Kustomization adds an inline variable,
  * an optional Secret source is absent, and one object turns substitution off.
  */
-export function writeSettingsReference(root: string) {
+export function writeSettingsReference(root: string, opts: { generatedApps?: boolean } = {}) {
   writeTree(root, {
-    'clusters/staging/kustomization.yaml':
-      'resources:\n  - flux-system\n  - vars\n  - infrastructure.yaml\n  - apps.yaml\n',
+    'clusters/staging/kustomization.yaml': `resources:\n  - flux-system\n  - vars\n  - infrastructure.yaml\n  - apps.yaml\n${opts.generatedApps ? '  - smoke.yaml\n' : ''}`,
     'clusters/staging/flux-system/kustomization.yaml': 'resources:\n  - gotk-sync.yaml\n',
     'clusters/staging/flux-system/gotk-sync.yaml': `apiVersion: source.toolkit.fluxcd.io/v1
 kind: GitRepository
@@ -293,9 +292,48 @@ metadata:
   annotations: {kustomize.toolkit.fluxcd.io/substitute: disabled}
 data: {motd: 'Welcome to \${SHOP_TITLE}, rendered by the app itself'}
 `,
-    'apps/staging/kustomization.yaml': 'namespace: shop\nresources:\n  - ../base/shop\n',
+    ...(opts.generatedApps
+      ? GENERATED_APPS
+      : { 'apps/staging/kustomization.yaml': 'namespace: shop\nresources:\n  - ../base/shop\n' }),
   });
 }
+
+/**
+ * apps/staging as a folder Flux generates the kustomization of (no kustomization.yaml): the shop
+ * in a subfolder with its own kustomization (one resource, not descended into), a plain manifest
+ * beside it, one further down, and a file that is not YAML. It also applies a nested Flux
+ * Kustomization, shop-extras (./apps/extras, no kustomization.yaml either), on which the
+ * environment's smoke Kustomization depends.
+ */
+const GENERATED_APPS: Record<string, string> = {
+  'apps/staging/shop/kustomization.yaml': 'namespace: shop\nresources:\n  - ../../base/shop\n',
+  'apps/staging/banner.yaml': `apiVersion: v1
+kind: ConfigMap
+metadata: {name: shop-banner, namespace: shop}
+data: {text: 'Shop on \${SECRET_DOMAIN}'}
+`,
+  'apps/staging/limits/quota.yaml': `apiVersion: v1
+kind: ResourceQuota
+metadata: {name: shop-quota, namespace: shop}
+spec: {hard: {pods: '20'}}
+`,
+  'apps/staging/NOTES.md': 'Applied by the apps Kustomization; Flux skips this file.\n',
+  'apps/staging/extras.yaml': fluxKustomization('shop-extras', './apps/extras', {
+    dependsOn: [{ name: 'apps' }],
+    postBuild: settingsFrom,
+  }),
+  'apps/extras/greeting.yaml': `apiVersion: v1
+kind: ConfigMap
+metadata: {name: shop-greeting, namespace: shop}
+data: {text: 'Hello from \${CLUSTER}'}
+`,
+  'clusters/staging/smoke.yaml': fluxKustomization('smoke', './apps/smoke', { dependsOn: [{ name: 'shop-extras' }] }),
+  'apps/smoke/check.yaml': `apiVersion: v1
+kind: ConfigMap
+metadata: {name: shop-smoke, namespace: shop}
+data: {url: 'https://shop.example'}
+`,
+};
 
 /** The dev value of the supplied credential in writeSuppliedReference (test data: must never reach an output). */
 export const SUPPLIED_PLANTED = 'dev-dns-provider-token-0f0f0f';

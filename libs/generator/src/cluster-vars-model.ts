@@ -4,8 +4,9 @@
  * repointed and its secrets regenerated. The shared base and platform are never edited: the
  * values reach every component through Flux's post-build substitution.
  */
-import { existsSync, readFileSync, statSync } from 'node:fs';
-import { join, posix } from 'node:path';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, normalize, posix, relative } from 'node:path';
 import { Document } from 'yaml';
 import {
   ClusterVarsReference,
@@ -33,7 +34,16 @@ import { collectTree, isRemote, ReferenceObject } from './reference';
 import { substituteObject, substitutionDisabled, VARIABLE_NAME, variableUses } from './substitution';
 import { leftoverReferenceValues, ReferenceValues, warnOnce } from './shared-values';
 import { planFolder, stageAndCheck } from './target';
-import { allBuilds, checkBuilt, kustomizeBuild, substituteBuilt } from './validate';
+import {
+  asFluxBuildsIt,
+  buildKustomizationGraph,
+  BuiltObject,
+  checkBuilt,
+  checkDependencies,
+  FluxBuild,
+  kustomizeBuild,
+  substituteBuilt,
+} from './validate';
 import { isYamlFile, parseDocuments, stringifyDocuments } from './yaml-docs';
 
 export { loadClusterVarsReference };
@@ -490,35 +500,41 @@ async function validateStaged(ctx: VarsContext, staging: string): Promise<void> 
   const root = await kustomizeBuild(staging, ctx.clusterDir, { roots: [ctx.opts.repoDir], kubectl: ctx.opts.kubectl });
   checkBuilt(ctx.summary, root, ctx.clusterDir, ctx.opts.domain);
   warnOnce(ctx.summary.warnings, leftoverReferenceValues(root, ctx.referenceValues, ctx.clusterDir));
-  const built = root.map((o) => o.body);
-  const syncs = built.filter(isFluxKustomization);
-  const names = new Set(syncs.map((b) => String(b.metadata?.name)));
-  // The pass applies exactly the Kustomizations it should: none missing, none that waits for secrets.
+  const syncs = root.map((o) => o.body).filter(isFluxKustomization);
+  const { kustomizations, checked } = await buildKustomizationGraph(syncs, (b) => buildSync(ctx, staging, b));
+  const names = new Set(kustomizations.map((b) => String(b.metadata?.name)));
+  // The pass applies exactly the Kustomizations it should, nested ones included: none missing, none that waits for secrets.
   const missingSync = [...ctx.applied].find((name) => !names.has(name));
   if (missingSync)
     throw new GeneratorValidationError(
-      `${ctx.clusterDir}: this ${ctx.opts.pass} pass should apply Kustomization ${missingSync}, but the cluster folder does not build it`,
+      `${ctx.clusterDir}: this ${ctx.opts.pass} pass should apply Kustomization ${missingSync}, but neither the cluster folder nor a folder it applies builds it`,
     );
   const early = [...names].find((name) => !ctx.applied.has(name));
   if (early)
     throw new GeneratorValidationError(
       `${ctx.clusterDir}: Kustomization ${early} waits for the cluster's secrets but the ${ctx.opts.pass} pass applies it`,
     );
-  for (const b of syncs) {
-    const missing = (b.spec?.dependsOn ?? []).map((d: any) => String(d?.name)).find((d: string) => !names.has(d));
-    if (missing)
-      throw new GeneratorValidationError(
-        `${ctx.clusterDir}: Kustomization ${b.metadata?.name} depends on ${missing}, which this pass does not apply`,
-      );
+  checkDependencies(kustomizations, ctx.clusterDir);
+  ctx.summary.validated.push(ctx.clusterDir, ...checked.filter((p): p is string => p !== undefined));
+}
+
+/** kustomize's build of a Flux Kustomization's folder, with the kustomization Flux generates when it has none. */
+async function buildAsFlux(ctx: VarsContext, abs: string, path: string): Promise<BuiltObject[]> {
+  const scratch = mkdtempSync(join(tmpdir(), 'flux-generated-'));
+  try {
+    const roots = [ctx.opts.repoDir, scratch];
+    const shown = (file: string) => normalize(join(path, relative(abs, file)));
+    const { dir, looseLoading } = asFluxBuildsIt(abs, scratch, roots, shown);
+    return await kustomizeBuild(dir, path, { roots, kubectl: ctx.opts.kubectl, shown, looseLoading });
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
   }
-  const builds = await allBuilds(syncs.map((b) => buildSync(ctx, staging, b)));
-  ctx.summary.validated.push(ctx.clusterDir, ...builds.filter((p): p is string => p !== undefined));
 }
 
 /** Builds what one Flux Kustomization of the new cluster applies, substituted; returns the path checked. */
-async function buildSync(ctx: VarsContext, staging: string, body: any): Promise<string | undefined> {
+async function buildSync(ctx: VarsContext, staging: string, body: any): Promise<FluxBuild<string | undefined>> {
   const path = normalizePath(String(body.spec?.path ?? ''));
-  if (path === ctx.clusterDir) return undefined; // the cluster folder itself: built above
+  if (path === ctx.clusterDir) return { checked: undefined, objects: [] }; // the cluster folder itself: built above
   const abs = path.startsWith(ctx.clusterDir + '/')
     ? join(staging, path.slice(ctx.clusterDir.length + 1))
     : join(ctx.opts.repoDir, path);
@@ -526,7 +542,7 @@ async function buildSync(ctx: VarsContext, staging: string, body: any): Promise<
     throw new GeneratorValidationError(
       `Kustomization ${body.metadata?.name}: path ./${path} does not exist in the repository`,
     );
-  const objects = await kustomizeBuild(abs, path, { roots: [ctx.opts.repoDir], kubectl: ctx.opts.kubectl });
+  const objects = await buildAsFlux(ctx, abs, path);
   const k = ctx.ref.kustomizations.find((k) => k.name === body.metadata?.name);
   // Substituted as Flux will; a source outside the repository leaves the values unknown, so unchecked.
   const vars = k && substitutes(k) ? variablesFor(ctx, k) : undefined;
@@ -534,5 +550,5 @@ async function buildSync(ctx: VarsContext, staging: string, body: any): Promise<
   checkBuilt(ctx.summary, applied, path, ctx.opts.domain);
   // The shared platform is every cluster's: a literal reference value in it has no per-cluster place to move to.
   warnOnce(ctx.summary.warnings, leftoverReferenceValues(applied, ctx.referenceValues, path));
-  return path;
+  return { checked: path, objects: applied };
 }

@@ -35,6 +35,8 @@ export interface VarsKustomization {
   holdsSecrets: boolean;
   /** It holds secrets or depends (transitively) on a Kustomization that does: it waits for the full pass. */
   fullPass: boolean;
+  /** Flux Kustomizations its folder applies (nested ones). */
+  applies?: string[];
 }
 
 export interface VarsConfigMap {
@@ -93,7 +95,8 @@ export function loadClusterVarsReference(root: string, envName: string): Cluster
   );
   if (!varsObject) return undefined;
 
-  const kustomizations = declarations.map((d) => readKustomization(root, envDir, d, warnings));
+  const read = (d: ReferenceObject) => readKustomization(root, envDir, d, warnings);
+  const kustomizations = followNested(declarations.map(read), read);
   markFullPass(kustomizations);
   const vars: VarsConfigMap = {
     object: varsObject,
@@ -165,7 +168,7 @@ function readKustomization(
   if (path.startsWith('..') || !existsSync(join(root, path)) || !statSync(join(root, path)).isDirectory()) {
     throw new GeneratorInputError(`${where}: path ${body.spec.path} is not a folder of the reference repository`);
   }
-  const tree = collectTree(root, envDir, path, warnings);
+  const tree = collectTree(root, envDir, path, warnings, { fluxApplied: true });
   const substitute = Object.fromEntries(
     Object.entries(body.spec?.postBuild?.substitute ?? {}).map(([k, v]) => [k, String(v)]),
   );
@@ -190,25 +193,69 @@ interface PassNode {
   dependsOn: string[];
   holdsSecrets: boolean;
   fullPass: boolean;
+  /** Flux Kustomizations its folder applies (nested ones). */
+  applies?: string[];
 }
 
-/** A Kustomization goes out in the full pass when it holds secrets or depends, at any depth, on one that does. */
+/**
+ * A Kustomization goes out in the full pass when it holds secrets or depends, at any depth, on one
+ * that does, or when the Kustomization whose folder applies it (a nested one) goes out then: it
+ * cannot exist before its parent does. The other way round is left to the folder: the generator
+ * leaves a later pass's Kustomization out of a folder it writes (the cluster folder, an overlay),
+ * and validation refuses a shared folder that would bring one early.
+ */
 export function markFullPass(kustomizations: PassNode[]) {
+  refuseDependencyCycles(kustomizations);
   const byName = new Map(kustomizations.map((k) => [k.name, k]));
-  const visiting = new Set<string>();
-  const needsSecrets = (k: PassNode): boolean => {
-    if (k.fullPass || k.holdsSecrets) return true;
-    if (visiting.has(k.name))
+  const parentOf = new Map(kustomizations.flatMap((k) => (k.applies ?? []).map((child) => [child, k] as const)));
+  const full = (name: string) => byName.get(name)?.fullPass === true;
+  for (let changed = true; changed;) {
+    changed = false;
+    for (const k of kustomizations.filter((k) => !k.fullPass)) {
+      k.fullPass = k.holdsSecrets || k.dependsOn.some(full) || parentOf.get(k.name)?.fullPass === true;
+      changed ||= k.fullPass;
+    }
+  }
+}
+
+function refuseDependencyCycles(kustomizations: PassNode[]) {
+  const byName = new Map(kustomizations.map((k) => [k.name, k]));
+  const done = new Set<string>();
+  const visit = (k: PassNode, path: Set<string>) => {
+    if (done.has(k.name)) return;
+    if (path.has(k.name))
       throw new GeneratorInputError(`Flux Kustomization ${k.name} depends on itself through dependsOn`);
-    visiting.add(k.name);
-    const result = k.dependsOn.some((d) => {
+    path.add(k.name);
+    for (const d of k.dependsOn) {
       const dep = byName.get(d);
-      return dep !== undefined && needsSecrets(dep);
-    });
-    visiting.delete(k.name);
-    return result;
+      if (dep) visit(dep, path);
+    }
+    path.delete(k.name);
+    done.add(k.name);
   };
-  for (const k of kustomizations) k.fullPass = needsSecrets(k);
+  for (const k of kustomizations) visit(k, new Set());
+}
+
+/**
+ * Every Flux Kustomization of the reference cluster: those its own sync applies, then, to any
+ * depth, those their folders apply (each read once, by name, as Flux keys them), with `applies`
+ * naming the nested ones of each.
+ */
+export function followNested<K extends { name: string; objects: ReferenceObject[]; applies?: string[] }>(
+  first: K[],
+  read: (declaration: ReferenceObject) => K,
+): K[] {
+  const all = [...first];
+  const seen = new Set(first.map((k) => k.name));
+  for (let i = 0; i < all.length; i++) {
+    const nested = all[i].objects.filter((o) => isFluxKustomization(o.body));
+    all[i].applies = nested.map((o) => o.name);
+    for (const o of nested.filter((o) => !seen.has(o.name))) {
+      seen.add(o.name);
+      all.push(read(o));
+    }
+  }
+  return all;
 }
 
 /**

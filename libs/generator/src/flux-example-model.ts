@@ -249,7 +249,18 @@ function renderClusterDocument(ctx: ExampleContext, doc: Document): boolean {
     return true;
   }
   if (!isFluxKustomization(body)) return false;
-  const k = ctx.ref.kustomizations.find((c) => c.name === body.metadata?.name)!;
+  renderKustomization(ctx, doc, readKustomizationOf(ctx, body));
+  return true;
+}
+
+/** The reference's reading of a Flux Kustomization the new cluster declares (every one was read, nested ones too). */
+const readKustomizationOf = (ctx: ExampleContext, body: any): ExampleKustomization =>
+  ctx.ref.kustomizations.find((c) => c.name === body.metadata?.name)!;
+
+/** A Flux Kustomization for the new cluster, in the cluster folder or nested in an overlay: its own path, values and patches. */
+function renderKustomization(ctx: ExampleContext, doc: Document, k: ExampleKustomization) {
+  const { envName } = ctx.ref;
+  const { clusterName } = ctx.opts;
   doc.setIn(['spec', 'path'], `./${forCluster(k.path, envName, clusterName)}`);
   if (k.holdsSecrets && usesSops(ctx)) setSopsDecryption(doc, SOPS_DECRYPTION_SECRET);
   // Sealed Secrets need no decryption: a SOPS reference's setting would wait for a sops-age Secret the cluster may not have.
@@ -262,7 +273,6 @@ function renderClusterDocument(ctx: ExampleContext, doc: Document): boolean {
     path: `./${forCluster(k.path, envName, clusterName)}`,
     dependsOn: k.dependsOn,
   });
-  return true;
 }
 
 /** Inline postBuild.substitute values that name the reference cluster (its hosts, domain, region, e-mail, name) become the new cluster's. */
@@ -326,6 +336,7 @@ async function renderOverlay(ctx: ExampleContext, overlay: string): Promise<Map<
       continue;
     }
     const docs = parseDocuments(raw.toString('utf8'), `${overlay}/${rel}`);
+    const dropped = new Set<number>();
     let changed = false;
     for (const [i, doc] of docs.entries()) {
       const body = doc.toJS();
@@ -348,12 +359,18 @@ async function renderOverlay(ctx: ExampleContext, overlay: string): Promise<Map<
         const next = rewritePatch(body, patchTargets.get(rel), (doc) => rewriteForCluster(ctx, doc));
         if (next !== undefined) docs[i] = new Document(next);
         changed = next !== undefined || changed;
+      } else if (isFluxKustomization(body)) {
+        // A nested Kustomization of a later pass waits for it (the file stays: the overlay's kustomization lists it).
+        if (ctx.applied.has(String(body.metadata?.name))) renderKustomization(ctx, doc, readKustomizationOf(ctx, body));
+        else dropped.add(i);
+        changed = true;
       } else if (body?.kind) {
         hostsIn(body, rel).forEach((o) => ownHosts.add(o.host));
         changed = rewriteForCluster(ctx, doc) || changed;
       }
     }
-    files.set(rel, changed ? Buffer.from(stringifyDocuments(docs)) : raw);
+    const kept = docs.filter((_, i) => !dropped.has(i));
+    files.set(rel, changed ? Buffer.from(stringifyDocuments(kept)) : raw);
   }
   addSharedValuePatches(ctx, overlay, files, ownHosts);
   return files;

@@ -7,7 +7,7 @@
  * an ArtifactGenerator (clusters/<env>/artifacts.yaml) copies out of it.
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
-import { join, posix } from 'node:path';
+import { join } from 'node:path';
 import {
   artifactHolds,
   GeneratedArtifact,
@@ -16,7 +16,7 @@ import {
   isArtifactGenerator,
   repositoryPathOf,
 } from './artifacts';
-import { markFullPass } from './cluster-vars-reference';
+import { followNested, markFullPass } from './cluster-vars-reference';
 import { GeneratorInputError } from './errors';
 import { isFluxKustomization, normalizePath } from './flux-sync';
 import { checkRegenerable } from './protect';
@@ -40,6 +40,8 @@ export interface ExampleKustomization {
   sharedDirs: string[];
   holdsSecrets: boolean;
   fullPass: boolean;
+  /** Flux Kustomizations its folder applies (nested ones). */
+  applies?: string[];
 }
 
 export interface FluxExampleReference {
@@ -128,7 +130,8 @@ export function loadFluxExampleReference(root: string, envName: string): FluxExa
       artifacts.set(artifact.name, { name: artifact.name, rules: artifact.rules.filter((r) => aliases.has(r.alias)) });
     }
   }
-  const kustomizations = declarations.map((d) => readKustomization(root, envDir, envName, d, artifacts, warnings));
+  const read = (d: ReferenceObject) => readKustomization(root, envDir, envName, d, artifacts, warnings);
+  const kustomizations = followNested(declarations.map(read), read);
   markFullPass(kustomizations);
   const inEnv = (path: string) => path === envDir || path.startsWith(envDir + '/');
   const overlays = [
@@ -212,16 +215,7 @@ function readKustomization(
   }
   const environmentOwned = ownedBy(repoPath, envName);
   const owner = environmentOwned ? overlayRoot(repoPath, envName) : envDir;
-  const tree = findKustomizationFile(join(root, repoPath))
-    ? collectTree(root, owner, repoPath, warnings)
-    : {
-        objects: listFiles(join(root, repoPath))
-          .filter((f) => isYamlFile(f) && !isHidden(f))
-          .flatMap((f) =>
-            objectsOfFile(root, posix.join(repoPath!, f)).map((o) => ({ ...o, shared: !environmentOwned })),
-          ),
-        sharedDirs: [],
-      };
+  const tree = collectTree(root, owner, repoPath, warnings, { fluxApplied: true });
   return {
     ...base,
     environmentOwned,

@@ -2,30 +2,27 @@
  * Validation for the flux-example model: every Kustomization the new cluster applies is built as
  * Flux would build it, from the staged folders, and what it builds is checked.
  */
-import {
-  cpSync,
-  Dirent,
-  existsSync,
-  lstatSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { isMap, isSeq, stringify } from 'yaml';
+import { isSeq, stringify } from 'yaml';
 import { GeneratedArtifact, generatedArtifacts, isArtifactGenerator, materialise } from './artifacts';
-import { GeneratorInputError, GeneratorValidationError } from './errors';
+import { GeneratorValidationError } from './errors';
 import { inlineVariables } from './flux-example-reference';
 import { isFluxKustomization, normalizePath } from './flux-sync';
 import { HostMapping, hostsIn } from './hosts';
-import { findKustomizationFile, listFiles } from './reference';
-import { insideRoots } from './remote-resources';
-import { allBuilds, checkAgainstSchemas, checkNotPlaintextSecret, kustomizeBuild, substituteBuilt } from './validate';
+import { listFiles } from './reference';
 import { leftoverReferenceValues, ReferenceValues, warnOnce } from './shared-values';
+import {
+  asFluxBuildsIt,
+  buildKustomizationGraph,
+  checkDependencies,
+  FluxBuild,
+  checkAgainstSchemas,
+  checkNotPlaintextSecret,
+  kustomizeBuild,
+  substituteBuilt,
+} from './validate';
 import { isYamlFile, parseDocuments } from './yaml-docs';
 import type { Context } from './context';
 
@@ -73,26 +70,22 @@ export async function validateStaged(v: ExampleValidation, staged: Map<string, s
       .filter(isArtifactGenerator)
       .flatMap((g) => generatedArtifacts(g, ctx.clusterDir).map((a) => [a.name, a] as const)),
   );
-  const names = new Set(syncs.map((b) => String(b.metadata?.name)));
-  const missingSync = [...v.applied].find((name) => !names.has(name));
-  if (missingSync)
-    throw new GeneratorValidationError(
-      `${ctx.clusterDir}: this ${ctx.opts.pass} pass should apply Kustomization ${missingSync}, but the cluster folder does not declare it`,
-    );
-  for (const b of syncs) {
-    const missing = (b.spec?.dependsOn ?? []).map((d: any) => String(d?.name)).find((d: string) => !names.has(d));
-    if (missing)
-      throw new GeneratorValidationError(
-        `${ctx.clusterDir}: Kustomization ${b.metadata?.name} depends on ${missing}, which this pass does not apply`,
-      );
-  }
   // A file's name in messages: its repository path (a staged folder's as the folder it stands for).
   const shown = (file: string) => {
     for (const [dir, abs] of staged) if (file.startsWith(abs + '/')) return join(dir, relative(abs, file));
     return relative(ctx.opts.repoDir, file);
   };
-  const results = await allBuilds(syncs.map((b) => buildKustomization(v, b, resolve, artifacts, shown)));
-  ctx.summary.validated.push(...results.filter((r): r is string => r !== undefined));
+  const { kustomizations, checked } = await buildKustomizationGraph(syncs, (b) =>
+    buildKustomization(v, b, resolve, artifacts, shown),
+  );
+  const names = new Set(kustomizations.map((b) => String(b.metadata?.name)));
+  const missingSync = [...v.applied].find((name) => !names.has(name));
+  if (missingSync)
+    throw new GeneratorValidationError(
+      `${ctx.clusterDir}: this ${ctx.opts.pass} pass should apply Kustomization ${missingSync}, but neither the cluster folder nor a folder it applies declares it`,
+    );
+  checkDependencies(kustomizations, ctx.clusterDir);
+  ctx.summary.validated.push(...checked.filter((r): r is string => r !== undefined));
 }
 
 /**
@@ -125,7 +118,7 @@ async function buildKustomization(
   resolve: (p: string) => string,
   artifacts: Map<string, GeneratedArtifact>,
   shown: (absFile: string) => string,
-): Promise<string | undefined> {
+): Promise<FluxBuild<string | undefined>> {
   const name = String(body.metadata?.name);
   const path = normalizePath(String(body.spec?.path ?? '.'));
   const kind = String(body.spec?.sourceRef?.kind ?? 'GitRepository');
@@ -145,12 +138,11 @@ async function buildKustomization(
     } else if (kind === 'GitRepository') {
       dir = resolve(path);
       label = `./${path}`;
-    } else return undefined;
+    } else return { checked: undefined, objects: [] };
     if (!existsSync(dir)) throw new GeneratorValidationError(`Kustomization ${name}: path ${label} does not exist`);
     const roots = [scratch, v.ctx.opts.repoDir];
-    if (path === v.ctx.clusterDir) dir = withGeneratedKustomization(dir, join(scratch, 'cluster'), roots, shown);
-    else if (!findKustomizationFile(dir))
-      dir = withGeneratedKustomization(dir, join(scratch, 'generated'), roots, shown);
+    const flux = asFluxBuildsIt(dir, join(scratch, 'generated'), roots, shown);
+    dir = flux.dir;
     const build = join(scratch, 'build');
     writeFileAt(build, {
       resources: [relative(build, dir)],
@@ -160,13 +152,18 @@ async function buildKustomization(
       file.startsWith(scratch + '/') ? `${label}: ${relative(scratch, file)}` : shown(file);
     const where = `Kustomization ${name} (${label})`;
     const vars = inlineVariables(body);
-    const applied = (await kustomizeBuild(build, where, { roots, kubectl: v.ctx.opts.kubectl, shown: inScratch })).map(
-      (built) => (vars ? substituteBuilt(built, vars, where) : built),
-    );
+    const applied = (
+      await kustomizeBuild(build, where, {
+        roots,
+        kubectl: v.ctx.opts.kubectl,
+        shown: inScratch,
+        looseLoading: flux.looseLoading,
+      })
+    ).map((built) => (vars ? substituteBuilt(built, vars, where) : built));
     for (const object of applied) checkBuilt(v, object.body, where);
     warnOnce(v.ctx.summary.warnings, leftoverReferenceValues(applied, v.referenceValues, where));
     checkAgainstSchemas(v.ctx.summary, applied, where);
-    return label;
+    return { checked: label, objects: applied };
   } finally {
     rmSync(scratch, { recursive: true, force: true });
   }
@@ -175,58 +172,6 @@ async function buildKustomization(
 function writeFileAt(dir: string, kustomization: object) {
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, 'kustomization.yaml'), stringify(kustomization));
-}
-
-/**
- * A folder without kustomization.yaml gets one as Flux's kustomize-controller generates it: every
- * manifest in it, and each subfolder that has its own kustomization as one resource. The folder, and
- * every link in it, must stay inside `roots`: its manifests are read (to see which are objects), and
- * a YAML error quotes the line it is on, so a link to a file elsewhere on the machine is refused unread.
- */
-function withGeneratedKustomization(
-  dir: string,
-  copy: string,
-  roots: readonly string[],
-  shown: (absFile: string) => string,
-): string {
-  const outside = (path: string) =>
-    new GeneratorInputError(
-      `${shown(path)}: leads outside the repository (a symbolic link); only paths in the repository are built`,
-    );
-  if (!insideRoots(dir, roots)) throw outside(dir);
-  cpSync(dir, copy, {
-    recursive: true,
-    filter: (src) => {
-      if (
-        relative(dir, src)
-          .split('/')
-          .some((p) => p.startsWith('.'))
-      )
-        return false;
-      if (lstatSync(src).isSymbolicLink() && !insideRoots(src, roots)) throw outside(src);
-      return true;
-    },
-  });
-  const resources: string[] = [];
-  const visit = (rel: string) => {
-    const abs = join(copy, rel);
-    if (rel && findKustomizationFile(abs)) return void resources.push(rel);
-    for (const entry of readdirSync(abs, { withFileTypes: true }) as Dirent[]) {
-      const child = rel ? `${rel}/${entry.name}` : entry.name;
-      if (entry.isDirectory()) visit(child);
-      else if (
-        /\.ya?ml$/.test(entry.name) &&
-        parseDocuments(readFileSync(join(copy, child), 'utf8'), child).some((d) => isMap(d.contents) && d.get('kind'))
-      )
-        resources.push(child);
-    }
-  };
-  visit('');
-  writeFileSync(
-    join(copy, 'kustomization.yaml'),
-    stringify({ apiVersion: 'kustomize.config.k8s.io/v1beta1', kind: 'Kustomization', resources }),
-  );
-  return copy;
 }
 
 /** What one built object may not be: a plaintext Secret, or carrying a host that is not the new cluster's. */

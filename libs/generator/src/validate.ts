@@ -1,13 +1,15 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join, normalize, relative, resolve } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { offlineBuildEnvironment } from '../../git/src/egress';
 import { execInHelper } from '../../git/src/helper-process';
 import type { GenerateSummary } from './context';
-import { GeneratorValidationError } from './errors';
+import { GeneratorInputError, GeneratorValidationError } from './errors';
+import { isFluxKustomization } from './flux-sync';
 import { ingressHosts } from './ingress';
-import { refuseRemoteResources } from './remote-resources';
+import { findKustomizationFile, generatedResources } from './reference';
+import { insideRoots, refuseRemoteResources } from './remote-resources';
 import { BuiltObject, checkSchemas, SchemaCheck } from './schema';
 import { substituteObject } from './substitution';
 import { parseFresh } from './yaml-docs';
@@ -61,6 +63,8 @@ export interface BuildSettings {
   kubectl?: string;
   /** A file's name in messages (default: its path below the build's label). */
   shown?: (absFile: string) => string;
+  /** Files outside a kustomization's folder may be loaded, as kustomize-controller allows (LoadRestrictionsNone). */
+  looseLoading?: boolean;
 }
 
 /**
@@ -84,7 +88,11 @@ export async function kustomizeBuild(absDir: string, label: string, settings: Bu
       stringify({ resources: [relative(wrapper, absDir) || '.'], buildMetadata: ['originAnnotations'] }),
     );
     const { stdout } = await withBuildSlot(() =>
-      run(kubectl, ['kustomize', wrapper], { maxBuffer: 256 * 1024 * 1024, env: offlineBuildEnvironment() }),
+      run(
+        kubectl,
+        ['kustomize', ...(settings.looseLoading ? ['--load-restrictor=LoadRestrictionsNone'] : []), wrapper],
+        { maxBuffer: 256 * 1024 * 1024, env: offlineBuildEnvironment() },
+      ),
     );
     return parseFresh(stdout, label).map((doc) => withoutOrigin(doc.toJS(), wrapper, shown));
   } catch (e: any) {
@@ -99,6 +107,95 @@ export async function kustomizeBuild(absDir: string, label: string, settings: Bu
     );
   } finally {
     rmSync(wrapper, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The folder a Flux Kustomization applies, as kustomize-controller builds it: the folder itself when
+ * it has a kustomization file, else a kustomization written at `at` (outside the folder) listing
+ * what the controller would generate (generatedResources), by paths that lead back into the folder,
+ * so that the folder's own relative references (`../base`) still resolve. Such a build needs
+ * `looseLoading` (files outside the kustomization's root), as kustomize-controller builds with
+ * LoadRestrictionsNone. The generated file is never written into the new cluster's tree: Flux
+ * regenerates it on every reconciliation from what the folder holds then, whereas a written one
+ * would freeze today's list, and a manifest added later would silently not be applied.
+ * Every entry must stay inside `roots` before it is read: a YAML error quotes the line it is on,
+ * so a link to a file elsewhere on the machine is refused unread.
+ */
+export function asFluxBuildsIt(
+  dir: string,
+  at: string,
+  roots: readonly string[],
+  shown: (absFile: string) => string,
+): { dir: string; looseLoading: boolean } {
+  if (findKustomizationFile(dir)) return { dir, looseLoading: false };
+  const refuseOutside = (path: string) => {
+    if (!insideRoots(path, roots))
+      throw new GeneratorInputError(
+        `${shown(path)}: leads outside the repository (a symbolic link); only paths in the repository are built`,
+      );
+  };
+  refuseOutside(dir);
+  const resources = generatedResources(dir, '', (rel) => refuseOutside(join(dir, rel)));
+  mkdirSync(at, { recursive: true });
+  writeFileSync(
+    join(at, 'kustomization.yaml'),
+    stringify({
+      apiVersion: 'kustomize.config.k8s.io/v1beta1',
+      kind: 'Kustomization',
+      resources: resources.map((rel) => relative(at, join(dir, rel))),
+    }),
+  );
+  return { dir: at, looseLoading: true };
+}
+
+/** What building one Flux Kustomization's folder gave: what the pass reports as checked, and the objects it applies. */
+export interface FluxBuild<T> {
+  checked: T;
+  objects: readonly BuiltObject[];
+}
+
+/**
+ * Builds Flux Kustomizations as Flux reconciles them, to any depth: `first`, then every Flux
+ * Kustomization their builds apply, and so on (each once, by name, as Flux keys them), a wave of
+ * builds at a time. Returns every Kustomization met and each build's `checked`.
+ */
+export async function buildKustomizationGraph<T>(
+  first: readonly any[],
+  build: (kustomization: any) => Promise<FluxBuild<T>>,
+): Promise<{ kustomizations: any[]; checked: T[] }> {
+  const kustomizations = [...first];
+  const seen = new Set(first.map(kustomizationName));
+  const checked: T[] = [];
+  for (let wave = [...first]; wave.length > 0;) {
+    const results = await allBuilds(wave.map(build));
+    checked.push(...results.map((r) => r.checked));
+    // Two folders of one wave may apply the same Kustomization: it is built once.
+    const isNew = (b: any) => {
+      if (!isFluxKustomization(b) || seen.has(kustomizationName(b))) return false;
+      seen.add(kustomizationName(b));
+      return true;
+    };
+    wave = results.flatMap((r) => r.objects.map((o) => o.body)).filter(isNew);
+    kustomizations.push(...wave);
+  }
+  return { kustomizations, checked };
+}
+
+const kustomizationName = (b: any) => String(b?.metadata?.name);
+
+/**
+ * Every `dependsOn` of the pass's Kustomizations, nested ones included, names one the pass applies
+ * (Flux would wait for the missing one forever).
+ */
+export function checkDependencies(kustomizations: readonly any[], where: string): void {
+  const names = new Set(kustomizations.map(kustomizationName));
+  for (const b of kustomizations) {
+    const missing = (b.spec?.dependsOn ?? []).map((d: any) => String(d?.name)).find((d: string) => !names.has(d));
+    if (missing)
+      throw new GeneratorValidationError(
+        `${where}: Kustomization ${kustomizationName(b)} depends on ${missing}, which this pass does not apply`,
+      );
   }
 }
 

@@ -1,0 +1,232 @@
+/**
+ * Issue #29: folders read the way Flux reads them. A folder a Flux Kustomization applies may have
+ * no kustomization.yaml (kustomize-controller generates one from its manifests), and Kustomizations
+ * may be nested (applied by a folder another Kustomization applies) to any depth; passes,
+ * `dependsOn` and validation follow that whole graph.
+ */
+import { execFileSync } from 'node:child_process';
+import { cpSync, existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { parseAllDocuments, stringify } from 'yaml';
+import { generate, GenerateOptions, GeneratorInputError } from '../../libs/generator/src';
+import { makeRsaCert } from '../support/certs';
+import { readTree, tempDir, writeTree, yamlObjects } from '../support/files';
+import { EXAMPLE_HOSTS, writeFluxExampleReference } from '../support/flux-example-repo';
+import { writeSettingsReference } from '../support/reference-repos';
+
+const parseYaml = (text: string): any[] =>
+  parseAllDocuments(text)
+    .map((d: any) => d.toJS())
+    .filter(Boolean);
+
+const isFluxKustomization = (o: any) =>
+  o?.kind === 'Kustomization' && String(o.apiVersion).startsWith('kustomize.toolkit.fluxcd.io/');
+
+/**
+ * The kustomization kustomize-controller writes into a folder that has none, written here from
+ * Flux's rules (not the generator's code): every .yaml/.yml file down the tree, a subfolder with a
+ * kustomization.yaml as one entry.
+ */
+function fluxResources(dir: string, rel = ''): string[] {
+  return readdirSync(join(dir, rel), { withFileTypes: true })
+    .sort((a, b) => (a.name < b.name ? -1 : 1))
+    .flatMap((e) => {
+      const child = rel ? `${rel}/${e.name}` : e.name;
+      if (e.isDirectory())
+        return existsSync(join(dir, child, 'kustomization.yaml')) ? [child] : fluxResources(dir, child);
+      return /\.ya?ml$/.test(e.name) ? [child] : [];
+    });
+}
+
+/**
+ * `kubectl kustomize` of what one Flux Kustomization applies, as Flux builds it: in a copy of the
+ * repository (Flux's artifact), with the kustomization generated in place when the folder has
+ * none, and the Kustomization's inline patches.
+ */
+function fluxBuild(repo: string, k: any): any[] {
+  const scratch = tempDir('flux-build');
+  try {
+    const artifact = join(scratch, 'artifact');
+    cpSync(repo, artifact, { recursive: true });
+    const dir = join(artifact, k.spec.path);
+    if (!existsSync(join(dir, 'kustomization.yaml')))
+      writeFileSync(join(dir, 'kustomization.yaml'), stringify({ resources: fluxResources(dir) }));
+    const build = join(scratch, 'build');
+    writeTree(build, {
+      'kustomization.yaml': stringify({
+        resources: [relative(build, dir)],
+        ...(k.spec.patches ? { patches: k.spec.patches } : {}),
+      }),
+    });
+    return parseYaml(execFileSync('kubectl', ['kustomize', build], { encoding: 'utf8' }));
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+/** Every Flux Kustomization the cluster runs, from its entry folder down every nested one, with what each applies. */
+function fluxGraph(repo: string, cluster: string): Map<string, { k: any; objects: any[] }> {
+  const entry = { metadata: { name: 'flux-system' }, spec: { path: `./clusters/${cluster}` } };
+  const graph = new Map<string, { k: any; objects: any[] }>();
+  for (let wave = [entry]; wave.length > 0;) {
+    const next: any[] = [];
+    for (const k of wave) {
+      const objects = fluxBuild(repo, k);
+      graph.set(k.metadata.name, { k, objects });
+      next.push(...objects.filter((o) => isFluxKustomization(o) && !graph.has(o.metadata.name)));
+    }
+    wave = next.filter((k, i) => next.findIndex((o) => o.metadata.name === k.metadata.name) === i);
+  }
+  return graph;
+}
+
+const outside = (repo: string, prefixes: string[]) =>
+  Object.fromEntries(Object.entries(readTree(repo)).filter(([f]) => !prefixes.some((p) => f.startsWith(p))));
+
+describe("generator, Flux's example layout with nested Kustomizations over folders without kustomization.yaml", () => {
+  const NEW = ['clusters/acme/', 'apps/acme/', 'apps/extras/acme/', 'apps/smoke/acme/'];
+  const fleet = () => {
+    const reference = tempDir('nested-reference');
+    writeFluxExampleReference(reference, { nested: true });
+    const repo = tempDir('nested-fleet');
+    cpSync(reference, repo, { recursive: true });
+    const options = (extra: Partial<GenerateOptions> = {}): GenerateOptions => ({
+      repoDir: repo,
+      templateDir: reference,
+      referenceEnv: 'staging',
+      clusterName: 'acme',
+      domain: 'acme.io',
+      region: 'us-east-1',
+      acmeEmail: 'ops@acme.io',
+      pass: 'infra',
+      hostMap: { [EXAMPLE_HOSTS.podinfo]: 'podinfo.acme.io' },
+      ...extra,
+    });
+    return { reference, repo, options };
+  };
+
+  it('scaffolds both passes, every folder of the graph builds as Flux builds it, a second run writes nothing, the reference is unchanged', async () => {
+    const { reference, repo, options } = fleet();
+    const referenceBefore = readTree(reference);
+    const repoBefore = outside(repo, NEW);
+
+    const infra = await generate(options());
+    // The nested Kustomizations are validated too: the dependsOn of monitoring on them holds.
+    expect(infra.summary.validated).toEqual(
+      expect.arrayContaining([
+        './apps/acme',
+        './apps/extras/acme',
+        './apps/smoke/acme',
+        './infrastructure/monitoring',
+        './clusters/acme',
+      ]),
+    );
+    const full = await generate(options({ pass: 'full', sealingCertPem: makeRsaCert().certPem }));
+    expect(full.summary.paths_written).toEqual([]);
+    const again = await generate(options({ pass: 'full', sealingCertPem: makeRsaCert().certPem }));
+    expect(again.summary.paths_written).toEqual([]);
+    expect(again.summary.paths_removed).toEqual([]);
+
+    const graph = fluxGraph(repo, 'acme');
+    expect([...graph.keys()].sort()).toEqual([
+      'apps',
+      'apps-extras',
+      'apps-smoke',
+      'flux-system',
+      'infra-configs',
+      'infra-controllers',
+      'monitoring',
+    ]);
+    // Nested Kustomizations apply the new cluster's folders, never the reference's.
+    expect(graph.get('apps-extras')!.k.spec.path).toBe('./apps/extras/acme');
+    expect(graph.get('apps-smoke')!.k.spec.path).toBe('./apps/smoke/acme');
+    // A generated kustomization: files down the tree, the README left out.
+    expect(
+      graph
+        .get('apps-extras')!
+        .objects.map((o) => o.metadata.name)
+        .sort(),
+    ).toEqual(['apps-smoke', 'podinfo-extras', 'podinfo-probe']);
+    expect(
+      graph
+        .get('monitoring')!
+        .objects.map((o) => `${o.kind}/${o.metadata.name}`)
+        .sort(),
+    ).toEqual(['ConfigMap/podinfo-dashboard', 'Namespace/monitoring']);
+    const names = new Set(graph.keys());
+    for (const { k } of graph.values()) for (const d of k.spec?.dependsOn ?? []) expect(names.has(d.name)).toBe(true);
+    expect(existsSync(join(repo, 'apps/extras/acme/kustomization.yaml'))).toBe(false);
+
+    expect(readTree(reference)).toEqual(referenceBefore);
+    expect(outside(repo, NEW)).toEqual(repoBefore);
+  });
+
+  it('refuses a dependsOn on a Kustomization the graph does not have', async () => {
+    const { reference, options } = fleet();
+    const file = join(reference, 'clusters/staging/monitoring.yaml');
+    writeFileSync(file, readTree(reference)['clusters/staging/monitoring.yaml'].replace('apps-smoke', 'apps-gone'));
+    await expect(generate(options())).rejects.toThrow(
+      /monitoring depends on apps-gone, which this pass does not apply/,
+    );
+  });
+
+  it('refuses a YAML file that is no Kubernetes object in a folder Flux generates the kustomization of, as Flux would fail on it', async () => {
+    const { reference, options } = fleet();
+    writeTree(reference, { 'apps/extras/staging/values.yaml': 'replicaCount: 2\n' });
+    const run = generate(options());
+    await expect(run).rejects.toThrow(GeneratorInputError);
+    await expect(run).rejects.toThrow(
+      /apps\/extras\/staging\/values.yaml is not a Kubernetes manifest .*has no kustomization.yaml/,
+    );
+  });
+});
+
+describe('generator, cluster-vars model with a Flux-applied folder without kustomization.yaml', () => {
+  it('reads and builds apps/staging as Flux generates its kustomization, through both passes; a second run writes nothing', async () => {
+    const reference = tempDir('generated-settings');
+    writeSettingsReference(reference, { generatedApps: true });
+    const referenceBefore = readTree(reference);
+    const repo = tempDir('generated-settings-repo');
+    const options = (extra: Partial<GenerateOptions>): GenerateOptions => ({
+      repoDir: repo,
+      templateDir: reference,
+      referenceEnv: 'staging',
+      clusterName: 'shop-eu',
+      domain: 'shop-eu.example.net',
+      region: 'eu-north-1',
+      acmeEmail: 'infra@example.net',
+      pass: 'infra',
+      ...extra,
+    });
+    const cert = makeRsaCert();
+    const infra = await generate(options({}));
+    // smoke depends on shop-extras, which apps applies: both wait, with apps, for the full pass.
+    expect(infra.summary.kustomizations.map((k) => k.name).sort()).toEqual(['configs', 'controllers', 'flux-system']);
+    expect(yamlObjects(join(repo, 'clusters/shop-eu/kustomization.yaml'))[0].resources).not.toContain('smoke.yaml');
+    const full = await generate(options({ pass: 'full', sealingCertPem: cert.certPem }));
+    expect(full.summary.validated).toEqual(expect.arrayContaining(['apps/staging', 'apps/extras', 'apps/smoke']));
+    const again = await generate(options({ pass: 'full', sealingCertPem: cert.certPem }));
+    expect(again.summary.paths_written).toEqual([]);
+
+    const graph = fluxGraph(repo, 'shop-eu');
+    expect(graph.get('apps')!.k.spec.path).toBe('./apps/staging');
+    expect(
+      graph
+        .get('apps')!
+        .objects.map((o) => `${o.kind}/${o.metadata.name}`)
+        .sort(),
+    ).toEqual([
+      'ConfigMap/shop-banner',
+      'ConfigMap/shop-motd',
+      'Deployment/shop',
+      'Ingress/shop',
+      'Kustomization/shop-extras',
+      'PersistentVolumeClaim/shop-db',
+      'ResourceQuota/shop-quota',
+    ]);
+    expect(graph.get('shop-extras')!.objects.map((o) => o.metadata.name)).toEqual(['shop-greeting']);
+    expect(graph.get('smoke')!.k.spec.dependsOn).toEqual([{ name: 'shop-extras' }]);
+    expect(existsSync(join(repo, 'apps/staging/kustomization.yaml'))).toBe(false);
+    expect(readTree(reference)).toEqual(referenceBefore);
+  });
+});
