@@ -44,10 +44,13 @@ export class JobLauncher implements EventConsumer {
    * runner API checks. Valid until the Job's deadline has passed (and, checked per request, while the run lasts).
    */
   private async issueRunnerCredential(runId: string, job: V1Job): Promise<void> {
-    const token = await this.jobs.ensureRunnerSecret(runId, job, mintRunnerToken());
     const created = Date.parse(String(job.metadata?.creationTimestamp ?? '')) || Date.now();
-    const deadlineMs = (this.jobs.settings.activeDeadlineSeconds + CREDENTIAL_MARGIN_SECONDS) * 1000;
-    await this.credentials.record(runId, token, new Date(created + deadlineMs));
+    const expires = new Date(created + (this.jobs.settings.activeDeadlineSeconds + CREDENTIAL_MARGIN_SECONDS) * 1000);
+    const minted = mintRunnerToken();
+    // Recorded before its Secret exists, so the pod (which cannot start without the Secret) never meets an unknown token.
+    await this.credentials.record(runId, minted, expires);
+    const token = await this.jobs.ensureRunnerSecret(runId, job, minted);
+    if (token !== minted) await this.credentials.record(runId, token, expires);
   }
 
   async launch([{ event }]: Delivery[]): Promise<Disposition> {

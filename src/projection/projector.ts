@@ -12,6 +12,7 @@ import { EVENT_STORE } from '../event-store/event-store.module';
 import { LOGGER } from '../logging/logging.module';
 import { Metrics } from '../metrics/metrics';
 import { ProjectionCheckpoint, ScaffoldRunRebuildRow, ScaffoldRunRow, SkippedStreamMessage } from './entities';
+import { withoutNul } from '../common/without-nul';
 import { PROJECTOR } from '../event-store/consumer-names';
 
 export { PROJECTOR };
@@ -20,6 +21,10 @@ type RunTable = typeof ScaffoldRunRow | typeof ScaffoldRunRebuildRow;
 
 /** The read-model row of a run's state. */
 export function rowOf(id: string, state: RunState, lastSeq: number) {
+  return withoutNul(rowFields(id, state, lastSeq));
+}
+
+function rowFields(id: string, state: RunState, lastSeq: number) {
   const r = state.request!;
   return {
     id,

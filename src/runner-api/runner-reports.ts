@@ -1,12 +1,15 @@
 import { createHash } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import Ajv from 'ajv';
-import { EventStore, handleCommand, RunInputs, RunLogStore } from '../../libs/event-store/src';
+import { EventStore, handleCommand, RunInputs, RunLogStore, StaleRead } from '../../libs/event-store/src';
 import { checkEventData, isEventType, isRunId, Step, STEPS, StoredEvent } from '../../libs/events/src';
 import { Command, fold, isTerminal, runDecider } from '../../libs/run-decider/src';
 import { parseSealingCertificate } from '../../libs/sealing/src';
 import { redact, SEALING_CERT_INPUT } from '../../libs/steps/src';
 import { ApiError, invalid } from '../common/api-error';
+import { withoutNul } from '../common/without-nul';
+import type { AppConfig } from '../config/config';
+import { APP_CONFIG } from '../config/config.module';
 import { EVENT_STORE, RUN_INPUTS, RUN_LOGS } from '../event-store/event-store.module';
 import { RUN_ENDED } from './contract';
 
@@ -14,6 +17,8 @@ import { RUN_ENDED } from './contract';
 const RUNNER_INPUTS: Record<string, Step> = { [SEALING_CERT_INPUT]: 'cert-fetch' };
 const MAX_CERTIFICATE_BYTES = 16 * 1024;
 const MAX_LOG_ENTRIES = 50;
+/** Progress a step may record: the wait reports what it sees when that changes; more than this is noise. */
+const MAX_PROGRESS_PER_STEP = 200;
 
 const step = { enum: STEPS };
 const commandOf = (type: string, required: string[], properties: object) => ({
@@ -113,6 +118,7 @@ export class RunnerReports {
     @Inject(EVENT_STORE) private readonly store: EventStore,
     @Inject(RUN_INPUTS) private readonly inputs: RunInputs,
     @Inject(RUN_LOGS) private readonly logs: RunLogStore,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   async events(runId: string): Promise<{ items: StoredEvent[] }> {
@@ -123,7 +129,7 @@ export class RunnerReports {
 
   /** Decides and appends a runner's command; the same report again answers what it appended the first time. */
   async report(runId: string, body: unknown): Promise<{ appended: StoredEvent[]; history: StoredEvent[] }> {
-    const report = parseReport(body);
+    const report = parseReport(withoutNul(body));
     const { events } = await this.store.readRun(runId);
     const earlier = events.findIndex((e) => e.id === reportEventId(runId, report.report_id, 0));
     if (earlier >= 0) {
@@ -136,16 +142,52 @@ export class RunnerReports {
     if (isTerminal(state)) throw runEnded();
     if (state.step !== report.command.step)
       throw forbidden('not_current_step', `the run is not at step ${report.command.step}`);
-    const decided = await handleCommand(this.store, runDecider, runId, report.command, {
-      causationId: report.causation_id ?? null,
-      seenSeq: report.seen_seq,
-      idFor: (_, i) => reportEventId(runId, report.report_id, i),
-    });
-    return { appended: decided.appended, history: decided.history };
+    if (tooMuchProgress(report.command, events)) return { appended: [], history: events };
+    await this.checkResult(runId, report.command);
+    try {
+      const decided = await handleCommand(this.store, runDecider, runId, report.command, {
+        causationId: report.causation_id ?? null,
+        seenSeq: report.seen_seq,
+        idFor: (_, i) => reportEventId(runId, report.report_id, i),
+      });
+      return { appended: decided.appended, history: decided.history };
+    } catch (e) {
+      // The stream answered from behind the runner (a new leader): the runner sends the report again.
+      if (e instanceof StaleRead) throw new ApiError(503, 'stale_read', 'the run was read from behind; try again', 1);
+      throw e;
+    }
+  }
+
+  /**
+   * What the run's rules cannot see: the controller a cluster-sourced wait found must be the one the
+   * settings name (the fetch goes there next), and a fetched certificate's fingerprint must be the one
+   * of the certificate the runner stored (the full pass seals for that one).
+   */
+  private async checkResult(runId: string, command: Command): Promise<void> {
+    if (command.type !== 'CompleteStep') return;
+    const { result } = command;
+    if (result.type === 'SealedSecretsReady' && result.data.source === 'cluster') {
+      const { namespace, names } = this.config.steps.sealedSecrets;
+      const found = result.data.controller;
+      if (!found || found.namespace !== namespace || !names.includes(found.name))
+        throw invalid(
+          'command.result.data.controller',
+          `must be one of ${names.map((n) => `${namespace}/${n}`).join(', ')}`,
+        );
+    }
+    if (result.type === 'CertFetched') {
+      const pem = await this.inputs.get(runId, SEALING_CERT_INPUT);
+      const stored = pem ? parseSealingCertificate(pem).fingerprintSha256 : null;
+      if (stored !== result.data.fingerprint_sha256)
+        throw invalid(
+          'command.result.data.fingerprint_sha256',
+          'is not the fingerprint of the certificate stored for this run',
+        );
+    }
   }
 
   async input(runId: string, name: string): Promise<{ value: string | null }> {
-    if (!(name in RUNNER_INPUTS)) throw forbidden('input_not_allowed', 'a runner may not read this input');
+    if (!Object.hasOwn(RUNNER_INPUTS, name)) throw forbidden('input_not_allowed', 'a runner may not read this input');
     await this.events(runId);
     return { value: await this.inputs.get(runId, name) };
   }
@@ -153,7 +195,7 @@ export class RunnerReports {
   /** Writes an input during the step that produces it (the fetched certificate), checked for what it is. */
   async putInput(runId: string, name: string, body: unknown): Promise<void> {
     const value = (body as { value?: unknown } | null)?.value;
-    if (!(name in RUNNER_INPUTS)) throw forbidden('input_not_allowed', 'a runner may not write this input');
+    if (!Object.hasOwn(RUNNER_INPUTS, name)) throw forbidden('input_not_allowed', 'a runner may not write this input');
     if (typeof value !== 'string' || Buffer.byteLength(value) > MAX_CERTIFICATE_BYTES)
       throw invalid('value', `must be a string of at most ${MAX_CERTIFICATE_BYTES} bytes`);
     try {
@@ -165,15 +207,22 @@ export class RunnerReports {
     if (isTerminal(state)) throw runEnded();
     if (state.step !== RUNNER_INPUTS[name])
       throw forbidden('not_current_step', `the run is not at step ${RUNNER_INPUTS[name]}`);
+    // A run that came with its certificate keeps it: only a run whose certificate is fetched has one to write.
+    if (state.request?.target.kind !== 'kubeconfig_secret')
+      throw forbidden('input_not_allowed', "this run's certificate was given with the request");
     await this.inputs.put(runId, name, value);
   }
 
   /** Appends log lines, redacted again and stamped with the service's clock. */
-  async appendLogs(runId: string, body: unknown): Promise<{ appended: number }> {
+  async appendLogs(runId: string, raw: unknown): Promise<{ appended: number }> {
+    const body = withoutNul(raw);
     if (!validLogs(body))
       throw invalid(`body${validLogs.errors?.[0]?.instancePath ?? ''}`, problemOf(validLogs.errors));
-    await this.events(runId);
+    const state = fold((await this.events(runId)).items);
     const { entries } = body as { entries: { level: string; step: string; msg: string }[] };
+    // A runner writes the lines of the step the run is at, not lines that look like another step's.
+    if (entries.some((e) => e.step !== state.step))
+      throw forbidden('not_current_step', `the run is at step ${state.step}`);
     for (const e of entries)
       await this.logs.append(runId, {
         time: new Date().toISOString(),
@@ -183,6 +232,13 @@ export class RunnerReports {
       });
     return { appended: entries.length };
   }
+}
+
+/** A wait that already reported this many times for its step: further progress is dropped, not appended. */
+function tooMuchProgress(command: Command, events: StoredEvent[]): boolean {
+  if (command.type !== 'ReportProgress') return false;
+  const reported = events.filter((e) => e.type === 'StepProgress' && e.data.step === command.step).length;
+  return reported >= MAX_PROGRESS_PER_STEP;
 }
 
 const problemOf = (errors: typeof validReport.errors) => errors?.[0]?.message ?? 'is invalid';

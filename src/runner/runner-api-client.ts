@@ -26,6 +26,11 @@ export interface RunnerApiSettings {
   timeoutMs?: number;
   /** How long a request is retried while the service cannot be reached or answers 5xx (default 5 min). */
   retryForMs?: number;
+  /**
+   * For this long after the client starts, a 403 `forbidden` is retried too: a relaunch by another replica can
+   * record the Job's credential a moment after the pod has started (default 30 s).
+   */
+  startupGraceMs?: number;
   /** Told of each failed attempt that will be retried (for the runner's log). */
   onRetry?: (what: string, error: string, attempt: number) => void;
 }
@@ -40,6 +45,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  */
 export class RunnerApiClient {
   private readonly base: string;
+  private readonly startedAt = Date.now();
 
   constructor(private readonly settings: RunnerApiSettings) {
     this.base = `${settings.baseUrl.replace(/\/+$/, '')}/${RUNNER_API_PREFIX}/${settings.runId}`;
@@ -86,6 +92,10 @@ export class RunnerApiClient {
     if (runId !== this.settings.runId) throw new Error(`this runner acts for run ${this.settings.runId} only`);
   }
 
+  private retried(refusal: RunnerApiRefusal): boolean {
+    return retriable(refusal, Date.now() - this.startedAt, this.settings.startupGraceMs ?? 30_000);
+  }
+
   private async call<T>(method: string, path: string, body?: unknown): Promise<T> {
     const giveUpAt = Date.now() + (this.settings.retryForMs ?? 300_000);
     for (let attempt = 0; ; attempt++) {
@@ -104,17 +114,25 @@ export class RunnerApiClient {
         const text = await res.text();
         if (res.ok) return (text ? JSON.parse(text) : undefined) as T;
         const error = parseError(text);
-        failure = new RunnerApiRefusal(res.status, error.code, error.message);
-        if (res.status < 500 && res.status !== 429) throw failure;
+        const refusal = new RunnerApiRefusal(res.status, error.code, error.message);
+        if (!this.retried(refusal)) throw refusal;
+        failure = refusal;
       } catch (e) {
-        if (e instanceof RunnerApiRefusal && e.status < 500 && e.status !== 429) throw e;
+        if (e instanceof RunnerApiRefusal && !this.retried(e)) throw e;
         failure = e as Error;
       }
       if (Date.now() >= giveUpAt) throw Object.assign(failure, { retryable: true });
       this.settings.onRetry?.(`${method} ${path}`, failure.message, attempt + 1);
-      await sleep(Math.min(8000, 250 * 2 ** attempt));
+      // Full jitter: runners that lost the service together do not all come back at once.
+      await sleep(Math.random() * Math.min(8000, 250 * 2 ** (attempt + 1)));
     }
   }
+}
+
+/** Whether an answer may change by asking again: 5xx, 429, and a 403 `forbidden` just after the start. */
+function retriable(refusal: RunnerApiRefusal, sinceStartMs: number, graceMs: number): boolean {
+  if (refusal.status >= 500 || refusal.status === 429) return true;
+  return refusal.status === 403 && refusal.code === 'forbidden' && sinceStartMs < graceMs;
 }
 
 function parseError(text: string): { code: string; message: string } {

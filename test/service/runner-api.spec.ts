@@ -3,6 +3,7 @@ import { InMemoryRunInputs } from '../../libs/event-store/src';
 import { jobNameFor, runnerSecretNameFor, RUNNER_TOKEN_KEY } from '../../libs/kube/src';
 import { RunnerCredentials } from '../../src/runner-api/runner-credentials';
 import { reportEventId } from '../../src/runner-api/runner-reports';
+import { parseSealingCertificate } from '../../libs/sealing/src';
 import { makeRsaCert } from '../support/certs';
 import { FakeKube } from '../support/fake-kube';
 import { createBody } from '../support/run-fixtures';
@@ -198,6 +199,108 @@ describe('the runner API: a Job acts for its own run alone, through the service 
     }
     expect((await asA('POST', '/commands', gate)).json.appended).toEqual(stopped.json.appended);
     expect(await types(a.id)).toEqual(['ScaffoldRequested', 'ScaffoldCancelRequested', 'ScaffoldCancelled']);
+  });
+  it("takes what a review found (#28): NUL characters, a foreign controller, a certificate the events do not name, stale reads, prototype names, other steps' log lines, endless progress", async () => {
+    const kubeconfigRun = async (cluster: string) => {
+      const body = {
+        ...createBody(cluster, remote.url, cert.certPem),
+        target: { kubeconfig_secret: { namespace: 'capi-clusters', name: `${cluster}-kubeconfig`, key: 'value' } },
+      };
+      const created = await api(svc.base, 'POST', '/api/v1/scaffolds', body);
+      expect(created.status).toBe(202);
+      const id = created.json.id as string;
+      const token = await waitFor('the runner credential', async () =>
+        management.secretValue(NAMESPACE, runnerSecretNameFor(id), RUNNER_TOKEN_KEY),
+      );
+      await waitFor('the recorded credential', async () =>
+        (await runner(id, token)('GET', '/events')).status === 200 ? true : undefined,
+      );
+      return { id, token };
+    };
+    const a = await kubeconfigRun('review-a');
+    const asA = runner(a.id, a.token);
+    // A NUL in a reason reaches the events as it is, and the read-model (which PostgreSQL could not store it in) goes on.
+    const nul = await asA('POST', '/commands', report({ ...failInfra, reason: 'bad\u0000byte' }));
+    expect(nul.status).toBe(200);
+    const later = await launchedRun('review-after-nul');
+    await waitFor('the read-model to go on', async () =>
+      (await api(svc.base, 'GET', '/api/v1/scaffolds?limit=500')).json.items?.some((r: any) => r.id === later.id)
+        ? true
+        : undefined,
+    );
+    // Stale reads are 503 (sent again), not 500.
+    const stale = await asA('POST', '/commands', { ...report(failInfra), seen_seq: 9e15 });
+    expect([stale.status, stale.json.error.code]).toEqual([503, 'stale_read']);
+    // Names of Object.prototype are no inputs.
+    expect((await asA('GET', '/inputs/constructor')).status).toBe(403);
+    expect((await asA('PUT', '/inputs/toString', { value: cert.certPem })).status).toBe(403);
+    // Log lines are the current step's.
+    const otherStep = await asA('POST', '/logs', {
+      entries: [{ level: 'error', step: 'full-pass', msg: 'ScaffoldSucceeded (forged)' }],
+    });
+    expect([otherStep.status, otherStep.json.error.code]).toEqual([403, 'not_current_step']);
+    // The wait found the controller the settings name, not one of the runner's choosing.
+    const infra = { type: 'InfraPushed', data: { commit: 'a'.repeat(40), files_changed: 3 } };
+    expect(
+      (await asA('POST', '/commands', report({ type: 'CompleteStep', step: 'infra-pass', result: infra }))).status,
+    ).toBe(200);
+    const ready = (namespace: string, name: string) =>
+      report({
+        type: 'CompleteStep',
+        step: 'sealed-secrets-wait',
+        result: { type: 'SealedSecretsReady', data: { source: 'cluster', controller: { namespace, name } } },
+      });
+    const foreign = await asA('POST', '/commands', ready('attacker', 'evil'));
+    expect([foreign.status, foreign.json.error.message]).toEqual([
+      400,
+      'command.result.data.controller: must be one of kube-system/sealed-secrets-controller, kube-system/sealed-secrets',
+    ]);
+    // Progress is bounded per step: past 200 reports nothing more is appended.
+    const progress = (i: number) =>
+      report({ type: 'ReportProgress', step: 'sealed-secrets-wait', waitedMs: i, deadlineMs: 1000, seen: `poll ${i}` });
+    expect((await asA('POST', '/commands', ready('kube-system', 'sealed-secrets'))).status).toBe(200);
+    // The certificate: only the stored one's fingerprint completes the step.
+    const other = makeRsaCert();
+    expect((await asA('PUT', '/inputs/sealing-cert', { value: cert.certPem })).status).toBe(204);
+    const fetched = (c: { certPem: string }) => {
+      const parsed = parseSealingCertificate(c.certPem);
+      return report({
+        type: 'CompleteStep',
+        step: 'cert-fetch',
+        result: {
+          type: 'CertFetched',
+          data: { fingerprint_sha256: parsed.fingerprintSha256, not_after: parsed.notAfter.toISOString() },
+        },
+      });
+    };
+    const mismatch = await asA('POST', '/commands', fetched(other));
+    expect([mismatch.status, mismatch.json.error.message]).toEqual([
+      400,
+      'command.result.data.fingerprint_sha256: is not the fingerprint of the certificate stored for this run',
+    ]);
+    expect((await asA('POST', '/commands', fetched(cert))).status).toBe(200);
+    // A run whose certificate came with the request keeps it.
+    const given = await launchedRun('review-given');
+    const asGiven = runner(given.id, given.token);
+    for (const command of [
+      { type: 'CompleteStep', step: 'infra-pass', result: infra },
+      {
+        type: 'CompleteStep',
+        step: 'sealed-secrets-wait',
+        result: { type: 'SealedSecretsReady', data: { source: 'given_certificate', controller: null } },
+      },
+    ])
+      expect((await asGiven('POST', '/commands', report(command))).status).toBe(200);
+    const overwrite = await asGiven('PUT', '/inputs/sealing-cert', { value: other.certPem });
+    expect([overwrite.status, overwrite.json.error.code]).toEqual([403, 'input_not_allowed']);
+    // Progress: a second run at the wait, 201 reports, 200 appended.
+    const b = await kubeconfigRun('review-progress');
+    const asB = runner(b.id, b.token);
+    expect(
+      (await asB('POST', '/commands', report({ type: 'CompleteStep', step: 'infra-pass', result: infra }))).status,
+    ).toBe(200);
+    for (let i = 0; i < 201; i++) expect((await asB('POST', '/commands', progress(i))).status).toBe(200);
+    expect((await types(b.id)).filter((t: string) => t === 'StepProgress')).toHaveLength(200);
   });
 });
 

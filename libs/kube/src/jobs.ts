@@ -83,7 +83,9 @@ export class ScaffoldJobs {
       throw kubeError(e, `reading Secret ${ns}/${name}`);
     });
     const held = existing.data?.[RUNNER_TOKEN_KEY];
-    if (existing.metadata?.labels?.[RUN_ID_LABEL] !== runId || !held)
+    // Only the Secret this Job owns: one planted under the name (or left by a deleted Job) is not adopted.
+    const owned = existing.metadata?.ownerReferences?.some((o) => o.uid === owner.uid);
+    if (existing.metadata?.labels?.[RUN_ID_LABEL] !== runId || !owned || !held)
       throw new KubeError(`Secret ${ns}/${name} exists but is not this run's runner credential`, false);
     return Buffer.from(held, 'base64').toString('utf8');
   }
