@@ -475,4 +475,16 @@ describe('Helm chart, non-default values', () => {
   ])('refuses values the schema rules out: %j', async (values, field) => {
     expect(await helmTemplateError(values)).toMatch(field);
   });
+
+  it("refuses namespace-wide Secret reads in the Jobs' namespace (runners would read each other's credentials)", async () => {
+    for (const key of ['kubeconfigSecretNamespaces', 'credentialsSecretNamespaces'])
+      expect(await helmTemplateError({ [key]: ['kubeopera-provisioning'] })).toMatch(
+        /lists the Jobs' namespace kubeopera-provisioning namespace-wide: every runner could read every run's credential Secret/,
+      );
+    // Named Secrets there are fine.
+    const named = await helmTemplate({
+      kubeconfigSecretNamespaces: [{ namespace: 'kubeopera-provisioning', secretNames: ['fleet-kubeconfig'] }],
+    });
+    expect(named.length).toBeGreaterThan(0);
+  });
 });

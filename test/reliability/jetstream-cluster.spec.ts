@@ -141,6 +141,8 @@ describe('a 3-node JetStream cluster with R3 streams, nodes failing one at a tim
         }),
       ),
     );
+    // A run that did not succeed says why (the assertion below shows only the statuses).
+    for (const o of outcomes.filter((o) => o.status !== 'succeeded')) console.error(`run ${o.id}: ${o.message}`);
     expect(outcomes.map((o) => o.status)).toEqual(accepted.map(() => 'succeeded'));
     for (const r of accepted) expect(runCommits(r.remote.dir, r.id).sort()).toEqual(['full', 'infra']);
 
