@@ -92,8 +92,13 @@ export class RunnerApiClient {
     if (runId !== this.settings.runId) throw new Error(`this runner acts for run ${this.settings.runId} only`);
   }
 
-  private retried(refusal: RunnerApiRefusal): boolean {
-    return retriable(refusal, Date.now() - this.startedAt, this.settings.startupGraceMs ?? 30_000);
+  /** Whether an answer may change by asking again: 5xx, 429, and a 403 `forbidden` just after the start. */
+  private mayChange(refusal: RunnerApiRefusal): boolean {
+    if (refusal.status >= 500 || refusal.status === 429) return true;
+    const sinceStart = Date.now() - this.startedAt;
+    return (
+      refusal.status === 403 && refusal.code === 'forbidden' && sinceStart < (this.settings.startupGraceMs ?? 30_000)
+    );
   }
 
   private async call<T>(method: string, path: string, body?: unknown): Promise<T> {
@@ -114,25 +119,17 @@ export class RunnerApiClient {
         const text = await res.text();
         if (res.ok) return (text ? JSON.parse(text) : undefined) as T;
         const error = parseError(text);
-        const refusal = new RunnerApiRefusal(res.status, error.code, error.message);
-        if (!this.retried(refusal)) throw refusal;
-        failure = refusal;
+        failure = new RunnerApiRefusal(res.status, error.code, error.message);
       } catch (e) {
-        if (e instanceof RunnerApiRefusal && !this.retried(e)) throw e;
-        failure = e as Error;
+        failure = e as Error; // no answer: the network, the time-out
       }
+      if (failure instanceof RunnerApiRefusal && !this.mayChange(failure)) throw failure;
       if (Date.now() >= giveUpAt) throw Object.assign(failure, { retryable: true });
       this.settings.onRetry?.(`${method} ${path}`, failure.message, attempt + 1);
       // Full jitter: runners that lost the service together do not all come back at once.
       await sleep(Math.random() * Math.min(8000, 250 * 2 ** (attempt + 1)));
     }
   }
-}
-
-/** Whether an answer may change by asking again: 5xx, 429, and a 403 `forbidden` just after the start. */
-function retriable(refusal: RunnerApiRefusal, sinceStartMs: number, graceMs: number): boolean {
-  if (refusal.status >= 500 || refusal.status === 429) return true;
-  return refusal.status === 403 && refusal.code === 'forbidden' && sinceStartMs < graceMs;
 }
 
 function parseError(text: string): { code: string; message: string } {

@@ -42,15 +42,17 @@ describe('the runner API: a Job acts for its own run alone, through the service 
   });
 
   /** A run whose Job the service launched, with the token its Secret holds. */
-  async function launchedRun(cluster: string): Promise<{ id: string; token: string }> {
-    const created = await api(svc.base, 'POST', '/api/v1/scaffolds', createBody(cluster, remote.url, cert.certPem));
+  /** A run whose Job the service launched (with a given certificate, or a kubeconfig to fetch it through), and its token. */
+  async function launchedRun(cluster: string, target?: object): Promise<{ id: string; token: string }> {
+    const body = { ...createBody(cluster, remote.url, cert.certPem), ...(target ? { target } : {}) };
+    const created = await api(svc.base, 'POST', '/api/v1/scaffolds', body);
     expect(created.status).toBe(202);
     const id = created.json.id as string;
     await waitFor('the Job', async () => management.jobs.get(`${NAMESPACE}/${jobNameFor(id)}`));
     const token = await waitFor('the runner credential', async () =>
       management.secretValue(NAMESPACE, runnerSecretNameFor(id), RUNNER_TOKEN_KEY),
     );
-    // The Secret is there before the hash is recorded: wait until the service accepts it.
+    // The launcher records the hash before it creates the Secret; this only confirms the service accepts it.
     await waitFor('the recorded credential', async () =>
       (await runner(id, token)('GET', '/events')).status === 200 ? true : undefined,
     );
@@ -201,22 +203,10 @@ describe('the runner API: a Job acts for its own run alone, through the service 
     expect(await types(a.id)).toEqual(['ScaffoldRequested', 'ScaffoldCancelRequested', 'ScaffoldCancelled']);
   });
   it("takes what a review found (#28): NUL characters, a foreign controller, a certificate the events do not name, stale reads, prototype names, other steps' log lines, endless progress", async () => {
-    const kubeconfigRun = async (cluster: string) => {
-      const body = {
-        ...createBody(cluster, remote.url, cert.certPem),
-        target: { kubeconfig_secret: { namespace: 'capi-clusters', name: `${cluster}-kubeconfig`, key: 'value' } },
-      };
-      const created = await api(svc.base, 'POST', '/api/v1/scaffolds', body);
-      expect(created.status).toBe(202);
-      const id = created.json.id as string;
-      const token = await waitFor('the runner credential', async () =>
-        management.secretValue(NAMESPACE, runnerSecretNameFor(id), RUNNER_TOKEN_KEY),
-      );
-      await waitFor('the recorded credential', async () =>
-        (await runner(id, token)('GET', '/events')).status === 200 ? true : undefined,
-      );
-      return { id, token };
-    };
+    const kubeconfigRun = (cluster: string) =>
+      launchedRun(cluster, {
+        kubeconfig_secret: { namespace: 'capi-clusters', name: `${cluster}-kubeconfig`, key: 'value' },
+      });
     const a = await kubeconfigRun('review-a');
     const asA = runner(a.id, a.token);
     // A NUL in a reason reaches the events as it is, and the read-model (which PostgreSQL could not store it in) goes on.

@@ -22,18 +22,16 @@ describe('StepProcessor (in-memory event store)', () => {
   let logs: InMemoryRunLogStore;
   let runId: string;
   const infraPushed: EventDraft = { type: 'InfraPushed', data: { commit: 'a'.repeat(40), files_changed: 3 } };
-  const processor = (run: StepHandler['run']) =>
-    new StepProcessor(
-      { step: 'infra-pass', run },
-      {
-        commands: new RunCommands(store),
-        inputs: new InMemoryRunInputs(),
-        logs,
-        settings,
-        logger: silent,
-        workspaces: noClones,
-      },
-    );
+  /** What each processor here works with: the run's commands on the store, fresh inputs, the shared log. */
+  const dependencies = (stepSettings: StepSettings = settings) => ({
+    commands: new RunCommands(store),
+    inputs: new InMemoryRunInputs(),
+    logs,
+    settings: stepSettings,
+    logger: silent,
+    workspaces: noClones,
+  });
+  const processor = (run: StepHandler['run']) => new StepProcessor({ step: 'infra-pass', run }, dependencies());
   const delivery = async (deliveryCount = 1): Promise<Delivery[]> => [
     { event: (await store.readRun(runId)).events[0], deliveryCount },
   ];
@@ -57,14 +55,7 @@ describe('StepProcessor (in-memory event store)', () => {
     const quick = { ...settings, stepTimeoutMs: 50 } as StepSettings;
     const hanging = new StepProcessor(
       { step: 'infra-pass', run: (ctx) => ((signal = ctx.signal), new Promise<EventDraft>(() => undefined)) },
-      {
-        commands: new RunCommands(store),
-        inputs: new InMemoryRunInputs(),
-        logs,
-        settings: quick,
-        logger: silent,
-        workspaces: noClones,
-      },
+      dependencies(quick),
     );
     await hanging.handle(await delivery());
     expect(await types()).toEqual(['ScaffoldRequested', 'StepFailed']);
@@ -104,14 +95,7 @@ describe('StepProcessor (in-memory event store)', () => {
         step: 'full-pass',
         run: async () => (runs++, { type: 'FullPushed', data: { commit: 'b'.repeat(40), objects_sealed: 0 } }),
       },
-      {
-        commands: new RunCommands(store),
-        inputs: new InMemoryRunInputs(),
-        logs,
-        settings,
-        logger: silent,
-        workspaces: noClones,
-      },
+      dependencies(),
     );
     // InfraPushed triggers the full pass of SOPS runs; here, delivered after CertFetched, it is stale.
     expect(await fullPass.handle([{ event: history[1], deliveryCount: 1 }])).toEqual(ACK);
@@ -122,17 +106,7 @@ describe('StepProcessor (in-memory event store)', () => {
 
   it('acknowledges events that are not its trigger', async () => {
     const [event] = (await store.readRun(runId)).events;
-    const other = new StepProcessor(
-      { step: 'full-pass', run: async () => infraPushed },
-      {
-        commands: new RunCommands(store),
-        inputs: new InMemoryRunInputs(),
-        logs,
-        settings,
-        logger: silent,
-        workspaces: noClones,
-      },
-    );
+    const other = new StepProcessor({ step: 'full-pass', run: async () => infraPushed }, dependencies());
     expect(await other.handle([{ event, deliveryCount: 1 }])).toEqual(ACK);
     expect(await types()).toEqual(['ScaffoldRequested']);
   });
