@@ -45,6 +45,7 @@ import {
   substituteBuilt,
 } from './validate';
 import { isYamlFile, parseDocuments, stringifyDocuments } from './yaml-docs';
+import { registryHostWarnings } from './registry-hosts';
 
 export { loadClusterVarsReference };
 
@@ -87,6 +88,7 @@ export async function generateFromClusterVars(base: Context, ref: ClusterVarsRef
   checkVariablesDefined(ctx);
   describeOutcome(ctx, referenceView);
   planCredentials(ctx, [...ref.applied, ...ref.kustomizations.flatMap((k) => k.objects)]);
+  ctx.summary.warnings.push(...registryHostWarnings(vars, ctx.opts.registry, ctx.summary.credential_plan));
 
   const files = await renderClusterFolder(ctx);
   checkConsistentReuse(ctx);
