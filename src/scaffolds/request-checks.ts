@@ -43,6 +43,7 @@ function requestedData(req: CreateRequest, caller: CallerIdentity, folderOwner: 
     ...(req.credentials_secret ? { credentials_secret: req.credentials_secret } : {}),
     ...(req.flux_url ? { flux_url: req.flux_url } : {}),
     ...(req.host_map ? { host_map: req.host_map } : {}),
+    ...(req.path_map ? { path_map: req.path_map } : {}),
     ...(req.reference_domain ? { reference_domain: req.reference_domain } : {}),
     ...(folderOwner !== caller.name ? { cluster_owner: folderOwner } : {}),
   };

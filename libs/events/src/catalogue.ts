@@ -27,6 +27,8 @@ export interface ScaffoldRequestedData {
   credentials_secret?: { namespace: string; name: string };
   /** Flux-example references: the new cluster's host for each reference host outside the reference domain. */
   host_map?: Record<string, string>;
+  /** Paths in other repositories (a tenant's Kustomization path, where image automation pushes) and the new cluster's. */
+  path_map?: Record<string, string>;
   /** The reference environment's domain, when the request names it. */
   reference_domain?: string;
   /** The URL the new cluster's Flux GitRepository fetches from, when it differs from repo_url (never with credentials). */

@@ -50,6 +50,10 @@ Options:
   --host-map OLD=NEW       references in the layout of Flux's example repository: the new cluster's
                            host for a reference host outside the reference domain (podinfo.staging);
                            repeat for more. Hosts under the reference domain move to --domain
+  --path-map OLD=NEW       a path in another repository that names the reference environment (a
+                           Kustomization's path in another source, where image automation pushes):
+                           the new cluster's path (./staging=./acme); repeat for more. Unmapped ones
+                           are warnings
   --reference-domain DNS   the reference environment's domain when its external-dns does not name it
   --scope SCOPE            sealing scope: strict (default), namespace-wide, cluster-wide
   --registry-auth FILE     docker config JSON with registry pull credentials
@@ -95,6 +99,7 @@ const OPTIONS = {
   'source-branch': { type: 'string' },
   var: { type: 'string', multiple: true },
   'host-map': { type: 'string', multiple: true },
+  'path-map': { type: 'string', multiple: true },
   'reference-domain': { type: 'string' },
   'no-validate': { type: 'boolean' },
   'dry-run': { type: 'boolean' },
@@ -323,6 +328,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
       infraLayer: values['infra-layer'],
       clusterVars: parsePairs('var', values.var ?? [], 'KEY=VALUE'),
       hostMap: parsePairs('host-map', values['host-map'] ?? [], 'OLD=NEW'),
+      pathMap: parsePairs('path-map', values['path-map'] ?? [], 'OLD=NEW'),
       referenceDomain: values['reference-domain'],
       sourceUrl: sourceUrlFor(
         values['source-url'],

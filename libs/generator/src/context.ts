@@ -49,6 +49,11 @@ export interface GenerateOptions {
    * not under the reference domain (or when the reference has none).
    */
   hostMap?: Record<string, string>;
+  /**
+   * Paths in other repositories (a Kustomization's path in another source, where image automation pushes)
+   * and the new cluster's path for each: `./staging` -> `./acme`.
+   */
+  pathMap?: Record<string, string>;
   /** The reference environment's DNS domain, when its external-dns does not tell it. */
   referenceDomain?: string;
   /** The GitRepository URL and branch Flux should sync from (default: the reference's). */
@@ -106,6 +111,8 @@ export interface GenerateSummary {
   validated: string[] | null;
   /** Objects checked against the schema of their kind, and the kinds no schema describes (null when not validated). */
   schema_checked: { objects: number; kinds_without_schema: string[] } | null;
+  /** Paths into other repositories moved by the path map: the file, object and field, and both paths. */
+  paths_moved: Array<{ where: string; from: string; to: string }>;
   /** What becomes of every key of every reference Secret (class per key, never a value). */
   credential_plan: CredentialPlanEntry[];
   warnings: string[];

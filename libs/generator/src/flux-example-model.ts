@@ -94,6 +94,7 @@ export async function generateFromFluxExample(base: Context, ref: FluxExampleRef
           ctx,
           hosts: ctx.hosts,
           applied: ctx.applied,
+          inOtherRepositories: new Set(ctx.ref.kustomizations.filter(inAnotherRepository).map((k) => k.name)),
           referenceHosts: new Set(ctx.referenceHosts.map((o) => o.host)),
           referenceValues: { acmeEmails: ctx.acmeEmails, domain: ctx.hosts.referenceDomain, newDomain: opts.domain },
         },
@@ -257,11 +258,16 @@ function renderClusterDocument(ctx: ExampleContext, doc: Document): boolean {
 const readKustomizationOf = (ctx: ExampleContext, body: any): ExampleKustomization =>
   ctx.ref.kustomizations.find((c) => c.name === body.metadata?.name)!;
 
+/** A Kustomization whose GitRepository is another repository (a tenant's): read by the reference as not inspected. */
+const inAnotherRepository = (k: ExampleKustomization) => k.sourceKind === 'GitRepository' && k.repoPath === undefined;
+
 /** A Flux Kustomization for the new cluster, in the cluster folder or nested in an overlay: its own path, values and patches. */
 function renderKustomization(ctx: ExampleContext, doc: Document, k: ExampleKustomization) {
   const { envName } = ctx.ref;
   const { clusterName } = ctx.opts;
-  doc.setIn(['spec', 'path'], `./${forCluster(k.path, envName, clusterName)}`);
+  // A path in another repository is not this generator's to move: --path-map moves it, or it is a warning (foreign-paths.ts).
+  const path = inAnotherRepository(k) ? k.path : forCluster(k.path, envName, clusterName);
+  doc.setIn(['spec', 'path'], `./${path}`);
   if (k.holdsSecrets && usesSops(ctx)) setSopsDecryption(doc, SOPS_DECRYPTION_SECRET);
   // Sealed Secrets need no decryption: a SOPS reference's setting would wait for a sops-age Secret the cluster may not have.
   else if (!usesSops(ctx)) doc.deleteIn(['spec', 'decryption']);
@@ -270,7 +276,7 @@ function renderKustomization(ctx: ExampleContext, doc: Document, k: ExampleKusto
   if (!k.environmentOwned) addClusterPatches(ctx, doc, k);
   ctx.summary.kustomizations.push({
     name: k.name,
-    path: `./${forCluster(k.path, envName, clusterName)}`,
+    path: `./${path}`,
     dependsOn: k.dependsOn,
   });
 }

@@ -32,6 +32,8 @@ export interface ExampleValidation {
   hosts: HostMapping;
   /** Names of the Kustomizations this pass applies. */
   applied: Set<string>;
+  /** Names of the Kustomizations whose source is another repository: there is nothing here to build. */
+  inOtherRepositories: Set<string>;
   /** Every host of the reference environment. */
   referenceHosts: Set<string>;
   /** What names the reference cluster: whatever of it is left in what the cluster applies is a warning. */
@@ -122,6 +124,7 @@ async function buildKustomization(
   const name = String(body.metadata?.name);
   const path = normalizePath(String(body.spec?.path ?? '.'));
   const kind = String(body.spec?.sourceRef?.kind ?? 'GitRepository');
+  if (v.inOtherRepositories.has(name)) return { checked: undefined, objects: [] };
   const scratch = mkdtempSync(join(tmpdir(), 'flux-build-'));
   try {
     let dir: string;

@@ -7,3 +7,4 @@ export { GeneratorPool, IN_PROCESS_GENERATOR } from './generator-pool';
 export type { TreeGenerator, GeneratorPoolOptions } from './generator-pool';
 export { missingSupplied, parseSuppliedCredentials } from './credential-plan';
 export type { CredentialPlanEntry, CredentialClass, SuppliedCredentials } from './credential-plan';
+export { pathMapValueProblem } from './foreign-paths';

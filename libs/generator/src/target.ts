@@ -5,6 +5,7 @@ import type { Context, GenerateResult, GenerationPlan, SharedCopy } from './cont
 import { GeneratorInputError } from './errors';
 import { clusterRule, SOPS_CONFIG, withClusterRule } from './sops-rules';
 import { listFiles } from './reference';
+import { movePathsIntoOtherRepositories } from './foreign-paths';
 
 /** Marks a cluster folder as written by the scaffolder for one cluster. */
 export const OWNER_FILE = '.gitops-scaffolder.json';
@@ -157,7 +158,12 @@ export function planFolder(ctx: Context, dir: string, files: Map<string, Buffer>
   for (const rel of plannedFilesBelow(ctx, dir))
     if (!files.has(rel) && rel !== OWNER_FILE) planRemoval(ctx, `${dir}/${rel}`);
   for (const [rel, content] of files)
-    planFile(ctx, `${dir}/${rel}`, aboutThisCluster(ctx, rel, content), referenceDir && `${referenceDir}/${rel}`);
+    planFile(
+      ctx,
+      `${dir}/${rel}`,
+      aboutThisCluster(ctx, rel, movePathsIntoOtherRepositories(ctx, `${dir}/${rel}`, content)),
+      referenceDir && `${referenceDir}/${rel}`,
+    );
 }
 
 /**
