@@ -4,16 +4,8 @@
  * fields of FluxInstanceSpec, controlplaneio-fluxcd/flux-operator api/v1): the operator's own CRD is
  * AGPL-3.0 and is not copied. Closed as the API server prunes unknown fields; status is the operator's.
  */
-import Ajv from 'ajv';
 import { FLUX_DURATION } from './flux-rules';
-import type { CompiledValidator } from './schema-index';
-
-const closed = (properties: Record<string, object>, required: string[] = []) => ({
-  type: 'object',
-  properties,
-  required,
-  additionalProperties: false,
-});
+import { closed, lazyValidator } from './closed-schema';
 
 const STRING = { type: 'string' };
 const BOOLEAN = { type: 'boolean' };
@@ -113,9 +105,4 @@ export const FLUX_INSTANCE_SCHEMA = closed(
   ['apiVersion', 'kind', 'metadata', 'spec'],
 );
 
-let compiled: CompiledValidator | undefined;
-
-export function fluxInstanceValidator(): CompiledValidator {
-  compiled ??= new Ajv({ allErrors: true, strict: true }).compile(FLUX_INSTANCE_SCHEMA) as CompiledValidator;
-  return compiled;
-}
+export const fluxInstanceValidator = lazyValidator(FLUX_INSTANCE_SCHEMA);
