@@ -3,36 +3,16 @@
  * FluxInstance's spec.sync (not gotk-sync.yaml), and its values are the flux-runtime-info ConfigMap
  * the Kustomizations substitute. The new cluster gets its own FluxInstance and runtime info.
  */
-import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
-import { parseAllDocuments, stringify } from 'yaml';
+import { cpSync, existsSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
 import { generate, GenerateOptions } from '../../libs/generator/src';
 import { makeRsaCert } from '../support/certs';
-import { readTree, tempDir, writeTree, yamlObjects } from '../support/files';
+import { readTree, tempDir, yamlObjects } from '../support/files';
+import { fluxGraph, parseYaml } from '../support/flux-build';
 
 const FIXTURE = join(__dirname, '../fixtures/flux-operator-fleet');
 const REFERENCE_VALUES = ['staging.example.com', 'staging-1', 'eu-west-2', 'example-org/fleet.git'];
-
-const parseYaml = (text: string): any[] =>
-  parseAllDocuments(text)
-    .map((d: any) => d.toJS())
-    .filter(Boolean);
-
-const isFluxKustomization = (o: any) =>
-  o?.kind === 'Kustomization' && String(o.apiVersion).startsWith('kustomize.toolkit.fluxcd.io/');
-
-/** The kustomization kustomize-controller generates for a folder without one, from Flux's rules (not the generator's code). */
-function fluxResources(dir: string, rel = ''): string[] {
-  return readdirSync(join(dir, rel), { withFileTypes: true })
-    .sort((a, b) => (a.name < b.name ? -1 : 1))
-    .flatMap((e) => {
-      const child = rel ? `${rel}/${e.name}` : e.name;
-      if (e.isDirectory())
-        return existsSync(join(dir, child, 'kustomization.yaml')) ? [child] : fluxResources(dir, child);
-      return /\.ya?ml$/.test(e.name) ? [child] : [];
-    });
-}
 
 /** Flux's post-build substitution of `${VAR}` (no defaults are used by the fixture). */
 const substitute = (objects: any[], vars: Record<string, string>) =>
@@ -43,43 +23,17 @@ const substitute = (objects: any[], vars: Record<string, string>) =>
       .replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (all, name) => vars[name] ?? all),
   );
 
-/** What one Flux Kustomization applies, built as kustomize-controller builds it, in a copy of the repository. */
-function fluxBuild(repo: string, k: any, vars: Record<string, string>): any[] {
-  const scratch = tempDir('flux-operator-build');
-  try {
-    const artifact = join(scratch, 'artifact');
-    cpSync(repo, artifact, { recursive: true });
-    const dir = join(artifact, k.spec.path);
-    if (!existsSync(join(dir, 'kustomization.yaml')))
-      writeFileSync(join(dir, 'kustomization.yaml'), stringify({ resources: fluxResources(dir) }));
-    const build = join(scratch, 'build');
-    writeTree(build, { 'kustomization.yaml': stringify({ resources: [relative(build, dir)] }) });
-    const objects = parseYaml(execFileSync('kubectl', ['kustomize', build], { encoding: 'utf8' }));
-    return k.spec.postBuild?.substituteFrom ? substitute(objects, vars) : objects;
-  } finally {
-    rmSync(scratch, { recursive: true, force: true });
-  }
-}
-
 /**
  * Every Flux Kustomization the new cluster runs, from the Kustomization Flux Operator creates for
- * the FluxInstance's spec.sync down every one it applies, with what each applies.
+ * the FluxInstance's spec.sync down every one it applies, with what each applies after substitution.
  */
 function operatorGraph(repo: string, cluster: string) {
   const instance = yamlObjects(join(repo, `clusters/${cluster}/flux-system/flux-instance.yaml`))[0];
   const vars = yamlObjects(join(repo, `clusters/${cluster}/flux-system/runtime-info.yaml`))[0].data;
-  const entry = { metadata: { name: 'flux-system' }, spec: { path: instance.spec.sync.path } };
-  const graph = new Map<string, any[]>();
-  for (let wave: any[] = [entry]; wave.length > 0;) {
-    const next: any[] = [];
-    for (const k of wave) {
-      const objects = fluxBuild(repo, k, vars);
-      graph.set(k.metadata.name, objects);
-      next.push(...objects.filter((o) => isFluxKustomization(o) && !graph.has(o.metadata.name)));
-    }
-    wave = next;
-  }
-  return { instance, vars, graph };
+  const graph = fluxGraph(repo, instance.spec.sync.path, (k, objects) =>
+    k.spec.postBuild?.substituteFrom ? substitute(objects, vars) : objects,
+  );
+  return { instance, vars, graph: new Map([...graph].map(([name, { objects }]) => [name, objects])) };
 }
 
 const INSTANCE = 'clusters/staging/flux-system/flux-instance.yaml';
@@ -272,7 +226,7 @@ describe('generator, a Flux Operator fleet (FluxInstance entry point, flux-runti
     edit(reference, 'clusters/staging/flux-system/kustomization.yaml', (text) =>
       text.replace('  - runtime-info.yaml\n', ''),
     );
-    edit(reference, 'clusters/staging/tenants.yaml', (text) => text.replace(/  postBuild:[^]*$/, ''));
+    edit(reference, 'clusters/staging/tenants.yaml', (text) => text.replace(/ {2}postBuild:[^]*$/, ''));
 
     const run = await generate(options({ clusterVars: {} }));
     expect(run.summary.environment_model).toBe('flux-example');
