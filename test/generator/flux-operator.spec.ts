@@ -93,6 +93,7 @@ describe('generator, a Flux Operator fleet (FluxInstance entry point, flux-runti
         ),
       ]),
     );
+    expect(infra.summary.warnings.filter((w) => w.includes('still holds'))).toEqual([]);
     // Flux generates the cluster folder's kustomization: none is written.
     expect(existsSync(join(repo, 'clusters/acme/kustomization.yaml'))).toBe(false);
 

@@ -26,6 +26,7 @@ import {
   fluxInstanceSyncObjects,
   fluxInstanceSyncPath,
   isFluxInstance,
+  leftoverRuntimeValues,
   repointFluxInstance,
   unheldPullSecrets,
 } from './flux-instance';
@@ -165,6 +166,12 @@ function newClusterVars(
   }
   for (const key of Object.keys(given).sort()) vars[key] ??= given[key];
   return { vars, inherited };
+}
+
+/** The reference's cluster-vars values the new cluster replaces (key -> the reference's value). */
+function replacedValues(ctx: VarsContext): Record<string, string> {
+  const before = ctx.ref.vars.data;
+  return Object.fromEntries(Object.entries(before).filter(([key, value]) => value !== '' && ctx.vars[key] !== value));
 }
 
 /** A value given for the new cluster that cannot be used, and why. */
@@ -509,7 +516,11 @@ async function transformEnvFile(ctx: VarsContext, rel: string, raw: Buffer): Pro
       repointKustomization(ctx, doc, obj);
     } else if (isFluxInstance(obj.body) && fluxInstanceSyncPath(obj.body) !== undefined) {
       const target = { ...ctx.opts, path: clusterPath(ctx, fluxInstanceSyncPath(obj.body)!) };
-      ctx.summary.warnings.push(...repointFluxInstance(doc, obj.body, target, `${ctx.clusterDir}/${rel}`));
+      const where = `${ctx.clusterDir}/${rel}`;
+      ctx.summary.warnings.push(
+        ...repointFluxInstance(doc, obj.body, target, where),
+        ...leftoverRuntimeValues(doc, replacedValues(ctx), where),
+      );
     } else continue;
     changed = true;
   }

@@ -1,6 +1,11 @@
 import { parseDocument } from 'yaml';
 import { clusterSettingsFacts, valueForNewCluster } from './cluster-values';
-import { fluxInstanceSyncObjects, repointFluxInstance, unheldPullSecrets } from './flux-instance';
+import {
+  fluxInstanceSyncObjects,
+  leftoverRuntimeValues,
+  repointFluxInstance,
+  unheldPullSecrets,
+} from './flux-instance';
 import type { ReferenceObject } from './reference';
 import { sourceSecretUsers } from './source-secrets';
 
@@ -75,6 +80,21 @@ describe('repointFluxInstance', () => {
   it('leaves a FluxInstance without spec.sync alone', () => {
     const body = { ...instance(GIT), spec: { distribution: { version: '2.x', registry: 'r' } } };
     expect(repointed(body, { sourceUrl: 'https://h/x.git' })).toEqual({ sync: undefined, warnings: [] });
+  });
+});
+
+describe('leftoverRuntimeValues', () => {
+  it('names each place of the new FluxInstance that still holds a value the runtime info replaced, without quoting it', () => {
+    const body = {
+      ...instance({ ...GIT, path: 'clusters/acme' }),
+      metadata: { name: 'flux', namespace: 'flux-system', annotations: { 'example.com/cluster': 'staging-1' } },
+    };
+    const doc = parseDocument(JSON.stringify(body));
+    const found = leftoverRuntimeValues(doc, { CLUSTER_NAME: 'staging-1', CLUSTER_REGION: 'eu-west-2' }, 'fi.yaml');
+    expect(found).toEqual([
+      "fi.yaml: FluxInstance flux metadata.annotations.example.com/cluster still holds the reference's CLUSTER_NAME, which the runtime info moves for the new cluster; set the new cluster's value there by hand",
+    ]);
+    expect(leftoverRuntimeValues(doc, { CLUSTER_REGION: 'eu-west-2' }, 'fi.yaml')).toEqual([]);
   });
 });
 

@@ -8,9 +8,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Document, stringify } from 'yaml';
 import { normalizePath } from './flux-sync';
+import { describePath } from './hosts';
 import type { ReferenceObject } from './reference';
 import { sourceSecretNames } from './source-secrets';
 import { BuildSettings, BuiltObject, kustomizeBuild } from './validate';
+import { rewriteStrings } from './yaml-docs';
 
 export const isFluxInstance = (b: any) =>
   b?.kind === 'FluxInstance' && /^fluxcd\.controlplane\.io\//.test(String(b?.apiVersion));
@@ -142,4 +144,24 @@ export function unheldPullSecrets(
       (name) =>
         `${where}: FluxInstance ${instance.name} logs in with Secret ${namespace}/${name}, which the repository does not hold: create it on the new cluster (credentials its source or registry issued) before Flux Operator can sync`,
     );
+}
+
+/**
+ * Where the new cluster's FluxInstance still holds a value its runtime info replaced (`replaced`:
+ * key -> the reference's value: its cluster name, domain, region): the sync moves, but a literal in
+ * its patches or metadata stays the reference's. Listed by path, the value not quoted, never kept
+ * without a word.
+ */
+export function leftoverRuntimeValues(doc: Document, replaced: Record<string, string>, where: string): string[] {
+  const found: string[] = [];
+  const name = String(doc.getIn(['metadata', 'name']));
+  rewriteStrings(doc, (value, ctx) => {
+    for (const [key, old] of Object.entries(replaced))
+      if (value.includes(old))
+        found.push(
+          `${where}: FluxInstance ${name} ${describePath(ctx.path)} still holds the reference's ${key}, which the runtime info moves for the new cluster; set the new cluster's value there by hand`,
+        );
+    return undefined;
+  });
+  return found;
 }
