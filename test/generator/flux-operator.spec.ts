@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { generate, GenerateOptions } from '../../libs/generator/src';
 import { makeRsaCert } from '../support/certs';
+import { ageIdentity } from '../support/sops-open';
 import { readTree, tempDir, yamlObjects } from '../support/files';
 import { fluxGraph, parseYaml } from '../support/flux-build';
 
@@ -130,8 +131,13 @@ describe('generator, a Flux Operator fleet (FluxInstance entry point, flux-runti
     const text = JSON.stringify(applied);
     for (const value of REFERENCE_VALUES) expect(text).not.toContain(value);
 
+    // The fleet holds no Secret (its pull secret is made at bootstrap): the full pass adds nothing, with either backend.
     const full = await generate(options({ pass: 'full', sealingCertPem: makeRsaCert().certPem }));
     expect(full.summary.paths_written).toEqual([]);
+    const sops = await generate(
+      options({ pass: 'full', secretsBackend: 'sops', ageRecipients: [ageIdentity().recipient] }),
+    );
+    expect(sops.summary.paths_written).toEqual([]);
     const again = await generate(options());
     expect(again.summary.paths_written).toEqual([]);
     expect(again.summary.paths_removed).toEqual([]);
