@@ -11,6 +11,7 @@ import { makeRsaCert } from '../support/certs';
 import { readTree, tempDir, writeTree, yamlObjects } from '../support/files';
 import { fluxGraph } from '../support/flux-build';
 import { EXAMPLE_HOSTS, writeFluxExampleReference } from '../support/flux-example-repo';
+import { acmeFirstPass } from '../support/new-cluster';
 import { writeSettingsReference } from '../support/reference-repos';
 
 const outside = (repo: string, prefixes: string[]) =>
@@ -23,18 +24,8 @@ describe("generator, Flux's example layout with nested Kustomizations over folde
     writeFluxExampleReference(reference, { nested: true });
     const repo = tempDir('nested-fleet');
     cpSync(reference, repo, { recursive: true });
-    const options = (extra: Partial<GenerateOptions> = {}): GenerateOptions => ({
-      repoDir: repo,
-      templateDir: reference,
-      referenceEnv: 'staging',
-      clusterName: 'acme',
-      domain: 'acme.io',
-      region: 'us-east-1',
-      acmeEmail: 'ops@acme.io',
-      pass: 'infra',
-      hostMap: { [EXAMPLE_HOSTS.podinfo]: 'podinfo.acme.io' },
-      ...extra,
-    });
+    const options = (extra: Partial<GenerateOptions> = {}): GenerateOptions =>
+      acmeFirstPass(repo, reference, { hostMap: { [EXAMPLE_HOSTS.podinfo]: 'podinfo.acme.io' }, ...extra });
     return { reference, repo, options };
   };
 

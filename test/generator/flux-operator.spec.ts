@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { generate, GenerateOptions } from '../../libs/generator/src';
 import { makeRsaCert } from '../support/certs';
+import { acmeFirstPass } from '../support/new-cluster';
 import { ageIdentity } from '../support/sops-open';
 import { readTree, tempDir, yamlObjects } from '../support/files';
 import { fluxGraph, parseYaml } from '../support/flux-build';
@@ -52,20 +53,13 @@ describe('generator, a Flux Operator fleet (FluxInstance entry point, flux-runti
     cpSync(FIXTURE, reference, { recursive: true });
     const repo = tempDir('flux-operator-fleet');
     cpSync(FIXTURE, repo, { recursive: true });
-    const options = (extra: Partial<GenerateOptions> = {}): GenerateOptions => ({
-      repoDir: repo,
-      templateDir: reference,
-      referenceEnv: 'staging',
-      clusterName: 'acme',
-      domain: 'acme.io',
-      region: 'us-east-1',
-      acmeEmail: 'ops@acme.io',
-      pass: 'infra',
-      sourceUrl: 'https://git.acme.io/platform/fleet.git',
-      sourceBranch: 'acme',
-      clusterVars: { ENVIRONMENT: 'production' },
-      ...extra,
-    });
+    const options = (extra: Partial<GenerateOptions> = {}): GenerateOptions =>
+      acmeFirstPass(repo, reference, {
+        sourceUrl: 'https://git.acme.io/platform/fleet.git',
+        sourceBranch: 'acme',
+        clusterVars: { ENVIRONMENT: 'production' },
+        ...extra,
+      });
     return { reference, repo, options };
   };
 
