@@ -14,6 +14,7 @@ import {
   writeFluxExampleReference,
 } from '../support/flux-example-repo';
 import { clusterView, outsideNewCluster } from '../support/flux-build';
+import { acmeFirstPass } from '../support/new-cluster';
 import { unsealManifest } from '../support/unseal';
 
 const NEW_HOSTS = ['*.acme.io', 'api.acme.io', 'podinfo.acme.io', 'status.acme.io'];
@@ -46,17 +47,8 @@ function hostsOf(o: any): string[] {
 
 /** A reference of the given shape, a fleet repository holding a copy of it, and the options of a first pass into it. */
 /** The options of a first pass for acme from the reference's staging environment into `repoDir`. */
-const firstPass = (repoDir: string, templateDir: string): GenerateOptions => ({
-  repoDir,
-  templateDir,
-  referenceEnv: 'staging',
-  clusterName: 'acme',
-  domain: 'acme.io',
-  region: 'us-east-1',
-  acmeEmail: 'ops@acme.io',
-  pass: 'infra',
-  hostMap: HOST_MAP,
-});
+const firstPass = (repoDir: string, templateDir: string): GenerateOptions =>
+  acmeFirstPass(repoDir, templateDir, { hostMap: HOST_MAP });
 
 function exampleFleet(shape: ExampleOptions) {
   const reference = tempDir('fx-reference');

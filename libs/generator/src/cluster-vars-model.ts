@@ -13,13 +13,23 @@ import {
   isInEnv,
   loadClusterVarsReference,
   referenceKustomization,
+  substitutionOf,
   VarsKustomization,
 } from './cluster-vars-reference';
-import { ReferenceFacts as CommonFacts, valueForNewCluster } from './cluster-values';
+import { clusterSettingsFacts, ReferenceFacts as CommonFacts, valueForNewCluster } from './cluster-values';
 import { Context, SOPS_DECRYPTION_SECRET, usesSops } from './context';
 import { swapDomain } from './domain';
 import { GeneratorInputError, GeneratorValidationError } from './errors';
 import { discoverReferenceDns, isExternalDns, isIssuer, readExternalDns } from './external-dns';
+import {
+  buildFluxInstanceSync,
+  fluxInstanceSyncObjects,
+  fluxInstanceSyncPath,
+  isFluxInstance,
+  leftoverRuntimeValues,
+  repointFluxInstance,
+  unheldPullSecrets,
+} from './flux-instance';
 import {
   FluxLayerKustomization,
   isFluxKustomization,
@@ -77,6 +87,7 @@ export async function generateFromClusterVars(base: Context, ref: ClusterVarsRef
     copiedFiles: new Map(),
     referenceValues: { acmeEmails: facts.acmeEmails, domain: facts.domain, newDomain: base.opts.domain },
   };
+  const everyObject = [...ref.applied, ...ref.kustomizations.flatMap((k) => k.objects)];
   Object.assign(ctx.summary, {
     environment_model: 'cluster-vars',
     reference_domain: facts.domain,
@@ -84,10 +95,15 @@ export async function generateFromClusterVars(base: Context, ref: ClusterVarsRef
     cluster_vars: vars,
     cluster_vars_inherited: inherited,
   });
-  ctx.summary.warnings.push(...ref.warnings, ...inheritedWarnings(ref, inherited), ...earlySecretUses(ref));
+  ctx.summary.warnings.push(
+    ...ref.warnings,
+    ...inheritedWarnings(ref, inherited),
+    ...earlySecretUses(ref),
+    ...unheldPullSecrets(ref.fluxInstance, everyObject, clusterPath(ctx, ref.fluxInstance?.file ?? '')),
+  );
   checkVariablesDefined(ctx);
   describeOutcome(ctx, referenceView);
-  planCredentials(ctx, [...ref.applied, ...ref.kustomizations.flatMap((k) => k.objects)]);
+  planCredentials(ctx, everyObject);
   ctx.summary.warnings.push(...registryHostWarnings(vars, ctx.opts.registry, ctx.summary.credential_plan));
 
   const files = await renderClusterFolder(ctx);
@@ -111,20 +127,25 @@ function substitutedObjects(ref: ClusterVarsReference, vars: Record<string, stri
   });
 }
 
-const substitutes = (k: VarsKustomization) => k.substituteFrom.length > 0 || Object.keys(k.substitute).length > 0;
+type Substitution = Pick<VarsKustomization, 'substituteFrom' | 'substitute'>;
+
+const substitutes = (k: Substitution) => k.substituteFrom.length > 0 || Object.keys(k.substitute).length > 0;
 
 /** The reference cluster's domain, region and ACME e-mail, read from what its platform is given. */
 function referenceFacts(ref: ClusterVarsReference, objects: ReferenceObject[]): ReferenceFacts {
   const dns = discoverReferenceDns(objects);
-  if (!dns.domain)
+  // Without external-dns in the repository (Flux Operator's runtime info), the cluster's settings say it.
+  const settings = clusterSettingsFacts(ref.vars.data);
+  const domain = dns.domain ?? settings.domain;
+  if (!domain)
     throw new GeneratorInputError(
-      `reference environment "${ref.envName}": no external-dns domain filter found to learn its domain from`,
+      `reference environment "${ref.envName}": no external-dns domain filter and no CLUSTER_DOMAIN-style value in ${ref.vars.object.name} to learn its domain from`,
     );
   const acmeEmails = objects
     .filter((o) => isIssuer(o.body))
     .map((o) => o.body.spec?.acme?.email)
     .filter((e): e is string => typeof e === 'string');
-  return { domain: dns.domain, region: dns.region, acmeEmails };
+  return { domain, region: dns.region ?? settings.region, acmeEmails };
 }
 
 /**
@@ -147,6 +168,12 @@ function newClusterVars(
   }
   for (const key of Object.keys(given).sort()) vars[key] ??= given[key];
   return { vars, inherited };
+}
+
+/** The reference's cluster-vars values the new cluster replaces (key -> the reference's value). */
+function replacedValues(ctx: VarsContext): Record<string, string> {
+  const before = ctx.ref.vars.data;
+  return Object.fromEntries(Object.entries(before).filter(([key, value]) => value !== '' && ctx.vars[key] !== value));
 }
 
 /** A value given for the new cluster that cannot be used, and why. */
@@ -264,7 +291,7 @@ const waitsForReady = (k: VarsKustomization) =>
   k.declaration.body.spec?.wait === true || (k.declaration.body.spec?.healthChecks ?? []).length > 0;
 
 /** The variables a Kustomization substitutes for the new cluster, or undefined when a source is outside what the generator can see. */
-function variablesFor(ctx: VarsContext, k: VarsKustomization): Record<string, string> | undefined {
+function variablesFor(ctx: VarsContext, k: Substitution): Record<string, string> | undefined {
   let vars: Record<string, string> = {};
   for (const source of k.substituteFrom) {
     if (source.kind === 'ConfigMap' && source.name === ctx.ref.vars.object.name) {
@@ -351,14 +378,26 @@ async function renderClusterFolder(ctx: VarsContext): Promise<Map<string, Buffer
     else files.set(rel, isYamlFile(rel) ? await transformEnvFile(ctx, rel, raw) : raw);
   }
   for (const [copy, source] of ctx.copiedFiles) files.set(copy, readFileSync(join(ref.root, source)));
-  ctx.summary.kustomizations = ref.kustomizations
-    .filter((k) => ctx.applied.has(k.name))
-    .map((k): FluxLayerKustomization => ({
-      name: k.name,
-      path: `./${clusterPath(ctx, k.path)}`,
-      dependsOn: k.dependsOn,
-    }));
+  ctx.summary.kustomizations = [
+    ...instanceSync(ctx),
+    ...ref.kustomizations
+      .filter((k) => ctx.applied.has(k.name))
+      .map((k): FluxLayerKustomization => ({
+        name: k.name,
+        path: `./${clusterPath(ctx, k.path)}`,
+        dependsOn: k.dependsOn,
+      })),
+  ];
   return files;
+}
+
+/** The Kustomization Flux Operator creates for the new cluster's FluxInstance (none without one). */
+function instanceSync(ctx: VarsContext): FluxLayerKustomization[] {
+  const body = ctx.ref.fluxInstance?.body;
+  const sync = fluxInstanceSyncObjects(body).find(isFluxKustomization);
+  return sync
+    ? [{ name: sync.metadata.name, path: `./${clusterPath(ctx, fluxInstanceSyncPath(body)!)}`, dependsOn: [] }]
+    : [];
 }
 
 /** A reference path as the new cluster sees it: the environment folder becomes the cluster folder. */
@@ -477,6 +516,13 @@ async function transformEnvFile(ctx: VarsContext, rel: string, raw: Buffer): Pro
       repointGitRepository(doc, ctx.opts.sourceUrl, ctx.opts.sourceBranch);
     } else if (isFluxKustomization(obj.body)) {
       repointKustomization(ctx, doc, obj);
+    } else if (isFluxInstance(obj.body) && fluxInstanceSyncPath(obj.body) !== undefined) {
+      const target = { ...ctx.opts, path: clusterPath(ctx, fluxInstanceSyncPath(obj.body)!) };
+      const where = `${ctx.clusterDir}/${rel}`;
+      ctx.summary.warnings.push(
+        ...repointFluxInstance(doc, obj.body, target, where),
+        ...leftoverRuntimeValues(doc, replacedValues(ctx), where),
+      );
     } else continue;
     changed = true;
   }
@@ -499,7 +545,7 @@ function repointKustomization(ctx: VarsContext, doc: Document, obj: ReferenceObj
  */
 async function validateStaged(ctx: VarsContext, staging: string): Promise<void> {
   if (!ctx.summary.validated) return;
-  const root = await kustomizeBuild(staging, ctx.clusterDir, { roots: [ctx.opts.repoDir], kubectl: ctx.opts.kubectl });
+  const { objects: root, entry } = await buildEntryFolder(ctx, staging);
   checkBuilt(ctx.summary, root, ctx.clusterDir, ctx.opts.domain);
   warnOnce(ctx.summary.warnings, leftoverReferenceValues(root, ctx.referenceValues, ctx.clusterDir));
   const syncs = root.map((o) => o.body).filter(isFluxKustomization);
@@ -511,13 +557,46 @@ async function validateStaged(ctx: VarsContext, staging: string): Promise<void> 
     throw new GeneratorValidationError(
       `${ctx.clusterDir}: this ${ctx.opts.pass} pass should apply Kustomization ${missingSync}, but neither the cluster folder nor a folder it applies builds it`,
     );
-  const early = [...names].find((name) => !ctx.applied.has(name));
+  const early = [...names].find((name) => !ctx.applied.has(name) && !entry.has(name));
   if (early)
     throw new GeneratorValidationError(
       `${ctx.clusterDir}: Kustomization ${early} waits for the cluster's secrets but the ${ctx.opts.pass} pass applies it`,
     );
   checkDependencies(kustomizations, ctx.clusterDir);
   ctx.summary.validated.push(ctx.clusterDir, ...checked.filter((p): p is string => p !== undefined));
+}
+
+/**
+ * The staged cluster folder as its own sync applies it: built as it is (or with the kustomization
+ * Flux generates, where a FluxInstance syncs a folder without one), plus, for Flux Operator, the
+ * source and Kustomization the FluxInstance makes the operator create, with its patches; the folder
+ * is substituted when that Kustomization substitutes variables. `entry` names the sync Kustomization.
+ */
+async function buildEntryFolder(
+  ctx: VarsContext,
+  staging: string,
+): Promise<{ objects: BuiltObject[]; entry: Set<string> }> {
+  const settings = { roots: [ctx.opts.repoDir], kubectl: ctx.opts.kubectl };
+  const folder = ctx.ref.rootKustomizationFile
+    ? await kustomizeBuild(staging, ctx.clusterDir, settings)
+    : await buildAsFlux(ctx, staging, ctx.clusterDir);
+  if (!ctx.ref.fluxInstance) return { objects: folder, entry: new Set() };
+  const instance = folder.find((o) => isFluxInstance(o.body) && fluxInstanceSyncPath(o.body) === ctx.clusterDir);
+  if (!instance)
+    throw new GeneratorValidationError(
+      `${ctx.clusterDir}: no FluxInstance in the cluster folder syncs ./${ctx.clusterDir}, so Flux Operator would never apply it`,
+    );
+  const sync = await buildFluxInstanceSync(
+    instance.body,
+    `${instance.file ?? ctx.clusterDir} (its spec.sync)`,
+    settings,
+  );
+  const entryKustomization = sync.find((o) => isFluxKustomization(o.body))!.body;
+  // A reference may patch postBuild into the sync Kustomization: the folder is then substituted, as Flux would.
+  const substitution = substitutionOf(entryKustomization);
+  const vars = substitutes(substitution) ? variablesFor(ctx, substitution) : undefined;
+  const applied = vars ? folder.map((o) => substituteBuilt(o, vars, ctx.clusterDir)) : folder;
+  return { objects: [...applied, ...sync], entry: new Set([String(entryKustomization.metadata?.name)]) };
 }
 
 /** kustomize's build of a Flux Kustomization's folder, with the kustomization Flux generates when it has none. */

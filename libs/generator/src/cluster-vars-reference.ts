@@ -7,6 +7,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { GeneratorInputError } from './errors';
+import { fluxInstanceSyncPath, isFluxInstance } from './flux-instance';
 import { isFluxKustomization, normalizePath } from './flux-sync';
 import { checkRegenerable } from './protect';
 import { collectTree, findKustomizationFile, listFiles, readYamlObject, ReferenceObject } from './reference';
@@ -51,7 +52,10 @@ export interface ClusterVarsReference {
   envDir: string;
   /** Every file of the environment folder, relative to it. */
   envFiles: string[];
-  rootKustomizationFile: string;
+  /** The environment's kustomization file; undefined where Flux generates it (a FluxInstance syncing a folder without one). */
+  rootKustomizationFile: string | undefined;
+  /** Flux Operator's entry point: the FluxInstance whose spec.sync applies the environment folder. */
+  fluxInstance?: ReferenceObject;
   /** The objects the environment's own kustomization builds (what its flux-system Kustomization applies). */
   applied: ReferenceObject[];
   vars: VarsConfigMap;
@@ -70,6 +74,19 @@ function substitutionSources(body: any): SubstitutionSource[] {
   }));
 }
 
+/** What a Flux Kustomization substitutes after its build: the sources it reads and its inline values. */
+export function substitutionOf(body: any): {
+  substituteFrom: SubstitutionSource[];
+  substitute: Record<string, string>;
+} {
+  return {
+    substituteFrom: substitutionSources(body),
+    substitute: Object.fromEntries(
+      Object.entries(body.spec?.postBuild?.substitute ?? {}).map(([k, v]) => [k, String(v)]),
+    ),
+  };
+}
+
 /**
  * The reference environment in the cluster-vars model, or undefined when the environment does
  * not use it (no kustomization at its root, or no Flux Kustomization substituting a ConfigMap the
@@ -80,12 +97,14 @@ export function loadClusterVarsReference(root: string, envName: string): Cluster
   const absEnv = join(root, envDir);
   if (!existsSync(absEnv) || !statSync(absEnv).isDirectory()) return undefined;
   const rootKustomizationFile = findKustomizationFile(absEnv);
-  if (!rootKustomizationFile) {
+  // Flux Operator syncs the folder as kustomize-controller reads it: without a kustomization file, a generated one.
+  const syncedByInstance = !rootKustomizationFile && syncedByFluxInstance(root, envDir);
+  if (!rootKustomizationFile && !syncedByInstance) {
     refuseGeneratedRoot(root, envDir);
     return undefined;
   }
   const warnings: string[] = [];
-  const applied = collectTree(root, envDir, envDir, warnings);
+  const applied = collectTree(root, envDir, envDir, warnings, { fluxApplied: syncedByInstance });
   const declarations = applied.objects.filter((o) => isFluxKustomization(o.body));
   const varsObject = applied.objects.find(
     (o) =>
@@ -108,6 +127,7 @@ export function loadClusterVarsReference(root: string, envName: string): Cluster
     envDir,
     envFiles: listFiles(absEnv),
     rootKustomizationFile,
+    fluxInstance: applied.objects.find((o) => isFluxInstance(o.body) && fluxInstanceSyncPath(o.body) === envDir),
     applied: applied.objects,
     vars,
     kustomizations,
@@ -125,18 +145,8 @@ export function loadClusterVarsReference(root: string, envName: string): Cluster
  * overlay environment keeps its layers in folders and needs none.
  */
 function refuseGeneratedRoot(root: string, envDir: string) {
-  const objectsIn = (file: string): any[] => {
-    try {
-      return parseDocuments(readFileSync(join(root, file), 'utf8'), file).map((d) => d.toJS());
-    } catch {
-      return [];
-    }
-  };
-  // Hidden folders (.git, staging folders) hold no reference manifests.
-  const yamlFiles = (dir: string) =>
-    listFiles(join(root, dir))
-      .filter((f) => /\.ya?ml$/.test(f) && !f.split('/').some((part) => part.startsWith('.')))
-      .map((f) => (dir ? `${dir}/${f}` : f));
+  const objectsIn = (file: string) => objectsOfFile(root, file);
+  const yamlFiles = (dir: string) => yamlFilesUnder(root, dir);
   const envConfigMaps = yamlFiles(envDir)
     .flatMap(objectsIn)
     .filter((b) => b?.kind === 'ConfigMap')
@@ -155,6 +165,27 @@ function refuseGeneratedRoot(root: string, envDir: string) {
   }
 }
 
+/** The objects of a YAML file; none when it does not parse (the walk that applies it reports that). */
+function objectsOfFile(root: string, file: string): any[] {
+  try {
+    return parseDocuments(readFileSync(join(root, file), 'utf8'), file).map((d) => d.toJS());
+  } catch {
+    return [];
+  }
+}
+
+/** Repository-relative YAML files under a folder; hidden folders (.git, staging folders) hold no reference manifests. */
+const yamlFilesUnder = (root: string, dir: string) =>
+  listFiles(join(root, dir))
+    .filter((f) => /\.ya?ml$/.test(f) && !f.split('/').some((part) => part.startsWith('.')))
+    .map((f) => (dir ? `${dir}/${f}` : f));
+
+/** Some file of the environment holds a FluxInstance whose spec.sync applies the environment folder itself. */
+const syncedByFluxInstance = (root: string, envDir: string) =>
+  yamlFilesUnder(root, envDir).some((file) =>
+    objectsOfFile(root, file).some((b) => isFluxInstance(b) && fluxInstanceSyncPath(b) === envDir),
+  );
+
 function readKustomization(
   root: string,
   envDir: string,
@@ -169,16 +200,12 @@ function readKustomization(
     throw new GeneratorInputError(`${where}: path ${body.spec.path} is not a folder of the reference repository`);
   }
   const tree = collectTree(root, envDir, path, warnings, { fluxApplied: true });
-  const substitute = Object.fromEntries(
-    Object.entries(body.spec?.postBuild?.substitute ?? {}).map(([k, v]) => [k, String(v)]),
-  );
   return {
     name: declaration.name,
     declaration,
     path,
     dependsOn: (body.spec?.dependsOn ?? []).map((d: any) => String(d?.name)),
-    substituteFrom: substitutionSources(body),
-    substitute,
+    ...substitutionOf(body),
     objects: tree.objects,
     // The folder itself is shared too when it lies outside the environment (./infra/controllers).
     sharedDirs: inFolder(path, envDir) ? tree.sharedDirs : [path, ...tree.sharedDirs],

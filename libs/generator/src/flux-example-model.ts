@@ -22,6 +22,7 @@ import {
 } from './external-dns';
 import { ExampleKustomization, FluxExampleReference, forCluster, inlineVariables } from './flux-example-reference';
 import { validateStaged } from './flux-example-validate';
+import { fluxInstanceSyncPath, isFluxInstance, repointFluxInstance } from './flux-instance';
 import {
   isFluxKustomization,
   isGitRepository,
@@ -225,19 +226,27 @@ function renderClusterFolder(ctx: ExampleContext): Map<string, Buffer> {
     // platform's patches to the controllers), so that kustomization must keep listing them, and
     // they must exist for it to build.
     if (docs.length > 0 && kept.length === 0) continue;
-    const changed = kept.map((doc) => renderClusterDocument(ctx, doc)).some(Boolean);
+    const changed = kept.map((doc) => renderClusterDocument(ctx, doc, rel)).some(Boolean);
     files.set(rel, changed || kept.length !== docs.length ? Buffer.from(stringifyDocuments(kept)) : raw);
   }
   return files;
 }
 
-function renderClusterDocument(ctx: ExampleContext, doc: Document): boolean {
+function renderClusterDocument(ctx: ExampleContext, doc: Document, rel: string): boolean {
   const body = doc.toJS();
-  const { envName } = ctx.ref;
+  const { envName, envDir } = ctx.ref;
   const { clusterName } = ctx.opts;
   if (isGitRepository(body)) {
     repointGitRepository(doc, ctx.opts.sourceUrl, ctx.opts.sourceBranch);
     return Boolean(ctx.opts.sourceUrl || ctx.opts.sourceBranch);
+  }
+  const instancePath = isFluxInstance(body) ? fluxInstanceSyncPath(body) : undefined;
+  if (instancePath !== undefined) {
+    // Flux Operator's entry point: the sync moves to the new cluster's folder.
+    const path = instancePath === envDir ? ctx.clusterDir : forCluster(instancePath, envName, clusterName);
+    const where = `${ctx.clusterDir}/${rel}`;
+    ctx.summary.warnings.push(...repointFluxInstance(doc, body, { ...ctx.opts, path }, where));
+    return true;
   }
   if (isArtifactGenerator(body)) {
     (body.spec?.artifacts ?? []).forEach((artifact: any, i: number) =>

@@ -12,10 +12,18 @@ import type { ReferenceObject } from './reference';
 const SOURCE_KINDS: Record<string, string[]> = {
   'source.toolkit.fluxcd.io': ['GitRepository', 'HelmRepository', 'OCIRepository', 'Bucket', 'HelmChart'],
   'image.toolkit.fluxcd.io': ['ImageRepository'],
+  // Flux Operator: the sync source's login and the registry logins for Flux's own images and manifests.
+  'fluxcd.controlplane.io': ['FluxInstance'],
 };
 
 /** Where a source names a Secret of its own namespace: credentials, TLS client/CA, proxy, signature keys. */
 const SECRET_REFS: string[][] = [['secretRef'], ['certSecretRef'], ['proxySecretRef'], ['verify', 'secretRef']];
+/** Where a FluxInstance names a Secret of its namespace, by name alone. */
+const FLUX_INSTANCE_SECRETS: string[][] = [
+  ['sync', 'pullSecret'],
+  ['distribution', 'imagePullSecret'],
+  ['distribution', 'artifactPullSecret'],
+];
 
 function isSource(o: ReferenceObject): boolean {
   const group = o.apiVersion.split('/')[0];
@@ -25,10 +33,10 @@ function isSource(o: ReferenceObject): boolean {
 const describe = (o: ReferenceObject) => `${o.kind} ${o.namespace ?? 'default'}/${o.name} (${o.file})`;
 
 /** The Secret names (in the source's namespace) a source object reads. */
-function secretNames(o: ReferenceObject): string[] {
-  return SECRET_REFS.map((path) => path.reduce((node: any, key) => node?.[key], o.body?.spec)?.name).filter(
-    (name): name is string => typeof name === 'string' && name.length > 0,
-  );
+export function sourceSecretNames(o: ReferenceObject): string[] {
+  const at = (path: string[]) => path.reduce((node: any, key) => node?.[key], o.body?.spec);
+  const names = o.kind === 'FluxInstance' ? FLUX_INSTANCE_SECRETS.map(at) : SECRET_REFS.map((path) => at(path)?.name);
+  return names.filter((name): name is string => typeof name === 'string' && name.length > 0);
 }
 
 /** "namespace/name" of every Secret a source among the objects reads -> the sources reading it (kind, namespace/name, file). */
@@ -37,7 +45,7 @@ export function sourceSecretUsers(objects: ReferenceObject[]): Map<string, strin
   const seen = new Set<string>();
   for (const o of objects.filter(isSource)) {
     const source = describe(o);
-    for (const name of secretNames(o)) {
+    for (const name of sourceSecretNames(o)) {
       const id = `${o.namespace ?? 'default'}/${name}`;
       if (seen.has(`${id}\0${source}`)) continue;
       seen.add(`${id}\0${source}`);

@@ -4,6 +4,7 @@
  */
 import { GeneratorValidationError } from '../errors';
 import { artifactGeneratorValidator } from './artifact-generator';
+import { fluxInstanceValidator } from './flux-instance';
 import { fluxFieldRule, isFluxApi } from './flux-rules';
 import { CompiledValidator, packagedValidator } from './schema-index';
 import { fieldPath, SchemaProblem, strictValidate } from './strict-validate';
@@ -28,6 +29,7 @@ const PROBLEMS_SHOWN = 5;
 function validatorFor(apiVersion: string, kind: string): CompiledValidator | undefined {
   if (apiVersion === 'source.extensions.fluxcd.io/v1beta1' && kind === 'ArtifactGenerator')
     return artifactGeneratorValidator();
+  if (apiVersion === 'fluxcd.controlplane.io/v1' && kind === 'FluxInstance') return fluxInstanceValidator();
   return packagedValidator(apiVersion, kind);
 }
 
