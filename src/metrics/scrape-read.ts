@@ -1,18 +1,15 @@
 /**
- * One read of a source per scrape: prom-client collects gauges concurrently, so every gauge fed by the
- * same source (JetStream, the read-model) awaits the same read instead of each asking again.
+ * One read of a source per scrape: prom-client collects every metric of a scrape concurrently, so the
+ * gauges fed by the same source (JetStream, the read-model) share the read under way instead of each
+ * asking again. A later scrape reads afresh.
  */
 export class ScrapeRead {
-  private last?: { at: number; done: Promise<void> };
+  private inFlight?: Promise<void>;
 
-  constructor(
-    private readonly read: () => Promise<void>,
-    private readonly reuseMs = 250,
-  ) {}
+  constructor(private readonly read: () => Promise<void>) {}
 
   get(): Promise<void> {
-    if (this.last && Date.now() - this.last.at < this.reuseMs) return this.last.done;
-    this.last = { at: Date.now(), done: this.read() };
-    return this.last.done;
+    this.inFlight ??= this.read().finally(() => (this.inFlight = undefined));
+    return this.inFlight;
   }
 }
