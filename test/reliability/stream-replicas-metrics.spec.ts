@@ -1,4 +1,5 @@
-import { connect, NatsConnection } from '@nats-io/transport-node';
+import type { NatsConnection } from '@nats-io/nats-core';
+import { connect } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { JetStreamEventStore, StreamAdmin } from '../../libs/event-store/src';
 import { Metrics } from '../../src/metrics/metrics';
