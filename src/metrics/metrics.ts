@@ -82,7 +82,13 @@ export class Metrics {
     const lagGauge = (name: string, help: string, labelNames: string[] = []) =>
       new Gauge({ name, help, labelNames, registers: [this.registry], collect: () => this.lagRead.get() });
     const replicaGauge = (name: string, help: string) =>
-      new Gauge({ name, help, labelNames: ['stream'], registers: [this.registry], collect: () => this.replicaRead.get() });
+      new Gauge({
+        name,
+        help,
+        labelNames: ['stream'],
+        registers: [this.registry],
+        collect: () => this.replicaRead.get(),
+      });
     this.gauges = {
       lastSeq: lagGauge('scaffold_stream_last_seq', 'Last sequence of the event stream'),
       consumerLag: lagGauge(

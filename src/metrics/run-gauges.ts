@@ -26,7 +26,10 @@ export class RunGauges {
   ) {
     const gauge = (name: string, help: string) =>
       new Gauge({ name, help, labelNames: ['step'], registers: [metrics.registry], collect: () => this.read.get() });
-    this.active = gauge('scaffold_active_runs', 'Runs not yet ended (queued, running, retrying), by the step they are at');
+    this.active = gauge(
+      'scaffold_active_runs',
+      'Runs not yet ended (queued, running, retrying), by the step they are at',
+    );
     this.idle = gauge(
       'scaffold_active_run_idle_seconds',
       'By step: the longest time an active run at that step has gone without a new event (0: none active)',

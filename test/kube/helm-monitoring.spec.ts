@@ -49,7 +49,11 @@ const series = (name: string, labels: Record<string, string>, values: string) =>
 describe('Helm chart monitoring: off by default', () => {
   it('renders no ServiceMonitor, PrometheusRule or dashboard unless asked, and lints strictly with all three off', async () => {
     const objects = await helmTemplate({
-      metrics: { serviceMonitor: { enabled: false }, prometheusRule: { enabled: false }, dashboard: { enabled: false } },
+      metrics: {
+        serviceMonitor: { enabled: false },
+        prometheusRule: { enabled: false },
+        dashboard: { enabled: false },
+      },
     });
     for (const kind of MONITORING_KINDS) expect(renderedKind(objects, kind)).toEqual([]);
     expect(dashboardConfigMaps(objects)).toEqual([]);
@@ -164,9 +168,7 @@ describe('Helm chart monitoring: on', () => {
         },
       },
     });
-    const alerts = Object.fromEntries(
-      one(custom, 'PrometheusRule').spec.groups[0].rules.map((r: any) => [r.alert, r]),
-    );
+    const alerts = Object.fromEntries(one(custom, 'PrometheusRule').spec.groups[0].rules.map((r: any) => [r.alert, r]));
     expect(alerts.GitopsScaffolderRunStuck.expr).toMatch(/> 2700$/);
     expect(alerts.GitopsScaffolderConsumerLag.expr).toMatch(/> 7$/);
     expect(alerts.GitopsScaffolderFailureRate.expr).toMatch(/\) > 0\.5\n/);
