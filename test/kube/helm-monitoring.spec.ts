@@ -24,7 +24,7 @@ async function promtool(args: string[], files: Record<string, unknown>): Promise
     const { stdout, stderr } = await run(PROMTOOL, args, { cwd: dir });
     return stdout + stderr;
   } catch (e: any) {
-    throw new Error(`promtool ${args.join(' ')} failed:\n${e.stdout ?? ''}${e.stderr ?? e.message}`);
+    throw new Error(`promtool ${args.join(' ')} failed:\n${e.stdout ?? ''}${e.stderr ?? e.message}`, { cause: e });
   }
 }
 
