@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { Gauge } from 'prom-client';
 import { STEPS } from '../../libs/events/src';
-import { RunReadModel } from '../projection/run-read-model';
-import { Metrics } from './metrics';
-import { ScrapeRead } from './scrape-read';
+import { Metrics } from '../metrics/metrics';
+import { ScrapeRead } from '../metrics/scrape-read';
+import { RunReadModel } from './run-read-model';
 
 /** The step label of a run that has not reached its first step. */
 const NO_STEP = 'none';
