@@ -3,6 +3,7 @@ import { STEPS } from '../../libs/events/src';
 import { monitoringExpressions, renderMonitoring, unknownMetrics } from '../support/chart-monitoring';
 import { Rendered } from '../support/helm';
 import { exportedSeriesNames } from '../support/promql';
+import { waitFor } from '../support/service';
 import { useServiceStack } from '../support/service-stack';
 
 jest.setTimeout(120_000);
@@ -81,5 +82,23 @@ describe('monitoring: the metrics the chart alerts on and charts are the ones /m
     expect(sample(text, 'scaffold_ready')).toBe(1);
     expect(sample(text, 'scaffold_dependency_up{dependency="nats"}')).toBe(1);
     expect(sample(text, 'scaffold_dependency_up{dependency="postgres"}')).toBe(1);
+  });
+
+  it('while PostgreSQL refuses the service: scaffold_ready and postgres 0, no stale run figures, and back', async () => {
+    await stack.db.refuseConnections(true);
+    try {
+      const down = await scrape();
+      expect(sample(down, 'scaffold_ready')).toBe(0);
+      expect(sample(down, 'scaffold_dependency_up{dependency="postgres"}')).toBe(0);
+      expect(sample(down, 'scaffold_dependency_up{dependency="nats"}')).toBe(1);
+      expect(down).not.toMatch(/^scaffold_active_runs\{/m);
+    } finally {
+      await stack.db.refuseConnections(false);
+    }
+    const up = await waitFor('readiness back', async () => {
+      const text = await scrape();
+      return sample(text, 'scaffold_ready') === 1 ? text : undefined;
+    });
+    expect(sample(up, 'scaffold_active_runs{step="cert-fetch"}')).toBe(2);
   });
 });
