@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Makes sure what the tests and CI need is installed and listening on loopback (the demo needs less:
 # scripts/demo-tools.sh):
-# git, kubectl and helm (pinned), age, sshd, nats-server with JetStream on 4222,
+# git, kubectl and helm (pinned), age, sshd, promtool, nats-server with JetStream on 4222,
 # PostgreSQL on 5432. Installs through apt-get when missing; starts what is not running.
 set -euo pipefail
 
@@ -22,6 +22,9 @@ if [ "$(/usr/local/bin/kubectl version --client 2>/dev/null | sed -n 's/^Client 
   command -v unzip >/dev/null || apt_install unzip
   as_root bash scripts/install-kube-tools.sh /usr/local/bin
 fi
+
+# promtool: the chart tests check the PrometheusRule with it; only the binary, into .tools/bin (no daemon).
+command -v promtool >/dev/null || bash scripts/install-promtool.sh
 
 NATS_PORT=${NATS_PORT:-4222}
 if ! port_open "$NATS_PORT"; then

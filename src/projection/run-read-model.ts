@@ -74,6 +74,15 @@ export class RunReadModel {
     return { active: Number(row.active), createdSince: Number(row.created) };
   }
 
+  /** Per step (null: before the first), the active runs there and the oldest last event among them (metrics). */
+  async activeByStep(): Promise<Array<{ step: string | null; runs: number; lastEventBefore: Date }>> {
+    const rows: Array<{ step: string | null; runs: string; oldest: Date }> = await this.ds.query(
+      `SELECT step, count(*) AS runs, min(updated_at) AS oldest FROM scaffold_runs WHERE status = ANY($1) GROUP BY step`,
+      [[...ACTIVE_STATUSES]],
+    );
+    return rows.map((r) => ({ step: r.step, runs: Number(r.runs), lastEventBefore: new Date(r.oldest) }));
+  }
+
   /** Active runs without progress since `since`. */
   stuck(since: Date): Promise<ScaffoldRunRow[]> {
     return this.runs.find({ where: { status: ACTIVE, updated_at: LessThan(since) }, order: { updated_at: 'ASC' } });

@@ -288,6 +288,15 @@ export const ROUTES: Array<{ method: string; path: string; op: object }> = [
       responses: { '200': { description: 'OpenAPI 3.1', ...json({ type: 'object' }) } },
     },
   },
+  {
+    method: 'get',
+    path: '/api/v1/asyncapi.json',
+    op: {
+      summary: 'The AsyncAPI document of the NATS API (scaffolds.v1.*) and of the event and log subjects',
+      security: [],
+      responses: { '200': { description: 'AsyncAPI 3.0', ...json({ type: 'object' }) } },
+    },
+  },
   ...['/readyz', '/health'].map((path) => ({
     method: 'get' as const,
     path,
@@ -411,6 +420,9 @@ const RUNNER_ROUTES: Array<{ method: string; path: string; op: object }> = [
   },
 ];
 
+/** The schemas both documents share (the AsyncAPI one refers to them at the same place). */
+export const SHARED_SCHEMAS = { CreateScaffold: CREATE_SCHEMA, Run: RUN_VIEW, Event: EVENT, Error: ERROR };
+
 export function openApiDocument(): object {
   const paths: Record<string, Record<string, object>> = {};
   for (const r of [...ROUTES, ...RUNNER_ROUTES]) (paths[r.path] ??= {})[r.method] = r.op;
@@ -429,7 +441,7 @@ export function openApiDocument(): object {
         apiKey: { type: 'apiKey', in: 'header', name: 'X-Api-Key' },
         runnerToken: { type: 'http', scheme: 'bearer', description: "a run's runner credential (its Job's Secret)" },
       },
-      schemas: { CreateScaffold: CREATE_SCHEMA, Run: RUN_VIEW, Event: EVENT, Error: ERROR },
+      schemas: SHARED_SCHEMAS,
     },
   };
 }

@@ -5,6 +5,7 @@ import { Caller } from '../common/caller';
 import { invalid } from '../common/api-error';
 import { Public } from '../common/public.decorator';
 import { Quotas } from './quotas';
+import { asyncApiDocument } from './asyncapi';
 import { openApiDocument } from './openapi';
 import { ScaffoldCommands } from './scaffold-commands';
 import { ScaffoldPreview } from './scaffold-preview';
@@ -136,11 +137,18 @@ export class EventsController {
   }
 }
 
+/** The API's own descriptions, public like /metrics: REST (OpenAPI 3.1) and NATS (AsyncAPI 3.0). */
 @Controller('api/v1')
-export class OpenApiController {
+export class ApiDocumentsController {
   @Public()
   @Get('openapi.json')
   openapi() {
     return openApiDocument();
+  }
+
+  @Public()
+  @Get('asyncapi.json')
+  asyncapi() {
+    return asyncApiDocument();
   }
 }

@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { GitModule } from '../git/git.module';
-import { EventsController, OpenApiController, ScaffoldsController } from './scaffolds.controller';
+import { EventsController, ApiDocumentsController, ScaffoldsController } from './scaffolds.controller';
 import { ScaffoldsRpcController } from './scaffolds.rpc.controller';
 import { Quotas } from './quotas';
 import { RequestChecks } from './request-checks';
@@ -11,7 +11,7 @@ import { ScaffoldQueries } from './scaffold-queries';
 /** The scaffolds API: REST and NATS controllers over the same commands, queries and preview, which share one set of request checks. */
 @Module({
   imports: [GitModule],
-  controllers: [ScaffoldsController, EventsController, OpenApiController, ScaffoldsRpcController],
+  controllers: [ScaffoldsController, EventsController, ApiDocumentsController, ScaffoldsRpcController],
   providers: [ScaffoldCommands, ScaffoldQueries, ScaffoldPreview, RequestChecks, Quotas],
 })
 export class ScaffoldsModule {}
