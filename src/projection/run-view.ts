@@ -4,6 +4,8 @@ import type { RunState } from '../../libs/run-decider/src';
 /** The run as both APIs return it (snake_case, as the controller expects). */
 export interface RunView {
   id: string;
+  /** The key that created the run (requested_by): what the console shows admins in its owner column. */
+  owner: string;
   status: string;
   step: string | null;
   message: string;
@@ -28,6 +30,7 @@ export function toView(id: string, s: RunState): RunView {
   const r = s.request!;
   return {
     id,
+    owner: r.requested_by,
     status: s.status,
     step: s.step,
     message: s.message,

@@ -4,6 +4,7 @@ import type { CallerIdentity } from '../common/api-keys';
 import { Caller } from '../common/caller';
 import { invalid } from '../common/api-error';
 import { Public } from '../common/public.decorator';
+import { CredentialPlanQuery } from './credential-plan-query';
 import { Quotas } from './quotas';
 import { openApiDocument } from './openapi';
 import { ScaffoldCommands } from './scaffold-commands';
@@ -18,6 +19,7 @@ export class ScaffoldsController {
     private readonly queries: ScaffoldQueries,
     private readonly previews: ScaffoldPreview,
     private readonly quotas: Quotas,
+    private readonly credentialPlans: CredentialPlanQuery,
   ) {}
 
   @Post()
@@ -51,6 +53,12 @@ export class ScaffoldsController {
   @Get(':id/events')
   events(@Param('id') id: string, @Caller() caller: CallerIdentity) {
     return this.queries.events(id, caller);
+  }
+
+  /** The credential plan by class: which Secret keys a pass generates, derives or expects supplied (names only). */
+  @Get(':id/credential-plan')
+  credentialPlan(@Param('id') id: string, @Caller() caller: CallerIdentity) {
+    return this.credentialPlans.forRun(id, caller);
   }
 
   /**
@@ -133,6 +141,15 @@ export class EventsController {
   @Get()
   list(@Query() query: Record<string, unknown>, @Caller() caller: CallerIdentity) {
     return this.queries.allEvents(query, caller);
+  }
+}
+
+/** Who the presented key is (its name and role): the console decides from it what to show, the API still decides what to answer. */
+@Controller('api/v1/whoami')
+export class WhoAmIController {
+  @Get()
+  whoami(@Caller() caller: CallerIdentity) {
+    return { name: caller.name, role: caller.role };
   }
 }
 
