@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Makes sure what the tests and the demo need is installed and listening on loopback:
-# git, kubectl and helm (pinned), age, sshd, nats-server with JetStream on 4222,
+# git, kubectl and helm (pinned), age, sshd, chromium, nats-server with JetStream on 4222,
 # PostgreSQL on 5432. Installs through apt-get when missing; starts what is not running.
 set -euo pipefail
 
@@ -18,6 +18,8 @@ command -v openssl >/dev/null || apt_install openssl
 command -v age >/dev/null || apt_install age
 # sshd: the tests start their own OpenSSH server (git over SSH) on a port of their own.
 [ -x /usr/sbin/sshd ] || apt_install openssh-server openssh-client
+# chromium: the console's test drives Debian's Chromium headless through playwright-core.
+[ -x /usr/bin/chromium ] || apt_install chromium
 # kubectl and helm: validation builds every tree with kubectl kustomize, the chart tests render and lint
 # the chart with helm. Both come pinned and checksum-verified from scripts/install-kube-tools.sh (the
 # images use the same), into /usr/local/bin ahead of any kubectl the machine has of its own.
