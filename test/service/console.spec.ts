@@ -192,6 +192,36 @@ describe('the console (/ui) in Chromium', () => {
     expect(pageProblems).toEqual([]);
   });
 
+  it("answers what the console asks under the API's checks: whoami, owner, cluster filter, credential plan", async () => {
+    const as = (key: string, path: string) => api(stack.svc.base, 'GET', path, undefined, { 'x-api-key': key });
+    expect((await as(TEAM_A, '/api/v1/whoami')).json).toEqual({ name: 'team-a', role: 'operator' });
+    expect((await as(API_KEY, '/api/v1/whoami')).json).toEqual({ name: 'default', role: 'admin' });
+    expect((await as('wrong-key-0123456789', '/api/v1/whoami')).status).toBe(401);
+
+    const remote = bareRepo();
+    const created = await api(stack.svc.base, 'POST', '/api/v1/scaffolds', request('api-b', remote.url, cert.certPem), {
+      'x-api-key': TEAM_B,
+    });
+    expect(created.json.owner).toBe('team-b');
+    await untilTerminal(stack.svc.base, created.json.id);
+    const listed = (key: string, query: string) =>
+      as(key, `/api/v1/scaffolds?${query}`).then((r) => r.json.items.map((i: any) => i.id));
+    expect(await listed(TEAM_B, 'cluster_name=api-b')).toEqual([created.json.id]);
+    expect(await listed(TEAM_B, 'cluster_name=console-a')).toEqual([]);
+    expect(await listed(TEAM_A, 'cluster_name=api-b')).toEqual([]);
+    expect(await listed(API_KEY, 'cluster_name=api-b&status=succeeded')).toEqual([created.json.id]);
+    const bad = await as(TEAM_B, '/api/v1/scaffolds?cluster_name=Not_A_Cluster');
+    expect(bad.status).toBe(400);
+    expect(bad.json.error.message).toMatch(/^cluster_name: /);
+
+    const plan = await as(TEAM_B, `/api/v1/scaffolds/${created.json.id}/credential-plan`);
+    expect(plan.status).toBe(200);
+    for (const item of plan.json.items) expect(Object.keys(item).sort()).toEqual(['class', 'key', 'name', 'namespace']);
+    expect(plan.text).not.toContain('TestRegistryPassword');
+    expect((await as(TEAM_A, `/api/v1/scaffolds/${created.json.id}/credential-plan`)).status).toBe(404);
+    expect((await as(API_KEY, `/api/v1/scaffolds/${created.json.id}/credential-plan`)).json).toEqual(plan.json);
+  });
+
   it('refuses a key the service does not know, and keeps nothing of it', async () => {
     const page = await newPage();
     await page.goto(`${stack.svc.base}/ui/`);

@@ -124,7 +124,7 @@ export class ApiClient {
     const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
     for (;;) {
       const { done, value } = await reader.read();
-      if (done) return;
+      if (done) return parser.end();
       parser.push(value);
     }
   }

@@ -33,6 +33,12 @@ export class SseParser {
     }
   }
 
+  /** The stream ended: a line end held back as a possible half of \r\n is one after all (an unfinished event is dropped). */
+  end(): void {
+    if (this.buffer.endsWith('\r')) this.line(this.buffer.slice(0, -1));
+    this.buffer = '';
+  }
+
   private line(line: string): void {
     if (line === '') return this.dispatch();
     if (line.startsWith(':')) return;
