@@ -115,7 +115,7 @@ describe('the console (/ui) in Chromium', () => {
     await page.waitForSelector('#timeline li[data-type="ScaffoldRequested"]');
     await page.waitForSelector('#live[data-state="live"]');
     // The page stays the same document from here on: a reload would drop this mark.
-    await page.evaluate(() => ((window as any).consoleTestMark = 'same page'));
+    await page.evaluate(() => ((globalThis as any).consoleTestMark = 'same page'));
     // Pushes are held: nothing past the request can have happened yet.
     expect(await timelineTypes(page)).toEqual(['ScaffoldRequested']);
 
@@ -124,7 +124,7 @@ describe('the console (/ui) in Chromium', () => {
       await page.waitForSelector(`#timeline li:nth-child(${i + 1})[data-type="${type}"]`);
     await page.waitForSelector('#live[data-state="ended"]');
     expect(await timelineTypes(page)).toEqual([...SUCCEEDED_RUN_EVENTS]);
-    expect(await page.evaluate(() => (window as any).consoleTestMark)).toBe('same page');
+    expect(await page.evaluate(() => (globalThis as any).consoleTestMark)).toBe('same page');
     const gaps = await page.$$eval('#timeline li .gap', (g) => g.map((e) => e.textContent));
     expect(gaps[0]).toBe('start');
     for (const gap of gaps.slice(1)) expect(gap).toMatch(/^\+\d/);
@@ -136,7 +136,7 @@ describe('the console (/ui) in Chromium', () => {
       run.infra_commit,
       run.full_commit,
     ]);
-    await page.waitForFunction(() => document.getElementById('log')?.textContent?.includes('run succeeded'));
+    await page.waitForSelector('#log:has-text("run succeeded")');
     const plan = (
       await api(stack.svc.base, 'GET', `/api/v1/scaffolds/${id}/credential-plan`, undefined, { 'x-api-key': TEAM_A })
     ).json.items;
@@ -156,7 +156,7 @@ describe('the console (/ui) in Chromium', () => {
     const storage = await page.evaluate(() => ({
       session: Object.values(sessionStorage),
       local: localStorage.length,
-      cookie: document.cookie,
+      cookie: (globalThis as any).document.cookie,
     }));
     expect(storage).toEqual({ session: [TEAM_A], local: 0, cookie: '' });
     expect(page.url()).not.toContain(TEAM_A);

@@ -64,7 +64,8 @@ export class ApiFailure extends Error {
 const API = '/api/v1';
 
 async function failure(res: Response): Promise<ApiFailure> {
-  const body = await res.json().catch(() => undefined);
+  const body = (await res.json().catch(() => undefined)) as
+    { error?: { code?: unknown; message?: unknown } } | undefined;
   const retryAfter = Number(res.headers.get('retry-after'));
   return new ApiFailure(
     res.status,

@@ -5,6 +5,9 @@ import { errorBox, problemText, statusBadge, TERMINAL_EVENTS } from './widgets.j
 
 /** How long to wait before following again after a broken connection. */
 const RECONNECT_MS = 2000;
+/** How often to ask again for a run the read-model has not yet seen end (once a second). */
+const MAX_LATE_ANSWERS = 60;
+const FINISHED = ['succeeded', 'failed', 'cancelled'];
 
 const CLASS_MEANING: Record<string, string> = {
   generated: 'fresh random values made for the new cluster',
@@ -148,9 +151,17 @@ export async function runView(root: HTMLElement, api: ApiClient, id: string, sig
     show(problemsBox, problems(timeline.events, log));
     logBox.textContent = log || '(empty)';
   };
-  const refresher = coalesced(async () => {
+  let lateAnswers = 0;
+  const refresher: () => void = coalesced(async () => {
     const [r, log] = await Promise.all([api.run(id), api.runLog(id)]);
-    if (!signal.aborted) redraw(r, log);
+    if (signal.aborted) return;
+    redraw(r, log);
+    // The run comes from the read-model, which follows the stream: right after the terminal event it
+    // may still answer the run as it was a moment before. Ask again until it has caught up.
+    if (timeline.ended && !FINISHED.includes(r.status) && lateAnswers++ < MAX_LATE_ANSWERS) {
+      await pause(RECONNECT_MS / 2, signal);
+      refresher();
+    }
   });
   redraw(run, '');
   api
