@@ -232,7 +232,8 @@ export const ROUTES: Array<{ method: string; path: string; op: object }> = [
     method: 'get',
     path: '/api/v1/scaffolds/{id}/credential-plan',
     op: {
-      summary: "The credential plan by class of the run's reference: Secret keys and how a pass fills them, never a value",
+      summary:
+        "The credential plan by class of the run's reference: Secret keys and how a pass fills them, never a value",
       parameters: [idParam],
       responses: {
         '200': {
