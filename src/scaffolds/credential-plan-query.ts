@@ -1,18 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { EventStore } from '../../libs/event-store/src';
-import type { CredentialClass } from '../../libs/generator/src';
+import type { CredentialPlanItem } from '../common/api-shapes';
 import type { CallerIdentity } from '../common/api-keys';
 import { EVENT_STORE } from '../event-store/event-store.module';
 import { RequestChecks } from './request-checks';
 import { requireRun } from './run-access';
-
-/** One key of a run's credential plan: where it lives and how the pass fills it, never its value. */
-export interface CredentialPlanItem {
-  namespace: string;
-  name: string;
-  key: string;
-  class: CredentialClass;
-}
 
 /**
  * A run's credential plan by class (generated, derived, supplied, configuration, registry), for the
@@ -28,7 +20,7 @@ export class CredentialPlanQuery {
 
   async forRun(id: unknown, caller: CallerIdentity): Promise<{ items: CredentialPlanItem[] }> {
     await requireRun(this.store, id, caller);
-    const items = this.checks
+    const items: CredentialPlanItem[] = this.checks
       .referenceCredentials()
       .map(({ namespace, name, key, class: kind }) => ({ namespace, name, key, class: kind }));
     return { items };

@@ -5,6 +5,7 @@ import { withoutCredentials } from '../../libs/git/src';
 import { isClusterName } from '../../libs/validation/src';
 import { fold, isTerminal, RUN_STATUSES, type RunState } from '../../libs/run-decider/src';
 import { ApiError, invalid, notFound } from '../common/api-error';
+import type { EventView } from '../common/api-shapes';
 import { CallerIdentity, owns } from '../common/api-keys';
 import { EVENT_STORE, RUN_LOGS } from '../event-store/event-store.module';
 import { JOB_LOGS, type JobLogs } from '../kubernetes/job-logs';
@@ -14,7 +15,7 @@ import { decodeCursor, encodeCursor } from './cursor';
 import { checkId, requireRun } from './run-access';
 
 /** How an event is shown to auditors and watchers. */
-export const eventView = (e: StoredEvent) => ({
+export const eventView = (e: StoredEvent): EventView => ({
   seq: e.seq,
   id: e.id,
   type: e.type,

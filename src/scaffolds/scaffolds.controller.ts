@@ -1,5 +1,6 @@
 import { Body, Controller, Get, Headers, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
+import type { CallerView } from '../common/api-shapes';
 import type { CallerIdentity } from '../common/api-keys';
 import { Caller } from '../common/caller';
 import { invalid } from '../common/api-error';
@@ -148,7 +149,7 @@ export class EventsController {
 @Controller('api/v1/whoami')
 export class WhoAmIController {
   @Get()
-  whoami(@Caller() caller: CallerIdentity) {
+  whoami(@Caller() caller: CallerIdentity): CallerView {
     return { name: caller.name, role: caller.role };
   }
 }

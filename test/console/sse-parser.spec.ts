@@ -51,7 +51,15 @@ describe("the console's wording", () => {
   });
 
   it('summarises events from names and references only', () => {
-    const e = (type: string, data: Record<string, unknown>) => ({ seq: 1, id: 'x', type, time: '', data });
+    const e = (type: string, data: Record<string, unknown>) => ({
+      seq: 1,
+      id: 'x',
+      type,
+      schema_version: 1,
+      time: '',
+      causation_id: null,
+      data,
+    });
     expect(eventSummary(e('FullPushed', { commit: 'a'.repeat(40), objects_sealed: 3 }))).toBe(
       'full commit aaaaaaaaaaaa, 3 objects sealed',
     );

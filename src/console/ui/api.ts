@@ -1,52 +1,11 @@
 import { SseParser } from './sse.js';
+import type { CallerView, CredentialPlanItem, EventView, Page, RunView } from '../../common/api-shapes';
 
-/** What the API answers, as far as the console reads it (docs/api.md). */
-export interface Run {
-  id: string;
-  owner: string;
-  status: string;
-  step: string | null;
-  message: string;
-  cluster_name: string;
-  domain: string;
-  region: string;
-  gitops_path: string;
-  repo_url: string;
-  branch: string;
-  infra_commit: string | null;
-  full_commit: string | null;
-  created_at: string | null;
-  updated_at: string | null;
-  finished_at: string | null;
-  progress: { waited_seconds: number; deadline_seconds: number } | null;
-  retry: { step: string; failed_attempt: number; reason: string } | null;
-}
-
-export interface RunEvent {
-  seq: number;
-  id: string;
-  run_id?: string;
-  type: string;
-  time: string;
-  data: Record<string, unknown>;
-}
-
-export interface Caller {
-  name: string;
-  role: 'admin' | 'operator' | 'reader';
-}
-
-export interface CredentialPlanItem {
-  namespace: string;
-  name: string;
-  key: string;
-  class: string;
-}
-
-export interface Page<T> {
-  items: T[];
-  next_cursor: string | null;
-}
+/** What the API answers (docs/api.md), in the shapes the service itself declares. */
+export type { CredentialPlanItem, Page };
+export type Run = RunView;
+export type RunEvent = EventView;
+export type Caller = CallerView;
 
 /** An answer other than 2xx, with the API's error code and message (never the key). */
 export class ApiFailure extends Error {
@@ -62,6 +21,8 @@ export class ApiFailure extends Error {
 }
 
 const API = '/api/v1';
+/** Read once per page load: it changes only with the service's version. */
+let vocabulary: Promise<{ statuses: string[]; eventTypes: string[] }> | null = null;
 
 async function failure(res: Response): Promise<ApiFailure> {
   const body = (await res.json().catch(() => undefined)) as
@@ -99,6 +60,19 @@ export class ApiClient {
   }
 
   whoami = () => this.json<Caller>('/whoami');
+
+  /** The run statuses and event types, from the OpenAPI document the service builds from its own code. */
+  async vocabulary(): Promise<{ statuses: string[]; eventTypes: string[] }> {
+    vocabulary ??= this.json<any>('/openapi.json').then((doc) => ({
+      statuses: doc.components.schemas.Run.properties.status.enum,
+      eventTypes: doc.components.schemas.Event.properties.type.enum,
+    }));
+    return vocabulary.catch((e) => {
+      vocabulary = null;
+      throw e;
+    });
+  }
+
   run = (id: string) => this.json<Run>(`/scaffolds/${encodeURIComponent(id)}`);
   runLog = (id: string) => this.text(`/scaffolds/${encodeURIComponent(id)}/logs`);
   credentialPlan = (id: string) =>

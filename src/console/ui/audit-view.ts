@@ -1,22 +1,7 @@
 import type { ApiClient, RunEvent } from './api.js';
-import { append, h, show } from './dom.js';
+import { h, show } from './dom.js';
 import { eventSummary } from './format.js';
-import { choice, errorBox, runLink } from './widgets.js';
-
-const EVENT_TYPES = [
-  'ScaffoldRequested',
-  'InfraPushed',
-  'SealedSecretsReady',
-  'CertFetched',
-  'FullPushed',
-  'ScaffoldSucceeded',
-  'StepFailed',
-  'ScaffoldFailed',
-  'ScaffoldCancelRequested',
-  'ScaffoldCancelled',
-  'StepProgress',
-  'StepRedriveRequested',
-];
+import { choice, fillPages, runLink, withCursor } from './widgets.js';
 
 /** Where the feed starts unless the fragment says: a day back (the stream may hold years). */
 const DEFAULT_HOURS = 24;
@@ -35,13 +20,14 @@ function auditRow(e: RunEvent): HTMLTableRowElement {
 
 /** The audit feed: events of the runs this key may see (all for admins), oldest first from `since`. */
 export async function auditView(root: HTMLElement, api: ApiClient, params: URLSearchParams) {
+  const { eventTypes } = await api.vocabulary();
   const type = params.get('type') || null;
   const hours = Number(params.get('hours')) > 0 ? Number(params.get('hours')) : DEFAULT_HOURS;
   const hoursInput = h('input', { id: 'audit-hours', type: 'number', value: String(hours) });
   const form = h(
     'form',
     { class: 'filters' },
-    choice('audit-type', 'Type', EVENT_TYPES, type),
+    choice('audit-type', 'Type', eventTypes, type),
     h('label', { for: 'audit-hours' }, 'Last hours ', hoursInput),
     h('button', { type: 'submit' }, 'Apply'),
   );
@@ -63,25 +49,14 @@ export async function auditView(root: HTMLElement, api: ApiClient, params: URLSe
     after,
   );
 
-  const since = new Date(Date.now() - hours * 3600_000).toISOString();
-  const load = async (cursor: string | null) => {
-    const query = new URLSearchParams({ limit: '200' });
-    if (cursor) query.set('cursor', cursor);
-    else query.set('since', since);
-    if (type) query.set('type', type);
-    try {
-      const page = await api.audit(query);
-      append(body, ...page.items.map(auditRow));
-      show(after);
-      if (body.childElementCount === 0) show(after, h('p', { id: 'audit-empty' }, 'No events in this span.'));
-      if (page.next_cursor) {
-        const more = h('button', { type: 'button' }, 'More');
-        more.addEventListener('click', () => void load(page.next_cursor));
-        show(after, more);
-      }
-    } catch (e) {
-      show(after, errorBox(e));
-    }
-  };
-  await load(null);
+  // The first page from `since`, each next one from its cursor (which wins over `since` in the API).
+  const query = new URLSearchParams({ limit: '200', since: new Date(Date.now() - hours * 3600_000).toISOString() });
+  if (type) query.set('type', type);
+  await fillPages(
+    body,
+    after,
+    (cursor) => api.audit(withCursor(query, cursor)),
+    auditRow,
+    h('p', { id: 'audit-empty' }, 'No events in this span.'),
+  );
 }

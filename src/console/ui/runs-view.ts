@@ -1,14 +1,14 @@
 import type { ApiClient, Caller, Run } from './api.js';
-import { append, h, show } from './dom.js';
+import { h, show } from './dom.js';
 import { age } from './format.js';
-import { choice, errorBox, RUN_STATUSES, runLink, statusBadge, timeCell } from './widgets.js';
+import { choice, fillPages, runLink, statusBadge, timeCell, withCursor } from './widgets.js';
 
 /** The list's filters live in the fragment (#/runs?status=failed&cluster=acme): shareable, and never a key. */
 function filtersOf(params: URLSearchParams) {
   return { status: params.get('status') || null, cluster: params.get('cluster') || null };
 }
 
-function filterForm(current: { status: string | null; cluster: string | null }): HTMLFormElement {
+function filterForm(current: { status: string | null; cluster: string | null }, statuses: string[]): HTMLFormElement {
   const cluster = h('input', {
     id: 'filter-cluster',
     type: 'text',
@@ -19,7 +19,7 @@ function filterForm(current: { status: string | null; cluster: string | null }):
   const form = h(
     'form',
     { class: 'filters', id: 'runs-filters' },
-    choice('filter-status', 'Status', RUN_STATUSES, current.status),
+    choice('filter-status', 'Status', statuses, current.status),
     h('label', { for: 'filter-cluster' }, 'Cluster ', cluster),
     h('button', { type: 'submit' }, 'Apply'),
   );
@@ -69,26 +69,17 @@ export async function runsView(root: HTMLElement, api: ApiClient, caller: Caller
     body,
   );
   const after = h('div', { class: 'after-table' });
-  show(root, h('h1', {}, 'Runs'), filterForm(filters), table, after);
+  const { statuses } = await api.vocabulary();
+  show(root, h('h1', {}, 'Runs'), filterForm(filters, statuses), table, after);
 
-  const load = async (cursor: string | null) => {
-    const query = new URLSearchParams({ limit: '50' });
-    if (filters.status) query.set('status', filters.status);
-    if (filters.cluster) query.set('cluster_name', filters.cluster);
-    if (cursor) query.set('cursor', cursor);
-    try {
-      const page = await api.runs(query);
-      append(body, ...page.items.map((r) => runRow(r, caller)));
-      show(after);
-      if (body.childElementCount === 0) show(after, h('p', { id: 'runs-empty' }, 'No runs to show for this key.'));
-      if (page.next_cursor) {
-        const more = h('button', { type: 'button' }, 'More');
-        more.addEventListener('click', () => void load(page.next_cursor));
-        show(after, more);
-      }
-    } catch (e) {
-      show(after, errorBox(e));
-    }
-  };
-  await load(null);
+  const query = new URLSearchParams({ limit: '50' });
+  if (filters.status) query.set('status', filters.status);
+  if (filters.cluster) query.set('cluster_name', filters.cluster);
+  await fillPages(
+    body,
+    after,
+    (cursor) => api.runs(withCursor(query, cursor)),
+    (r) => runRow(r, caller),
+    h('p', { id: 'runs-empty' }, 'No runs to show for this key.'),
+  );
 }

@@ -1,12 +1,11 @@
-import { ApiFailure } from './api.js';
-import { h } from './dom.js';
+import { ApiFailure, type Page } from './api.js';
+import { append, h, show } from './dom.js';
 
-export const RUN_STATUSES = ['queued', 'running', 'retrying', 'succeeded', 'failed', 'cancelled'] as const;
 export const TERMINAL_EVENTS = ['ScaffoldSucceeded', 'ScaffoldFailed', 'ScaffoldCancelled'];
 
-/** A status as a badge; the class comes from a fixed set, whatever the API said. */
+/** A status as a badge; its class is a plain word, whatever the API said. */
 export function statusBadge(status: string): HTMLSpanElement {
-  const known = (RUN_STATUSES as readonly string[]).includes(status) ? status : 'unknown';
+  const known = /^[a-z]{1,20}$/.test(status) ? status : 'unknown';
   return h('span', { class: `status status-${known}`, 'data-status': known }, status);
 }
 
@@ -30,4 +29,40 @@ export function choice(id: string, label: string, options: readonly string[], cu
   select.append(h('option', { value: '' }, 'all'));
   for (const o of options) select.append(h('option', { value: o, selected: o === current ? '' : undefined }, o));
   return h('label', { for: id }, label, ' ', select);
+}
+
+/**
+ * A paged list route into a table body: the first page now, "More" after the table for each next
+ * one, `empty` when there is nothing at all, the API's refusal in place of the rest.
+ */
+export async function fillPages<T>(
+  body: HTMLElement,
+  after: HTMLElement,
+  fetchPage: (cursor: string | null) => Promise<Page<T>>,
+  row: (item: T) => Node,
+  empty: HTMLElement,
+): Promise<void> {
+  const load = async (cursor: string | null) => {
+    try {
+      const page = await fetchPage(cursor);
+      append(body, ...page.items.map(row));
+      show(after);
+      if (body.childElementCount === 0) show(after, empty);
+      if (page.next_cursor) {
+        const more = h('button', { type: 'button' }, 'More');
+        more.addEventListener('click', () => void load(page.next_cursor));
+        show(after, more);
+      }
+    } catch (e) {
+      show(after, errorBox(e));
+    }
+  };
+  await load(null);
+}
+
+/** A list query for the page after `cursor` (the first page without one). */
+export function withCursor(query: URLSearchParams, cursor: string | null): URLSearchParams {
+  const next = new URLSearchParams(query);
+  if (cursor) next.set('cursor', cursor);
+  return next;
 }
