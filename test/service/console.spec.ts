@@ -55,13 +55,18 @@ describe('the console (/ui) in Chromium', () => {
   const stack = useServiceStack(() => ({ API_KEYS: `team-a:operator:${TEAM_A},team-b:operator:${TEAM_B}` }));
   const cert = makeRsaCert();
   let browser: Browser;
+  /** Held pushes are let through at the end whatever happened, so no step waits out the hook's own limit. */
+  const gates: Array<() => void> = [];
   /** What the page reported that it should not have: script errors, refused resources (CSP). */
   const pageProblems: string[] = [];
+  /** Every request the pages made, with whether it carried a key in X-Api-Key. */
+  const requests: Array<{ url: string; keyHeader: boolean }> = [];
 
   beforeAll(async () => {
     browser = await launchChromium();
   });
   afterAll(async () => {
+    for (const release of gates) release();
     await browser?.close();
   });
 
@@ -69,6 +74,7 @@ describe('the console (/ui) in Chromium', () => {
     const page = await (await browser.newContext()).newPage();
     page.setDefaultTimeout(UI_WAIT);
     page.on('pageerror', (e) => pageProblems.push(`pageerror: ${e.message}`));
+    page.on('request', (r) => requests.push({ url: r.url(), keyHeader: Boolean(r.headers()['x-api-key']) }));
     page.on('console', (m) => {
       if (m.type() === 'error' && !/status of 404/.test(m.text())) pageProblems.push(`console: ${m.text()}`);
     });
@@ -95,6 +101,7 @@ describe('the console (/ui) in Chromium', () => {
 
   it("shows a run's phases arriving live; another tenant's key sees nothing of it", async () => {
     const remote = heldRepository();
+    gates.push(remote.release);
     const page = await newPage();
     await signIn(page, stack.svc.base, TEAM_A, 'team-a (operator)');
     await page.waitForSelector('#runs-empty');
@@ -160,6 +167,11 @@ describe('the console (/ui) in Chromium', () => {
     }));
     expect(storage).toEqual({ session: [TEAM_A], local: 0, cookie: '' });
     expect(page.url()).not.toContain(TEAM_A);
+    // The live timeline came over the SSE route, read with fetch and the key in its header (no key in any URL).
+    expect(requests.filter((r) => r.url.includes(TEAM_A))).toEqual([]);
+    const streams = requests.filter((r) => r.url === `${stack.svc.base}/api/v1/scaffolds/${id}/events/stream`);
+    expect(streams.length).toBeGreaterThan(0);
+    expect(streams.every((r) => r.keyHeader)).toBe(true);
     expect(await page.textContent('body')).not.toContain('TestRegistryPassword');
 
     // The list: this key's run, without an owner column (it sees only its own); filters narrow it.
