@@ -39,8 +39,9 @@ async function signIn(key: string) {
   try {
     const caller = await new ApiClient(key).whoami();
     session.signIn(key);
+    // A new fragment routes through hashchange; the same one is routed here.
     if (!location.hash.startsWith('#/')) location.hash = '#/runs';
-    await route(key, caller);
+    else await route(key, caller);
   } catch (e) {
     signInForm(e instanceof ApiFailure && e.status === 401 ? 'This key is not accepted.' : problemText(e));
   }
