@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Makes sure what the tests and CI need is installed and listening on loopback (the demo needs less:
 # scripts/demo-tools.sh):
-# git, kubectl and helm (pinned), age, sshd, promtool, nats-server with JetStream on 4222,
+# git, kubectl and helm (pinned), age, sshd, chromium, promtool, nats-server with JetStream on 4222,
 # PostgreSQL on 5432. Installs through apt-get when missing; starts what is not running.
 set -euo pipefail
 
@@ -14,6 +14,8 @@ command -v openssl >/dev/null || apt_install openssl
 command -v age >/dev/null || apt_install age
 # sshd: the tests start their own OpenSSH server (git over SSH) on a port of their own.
 [ -x /usr/sbin/sshd ] || apt_install openssh-server openssh-client
+# chromium: the console's test drives Debian's Chromium headless through playwright-core.
+[ -x /usr/bin/chromium ] || apt_install chromium
 # kubectl and helm: validation builds every tree with kubectl kustomize, the chart tests render and lint
 # the chart with helm. Both come pinned and checksum-verified from scripts/install-kube-tools.sh (the
 # images use the same), into /usr/local/bin ahead of any kubectl the machine has of its own.

@@ -46,9 +46,10 @@ export class RunReadModel {
     return this.runs.find({ where: { status: ACTIVE } });
   }
 
-  /** Newest first, after the cursor's (created_at, id), optionally only one key's runs. */
+  /** Newest first, after the cursor's (created_at, id), optionally only one status, cluster or key's runs. */
   page(opts: {
     status?: string;
+    clusterName?: string;
     after?: { createdAt: Date; id: string };
     owner?: string;
     limit: number;
@@ -59,6 +60,7 @@ export class RunReadModel {
       .addOrderBy('r.id', 'DESC')
       .take(opts.limit);
     if (opts.status) q.andWhere('r.status = :status', { status: opts.status });
+    if (opts.clusterName !== undefined) q.andWhere('r.cluster_name = :clusterName', { clusterName: opts.clusterName });
     if (opts.owner !== undefined) q.andWhere(`r.state->'request'->>'requested_by' = :owner`, { owner: opts.owner });
     if (opts.after)
       q.andWhere('(r.created_at, r.id) < (:createdAt, :id)', { createdAt: opts.after.createdAt, id: opts.after.id });

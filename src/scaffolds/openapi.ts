@@ -1,5 +1,7 @@
 import { DATA_SCHEMAS, EVENT_TYPES, STEPS } from '../../libs/events/src';
+import { CREDENTIAL_CLASSES } from '../../libs/generator/src';
 import { RUN_STATUSES } from '../../libs/run-decider/src';
+import { ROLES } from '../config/api-key';
 import { RUNNER_API_PREFIX } from '../runner-api/contract';
 import { LOG_SCHEMA, REPORT_SCHEMA } from '../runner-api/runner-reports';
 import { CREATE_SCHEMA } from './create-request';
@@ -15,6 +17,7 @@ const RUN_VIEW = {
   additionalProperties: false,
   required: [
     'id',
+    'owner',
     'status',
     'step',
     'message',
@@ -34,6 +37,7 @@ const RUN_VIEW = {
   ],
   properties: {
     id: { type: 'string', format: 'uuid' },
+    owner: { type: 'string', description: 'the name of the key that created the run' },
     status: { enum: [...RUN_STATUSES] },
     step: { enum: [...STEPS, null] },
     message: { type: 'string' },
@@ -168,6 +172,7 @@ export const ROUTES: Array<{ method: string; path: string; op: object }> = [
       summary: 'List runs, newest first',
       parameters: [
         { name: 'status', in: 'query', schema: { enum: [...RUN_STATUSES] } },
+        { name: 'cluster_name', in: 'query', schema: { type: 'string', maxLength: 63 }, description: 'one cluster' },
         { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 500 } },
         { name: 'cursor', in: 'query', schema: { type: 'string' } },
       ],
@@ -225,6 +230,41 @@ export const ROUTES: Array<{ method: string; path: string; op: object }> = [
   },
   {
     method: 'get',
+    path: '/api/v1/scaffolds/{id}/credential-plan',
+    op: {
+      summary:
+        "The credential plan by class of the run's reference: Secret keys and how a pass fills them, never a value",
+      parameters: [idParam],
+      responses: {
+        '200': {
+          description: 'plan',
+          ...json({
+            type: 'object',
+            required: ['items'],
+            properties: {
+              items: {
+                type: 'array',
+                items: {
+                  type: 'object',
+                  additionalProperties: false,
+                  required: ['namespace', 'name', 'key', 'class'],
+                  properties: {
+                    namespace: { type: 'string' },
+                    name: { type: 'string' },
+                    key: { type: 'string' },
+                    class: { enum: [...CREDENTIAL_CLASSES] },
+                  },
+                },
+              },
+            },
+          }),
+        },
+        ...errors(401, 404),
+      },
+    },
+  },
+  {
+    method: 'get',
     path: '/api/v1/scaffolds/{id}/logs',
     op: {
       summary: "The run's log (and Job pod logs with EXECUTOR=kubernetes)",
@@ -276,6 +316,25 @@ export const ROUTES: Array<{ method: string; path: string; op: object }> = [
           }),
         },
         ...errors(400, 401),
+      },
+    },
+  },
+  {
+    method: 'get',
+    path: '/api/v1/whoami',
+    op: {
+      summary: "The presented key's name and role",
+      responses: {
+        '200': {
+          description: 'the caller',
+          ...json({
+            type: 'object',
+            additionalProperties: false,
+            required: ['name', 'role'],
+            properties: { name: { type: 'string' }, role: { enum: [...ROLES] } },
+          }),
+        },
+        ...errors(401),
       },
     },
   },

@@ -99,7 +99,7 @@ export class RequestChecks {
   }
 
   /** The reference's credential plan (classes only; empty when the generator cannot read the reference: the run reports why). */
-  private referenceCredentials(): CredentialPlanEntry[] {
+  referenceCredentials(): CredentialPlanEntry[] {
     return referenceCredentialPlan(this.config.steps.templateDir, this.config.steps.referenceEnv);
   }
 

@@ -13,7 +13,9 @@ import { dockerConfig, LOWER, PASSWORD_LENGTH, randomString, RegistryCredentials
  * - configuration: kept as in the reference (database names, hosts, ports);
  * - registry: the registry pull credentials given to the generator.
  */
-export type CredentialClass = 'generated' | 'derived' | 'supplied' | 'configuration' | 'registry';
+/** The classes in the order they are reported. */
+export const CREDENTIAL_CLASSES = ['generated', 'derived', 'supplied', 'configuration', 'registry'] as const;
+export type CredentialClass = (typeof CREDENTIAL_CLASSES)[number];
 
 export interface CredentialPlanEntry {
   namespace: string;
