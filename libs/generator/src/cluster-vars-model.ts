@@ -30,6 +30,7 @@ import {
 } from './flux-sync';
 import { ingressHosts } from './ingress';
 import { checkConsistentReuse, planCredentials, protectSecret } from './protect';
+import { renderSecretGenerators } from './secret-generator-output';
 import { collectTree, isRemote, ReferenceObject } from './reference';
 import { substituteObject, substitutionDisabled, VARIABLE_NAME, variableUses } from './substitution';
 import { leftoverReferenceValues, ReferenceValues, warnOnce } from './shared-values';
@@ -349,6 +350,11 @@ async function renderClusterFolder(ctx: VarsContext): Promise<Map<string, Buffer
     else files.set(rel, isYamlFile(rel) ? await transformEnvFile(ctx, rel, raw) : raw);
   }
   for (const [copy, source] of ctx.copiedFiles) files.set(copy, readFileSync(join(ref.root, source)));
+  // Generators the infra pass leaves for the full pass stay as the repository has them.
+  const generated = [...ref.applied, ...ref.kustomizations.flatMap((k) => k.objects)].filter(
+    (o) => !(ctx.opts.pass === 'infra' && fullOnly.has(o.file.slice(ref.envDir.length + 1))),
+  );
+  await renderSecretGenerators(ctx, generated, ref.envDir, ctx.clusterDir, files);
   ctx.summary.kustomizations = ref.kustomizations
     .filter((k) => ctx.applied.has(k.name))
     .map((k): FluxLayerKustomization => ({

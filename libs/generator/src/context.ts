@@ -69,6 +69,8 @@ export interface SealedObjectSummary {
   scope: SealingScope | 'sops';
   /** True when the existing SealedSecret (same certificate) was kept instead of new credentials. */
   reused: boolean;
+  /** A secretGenerator's Secret with the SOPS backend: the encrypted files it is generated from (`file` is its kustomization). */
+  sources?: string[];
 }
 
 export interface GenerateSummary {

@@ -32,6 +32,7 @@ import {
 import { HostMapping, HostOccurrence, hostsIn, moveHosts } from './hosts';
 import { forEachInlinePatch, hostsInPatch, patchTarget, replacements, rewritePatch } from './patches';
 import { checkConsistentReuse, planCredentials, protectSecret } from './protect';
+import { renderSecretGenerators } from './secret-generator-output';
 import { findKustomizationFile, listFiles, ReferenceObject } from './reference';
 import { substituteObject } from './substitution';
 import { checkOwnership, ownerOf, planFolder, planOwnerMarker, stageFoldersAndCheck } from './target';
@@ -372,6 +373,8 @@ async function renderOverlay(ctx: ExampleContext, overlay: string): Promise<Map<
     const kept = docs.filter((_, i) => !dropped.has(i));
     files.set(rel, changed ? Buffer.from(stringifyDocuments(kept)) : raw);
   }
+  const objects = ctx.ref.kustomizations.flatMap((k) => k.objects);
+  await renderSecretGenerators(ctx, objects, overlay, target, files, namespaceOf(ctx, overlay));
   addSharedValuePatches(ctx, overlay, files, ownHosts);
   return files;
 }

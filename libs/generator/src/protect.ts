@@ -40,11 +40,27 @@ function existingProtected(ctx: Context, targetFile: string, name: string, names
   }
 }
 
+/** The Secret's new values from the credential plan, handed to the library caller (never printed). */
+export function plannedValues(ctx: Context, namespace: string, name: string): Record<string, Buffer> {
+  if (!ctx.plan) throw new Error('the credential plan is made before Secrets are protected');
+  const data = ctx.plan.valuesFor(namespace, name);
+  for (const [key, value] of Object.entries(data))
+    ctx.credentials.push({ namespace, name, key, value: value.toString('utf8') });
+  return data;
+}
+
 /**
  * Fresh credentials for a reference Secret, sealed for the cluster or SOPS-encrypted for its age
- * keys. `targetFile` is where it will live in the target repository (repo-relative).
+ * keys. `targetFile` is where it will live in the target repository (repo-relative). `assemble`
+ * turns the planned values into the Secret's keys where they differ (a secretGenerator's files).
  */
-export async function protectSecret(ctx: Context, targetFile: string, body: any, namespace: string) {
+export async function protectSecret(
+  ctx: Context,
+  targetFile: string,
+  body: any,
+  namespace: string,
+  assemble: (planned: Record<string, Buffer>) => Record<string, Buffer> = (planned) => planned,
+) {
   const name = String(body.metadata?.name);
   const sops = usesSops(ctx);
   const type = String(body.type ?? 'Opaque');
@@ -59,10 +75,7 @@ export async function protectSecret(ctx: Context, targetFile: string, body: any,
     });
     return reuse;
   }
-  if (!ctx.plan) throw new Error('the credential plan is made before Secrets are protected');
-  const data = ctx.plan.valuesFor(namespace, name);
-  for (const [key, value] of Object.entries(data))
-    ctx.credentials.push({ namespace, name, key, value: value.toString('utf8') });
+  const data = assemble(plannedValues(ctx, namespace, name));
   ctx.summary.objects_sealed.push({ ...summary, keys: Object.keys(data).sort(), reused: false });
   const labels: Record<string, string> = { ...(body.metadata?.labels ?? {}) };
   if (!sops) return buildSealedSecret({ name, namespace, type, labels, data }, ctx.cert!, ctx.opts.sealingScope);
