@@ -2,7 +2,7 @@ import { cpSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { decryptSops } from 'sops-age';
-import { generate, GenerateOptions, GeneratorInputError } from '../../libs/generator/src';
+import { generate, GenerateOptions, GeneratorInputError, SHIPPED_SOPS_TEMPLATE } from '../../libs/generator/src';
 import { sopsEncryptFile } from '../../libs/sealing/src/sops';
 import { makeRsaCert } from '../support/certs';
 import { kustomize, readTree, tempDir, writeTree, yamlObjects } from '../support/files';
@@ -271,5 +271,78 @@ describe("secretGenerator over SOPS files (Flux's documented pattern), Flux exam
     await expect(run).rejects.toThrow(GeneratorInputError);
     await expect(run).rejects.toThrow(message);
     await expect(run).rejects.toThrow(/apps\/staging\/secrets\/kustomization\.yaml/);
+  });
+});
+
+describe('secretGenerator over an encrypted dotenv in the cluster folder, cluster-vars layout (shipped sops-platform)', () => {
+  const reference = tempDir('sg-vars-reference');
+  const WEBHOOK = { HOOK_TOKEN: 'dev-hook-token-0123456789', SIGNING_KEY: 'dev-signing-key-0123456789' };
+  beforeAll(async () => {
+    cpSync(SHIPPED_SOPS_TEMPLATE, reference, { recursive: true });
+    const dir = join(reference, 'clusters/dev/secrets');
+    const k = parse(readFileSync(join(dir, 'kustomization.yaml'), 'utf8'));
+    k.secretGenerator = [{ name: 'api-webhook', namespace: 'apps', envs: ['webhook.sops.env'] }];
+    k.generatorOptions = { disableNameSuffixHash: true };
+    writeFileSync(join(dir, 'kustomization.yaml'), stringify(k));
+    const devCluster = ageIdentity();
+    writeFileSync(
+      join(dir, 'webhook.sops.env'),
+      await sopsEncryptFile(WEBHOOK, 'dotenv', { recipients: [devCluster.recipient] }),
+    );
+  });
+  const options = (repoDir: string, extra: Partial<GenerateOptions>): GenerateOptions => ({
+    repoDir,
+    templateDir: reference,
+    referenceEnv: 'dev',
+    clusterName: 'acme',
+    domain: 'acme.example.com',
+    region: 'eu-west-1',
+    acmeEmail: 'ops@acme.example.com',
+    pass: 'full',
+    registry: { server: 'registry.shop.example.org', username: 'acme-puller', password: 'AcmeRegistryPassword-0a0a0a' },
+    suppliedCredentials: { 'cert-manager/cloudflare-api-token/api-token': 'CloudflareTokenForAcme-4d4d4d4d4d' },
+    ...extra,
+  });
+  const bothPasses = async (extra: Partial<GenerateOptions>) => {
+    const repo = tempDir('sg-vars-fleet');
+    await generate(options(repo, { ...extra, pass: 'infra' }));
+    // The infra pass leaves the cluster's secrets for the full pass.
+    expect(existsSync(join(repo, 'clusters/acme/secrets'))).toBe(false);
+    const full = await generate(options(repo, extra));
+    return { repo, full };
+  };
+
+  it('SOPS backend: the dotenv encrypted again for the new cluster with fresh values', async () => {
+    const cluster = ageIdentity();
+    const { repo, full } = await bothPasses({ secretsBackend: 'sops', ageRecipients: [cluster.recipient] });
+    const text = readFileSync(join(repo, 'clusters/acme/secrets/webhook.sops.env'), 'utf8');
+    const { plain, macOk } = sopsOpen(sopsDocument(text, 'dotenv'), cluster.keyFile);
+    expect(macOk).toBe(true);
+    expect(plain.HOOK_TOKEN).toMatch(/^[A-Za-z0-9]{40}$/);
+    expect(plain.SIGNING_KEY).toMatch(/^[A-Za-z0-9]{40}$/);
+    expect(plain.HOOK_TOKEN).not.toBe(plain.SIGNING_KEY);
+    for (const value of Object.values(WEBHOOK)) expect(text).not.toContain(value);
+    expect(
+      full.summary.credential_plan.filter((e) => e.name === 'api-webhook').map((e) => [e.namespace, e.key, e.class]),
+    ).toEqual([
+      ['apps', 'HOOK_TOKEN', 'generated'],
+      ['apps', 'SIGNING_KEY', 'generated'],
+    ]);
+    const rules = parse(readFileSync(join(repo, '.sops.yaml'), 'utf8')).creation_rules;
+    expect(rules[0].path_regex).toBe('^clusters/acme/secrets/webhook\\.sops\\.env$');
+    expect(rules[0].encrypted_regex).toBeUndefined();
+    expect(rules[1].encrypted_regex).toBe('^(data|stringData)$');
+  });
+
+  it('sealed backend: a SealedSecret api-webhook in namespace apps, opened with the private key', async () => {
+    const cert = makeRsaCert();
+    const { repo } = await bothPasses({ sealingCertPem: cert.certPem });
+    const dir = join(repo, 'clusters/acme/secrets');
+    expect(existsSync(join(dir, 'webhook.sops.env'))).toBe(false);
+    const sealed = kustomize(dir).find((o) => o.kind === 'SealedSecret' && o.metadata.name === 'api-webhook');
+    expect(sealed.metadata.namespace).toBe('apps');
+    const values = unsealManifest(cert.privateKeyPem, sealed);
+    expect(Object.keys(values).sort()).toEqual(['HOOK_TOKEN', 'SIGNING_KEY']);
+    expect(values.HOOK_TOKEN).toMatch(/^[A-Za-z0-9]{40}$/);
   });
 });
