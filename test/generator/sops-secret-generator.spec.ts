@@ -2,7 +2,13 @@ import { cpSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { decryptSops } from 'sops-age';
-import { generate, GenerateOptions, GeneratorInputError, SHIPPED_SOPS_TEMPLATE } from '../../libs/generator/src';
+import {
+  generate,
+  GenerateOptions,
+  GeneratorInputError,
+  SHIPPED_SOPS_TEMPLATE,
+  SHIPPED_TEMPLATE,
+} from '../../libs/generator/src';
 import { sopsEncryptFile } from '../../libs/sealing/src/sops';
 import { makeRsaCert } from '../support/certs';
 import { kustomize, readTree, tempDir, writeTree, yamlObjects } from '../support/files';
@@ -344,5 +350,63 @@ describe('secretGenerator over an encrypted dotenv in the cluster folder, cluste
     const values = unsealManifest(cert.privateKeyPem, sealed);
     expect(Object.keys(values).sort()).toEqual(['HOOK_TOKEN', 'SIGNING_KEY']);
     expect(values.HOOK_TOKEN).toMatch(/^[A-Za-z0-9]{40}$/);
+  });
+});
+
+describe('secretGenerator over an encrypted JSON file in a layer, overlay layout (shipped platform)', () => {
+  const reference = tempDir('sg-overlay-reference');
+  const LAYER = 'clusters/development/database';
+  beforeAll(async () => {
+    cpSync(SHIPPED_TEMPLATE, reference, { recursive: true });
+    const k = parse(readFileSync(join(reference, LAYER, 'kustomization.yaml'), 'utf8'));
+    k.secretGenerator = [{ name: 'backup-target', namespace: 'data', files: ['target.json=backup.enc.json'] }];
+    writeFileSync(join(reference, LAYER, 'kustomization.yaml'), stringify(k));
+    const devCluster = ageIdentity();
+    const plain = {
+      bucket_unencrypted: 'dev-backups',
+      access_key: 'dev-access-key-0123',
+      secret: 'dev-secret-0123456789',
+    };
+    writeFileSync(
+      join(reference, LAYER, 'backup.enc.json'),
+      await sopsEncryptFile(plain, 'json', { recipients: [devCluster.recipient] }),
+    );
+  });
+  const options = (repoDir: string, extra: Partial<GenerateOptions>): GenerateOptions => ({
+    repoDir,
+    templateDir: reference,
+    clusterName: 'enc',
+    domain: 'enc.example.com',
+    region: 'eu-west-1',
+    acmeEmail: 'ops@enc.example.com',
+    pass: 'full',
+    registry: { server: 'registry.example.net', username: 'puller', password: 'RegistryPassword-0123456789' },
+    ...extra,
+  });
+
+  it.each([
+    ['SOPS', true],
+    ['sealed', false],
+  ])('%s backend: the file regenerated (its clear keys kept), the layer builds', async (_title, sops) => {
+    const cluster = ageIdentity();
+    const cert = makeRsaCert();
+    const backend = sops
+      ? { secretsBackend: 'sops' as const, ageRecipients: [cluster.recipient] }
+      : { sealingCertPem: cert.certPem };
+    const repo = tempDir('sg-overlay-fleet');
+    await generate(options(repo, { ...backend, pass: 'infra' }));
+    await generate(options(repo, backend));
+    const dir = join(repo, 'clusters/enc/database');
+    const json = sops
+      ? sopsOpen(sopsDocument(readFileSync(join(dir, 'backup.enc.json'), 'utf8'), 'json'), cluster.keyFile).plain
+      : JSON.parse(
+          unsealManifest(
+            cert.privateKeyPem,
+            kustomize(dir).find((o) => o.kind === 'SealedSecret' && o.metadata.name === 'backup-target'),
+          )['target.json'],
+        );
+    expect(json.bucket_unencrypted).toBe('dev-backups');
+    expect(json.secret).toMatch(/^[A-Za-z0-9]{40}$/);
+    expect(json.access_key).toMatch(/^[A-Za-z0-9]{40}$/);
   });
 });
