@@ -67,7 +67,7 @@ export function clusterRules(manifests: string[], sources: string[], recipients:
 export function foldersOf(pathRegex: unknown): string[] | undefined {
   if (typeof pathRegex !== 'string' || !pathRegex.startsWith('^')) return undefined;
   const files = filesOf(pathRegex);
-  if (files) return files.map((f) => posix.dirname(f));
+  if (files) return [...new Set(files.map((f) => posix.dirname(f)))];
   const suffix = [FILE_IN_FOLDER, ANY_BELOW].find((s) => pathRegex.endsWith(s));
   if (!suffix) return undefined;
   let body = pathRegex.slice(1, -suffix.length);
