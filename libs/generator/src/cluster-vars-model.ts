@@ -31,6 +31,7 @@ import {
 import { ingressHosts } from './ingress';
 import { checkConsistentReuse, planCredentials, protectSecret } from './protect';
 import { renderSecretGenerators } from './secret-generator-output';
+import { moveRemoteKeysIn } from './external-secrets';
 import { collectTree, isRemote, ReferenceObject } from './reference';
 import { substituteObject, substitutionDisabled, VARIABLE_NAME, variableUses } from './substitution';
 import { leftoverReferenceValues, ReferenceValues, warnOnce } from './shared-values';
@@ -87,7 +88,12 @@ export async function generateFromClusterVars(base: Context, ref: ClusterVarsRef
   ctx.summary.warnings.push(...ref.warnings, ...inheritedWarnings(ref, inherited), ...earlySecretUses(ref));
   checkVariablesDefined(ctx);
   describeOutcome(ctx, referenceView);
-  planCredentials(ctx, [...ref.applied, ...ref.kustomizations.flatMap((k) => k.objects)]);
+  const referenceClusterName = ref.vars.data.CLUSTER_NAME;
+  planCredentials(
+    ctx,
+    [...ref.applied, ...ref.kustomizations.flatMap((k) => k.objects)],
+    typeof referenceClusterName === 'string' ? [referenceClusterName] : [],
+  );
 
   const files = await renderClusterFolder(ctx);
   checkConsistentReuse(ctx);
@@ -481,7 +487,7 @@ async function transformEnvFile(ctx: VarsContext, rel: string, raw: Buffer): Pro
       repointGitRepository(doc, ctx.opts.sourceUrl, ctx.opts.sourceBranch);
     } else if (isFluxKustomization(obj.body)) {
       repointKustomization(ctx, doc, obj);
-    } else continue;
+    } else if (!moveRemoteKeysIn(ctx, doc, `${ctx.clusterDir}/${rel}`)) continue;
     changed = true;
   }
   return changed ? Buffer.from(stringifyDocuments(docs)) : raw;

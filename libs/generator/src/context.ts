@@ -2,6 +2,7 @@ import type { SealingCertificate, SealingScope } from '../../sealing/src';
 import type { CredentialPlan, CredentialPlanEntry, SuppliedCredentials } from './credential-plan';
 import type { RegistryCredentials } from './credentials';
 import type { ExternalDnsSettings } from './external-dns';
+import type { RemoteKeyMove, RemoteKeyNames } from './external-secrets';
 import type { FluxLayerKustomization } from './flux-sync';
 import type { IngressHostChange } from './ingress';
 
@@ -108,8 +109,10 @@ export interface GenerateSummary {
   validated: string[] | null;
   /** Objects checked against the schema of their kind, and the kinds no schema describes (null when not validated). */
   schema_checked: { objects: number; kinds_without_schema: string[] } | null;
-  /** What becomes of every key of every reference Secret (class per key, never a value). */
+  /** What becomes of every key of every reference Secret (class per key, never a value), and every ExternalSecret's remote keys. */
   credential_plan: CredentialPlanEntry[];
+  /** ExternalSecret remote keys that named the reference environment: moved in the new cluster's files, or listed (shared files). */
+  remote_keys: RemoteKeyMove[];
   warnings: string[];
 }
 
@@ -176,6 +179,8 @@ export interface Context {
   plan?: CredentialPlan;
   /** Per Secret (namespace/name): whether its protected form already in the target was kept. */
   reusedSecrets: Map<string, boolean>;
+  /** The reference's names in ExternalSecret remote keys and what they become (set with the credential plan). */
+  remoteKeyNames?: RemoteKeyNames;
 }
 
 export const usesSops = (ctx: Context) => ctx.opts.secretsBackend === 'sops';

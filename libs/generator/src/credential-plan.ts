@@ -11,9 +11,10 @@ import { dockerConfig, LOWER, PASSWORD_LENGTH, randomString, RegistryCredentials
  * - supplied: a credential only its issuer can create (a DNS provider's token, a Git host's or a
  *   registry's login that a Flux source reads), given by the caller;
  * - configuration: kept as in the reference (database names, hosts, ports);
- * - registry: the registry pull credentials given to the generator.
+ * - registry: the registry pull credentials given to the generator;
+ * - external: a value an ExternalSecret fetches from a secret store (the entry names the store and the remote key).
  */
-export type CredentialClass = 'generated' | 'derived' | 'supplied' | 'configuration' | 'registry';
+export type CredentialClass = 'generated' | 'derived' | 'supplied' | 'configuration' | 'registry' | 'external';
 
 export interface CredentialPlanEntry {
   namespace: string;
@@ -26,6 +27,10 @@ export interface CredentialPlanEntry {
   used_by?: string[];
   /** Derived keys: the Secrets (namespace/name) whose credentials the value carries. */
   from?: string[];
+  /** External keys: the store (`ClusterSecretStore/vault`), the remote key the new cluster reads, and the ExternalSecret. */
+  store?: string;
+  remote_key?: string;
+  external_secret?: string;
 }
 
 /** The plain and SOPS-encrypted Secrets among a reference's objects, each once, as the plan reads them. */

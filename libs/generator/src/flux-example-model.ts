@@ -33,6 +33,7 @@ import { HostMapping, HostOccurrence, hostsIn, moveHosts } from './hosts';
 import { forEachInlinePatch, hostsInPatch, patchTarget, replacements, rewritePatch } from './patches';
 import { checkConsistentReuse, planCredentials, protectSecret } from './protect';
 import { renderSecretGenerators } from './secret-generator-output';
+import { moveRemoteKeysIn } from './external-secrets';
 import { findKustomizationFile, listFiles, ReferenceObject } from './reference';
 import { substituteObject } from './substitution';
 import { checkOwnership, ownerOf, planFolder, planOwnerMarker, stageFoldersAndCheck } from './target';
@@ -368,6 +369,7 @@ async function renderOverlay(ctx: ExampleContext, overlay: string): Promise<Map<
       } else if (body?.kind) {
         hostsIn(body, rel).forEach((o) => ownHosts.add(o.host));
         changed = rewriteForCluster(ctx, doc) || changed;
+        changed = moveRemoteKeysIn(ctx, doc, `${target}/${rel}`) || changed;
       }
     }
     const kept = docs.filter((_, i) => !dropped.has(i));

@@ -142,6 +142,7 @@ function emptySummary(
     validated: opts.validate === false ? null : [],
     schema_checked: null,
     credential_plan: [],
+    remote_keys: [],
     warnings: [],
   };
 }

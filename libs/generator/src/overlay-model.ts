@@ -22,6 +22,7 @@ import { buildFluxSync, normalizePath } from './flux-sync';
 import { ingressPatches } from './ingress';
 import { checkConsistentReuse, checkRegenerable, planCredentials, protectSecret } from './protect';
 import { renderSecretGenerators } from './secret-generator-output';
+import { moveRemoteKeysIn } from './external-secrets';
 import { findKustomizationFile, ReferenceEnv, ReferenceLayer } from './reference';
 import {
   leftoverReferenceValues,
@@ -185,6 +186,7 @@ async function transformManifestFile(
       continue;
     }
     changed = rewriteForCluster(ctx, doc) || changed;
+    changed = moveRemoteKeysIn(ctx, doc, `${ctx.clusterDir}/${layer.name}/${rel}`) || changed;
     if (isExternalDns(obj.body))
       ctx.summary.external_dns.push(readExternalDns(doc.toJS(), `${ctx.clusterDir}/${layer.name}/${rel}`));
   }

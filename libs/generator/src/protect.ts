@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { sopsEncrypt } from '../../sealing/src/sops';
 import { buildSealedSecret, SEALED_BY_ANNOTATION } from '../../sealing/src';
 import { Context, usesSops } from './context';
-import { CredentialPlan } from './credential-plan';
+import { CredentialPlan, CredentialPlanEntry } from './credential-plan';
+import { externalPlanEntries, remoteKeyNamesFor, unmovedRemoteKeys } from './external-secrets';
 import { referenceSecretShapes } from './secret-examples';
 import { GeneratorInputError } from './errors';
 import type { ReferenceObject } from './reference';
@@ -92,14 +93,24 @@ export async function protectSecret(
  * The credential plan of the environment whose objects are given (every plain Secret it holds),
  * recorded in the summary. A missing supplied credential stops the pass here, before anything is written.
  */
-export function planCredentials(ctx: Context, objects: ReferenceObject[]): void {
+export function planCredentials(ctx: Context, objects: ReferenceObject[], referenceClusterNames: string[] = []): void {
   ctx.plan = CredentialPlan.build(referenceSecretShapes(ctx.referenceRoot, objects), {
     registry: ctx.opts.registry,
     supplied: ctx.opts.suppliedCredentials,
     requireSupplied: ctx.opts.pass === 'full' || ctx.opts.suppliedCredentials !== undefined,
   });
-  ctx.summary.credential_plan = ctx.plan.entries;
+  ctx.remoteKeyNames = remoteKeyNamesFor(ctx, referenceClusterNames);
+  const id = (e: CredentialPlanEntry) => `${e.namespace}/${e.name}/${e.key}`;
+  ctx.summary.credential_plan = [...ctx.plan.entries, ...externalPlanEntries(objects, ctx.remoteKeyNames)].sort(
+    (a, b) => id(a).localeCompare(id(b)),
+  );
   ctx.summary.warnings.push(...ctx.plan.warnings);
+  const unmoved = unmovedRemoteKeys(objects, ctx.remoteKeyNames);
+  ctx.summary.remote_keys.push(...unmoved);
+  for (const m of unmoved)
+    ctx.summary.warnings.push(
+      `${m.file}: ${m.object} ${m.field} "${m.from}" names the reference environment, but the file is shared by every cluster and is not edited: give the new cluster its own ExternalSecret (for "${m.to}")`,
+    );
 }
 
 /**
