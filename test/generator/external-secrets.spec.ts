@@ -4,7 +4,7 @@ import { stringify } from 'yaml';
 import { generate, GenerateOptions } from '../../libs/generator/src';
 import { makeRsaCert } from '../support/certs';
 import { kustomize, readTree, tempDir, writeTree, yamlObjects } from '../support/files';
-import { EXAMPLE_HOSTS, writeFluxExampleReference } from '../support/flux-example-repo';
+import { exampleFirstPass, writeFluxExampleReference } from '../support/flux-example-repo';
 
 const externalSecret = (name: string, spec: object) =>
   stringify({ apiVersion: 'external-secrets.io/v1', kind: 'ExternalSecret', metadata: { name }, spec });
@@ -54,18 +54,8 @@ function writeReference(root: string) {
 describe('ExternalSecrets: references kept, remote keys naming the reference moved, shown as external in the plan', () => {
   const reference = tempDir('es-reference');
   beforeAll(() => writeReference(reference));
-  const options = (repoDir: string, extra: Partial<GenerateOptions> = {}): GenerateOptions => ({
-    repoDir,
-    templateDir: reference,
-    referenceEnv: 'staging',
-    clusterName: 'acme',
-    domain: 'acme.io',
-    region: 'us-east-1',
-    acmeEmail: 'ops@acme.io',
-    pass: 'infra',
-    hostMap: { [EXAMPLE_HOSTS.podinfo]: 'podinfo.acme.io' },
-    ...extra,
-  });
+  const options = (repoDir: string, extra: Partial<GenerateOptions> = {}) =>
+    exampleFirstPass(repoDir, reference, extra);
 
   it('goes out in the first pass (no sealed-secrets controller needed) with its keys moved; the full pass changes nothing', async () => {
     const repo = tempDir('es-fleet');

@@ -11,7 +11,7 @@ import { parseAllDocuments, stringify } from 'yaml';
 import { generate, GenerateOptions, GeneratorInputError } from '../../libs/generator/src';
 import { makeRsaCert } from '../support/certs';
 import { readTree, tempDir, writeTree, yamlObjects } from '../support/files';
-import { EXAMPLE_HOSTS, writeFluxExampleReference } from '../support/flux-example-repo';
+import { exampleFirstPass, writeFluxExampleReference } from '../support/flux-example-repo';
 import { writeSettingsReference } from '../support/reference-repos';
 
 const parseYaml = (text: string): any[] =>
@@ -90,18 +90,7 @@ describe("generator, Flux's example layout with nested Kustomizations over folde
     writeFluxExampleReference(reference, { nested: true });
     const repo = tempDir('nested-fleet');
     cpSync(reference, repo, { recursive: true });
-    const options = (extra: Partial<GenerateOptions> = {}): GenerateOptions => ({
-      repoDir: repo,
-      templateDir: reference,
-      referenceEnv: 'staging',
-      clusterName: 'acme',
-      domain: 'acme.io',
-      region: 'us-east-1',
-      acmeEmail: 'ops@acme.io',
-      pass: 'infra',
-      hostMap: { [EXAMPLE_HOSTS.podinfo]: 'podinfo.acme.io' },
-      ...extra,
-    });
+    const options = (extra: Partial<GenerateOptions> = {}) => exampleFirstPass(repo, reference, extra);
     return { reference, repo, options };
   };
 

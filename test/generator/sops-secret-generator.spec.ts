@@ -12,8 +12,8 @@ import {
 import { sopsEncryptFile } from '../../libs/sealing/src/sops';
 import { makeRsaCert } from '../support/certs';
 import { kustomize, readTree, tempDir, writeTree, yamlObjects } from '../support/files';
-import { EXAMPLE_HOSTS, writeFluxExampleReference } from '../support/flux-example-repo';
-import { ageIdentity, sopsDocument, sopsOpen } from '../support/sops-open';
+import { exampleFirstPass, writeFluxExampleReference } from '../support/flux-example-repo';
+import { addSopsDecryption, ageIdentity, sopsDocument, sopsOpen } from '../support/sops-open';
 import { unsealManifest } from '../support/unseal';
 
 /** The reference's values, encrypted for the reference cluster: none may reach the new cluster. */
@@ -91,32 +91,17 @@ async function writeReference(root: string) {
   writeFileSync(join(root, SECRETS, 'podinfo.enc.env'), await enc(REFERENCE.env, 'dotenv'));
   writeFileSync(join(root, SECRETS, 'config.enc.yaml'), await enc(REFERENCE.config, 'yaml'));
   writeFileSync(join(root, SECRETS, 'token.encrypted'), await enc(Buffer.from(REFERENCE.token), 'binary'));
-  const apps = join(root, 'clusters/staging/apps.yaml');
-  writeFileSync(
-    apps,
-    readFileSync(apps, 'utf8').replace(
-      'path: ./apps/staging/secrets\n',
-      'path: ./apps/staging/secrets\n  decryption:\n    provider: sops\n    secretRef:\n      name: sops-age\n',
-    ),
-  );
+  addSopsDecryption(join(root, 'clusters/staging/apps.yaml'), './apps/staging/secrets');
 }
 
 describe("secretGenerator over SOPS files (Flux's documented pattern), Flux example layout", () => {
   const reference = tempDir('sg-reference');
   beforeAll(() => writeReference(reference));
-  const options = (repoDir: string, extra: Partial<GenerateOptions> = {}): GenerateOptions => ({
-    repoDir,
-    templateDir: reference,
-    referenceEnv: 'staging',
-    clusterName: 'acme',
-    domain: 'acme.io',
-    region: 'us-east-1',
-    acmeEmail: 'ops@acme.io',
-    pass: 'infra',
-    hostMap: { [EXAMPLE_HOSTS.podinfo]: 'podinfo.acme.io' },
-    suppliedCredentials: { 'podinfo/podinfo-config/config.yaml:smtp_password': SMTP },
-    ...extra,
-  });
+  const options = (repoDir: string, extra: Partial<GenerateOptions> = {}) =>
+    exampleFirstPass(repoDir, reference, {
+      suppliedCredentials: { 'podinfo/podinfo-config/config.yaml:smtp_password': SMTP },
+      ...extra,
+    });
   const bothPasses = async (extra: Partial<GenerateOptions>) => {
     const repo = tempDir('sg-fleet');
     cpSync(reference, repo, { recursive: true });

@@ -6,6 +6,7 @@
  * folders into ExternalArtifacts). Hosts sit in HelmRelease values, an HTTPRoute, a Certificate
  * and a Gateway, not only under a DNS domain.
  */
+import type { GenerateOptions } from '../../libs/generator/src';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
@@ -620,3 +621,21 @@ export function writeFluxExampleReference(root: string, opts: ExampleOptions = {
     });
   }
 }
+
+/** The options of a first pass for acme (acme.io) from the example's staging environment into `repoDir`. */
+export const exampleFirstPass = (
+  repoDir: string,
+  templateDir: string,
+  extra: Partial<GenerateOptions> = {},
+): GenerateOptions => ({
+  repoDir,
+  templateDir,
+  referenceEnv: 'staging',
+  clusterName: 'acme',
+  domain: 'acme.io',
+  region: 'us-east-1',
+  acmeEmail: 'ops@acme.io',
+  pass: 'infra',
+  hostMap: { [EXAMPLE_HOSTS.podinfo]: 'podinfo.acme.io' },
+  ...extra,
+});

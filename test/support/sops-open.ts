@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { createDecipheriv, createHash } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { tempDir } from './files';
@@ -82,4 +82,16 @@ export function sopsDocument(text: string, format: 'yaml' | 'json' | 'dotenv' | 
     });
   }
   return doc;
+}
+
+/** Gives the Flux Kustomization over `path` in `file` the reference's own SOPS decryption (provider sops, Secret sops-age). */
+export function addSopsDecryption(file: string, path: string) {
+  const line = `path: ${path}\n`;
+  writeFileSync(
+    file,
+    readFileSync(file, 'utf8').replace(
+      line,
+      `${line}  decryption:\n    provider: sops\n    secretRef:\n      name: sops-age\n`,
+    ),
+  );
 }
