@@ -31,7 +31,7 @@ import {
 import { ingressHosts } from './ingress';
 import { checkConsistentReuse, planCredentials, protectSecret } from './protect';
 import { renderSecretGenerators } from './secret-generator-output';
-import { moveRemoteKeysIn } from './external-secrets';
+import { moveRemoteKeysIn } from './remote-keys';
 import { collectTree, isRemote, ReferenceObject } from './reference';
 import { substituteObject, substitutionDisabled, VARIABLE_NAME, variableUses } from './substitution';
 import { leftoverReferenceValues, ReferenceValues, warnOnce } from './shared-values';

@@ -6,9 +6,7 @@
  * name or domain, and every such move is listed in the summary. Each entry is also shown in the
  * credential plan as class `external` (store, remote key, target Secret; there is no value).
  */
-import { posix } from 'node:path';
 import type { Document } from 'yaml';
-import type { Context } from './context';
 import type { CredentialPlanEntry } from './credential-plan';
 import type { ReferenceObject } from './reference';
 import type { YamlPath } from './yaml-docs';
@@ -161,23 +159,4 @@ export function externalPlanEntries(objects: ReferenceObject[], names: RemoteKey
         external_secret: describeObject(o.body),
       }));
     });
-}
-
-/** The names of the reference in remote keys, for this pass (its domain, environment name and any cluster name it gives). */
-export function remoteKeyNamesFor(ctx: Context, clusterNames: string[] = []): RemoteKeyNames {
-  return remoteKeyNames(
-    {
-      domain: ctx.summary.reference_domain || undefined,
-      names: [posix.basename(ctx.opts.referenceEnv), ...clusterNames],
-    },
-    { domain: ctx.opts.domain, clusterName: ctx.opts.clusterName },
-  );
-}
-
-/** Moves an ExternalSecret's remote keys in a document of the new cluster's own files, recording each move; true when it changed. */
-export function moveRemoteKeysIn(ctx: Context, doc: Document, file: string): boolean {
-  if (!ctx.remoteKeyNames) return false;
-  const moves = moveRemoteKeys(doc, file, ctx.remoteKeyNames);
-  ctx.summary.remote_keys.push(...moves);
-  return moves.length > 0;
 }

@@ -22,7 +22,7 @@ import { buildFluxSync, normalizePath } from './flux-sync';
 import { ingressPatches } from './ingress';
 import { checkConsistentReuse, checkRegenerable, planCredentials, protectSecret } from './protect';
 import { renderSecretGenerators } from './secret-generator-output';
-import { moveRemoteKeysIn } from './external-secrets';
+import { moveRemoteKeysIn } from './remote-keys';
 import { findKustomizationFile, ReferenceEnv, ReferenceLayer } from './reference';
 import {
   leftoverReferenceValues,
