@@ -52,7 +52,7 @@ export interface CredentialPlanItem {
   namespace: string;
   name: string;
   key: string;
-  class: 'generated' | 'derived' | 'supplied' | 'configuration' | 'registry';
+  class: 'generated' | 'derived' | 'supplied' | 'configuration' | 'registry' | 'external';
 }
 
 /** A page of a list route. */

@@ -5,8 +5,7 @@ import { generate, GeneratorInputError, planGeneration, referenceCredentialPlan 
 import { sopsEncrypt } from '../../libs/sealing/src/sops';
 import { makeRsaCert } from '../support/certs';
 import { allFiles, readTree, tempDir, yamlObjects } from '../support/files';
-import { writeFluxExampleReference } from '../support/flux-example-repo';
-import { acmeFirstPass } from '../support/new-cluster';
+import { writeFluxExampleReference, exampleFirstPass } from '../support/flux-example-repo';
 import { ageIdentity, sopsOpen } from '../support/sops-open';
 import { unsealManifest } from '../support/unseal';
 
@@ -65,7 +64,7 @@ async function sourcesFleet() {
   writeFileSync(join(reference, '.sops.yaml'), referenceRules(owners.staging, owners.production));
   const repo = tempDir('fx-src-fleet');
   cpSync(reference, repo, { recursive: true });
-  const options = acmeFirstPass(repo, reference, { hostMap: { 'podinfo.staging': 'podinfo.acme.io' } });
+  const options = exampleFirstPass(repo, reference);
   return { reference, repo, options, owners };
 }
 

@@ -10,8 +10,7 @@ import { generate, GenerateOptions, GeneratorInputError } from '../../libs/gener
 import { makeRsaCert } from '../support/certs';
 import { readTree, tempDir, writeTree, yamlObjects } from '../support/files';
 import { fluxGraph } from '../support/flux-build';
-import { EXAMPLE_HOSTS, writeFluxExampleReference } from '../support/flux-example-repo';
-import { acmeFirstPass } from '../support/new-cluster';
+import { exampleFirstPass, writeFluxExampleReference } from '../support/flux-example-repo';
 import { writeSettingsReference } from '../support/reference-repos';
 
 const outside = (repo: string, prefixes: string[]) =>
@@ -24,8 +23,7 @@ describe("generator, Flux's example layout with nested Kustomizations over folde
     writeFluxExampleReference(reference, { nested: true });
     const repo = tempDir('nested-fleet');
     cpSync(reference, repo, { recursive: true });
-    const options = (extra: Partial<GenerateOptions> = {}): GenerateOptions =>
-      acmeFirstPass(repo, reference, { hostMap: { [EXAMPLE_HOSTS.podinfo]: 'podinfo.acme.io' }, ...extra });
+    const options = (extra: Partial<GenerateOptions> = {}) => exampleFirstPass(repo, reference, extra);
     return { reference, repo, options };
   };
 

@@ -163,7 +163,7 @@ function parsePairs(option: string, flags: string[], shape: string): Record<stri
 function planCounts(summary: GenerateSummary): string {
   const counts = new Map<string, number>();
   for (const e of summary.credential_plan) counts.set(e.class, (counts.get(e.class) ?? 0) + 1);
-  return ['generated', 'derived', 'supplied', 'configuration', 'registry']
+  return ['generated', 'derived', 'supplied', 'configuration', 'registry', 'external']
     .filter((c) => counts.has(c))
     .map((c) => `${counts.get(c)} ${c}`)
     .join(', ');
@@ -200,7 +200,7 @@ function describePlan(summary: GenerateSummary): string {
   return summary.credential_plan
     .map(
       (e) =>
-        `  credential ${e.namespace}/${e.name}/${e.key}: ${e.class}${e.from ? ` (from ${e.from.join(', ')})` : ''}${e.used_by ? ` (read by ${e.used_by.join(', ')})` : ''}\n`,
+        `  credential ${e.namespace}/${e.name}/${e.key}: ${e.class}${e.from ? ` (from ${e.from.join(', ')})` : ''}${e.used_by ? ` (read by ${e.used_by.join(', ')})` : ''}${e.store ? ` (${e.external_secret} reads ${e.remote_key} from ${e.store})` : ''}\n`,
     )
     .join('');
 }
@@ -230,6 +230,9 @@ function describe(summary: GenerateSummary): string {
         `  sealed ${s.namespace}/${s.name} (${plural(s.keys.length, 'key')}, ${s.scope}${s.reused ? ', kept' : ''})`,
     ),
     ...(summary.credential_plan.length > 0 ? [`  credentials: ${planCounts(summary)}`] : []),
+    ...summary.remote_keys
+      .filter((m) => m.moved)
+      .map((m) => `  remote key ${m.object} ${m.field}: ${m.from} -> ${m.to}`),
     `  validated: ${summary.validated ? plural(summary.validated.length, 'folder') + ' with kustomize' + schemaCounts(summary) : 'no'}`,
     ...summary.warnings.map((w) => `  warning: ${w}`),
   ];

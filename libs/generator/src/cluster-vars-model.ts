@@ -40,6 +40,8 @@ import {
 } from './flux-sync';
 import { ingressHosts } from './ingress';
 import { checkConsistentReuse, planCredentials, protectSecret } from './protect';
+import { renderSecretGenerators } from './secret-generator-output';
+import { moveRemoteKeysIn } from './remote-keys';
 import { collectTree, isRemote, ReferenceObject } from './reference';
 import { substituteObject, substitutionDisabled, VARIABLE_NAME, variableUses } from './substitution';
 import { leftoverReferenceValues, ReferenceValues, warnOnce } from './shared-values';
@@ -103,7 +105,8 @@ export async function generateFromClusterVars(base: Context, ref: ClusterVarsRef
   );
   checkVariablesDefined(ctx);
   describeOutcome(ctx, referenceView);
-  planCredentials(ctx, everyObject);
+  const referenceClusterName = ref.vars.data.CLUSTER_NAME;
+  planCredentials(ctx, everyObject, typeof referenceClusterName === 'string' ? [referenceClusterName] : []);
   ctx.summary.warnings.push(...registryHostWarnings(vars, ctx.opts.registry, ctx.summary.credential_plan));
 
   const files = await renderClusterFolder(ctx);
@@ -378,6 +381,11 @@ async function renderClusterFolder(ctx: VarsContext): Promise<Map<string, Buffer
     else files.set(rel, isYamlFile(rel) ? await transformEnvFile(ctx, rel, raw) : raw);
   }
   for (const [copy, source] of ctx.copiedFiles) files.set(copy, readFileSync(join(ref.root, source)));
+  // Generators the infra pass leaves for the full pass stay as the repository has them.
+  const generated = [...ref.applied, ...ref.kustomizations.flatMap((k) => k.objects)].filter(
+    (o) => !(ctx.opts.pass === 'infra' && fullOnly.has(o.file.slice(ref.envDir.length + 1))),
+  );
+  await renderSecretGenerators(ctx, generated, ref.envDir, ctx.clusterDir, files);
   ctx.summary.kustomizations = [
     ...instanceSync(ctx),
     ...ref.kustomizations
@@ -523,7 +531,7 @@ async function transformEnvFile(ctx: VarsContext, rel: string, raw: Buffer): Pro
         ...repointFluxInstance(doc, obj.body, target, where),
         ...leftoverRuntimeValues(doc, replacedValues(ctx), where),
       );
-    } else continue;
+    } else if (!moveRemoteKeysIn(ctx, doc, `${ctx.clusterDir}/${rel}`)) continue;
     changed = true;
   }
   return changed ? Buffer.from(stringifyDocuments(docs)) : raw;

@@ -2,6 +2,7 @@ import type { SealingCertificate, SealingScope } from '../../sealing/src';
 import type { CredentialPlan, CredentialPlanEntry, SuppliedCredentials } from './credential-plan';
 import type { RegistryCredentials } from './credentials';
 import type { ExternalDnsSettings } from './external-dns';
+import type { RemoteKeyMove, RemoteKeyNames } from './external-secrets';
 import type { FluxLayerKustomization } from './flux-sync';
 import type { IngressHostChange } from './ingress';
 
@@ -74,6 +75,8 @@ export interface SealedObjectSummary {
   scope: SealingScope | 'sops';
   /** True when the existing SealedSecret (same certificate) was kept instead of new credentials. */
   reused: boolean;
+  /** A secretGenerator's Secret with the SOPS backend: the encrypted files it is generated from (`file` is its kustomization). */
+  sources?: string[];
 }
 
 export interface GenerateSummary {
@@ -113,8 +116,10 @@ export interface GenerateSummary {
   schema_checked: { objects: number; kinds_without_schema: string[] } | null;
   /** Paths into other repositories moved by the path map: the file, object and field, and both paths. */
   paths_moved: Array<{ where: string; from: string; to: string }>;
-  /** What becomes of every key of every reference Secret (class per key, never a value). */
+  /** What becomes of every key of every reference Secret (class per key, never a value), and every ExternalSecret's remote keys. */
   credential_plan: CredentialPlanEntry[];
+  /** ExternalSecret remote keys that named the reference environment: moved in the new cluster's files, or listed (shared files). */
+  remote_keys: RemoteKeyMove[];
   warnings: string[];
 }
 
@@ -181,6 +186,8 @@ export interface Context {
   plan?: CredentialPlan;
   /** Per Secret (namespace/name): whether its protected form already in the target was kept. */
   reusedSecrets: Map<string, boolean>;
+  /** The reference's names in ExternalSecret remote keys and what they become (set with the credential plan). */
+  remoteKeyNames?: RemoteKeyNames;
 }
 
 export const usesSops = (ctx: Context) => ctx.opts.secretsBackend === 'sops';

@@ -33,6 +33,8 @@ import {
 import { HostMapping, HostOccurrence, hostsIn, moveHosts } from './hosts';
 import { forEachInlinePatch, hostsInPatch, patchTarget, replacements, rewritePatch } from './patches';
 import { checkConsistentReuse, planCredentials, protectSecret } from './protect';
+import { renderSecretGenerators } from './secret-generator-output';
+import { moveRemoteKeysIn } from './remote-keys';
 import { findKustomizationFile, listFiles, ReferenceObject } from './reference';
 import { substituteObject } from './substitution';
 import { checkOwnership, ownerOf, planFolder, planOwnerMarker, stageFoldersAndCheck } from './target';
@@ -382,11 +384,14 @@ async function renderOverlay(ctx: ExampleContext, overlay: string): Promise<Map<
       } else if (body?.kind) {
         hostsIn(body, rel).forEach((o) => ownHosts.add(o.host));
         changed = rewriteForCluster(ctx, doc) || changed;
+        changed = moveRemoteKeysIn(ctx, doc, `${target}/${rel}`) || changed;
       }
     }
     const kept = docs.filter((_, i) => !dropped.has(i));
     files.set(rel, changed ? Buffer.from(stringifyDocuments(kept)) : raw);
   }
+  const objects = ctx.ref.kustomizations.flatMap((k) => k.objects);
+  await renderSecretGenerators(ctx, objects, overlay, target, files, namespaceOf(ctx, overlay));
   addSharedValuePatches(ctx, overlay, files, ownHosts);
   return files;
 }

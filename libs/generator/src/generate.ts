@@ -145,6 +145,7 @@ function emptySummary(
     schema_checked: null,
     paths_moved: [],
     credential_plan: [],
+    remote_keys: [],
     warnings: [],
   };
 }

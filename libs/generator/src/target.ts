@@ -3,7 +3,7 @@ import { cpSync, existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, r
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { Context, GenerateResult, GenerationPlan, SharedCopy } from './context';
 import { GeneratorInputError } from './errors';
-import { clusterRule, SOPS_CONFIG, withClusterRule } from './sops-rules';
+import { clusterRules, SOPS_CONFIG, withClusterRule } from './sops-rules';
 import { listFiles } from './reference';
 import { movePathsIntoOtherRepositories } from './foreign-paths';
 
@@ -188,8 +188,10 @@ function aboutThisCluster(ctx: Context, rel: string, content: Buffer): Buffer {
  */
 export function planSopsRules(ctx: Context) {
   const owned = [ctx.clusterDir, ...ctx.summary.overlay_paths];
-  const rule = clusterRule(
-    ctx.summary.objects_sealed.map((o) => o.file),
+  const sealed = ctx.summary.objects_sealed;
+  const rule = clusterRules(
+    sealed.filter((o) => !o.sources).map((o) => o.file),
+    sealed.flatMap((o) => o.sources ?? []),
     ctx.opts.ageRecipients ?? [],
   );
   const existing = plannedBytes(ctx, SOPS_CONFIG);
@@ -197,7 +199,7 @@ export function planSopsRules(ctx: Context) {
     owned.some((dir) => folder === dir || folder.startsWith(dir + '/')),
   );
   if (next !== null) planFile(ctx, SOPS_CONFIG, Buffer.from(next));
-  if (next !== null || rule) ctx.summary.repo_files.push(SOPS_CONFIG);
+  if (next !== null || rule.length > 0) ctx.summary.repo_files.push(SOPS_CONFIG);
 }
 
 /** The outermost of a set of folders (base/, not base/api/). */

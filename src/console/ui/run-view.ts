@@ -9,12 +9,13 @@ const RECONNECT_MS = 2000;
 const MAX_LATE_ANSWERS = 60;
 const FINISHED = ['succeeded', 'failed', 'cancelled'];
 
-const CLASS_MEANING: Record<string, string> = {
+const CLASS_MEANING: Record<CredentialPlanItem['class'], string> = {
   generated: 'fresh random values made for the new cluster',
   derived: 'built from other credentials of the new cluster',
   supplied: 'given by their issuer, read from the credentials Secret',
   configuration: 'configuration values carried over, not secret material',
   registry: 'registry pull secrets built from the service settings',
+  external: 'references to an external secret store (ExternalSecrets), kept: no value passes through here',
 };
 
 function details(run: Run): HTMLElement {
