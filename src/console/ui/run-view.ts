@@ -50,7 +50,7 @@ function commits(run: Run): HTMLElement {
 
 function credentialPlan(items: CredentialPlanItem[]): HTMLElement {
   if (items.length === 0) return h('p', {}, 'The reference holds no Secret keys (or could not be read).');
-  const byClass = new Map<string, CredentialPlanItem[]>();
+  const byClass = new Map<CredentialPlanItem['class'], CredentialPlanItem[]>();
   for (const i of items) byClass.set(i.class, [...(byClass.get(i.class) ?? []), i]);
   return h(
     'div',
@@ -60,7 +60,7 @@ function credentialPlan(items: CredentialPlanItem[]): HTMLElement {
         'section',
         { class: 'plan-class', 'data-class': kind },
         h('h3', {}, `${kind} (${keys.length})`),
-        h('p', { class: 'hint' }, CLASS_MEANING[kind] ?? ''),
+        h('p', { class: 'hint' }, CLASS_MEANING[kind]),
         h('ul', {}, ...keys.map((k) => h('li', {}, h('code', {}, `${k.namespace}/${k.name}`), ` key ${k.key}`))),
       ),
     ),
