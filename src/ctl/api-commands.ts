@@ -1,0 +1,227 @@
+/**
+ * The commands that speak the service's REST API (#30): create, preview, get, list, logs, cancel,
+ * redrive. They need no NATS and no database, only SCAFFOLDER_URL and an API key, and see what the
+ * key may see (another key's run is a 404, as in the API).
+ */
+import { readFileSync, statSync } from 'node:fs';
+import { UsageError, wholeNumber } from '../../libs/cli/src';
+import { isRunId } from '../../libs/events/src';
+import { describeChanges, describePlan, describeSummary } from '../../libs/generator/src/summary-text';
+import { ApiClient, ApiRefusal, apiTarget } from './api-client';
+import { progressLine, runTable, runText } from './run-text';
+
+/** Exit codes of a command that waits for a run: the run's outcome (documented in docs/cli.md). */
+export const EXIT = { succeeded: 0, refused: 1, usage: 2, failed: 3, cancelled: 4, timeout: 5 } as const;
+
+/** The API's own limit for a request body: a bigger file is refused here, not sent. */
+const MAX_REQUEST_BYTES = 1024 * 1024;
+/** How often `logs -f` asks for the log while the run goes on. */
+const LOG_POLL_MS = 1000;
+/** How often a broken event stream is opened again before giving up. */
+const STREAM_RETRIES = 5;
+
+const TERMINAL_EVENTS: Record<string, 'succeeded' | 'failed' | 'cancelled'> = {
+  ScaffoldSucceeded: 'succeeded',
+  ScaffoldFailed: 'failed',
+  ScaffoldCancelled: 'cancelled',
+};
+const TERMINAL_STATUSES = new Set(['succeeded', 'failed', 'cancelled']);
+
+export interface ApiCommandContext {
+  client: ApiClient;
+  opts: Record<string, any>;
+  out: (line: string) => void;
+  err: (text: string) => void;
+  /** Stops a command that follows a run (Ctrl-C); the tests abort it themselves. */
+  signal?: AbortSignal;
+}
+
+/** A run id argument: present and a UUID, or a usage error that says so. */
+export function runIdArgument(command: string, runId: string | undefined): string {
+  if (!runId) throw new UsageError(`${command} needs a run id`);
+  if (!isRunId(runId))
+    throw new UsageError(`"${runId}" is not a run id (run ids are UUIDs, e.g. 6f1c2a7e-0b5d-4e8a-9c3f-2d7b8a1e4f60)`);
+  return runId;
+}
+
+/** The request body of -f FILE (or - for stdin): JSON of at most 1 MiB, sent as written. */
+function requestFile(command: string, file: string | undefined, stdin: () => string): string {
+  if (!file) throw new UsageError(`${command} needs the request: -f FILE (JSON, as the API takes it; - reads stdin)`);
+  let text: string;
+  try {
+    if (file !== '-' && statSync(file).size > MAX_REQUEST_BYTES)
+      throw new UsageError(`${file} is larger than the API takes (1 MiB)`);
+    text = file === '-' ? stdin() : readFileSync(file, 'utf8');
+  } catch (e) {
+    if (e instanceof UsageError) throw e;
+    throw new UsageError(`cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? 'error'}`);
+  }
+  if (Buffer.byteLength(text) > MAX_REQUEST_BYTES) throw new UsageError(`${file} is larger than the API takes (1 MiB)`);
+  try {
+    JSON.parse(text);
+  } catch (e) {
+    throw new UsageError(`${file} is not JSON: ${(e as Error).message.split('\n')[0]}`);
+  }
+  return text;
+}
+
+const runPath = (id: string, rest = '') => `/api/v1/scaffolds/${encodeURIComponent(id)}${rest}`;
+const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const t = setTimeout(resolve, ms);
+    signal?.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
+  });
+
+/**
+ * Follows a run's events until its terminal one, printing each as it arrives (the service's
+ * Server-Sent Events, resumed with Last-Event-ID when a stream ends early or breaks); the exit code of
+ * its outcome, or EXIT.timeout when `--timeout` ran out first.
+ */
+async function followRun(ctx: ApiCommandContext, id: string): Promise<number> {
+  const seconds = wholeNumber('timeout', ctx.opts.timeout, 0);
+  const signals = [...(ctx.signal ? [ctx.signal] : []), ...(seconds > 0 ? [AbortSignal.timeout(seconds * 1000)] : [])];
+  const signal = signals.length > 0 ? AbortSignal.any(signals) : undefined;
+  let lastId: string | undefined;
+  let failures = 0;
+  while (!signal?.aborted) {
+    let received = false;
+    try {
+      for await (const e of ctx.client.events('follow', runPath(id, '/events/stream'), lastId, signal)) {
+        lastId = e.id;
+        failures = 0;
+        received = true;
+        ctx.out(ctx.opts.json ? JSON.stringify(e.data) : progressLine(e.data));
+        const outcome = TERMINAL_EVENTS[e.event];
+        if (outcome) {
+          if (!ctx.opts.json) ctx.out(`run ${id} ${outcome}`);
+          return EXIT[outcome];
+        }
+      }
+    } catch (e) {
+      if (signal?.aborted) break;
+      // A refusal (404, 429) is final; a broken connection is tried again a few times.
+      if (!(e instanceof ApiRefusal) || e.status !== undefined || ++failures > STREAM_RETRIES) throw e;
+      await sleep(1000 * failures, signal);
+      continue;
+    }
+    // A stream the service ended early (SSE_MAX_SECONDS) is resumed; one that brought nothing, after a pause.
+    if (!received) await sleep(1000, signal);
+  }
+  const run = await ctx.client.json('get', 'GET', runPath(id));
+  if (TERMINAL_STATUSES.has(run.status)) return EXIT[run.status as keyof typeof EXIT];
+  ctx.err(`scaffolderctl: stopped waiting: run ${id} is still ${run.status} at ${run.step ?? '-'}\n`);
+  return EXIT.timeout;
+}
+
+/** The part of a log not printed yet (a log that no longer starts with what was printed is printed whole). */
+function unseen(previous: string, now: string): string {
+  return now.startsWith(previous) ? now.slice(previous.length) : now;
+}
+
+const printText = (ctx: ApiCommandContext, text: string) => {
+  if (text) ctx.out(text.replace(/\n$/, ''));
+};
+
+export type ApiCommand = (ctx: ApiCommandContext, args: string[], stdin: () => string) => Promise<number>;
+
+export const API_COMMANDS: Record<string, ApiCommand> = {
+  async create(ctx, _args, stdin) {
+    const body = requestFile('create', ctx.opts.file, stdin);
+    const key = ctx.opts['idempotency-key'];
+    const run = await ctx.client.json('create', 'POST', '/api/v1/scaffolds', {
+      body,
+      headers: key ? { 'idempotency-key': key } : {},
+    });
+    if (!ctx.opts.wait) {
+      ctx.out(ctx.opts.json ? JSON.stringify(run) : `run ${run.id} ${run.status} at ${run.step ?? '-'}`);
+      return EXIT.succeeded;
+    }
+    if (!ctx.opts.json) ctx.out(`run ${run.id} ${run.status}; following it (Ctrl-C stops following, not the run)`);
+    return followRun(ctx, run.id);
+  },
+
+  async preview(ctx, _args, stdin) {
+    const body = requestFile('preview', ctx.opts.file, stdin);
+    const answer = await ctx.client.json('preview', 'POST', '/api/v1/scaffolds/preview', { body });
+    if (ctx.opts.json) ctx.out(JSON.stringify(answer));
+    else
+      printText(
+        ctx,
+        `${answer.pass} pass${answer.note ? ` (${answer.note})` : ''}\n` +
+          describeChanges(answer.changes ?? []) +
+          describeSummary(answer.summary) +
+          describePlan(answer.summary),
+      );
+    return EXIT.succeeded;
+  },
+
+  async get(ctx, [arg]) {
+    const run = await ctx.client.json('get', 'GET', runPath(runIdArgument('get', arg)));
+    ctx.out(ctx.opts.json ? JSON.stringify(run) : runText(run));
+    return EXIT.succeeded;
+  },
+
+  async list(ctx) {
+    const query = new URLSearchParams();
+    for (const name of ['status', 'limit', 'cursor'] as const)
+      if (ctx.opts[name] !== undefined) query.set(name, ctx.opts[name]);
+    if (ctx.opts.limit !== undefined) wholeNumber('limit', ctx.opts.limit, 0, 1);
+    const page = await ctx.client.json('list', 'GET', `/api/v1/scaffolds${query.size ? `?${query}` : ''}`);
+    if (ctx.opts.json) ctx.out(JSON.stringify(page));
+    else {
+      (page.items.length ? runTable(page.items) : ['no runs']).forEach((l) => ctx.out(l));
+      if (page.next_cursor) ctx.err(`more: scaffolderctl list --cursor ${page.next_cursor}\n`);
+    }
+    return EXIT.succeeded;
+  },
+
+  async logs(ctx, [arg]) {
+    const id = runIdArgument('logs', arg);
+    let printed = await ctx.client.text('logs', runPath(id, '/logs'));
+    printText(ctx, printed);
+    if (!ctx.opts.follow) return EXIT.succeeded;
+    // The log grows while the run goes on (git's output between events too): asked for again each second.
+    while (!ctx.signal?.aborted) {
+      const run = await ctx.client.json('get', 'GET', runPath(id));
+      const log = await ctx.client.text('logs', runPath(id, '/logs'));
+      printText(ctx, unseen(printed, log));
+      printed = log;
+      if (TERMINAL_STATUSES.has(run.status)) return EXIT[run.status as keyof typeof EXIT];
+      await sleep(LOG_POLL_MS, ctx.signal);
+    }
+    return EXIT.timeout;
+  },
+
+  ...Object.fromEntries(
+    (['cancel', 'redrive'] as const).map((action): [string, ApiCommand] => [
+      action,
+      async (ctx, [arg]) => {
+        const id = runIdArgument(action, arg);
+        const run = await ctx.client.json(action, 'POST', runPath(id, `/${action}`));
+        ctx.out(
+          ctx.opts.json
+            ? JSON.stringify(run)
+            : `${action} of ${id} accepted: ${run?.status ?? '?'} at ${run?.step ?? '-'}`,
+        );
+        return EXIT.succeeded;
+      },
+    ]),
+  ),
+};
+
+/** Runs an API command: usage errors exit 2, refusals 1 (one line each), a followed run its outcome. */
+export async function runApiCommand(
+  name: string,
+  args: string[],
+  opts: Record<string, any>,
+  env: NodeJS.ProcessEnv,
+  io: { out: (line: string) => void; err: (text: string) => void; stdin: () => string; signal?: AbortSignal },
+): Promise<number> {
+  try {
+    const client = new ApiClient(apiTarget(env, opts));
+    return await API_COMMANDS[name]({ client, opts, out: io.out, err: io.err, signal: io.signal }, args, io.stdin);
+  } catch (e) {
+    io.err(`scaffolderctl: ${(e as Error).message}\n`);
+    return e instanceof UsageError ? EXIT.usage : EXIT.refused;
+  }
+}
