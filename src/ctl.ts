@@ -75,6 +75,20 @@ function checkNumbers(c: CommandSpec, values: Record<string, any>): Record<strin
   return checked;
 }
 
+/** The command's options parsed; an option of another command says whose it is. */
+function parseWithHint(argv: string[], command: CommandSpec | undefined) {
+  try {
+    return parseCommandLine(argv, parseArgsTable(command ? tableOf(command) : GLOBAL), Boolean(command));
+  } catch (e) {
+    const option = /^unknown option --([^ ;=]+)$/.exec((e as Error).message)?.[1];
+    const owners = Object.entries(COMMANDS)
+      .filter(([, c]) => option !== undefined && Object.hasOwn(c.options, option))
+      .map(([name]) => name);
+    if (owners.length === 0) throw e;
+    throw new UsageError(`${(e as Error).message} here (it is an option of ${owners.join(', ')})`);
+  }
+}
+
 /** The command word: the first argument naming a command, else the first that is not an option (an unknown one). */
 function commandWord(argv: string[]): number {
   const named = argv.findIndex((a) => Object.hasOwn(COMMANDS, a));
@@ -107,10 +121,9 @@ export async function main(
       const guess = closest(name, Object.keys(COMMANDS));
       throw new UsageError(`unknown command ${name}${guess ? `; did you mean ${guess}?` : ''}`);
     }
-    const parsed = parseCommandLine(
+    const parsed = parseWithHint(
       argv.filter((_, i) => i !== at),
-      parseArgsTable(command ? tableOf(command) : GLOBAL),
-      Boolean(command),
+      command,
     );
     values = command ? checkNumbers(command, parsed.values) : parsed.values;
     args = parsed.positionals;
