@@ -18,10 +18,14 @@ export function argumentError(error: Error, options: readonly string[]): string 
   return `unknown option ${unknown[1]}${guess ? `; did you mean --${guess}?` : ''}`;
 }
 
-/** A long option a mistyped one was meant to be; a single-letter one (-V) by its first letter when only one starts so. */
+/** Single-letter options with a meaning across tools (`curl -V`, `ssh -V`: the version). */
+const CONVENTIONAL_SHORT: Record<string, string> = { V: 'version' };
+
+/** A long option a mistyped one was meant to be; a single-letter one (-V) by convention or by its first letter when only one starts so. */
 function suggestOption(given: string, options: readonly string[]): string | undefined {
   const word = given.replace(/^-+/, '');
   if (word.length === 1) {
+    if (options.includes(CONVENTIONAL_SHORT[word])) return CONVENTIONAL_SHORT[word];
     const starting = options.filter((o) => o[0] === word.toLowerCase());
     return starting.length === 1 ? starting[0] : undefined;
   }
