@@ -90,7 +90,7 @@ export const COMMANDS: Record<string, CommandSpec> = {
   },
   redrive: {
     args: 'RUN',
-    does: "run a run's current step again (idempotent), through the API with an admin key",
+    does: "run a run's current step again (idempotent), through the API",
     via: 'api',
     options: { ...API, ...json('the run as JSON') },
   },
