@@ -17,6 +17,8 @@ export const EXIT = { succeeded: 0, refused: 1, usage: 2, failed: 3, cancelled: 
 const MAX_REQUEST_BYTES = 1024 * 1024;
 /** How often `logs -f` asks for the log while the run goes on. */
 const LOG_POLL_MS = 1000;
+/** How often a run's events are asked for when the service has no event stream to spare. */
+const POLL_MS = 2000;
 /** How often a broken event stream is opened again before giving up. */
 const STREAM_RETRIES = 5;
 
@@ -72,40 +74,74 @@ const sleep = (ms: number, signal?: AbortSignal) =>
     signal?.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
   });
 
+/** A stored event of a run, as the API's event routes give it. */
+interface RunEvent {
+  seq: number;
+  type: string;
+  time?: string;
+  data: unknown;
+}
+
+/** One look at a run's events (GET …/events), those after `afterSeq`. */
+async function* polledEvents(ctx: ApiCommandContext, id: string, afterSeq: number): AsyncGenerator<RunEvent> {
+  const page = await ctx.client.json('follow', 'GET', runPath(id, '/events'));
+  for (const e of page.items as RunEvent[]) if (e.seq > afterSeq) yield e;
+}
+
 /**
- * Follows a run's events until its terminal one, printing each as it arrives (the service's
- * Server-Sent Events, resumed with Last-Event-ID when a stream ends early or breaks); the exit code of
- * its outcome, or EXIT.timeout when `--timeout` ran out first.
+ * A run's events as they are appended: the service's Server-Sent Events, resumed with Last-Event-ID when
+ * it ends a stream (SSE_MAX_SECONDS) or the connection breaks (a few tries); asked for every few seconds
+ * instead when the service has no stream to spare (429 too_many_streams). Ends only when aborted.
+ */
+async function* runEvents(ctx: ApiCommandContext, id: string, signal?: AbortSignal): AsyncGenerator<RunEvent> {
+  let lastSeq = 0;
+  let failures = 0;
+  let polling = false;
+  while (!signal?.aborted) {
+    let received = false;
+    try {
+      const events = polling
+        ? polledEvents(ctx, id, lastSeq)
+        : ctx.client.events('follow', runPath(id, '/events/stream'), lastSeq ? String(lastSeq) : undefined, signal);
+      for await (const item of events) {
+        const e = (polling ? item : (item as { data: RunEvent }).data) as RunEvent;
+        if (e.seq <= lastSeq) continue;
+        lastSeq = e.seq;
+        failures = 0;
+        received = true;
+        yield e;
+      }
+    } catch (e) {
+      if (signal?.aborted) return;
+      if (e instanceof ApiRefusal && e.status === 429 && !polling) {
+        polling = true;
+        ctx.err(`scaffolderctl: ${e.message}; asking for the run's events every ${POLL_MS / 1000} s instead\n`);
+        continue;
+      }
+      // Another refusal (404) is final; a broken connection is tried again a few times.
+      if (!(e instanceof ApiRefusal) || e.status !== undefined || ++failures > STREAM_RETRIES) throw e;
+      await sleep(1000 * failures, signal);
+      continue;
+    }
+    if (polling || !received) await sleep(polling ? POLL_MS : 1000, signal);
+  }
+}
+
+/**
+ * Follows a run until its terminal event, printing each event as it arrives; the exit code of its
+ * outcome, or EXIT.timeout when `--timeout` ran out first (the run goes on).
  */
 async function followRun(ctx: ApiCommandContext, id: string): Promise<number> {
   const seconds = wholeNumber('timeout', ctx.opts.timeout, 0);
   const signals = [...(ctx.signal ? [ctx.signal] : []), ...(seconds > 0 ? [AbortSignal.timeout(seconds * 1000)] : [])];
   const signal = signals.length > 0 ? AbortSignal.any(signals) : undefined;
-  let lastId: string | undefined;
-  let failures = 0;
-  while (!signal?.aborted) {
-    let received = false;
-    try {
-      for await (const e of ctx.client.events('follow', runPath(id, '/events/stream'), lastId, signal)) {
-        lastId = e.id;
-        failures = 0;
-        received = true;
-        ctx.out(ctx.opts.json ? JSON.stringify(e.data) : progressLine(e.data));
-        const outcome = TERMINAL_EVENTS[e.event];
-        if (outcome) {
-          if (!ctx.opts.json) ctx.out(`run ${id} ${outcome}`);
-          return EXIT[outcome];
-        }
-      }
-    } catch (e) {
-      if (signal?.aborted) break;
-      // A refusal (404, 429) is final; a broken connection is tried again a few times.
-      if (!(e instanceof ApiRefusal) || e.status !== undefined || ++failures > STREAM_RETRIES) throw e;
-      await sleep(1000 * failures, signal);
-      continue;
+  for await (const e of runEvents(ctx, id, signal)) {
+    ctx.out(ctx.opts.json ? JSON.stringify(e) : progressLine(e));
+    const outcome = TERMINAL_EVENTS[e.type];
+    if (outcome) {
+      if (!ctx.opts.json) ctx.out(`run ${id} ${outcome}`);
+      return EXIT[outcome];
     }
-    // A stream the service ended early (SSE_MAX_SECONDS) is resumed; one that brought nothing, after a pause.
-    if (!received) await sleep(1000, signal);
   }
   const run = await ctx.client.json('get', 'GET', runPath(id));
   if (TERMINAL_STATUSES.has(run.status)) return EXIT[run.status as keyof typeof EXIT];

@@ -58,7 +58,6 @@ export function runText(run: any): string {
     ['full commit', run.full_commit],
     ['retry', run.retry ? `${run.retry.step} attempt ${run.retry.failed_attempt} failed: ${run.retry.reason}` : null],
     ['progress', run.progress ? `waited ${run.progress.waited_seconds} s of ${run.progress.deadline_seconds} s` : null],
-    ['requested by', run.requested_by],
     ['created', run.created_at],
     ['updated', run.updated_at],
     ['finished', run.finished_at],
