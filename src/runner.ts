@@ -15,7 +15,15 @@ import { loadConfig } from './config/config';
 import { makeLogger } from './logging/logger';
 import type { RunnerApiSettings } from './runner/runner-api-client';
 import { RunnerSteps } from './runner/runner-steps';
-import { completionOptions, completionScript, parseCommandLine, UsageError, versionLine } from '../libs/cli/src';
+import {
+  completionOptions,
+  completionScript,
+  helpFromText,
+  parseCommandLine,
+  UsageError,
+  versionLine,
+  withHelp,
+} from '../libs/cli/src';
 import { VERSION } from './version';
 
 /** The runner's options (parseArgs's table; the help and the shell completion are made from it). */
@@ -46,7 +54,10 @@ Exit codes: 0 the run has ended (or the runner was stopped), 1 an error, 2 bad a
 
 /** `scaffold-runner completion bash|zsh|fish`. */
 export const completion = (shell: string | undefined) =>
-  completionScript(shell, { command: 'scaffold-runner', options: completionOptions(OPTIONS) });
+  completionScript(shell, {
+    command: 'scaffold-runner',
+    options: completionOptions(withHelp(OPTIONS, helpFromText(USAGE))),
+  });
 
 /** Where the service is and the run's credential, from the Job's environment. */
 export function runnerApiSettings(runId: string, env: NodeJS.ProcessEnv): RunnerApiSettings {

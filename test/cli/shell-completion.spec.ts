@@ -99,13 +99,16 @@ describe('shell completion from the option tables', () => {
     }
     const file = join(tempDir('fish'), 'ctl.fish');
     writeFileSync(file, SCRIPTS.scaffolderctl('fish'));
-    const offered = (line: string) =>
+    const completions = (line: string) =>
       spawnSync('fish', ['--no-config', '-c', `source ${file}; complete -C '${line}'`], { encoding: 'utf8' })
         .stdout.split('\n')
-        .map((l) => l.split('\t')[0])
         .filter(Boolean);
+    const offered = (line: string) => completions(line).map((l) => l.split('\t')[0]);
     expect(offered('scaffolderctl cre')).toEqual(['create']);
     expect(offered('scaffolderctl list --status fa')).toEqual(['failed']);
-    expect(offered('scaffolderctl create --wa')).toEqual(['--wait']);
+    // With the option's help beside it, quotes and all.
+    expect(completions('scaffolderctl create --wa')).toEqual([
+      "--wait\tprint the run's events as they happen until it ends",
+    ]);
   });
 });

@@ -13,6 +13,8 @@ export interface CompletionOption {
   /** Absent for a flag without a value. */
   value?: ValueHint;
   multiple?: boolean;
+  /** What zsh and fish show beside it. */
+  help?: string;
 }
 
 export interface CompletionSpec {
@@ -31,7 +33,10 @@ export type Shell = (typeof SHELLS)[number];
  * `hints` or its own `hint` says, else as free text.
  */
 export function completionOptions(
-  table: Record<string, { type: 'string' | 'boolean'; short?: string; multiple?: boolean; hint?: ValueHint }>,
+  table: Record<
+    string,
+    { type: 'string' | 'boolean'; short?: string; multiple?: boolean; hint?: ValueHint; help?: string }
+  >,
   hints: Record<string, ValueHint> = {},
   only: readonly string[] = Object.keys(table),
 ): CompletionOption[] {
@@ -43,9 +48,43 @@ export function completionOptions(
       short: o.short,
       multiple: o.multiple,
       value: o.type === 'string' ? (hints[name] ?? o.hint ?? 'text') : undefined,
+      help: o.help,
     };
   });
 }
+
+/** The descriptions of a hand-written help text's option lines (`  --repo DIR     working copy ...`), by option name. */
+export function helpFromText(text: string): Record<string, string> {
+  const found: Record<string, string> = {};
+  for (const m of text.matchAll(/^ {2}(?:-\w, )?--([a-z][a-z0-9-]*)(?: [A-Z=_.|]+)? {2,}(\S.*)$/gm))
+    found[m[1]] ??= m[2].trim();
+  return found;
+}
+
+/** The table with the descriptions of a help text added where the table has none. */
+export function withHelp<T extends Record<string, object>>(
+  table: T,
+  help: Record<string, string>,
+): Record<keyof T, T[keyof T] & { help?: string }> {
+  return Object.fromEntries(Object.entries(table).map(([name, o]) => [name, { help: help[name], ...o }])) as any;
+}
+
+/** A description as one short line (what a completion menu shows). */
+const oneLine = (help: string | undefined) => {
+  const line = (help ?? '').replace(/\s+/g, ' ').trim();
+  return line.length > 70 ? `${line.slice(0, 69)}…` : line;
+};
+/** Inside zsh's single quotes and _arguments' brackets. */
+const zshDescription = (help?: string) =>
+  oneLine(help)
+    ? `[${oneLine(help)
+        .replace(/\\/g, '\\\\')
+        .replace(/'/g, `'\\''`)
+        .replace(/([[\]])/g, '\\$1')}]`
+    : '';
+/** Inside fish's single quotes. */
+const fishDescription = (help?: string) =>
+  oneLine(help) ? ` -d '${oneLine(help).replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'` : '';
 
 /** The completion script of a command for a shell, or a UsageError naming the shells there are. */
 export function completionScript(shell: string | undefined, spec: CompletionSpec): string {
@@ -167,7 +206,7 @@ function zshOption(o: CompletionOption): string {
             ? `:${o.name}: `
             : `:${o.name}:(${o.value.join(' ')})`;
   return flags(o)
-    .map((f) => `'${repeat}${f}${value}'`)
+    .map((f) => `'${repeat}${f}${zshDescription(o.help)}${value}'`)
     .join(' ');
 }
 
@@ -210,7 +249,7 @@ function fishOption(command: string, o: CompletionOption, condition?: string): s
           : o.value === 'text'
             ? ' -x'
             : ` -x -a '${o.value.join(' ')}'`;
-  return `complete -c ${command}${condition ? ` -n '${condition}'` : ''} -l ${o.name}${o.short ? ` -s ${o.short}` : ''}${value}`;
+  return `complete -c ${command}${condition ? ` -n '${condition}'` : ''} -l ${o.name}${o.short ? ` -s ${o.short}` : ''}${value}${fishDescription(o.help)}`;
 }
 
 function fishScript(spec: CompletionSpec): string {

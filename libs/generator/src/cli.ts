@@ -1,6 +1,14 @@
 import { readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { completionOptions, completionScript, parseCommandLine, UsageError, versionLine } from '../../cli/src';
+import {
+  completionOptions,
+  completionScript,
+  helpFromText,
+  parseCommandLine,
+  UsageError,
+  versionLine,
+  withHelp,
+} from '../../cli/src';
 import { fluxUrlOf, hasCredentials, originUrl, sameRepository } from '../../git/src/repository-url';
 import { SEALING_SCOPES, SealingScope } from '../../sealing/src';
 import { parseSuppliedCredentials, SuppliedCredentials } from './credential-plan';
@@ -191,7 +199,7 @@ const VALUE_HINTS = {
 export const completion = (shell: string | undefined) =>
   completionScript(shell, {
     command: 'generate-gitops-env',
-    options: completionOptions(OPTIONS, VALUE_HINTS),
+    options: completionOptions(withHelp(OPTIONS, helpFromText(HELP)), VALUE_HINTS),
   });
 
 export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
