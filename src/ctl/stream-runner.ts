@@ -36,8 +36,8 @@ export async function runStreamCommand(
     app = await NestFactory.createApplicationContext(CtlModule.forRoot(config, logger), {
       bufferLogs: true,
       abortOnError: false,
-      // A failure to connect is the one line below, not the framework's stack first.
-      logger: false,
+      // A failure to connect is the one line below, not the framework's stack first (LOG_LEVEL=debug shows both).
+      ...(/^(debug|trace)$/.test(env.LOG_LEVEL ?? '') ? {} : { logger: false as const }),
     });
     app.useLogger(app.get(NestPinoLogger));
     const store = app.get(JetStreamEventStore);
