@@ -17,6 +17,9 @@ export class ApiRefusal extends Error {
   }
 }
 
+/** The service could not be reached, or the connection broke: worth another try, unlike a refusal. */
+export class Unreachable extends ApiRefusal {}
+
 /** Long enough for a busy service to append one event or run a preview, short enough not to hang a terminal. */
 const API_TIMEOUT_MS = 120_000;
 /** The largest answer read (a preview of a big tree is a few MiB of diff; a run log is capped by the service). */
@@ -102,7 +105,12 @@ export class ApiClient {
       signal,
       streaming: true,
     });
-    yield* sseEvents(res, what);
+    try {
+      yield* sseEvents(res, what);
+    } catch (e) {
+      if (e instanceof ApiRefusal || signal?.aborted) throw e;
+      throw new Unreachable(`${what}: the event stream broke: ${oneLine((e as Error).message)}`);
+    }
   }
 
   private async send(
@@ -131,7 +139,7 @@ export class ApiClient {
     } catch (e) {
       if ((e as Error).name === 'AbortError' && opts.signal?.aborted) throw e;
       const cause = (e as Error & { cause?: Error }).cause;
-      throw new ApiRefusal(
+      throw new Unreachable(
         `${this.target.url} could not be reached: ${oneLine(cause?.message ?? (e as Error).message)}`,
       );
     }

@@ -4,10 +4,10 @@
  * key may see (another key's run is a 404, as in the API).
  */
 import { readFileSync, statSync } from 'node:fs';
-import { UsageError, wholeNumber } from '../../libs/cli/src';
+import { UsageError } from '../../libs/cli/src';
 import { isRunId } from '../../libs/events/src';
 import { describeChanges, describePlan, describeSummary } from '../../libs/generator/src/summary-text';
-import { ApiClient, ApiRefusal, apiTarget } from './api-client';
+import { ApiClient, ApiRefusal, apiTarget, Unreachable } from './api-client';
 import { progressLine, runTable, runText } from './run-text';
 
 /** Exit codes of a command that waits for a run: the run's outcome (documented in docs/cli.md). */
@@ -118,8 +118,8 @@ async function* runEvents(ctx: ApiCommandContext, id: string, signal?: AbortSign
         ctx.err(`scaffolderctl: ${e.message}; asking for the run's events every ${POLL_MS / 1000} s instead\n`);
         continue;
       }
-      // Another refusal (404) is final; a broken connection is tried again a few times.
-      if (!(e instanceof ApiRefusal) || e.status !== undefined || ++failures > STREAM_RETRIES) throw e;
+      // A refusal (404, an answer too large) is final; a broken connection is tried again a few times.
+      if (!(e instanceof Unreachable) || ++failures > STREAM_RETRIES) throw e;
       await sleep(1000 * failures, signal);
       continue;
     }
@@ -132,7 +132,7 @@ async function* runEvents(ctx: ApiCommandContext, id: string, signal?: AbortSign
  * outcome, or EXIT.timeout when `--timeout` ran out first (the run goes on).
  */
 async function followRun(ctx: ApiCommandContext, id: string): Promise<number> {
-  const seconds = wholeNumber('timeout', ctx.opts.timeout, 0);
+  const seconds: number = ctx.opts.timeout ?? 0;
   const signals = [...(ctx.signal ? [ctx.signal] : []), ...(seconds > 0 ? [AbortSignal.timeout(seconds * 1000)] : [])];
   const signal = signals.length > 0 ? AbortSignal.any(signals) : undefined;
   for await (const e of runEvents(ctx, id, signal)) {
@@ -200,8 +200,7 @@ export const API_COMMANDS: Record<string, ApiCommand> = {
   async list(ctx) {
     const query = new URLSearchParams();
     for (const name of ['status', 'limit', 'cursor'] as const)
-      if (ctx.opts[name] !== undefined) query.set(name, ctx.opts[name]);
-    if (ctx.opts.limit !== undefined) wholeNumber('limit', ctx.opts.limit, 0, 1);
+      if (ctx.opts[name] !== undefined) query.set(name, String(ctx.opts[name]));
     const page = await ctx.client.json('list', 'GET', `/api/v1/scaffolds${query.size ? `?${query}` : ''}`);
     if (ctx.opts.json) ctx.out(JSON.stringify(page));
     else {

@@ -30,11 +30,11 @@ async function serve(handler: (req: IncomingMessage, res: ServerResponse) => voi
   return server;
 }
 
-async function createAndWait(server: Server) {
+async function createAndWait(server: Server, ...extra: string[]) {
   const lines: string[] = [];
   const errors: string[] = [];
   const code = await main(
-    ['create', '-f', '-', '--wait'],
+    ['create', '-f', '-', '--wait', ...extra],
     {
       SCAFFOLDER_URL: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
       SCAFFOLDER_API_KEY: 'key-0123456789abcdef',
@@ -80,6 +80,33 @@ describe('create --wait follows a run', () => {
     expect(r.lines.at(-1)).toBe(`run ${RUN} failed`);
   });
 
+  it('tries a stream that broke mid-event again, from the last event it printed', async () => {
+    let connections = 0;
+    server = await serve((req, res) => {
+      if (req.method === 'POST') return created(res);
+      connections++;
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      const after = Number(req.headers['last-event-id'] ?? 0);
+      if (connections === 1) {
+        // One whole event, half of the next, then the connection is gone.
+        res.write(sse(EVENTS[0]) + sse(EVENTS[1]).slice(0, 20));
+        return setTimeout(() => res.destroy(), 50);
+      }
+      res.end(
+        EVENTS.filter((e) => e.seq > after)
+          .map(sse)
+          .join(''),
+      );
+    });
+    const r = await createAndWait(server);
+    expect([r.code, r.errors, connections]).toEqual([3, [], 2]);
+    expect(r.lines.slice(1, -1).map((l) => l.split(/\s+/)[1])).toEqual([
+      'ScaffoldRequested',
+      'InfraPushed',
+      'ScaffoldFailed',
+    ]);
+  });
+
   it('asks for the events instead when the service has no stream to spare (429), and says so once', async () => {
     let looks = 0;
     server = await serve((req, res) => {
@@ -103,6 +130,36 @@ describe('create --wait follows a run', () => {
       'ScaffoldRequested',
       'InfraPushed',
       'ScaffoldFailed',
+    ]);
+  });
+
+  it('stops waiting after --timeout with exit 5, saying where the run is (the run goes on)', async () => {
+    server = await serve((req, res) => {
+      if (req.method === 'POST') return created(res);
+      if (req.url!.endsWith('/events/stream')) {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        return res.write(sse(EVENTS[0])); // and nothing more: the run is slow
+      }
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ id: RUN, status: 'running', step: 'infra-pass' }));
+    });
+    const r = await createAndWait(server, '--timeout', '1');
+    expect(r.code).toBe(5);
+    expect(r.errors).toEqual([`scaffolderctl: stopped waiting: run ${RUN} is still running at infra-pass\n`]);
+    server.closeAllConnections();
+  });
+
+  it('refuses an event larger than 1 MiB instead of buffering it (exit 1, one line)', async () => {
+    server = await serve((req, res) => {
+      if (req.method === 'POST') return created(res);
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.end(`data: ${'x'.repeat(1024 * 1024 + 10)}`);
+    });
+    const r = await createAndWait(server);
+    expect([r.code, r.errors]).toEqual([
+      1,
+      ['scaffolderctl: follow: an event of the stream is larger than 1048576 bytes\n'],
     ]);
   });
 });

@@ -86,7 +86,7 @@ describe('scaffolderctl as a client of the REST API (the built command against t
     const list = await ctl(['list', '--status', 'succeeded']);
     expect(list.stdout.split('\n')[0]).toMatch(/^ID +STATUS +STEP +CLUSTER +AGE$/);
     expect(list.stdout).toMatch(new RegExp(`^${succeeded} +succeeded +\\S+ +cli-ok +\\d+s$`, 'm'));
-    const failed = JSON.parse((await ctl(['list', '--status', 'failed', '--json'])).stdout);
+    const failed = JSON.parse((await ctl(['list', '--status', 'failed', '--limit', '5', '--json'])).stdout);
     expect(failed.items.map((i: any) => i.cluster_name)).toEqual(['cli-bad']);
     const logs = await ctl(['logs', succeeded]);
     expect(logs.code).toBe(0);
