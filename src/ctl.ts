@@ -24,16 +24,20 @@ import { COMMANDS, COMMON, type CommandSpec, GLOBAL, type NumberOption } from '.
 /** A mistake in how the command was called (exit code 2). */
 export { UsageError as CtlError };
 
-const ENVIRONMENT = `Environment:
-  NATS_URL                      NATS servers, comma-separated (default nats://127.0.0.1:4222)
+/** What the stream commands read. */
+const STREAM_ENVIRONMENT = `  NATS_URL                      NATS servers, comma-separated (default nats://127.0.0.1:4222)
   NATS_CREDS | NATS_NKEY_SEED_FILE | NATS_USER + NATS_PASSWORD(_FILE) | NATS_TOKEN(_FILE)
                                 how to authenticate (deploy/nats: the ops identity)
   NATS_TLS_CA, NATS_TLS_CERT, NATS_TLS_KEY, NATS_INBOX_PREFIX
   DATABASE_URL, DATABASE_SSL_CA the read-model (status, replay --apply, rebuild-projection)
-  SCAFFOLDER_URL                the service's REST API (create, preview, get, list, logs, cancel, redrive)
-  SCAFFOLDER_API_KEY_FILE | SCAFFOLDER_API_KEY
-                                the API key for them (a file of mode 0600; never on the command line)
   LOG_LEVEL                     debug shows the framework's own lines`;
+
+/** What the API commands read. */
+const API_ENVIRONMENT = `  SCAFFOLDER_URL                the service's REST API (create, preview, get, list, logs, cancel, redrive)
+  SCAFFOLDER_API_KEY_FILE | SCAFFOLDER_API_KEY
+                                the API key for them (a file of mode 0600; never on the command line)`;
+
+const ENVIRONMENT = `Environment:\n${API_ENVIRONMENT}\n${STREAM_ENVIRONMENT}`;
 
 const USAGE = `usage: scaffolderctl COMMAND [arguments] [options]
 
@@ -52,7 +56,12 @@ const tableOf = (c: CommandSpec): OptionTable => ({ ...c.options, ...COMMON });
 
 function commandHelp(name: string): string {
   const c = COMMANDS[name];
-  return `usage: scaffolderctl ${name}${c.args ? ` ${c.args}` : ''} [options]\n\n${c.does}\n\nOptions:\n${optionHelp(tableOf(c))}\n\n${ENVIRONMENT}`;
+  const environment = {
+    api: `\n\nEnvironment:\n${API_ENVIRONMENT}`,
+    stream: `\n\nEnvironment:\n${STREAM_ENVIRONMENT}`,
+    local: '',
+  };
+  return `usage: scaffolderctl ${name}${c.args ? ` ${c.args}` : ''} [options]\n\n${c.does}\n\nOptions:\n${optionHelp(tableOf(c))}${environment[c.via]}`;
 }
 
 /** `scaffolderctl completion bash|zsh|fish`: the script, from the command table. */

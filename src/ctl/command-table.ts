@@ -58,7 +58,12 @@ export const COMMANDS: Record<string, CommandSpec> = {
     via: 'api',
     options: { file: requestFile, ...API, ...json("the service's answer as JSON") },
   },
-  get: { args: 'RUN', does: 'a run: status, step, message, commits', via: 'api', options: { ...API, ...json() } },
+  get: {
+    args: 'RUN',
+    does: 'a run: status, step, message, commits',
+    via: 'api',
+    options: { ...API, ...json('the run as JSON') },
+  },
   list: {
     args: '',
     does: 'runs the key may see, newest first',
