@@ -15,18 +15,10 @@ import { loadConfig } from './config/config';
 import { makeLogger } from './logging/logger';
 import type { RunnerApiSettings } from './runner/runner-api-client';
 import { RunnerSteps } from './runner/runner-steps';
-import {
-  completionOptions,
-  completionScript,
-  helpFromText,
-  parseCommandLine,
-  UsageError,
-  versionLine,
-  withHelp,
-} from '../libs/cli/src';
+import { commandCompletion, parseCommandLine, UsageError, versionLine } from '../libs/cli/src';
 import { VERSION } from './version';
 
-/** The runner's options (parseArgs's table; the help and the shell completion are made from it). */
+/** The runner's options (parseArgs's table; the shell completion reads it with the option lines of USAGE). */
 const OPTIONS = {
   run: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
@@ -53,11 +45,7 @@ Environment:
 Exit codes: 0 the run has ended (or the runner was stopped), 1 an error, 2 bad arguments.`;
 
 /** `scaffold-runner completion bash|zsh|fish`. */
-export const completion = (shell: string | undefined) =>
-  completionScript(shell, {
-    command: 'scaffold-runner',
-    options: completionOptions(withHelp(OPTIONS, helpFromText(USAGE))),
-  });
+export const completion = commandCompletion('scaffold-runner', OPTIONS, USAGE);
 
 /** Where the service is and the run's credential, from the Job's environment. */
 export function runnerApiSettings(runId: string, env: NodeJS.ProcessEnv): RunnerApiSettings {

@@ -69,6 +69,20 @@ export function withHelp<T extends Record<string, object>>(
   return Object.fromEntries(Object.entries(table).map(([name, o]) => [name, { help: help[name], ...o }])) as any;
 }
 
+/**
+ * The `completion SHELL` of a command without subcommands whose help is written by hand: its option
+ * table, the descriptions from the help's option lines, and what string options complete to.
+ */
+export function commandCompletion(
+  command: string,
+  table: Record<string, { type: 'string' | 'boolean'; short?: string; multiple?: boolean }>,
+  helpText: string,
+  hints: Record<string, ValueHint> = {},
+): (shell: string | undefined) => string {
+  const options = completionOptions(withHelp(table, helpFromText(helpText)), hints);
+  return (shell) => completionScript(shell, { command, options });
+}
+
 /** A description as one short line (what a completion menu shows). */
 const oneLine = (help: string | undefined) => {
   const line = (help ?? '').replace(/\s+/g, ' ').trim();

@@ -1,14 +1,6 @@
 import { readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
-import {
-  completionOptions,
-  completionScript,
-  helpFromText,
-  parseCommandLine,
-  UsageError,
-  versionLine,
-  withHelp,
-} from '../../cli/src';
+import { commandCompletion, parseCommandLine, UsageError, versionLine } from '../../cli/src';
 import { fluxUrlOf, hasCredentials, originUrl, sameRepository } from '../../git/src/repository-url';
 import { SEALING_SCOPES, SealingScope } from '../../sealing/src';
 import { parseSuppliedCredentials, SuppliedCredentials } from './credential-plan';
@@ -196,11 +188,7 @@ const VALUE_HINTS = {
 } as const;
 
 /** `generate-gitops-env completion bash|zsh|fish`: the script, from the option table. */
-export const completion = (shell: string | undefined) =>
-  completionScript(shell, {
-    command: 'generate-gitops-env',
-    options: completionOptions(withHelp(OPTIONS, helpFromText(HELP)), VALUE_HINTS),
-  });
+export const completion = commandCompletion('generate-gitops-env', OPTIONS, HELP, VALUE_HINTS);
 
 export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   let values: Record<string, any>;
