@@ -5,7 +5,6 @@
  * credentials, the read-only ops identity) and PostgreSQL (DATABASE_URL). `scaffolderctl --help` and
  * `scaffolderctl COMMAND --help` say how.
  */
-import { readFileSync } from 'node:fs';
 import {
   closest,
   completionOptions,
@@ -18,7 +17,7 @@ import {
   versionLine,
   wholeNumber,
 } from '../libs/cli/src';
-import { EXIT, runApiCommand } from './ctl/api-commands';
+import { EXIT, readStdin, runApiCommand } from './ctl/api-commands';
 import { COMMANDS, COMMON, type CommandSpec, GLOBAL, type NumberOption } from './ctl/command-table';
 
 /** A mistake in how the command was called (exit code 2). */
@@ -105,7 +104,7 @@ function commandWord(argv: string[]): number {
 }
 
 interface Io {
-  stdin: () => string;
+  stdin: () => Promise<string>;
   signal?: AbortSignal;
 }
 
@@ -162,7 +161,7 @@ export async function main(
       return EXIT.usage;
     }
   }
-  const stdin = io.stdin ?? (() => readFileSync(0, 'utf8'));
+  const stdin = io.stdin ?? (() => readStdin());
   if (command.via === 'api') return runApiCommand(name, args, values, env, { out, err, stdin, signal: io.signal });
   // Loaded only for them: the API commands and completion start without the framework, NATS or a database driver.
   const { runStreamCommand } = await import('./ctl/stream-runner');

@@ -46,23 +46,37 @@ export function runIdArgument(command: string, runId: string | undefined): strin
   return runId;
 }
 
+/** Standard input up to `limit` bytes (a request piped in), or a UsageError past it. */
+export async function readStdin(limit = MAX_REQUEST_BYTES): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of process.stdin as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) throw new UsageError('the request on stdin is larger than the API takes (1 MiB)');
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
 /** The request body of -f FILE (or - for stdin): JSON of at most 1 MiB, sent as written. */
-function requestFile(command: string, file: string | undefined, stdin: () => string): string {
+async function requestFile(command: string, file: string | undefined, stdin: () => Promise<string>): Promise<string> {
   if (!file) throw new UsageError(`${command} needs the request: -f FILE (JSON, as the API takes it; - reads stdin)`);
   let text: string;
   try {
     if (file !== '-' && statSync(file).size > MAX_REQUEST_BYTES)
       throw new UsageError(`${file} is larger than the API takes (1 MiB)`);
-    text = file === '-' ? stdin() : readFileSync(file, 'utf8');
+    text = file === '-' ? await stdin() : readFileSync(file, 'utf8');
   } catch (e) {
     if (e instanceof UsageError) throw e;
     throw new UsageError(`cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? 'error'}`);
   }
-  if (Buffer.byteLength(text) > MAX_REQUEST_BYTES) throw new UsageError(`${file} is larger than the API takes (1 MiB)`);
+  const source = file === '-' ? 'the request on stdin' : file;
+  if (Buffer.byteLength(text) > MAX_REQUEST_BYTES)
+    throw new UsageError(`${source} is larger than the API takes (1 MiB)`);
   try {
     JSON.parse(text);
   } catch (e) {
-    throw new UsageError(`${file} is not JSON: ${(e as Error).message.split('\n')[0]}`);
+    throw new UsageError(`${source} is not JSON: ${(e as Error).message.split('\n')[0]}`);
   }
   return text;
 }
@@ -158,11 +172,11 @@ const printText = (ctx: ApiCommandContext, text: string) => {
   if (text) ctx.out(text.replace(/\n$/, ''));
 };
 
-export type ApiCommand = (ctx: ApiCommandContext, args: string[], stdin: () => string) => Promise<number>;
+export type ApiCommand = (ctx: ApiCommandContext, args: string[], stdin: () => Promise<string>) => Promise<number>;
 
 export const API_COMMANDS: Record<string, ApiCommand> = {
   async create(ctx, _args, stdin) {
-    const body = requestFile('create', ctx.opts.file, stdin);
+    const body = await requestFile('create', ctx.opts.file, stdin);
     const key = ctx.opts['idempotency-key'];
     const run = await ctx.client.json('create', 'POST', '/api/v1/scaffolds', {
       body,
@@ -177,7 +191,7 @@ export const API_COMMANDS: Record<string, ApiCommand> = {
   },
 
   async preview(ctx, _args, stdin) {
-    const body = requestFile('preview', ctx.opts.file, stdin);
+    const body = await requestFile('preview', ctx.opts.file, stdin);
     const answer = await ctx.client.json('preview', 'POST', '/api/v1/scaffolds/preview', { body });
     if (ctx.opts.json) ctx.out(JSON.stringify(answer));
     else
@@ -250,7 +264,7 @@ export async function runApiCommand(
   args: string[],
   opts: Record<string, any>,
   env: NodeJS.ProcessEnv,
-  io: { out: (line: string) => void; err: (text: string) => void; stdin: () => string; signal?: AbortSignal },
+  io: { out: (line: string) => void; err: (text: string) => void; stdin: () => Promise<string>; signal?: AbortSignal },
 ): Promise<number> {
   try {
     const client = new ApiClient(apiTarget(env, opts));

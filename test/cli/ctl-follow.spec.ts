@@ -41,7 +41,7 @@ async function createAndWait(server: Server, ...extra: string[]) {
     },
     (l) => lines.push(l),
     (t) => errors.push(t),
-    { stdin: () => '{"cluster_name":"c1"}' },
+    { stdin: async () => '{"cluster_name":"c1"}' },
   );
   return { code, lines, errors };
 }

@@ -85,4 +85,29 @@ describe('scaffolderctl usage errors', () => {
       'scaffolderctl: NATS at nats://127.0.0.1:1 is not reachable (connection refused)\n',
     ]);
   });
+
+  it('reads a request from stdin (-f -) up to the 1 MiB the API takes (the built command)', () => {
+    const bin = (input: string) =>
+      spawnSync(process.execPath, [join(__dirname, '../../bin/scaffolderctl'), 'preview', '-f', '-'], {
+        env: childEnv({ SCAFFOLDER_URL: 'http://127.0.0.1:1', SCAFFOLDER_API_KEY: 'unused-key-0123456789abcdef' }),
+        input,
+        encoding: 'utf8',
+      });
+    const big = bin(JSON.stringify({ cluster_name: 'x'.repeat(2 * 1024 * 1024) }));
+    expect([big.status, big.stderr]).toEqual([
+      2,
+      'scaffolderctl: the request on stdin is larger than the API takes (1 MiB)\n',
+    ]);
+    const notJson = bin('cluster_name: x');
+    expect([notJson.status, notJson.stderr]).toEqual([
+      2,
+      expect.stringMatching(/^scaffolderctl: the request on stdin is not JSON: /),
+    ]);
+    // Read and sent: then the service that is not there is the problem.
+    const read = bin('{"cluster_name": "x"}');
+    expect([read.status, read.stderr]).toEqual([
+      1,
+      expect.stringMatching(/^scaffolderctl: http:\/\/127\.0\.0\.1:1 could not be reached: /),
+    ]);
+  });
 });
