@@ -12,6 +12,9 @@ command -v git >/dev/null || apt_install git
 command -v openssl >/dev/null || apt_install openssl
 # age: the tests check SOPS output with the real age command line.
 command -v age >/dev/null || apt_install age
+# zsh and fish: the tests check the generated shell completion scripts with both shells.
+command -v zsh >/dev/null || apt_install zsh
+command -v fish >/dev/null || apt_install fish
 # sshd: the tests start their own OpenSSH server (git over SSH) on a port of their own.
 [ -x /usr/sbin/sshd ] || apt_install openssh-server openssh-client
 # chromium: the console's test drives Debian's Chromium headless through playwright-core.

@@ -6,7 +6,6 @@
  */
 import 'reflect-metadata';
 import { readFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
 import { NestFactory } from '@nestjs/core';
 import { Logger as NestPinoLogger } from 'nestjs-pino';
 import { isRunId } from '../libs/events/src';
@@ -16,11 +15,37 @@ import { loadConfig } from './config/config';
 import { makeLogger } from './logging/logger';
 import type { RunnerApiSettings } from './runner/runner-api-client';
 import { RunnerSteps } from './runner/runner-steps';
+import { commandCompletion, parseCommandLine, UsageError, versionLine } from '../libs/cli/src';
 import { VERSION } from './version';
 
-const USAGE =
-  'usage: scaffold-runner --run <run id> (or RUN_ID); --version, --help\n' +
-  "environment: SCAFFOLDER_URL (the service), RUNNER_TOKEN_FILE (the run's credential)";
+/** The runner's options (parseArgs's table; the shell completion reads it with the option lines of USAGE). */
+const OPTIONS = {
+  run: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean' },
+} as const;
+
+const USAGE = `usage: scaffold-runner --run RUN_ID
+
+Runs the steps of one run as a Kubernetes Job of the service (EXECUTOR=kubernetes) and exits 0 once it has ended.
+
+Options:
+  --run RUN_ID      the run (a UUID; default RUN_ID)
+  -h, --help        this text
+  --version         the version
+  completion bash|zsh|fish
+                    (instead of options) the shell completion script
+
+Environment:
+  SCAFFOLDER_URL    the service's URL (http or https, without credentials)
+  RUNNER_TOKEN_FILE the file holding the run's own credential
+  RUN_ID            the run, when --run is not given
+  LOG_LEVEL         and the service's settings the steps read (see docs/configuration.md)
+
+Exit codes: 0 the run has ended (or the runner was stopped), 1 an error, 2 bad arguments.`;
+
+/** `scaffold-runner completion bash|zsh|fish`. */
+export const completion = commandCompletion('scaffold-runner', OPTIONS, USAGE);
 
 /** Where the service is and the run's credential, from the Job's environment. */
 export function runnerApiSettings(runId: string, env: NodeJS.ProcessEnv): RunnerApiSettings {
@@ -45,6 +70,8 @@ export async function runOne(runId: string, env: NodeJS.ProcessEnv = process.env
   const app = await NestFactory.createApplicationContext(RunnerModule.forRoot(config, logger, api), {
     bufferLogs: true,
     abortOnError: false,
+    // A failure to start is the one line main() prints, not the framework's stack first.
+    logger: false,
   });
   app.useLogger(app.get(NestPinoLogger));
   const stopping = new AbortController();
@@ -63,22 +90,23 @@ export async function runOne(runId: string, env: NodeJS.ProcessEnv = process.env
 export function main(argv: string[]): void {
   let values;
   try {
-    values = parseArgs({
-      args: argv,
-      options: { run: { type: 'string' }, help: { type: 'boolean', short: 'h' }, version: { type: 'boolean' } },
-      strict: true,
-    }).values;
+    if (argv[0] === 'completion') {
+      process.stdout.write(completion(argv[1]));
+      process.exit(0);
+    }
+    values = parseCommandLine(argv, OPTIONS, false).values;
   } catch (e) {
-    console.error(`scaffold-runner: ${(e as Error).message}\n${USAGE}`);
+    if (!(e instanceof UsageError)) throw e;
+    console.error(`scaffold-runner: ${e.message}\n${USAGE}`);
     process.exit(2);
   }
   if (values.help || values.version) {
-    console.log(values.version ? VERSION : USAGE);
+    console.log(values.version ? versionLine('scaffold-runner') : USAGE);
     process.exit(0);
   }
   const runId = values.run ?? process.env.RUN_ID;
   if (!isRunId(runId)) {
-    console.error(`scaffold-runner: --run <run id> (a UUID) is required\n${USAGE}`);
+    console.error(`scaffold-runner: --run RUN_ID (a UUID) is required\n${USAGE}`);
     process.exit(2);
   }
   runOne(runId).then(

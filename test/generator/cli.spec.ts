@@ -38,7 +38,7 @@ describe('generate-gitops-env command line', () => {
     const typo = run(['--infra-onyl']);
     expect(typo.code).toBe(2);
     expect(typo.stderr).toMatch(
-      /Unknown option '--infra-onyl'.*; did you mean --infra-only\?\nUsage:\n {2}generate-gitops-env --repo DIR/,
+      /^generate-gitops-env: unknown option --infra-onyl; did you mean --infra-only\?\nUsage:\n {2}generate-gitops-env --repo DIR/,
     );
     const bare = run([]);
     expect(bare.code).toBe(2);
@@ -48,6 +48,46 @@ describe('generate-gitops-env command line', () => {
     const noPass = run(['--repo', tempDir('cli-nopass'), ...common]);
     expect(noPass.stderr).toMatch(/choose a pass: --infra-only/);
     expect(noPass.stderr).toContain('(generate-gitops-env --help for every option)');
+  });
+
+  it('helps a newcomer with values: a missing value is named, every bad value is reported at once, -V points at --version', () => {
+    const repo = tempDir('cli-values');
+    const last = run(['--repo', repo, '--domain', 'a.example.com', '--cluster-name']);
+    expect([last.code, last.stderr.split('\n')[0]]).toEqual([2, 'generate-gitops-env: --cluster-name needs a value']);
+    const swallowed = run(['--repo', repo, '--cluster-name', '--domain', 'a.example.com']);
+    expect(swallowed.stderr.split('\n')[0]).toBe(
+      'generate-gitops-env: --cluster-name needs a value (the next word starts with "-")',
+    );
+    const bad = run([
+      '--repo',
+      repo,
+      '--cluster-name',
+      'Bad_Name',
+      '--domain',
+      'not a domain',
+      '--region',
+      'eu-west-2',
+      '--acme-email',
+      'nope',
+      '--infra-only',
+    ]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(
+      /^generate-gitops-env: --cluster-name must be a DNS-1123 label [^\n]*; --domain must be [^\n]*; --acme-email must be a plain e-mail address [^\n]*\n$/,
+    );
+    expect(bad.stderr).not.toContain('--region');
+    expect(allFiles(repo)).toEqual([]);
+    const short = run(['-V']);
+    expect([short.code, short.stderr.split('\n')[0]]).toEqual([
+      2,
+      'generate-gitops-env: unknown option -V; did you mean --version?',
+    ]);
+    const completion = run(['completion', 'bash']);
+    expect([completion.code, completion.stdout]).toEqual([
+      0,
+      expect.stringMatching(/^# bash completion for generate-gitops-env/),
+    ]);
+    expect(run(['completion', 'tcsh']).code).toBe(2);
   });
 
   it('names a missing template folder and lists the environments of a reference when the one asked for is not there', () => {
@@ -164,7 +204,7 @@ describe('generate-gitops-env command line', () => {
   it.each([
     [['--cluster-name', 'x'], /missing --repo, --domain/],
     [['--repo', '/nonexistent', ...common, '--infra-only'], /--repo \/nonexistent is not a folder/],
-    [['--bogus'], /Unknown option '--bogus'/],
+    [['--bogus'], /unknown option --bogus$/],
     [['--repo', '.', ...common, '--infra-only', '--domain', 'not a domain'], /--domain must be/],
     [['--repo', '.', ...common], /choose a pass: --infra-only/],
     [['--repo', '.', ...common, '--sealing-cert', '/nonexistent.pem'], /cannot be read/],
@@ -224,6 +264,11 @@ describe('generate-gitops-env command line', () => {
     const bad = run([...phased, '--var', 'NO_EQUALS_SIGN', '--infra-only']);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/--var "NO_EQUALS_SIGN" must be KEY=VALUE/);
+    const typo = run([...phased, '--var', 'CLUSTER_ISUER=letsencrypt-prod', '--infra-only']);
+    expect([typo.code, typo.stderr]).toEqual([
+      2,
+      expect.stringMatching(/CLUSTER_ISUER.*; did you mean CLUSTER_ISSUER\?\n$/),
+    ]);
   });
 
   it.each([

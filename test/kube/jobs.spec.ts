@@ -178,10 +178,15 @@ describe('the runner image command line', () => {
 
   it('answers --help (the image default command) and --version with exit 0, and a missing run id with usage and exit 2', () => {
     const help = runner('--help');
-    expect([help.status, help.stdout]).toEqual([0, expect.stringContaining('usage: scaffold-runner --run <run id>')]);
-    expect(runner('--version').stdout).toMatch(/^\d+\.\d+\.\d+\n$/);
+    expect([help.status, help.stdout]).toEqual([
+      0,
+      expect.stringMatching(
+        /^usage: scaffold-runner --run RUN_ID\n[\s\S]*Options:\n {2}--run RUN_ID[\s\S]*SCAFFOLDER_URL/,
+      ),
+    ]);
+    expect(runner('--version').stdout).toMatch(/^scaffold-runner \d+\.\d+\.\d+\n$/);
     const bare = runner();
-    expect([bare.status, bare.stderr]).toEqual([2, expect.stringContaining('--run <run id> (a UUID) is required')]);
+    expect([bare.status, bare.stderr]).toEqual([2, expect.stringContaining('--run RUN_ID (a UUID) is required')]);
     // The image runs exactly this by default.
     expect(readFileSync(join(__dirname, '../../Dockerfile.runner'), 'utf8')).toMatch(
       /CMD \["scaffold-runner", "--help"\]/,

@@ -79,6 +79,6 @@ describe('scaffolderctl leaves the stream configuration alone', () => {
   it('prints its version', async () => {
     const { code, lines } = await ctl('--version');
     expect(code).toBe(0);
-    expect(lines).toEqual([require('../../package.json').version]);
+    expect(lines).toEqual([`scaffolderctl ${require('../../package.json').version}`]);
   });
 });

@@ -147,7 +147,7 @@ describe('scaffolderctl against real NATS and PostgreSQL', () => {
     expect([cancelled.code, cancelled.errors]).toEqual([0, []]);
     expect(JSON.parse(cancelled.lines[0]).id).toBe(run.json.id);
     const wrongKey = join(tempDir('ctl-key'), 'wrong.key');
-    writeFileSync(wrongKey, 'not-a-key-0123456789abcdef');
+    writeFileSync(wrongKey, 'not-a-key-0123456789abcdef', { mode: 0o600 });
     const refused = await ctl('redrive', ids[0], '--api-key-file', wrongKey);
     expect([refused.code, refused.errors.join('')]).toEqual([
       1,
@@ -190,7 +190,7 @@ describe('scaffolderctl against real NATS and PostgreSQL', () => {
     expect(tailHelp.stdout).toMatch(
       /usage: scaffolderctl tail \[options\][\s\S]*--count N[\s\S]*--new N[\s\S]*NATS_URL/,
     );
-    expect(bin('--version').stdout).toMatch(/^\d+\.\d+\.\d+\n$/);
+    expect(bin('--version').stdout).toMatch(/^scaffolderctl \d+\.\d+\.\d+\n$/);
     const typo = bin('stream-inf');
     expect([typo.status, typo.stderr.split('\n')[0]]).toEqual([
       2,

@@ -1,2 +1,5 @@
+export * from './args';
+export * from './completion';
+export * from './options';
 export * from './suggest';
 export * from './version';

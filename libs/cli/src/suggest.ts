@@ -20,12 +20,3 @@ export function closest(word: string, candidates: readonly string[]): string | u
   }
   return best?.candidate;
 }
-
-/** node:util parseArgs's error, with "did you mean" for an unknown option. */
-export function argumentError(error: Error, options: readonly string[]): string {
-  const line = error.message.split('\n')[0];
-  const unknown = /Unknown option '(--?[^']+)'/.exec(line);
-  if (!unknown) return line;
-  const guess = closest(unknown[1].replace(/^-+/, ''), options);
-  return guess ? `${line}; did you mean --${guess}?` : line;
-}

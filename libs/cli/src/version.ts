@@ -15,3 +15,6 @@ function packageVersion(): string {
 }
 
 export const VERSION = packageVersion();
+
+/** What `--version` prints in every command of the package: `<command> <version>`. */
+export const versionLine = (command: string) => `${command} ${VERSION}`;

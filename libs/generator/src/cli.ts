@@ -1,7 +1,6 @@
 import { readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { parseArgs } from 'node:util';
-import { argumentError, VERSION } from '../../cli/src';
+import { commandCompletion, parseCommandLine, UsageError, versionLine } from '../../cli/src';
 import { fluxUrlOf, hasCredentials, originUrl, sameRepository } from '../../git/src/repository-url';
 import { SEALING_SCOPES, SealingScope } from '../../sealing/src';
 import { parseSuppliedCredentials, SuppliedCredentials } from './credential-plan';
@@ -10,12 +9,12 @@ import { GeneratorInputError } from './errors';
 import {
   generate,
   GenerateOptions,
-  GenerateSummary,
   SHIPPED_PHASED_TEMPLATE,
   SHIPPED_SOPS_TEMPLATE,
   SHIPPED_TEMPLATE,
 } from './generate';
-import { preview, PreviewChange } from './preview';
+import { preview } from './preview';
+import { describeChanges, describePlan, describeSummary } from './summary-text';
 
 const HELP = `generate-gitops-env: write a customer-specific Flux CD tree to clusters/<cluster-name>/
 
@@ -69,6 +68,8 @@ Options:
   --json                   print a machine-readable summary on stdout
   -h, --help               this text
   --version                the version
+  completion bash|zsh|fish (instead of options) the shell completion script, e.g.
+                           source <(generate-gitops-env completion bash)
 
 Registry pull credentials for the full pass come from REGISTRY_SERVER, REGISTRY_USERNAME and
 REGISTRY_PASSWORD or from --registry-auth FILE, never from command-line values. Supplied credentials
@@ -77,7 +78,7 @@ come from --credentials FILE and are never invented; the full pass refuses to ru
 Exit codes: 0 written, 1 the tree failed validation or an internal error, 2 bad input.
 `;
 
-/** Every option of the command (parseArgs's table; its names feed "did you mean"). */
+/** Every option of the command (parseArgs's table; its names feed "did you mean" and the shell completion). */
 const OPTIONS = {
   repo: { type: 'string' },
   template: { type: 'string' },
@@ -107,7 +108,6 @@ const OPTIONS = {
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean' },
 } as const;
-const OPTION_NAMES = Object.keys(OPTIONS);
 
 const REQUIRED = ['repo', 'cluster-name', 'domain', 'region', 'acme-email'];
 const USAGE_LINE = `${HELP.split('\n\n')[1]}\n(generate-gitops-env --help for every option)\n`;
@@ -159,86 +159,6 @@ function parsePairs(option: string, flags: string[], shape: string): Record<stri
   return pairs;
 }
 
-/** "12 generated, 3 derived, 1 supplied" (classes in a fixed order, only those present). */
-function planCounts(summary: GenerateSummary): string {
-  const counts = new Map<string, number>();
-  for (const e of summary.credential_plan) counts.set(e.class, (counts.get(e.class) ?? 0) + 1);
-  return ['generated', 'derived', 'supplied', 'configuration', 'registry', 'external']
-    .filter((c) => counts.has(c))
-    .map((c) => `${counts.get(c)} ${c}`)
-    .join(', ');
-}
-
-const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
-
-const changeLine = (c: PreviewChange, note = '') => `  ${c.change.padEnd(8)} ${c.path}${note}\n`;
-
-/**
- * A dry run's changes: a line per file, then the diffs. Files copied unchanged from the reference
- * (shared folders, bootstrap files) are a count and their paths: their content is the reference's,
- * and a gotk-components.yaml alone would be 10,000 lines of diff.
- */
-function describeChanges(changes: PreviewChange[]): string {
-  if (changes.length === 0) return 'dry run: nothing would change\n';
-  const copied = changes.filter((c) => c.copied_from !== undefined);
-  const edited = changes.filter((c) => c.copied_from === undefined);
-  const copies =
-    copied.length === 0
-      ? ''
-      : `${plural(copied.length, 'file')} copied unchanged from the reference (content not shown):\n` +
-        copied.map((c) => changeLine(c, c.copied_from === c.path ? '' : ` (from ${c.copied_from})`)).join('');
-  return (
-    `dry run: ${plural(changes.length, 'file')} would change (nothing was written)\n` +
-    edited.map((c) => changeLine(c)).join('') +
-    copies +
-    `\n${edited.map((c) => c.diff).join('\n')}\n`
-  );
-}
-
-/** The credential plan, a line per key (classes only). */
-function describePlan(summary: GenerateSummary): string {
-  return summary.credential_plan
-    .map(
-      (e) =>
-        `  credential ${e.namespace}/${e.name}/${e.key}: ${e.class}${e.from ? ` (from ${e.from.join(', ')})` : ''}${e.used_by ? ` (read by ${e.used_by.join(', ')})` : ''}${e.store ? ` (${e.external_secret} reads ${e.remote_key} from ${e.store})` : ''}\n`,
-    )
-    .join('');
-}
-
-const schemaCounts = (summary: GenerateSummary) =>
-  summary.schema_checked ? `, ${plural(summary.schema_checked.objects, 'object')} against their schemas` : '';
-
-function describe(summary: GenerateSummary): string {
-  const lines = [
-    `${summary.pass} pass for ${summary.cluster_name} (${summary.domain}, ${summary.region}) from ${summary.reference_env} (${summary.reference_domain})`,
-    ...summary.hosts.map((h) => `  host ${h.from} -> ${h.to}`),
-    summary.environment_model === 'cluster-vars'
-      ? `  cluster-vars: ${Object.entries(summary.cluster_vars ?? {})
-          .map(([k, v]) => `${k}=${v}`)
-          .join(' ')}`
-      : summary.environment_model === 'flux-example'
-        ? `  folders: ${[summary.gitops_path, ...summary.overlay_paths].join(', ')}`
-        : `  layers: ${summary.layers.join(', ')}`,
-    `  kustomizations: ${summary.kustomizations.map((k) => k.name).join(', ')}`,
-    `  files written: ${summary.paths_written.length}, removed: ${summary.paths_removed.length}`,
-    ...(summary.shared_paths_copied.length > 0
-      ? [`  shared folders copied into the repository (they were missing): ${summary.shared_paths_copied.join(', ')}`]
-      : []),
-    ...summary.ingress_hosts.map((i) => `  ingress ${i.namespace ?? 'default'}/${i.name}: ${i.to.join(', ')}`),
-    ...summary.objects_sealed.map(
-      (s) =>
-        `  sealed ${s.namespace}/${s.name} (${plural(s.keys.length, 'key')}, ${s.scope}${s.reused ? ', kept' : ''})`,
-    ),
-    ...(summary.credential_plan.length > 0 ? [`  credentials: ${planCounts(summary)}`] : []),
-    ...summary.remote_keys
-      .filter((m) => m.moved)
-      .map((m) => `  remote key ${m.object} ${m.field}: ${m.from} -> ${m.to}`),
-    `  validated: ${summary.validated ? plural(summary.validated.length, 'folder') + ' with kustomize' + schemaCounts(summary) : 'no'}`,
-    ...summary.warnings.map((w) => `  warning: ${w}`),
-  ];
-  return lines.join('\n') + '\n';
-}
-
 /**
  * The URL the new cluster's Flux fetches from: --source-url; else --repo's origin remote, unless it is
  * the reference's own repository (its GitRepository URL is kept as Flux knows it). Never one with credentials.
@@ -261,17 +181,31 @@ function sourceUrlFor(given: string | undefined, repoDir: string, templateDir: s
   return fluxUrlOf(target);
 }
 
+/** What each option's value completes to in a shell (the rest: free text). */
+const VALUE_HINTS = {
+  repo: 'dir',
+  template: 'dir',
+  'sealing-cert': 'file',
+  'registry-auth': 'file',
+  credentials: 'file',
+  scope: SEALING_SCOPES,
+  'secrets-backend': ['sealed-secrets', 'sops'],
+} as const;
+
+/** `generate-gitops-env completion bash|zsh|fish`: the script, from the option table. */
+export const completion = commandCompletion('generate-gitops-env', OPTIONS, HELP, VALUE_HINTS);
+
 export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   let values: Record<string, any>;
   try {
-    ({ values } = parseArgs({
-      args: argv,
-      strict: true,
-      allowPositionals: false,
-      options: OPTIONS,
-    }));
+    if (argv[0] === 'completion') {
+      process.stdout.write(completion(argv[1]));
+      return 0;
+    }
+    ({ values } = parseCommandLine(argv, OPTIONS, false));
   } catch (e) {
-    process.stderr.write(`generate-gitops-env: ${argumentError(e as Error, OPTION_NAMES)}\n${USAGE_LINE}`);
+    if (!(e instanceof UsageError)) throw e;
+    process.stderr.write(`generate-gitops-env: ${e.message}\n${USAGE_LINE}`);
     return 2;
   }
   if (values.help) {
@@ -279,7 +213,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
     return 0;
   }
   if (values.version) {
-    process.stdout.write(`generate-gitops-env ${VERSION}\n`);
+    process.stdout.write(`${versionLine('generate-gitops-env')}\n`);
     return 0;
   }
   const missing = REQUIRED.filter((flag) => !values[flag]).map((flag) => `--${flag}`);
@@ -346,12 +280,14 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
       process.stdout.write(
         values.json
           ? JSON.stringify({ summary, changes }, null, 2) + '\n'
-          : describeChanges(changes) + describe(summary) + describePlan(summary),
+          : describeChanges(changes) + describeSummary(summary) + describePlan(summary),
       );
       return 0;
     }
     const result = await generate(options);
-    process.stdout.write(values.json ? JSON.stringify(result.summary, null, 2) + '\n' : describe(result.summary));
+    process.stdout.write(
+      values.json ? JSON.stringify(result.summary, null, 2) + '\n' : describeSummary(result.summary),
+    );
     return 0;
   } catch (e) {
     const message = (e as Error).message.split('\n')[0];

@@ -8,6 +8,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join, normalize, posix, relative } from 'node:path';
 import { Document } from 'yaml';
+import { closest } from '../../cli/src/suggest';
 import {
   ClusterVarsReference,
   isInEnv,
@@ -216,8 +217,13 @@ export function givenVarProblem(known: KnownVariables | undefined, given: Record
     // eslint-disable-next-line no-control-regex -- control characters are exactly what this refuses
     if (/[\u0000-\u001f\u007f]/.test(value))
       return { key, problem: 'the value must not contain line breaks or control characters' };
-    if (!known.names.has(key))
-      return { key, problem: `the reference's ${known.configMap} has no ${key} and no component uses \${${key}}` };
+    if (!known.names.has(key)) {
+      const guess = closest(key, [...known.names]);
+      return {
+        key,
+        problem: `the reference's ${known.configMap} has no ${key} and no component uses \${${key}}${guess ? `; did you mean ${guess}?` : ''}`,
+      };
+    }
   }
   return null;
 }

@@ -77,10 +77,12 @@ function checkInputs(opts: GenerateOptions) {
     ['--acme-email', opts.acmeEmail, isEmail],
     ['--reference-env', opts.referenceEnv ?? 'development', isEnvName],
   ];
-  for (const [flag, value, check] of fields) {
+  // Every bad value at once: a user fixing them one run at a time would need as many runs as mistakes.
+  const problems = fields.flatMap(([flag, value, check]) => {
     const problem = check(value);
-    if (problem) throw new GeneratorInputError(`${flag} ${problem}`);
-  }
+    return problem ? [`${flag} ${problem}`] : [];
+  });
+  if (problems.length > 0) throw new GeneratorInputError(problems.join('; '));
   if (!existsSync(opts.repoDir) || !statSync(opts.repoDir).isDirectory())
     throw new GeneratorInputError(`--repo ${opts.repoDir} is not a folder`);
   checkPathMap(opts.pathMap ?? {});
