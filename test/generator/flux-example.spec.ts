@@ -15,7 +15,6 @@ import {
   exampleFirstPass,
 } from '../support/flux-example-repo';
 import { clusterView, outsideNewCluster } from '../support/flux-build';
-import { acmeFirstPass } from '../support/new-cluster';
 import { unsealManifest } from '../support/unseal';
 
 const NEW_HOSTS = ['*.acme.io', 'api.acme.io', 'podinfo.acme.io', 'status.acme.io'];
