@@ -628,4 +628,5 @@ export const exampleFirstPass = (
   repoDir: string,
   templateDir: string,
   extra: Partial<GenerateOptions> = {},
-): GenerateOptions => acmeFirstPass(repoDir, templateDir, { hostMap: { [EXAMPLE_HOSTS.podinfo]: 'podinfo.acme.io' }, ...extra });
+): GenerateOptions =>
+  acmeFirstPass(repoDir, templateDir, { hostMap: { [EXAMPLE_HOSTS.podinfo]: 'podinfo.acme.io' }, ...extra });

@@ -15,7 +15,14 @@ import { dockerConfig, LOWER, PASSWORD_LENGTH, randomString, RegistryCredentials
  * - external: a value an ExternalSecret fetches from a secret store (the entry names the store and the remote key).
  */
 /** The classes in the order they are reported. */
-export const CREDENTIAL_CLASSES = ['generated', 'derived', 'supplied', 'configuration', 'registry', 'external'] as const;
+export const CREDENTIAL_CLASSES = [
+  'generated',
+  'derived',
+  'supplied',
+  'configuration',
+  'registry',
+  'external',
+] as const;
 export type CredentialClass = (typeof CREDENTIAL_CLASSES)[number];
 
 export interface CredentialPlanEntry {
