@@ -24,6 +24,15 @@ const KEYS = {
 const UNREACHABLE = 'https://127.0.0.1:9/fleet.git';
 
 /**
+ * A create body whose run fails at once (its branch does not exist): for checks of what a create
+ * is answered (quotas, idempotency), which would otherwise wait for a whole scaffold to end.
+ */
+function quicklyFailingBody(cluster: string, certPem: string) {
+  const body = createBody(cluster, bareRepo().url, certPem);
+  return { ...body, repo: { ...body.repo, branch: 'no-such-branch' } };
+}
+
+/**
  * The edge as an attacker holding a valid key sees it: owners and roles, quotas, idempotency, body
  * and header checks, repository URLs and branches, links in the working copy. Every refusal appends
  * nothing and pushes nothing.
@@ -233,13 +242,9 @@ describe('abuse resistance at the edge (REST and NATS)', () => {
     afterEach(async () => expect(await requestCount()).toBe(before));
 
     it('an Idempotency-Key used again with another body: 422, over REST and NATS', async () => {
-      const first = await api(
-        stack.svc.base,
-        'POST',
-        '/api/v1/scaffolds',
-        createBody('idem', bareRepo().url, cert.certPem),
-        { 'idempotency-key': 'same-key' },
-      );
+      const first = await api(stack.svc.base, 'POST', '/api/v1/scaffolds', quicklyFailingBody('idem', cert.certPem), {
+        'idempotency-key': 'same-key',
+      });
       before = await requestCount();
       const again = await api(
         stack.svc.base,
@@ -485,6 +490,8 @@ describe('quota of creates per key and minute (its own service: active runs do n
   }));
   const cert = makeRsaCert();
   const as = (key: string) => ({ 'x-api-key': key });
+  // The quota counts creates, whatever the runs do.
+  const burstBody = (cluster: string) => quicklyFailingBody(cluster, cert.certPem);
   let nats: Awaited<ReturnType<typeof natsApi>>;
   beforeAll(async () => (nats = await natsApi(burstStack.nats.url)));
   afterAll(() => nats?.close());
@@ -493,22 +500,12 @@ describe('quota of creates per key and minute (its own service: active runs do n
     const answers = [];
     for (let i = 0; i < 8; i++)
       answers.push(
-        await api(
-          burstStack.svc.base,
-          'POST',
-          '/api/v1/scaffolds',
-          createBody(`burst-${i}`, bareRepo().url, cert.certPem),
-          as(KEYS.burst),
-        ),
+        await api(burstStack.svc.base, 'POST', '/api/v1/scaffolds', burstBody(`burst-${i}`), as(KEYS.burst)),
       );
     expect(answers.map((a) => a.status)).toEqual([202, 202, 202, 202, 202, 429, 429, 429]);
     expect(answers[5].json.error.code).toBe('too_many_creates');
     expect(Number(answers[5].headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
-    const overNats = await nats.request(
-      'scaffolds.v1.create',
-      createBody('burst-nats', bareRepo().url, cert.certPem),
-      KEYS.burst,
-    );
+    const overNats = await nats.request('scaffolds.v1.create', burstBody('burst-nats'), KEYS.burst);
     expect([overNats.status, overNats.json.error.code]).toEqual([429, 'too_many_creates']);
     expect(Number(overNats.retryAfter)).toBeGreaterThanOrEqual(1);
     const accepted = answers.filter((a) => a.status === 202).map((a) => a.json.id);
