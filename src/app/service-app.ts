@@ -25,7 +25,13 @@ export const NATS_QUEUE = 'gitops-scaffolder';
 export async function createServiceApp(config: AppConfig, logger: Logger): Promise<INestApplication> {
   // git must fail on missing credentials, never wait at a prompt.
   process.env.GIT_TERMINAL_PROMPT = '0';
-  const app = await NestFactory.create(ServiceModule.forRoot(config, logger), { bodyParser: false, bufferLogs: true });
+  // A dependency that cannot start (NATS unreachable) rejects here and the caller reports it in one line: no
+  // abort from Nest's handler, and no framework logger before ours (it printed the stack and the start-up log).
+  const app = await NestFactory.create(ServiceModule.forRoot(config, logger), {
+    bodyParser: false,
+    logger: false,
+    abortOnError: false,
+  });
   app.useLogger(app.get(NestPinoLogger));
   app.getHttpAdapter().getInstance().disable('x-powered-by');
   app.use(jsonBodies());
