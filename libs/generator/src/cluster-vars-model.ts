@@ -4,10 +4,10 @@
  * repointed and its secrets regenerated. The shared base and platform are never edited: the
  * values reach every component through Flux's post-build substitution.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, normalize, posix, relative } from 'node:path';
-import { Document } from 'yaml';
+import { Document, stringify } from 'yaml';
 import {
   ClusterVarsReference,
   isInEnv,
@@ -17,6 +17,7 @@ import {
 } from './cluster-vars-reference';
 import { ReferenceFacts as CommonFacts, valueForNewCluster } from './cluster-values';
 import { Context, SOPS_DECRYPTION_SECRET, usesSops } from './context';
+import { isDomain } from '../../validation/src';
 import { swapDomain } from './domain';
 import { GeneratorInputError, GeneratorValidationError } from './errors';
 import { discoverReferenceDns, isExternalDns, isIssuer, readExternalDns } from './external-dns';
@@ -24,13 +25,14 @@ import {
   FluxLayerKustomization,
   isFluxKustomization,
   isGitRepository,
+  moveIgnoredPaths,
   normalizePath,
   repointGitRepository,
   setSopsDecryption,
 } from './flux-sync';
 import { ingressHosts } from './ingress';
 import { checkConsistentReuse, planCredentials, protectSecret } from './protect';
-import { collectTree, isRemote, ReferenceObject } from './reference';
+import { collectTree, isRemote, KUSTOMIZATION_FILES, ReferenceObject } from './reference';
 import { substituteObject, substitutionDisabled, VARIABLE_NAME, variableUses } from './substitution';
 import { leftoverReferenceValues, ReferenceValues, warnOnce } from './shared-values';
 import { planFolder, stageAndCheck } from './target';
@@ -64,9 +66,10 @@ interface VarsContext extends Context {
 export const FIRST_PASS_COPIES = 'infra-pass-files';
 
 export async function generateFromClusterVars(base: Context, ref: ClusterVarsReference): Promise<void> {
+  checkEntrySecretsProtectable(base, ref);
   // What the reference cluster itself receives: read for its facts and compared with the new cluster's outcome.
   const referenceView = substitutedObjects(ref, ref.vars.data);
-  const facts = referenceFacts(ref, referenceView);
+  const facts = referenceFacts(base, ref, referenceView);
   const { vars, inherited } = newClusterVars(base, ref, facts);
   const ctx: VarsContext = {
     ...base,
@@ -99,6 +102,26 @@ export async function generateFromClusterVars(base: Context, ref: ClusterVarsRef
   planFolder(ctx, ctx.clusterDir, files, ref.envDir);
 }
 
+/**
+ * Secrets the cluster's own sync applies (home-ops' SOPS-encrypted cluster-secrets) go out in the
+ * first pass, substituted into every Kustomization: only SOPS can protect them then (Flux decrypts
+ * with the sops-age key provisioned with the cluster; a SealedSecret would wait for a controller that
+ * the Kustomizations substituting it deploy), and the first pass needs the cluster's age recipients.
+ */
+function checkEntrySecretsProtectable(ctx: Context, ref: ClusterVarsReference) {
+  const first = ref.entrySecrets[0];
+  if (!first) return;
+  const where = `${first.file} (Secret ${first.name}, applied by the cluster's own sync)`;
+  if (!usesSops(ctx))
+    throw new GeneratorInputError(
+      `${where} is substituted into the cluster before anything runs on it, so it can only be SOPS-encrypted: use --secrets-backend sops --age-recipient age1...`,
+    );
+  if ((ctx.opts.ageRecipients ?? []).length === 0)
+    throw new GeneratorInputError(
+      `${where} goes out in the first pass: the ${ctx.opts.pass} pass needs the cluster's age public key (--age-recipient age1...)`,
+    );
+}
+
 type ReferenceFacts = Omit<CommonFacts, 'envName' | 'domain'> & { domain: string };
 
 /** Every object the reference's Kustomizations apply, as a cluster with these cluster-vars values would receive it. */
@@ -111,18 +134,34 @@ function substitutedObjects(ref: ClusterVarsReference, vars: Record<string, stri
 
 const substitutes = (k: VarsKustomization) => k.substituteFrom.length > 0 || Object.keys(k.substitute).length > 0;
 
-/** The reference cluster's domain, region and ACME e-mail, read from what its platform is given. */
-function referenceFacts(ref: ClusterVarsReference, objects: ReferenceObject[]): ReferenceFacts {
+/**
+ * The reference cluster's domain, region and ACME e-mail, read from what its platform is given. The
+ * domain is the one given (--reference-domain), else its cluster settings' (CLUSTER_DOMAIN, DOMAIN,
+ * SECRET_DOMAIN), else its external-dns domain filter.
+ */
+function referenceFacts(ctx: Context, ref: ClusterVarsReference, objects: ReferenceObject[]): ReferenceFacts {
   const dns = discoverReferenceDns(objects);
-  if (!dns.domain)
+  const domain = ctx.opts.referenceDomain ?? settingsDomain(ref.vars.data) ?? dns.domain;
+  if (!domain)
     throw new GeneratorInputError(
-      `reference environment "${ref.envName}": no external-dns domain filter found to learn its domain from`,
+      `reference environment "${ref.envName}": no domain to learn (no *DOMAIN value in ${ref.vars.object.name}, no external-dns domain filter): give --reference-domain`,
     );
   const acmeEmails = objects
     .filter((o) => isIssuer(o.body))
     .map((o) => o.body.spec?.acme?.email)
     .filter((e): e is string => typeof e === 'string');
-  return { domain: dns.domain, region: dns.region, acmeEmails };
+  return { domain, region: dns.region, acmeEmails };
+}
+
+/** A settings key that names the cluster's domain: DOMAIN, CLUSTER_DOMAIN, SECRET_DOMAIN, BASE_DOMAIN, ... */
+const DOMAIN_KEY = /(^|_)DOMAIN$/i;
+
+/** The cluster's domain as its settings ConfigMap states it (the first DOMAIN-style key holding a DNS name). */
+export function settingsDomain(data: Record<string, string>): string | undefined {
+  const key = Object.keys(data)
+    .sort()
+    .find((k) => DOMAIN_KEY.test(k) && isDomain(data[k]) === null);
+  return key === undefined ? undefined : data[key].toLowerCase();
 }
 
 /**
@@ -344,8 +383,10 @@ async function renderClusterFolder(ctx: VarsContext): Promise<Map<string, Buffer
       continue;
     }
     const raw = readFileSync(join(ref.root, ref.envDir, rel));
-    if (rel === ref.rootKustomizationFile)
-      files.set(rel, ctx.opts.pass === 'infra' && !afterFull ? infraRootKustomization(ctx, raw) : raw);
+    const firstPassOnly = ctx.opts.pass === 'infra' && !afterFull;
+    if (ref.rootKustomizationFile !== undefined && `${ref.envDir}/${rel}` === rootKustomizationPath(ref))
+      files.set(rel, firstPassOnly ? infraRootKustomization(ctx, raw) : raw);
+    else if (firstPassOnly && isKustomizationFile(rel)) files.set(rel, withoutLaterFiles(ctx, rel, raw, fullOnly));
     else files.set(rel, isYamlFile(rel) ? await transformEnvFile(ctx, rel, raw) : raw);
   }
   for (const [copy, source] of ctx.copiedFiles) files.set(copy, readFileSync(join(ref.root, source)));
@@ -359,6 +400,32 @@ async function renderClusterFolder(ctx: VarsContext): Promise<Map<string, Buffer
   return files;
 }
 
+const rootKustomizationPath = (ref: ClusterVarsReference) => `${ref.entryDir}/${ref.rootKustomizationFile}`;
+
+const isKustomizationFile = (rel: string) => KUSTOMIZATION_FILES.includes(posix.basename(rel));
+
+/**
+ * A kustomization of the environment (not its entry) for the first pass: the resources it lists
+ * that only the full pass writes are left out (home-ops' apps/<namespace>/kustomization.yaml listing
+ * the ks.yaml of an app whose folder holds Secrets), and so is a folder all of whose files are.
+ */
+function withoutLaterFiles(ctx: VarsContext, rel: string, raw: Buffer, fullOnly: Set<string>): Buffer {
+  const file = `${ctx.ref.envDir}/${rel}`;
+  const [doc] = parseDocuments(raw.toString('utf8'), file);
+  const resources = doc?.toJS()?.resources;
+  if (!Array.isArray(resources)) return raw;
+  const dir = posix.dirname(rel);
+  const later = (entry: unknown) => {
+    if (typeof entry !== 'string' || isRemote(entry)) return false;
+    const target = posix.normalize(posix.join(dir, entry));
+    const below = ctx.ref.envFiles.filter((f) => f === target || f.startsWith(target + '/'));
+    return below.length > 0 && below.every((f) => fullOnly.has(f));
+  };
+  if (!resources.some(later)) return raw;
+  doc.set('resources', doc.createNode(resources.filter((entry) => !later(entry))));
+  return Buffer.from(doc.toString({ lineWidth: 0 }));
+}
+
 /** A reference path as the new cluster sees it: the environment folder becomes the cluster folder. */
 function clusterPath(ctx: VarsContext, path: string): string {
   return isInEnv(ctx.ref, path) ? ctx.clusterDir + path.slice(ctx.ref.envDir.length) : path;
@@ -369,13 +436,17 @@ function fullPassFiles(ctx: VarsContext): Set<string> {
   const { ref } = ctx;
   const out = new Set<string>();
   const toEnvRel = (file: string) => file.slice(ref.envDir.length + 1);
+  const waitsForSecrets = (o: ReferenceObject) => ref.kustomizations.some((k) => k.declaration === o && k.fullPass);
+  const declaredIn = (file: string) =>
+    [...ref.applied, ...ref.kustomizations.flatMap((k) => k.objects)].filter((o) => o.file === file);
   for (const k of ref.kustomizations.filter((k) => k.fullPass && !k.declaration.shared)) {
-    out.add(toEnvRel(k.declaration.file));
+    // A ks.yaml declaring Kustomizations of both passes (an app and its issuers) is written without the later ones instead.
+    const split = declaredIn(k.declaration.file).some((o) => isFluxKustomization(o.body) && !waitsForSecrets(o));
+    if (!split) out.add(toEnvRel(k.declaration.file));
     if (isInEnv(ref, k.path))
       ref.envFiles.filter((f) => `${ref.envDir}/${f}`.startsWith(k.path + '/')).forEach((f) => out.add(f));
   }
   // A declaration file holding a first-pass object as well cannot be left out.
-  const waitsForSecrets = (o: ReferenceObject) => ref.kustomizations.some((k) => k.declaration === o && k.fullPass);
   for (const file of out) {
     const mixed = ref.applied.find((o) => !o.shared && toEnvRel(o.file) === file && !waitsForSecrets(o));
     if (mixed)
@@ -462,10 +533,13 @@ async function transformEnvFile(ctx: VarsContext, rel: string, raw: Buffer): Pro
   if (objects.length === 0) return raw;
   const docs = parseDocuments(raw.toString('utf8'), file);
   let changed = false;
+  const later = new Set<number>();
   for (const [i, doc] of docs.entries()) {
     const obj = objects.find((o) => o.index === i);
     if (!obj) continue;
-    if (obj === ref.vars.object) {
+    if (isFluxKustomization(obj.body) && isKnownKustomization(ctx, obj) && !ctx.applied.has(obj.name)) {
+      later.add(i); // declared beside first-pass ones: left out until its pass
+    } else if (obj === ref.vars.object) {
       doc.setIn(['data'], doc.createNode(ctx.vars));
     } else if (obj.kind === 'Secret') {
       docs[i] = new Document(
@@ -473,13 +547,19 @@ async function transformEnvFile(ctx: VarsContext, rel: string, raw: Buffer): Pro
       );
     } else if (isGitRepository(obj.body)) {
       repointGitRepository(doc, ctx.opts.sourceUrl, ctx.opts.sourceBranch);
+      moveIgnoredPaths(doc, ctx.ref.envDir, ctx.clusterDir);
     } else if (isFluxKustomization(obj.body)) {
       repointKustomization(ctx, doc, obj);
     } else continue;
     changed = true;
   }
+  if (later.size > 0) return Buffer.from(stringifyDocuments(docs.filter((_, i) => !later.has(i))));
   return changed ? Buffer.from(stringifyDocuments(docs)) : raw;
 }
+
+/** A Flux Kustomization of the reference cluster's graph (not one in a folder nobody applies). */
+const isKnownKustomization = (ctx: VarsContext, obj: ReferenceObject) =>
+  ctx.ref.kustomizations.some((k) => k.declaration === obj || k.name === obj.name);
 
 function repointKustomization(ctx: VarsContext, doc: Document, obj: ReferenceObject) {
   const path = normalizePath(String(obj.body.spec?.path ?? ''));
@@ -497,9 +577,10 @@ function repointKustomization(ctx: VarsContext, doc: Document, obj: ReferenceObj
  */
 async function validateStaged(ctx: VarsContext, staging: string): Promise<void> {
   if (!ctx.summary.validated) return;
-  const root = await kustomizeBuild(staging, ctx.clusterDir, { roots: [ctx.opts.repoDir], kubectl: ctx.opts.kubectl });
-  checkBuilt(ctx.summary, root, ctx.clusterDir, ctx.opts.domain);
-  warnOnce(ctx.summary.warnings, leftoverReferenceValues(root, ctx.referenceValues, ctx.clusterDir));
+  const entry = clusterPath(ctx, ctx.ref.entryDir);
+  const root = await buildAsFlux(ctx, stagedPath(ctx, staging, entry), entry);
+  checkBuilt(ctx.summary, root, entry, ctx.opts.domain);
+  warnOnce(ctx.summary.warnings, leftoverReferenceValues(root, ctx.referenceValues, entry));
   const syncs = root.map((o) => o.body).filter(isFluxKustomization);
   const { kustomizations, checked } = await buildKustomizationGraph(syncs, (b) => buildSync(ctx, staging, b));
   const names = new Set(kustomizations.map((b) => String(b.metadata?.name)));
@@ -515,16 +596,34 @@ async function validateStaged(ctx: VarsContext, staging: string): Promise<void> 
       `${ctx.clusterDir}: Kustomization ${early} waits for the cluster's secrets but the ${ctx.opts.pass} pass applies it`,
     );
   checkDependencies(kustomizations, ctx.clusterDir);
-  ctx.summary.validated.push(ctx.clusterDir, ...checked.filter((p): p is string => p !== undefined));
+  ctx.summary.validated.push(entry, ...checked.filter((p): p is string => p !== undefined));
 }
 
-/** kustomize's build of a Flux Kustomization's folder, with the kustomization Flux generates when it has none. */
-async function buildAsFlux(ctx: VarsContext, abs: string, path: string): Promise<BuiltObject[]> {
+/** Where a path of the new cluster is while the pass is checked: in the staging folder when it is the cluster's, else in the repository. */
+function stagedPath(ctx: VarsContext, staging: string, path: string): string {
+  if (path === ctx.clusterDir) return staging;
+  return path.startsWith(ctx.clusterDir + '/')
+    ? join(staging, path.slice(ctx.clusterDir.length + 1))
+    : join(ctx.opts.repoDir, path);
+}
+
+/**
+ * kustomize's build of a Flux Kustomization's folder, with the kustomization Flux generates when it
+ * has none, and the Kustomization's inline `spec.patches` applied as kustomize-controller applies them.
+ */
+async function buildAsFlux(ctx: VarsContext, abs: string, path: string, patches?: unknown[]): Promise<BuiltObject[]> {
   const scratch = mkdtempSync(join(tmpdir(), 'flux-generated-'));
   try {
     const roots = [ctx.opts.repoDir, scratch];
     const shown = (file: string) => normalize(join(path, relative(abs, file)));
-    const { dir, looseLoading } = asFluxBuildsIt(abs, scratch, roots, shown);
+    const flux = asFluxBuildsIt(abs, join(scratch, 'generated'), roots, shown);
+    const looseLoading = flux.looseLoading;
+    let dir = flux.dir;
+    if (patches && patches.length > 0) {
+      dir = join(scratch, 'patched');
+      mkdirSync(dir);
+      writeFileSync(join(dir, 'kustomization.yaml'), stringify({ resources: [relative(dir, flux.dir)], patches }));
+    }
     return await kustomizeBuild(dir, path, { roots, kubectl: ctx.opts.kubectl, shown, looseLoading });
   } finally {
     rmSync(scratch, { recursive: true, force: true });
@@ -534,15 +633,14 @@ async function buildAsFlux(ctx: VarsContext, abs: string, path: string): Promise
 /** Builds what one Flux Kustomization of the new cluster applies, substituted; returns the path checked. */
 async function buildSync(ctx: VarsContext, staging: string, body: any): Promise<FluxBuild<string | undefined>> {
   const path = normalizePath(String(body.spec?.path ?? ''));
-  if (path === ctx.clusterDir) return { checked: undefined, objects: [] }; // the cluster folder itself: built above
-  const abs = path.startsWith(ctx.clusterDir + '/')
-    ? join(staging, path.slice(ctx.clusterDir.length + 1))
-    : join(ctx.opts.repoDir, path);
+  // The cluster's entry folder (its own sync applies it): built above.
+  if (path === clusterPath(ctx, ctx.ref.entryDir)) return { checked: undefined, objects: [] };
+  const abs = stagedPath(ctx, staging, path);
   if (!existsSync(abs))
     throw new GeneratorValidationError(
       `Kustomization ${body.metadata?.name}: path ./${path} does not exist in the repository`,
     );
-  const objects = await buildAsFlux(ctx, abs, path);
+  const objects = await buildAsFlux(ctx, abs, path, body.spec?.patches);
   const k = ctx.ref.kustomizations.find((k) => k.name === body.metadata?.name);
   // Substituted as Flux will; a source outside the repository leaves the values unknown, so unchecked.
   const vars = k && substitutes(k) ? variablesFor(ctx, k) : undefined;

@@ -1,12 +1,15 @@
 /**
- * Reading a reference that uses the cluster-vars environment model: clusters/<env>/ holds the
+ * Reading a reference that uses the cluster-vars environment model: the environment folder
+ * (clusters/<env>/, or any folder such as kubernetes/<cluster>/ in the home-ops layout) holds the
  * bootstrap, a cluster-vars ConfigMap and the cluster's own secrets, and pulls in a shared base
  * of Flux Kustomizations that substitute cluster-vars (`postBuild.substituteFrom`) into shared
  * platform folders. Environments differ only by cluster-vars and their secrets.
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { environmentName, referenceEnvDir } from './environment-folder';
 import { GeneratorInputError } from './errors';
+import { withParentPatches } from './flux-inline-patches';
 import { isFluxKustomization, normalizePath } from './flux-sync';
 import { checkRegenerable } from './protect';
 import { collectTree, findKustomizationFile, listFiles, readYamlObject, ReferenceObject } from './reference';
@@ -37,6 +40,8 @@ export interface VarsKustomization {
   fullPass: boolean;
   /** Flux Kustomizations its folder applies (nested ones). */
   applies?: string[];
+  /** The cluster's own sync (its path is the entry folder): it goes out first, whatever it holds. */
+  entry?: boolean;
 }
 
 export interface VarsConfigMap {
@@ -47,13 +52,21 @@ export interface VarsConfigMap {
 export interface ClusterVarsReference {
   root: string;
   envName: string;
-  /** clusters/<env> */
+  /** clusters/<env>, or the environment's folder anywhere in the repository (kubernetes/main) */
   envDir: string;
   /** Every file of the environment folder, relative to it. */
   envFiles: string[];
-  rootKustomizationFile: string;
-  /** The objects the environment's own kustomization builds (what its flux-system Kustomization applies). */
+  /** The folder the cluster's own sync applies: the environment folder, or one inside it (kubernetes/main/flux). */
+  entryDir: string;
+  /** The entry folder's kustomization file; undefined when Flux generates it (home-ops' flux/ folder). */
+  rootKustomizationFile: string | undefined;
+  /** The objects the entry folder builds (what the cluster's own sync applies). */
   applied: ReferenceObject[];
+  /**
+   * SOPS-encrypted Secrets the cluster's own sync applies (home-ops' cluster-secrets, substituted into
+   * every Kustomization): Flux decrypts them with nothing running first, so they go out in the first pass.
+   */
+  entrySecrets: ReferenceObject[];
   vars: VarsConfigMap;
   kustomizations: VarsKustomization[];
   /** Every folder outside the environment the tree needs (the shared base and platform). */
@@ -75,17 +88,18 @@ function substitutionSources(body: any): SubstitutionSource[] {
  * not use it (no kustomization at its root, or no Flux Kustomization substituting a ConfigMap the
  * environment defines).
  */
-export function loadClusterVarsReference(root: string, envName: string): ClusterVarsReference | undefined {
-  const envDir = `clusters/${envName}`;
+export function loadClusterVarsReference(root: string, referenceEnv: string): ClusterVarsReference | undefined {
+  const envDir = referenceEnvDir(root, referenceEnv);
   const absEnv = join(root, envDir);
   if (!existsSync(absEnv) || !statSync(absEnv).isDirectory()) return undefined;
-  const rootKustomizationFile = findKustomizationFile(absEnv);
-  if (!rootKustomizationFile) {
+  const entryDir = findKustomizationFile(absEnv) ? envDir : selfSyncedFolder(root, envDir);
+  if (!entryDir) {
     refuseGeneratedRoot(root, envDir);
     return undefined;
   }
+  const rootKustomizationFile = findKustomizationFile(join(root, entryDir));
   const warnings: string[] = [];
-  const applied = collectTree(root, envDir, envDir, warnings);
+  const applied = collectTree(root, envDir, entryDir, warnings, { fluxApplied: true });
   const declarations = applied.objects.filter((o) => isFluxKustomization(o.body));
   const varsObject = applied.objects.find(
     (o) =>
@@ -95,7 +109,7 @@ export function loadClusterVarsReference(root: string, envName: string): Cluster
   );
   if (!varsObject) return undefined;
 
-  const read = (d: ReferenceObject) => readKustomization(root, envDir, d, warnings);
+  const read = (d: ReferenceObject) => readKustomization(root, envDir, entryDir, d, warnings);
   const kustomizations = followNested(declarations.map(read), read);
   markFullPass(kustomizations);
   const vars: VarsConfigMap = {
@@ -104,11 +118,14 @@ export function loadClusterVarsReference(root: string, envName: string): Cluster
   };
   const reference: ClusterVarsReference = {
     root,
-    envName,
+    // A single-cluster folder (kubernetes/) has no name of its own: its settings' CLUSTER_NAME is it.
+    envName: environmentName(envDir) ?? vars.data.CLUSTER_NAME ?? envDir,
     envDir,
     envFiles: listFiles(absEnv),
+    entryDir,
     rootKustomizationFile,
     applied: applied.objects,
+    entrySecrets: applied.objects.filter((o) => o.kind === 'Secret' && isSopsEncrypted(o.body)),
     vars,
     kustomizations,
     sharedDirs: sharedFolders(envDir, [...applied.sharedDirs, ...kustomizations.flatMap((k) => k.sharedDirs)]),
@@ -118,6 +135,41 @@ export function loadClusterVarsReference(root: string, envName: string): Cluster
   return reference;
 }
 
+const isSopsEncrypted = (body: any) => Boolean(body?.sops && typeof body.sops === 'object');
+
+/** YAML files of a folder, repository-relative; hidden files and folders (.git, staging folders) hold no reference manifests. */
+function yamlFilesUnder(root: string, dir: string): string[] {
+  return listFiles(join(root, dir))
+    .filter((f) => /\.ya?ml$/.test(f) && !f.split('/').some((part) => part.startsWith('.')))
+    .map((f) => (dir ? `${dir}/${f}` : f));
+}
+
+/** The objects of a YAML file; one that does not parse has none here (the walk reports it where it matters). */
+function objectsOfFile(root: string, file: string): any[] {
+  try {
+    return parseDocuments(readFileSync(join(root, file), 'utf8'), file).map((d) => d.toJS());
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * The environment folder's entry when it has no kustomization of its own (home-ops, cluster-template:
+ * kubernetes/<cluster>/flux/config/cluster.yaml holds the Kustomization `cluster` over
+ * ./kubernetes/<cluster>/flux): the folder a Flux Kustomization of the environment applies and that
+ * holds that Kustomization's own file, the sync Flux bootstraps from. Undefined when there is none.
+ */
+function selfSyncedFolder(root: string, envDir: string): string | undefined {
+  const candidates = yamlFilesUnder(root, envDir).flatMap((file) =>
+    objectsOfFile(root, file)
+      .filter(isFluxKustomization)
+      .map((body) => normalizePath(String(body.spec?.path ?? '')))
+      .filter((path) => inFolder(path, envDir) && file.startsWith(path + '/')),
+  );
+  // The outermost one: a nested Kustomization over its own subfolder is no entry.
+  return candidates.sort((a, b) => a.length - b.length)[0];
+}
+
 /**
  * Without a kustomization.yaml Flux generates one from every manifest under the folder, so the
  * generator could not tell what the cluster's own sync applies first. An environment that defines
@@ -125,25 +177,13 @@ export function loadClusterVarsReference(root: string, envName: string): Cluster
  * overlay environment keeps its layers in folders and needs none.
  */
 function refuseGeneratedRoot(root: string, envDir: string) {
-  const objectsIn = (file: string): any[] => {
-    try {
-      return parseDocuments(readFileSync(join(root, file), 'utf8'), file).map((d) => d.toJS());
-    } catch {
-      return [];
-    }
-  };
-  // Hidden folders (.git, staging folders) hold no reference manifests.
-  const yamlFiles = (dir: string) =>
-    listFiles(join(root, dir))
-      .filter((f) => /\.ya?ml$/.test(f) && !f.split('/').some((part) => part.startsWith('.')))
-      .map((f) => (dir ? `${dir}/${f}` : f));
-  const envConfigMaps = yamlFiles(envDir)
-    .flatMap(objectsIn)
+  const envConfigMaps = yamlFilesUnder(root, envDir)
+    .flatMap((file) => objectsOfFile(root, file))
     .filter((b) => b?.kind === 'ConfigMap')
     .map((b) => String(b.metadata?.name));
   if (envConfigMaps.length === 0) return;
-  for (const file of yamlFiles('')) {
-    const substituted = objectsIn(file)
+  for (const file of yamlFilesUnder(root, '')) {
+    const substituted = objectsOfFile(root, file)
       .filter(isFluxKustomization)
       .flatMap(substitutionSources)
       .find((src) => src.kind === 'ConfigMap' && envConfigMaps.includes(src.name));
@@ -158,6 +198,7 @@ function refuseGeneratedRoot(root: string, envDir: string) {
 function readKustomization(
   root: string,
   envDir: string,
+  entryDir: string,
   declaration: ReferenceObject,
   warnings: string[],
 ): VarsKustomization {
@@ -169,6 +210,19 @@ function readKustomization(
     throw new GeneratorInputError(`${where}: path ${body.spec.path} is not a folder of the reference repository`);
   }
   const tree = collectTree(root, envDir, path, warnings, { fluxApplied: true });
+  // The Flux Kustomizations this one applies are reconciled as its inline patches leave them.
+  const objects = inTargetNamespace(body.spec?.targetNamespace, tree.objects).map((o) =>
+    isFluxKustomization(o.body)
+      ? {
+          ...o,
+          body: withParentPatches(body, o.body, () =>
+            warnings.push(
+              `${where}: a JSON6902 patch of Kustomization ${o.name} is not read (its substitution sources are read as written)`,
+            ),
+          ),
+        }
+      : o,
+  );
   const substitute = Object.fromEntries(
     Object.entries(body.spec?.postBuild?.substitute ?? {}).map(([k, v]) => [k, String(v)]),
   );
@@ -179,12 +233,37 @@ function readKustomization(
     dependsOn: (body.spec?.dependsOn ?? []).map((d: any) => String(d?.name)),
     substituteFrom: substitutionSources(body),
     substitute,
-    objects: tree.objects,
+    objects,
     // The folder itself is shared too when it lies outside the environment (./infra/controllers).
     sharedDirs: inFolder(path, envDir) ? tree.sharedDirs : [path, ...tree.sharedDirs],
     holdsSecrets: tree.objects.some((o) => o.kind === 'Secret' || o.kind === 'SealedSecret'),
     fullPass: false,
+    entry: path === entryDir,
   };
+}
+
+/** Kinds kustomize's namespace transformer leaves alone (cluster-scoped). */
+const CLUSTER_SCOPED = new Set([
+  'Namespace',
+  'ClusterIssuer',
+  'ClusterRole',
+  'ClusterRoleBinding',
+  'CustomResourceDefinition',
+  'StorageClass',
+  'PriorityClass',
+  'PersistentVolume',
+  'ValidatingWebhookConfiguration',
+  'MutatingWebhookConfiguration',
+]);
+
+/**
+ * The objects as the cluster gets them when the Kustomization sets `spec.targetNamespace` (home-ops'
+ * per-app ks.yaml): every namespaced object lands there, whatever its folder says, so its Secrets'
+ * credentials are keyed by that namespace.
+ */
+function inTargetNamespace(targetNamespace: unknown, objects: ReferenceObject[]): ReferenceObject[] {
+  if (typeof targetNamespace !== 'string' || targetNamespace === '') return objects;
+  return objects.map((o) => (CLUSTER_SCOPED.has(o.kind) ? o : { ...o, namespace: targetNamespace }));
 }
 
 /** What the pass split needs to know of a Flux Kustomization. */
@@ -195,6 +274,7 @@ interface PassNode {
   fullPass: boolean;
   /** Flux Kustomizations its folder applies (nested ones). */
   applies?: string[];
+  entry?: boolean;
 }
 
 /**
@@ -212,7 +292,8 @@ export function markFullPass(kustomizations: PassNode[]) {
   for (let changed = true; changed;) {
     changed = false;
     for (const k of kustomizations.filter((k) => !k.fullPass)) {
-      k.fullPass = k.holdsSecrets || k.dependsOn.some(full) || parentOf.get(k.name)?.fullPass === true;
+      k.fullPass =
+        !k.entry && (k.holdsSecrets || k.dependsOn.some(full) || parentOf.get(k.name)?.fullPass === true);
       changed ||= k.fullPass;
     }
   }
@@ -263,7 +344,8 @@ export function followNested<K extends { name: string; objects: ReferenceObject[
  * shared base is the same for every cluster and the flux-system sync goes out first.
  */
 function guardSecrets(ref: ClusterVarsReference) {
-  for (const o of ref.applied.filter((o) => o.kind === 'Secret' || o.kind === 'SealedSecret')) {
+  const early = ref.applied.filter((o) => (o.kind === 'Secret' || o.kind === 'SealedSecret') && !ref.entrySecrets.includes(o));
+  for (const o of early) {
     throw new GeneratorInputError(
       `${o.file} holds ${o.kind} ${o.name}, applied by the cluster's own sync in the first pass, before the cluster can open secrets: move it to a Flux Kustomization that depends on sealed-secrets`,
     );

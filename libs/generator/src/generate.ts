@@ -2,7 +2,7 @@ import { existsSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { isAgeRecipient } from '../../sealing/src/sops';
 import { parseSealingCertificate, SealingCertificate, SealingScope, CertificateError } from '../../sealing/src';
-import { isClusterName, isDomain, isEmail, isEnvName, isHostName, isRegion } from '../../validation/src';
+import { isClusterName, isDomain, isEmail, isHostName, isReferenceEnv, isRegion } from '../../validation/src';
 import { CredentialPlan, CredentialPlanEntry } from './credential-plan';
 import { referenceSecretShapes } from './secret-examples';
 import {
@@ -27,7 +27,8 @@ import { GeneratorInputError } from './errors';
 import { generateFromOverlays } from './overlay-model';
 import { checkReferenceExists, loadReference } from './reference';
 import { checkReadableLayout } from './readable-layout';
-import { applyPlan, checkOwnership, ownerOf, planOwnerMarker, planSopsRules } from './target';
+import { applyPlan, checkOwnership, insideRepo, ownedBy, ownerOf, planOwnerMarker, planSopsRules } from './target';
+import { isFolderForm, isSeparateRepository, newClusterDir, referenceEnvDir } from './environment-folder';
 import { generateFromFluxExample, referenceHostOccurrences } from './flux-example-model';
 import { discoverReferenceDns } from './external-dns';
 import { HostMapping, HostOccurrence } from './hosts';
@@ -49,7 +50,7 @@ function projectRoot(from: string): string {
   return dir;
 }
 
-/** Host maps and a given reference domain are read by the flux-example model; elsewhere they would be silently ignored. */
+/** Host maps are read by the flux-example model; elsewhere they would be silently ignored. A reference domain is read by every model. */
 function checkHostOptions(opts: GenerateOptions, fluxExample: boolean) {
   if (opts.referenceDomain !== undefined && isDomain(opts.referenceDomain))
     throw new GeneratorInputError(`--reference-domain ${isDomain(opts.referenceDomain)}`);
@@ -62,10 +63,6 @@ function checkHostOptions(opts: GenerateOptions, fluxExample: boolean) {
     throw new GeneratorInputError(
       "--host-map is read for references in the layout of Flux's example repository; this reference moves hosts by its domain",
     );
-  if (opts.referenceDomain !== undefined)
-    throw new GeneratorInputError(
-      "--reference-domain is read for references in the layout of Flux's example repository; this reference learns its domain from external-dns",
-    );
 }
 
 function checkInputs(opts: GenerateOptions) {
@@ -74,7 +71,7 @@ function checkInputs(opts: GenerateOptions) {
     ['--domain', opts.domain, isDomain],
     ['--region', opts.region, isRegion],
     ['--acme-email', opts.acmeEmail, isEmail],
-    ['--reference-env', opts.referenceEnv ?? 'development', isEnvName],
+    ['--reference-env', opts.referenceEnv ?? 'development', isReferenceEnv],
   ];
   for (const [flag, value, check] of fields) {
     const problem = check(value);
@@ -234,8 +231,6 @@ export function hostMapProblem(
         problem:
           "the service's reference moves hosts by its domain (host_map is for references in the layout of Flux's example repository)",
       };
-    if (given.referenceDomain !== undefined)
-      return { field: 'reference_domain', problem: "the service's reference learns its domain from external-dns" };
     return null;
   }
   try {
@@ -283,6 +278,30 @@ function credentialPlanOf(root: string, referenceEnv: string): CredentialPlanEnt
   return CredentialPlan.build(referenceSecretShapes(root, objects), { requireSupplied: false }).entries;
 }
 
+/** The new cluster's folder: beside the reference environment, or at its own path in another repository. */
+function clusterDirFor(opts: ResolvedOptions, root: string): string {
+  const envDir = referenceEnvDir(root, opts.referenceEnv);
+  const holdsEnvDir = existsSync(insideRepo(opts.repoDir, envDir));
+  return newClusterDir(envDir, opts.clusterName, {
+    separate: isSeparateRepository(opts.repoDir, root),
+    holdsEnvDir,
+    ownedHere: holdsEnvDir && ownedBy(opts.repoDir, envDir, ownerOf(opts)),
+  });
+}
+
+/**
+ * An environment outside clusters/ is read in the cluster-vars layout only (a settings ConfigMap its
+ * Flux Kustomizations substitute, home-ops' cluster-settings); the overlay and Flux example layouts
+ * keep their environments under clusters/.
+ */
+function refuseFolderFormOutsideClusterVars(root: string, referenceEnv: string) {
+  const envDir = referenceEnvDir(root, referenceEnv);
+  if (!isFolderForm(envDir)) return;
+  throw new GeneratorInputError(
+    `reference environment ${envDir}/ lies outside clusters/ and no Flux Kustomization of it substitutes a settings ConfigMap it defines (postBuild.substituteFrom, such as cluster-settings): an environment folder elsewhere is read in the cluster-vars layout of docs/generator.md ("Environment models")`,
+  );
+}
+
 /**
  * One pass for a new cluster, planned: the files it would write and remove and the shared folders
  * it would copy, checked (kustomize builds, schemas) in a transient staging beside their places, and
@@ -302,7 +321,7 @@ export async function planGeneration(options: GenerateOptions): Promise<Generati
   const root = resolve(opts.templateDir ?? SHIPPED_TEMPLATE);
   checkReadableLayout(root, opts.referenceEnv);
   checkReferenceExists(root, opts.referenceEnv);
-  const clusterDir = `clusters/${opts.clusterName}`;
+  const clusterDir = clusterDirFor(opts, root);
   checkOwnership(opts.repoDir, clusterDir, ownerOf(opts));
   const cert = protectionKey(opts);
   const changes: RepoChanges = { writes: new Map(), removals: [], sharedCopies: [], copiedFiles: new Map() };
@@ -320,6 +339,7 @@ export async function planGeneration(options: GenerateOptions): Promise<Generati
   const varsReference = loadClusterVarsReference(root, opts.referenceEnv);
   const problem = givenVarProblem(varsReference && knownVariables(varsReference), opts.clusterVars ?? {});
   if (problem) throw new GeneratorInputError(`--var ${problem.key}: ${problem.problem}`);
+  if (!varsReference) refuseFolderFormOutsideClusterVars(root, opts.referenceEnv);
   const exampleReference = varsReference ? undefined : loadFluxExampleReference(root, opts.referenceEnv);
   checkHostOptions(opts, Boolean(exampleReference));
   if (varsReference) await generateFromClusterVars(ctx, varsReference);

@@ -1,5 +1,6 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, posix } from 'node:path';
+import { isFolderForm, referenceEnvDir } from './environment-folder';
 import { GeneratorInputError } from './errors';
 import { isRemoteReference, remoteResourceError } from './remote-resources';
 import { parseDocuments } from './yaml-docs';
@@ -47,7 +48,7 @@ export interface ReferenceEnv {
   warnings: string[];
 }
 
-const KUSTOMIZATION_FILES = ['kustomization.yaml', 'kustomization.yml', 'Kustomization'];
+export const KUSTOMIZATION_FILES = ['kustomization.yaml', 'kustomization.yml', 'Kustomization'];
 
 export function findKustomizationFile(absDir: string): string | undefined {
   return KUSTOMIZATION_FILES.find((f) => existsSync(join(absDir, f)));
@@ -259,6 +260,12 @@ export function collectTree(
 export function checkReferenceExists(root: string, envName: string): void {
   if (!existsSync(root) || !statSync(root).isDirectory())
     throw new GeneratorInputError(`template folder ${root} does not exist`);
+  const envDir = referenceEnvDir(root, envName);
+  if (isFolderForm(envDir)) {
+    if (!existsSync(join(root, envDir)) || !statSync(join(root, envDir)).isDirectory())
+      throw new GeneratorInputError(`reference environment folder ${envDir}/ does not exist in ${root}`);
+    return;
+  }
   const clusters = join(root, 'clusters');
   if (!existsSync(clusters))
     throw new GeneratorInputError(`${root} has no clusters/ folder, so it is not a reference repository`);
