@@ -437,11 +437,12 @@ function fullPassFiles(ctx: VarsContext): Set<string> {
   const out = new Set<string>();
   const toEnvRel = (file: string) => file.slice(ref.envDir.length + 1);
   const waitsForSecrets = (o: ReferenceObject) => ref.kustomizations.some((k) => k.declaration === o && k.fullPass);
+  const later = new Set(ref.kustomizations.filter((k) => k.fullPass).map((k) => k.name));
   const declaredIn = (file: string) =>
     [...ref.applied, ...ref.kustomizations.flatMap((k) => k.objects)].filter((o) => o.file === file);
   for (const k of ref.kustomizations.filter((k) => k.fullPass && !k.declaration.shared)) {
     // A ks.yaml declaring Kustomizations of both passes (an app and its issuers) is written without the later ones instead.
-    const split = declaredIn(k.declaration.file).some((o) => isFluxKustomization(o.body) && !waitsForSecrets(o));
+    const split = declaredIn(k.declaration.file).some((o) => isFluxKustomization(o.body) && !later.has(o.name));
     if (!split) out.add(toEnvRel(k.declaration.file));
     if (isInEnv(ref, k.path))
       ref.envFiles.filter((f) => `${ref.envDir}/${f}`.startsWith(k.path + '/')).forEach((f) => out.add(f));

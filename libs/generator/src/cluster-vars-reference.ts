@@ -164,7 +164,8 @@ function selfSyncedFolder(root: string, envDir: string): string | undefined {
     objectsOfFile(root, file)
       .filter(isFluxKustomization)
       .map((body) => normalizePath(String(body.spec?.path ?? '')))
-      .filter((path) => inFolder(path, envDir) && file.startsWith(path + '/')),
+      // A sync over the environment folder itself needs its kustomization.yaml (refuseGeneratedRoot says so).
+      .filter((path) => path.startsWith(envDir + '/') && file.startsWith(path + '/')),
   );
   // The outermost one: a nested Kustomization over its own subfolder is no entry.
   return candidates.sort((a, b) => a.length - b.length)[0];
@@ -211,18 +212,15 @@ function readKustomization(
   }
   const tree = collectTree(root, envDir, path, warnings, { fluxApplied: true });
   // The Flux Kustomizations this one applies are reconciled as its inline patches leave them.
-  const objects = inTargetNamespace(body.spec?.targetNamespace, tree.objects).map((o) =>
-    isFluxKustomization(o.body)
-      ? {
-          ...o,
-          body: withParentPatches(body, o.body, () =>
-            warnings.push(
-              `${where}: a JSON6902 patch of Kustomization ${o.name} is not read (its substitution sources are read as written)`,
-            ),
-          ),
-        }
-      : o,
-  );
+  const objects = inTargetNamespace(body.spec?.targetNamespace, tree.objects).map((o) => {
+    if (!isFluxKustomization(o.body)) return o;
+    const patched = withParentPatches(body, o.body, () =>
+      warnings.push(
+        `${where}: a JSON6902 patch of Kustomization ${o.name} is not read (its substitution sources are read as written)`,
+      ),
+    );
+    return patched === o.body ? o : { ...o, body: patched };
+  });
   const substitute = Object.fromEntries(
     Object.entries(body.spec?.postBuild?.substitute ?? {}).map(([k, v]) => [k, String(v)]),
   );
@@ -292,8 +290,7 @@ export function markFullPass(kustomizations: PassNode[]) {
   for (let changed = true; changed;) {
     changed = false;
     for (const k of kustomizations.filter((k) => !k.fullPass)) {
-      k.fullPass =
-        !k.entry && (k.holdsSecrets || k.dependsOn.some(full) || parentOf.get(k.name)?.fullPass === true);
+      k.fullPass = !k.entry && (k.holdsSecrets || k.dependsOn.some(full) || parentOf.get(k.name)?.fullPass === true);
       changed ||= k.fullPass;
     }
   }
@@ -344,7 +341,9 @@ export function followNested<K extends { name: string; objects: ReferenceObject[
  * shared base is the same for every cluster and the flux-system sync goes out first.
  */
 function guardSecrets(ref: ClusterVarsReference) {
-  const early = ref.applied.filter((o) => (o.kind === 'Secret' || o.kind === 'SealedSecret') && !ref.entrySecrets.includes(o));
+  const early = ref.applied.filter(
+    (o) => (o.kind === 'Secret' || o.kind === 'SealedSecret') && !ref.entrySecrets.includes(o),
+  );
   for (const o of early) {
     throw new GeneratorInputError(
       `${o.file} holds ${o.kind} ${o.name}, applied by the cluster's own sync in the first pass, before the cluster can open secrets: move it to a Flux Kustomization that depends on sealed-secrets`,
