@@ -198,6 +198,22 @@ function readReferenceFacts(root: string, referenceEnv: string): ReferenceFacts 
 }
 
 /**
+ * Checks a reference environment a request names before any run starts: null when the service's
+ * template has it (a name under clusters/ or a folder), else why not.
+ */
+export function referenceEnvProblem(templateDir: string | undefined, referenceEnv: string): string | null {
+  const root = resolve(templateDir ?? SHIPPED_TEMPLATE);
+  try {
+    checkReferenceExists(root, referenceEnv);
+    return null;
+  } catch (e) {
+    // The service's folders are no business of the caller's.
+    if (e instanceof GeneratorInputError) return e.message.replaceAll(root, "the service's template");
+    throw e;
+  }
+}
+
+/**
  * Checks cluster-vars values for a reference before any run starts (the service validates
  * requests with it): null when they can be used, else the first problem.
  */
