@@ -1,7 +1,8 @@
 import { cpSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parse } from 'yaml';
+import { parse, stringify } from 'yaml';
 import { generate, GenerateOptions, GeneratorInputError } from '../../libs/generator/src';
+import { sopsEncrypt } from '../../libs/sealing/src/sops';
 import { makeRsaCert } from '../support/certs';
 import { kustomize, readTree, tempDir, yamlObjects } from '../support/files';
 import { ageIdentity, sopsOpen } from '../support/sops-open';
@@ -82,14 +83,14 @@ describe('reference environment outside clusters/ (home-ops, rendered cluster-te
     ]);
 
     const full = (await generate(options(repo, repo, { pass: 'full' }))).summary;
-    expect(full.environment_model).toBe('cluster-vars');
-    expect(full.reference_domain).toBe('main.example.net');
-    expect(full.cluster_vars).toEqual({
+    // The reference domain comes from cluster-settings' CLUSTER_DOMAIN; every value naming the reference moves.
+    const newSettings = {
       CLUSTER_NAME: 'acme',
       CLUSTER_DOMAIN: 'acme.example.com',
       ACME_EMAIL: 'ops@acme.example.com',
-      TIMEZONE: 'Etc/UTC',
-    });
+    };
+    expect(full).toMatchObject({ environment_model: 'cluster-vars', reference_domain: 'main.example.net' });
+    expect(full.cluster_vars).toEqual({ ...newSettings, TIMEZONE: 'Etc/UTC' });
     expect(full.kustomizations.map((k) => k.path).sort()).toEqual([
       './kubernetes/acme/apps',
       './kubernetes/acme/apps/cert-manager/cert-manager/app',
@@ -204,6 +205,51 @@ describe('reference environment outside clusters/ (home-ops, rendered cluster-te
     await expect(run).rejects.toThrow(
       /kubernetes\/main\/flux\/vars\/cluster-secrets\.sops\.yaml \(Secret cluster-secrets.*--secrets-backend sops/,
     );
+  });
+
+  it("moves the domain and ACME e-mail held in the encrypted cluster-secrets (the template's own shape) by their key names", async () => {
+    const reference = tempDir('home-ops-secret-domain');
+    cpSync(FIXTURE, reference, { recursive: true });
+    const main = (rel: string) => join(reference, 'kubernetes/main', rel);
+    const referenceCluster = ageIdentity();
+    writeFileSync(
+      main('flux/vars/cluster-secrets.sops.yaml'),
+      stringify(
+        await sopsEncrypt(
+          {
+            apiVersion: 'v1',
+            kind: 'Secret',
+            metadata: { name: 'cluster-secrets', namespace: 'flux-system' },
+            stringData: {
+              SECRET_DOMAIN: 'main.example.net',
+              SECRET_ACME_EMAIL: 'admin@example.net',
+              SECRET_WEBHOOK_TOKEN: 'reference-cluster-webhook-token-4f1b9c',
+            },
+          },
+          { recipients: [referenceCluster.recipient] },
+        ),
+      ),
+    );
+    writeFileSync(
+      main('flux/vars/cluster-settings.yaml'),
+      'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cluster-settings\n  namespace: flux-system\ndata:\n  CLUSTER_NAME: main\n  TIMEZONE: Etc/UTC\n',
+    );
+    rewriteAll(reference, '${CLUSTER_DOMAIN}', '${SECRET_DOMAIN}');
+    rewriteAll(reference, '${ACME_EMAIL}', '${SECRET_ACME_EMAIL}');
+    const repo = tempDir('home-ops-secret-domain-out');
+    // The reference domain is encrypted: the generator asks for it rather than guess.
+    await expect(generate(options(repo, reference))).rejects.toThrow(/no domain to learn .*give --reference-domain/);
+    const { full } = await bothPasses(repo, reference, { referenceDomain: 'main.example.net' });
+    const secrets = opened(repo, 'kubernetes/main/flux/vars/cluster-secrets.sops.yaml');
+    expect(secrets).toMatchObject({ SECRET_DOMAIN: 'acme.example.com', SECRET_ACME_EMAIL: 'ops@acme.example.com' });
+    expect(secrets.SECRET_WEBHOOK_TOKEN).toMatch(/^[A-Za-z0-9]{40}$/);
+    expect(full.credential_plan.filter((e) => e.name === 'cluster-secrets').map((e) => [e.key, e.class])).toEqual([
+      ['SECRET_ACME_EMAIL', 'derived'],
+      ['SECRET_DOMAIN', 'derived'],
+      ['SECRET_WEBHOOK_TOKEN', 'generated'],
+    ]);
+    // Validation substituted the new values: external-dns is given the new domain.
+    expect(full.external_dns[0].domain_filters).toEqual(['acme.example.com']);
   });
 
   it('takes --reference-domain over what cluster settings say', async () => {

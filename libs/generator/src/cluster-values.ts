@@ -22,6 +22,24 @@ export interface NewClusterFacts {
 
 const CLUSTER_NAME_KEY = /(^|_)CLUSTER(_NAME)?$/i;
 
+/** Keys that say by their name which of the cluster's values they hold (SECRET_DOMAIN, SECRET_ACME_EMAIL, CLUSTER_NAME, REGION). */
+const VALUE_BY_KEY_NAME: Array<[RegExp, keyof NewClusterFacts]> = [
+  [/(^|_)DOMAIN$/i, 'domain'],
+  [/(^|_)(ACME_)?EMAIL$/i, 'acmeEmail'],
+  [CLUSTER_NAME_KEY, 'clusterName'],
+  [/(^|_)REGION$/i, 'region'],
+];
+
+/**
+ * The new cluster's value for a key whose value cannot be read (an encrypted settings Secret such as
+ * cluster-template's cluster-secrets: SECRET_DOMAIN, SECRET_ACME_EMAIL), by the key's name alone;
+ * undefined for any other key (a credential).
+ */
+export function valueByKeyName(key: string, to: NewClusterFacts): string | undefined {
+  const found = VALUE_BY_KEY_NAME.find(([name]) => name.test(key));
+  return found ? to[found[1]] : undefined;
+}
+
 /**
  * The new cluster's value for a reference value, or undefined when it does not name the reference
  * cluster (sizes, registry, ...): a name under its domain moves to the new domain, its region,

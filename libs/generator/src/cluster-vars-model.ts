@@ -15,7 +15,8 @@ import {
   referenceKustomization,
   VarsKustomization,
 } from './cluster-vars-reference';
-import { ReferenceFacts as CommonFacts, valueForNewCluster } from './cluster-values';
+import { ReferenceFacts as CommonFacts, valueByKeyName, valueForNewCluster } from './cluster-values';
+import { TEMPLATE_ANNOTATION_PREFIX } from './credential-plan';
 import { Context, SOPS_DECRYPTION_SECRET, usesSops } from './context';
 import { isDomain } from '../../validation/src';
 import { swapDomain } from './domain';
@@ -89,7 +90,10 @@ export async function generateFromClusterVars(base: Context, ref: ClusterVarsRef
   ctx.summary.warnings.push(...ref.warnings, ...inheritedWarnings(ref, inherited), ...earlySecretUses(ref));
   checkVariablesDefined(ctx);
   describeOutcome(ctx, referenceView);
-  planCredentials(ctx, [...ref.applied, ...ref.kustomizations.flatMap((k) => k.objects)]);
+  planCredentials(
+    ctx,
+    [...ref.applied, ...ref.kustomizations.flatMap((k) => k.objects)].map((o) => withClusterValueTemplates(ctx, o)),
+  );
 
   const files = await renderClusterFolder(ctx);
   checkConsistentReuse(ctx);
@@ -312,11 +316,46 @@ function variablesFor(ctx: VarsContext, k: VarsKustomization): Record<string, st
     if (found)
       vars = {
         ...vars,
-        ...Object.fromEntries(Object.keys({ ...found.body.data, ...found.body.stringData }).map((key) => [key, ''])),
+        ...Object.fromEntries(
+          Object.keys({ ...found.body.data, ...found.body.stringData }).map((key) => [
+            key,
+            (found.kind === 'Secret' ? clusterValuesOf(ctx, found)[key] : undefined) ?? '',
+          ]),
+        ),
       };
     else if (!source.optional) return undefined;
   }
   return { ...vars, ...k.substitute };
+}
+
+/**
+ * What a Secret the cluster's Kustomizations substitute from (cluster-template's SOPS-encrypted
+ * cluster-secrets) holds of the cluster's values rather than credentials, known by key name
+ * (SECRET_DOMAIN, SECRET_ACME_EMAIL, ...): the new cluster's, since the reference's are unreadable.
+ */
+function clusterValuesOf(ctx: VarsContext, secret: ReferenceObject): Record<string, string> {
+  const substituted = ctx.ref.entrySecrets.some((e) => e.file === secret.file && e.index === secret.index);
+  if (secret.kind !== 'Secret' || !substituted) return {};
+  const keys = Object.keys({ ...secret.body.data, ...secret.body.stringData });
+  return Object.fromEntries(
+    keys.flatMap((key) => {
+      const value = valueByKeyName(key, ctx.opts);
+      return value === undefined ? [] : [[key, value]];
+    }),
+  );
+}
+
+/**
+ * Such a Secret as the credential plan reads it: each cluster value declared as a literal template
+ * (the way a reference declares a value it cannot show), unless the reference declares one itself,
+ * so the value is the new cluster's and never a generated password. The file is never changed.
+ */
+function withClusterValueTemplates(ctx: VarsContext, o: ReferenceObject): ReferenceObject {
+  const values = clusterValuesOf(ctx, o);
+  if (Object.keys(values).length === 0) return o;
+  const annotations = { ...(o.body.metadata?.annotations ?? {}) };
+  for (const [key, value] of Object.entries(values)) annotations[`${TEMPLATE_ANNOTATION_PREFIX}${key}`] ??= value;
+  return { ...o, body: { ...o.body, metadata: { ...o.body.metadata, annotations } } };
 }
 
 /**
@@ -349,7 +388,8 @@ function checkVariablesDefined(ctx: VarsContext) {
 
 /** Ingress hosts and external-dns settings the new cluster gets; a host that does not follow the new domain is an error. */
 function describeOutcome(ctx: VarsContext, before: ReferenceObject[]) {
-  const after = substitutedObjects(ctx.ref, ctx.vars);
+  const secretValues = Object.assign({}, ...ctx.ref.entrySecrets.map((s) => clusterValuesOf(ctx, s)));
+  const after = substitutedObjects(ctx.ref, { ...secretValues, ...ctx.vars });
   after.forEach((o, i) => {
     if (o.kind === 'Ingress') {
       const from = ingressHosts(before[i].body);
