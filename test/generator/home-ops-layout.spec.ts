@@ -156,7 +156,9 @@ describe('reference environment outside clusters/ (home-ops, rendered cluster-te
     const repo = tempDir('home-ops-new-repo');
     const { full } = await bothPasses(repo, FIXTURE);
     expect(full.gitops_path).toBe('kubernetes/main');
-    expect(readdirSync(join(repo, 'kubernetes'))).toEqual(['main']);
+    // The shared component the environment's apps use is copied along, byte for byte.
+    expect(readdirSync(join(repo, 'kubernetes')).sort()).toEqual(['components', 'main']);
+    expect(treeBelow(repo, 'kubernetes/components')).toEqual(treeBelow(FIXTURE, 'kubernetes/components'));
     const settings = yamlObjects(join(repo, 'kubernetes/main/flux/vars/cluster-settings.yaml'))[0];
     expect(settings.data).toMatchObject({ CLUSTER_NAME: 'acme', CLUSTER_DOMAIN: 'acme.example.com' });
     const [gitRepository, cluster] = yamlObjects(join(repo, 'kubernetes/main/flux/config/cluster.yaml'));
@@ -181,6 +183,7 @@ describe('reference environment outside clusters/ (home-ops, rendered cluster-te
       renameSync(join(single, 'kubernetes/main', entry), join(single, 'kubernetes', entry));
     rmSync(join(single, 'kubernetes/main'), { recursive: true });
     rewriteAll(single, 'kubernetes/main', 'kubernetes');
+    rewriteAll(single, '../../../../../components/', '../../../../components/');
     const same = generate(options(single, single, { referenceEnv: 'kubernetes' }));
     await expect(same).rejects.toThrow(/whole repository's cluster .*give --repo another repository/);
     const repo = tempDir('home-ops-single-out');
@@ -189,6 +192,7 @@ describe('reference environment outside clusters/ (home-ops, rendered cluster-te
     expect(full.gitops_path).toBe('kubernetes');
     expect(yamlObjects(join(repo, 'kubernetes/flux/vars/cluster-settings.yaml'))[0].data.CLUSTER_NAME).toBe('acme');
     expect(full.validated).toEqual(expect.arrayContaining(['kubernetes/flux', 'kubernetes/apps']));
+    expect(full.shared_paths_copied).toEqual([]);
   });
 
   it('refuses the sealed-secrets backend for the cluster-secrets its own sync substitutes everywhere, naming the file', async () => {

@@ -169,9 +169,11 @@ function walk(
   const own = typeof k.namespace === 'string' ? k.namespace : undefined;
   const effective = outerNamespace ?? own;
   const inner = isLayerRoot ? undefined : (innerNamespace ?? own);
+  // Components (home-ops' kubernetes/components/common) bring objects and are folders a copy needs, as resources are.
   const entries: Array<[string, unknown]> = [
     ...(k.resources ?? []).map((e: unknown) => ['resources', e]),
     ...(k.bases ?? []).map((e: unknown) => ['bases', e]),
+    ...(k.components ?? []).map((e: unknown) => ['components', e]),
   ];
   for (const [field, entry] of entries) {
     if (typeof entry !== 'string') continue;
