@@ -23,6 +23,10 @@ export function referenceEnvDir(root: string, referenceEnv: string): string {
   return underClusters;
 }
 
+/** `clusters/dev` given as a folder is the environment `dev`: one spelling for the models, the marker and the caches. */
+export const canonicalReferenceEnv = (referenceEnv: string) =>
+  /^clusters\/[^/]+$/.test(referenceEnv) ? referenceEnv.slice('clusters/'.length) : referenceEnv;
+
 /** The environment's own name (its folder's last part): what its comments, settings and host names call it. */
 export const envNameOf = (envDir: string) => posix.basename(envDir);
 

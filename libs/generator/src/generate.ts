@@ -28,7 +28,13 @@ import { generateFromOverlays } from './overlay-model';
 import { checkReferenceExists, loadReference } from './reference';
 import { checkReadableLayout } from './readable-layout';
 import { applyPlan, checkOwnership, insideRepo, ownedBy, ownerOf, planOwnerMarker, planSopsRules } from './target';
-import { isFolderForm, isSeparateRepository, newClusterDir, referenceEnvDir } from './environment-folder';
+import {
+  canonicalReferenceEnv,
+  isFolderForm,
+  isSeparateRepository,
+  newClusterDir,
+  referenceEnvDir,
+} from './environment-folder';
 import { generateFromFluxExample, referenceHostOccurrences } from './flux-example-model';
 import { discoverReferenceDns } from './external-dns';
 import { HostMapping, HostOccurrence } from './hosts';
@@ -166,7 +172,8 @@ const knownReferences = new Map<string, KnownReference>();
  * costs no reference walk. A reference the generator cannot read leaves its facts undefined and its
  * credential plan empty: that is the run's to report, with the generator's reason, not the request's.
  */
-function knownReference(templateDir: string | undefined, referenceEnv: string): KnownReference {
+function knownReference(templateDir: string | undefined, givenEnv: string): KnownReference {
+  const referenceEnv = canonicalReferenceEnv(givenEnv);
   const root = resolve(templateDir ?? SHIPPED_TEMPLATE);
   const key = `${root}\0${referenceEnv}`;
   const cached = knownReferences.get(key);
@@ -204,7 +211,7 @@ function readReferenceFacts(root: string, referenceEnv: string): ReferenceFacts 
 export function referenceEnvProblem(templateDir: string | undefined, referenceEnv: string): string | null {
   const root = resolve(templateDir ?? SHIPPED_TEMPLATE);
   try {
-    checkReferenceExists(root, referenceEnv);
+    checkReferenceExists(root, canonicalReferenceEnv(referenceEnv));
     return null;
   } catch (e) {
     // The service's folders are no business of the caller's.
@@ -329,7 +336,7 @@ export async function planGeneration(options: GenerateOptions): Promise<Generati
   checkInputs(options);
   const opts: ResolvedOptions = {
     ...options,
-    referenceEnv: options.referenceEnv ?? 'development',
+    referenceEnv: canonicalReferenceEnv(options.referenceEnv ?? 'development'),
     rotateCredentials: options.rotateCredentials ?? false,
     sealingScope: options.sealingScope ?? ('strict' as SealingScope),
     infraLayer: options.infraLayer ?? 'infrastructure',
