@@ -3,9 +3,11 @@
 // the service running and prints its URL, key and commands to try.
 'use strict';
 const { execFileSync, spawn } = require('node:child_process');
-const { mkdirSync, mkdtempSync, openSync, readFileSync, writeFileSync, rmSync } = require('node:fs');
+const { existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, writeFileSync, rmSync } = require('node:fs');
 const { join } = require('node:path');
-const { randomBytes } = require('node:crypto');
+const { createHash, randomBytes } = require('node:crypto');
+const { createServer } = require('node:net');
+const { Client } = require('pg');
 
 const root = join(__dirname, '..');
 const keep = process.argv.includes('--keep') || process.env.DEMO_KEEP === '1';
@@ -20,6 +22,7 @@ async function phase(name, work) {
   return result;
 }
 const demoDir = join(root, '.work', 'demo');
+stopKeptDemo();
 rmSync(demoDir, { recursive: true, force: true });
 mkdirSync(demoDir, { recursive: true });
 const sh = (cmd, args, opts = {}) =>
@@ -67,6 +70,90 @@ function makeRepositoryAndCertificate() {
   ]);
 }
 
+/** A service and nats-server a previous `--keep` left running: stopped, since the demo starts afresh. */
+function stopKeptDemo() {
+  const pidFile = join(demoDir, 'pids');
+  if (!existsSync(pidFile)) return;
+  for (const pid of readFileSync(pidFile, 'utf8').split(/\s+/).filter(Boolean))
+    try {
+      process.kill(Number(pid), 'SIGTERM');
+    } catch {
+      // already gone
+    }
+}
+
+/** A port nothing listens on now (the kernel's pick). */
+const freePort = () =>
+  new Promise((resolve, reject) => {
+    const probe = createServer().once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address();
+      probe.close(() => resolve(port));
+    });
+  });
+
+const portOpen = (port) =>
+  new Promise((resolve) => {
+    const socket = require('node:net').connect(port, '127.0.0.1');
+    socket.once('connect', () => resolve(socket.end() && true));
+    socket.once('error', () => resolve(false));
+  });
+
+// The demo's own NATS server and database: another checkout's demo, the tests and a service on the machine's
+// NATS (4222) and `postgres` database never see its runs, nor it theirs. Named after this checkout's folder.
+const checkoutTag = createHash('sha256').update(root).digest('hex').slice(0, 8);
+const demoDatabase = `scaffolder_demo_${checkoutTag}`;
+const adminDatabaseUrl = process.env.DEMO_POSTGRES_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
+const spawned = [];
+
+async function startNats() {
+  const port = await freePort();
+  const binary = ['/usr/sbin/nats-server', '/usr/bin/nats-server', '/usr/local/bin/nats-server'].find((p) => {
+    try {
+      sh(p, ['--version']);
+      return true;
+    } catch {
+      return false;
+    }
+  });
+  if (!binary) throw new Error('nats-server is not installed (scripts/demo-tools.sh installs it)');
+  const log = openSync(join(demoDir, 'nats-server.log'), 'a');
+  const nats = spawn(binary, ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', join(demoDir, 'nats')], {
+    stdio: ['ignore', log, log],
+    detached: keep,
+  });
+  spawned.push(nats);
+  for (let i = 0; !(await portOpen(port)); i++) {
+    if (i > 100) throw new Error(`nats-server did not start (${join(demoDir, 'nats-server.log')})`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return `nats://127.0.0.1:${port}`;
+}
+
+/** The demo's database, empty: its read-model must match the demo's new, empty event stream. */
+async function freshDatabase() {
+  const admin = new Client({ connectionString: adminDatabaseUrl });
+  await admin.connect();
+  try {
+    await admin.query(`DROP DATABASE IF EXISTS ${demoDatabase} WITH (FORCE)`);
+    await admin.query(`CREATE DATABASE ${demoDatabase}`);
+  } finally {
+    await admin.end();
+  }
+  const url = new URL(adminDatabaseUrl);
+  url.pathname = `/${demoDatabase}`;
+  return url.toString();
+}
+
+/** Sends SIGTERM and waits for the process to exit (10 s at most). */
+const stopped = (child) =>
+  new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    const timer = setTimeout(resolve, 10_000);
+    child.once('exit', () => resolve(clearTimeout(timer)));
+    child.kill('SIGTERM');
+  });
+
 // 3. The service. DEMO_MODEL=cluster-vars runs it over the shipped phased platform (cluster-vars model).
 const clusterVarsModel = process.env.DEMO_MODEL === 'cluster-vars';
 const apiKey = randomBytes(24).toString('hex');
@@ -76,7 +163,8 @@ const env = {
   PORT: String(port),
   HOST: '127.0.0.1',
   API_KEY: apiKey,
-  DATABASE_URL: process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres',
+  // The pinned kubectl scripts/demo-tools.sh put in the project's own folder.
+  KUBECTL: join(root, '.work/tools/bin/kubectl'),
   WORK_DIR: join(demoDir, 'work'),
   GIT_ALLOWED_SCHEMES: 'https,ssh,file',
   REGISTRY_SERVER: 'registry.demo.example.com',
@@ -94,6 +182,7 @@ const startService = () => {
     stdio: ['ignore', output, output],
     detached: keep,
   });
+  spawned.push(service);
 };
 const base = `http://127.0.0.1:${port}`;
 const call = async (method, path, body) => {
@@ -108,7 +197,9 @@ const call = async (method, path, body) => {
 (async () => {
   try {
     await phase('a platform repository and a throwaway sealing certificate', makeRepositoryAndCertificate);
-    await phase('the service (NATS JetStream + PostgreSQL)', async () => {
+    await phase(`the demo's own nats-server and database ${demoDatabase}, then the service`, async () => {
+      env.NATS_URL = await startNats();
+      env.DATABASE_URL = await freshDatabase();
       startService();
       for (let i = 0; ; i++) {
         const ok = await fetch(`${base}/readyz`).then(
@@ -128,13 +219,16 @@ const call = async (method, path, body) => {
       domain: 'demo.example.com',
       region: 'eu-west-1',
       acme_email: 'ops@demo.example.com',
-      repo: { url: `file://${remote}`, branch: 'main' },
+      // flux_url: where the new cluster's Flux fetches from (it cannot read this machine's file:// remote).
+      repo: { url: `file://${remote}`, branch: 'main', flux_url: 'https://git.demo.example.com/platform.git' },
       target: { sealing_cert_pem: readFileSync(join(demoDir, 'sealing.crt'), 'utf8') },
       ...(clusterVarsModel
         ? {
             cluster_vars: {
               CLUSTER_ISSUER: 'letsencrypt-prod',
               EXTERNAL_DNS_ROLE_ARN: 'arn:aws:iam::123456789012:role/external-dns-demo',
+              // The images come from the registry the pull secret is built for (REGISTRY_SERVER).
+              REGISTRY_HOST: env.REGISTRY_SERVER,
             },
           }
         : {}),
@@ -154,6 +248,10 @@ const call = async (method, path, body) => {
       await new Promise((r) => setTimeout(r, 150));
     }
     console.log(`    one scaffold run: ${elapsed(runStarted)} (${run.status}: ${run.message})`);
+    // What the generator noticed but did not refuse is in the run's log as warnings: show them.
+    const log = await fetch(`${base}/api/v1/scaffolds/${run.id}/logs`, { headers: { 'x-api-key': apiKey } });
+    const warnings = (await log.text()).split('\n').filter((line) => /\bwarn/i.test(line));
+    if (warnings.length > 0) console.log(`\nwarnings in the run's log:\n${warnings.map((l) => '  ' + l).join('\n')}`);
     console.log(`\ngit log of ${remote}:\n${sh('git', ['--git-dir', remote, 'log', '--format=  %h %s', 'main'])}`);
     console.log(`tree of clusters/demo-cluster at ${run.full_commit ?? 'HEAD'}:`);
     console.log(
@@ -168,18 +266,26 @@ const call = async (method, path, body) => {
       );
     console.log(`\ndemo finished in ${elapsed(started)} (after the steps npm run demo timed above)`);
     if (keep) {
-      console.log(`\nThe service keeps running (pid ${service.pid}, log ${join(demoDir, 'service.log')}); stop it with: kill ${service.pid}
+      // The service before its nats-server, so it can drain its connection.
+      const pids = spawned
+        .map((p) => p.pid)
+        .reverse()
+        .join(' ');
+      writeFileSync(join(demoDir, 'pids'), pids);
+      console.log(`\nThe service and its nats-server keep running (log ${join(demoDir, 'service.log')}); stop both with:
+  kill ${pids}     (the next npm run demo does it too)
   export API=${base} API_KEY=${apiKey}
   curl -s -H "X-Api-Key: $API_KEY" $API/api/v1/scaffolds | jq .
   curl -s -H "X-Api-Key: $API_KEY" $API/api/v1/scaffolds/${run.id}/logs
-  NATS_URL=${process.env.NATS_URL || 'nats://127.0.0.1:4222'} DATABASE_URL=${env.DATABASE_URL} npx scaffolderctl status`);
-      service.unref();
+  NATS_URL=${env.NATS_URL} DATABASE_URL=${env.DATABASE_URL} npx scaffolderctl status`);
+      for (const p of spawned) p.unref();
     }
     process.exitCode = run.status === 'succeeded' ? 0 : 1;
   } catch (e) {
     console.error(`demo failed: ${e.message}`);
     process.exitCode = 1;
   } finally {
-    if (!keep || process.exitCode) service?.kill('SIGTERM');
+    // The service first, and to its end (it drains its NATS connection), then its nats-server.
+    if (!keep || process.exitCode) for (const p of spawned.reverse()) await stopped(p);
   }
 })();

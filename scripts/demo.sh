@@ -16,11 +16,12 @@ phase() {
   printf '    %s: %d.%01d s\n' "$name" $((ms / 1000)) $((ms % 1000 / 100))
 }
 
-phase "NATS, PostgreSQL, git, age and sshd (installed where missing)" bash scripts/ensure-services.sh
+phase "git, nats-server, PostgreSQL and kubectl (installed where missing; scripts/demo-tools.sh says what)" bash scripts/demo-tools.sh
 if [ ! -d node_modules ]; then
   # npm ci's prepare step compiles the TypeScript: no second build.
   phase "npm packages and the TypeScript build" npm ci --no-audit --no-fund --loglevel=error
 else
+  # Incremental: a no-op of a few seconds when nothing changed since the last build.
   phase "TypeScript build" npm run build --silent
 fi
 node scripts/demo.js "$@"

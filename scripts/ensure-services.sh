@@ -1,16 +1,12 @@
 #!/usr/bin/env bash
-# Makes sure what the tests and the demo need is installed and listening on loopback:
-# git, kubectl and helm (pinned), age, sshd, nats-server with JetStream on 4222,
+# Makes sure what the tests and CI need is installed and listening on loopback (the demo needs less:
+# scripts/demo-tools.sh):
+# git, kubectl and helm (pinned), age, sshd, chromium, promtool, nats-server with JetStream on 4222,
 # PostgreSQL on 5432. Installs through apt-get when missing; starts what is not running.
 set -euo pipefail
 
-port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
-apt_install() {
-  as_root apt-get update -qq >/dev/null
-  # debconf's "delaying package configuration" notes are noise on machines without apt-utils; real errors still show.
-  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "$@" >/dev/null 2> >(grep -v '^debconf: ' >&2)
-}
+# shellcheck source=scripts/lib.sh
+source "$(dirname "$0")/lib.sh"
 
 command -v git >/dev/null || apt_install git
 command -v openssl >/dev/null || apt_install openssl
@@ -18,6 +14,8 @@ command -v openssl >/dev/null || apt_install openssl
 command -v age >/dev/null || apt_install age
 # sshd: the tests start their own OpenSSH server (git over SSH) on a port of their own.
 [ -x /usr/sbin/sshd ] || apt_install openssh-server openssh-client
+# chromium: the console's test drives Debian's Chromium headless through playwright-core.
+[ -x /usr/bin/chromium ] || apt_install chromium
 # kubectl and helm: validation builds every tree with kubectl kustomize, the chart tests render and lint
 # the chart with helm. Both come pinned and checksum-verified from scripts/install-kube-tools.sh (the
 # images use the same), into /usr/local/bin ahead of any kubectl the machine has of its own.
@@ -27,9 +25,12 @@ if [ "$(/usr/local/bin/kubectl version --client 2>/dev/null | sed -n 's/^Client 
   as_root bash scripts/install-kube-tools.sh /usr/local/bin
 fi
 
+# promtool: the chart tests check the PrometheusRule with it; only the binary, into .tools/bin (no daemon).
+command -v promtool >/dev/null || bash scripts/install-promtool.sh
+
 NATS_PORT=${NATS_PORT:-4222}
 if ! port_open "$NATS_PORT"; then
-  command -v nats-server >/dev/null || [ -x /usr/sbin/nats-server ] || apt_install nats-server
+  ensure_nats_server_binary
   NATS_BIN=$(command -v nats-server || echo /usr/sbin/nats-server)
   NATS_STORE=${NATS_STORE:-/var/lib/nats-server}
   mkdir -p "$NATS_STORE" 2>/dev/null || NATS_STORE=$(mktemp -d)
@@ -39,10 +40,4 @@ if ! port_open "$NATS_PORT"; then
   port_open "$NATS_PORT" || { echo "nats-server did not start" >&2; exit 1; }
 fi
 
-if ! port_open 5432; then
-  if ! ls /etc/postgresql/*/main >/dev/null 2>&1; then apt_install postgresql; fi
-  echo "starting PostgreSQL on 127.0.0.1:5432"
-  as_root pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | sort -V | tail -1)" main start
-  for _ in $(seq 1 50); do port_open 5432 && break; sleep 0.2; done
-  port_open 5432 || { echo "PostgreSQL did not start" >&2; exit 1; }
-fi
+ensure_postgres

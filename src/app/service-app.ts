@@ -6,6 +6,7 @@ import { Logger as NestPinoLogger } from 'nestjs-pino';
 import type { Logger } from 'pino';
 import { InboxOnlyServerNats, logAndCount } from '../common/inbox-only-server-nats';
 import { jsonBodies } from '../common/json-body.middleware';
+import { CONSOLE_PATH, consoleRouter } from '../console/console-assets';
 import { NatsJsonDeserializer } from '../common/nats-json.deserializer';
 import { NatsJsonSerializer } from '../common/nats-json.serializer';
 import type { AppConfig } from '../config/config';
@@ -28,6 +29,7 @@ export async function createServiceApp(config: AppConfig, logger: Logger): Promi
   app.useLogger(app.get(NestPinoLogger));
   app.getHttpAdapter().getInstance().disable('x-powered-by');
   app.use(jsonBodies());
+  app.use(CONSOLE_PATH, consoleRouter());
   const natsApi = new InboxOnlyServerNats(
     {
       ...natsConnectOptions(config.nats, 'gitops-scaffolder-api'),

@@ -1,11 +1,7 @@
 import { Controller, Get, Res } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
 import type { Response } from 'express';
-import { DataSource } from 'typeorm';
-import { JetStreamEventStore } from '../../libs/event-store/src';
 import { Public } from '../common/public.decorator';
-import { EventStoreHealth } from '../event-store/event-store-health';
-import { NatsClient } from '../event-store/nats-client';
+import { Readiness } from './readiness';
 
 /**
  * Two probes with different questions. Liveness asks only whether this process still answers: a
@@ -14,12 +10,7 @@ import { NatsClient } from '../event-store/nats-client';
  */
 @Controller()
 export class HealthController {
-  constructor(
-    private readonly nats: NatsClient,
-    private readonly store: JetStreamEventStore,
-    @InjectDataSource() private readonly ds: DataSource,
-    private readonly eventLog: EventStoreHealth,
-  ) {}
+  constructor(private readonly readiness: Readiness) {}
 
   @Public()
   @Get('livez')
@@ -34,13 +25,7 @@ export class HealthController {
   @Public()
   @Get(['readyz', 'health'])
   async ready(@Res() res: Response) {
-    const nats = this.nats.connection.isClosed() ? 'down' : (await this.store.reachable()) ? 'up' : 'down';
-    const missing = nats === 'up' ? await this.eventLog.missing().catch(() => []) : [];
-    const postgres = await this.ds.query('SELECT 1').then(
-      () => 'up',
-      () => 'down',
-    );
-    const ok = nats === 'up' && postgres === 'up' && missing.length === 0;
+    const { ok, nats, postgres, missing } = await this.readiness.check();
     res
       .status(ok ? 200 : 503)
       .json({ status: ok ? 'ok' : 'degraded', nats, postgres, ...(missing.length ? { missing } : {}) });

@@ -53,11 +53,26 @@ export class JobLauncher implements EventConsumer {
     if (token !== minted) await this.credentials.record(runId, token, expires);
   }
 
+  /**
+   * A redelivered ScaffoldRequested (a lost ack, a retry after a failed credential write, another replica) must not
+   * bring back a Job that was created and then deleted: the Job watcher fails that run, and a new Job would hide why.
+   */
+  private async launchedAndGone(runId: string): Promise<boolean> {
+    return (await this.credentials.issued(runId)) && (await this.jobs.outcome(runId)).state === 'missing';
+  }
+
   async launch([{ event }]: Delivery[]): Promise<Disposition> {
     if (event.type !== 'ScaffoldRequested') return ACK;
     const runId = event.run_id;
     try {
       if (isTerminal(fold((await this.events.readRun(runId)).events))) return ACK;
+      if (await this.launchedAndGone(runId)) {
+        this.logger.warn(
+          { run_id: runId, event_id: event.id },
+          'Job was launched and has disappeared: not launched again',
+        );
+        return ACK;
+      }
       const { job, adopted } = await this.jobs.ensureJob(runId);
       await this.issueRunnerCredential(runId, job);
       this.logger.info(

@@ -1,9 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { JetStreamEventStore } from '../../libs/event-store/src';
+import { JetStreamEventStore, streamReplicas } from '../../libs/event-store/src';
 import type { StoredEvent } from '../../libs/events/src';
 import { PROJECTOR } from '../event-store/consumer-names';
 import { VERSION } from '../version';
+import { ScrapeRead } from './scrape-read';
 
 /**
  * Prometheus metrics of one process. Run counts come from the projector (each event is projected
@@ -65,7 +66,8 @@ export class Metrics {
   });
   private lastProjectedAt = Date.now();
 
-  private lagRead?: { at: number; done: Promise<void> };
+  private readonly lagRead = new ScrapeRead(() => this.setLagGauges());
+  private readonly replicaRead = new ScrapeRead(() => this.setReplicaGauges());
 
   constructor(private readonly store: JetStreamEventStore) {
     collectDefaultMetrics({ register: this.registry });
@@ -78,7 +80,15 @@ export class Metrics {
     buildInfo.set({ version: VERSION, node_version: process.version }, 1);
     // prom-client collects gauges concurrently: every lag gauge awaits the same JetStream read of this scrape.
     const lagGauge = (name: string, help: string, labelNames: string[] = []) =>
-      new Gauge({ name, help, labelNames, registers: [this.registry], collect: () => this.readLag() });
+      new Gauge({ name, help, labelNames, registers: [this.registry], collect: () => this.lagRead.get() });
+    const replicaGauge = (name: string, help: string) =>
+      new Gauge({
+        name,
+        help,
+        labelNames: ['stream'],
+        registers: [this.registry],
+        collect: () => this.replicaRead.get(),
+      });
     this.gauges = {
       lastSeq: lagGauge('scaffold_stream_last_seq', 'Last sequence of the event stream'),
       consumerLag: lagGauge(
@@ -101,6 +111,14 @@ export class Metrics {
         'scaffold_projection_lag_seconds',
         'How long the read-model has been behind the stream',
       ),
+      replicasConfigured: replicaGauge(
+        'scaffold_stream_replicas_configured',
+        "Replicas in each stream's configuration (num_replicas)",
+      ),
+      replicasCurrent: replicaGauge(
+        'scaffold_stream_replicas_current',
+        'Copies of each stream that are up to date: its leader and the followers it reports current (0 while the stream answers no info)',
+      ),
     };
   }
 
@@ -110,15 +128,11 @@ export class Metrics {
     | 'consumerPending'
     | 'consumerRedelivered'
     | 'projectionLagEvents'
-    | 'projectionLagSeconds',
+    | 'projectionLagSeconds'
+    | 'replicasConfigured'
+    | 'replicasCurrent',
     Gauge
   >;
-
-  private readLag(): Promise<void> {
-    if (this.lagRead && Date.now() - this.lagRead.at < 250) return this.lagRead.done;
-    this.lagRead = { at: Date.now(), done: this.setLagGauges() };
-    return this.lagRead.done;
-  }
 
   private async setLagGauges(): Promise<void> {
     const g = this.gauges;
@@ -135,6 +149,23 @@ export class Metrics {
       g.projectionLagEvents.set(projector.lag);
       g.projectionLagSeconds.set(projector.lag > 0 ? (Date.now() - this.lastProjectedAt) / 1000 : 0);
     }
+  }
+
+  /**
+   * Each of the service's streams. A stream whose info does not come (no leader elected, the API timed
+   * out) keeps its configured figure and counts no current copy, so the replica alert fires rather than
+   * going quiet.
+   */
+  private async setReplicaGauges(): Promise<void> {
+    await Promise.all(
+      Object.values(this.store.streams).map(async (stream) => {
+        const info = await this.store.jsm.streams.info(stream).catch(() => undefined);
+        if (!info) return this.gauges.replicasCurrent.set({ stream }, 0);
+        const replicas = streamReplicas(info);
+        this.gauges.replicasConfigured.set({ stream }, replicas.configured);
+        this.gauges.replicasCurrent.set({ stream }, replicas.current);
+      }),
+    );
   }
 
   /** Called by the projector after an event is in the read-model. */

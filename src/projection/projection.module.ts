@@ -5,6 +5,7 @@ import { APP_CONFIG } from '../config/config.module';
 import { DataSource } from 'typeorm';
 import { migrateUnderLock, readModelOptions } from './data-source';
 import { Projector } from './projector';
+import { RunGauges } from './run-gauges';
 import { RunReadModel } from './run-read-model';
 
 /**
@@ -35,7 +36,8 @@ export class ProjectionModule {
           },
         }),
       ],
-      providers: [RunReadModel, ...(opts.project ? [Projector] : [])],
+      // Where it projects (the service) it also reports the active runs as metrics.
+      providers: [RunReadModel, ...(opts.project ? [Projector, RunGauges] : [])],
       exports: [RunReadModel],
     };
   }

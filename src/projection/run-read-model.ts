@@ -46,9 +46,10 @@ export class RunReadModel {
     return this.runs.find({ where: { status: ACTIVE } });
   }
 
-  /** Newest first, after the cursor's (created_at, id), optionally only one key's runs. */
+  /** Newest first, after the cursor's (created_at, id), optionally only one status, cluster or key's runs. */
   page(opts: {
     status?: string;
+    clusterName?: string;
     after?: { createdAt: Date; id: string };
     owner?: string;
     limit: number;
@@ -59,6 +60,7 @@ export class RunReadModel {
       .addOrderBy('r.id', 'DESC')
       .take(opts.limit);
     if (opts.status) q.andWhere('r.status = :status', { status: opts.status });
+    if (opts.clusterName !== undefined) q.andWhere('r.cluster_name = :clusterName', { clusterName: opts.clusterName });
     if (opts.owner !== undefined) q.andWhere(`r.state->'request'->>'requested_by' = :owner`, { owner: opts.owner });
     if (opts.after)
       q.andWhere('(r.created_at, r.id) < (:createdAt, :id)', { createdAt: opts.after.createdAt, id: opts.after.id });
@@ -72,6 +74,15 @@ export class RunReadModel {
       [owner, [...ACTIVE_STATUSES], since],
     );
     return { active: Number(row.active), createdSince: Number(row.created) };
+  }
+
+  /** Per step (null: before the first), the active runs there and the oldest last event among them (metrics). */
+  async activeByStep(): Promise<Array<{ step: string | null; runs: number; lastEventBefore: Date }>> {
+    const rows: Array<{ step: string | null; runs: string; oldest: Date }> = await this.ds.query(
+      `SELECT step, count(*) AS runs, min(updated_at) AS oldest FROM scaffold_runs WHERE status = ANY($1) GROUP BY step`,
+      [[...ACTIVE_STATUSES]],
+    );
+    return rows.map((r) => ({ step: r.step, runs: Number(r.runs), lastEventBefore: new Date(r.oldest) }));
   }
 
   /** Active runs without progress since `since`. */

@@ -1,33 +1,14 @@
 import { withoutCredentials } from '../../libs/git/src/repository-url';
 import type { RunState } from '../../libs/run-decider/src';
+import type { RunView } from '../common/api-shapes';
 
-/** The run as both APIs return it (snake_case, as the controller expects). */
-export interface RunView {
-  id: string;
-  status: string;
-  step: string | null;
-  message: string;
-  cluster_name: string;
-  domain: string;
-  region: string;
-  gitops_path: string;
-  repo_url: string;
-  branch: string;
-  infra_commit: string | null;
-  full_commit: string | null;
-  created_at: string | null;
-  updated_at: string | null;
-  finished_at: string | null;
-  /** For the long wait: how long it has waited and its deadline. */
-  progress: { waited_seconds: number; deadline_seconds: number } | null;
-  /** While the status is retrying: the step, the attempt that failed and why. */
-  retry: { step: string; failed_attempt: number; reason: string } | null;
-}
+export type { RunView } from '../common/api-shapes';
 
 export function toView(id: string, s: RunState): RunView {
   const r = s.request!;
   return {
     id,
+    owner: r.requested_by,
     status: s.status,
     step: s.step,
     message: s.message,

@@ -49,6 +49,11 @@ export class RunnerCredentials {
     );
   }
 
+  /** Whether a credential was ever recorded for the run: its Job was created before (the launcher records after creating it). */
+  async issued(runId: string): Promise<boolean> {
+    return parseRecord(await this.inputs.get(runId, RUNNER_CREDENTIAL_INPUT)) !== null;
+  }
+
   /** Whether `presented` is the run's recorded credential and has not expired. */
   async accepts(runId: string, presented: string | undefined, now = new Date()): Promise<boolean> {
     if (!presented) return false;

@@ -185,6 +185,7 @@ describe('every request parser ends in bounded time on any input', () => {
     'repo.branch',
     'repo.flux_url',
     'host_map',
+    'path_map',
     'cluster_vars',
     'credentials_secret.namespace',
     'target.age_recipients',
@@ -194,7 +195,7 @@ describe('every request parser ends in bounded time on any input', () => {
   const withHostile = (field: string, text: string) => {
     const b: any = body({ repo: { url: 'https://git.example.com/fleet.git' } });
     const [outer, inner] = field.split('.');
-    if (field === 'host_map' || field === 'cluster_vars')
+    if (field === 'host_map' || field === 'path_map' || field === 'cluster_vars')
       b[field] = { [text.slice(0, 100)]: text, 'podinfo.staging': text };
     else if (field === 'target.age_recipients') b.target = { age_recipients: [text] };
     else if (inner) b[outer] = { ...(b[outer] ?? { name: 'x' }), [inner]: text };

@@ -1,6 +1,6 @@
 import Ajv, { ErrorObject } from 'ajv';
 import type { ScaffoldRequestedData } from '../../libs/events/src';
-import { clusterVarsProblem, hostMapProblem, referenceEnvProblem } from '../../libs/generator/src';
+import { clusterVarsProblem, hostMapProblem, pathMapValueProblem, referenceEnvProblem } from '../../libs/generator/src';
 import { branchProblem, normaliseRepoUrl } from '../../libs/git/src';
 import { CertificateError, parseSealingCertificate, SealingCertificate } from '../../libs/sealing/src';
 import { isAgeRecipient } from '../../libs/sealing/src/sops';
@@ -33,6 +33,12 @@ export const CREATE_SCHEMA = {
       maxProperties: 200,
       propertyNames: { type: 'string', maxLength: 253 },
       additionalProperties: { type: 'string', maxLength: 253 },
+    },
+    path_map: {
+      type: 'object',
+      maxProperties: 100,
+      propertyNames: { type: 'string', maxLength: 512 },
+      additionalProperties: { type: 'string', maxLength: 512 },
     },
     reference_domain: { type: 'string', maxLength: 253 },
     reference_env: { type: 'string', maxLength: 200 },
@@ -226,6 +232,8 @@ export function parseCreateRequest(
   note('reference_env', b.reference_env === undefined ? null : isReferenceEnv(b.reference_env));
   for (const [from, to] of Object.entries((b.host_map ?? {}) as Record<string, string>))
     note(`host_map.${from}`, isHostName(from) ?? isHostName(to));
+  for (const [from, to] of Object.entries((b.path_map ?? {}) as Record<string, string>))
+    note(`path_map.${from}`, pathMapValueProblem(from) ?? pathMapValueProblem(to));
   if (problems.length > 0) throw invalidAll(problems);
   const reference = referenceOf(b.reference_env, opts);
   const common = {
@@ -239,6 +247,7 @@ export function parseCreateRequest(
     ...(b.reference_env !== undefined ? { reference_env: b.reference_env as string } : {}),
     ...clusterVars(b.cluster_vars, reference),
     ...hostMap(b, reference),
+    ...(b.path_map && Object.keys(b.path_map).length > 0 ? { path_map: b.path_map as Record<string, string> } : {}),
     ...credentialsSecret(b.credentials_secret, Boolean(opts.acceptKubeconfigTargets)),
   };
   // The backend and the target must agree: SOPS takes age public keys, Sealed Secrets a certificate or a cluster to fetch it from.

@@ -1,5 +1,7 @@
 import { DATA_SCHEMAS, EVENT_TYPES, STEPS } from '../../libs/events/src';
+import { CREDENTIAL_CLASSES } from '../../libs/generator/src';
 import { RUN_STATUSES } from '../../libs/run-decider/src';
+import { ROLES } from '../config/api-key';
 import { RUNNER_API_PREFIX } from '../runner-api/contract';
 import { LOG_SCHEMA, REPORT_SCHEMA } from '../runner-api/runner-reports';
 import { CREATE_SCHEMA } from './create-request';
@@ -15,6 +17,7 @@ const RUN_VIEW = {
   additionalProperties: false,
   required: [
     'id',
+    'owner',
     'status',
     'step',
     'message',
@@ -34,6 +37,7 @@ const RUN_VIEW = {
   ],
   properties: {
     id: { type: 'string', format: 'uuid' },
+    owner: { type: 'string', description: 'the name of the key that created the run' },
     status: { enum: [...RUN_STATUSES] },
     step: { enum: [...STEPS, null] },
     message: { type: 'string' },
@@ -168,6 +172,7 @@ export const ROUTES: Array<{ method: string; path: string; op: object }> = [
       summary: 'List runs, newest first',
       parameters: [
         { name: 'status', in: 'query', schema: { enum: [...RUN_STATUSES] } },
+        { name: 'cluster_name', in: 'query', schema: { type: 'string', maxLength: 63 }, description: 'one cluster' },
         { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 500 } },
         { name: 'cursor', in: 'query', schema: { type: 'string' } },
       ],
@@ -219,6 +224,41 @@ export const ROUTES: Array<{ method: string; path: string; op: object }> = [
       parameters: [idParam, { name: 'Last-Event-ID', in: 'header', schema: { type: 'string' } }],
       responses: {
         '200': { description: 'text/event-stream', content: { 'text/event-stream': { schema: { type: 'string' } } } },
+        ...errors(401, 404),
+      },
+    },
+  },
+  {
+    method: 'get',
+    path: '/api/v1/scaffolds/{id}/credential-plan',
+    op: {
+      summary:
+        "The credential plan by class of the run's reference: Secret keys and how a pass fills them, never a value",
+      parameters: [idParam],
+      responses: {
+        '200': {
+          description: 'plan',
+          ...json({
+            type: 'object',
+            required: ['items'],
+            properties: {
+              items: {
+                type: 'array',
+                items: {
+                  type: 'object',
+                  additionalProperties: false,
+                  required: ['namespace', 'name', 'key', 'class'],
+                  properties: {
+                    namespace: { type: 'string' },
+                    name: { type: 'string' },
+                    key: { type: 'string' },
+                    class: { enum: [...CREDENTIAL_CLASSES] },
+                  },
+                },
+              },
+            },
+          }),
+        },
         ...errors(401, 404),
       },
     },
@@ -281,11 +321,39 @@ export const ROUTES: Array<{ method: string; path: string; op: object }> = [
   },
   {
     method: 'get',
+    path: '/api/v1/whoami',
+    op: {
+      summary: "The presented key's name and role",
+      responses: {
+        '200': {
+          description: 'the caller',
+          ...json({
+            type: 'object',
+            additionalProperties: false,
+            required: ['name', 'role'],
+            properties: { name: { type: 'string' }, role: { enum: [...ROLES] } },
+          }),
+        },
+        ...errors(401),
+      },
+    },
+  },
+  {
+    method: 'get',
     path: '/api/v1/openapi.json',
     op: {
       summary: 'This document',
       security: [],
       responses: { '200': { description: 'OpenAPI 3.1', ...json({ type: 'object' }) } },
+    },
+  },
+  {
+    method: 'get',
+    path: '/api/v1/asyncapi.json',
+    op: {
+      summary: 'The AsyncAPI document of the NATS API (scaffolds.v1.*) and of the event and log subjects',
+      security: [],
+      responses: { '200': { description: 'AsyncAPI 3.0', ...json({ type: 'object' }) } },
     },
   },
   ...['/readyz', '/health'].map((path) => ({
@@ -411,6 +479,9 @@ const RUNNER_ROUTES: Array<{ method: string; path: string; op: object }> = [
   },
 ];
 
+/** The schemas both documents share (the AsyncAPI one refers to them at the same place). */
+export const SHARED_SCHEMAS = { CreateScaffold: CREATE_SCHEMA, Run: RUN_VIEW, Event: EVENT, Error: ERROR };
+
 export function openApiDocument(): object {
   const paths: Record<string, Record<string, object>> = {};
   for (const r of [...ROUTES, ...RUNNER_ROUTES]) (paths[r.path] ??= {})[r.method] = r.op;
@@ -429,7 +500,7 @@ export function openApiDocument(): object {
         apiKey: { type: 'apiKey', in: 'header', name: 'X-Api-Key' },
         runnerToken: { type: 'http', scheme: 'bearer', description: "a run's runner credential (its Job's Secret)" },
       },
-      schemas: { CreateScaffold: CREATE_SCHEMA, Run: RUN_VIEW, Event: EVENT, Error: ERROR },
+      schemas: SHARED_SCHEMAS,
     },
   };
 }

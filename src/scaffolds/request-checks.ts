@@ -43,6 +43,7 @@ function requestedData(req: CreateRequest, caller: CallerIdentity, folderOwner: 
     ...(req.credentials_secret ? { credentials_secret: req.credentials_secret } : {}),
     ...(req.flux_url ? { flux_url: req.flux_url } : {}),
     ...(req.host_map ? { host_map: req.host_map } : {}),
+    ...(req.path_map ? { path_map: req.path_map } : {}),
     ...(req.reference_domain ? { reference_domain: req.reference_domain } : {}),
     ...(req.reference_env ? { reference_env: req.reference_env } : {}),
     ...(folderOwner !== caller.name ? { cluster_owner: folderOwner } : {}),
@@ -99,7 +100,7 @@ export class RequestChecks {
   }
 
   /** The reference's credential plan (classes only; empty when the generator cannot read the reference: the run reports why). */
-  private referenceCredentials(referenceEnv: string | undefined): CredentialPlanEntry[] {
+  referenceCredentials(referenceEnv: string | undefined): CredentialPlanEntry[] {
     return referenceCredentialPlan(this.config.steps.templateDir, referenceEnv ?? this.config.steps.referenceEnv);
   }
 

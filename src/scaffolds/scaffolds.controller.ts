@@ -1,10 +1,13 @@
 import { Body, Controller, Get, Headers, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
+import type { CallerView } from '../common/api-shapes';
 import type { CallerIdentity } from '../common/api-keys';
 import { Caller } from '../common/caller';
 import { invalid } from '../common/api-error';
 import { Public } from '../common/public.decorator';
+import { CredentialPlanQuery } from './credential-plan-query';
 import { Quotas } from './quotas';
+import { asyncApiDocument } from './asyncapi';
 import { openApiDocument } from './openapi';
 import { ScaffoldCommands } from './scaffold-commands';
 import { ScaffoldPreview } from './scaffold-preview';
@@ -18,6 +21,7 @@ export class ScaffoldsController {
     private readonly queries: ScaffoldQueries,
     private readonly previews: ScaffoldPreview,
     private readonly quotas: Quotas,
+    private readonly credentialPlans: CredentialPlanQuery,
   ) {}
 
   @Post()
@@ -51,6 +55,12 @@ export class ScaffoldsController {
   @Get(':id/events')
   events(@Param('id') id: string, @Caller() caller: CallerIdentity) {
     return this.queries.events(id, caller);
+  }
+
+  /** The credential plan by class: which Secret keys a pass generates, derives or expects supplied (names only). */
+  @Get(':id/credential-plan')
+  credentialPlan(@Param('id') id: string, @Caller() caller: CallerIdentity) {
+    return this.credentialPlans.forRun(id, caller);
   }
 
   /**
@@ -136,11 +146,27 @@ export class EventsController {
   }
 }
 
+/** Who the presented key is (its name and role): the console decides from it what to show, the API still decides what to answer. */
+@Controller('api/v1/whoami')
+export class WhoAmIController {
+  @Get()
+  whoami(@Caller() caller: CallerIdentity): CallerView {
+    return { name: caller.name, role: caller.role };
+  }
+}
+
+/** The API's own descriptions, public like /metrics: REST (OpenAPI 3.1) and NATS (AsyncAPI 3.0). */
 @Controller('api/v1')
-export class OpenApiController {
+export class ApiDocumentsController {
   @Public()
   @Get('openapi.json')
   openapi() {
     return openApiDocument();
+  }
+
+  @Public()
+  @Get('asyncapi.json')
+  asyncapi() {
+    return asyncApiDocument();
   }
 }

@@ -1,6 +1,12 @@
 import { Module } from '@nestjs/common';
 import { GitModule } from '../git/git.module';
-import { EventsController, OpenApiController, ScaffoldsController } from './scaffolds.controller';
+import { CredentialPlanQuery } from './credential-plan-query';
+import {
+  ApiDocumentsController,
+  EventsController,
+  ScaffoldsController,
+  WhoAmIController,
+} from './scaffolds.controller';
 import { ScaffoldsRpcController } from './scaffolds.rpc.controller';
 import { Quotas } from './quotas';
 import { RequestChecks } from './request-checks';
@@ -11,7 +17,13 @@ import { ScaffoldQueries } from './scaffold-queries';
 /** The scaffolds API: REST and NATS controllers over the same commands, queries and preview, which share one set of request checks. */
 @Module({
   imports: [GitModule],
-  controllers: [ScaffoldsController, EventsController, OpenApiController, ScaffoldsRpcController],
-  providers: [ScaffoldCommands, ScaffoldQueries, ScaffoldPreview, RequestChecks, Quotas],
+  controllers: [
+    ScaffoldsController,
+    EventsController,
+    WhoAmIController,
+    ApiDocumentsController,
+    ScaffoldsRpcController,
+  ],
+  providers: [ScaffoldCommands, ScaffoldQueries, ScaffoldPreview, RequestChecks, Quotas, CredentialPlanQuery],
 })
 export class ScaffoldsModule {}

@@ -6,7 +6,8 @@ import ts from 'typescript';
  * The libraries depend on each other one way only (a higher library imports a lower one, never
  * the reverse), and no file imports itself round a loop. Imports are read as tsc reads them:
  * `import`, `import type`, `export ... from`, `require()` and `import()`, relative ones resolved to
- * `file.ts` or `folder/index.ts`; packages are not the repository's and are left out.
+ * `file.ts`, `file.d.ts` or `folder/index.ts` (and `./file.js` to `file.ts`, as the console's browser
+ * modules spell them); packages are not the repository's and are left out.
  */
 
 const root = join(__dirname, '../..');
@@ -28,7 +29,8 @@ function importsOf(file: string): string[] {
     .filter((name) => name.startsWith('.'))
     .map((name) => {
       const base = resolve(dirname(file), name);
-      const found = [`${base}.ts`, join(base, 'index.ts'), base].find((f) => existsSync(f) && statSync(f).isFile());
+      const candidates = [`${base}.ts`, `${base}.d.ts`, base.replace(/\.js$/, '.ts'), join(base, 'index.ts'), base];
+      const found = candidates.find((f) => existsSync(f) && statSync(f).isFile());
       if (!found) throw new Error(`${path(file)} imports ${name}, which is no file`);
       return path(found);
     });

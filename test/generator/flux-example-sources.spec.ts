@@ -1,17 +1,11 @@
 import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
-import {
-  generate,
-  GenerateOptions,
-  GeneratorInputError,
-  planGeneration,
-  referenceCredentialPlan,
-} from '../../libs/generator/src';
+import { generate, GeneratorInputError, planGeneration, referenceCredentialPlan } from '../../libs/generator/src';
 import { sopsEncrypt } from '../../libs/sealing/src/sops';
 import { makeRsaCert } from '../support/certs';
 import { allFiles, readTree, tempDir, yamlObjects } from '../support/files';
-import { writeFluxExampleReference } from '../support/flux-example-repo';
+import { writeFluxExampleReference, exampleFirstPass } from '../support/flux-example-repo';
 import { ageIdentity, sopsOpen } from '../support/sops-open';
 import { unsealManifest } from '../support/unseal';
 
@@ -70,17 +64,7 @@ async function sourcesFleet() {
   writeFileSync(join(reference, '.sops.yaml'), referenceRules(owners.staging, owners.production));
   const repo = tempDir('fx-src-fleet');
   cpSync(reference, repo, { recursive: true });
-  const options: GenerateOptions = {
-    repoDir: repo,
-    templateDir: reference,
-    referenceEnv: 'staging',
-    clusterName: 'acme',
-    domain: 'acme.io',
-    region: 'us-east-1',
-    acmeEmail: 'ops@acme.io',
-    pass: 'infra',
-    hostMap: { 'podinfo.staging': 'podinfo.acme.io' },
-  };
+  const options = exampleFirstPass(repo, reference);
   return { reference, repo, options, owners };
 }
 

@@ -12,6 +12,7 @@ import {
   UPSTREAM_BOOTSTRAP_PLACEHOLDER,
   UPSTREAM_FLUX_SYSTEM_KUSTOMIZATION,
   writeFluxExampleReference,
+  exampleFirstPass,
 } from '../support/flux-example-repo';
 import { clusterView, outsideNewCluster } from '../support/flux-build';
 import { unsealManifest } from '../support/unseal';
@@ -46,17 +47,7 @@ function hostsOf(o: any): string[] {
 
 /** A reference of the given shape, a fleet repository holding a copy of it, and the options of a first pass into it. */
 /** The options of a first pass for acme from the reference's staging environment into `repoDir`. */
-const firstPass = (repoDir: string, templateDir: string): GenerateOptions => ({
-  repoDir,
-  templateDir,
-  referenceEnv: 'staging',
-  clusterName: 'acme',
-  domain: 'acme.io',
-  region: 'us-east-1',
-  acmeEmail: 'ops@acme.io',
-  pass: 'infra',
-  hostMap: HOST_MAP,
-});
+const firstPass = (repoDir: string, templateDir: string): GenerateOptions => exampleFirstPass(repoDir, templateDir);
 
 function exampleFleet(shape: ExampleOptions) {
   const reference = tempDir('fx-reference');

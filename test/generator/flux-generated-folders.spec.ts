@@ -4,81 +4,14 @@
  * may be nested (applied by a folder another Kustomization applies) to any depth; passes,
  * `dependsOn` and validation follow that whole graph.
  */
-import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
-import { parseAllDocuments, stringify } from 'yaml';
+import { cpSync, existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { generate, GenerateOptions, GeneratorInputError } from '../../libs/generator/src';
 import { makeRsaCert } from '../support/certs';
 import { readTree, tempDir, writeTree, yamlObjects } from '../support/files';
-import { EXAMPLE_HOSTS, writeFluxExampleReference } from '../support/flux-example-repo';
+import { fluxGraph } from '../support/flux-build';
+import { exampleFirstPass, writeFluxExampleReference } from '../support/flux-example-repo';
 import { writeSettingsReference } from '../support/reference-repos';
-
-const parseYaml = (text: string): any[] =>
-  parseAllDocuments(text)
-    .map((d: any) => d.toJS())
-    .filter(Boolean);
-
-const isFluxKustomization = (o: any) =>
-  o?.kind === 'Kustomization' && String(o.apiVersion).startsWith('kustomize.toolkit.fluxcd.io/');
-
-/**
- * The kustomization kustomize-controller writes into a folder that has none, written here from
- * Flux's rules (not the generator's code): every .yaml/.yml file down the tree, a subfolder with a
- * kustomization.yaml as one entry.
- */
-function fluxResources(dir: string, rel = ''): string[] {
-  return readdirSync(join(dir, rel), { withFileTypes: true })
-    .sort((a, b) => (a.name < b.name ? -1 : 1))
-    .flatMap((e) => {
-      const child = rel ? `${rel}/${e.name}` : e.name;
-      if (e.isDirectory())
-        return existsSync(join(dir, child, 'kustomization.yaml')) ? [child] : fluxResources(dir, child);
-      return /\.ya?ml$/.test(e.name) ? [child] : [];
-    });
-}
-
-/**
- * `kubectl kustomize` of what one Flux Kustomization applies, as Flux builds it: in a copy of the
- * repository (Flux's artifact), with the kustomization generated in place when the folder has
- * none, and the Kustomization's inline patches.
- */
-function fluxBuild(repo: string, k: any): any[] {
-  const scratch = tempDir('flux-build');
-  try {
-    const artifact = join(scratch, 'artifact');
-    cpSync(repo, artifact, { recursive: true });
-    const dir = join(artifact, k.spec.path);
-    if (!existsSync(join(dir, 'kustomization.yaml')))
-      writeFileSync(join(dir, 'kustomization.yaml'), stringify({ resources: fluxResources(dir) }));
-    const build = join(scratch, 'build');
-    writeTree(build, {
-      'kustomization.yaml': stringify({
-        resources: [relative(build, dir)],
-        ...(k.spec.patches ? { patches: k.spec.patches } : {}),
-      }),
-    });
-    return parseYaml(execFileSync('kubectl', ['kustomize', build], { encoding: 'utf8' }));
-  } finally {
-    rmSync(scratch, { recursive: true, force: true });
-  }
-}
-
-/** Every Flux Kustomization the cluster runs, from its entry folder down every nested one, with what each applies. */
-function fluxGraph(repo: string, cluster: string): Map<string, { k: any; objects: any[] }> {
-  const entry = { metadata: { name: 'flux-system' }, spec: { path: `./clusters/${cluster}` } };
-  const graph = new Map<string, { k: any; objects: any[] }>();
-  for (let wave = [entry]; wave.length > 0;) {
-    const next: any[] = [];
-    for (const k of wave) {
-      const objects = fluxBuild(repo, k);
-      graph.set(k.metadata.name, { k, objects });
-      next.push(...objects.filter((o) => isFluxKustomization(o) && !graph.has(o.metadata.name)));
-    }
-    wave = next.filter((k, i) => next.findIndex((o) => o.metadata.name === k.metadata.name) === i);
-  }
-  return graph;
-}
 
 const outside = (repo: string, prefixes: string[]) =>
   Object.fromEntries(Object.entries(readTree(repo)).filter(([f]) => !prefixes.some((p) => f.startsWith(p))));
@@ -90,18 +23,7 @@ describe("generator, Flux's example layout with nested Kustomizations over folde
     writeFluxExampleReference(reference, { nested: true });
     const repo = tempDir('nested-fleet');
     cpSync(reference, repo, { recursive: true });
-    const options = (extra: Partial<GenerateOptions> = {}): GenerateOptions => ({
-      repoDir: repo,
-      templateDir: reference,
-      referenceEnv: 'staging',
-      clusterName: 'acme',
-      domain: 'acme.io',
-      region: 'us-east-1',
-      acmeEmail: 'ops@acme.io',
-      pass: 'infra',
-      hostMap: { [EXAMPLE_HOSTS.podinfo]: 'podinfo.acme.io' },
-      ...extra,
-    });
+    const options = (extra: Partial<GenerateOptions> = {}) => exampleFirstPass(repo, reference, extra);
     return { reference, repo, options };
   };
 
@@ -127,7 +49,7 @@ describe("generator, Flux's example layout with nested Kustomizations over folde
     expect(again.summary.paths_written).toEqual([]);
     expect(again.summary.paths_removed).toEqual([]);
 
-    const graph = fluxGraph(repo, 'acme');
+    const graph = fluxGraph(repo, './clusters/acme');
     expect([...graph.keys()].sort()).toEqual([
       'apps',
       'apps-extras',
@@ -208,7 +130,7 @@ describe('generator, cluster-vars model with a Flux-applied folder without kusto
     const again = await generate(options({ pass: 'full', sealingCertPem: cert.certPem }));
     expect(again.summary.paths_written).toEqual([]);
 
-    const graph = fluxGraph(repo, 'shop-eu');
+    const graph = fluxGraph(repo, './clusters/shop-eu');
     expect(graph.get('apps')!.k.spec.path).toBe('./apps/staging');
     expect(
       graph

@@ -6,7 +6,7 @@ import { sopsEncrypt } from '../../libs/sealing/src/sops';
 import { makeRsaCert } from '../support/certs';
 import { readTree, tempDir, yamlObjects } from '../support/files';
 import { SHIPPED_PLANTED } from '../support/planted';
-import { ageIdentity, sopsOpen } from '../support/sops-open';
+import { addSopsDecryption, ageIdentity, sopsOpen } from '../support/sops-open';
 import { unsealManifest } from '../support/unseal';
 
 const DB = 'clusters/development/database';
@@ -35,14 +35,7 @@ async function writeSopsReference(root: string, opts: { templates: boolean }) {
   await encrypt(`${DB}/rabbitmq-credentials.yaml`);
   await encrypt('clusters/development/apps/registry-credentials.yaml');
   // The reference's own Flux setting for its SOPS files.
-  const sync = join(root, 'clusters/development/flux-system/gotk-sync.yaml');
-  writeFileSync(
-    sync,
-    readFileSync(sync, 'utf8').replace(
-      'path: ./clusters/development/database',
-      'path: ./clusters/development/database\n  decryption:\n    provider: sops\n    secretRef:\n      name: sops-age',
-    ),
-  );
+  addSopsDecryption(join(root, 'clusters/development/flux-system/gotk-sync.yaml'), './clusters/development/database');
 }
 
 describe('generator on a SOPS-encrypted reference environment', () => {

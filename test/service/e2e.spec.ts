@@ -1,4 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
+import { readdirSync } from 'node:fs';
 import { connect } from '@nats-io/transport-node';
 import { headers, NatsConnection } from '@nats-io/nats-core';
 import { parse } from 'yaml';
@@ -8,6 +9,8 @@ import { bareRepo, gitLog } from '../support/services';
 import { api, API_KEY, eventCount, untilTerminal, waitFor } from '../support/service';
 import { useServiceStack } from '../support/service-stack';
 import { SUCCEEDED_RUN_EVENTS } from '../support/run-fixtures';
+import type { AppConfig } from '../../src/config/config';
+import { APP_CONFIG } from '../../src/config/config.module';
 
 jest.setTimeout(120_000);
 
@@ -60,6 +63,8 @@ describe('scaffold service end to end (real NATS JetStream, PostgreSQL, git)', (
     const done = await untilTerminal(stack.svc.base, id);
     expect(done.status).toBe('succeeded');
     expect(done.finished_at).toBeTruthy();
+    // Both passes' working copies are gone, and the run's folder with them.
+    expect(readdirSync(stack.svc.app.get<AppConfig>(APP_CONFIG).steps.workDir)).not.toContain(id);
 
     const log = gitLog(remote.dir);
     expect(log).toHaveLength(3);

@@ -6,10 +6,12 @@
  * folders into ExternalArtifacts). Hosts sit in HelmRelease values, an HTTPRoute, a Certificate
  * and a Gateway, not only under a DNS domain.
  */
+import type { GenerateOptions } from '../../libs/generator/src';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { writeTree } from './files';
+import { acmeFirstPass } from './new-cluster';
 
 export const EXAMPLE_HOSTS = {
   /** Not under any domain: needs --host-map. */
@@ -620,3 +622,11 @@ export function writeFluxExampleReference(root: string, opts: ExampleOptions = {
     });
   }
 }
+
+/** The options of a first pass for acme (acme.io) from the example's staging environment into `repoDir`. */
+export const exampleFirstPass = (
+  repoDir: string,
+  templateDir: string,
+  extra: Partial<GenerateOptions> = {},
+): GenerateOptions =>
+  acmeFirstPass(repoDir, templateDir, { hostMap: { [EXAMPLE_HOSTS.podinfo]: 'podinfo.acme.io' }, ...extra });

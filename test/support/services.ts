@@ -159,6 +159,15 @@ export class TestDatabase {
     return ADMIN_URL.replace(/\/[^/]*$/, `/${this.name}`);
   }
 
+  /** PostgreSQL refusing this database (every open connection cut) or taking connections again: an outage of it alone. */
+  async refuseConnections(refuse: boolean) {
+    const c = new Client({ connectionString: ADMIN_URL });
+    await c.connect();
+    await c.query(`ALTER DATABASE ${this.name} ALLOW_CONNECTIONS ${!refuse}`);
+    if (refuse) await c.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1', [this.name]);
+    await c.end();
+  }
+
   async drop() {
     const c = new Client({ connectionString: ADMIN_URL });
     await c.connect();

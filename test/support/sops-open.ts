@@ -1,7 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import { createDecipheriv, createHash } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { parse as parseYaml } from 'yaml';
 import { tempDir } from './files';
 
 /** An age identity made by the real age-keygen (Debian package `age`). */
@@ -52,4 +53,45 @@ export function sopsOpen(doc: any, keyFile: string): { plain: any; macOk: boolea
   const plain = walk(body, []);
   const mac = openValue(key, sops.mac, sops.lastmodified).text;
   return { plain, macOk: mac === hash.digest('hex').toUpperCase() };
+}
+
+/**
+ * A sops file of any format as the document `sopsOpen` reads: yaml and json as they are, binary
+ * (`{"data": ..., "sops": ...}`) likewise, dotenv unflattened from its `sops_*` lines the way sops'
+ * dotenv store reads them (`__map_`/`__list_` separators, `\n` escapes).
+ */
+export function sopsDocument(text: string, format: 'yaml' | 'json' | 'dotenv' | 'binary'): any {
+  if (format === 'yaml') return parseYaml(text);
+  if (format !== 'dotenv') return JSON.parse(text);
+  const doc: any = { sops: {} };
+  for (const line of text.split('\n').filter((l) => l && !l.startsWith('#'))) {
+    const eq = line.indexOf('=');
+    const [key, value] = [line.slice(0, eq), line.slice(eq + 1).replace(/\\n/g, '\n')];
+    if (!key.startsWith('sops_')) {
+      doc[key] = value;
+      continue;
+    }
+    const tokens = key.slice('sops_'.length).split(/__(?=map_|list_)/);
+    let node = doc.sops;
+    tokens.forEach((token, i) => {
+      const name = token.replace(/^map_/, '').replace(/^list_/, '');
+      const last = i === tokens.length - 1;
+      const nextIsList = !last && tokens[i + 1].startsWith('list_');
+      if (last) node[name] = value;
+      else node = node[name] ??= nextIsList ? [] : {};
+    });
+  }
+  return doc;
+}
+
+/** Gives the Flux Kustomization over `path` in `file` the reference's own SOPS decryption (provider sops, Secret sops-age). */
+export function addSopsDecryption(file: string, path: string) {
+  const line = `path: ${path}\n`;
+  writeFileSync(
+    file,
+    readFileSync(file, 'utf8').replace(
+      line,
+      `${line}  decryption:\n    provider: sops\n    secretRef:\n      name: sops-age\n`,
+    ),
+  );
 }

@@ -29,6 +29,7 @@ export interface ProcessorOptions {
 }
 
 export interface ProcessorLogger {
+  debug(obj: object, msg: string): void;
   warn(obj: object, msg: string): void;
   error(obj: object, msg: string): void;
 }
@@ -49,6 +50,14 @@ interface InFlight {
  * when the handler throws, acks a message that is not an event (poison) with a warning, and on stop
  * hands back (nak) what did not finish within the grace period.
  */
+/**
+ * A fetch that waited out its `expires` on an idle stream can end with "heartbeats missed" rather than the
+ * server's 408 (the client's two-heartbeat timer and the request's expiry both fall at 5 s): the client's
+ * own advice is to pull again. Not a failure worth a warning; a consumer deleted under us is still found by
+ * the recovery check that follows, and a server that is gone fails the next fetch with another error.
+ */
+const endedByMissedHeartbeats = (e: unknown) => (e as Error)?.message === 'heartbeats missed';
+
 export class JetStreamProcessor {
   private readonly inFlight = new Set<InFlight>();
   private messages?: ConsumerMessages;
@@ -134,8 +143,12 @@ export class JetStreamProcessor {
         if (batch.length > 0) await this.dispatch(batch);
       } catch (e) {
         if (this.stopped) break;
-        this.logger.warn({ err: String(e), consumer: this.opts.durable }, 'fetch failed; retrying');
-        await new Promise((r) => setTimeout(r, 1000));
+        if (endedByMissedHeartbeats(e)) {
+          this.logger.debug({ consumer: this.opts.durable }, 'fetch ended on missed heartbeats; fetching again');
+        } else {
+          this.logger.warn({ err: String(e), consumer: this.opts.durable }, 'fetch failed; retrying');
+          await new Promise((r) => setTimeout(r, 1000));
+        }
         consumer = await this.recovered(consumer);
       }
     }

@@ -6,6 +6,7 @@ import {
   RetentionPolicy,
   StorageType,
   StreamConfig,
+  StreamInfo,
 } from '@nats-io/jetstream';
 import { DEFAULT_STREAMS, StreamNames } from './streams';
 
@@ -76,4 +77,25 @@ export class StreamAdmin {
       }
     }
   }
+}
+
+/** A stream's replication as the server reports it. */
+export interface StreamReplicas {
+  stream: string;
+  /** `num_replicas` of the stream's configuration (STREAM_REPLICAS where the service applied it). */
+  configured: number;
+  /** The copies that are up to date: the leader plus every follower the leader reports current and online. */
+  current: number;
+}
+
+/**
+ * From STREAM.INFO: a standalone server reports no `cluster` (its one copy answered, so it is current);
+ * in a cluster the leader is current by definition and `cluster.replicas` lists the followers, each with
+ * `current` (caught up) and `offline`. No leader means no copy can serve the stream.
+ */
+export function streamReplicas(info: StreamInfo): StreamReplicas {
+  const { cluster } = info;
+  const followers = (cluster?.replicas ?? []).filter((peer) => peer.current && !peer.offline).length;
+  const current = !cluster ? 1 : cluster.leader ? 1 + followers : 0;
+  return { stream: info.config.name, configured: info.config.num_replicas, current };
 }

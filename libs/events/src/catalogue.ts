@@ -27,6 +27,8 @@ export interface ScaffoldRequestedData {
   credentials_secret?: { namespace: string; name: string };
   /** Flux-example references: the new cluster's host for each reference host outside the reference domain. */
   host_map?: Record<string, string>;
+  /** Paths in other repositories (a tenant's Kustomization path, where image automation pushes) and the new cluster's. */
+  path_map?: Record<string, string>;
   /** The reference environment's domain, when the request names it. */
   reference_domain?: string;
   /** The reference environment (a name under clusters/ or a repository folder), when the request names one. */

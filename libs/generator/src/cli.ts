@@ -52,6 +52,10 @@ Options:
   --host-map OLD=NEW       references in the layout of Flux's example repository: the new cluster's
                            host for a reference host outside the reference domain (podinfo.staging);
                            repeat for more. Hosts under the reference domain move to --domain
+  --path-map OLD=NEW       a path in another repository that names the reference environment (a
+                           Kustomization's path in another source, where image automation pushes):
+                           the new cluster's path (./staging=./acme); repeat for more. Unmapped ones
+                           are warnings
   --reference-domain DNS   the reference environment's domain (default: its cluster settings' *DOMAIN
                            value or its external-dns domain filter)
   --scope SCOPE            sealing scope: strict (default), namespace-wide, cluster-wide
@@ -98,6 +102,7 @@ const OPTIONS = {
   'source-branch': { type: 'string' },
   var: { type: 'string', multiple: true },
   'host-map': { type: 'string', multiple: true },
+  'path-map': { type: 'string', multiple: true },
   'reference-domain': { type: 'string' },
   'no-validate': { type: 'boolean' },
   'dry-run': { type: 'boolean' },
@@ -161,7 +166,7 @@ function parsePairs(option: string, flags: string[], shape: string): Record<stri
 function planCounts(summary: GenerateSummary): string {
   const counts = new Map<string, number>();
   for (const e of summary.credential_plan) counts.set(e.class, (counts.get(e.class) ?? 0) + 1);
-  return ['generated', 'derived', 'supplied', 'configuration', 'registry']
+  return ['generated', 'derived', 'supplied', 'configuration', 'registry', 'external']
     .filter((c) => counts.has(c))
     .map((c) => `${counts.get(c)} ${c}`)
     .join(', ');
@@ -198,7 +203,7 @@ function describePlan(summary: GenerateSummary): string {
   return summary.credential_plan
     .map(
       (e) =>
-        `  credential ${e.namespace}/${e.name}/${e.key}: ${e.class}${e.from ? ` (from ${e.from.join(', ')})` : ''}${e.used_by ? ` (read by ${e.used_by.join(', ')})` : ''}\n`,
+        `  credential ${e.namespace}/${e.name}/${e.key}: ${e.class}${e.from ? ` (from ${e.from.join(', ')})` : ''}${e.used_by ? ` (read by ${e.used_by.join(', ')})` : ''}${e.store ? ` (${e.external_secret} reads ${e.remote_key} from ${e.store})` : ''}\n`,
     )
     .join('');
 }
@@ -228,6 +233,9 @@ function describe(summary: GenerateSummary): string {
         `  sealed ${s.namespace}/${s.name} (${plural(s.keys.length, 'key')}, ${s.scope}${s.reused ? ', kept' : ''})`,
     ),
     ...(summary.credential_plan.length > 0 ? [`  credentials: ${planCounts(summary)}`] : []),
+    ...summary.remote_keys
+      .filter((m) => m.moved)
+      .map((m) => `  remote key ${m.object} ${m.field}: ${m.from} -> ${m.to}`),
     `  validated: ${summary.validated ? plural(summary.validated.length, 'folder') + ' with kustomize' + schemaCounts(summary) : 'no'}`,
     ...summary.warnings.map((w) => `  warning: ${w}`),
   ];
@@ -326,6 +334,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
       infraLayer: values['infra-layer'],
       clusterVars: parsePairs('var', values.var ?? [], 'KEY=VALUE'),
       hostMap: parsePairs('host-map', values['host-map'] ?? [], 'OLD=NEW'),
+      pathMap: parsePairs('path-map', values['path-map'] ?? [], 'OLD=NEW'),
       referenceDomain: values['reference-domain'],
       sourceUrl: sourceUrlFor(
         values['source-url'],

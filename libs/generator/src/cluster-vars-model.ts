@@ -13,15 +13,29 @@ import {
   isInEnv,
   loadClusterVarsReference,
   referenceKustomization,
+  substitutionOf,
   VarsKustomization,
 } from './cluster-vars-reference';
-import { ReferenceFacts as CommonFacts, valueByKeyName, valueForNewCluster } from './cluster-values';
+import {
+  clusterSettingsFacts,
+  ReferenceFacts as CommonFacts,
+  valueByKeyName,
+  valueForNewCluster,
+} from './cluster-values';
 import { TEMPLATE_ANNOTATION_PREFIX } from './credential-plan';
 import { Context, SOPS_DECRYPTION_SECRET, usesSops } from './context';
-import { isDomain } from '../../validation/src';
 import { swapDomain } from './domain';
 import { GeneratorInputError, GeneratorValidationError } from './errors';
 import { discoverReferenceDns, isExternalDns, isIssuer, readExternalDns } from './external-dns';
+import {
+  buildFluxInstanceSync,
+  fluxInstanceSyncObjects,
+  fluxInstanceSyncPath,
+  isFluxInstance,
+  leftoverRuntimeValues,
+  repointFluxInstance,
+  unheldPullSecrets,
+} from './flux-instance';
 import {
   FluxLayerKustomization,
   isFluxKustomization,
@@ -33,6 +47,8 @@ import {
 } from './flux-sync';
 import { ingressHosts } from './ingress';
 import { checkConsistentReuse, planCredentials, protectSecret } from './protect';
+import { renderSecretGenerators } from './secret-generator-output';
+import { moveRemoteKeysIn } from './remote-keys';
 import { collectTree, isRemote, KUSTOMIZATION_FILES, ReferenceObject } from './reference';
 import { substituteObject, substitutionDisabled, VARIABLE_NAME, variableUses } from './substitution';
 import { leftoverReferenceValues, ReferenceValues, warnOnce } from './shared-values';
@@ -48,6 +64,7 @@ import {
   substituteBuilt,
 } from './validate';
 import { isYamlFile, parseDocuments, stringifyDocuments } from './yaml-docs';
+import { registryHostWarnings } from './registry-hosts';
 
 export { loadClusterVarsReference };
 
@@ -80,6 +97,7 @@ export async function generateFromClusterVars(base: Context, ref: ClusterVarsRef
     copiedFiles: new Map(),
     referenceValues: { acmeEmails: facts.acmeEmails, domain: facts.domain, newDomain: base.opts.domain },
   };
+  const everyObject = [...ref.applied, ...ref.kustomizations.flatMap((k) => k.objects)];
   Object.assign(ctx.summary, {
     environment_model: 'cluster-vars',
     reference_domain: facts.domain,
@@ -87,13 +105,21 @@ export async function generateFromClusterVars(base: Context, ref: ClusterVarsRef
     cluster_vars: vars,
     cluster_vars_inherited: inherited,
   });
-  ctx.summary.warnings.push(...ref.warnings, ...inheritedWarnings(ref, inherited), ...earlySecretUses(ref));
+  ctx.summary.warnings.push(
+    ...ref.warnings,
+    ...inheritedWarnings(ref, inherited),
+    ...earlySecretUses(ref),
+    ...unheldPullSecrets(ref.fluxInstance, everyObject, clusterPath(ctx, ref.fluxInstance?.file ?? '')),
+  );
   checkVariablesDefined(ctx);
   describeOutcome(ctx, referenceView);
+  const referenceClusterName = ref.vars.data.CLUSTER_NAME;
   planCredentials(
     ctx,
-    [...ref.applied, ...ref.kustomizations.flatMap((k) => k.objects)].map((o) => withClusterValueTemplates(ctx, o)),
+    everyObject.map((o) => withClusterValueTemplates(ctx, o)),
+    typeof referenceClusterName === 'string' ? [referenceClusterName] : [],
   );
+  ctx.summary.warnings.push(...registryHostWarnings(vars, ctx.opts.registry, ctx.summary.credential_plan));
 
   const files = await renderClusterFolder(ctx);
   checkConsistentReuse(ctx);
@@ -136,7 +162,9 @@ function substitutedObjects(ref: ClusterVarsReference, vars: Record<string, stri
   });
 }
 
-const substitutes = (k: VarsKustomization) => k.substituteFrom.length > 0 || Object.keys(k.substitute).length > 0;
+type Substitution = Pick<VarsKustomization, 'substituteFrom' | 'substitute'>;
+
+const substitutes = (k: Substitution) => k.substituteFrom.length > 0 || Object.keys(k.substitute).length > 0;
 
 /**
  * The reference cluster's domain, region and ACME e-mail, read from what its platform is given. The
@@ -145,27 +173,18 @@ const substitutes = (k: VarsKustomization) => k.substituteFrom.length > 0 || Obj
  */
 function referenceFacts(ctx: Context, ref: ClusterVarsReference, objects: ReferenceObject[]): ReferenceFacts {
   const dns = discoverReferenceDns(objects);
-  const domain = ctx.opts.referenceDomain ?? settingsDomain(ref.vars.data) ?? dns.domain;
+  // Without external-dns in the repository (Flux Operator's runtime info, home-ops), the cluster's settings say it.
+  const settings = clusterSettingsFacts(ref.vars.data);
+  const domain = ctx.opts.referenceDomain ?? settings.domain ?? dns.domain;
   if (!domain)
     throw new GeneratorInputError(
-      `reference environment "${ref.envName}": no domain to learn (no *DOMAIN value in ${ref.vars.object.name}, no external-dns domain filter): give --reference-domain`,
+      `reference environment "${ref.envName}": no domain to learn (no CLUSTER_DOMAIN-style value in ${ref.vars.object.name}, no external-dns domain filter): give --reference-domain`,
     );
   const acmeEmails = objects
     .filter((o) => isIssuer(o.body))
     .map((o) => o.body.spec?.acme?.email)
     .filter((e): e is string => typeof e === 'string');
-  return { domain, region: dns.region, acmeEmails };
-}
-
-/** A settings key that names the cluster's domain: DOMAIN, CLUSTER_DOMAIN, SECRET_DOMAIN, BASE_DOMAIN, ... */
-const DOMAIN_KEY = /(^|_)DOMAIN$/i;
-
-/** The cluster's domain as its settings ConfigMap states it (the first DOMAIN-style key holding a DNS name). */
-export function settingsDomain(data: Record<string, string>): string | undefined {
-  const key = Object.keys(data)
-    .sort()
-    .find((k) => DOMAIN_KEY.test(k) && isDomain(data[k]) === null);
-  return key === undefined ? undefined : data[key].toLowerCase();
+  return { domain, region: settings.region ?? dns.region, acmeEmails };
 }
 
 /**
@@ -188,6 +207,12 @@ function newClusterVars(
   }
   for (const key of Object.keys(given).sort()) vars[key] ??= given[key];
   return { vars, inherited };
+}
+
+/** The reference's cluster-vars values the new cluster replaces (key -> the reference's value). */
+function replacedValues(ctx: VarsContext): Record<string, string> {
+  const before = ctx.ref.vars.data;
+  return Object.fromEntries(Object.entries(before).filter(([key, value]) => value !== '' && ctx.vars[key] !== value));
 }
 
 /** A value given for the new cluster that cannot be used, and why. */
@@ -305,7 +330,7 @@ const waitsForReady = (k: VarsKustomization) =>
   k.declaration.body.spec?.wait === true || (k.declaration.body.spec?.healthChecks ?? []).length > 0;
 
 /** The variables a Kustomization substitutes for the new cluster, or undefined when a source is outside what the generator can see. */
-function variablesFor(ctx: VarsContext, k: VarsKustomization): Record<string, string> | undefined {
+function variablesFor(ctx: VarsContext, k: Substitution): Record<string, string> | undefined {
   let vars: Record<string, string> = {};
   for (const source of k.substituteFrom) {
     if (source.kind === 'ConfigMap' && source.name === ctx.ref.vars.object.name) {
@@ -430,13 +455,21 @@ async function renderClusterFolder(ctx: VarsContext): Promise<Map<string, Buffer
     else files.set(rel, isYamlFile(rel) ? await transformEnvFile(ctx, rel, raw) : raw);
   }
   for (const [copy, source] of ctx.copiedFiles) files.set(copy, readFileSync(join(ref.root, source)));
-  ctx.summary.kustomizations = ref.kustomizations
-    .filter((k) => ctx.applied.has(k.name))
-    .map((k): FluxLayerKustomization => ({
-      name: k.name,
-      path: `./${clusterPath(ctx, k.path)}`,
-      dependsOn: k.dependsOn,
-    }));
+  // Generators the infra pass leaves for the full pass stay as the repository has them.
+  const generated = [...ref.applied, ...ref.kustomizations.flatMap((k) => k.objects)].filter(
+    (o) => !(ctx.opts.pass === 'infra' && fullOnly.has(o.file.slice(ref.envDir.length + 1))),
+  );
+  await renderSecretGenerators(ctx, generated, ref.envDir, ctx.clusterDir, files);
+  ctx.summary.kustomizations = [
+    ...instanceSync(ctx),
+    ...ref.kustomizations
+      .filter((k) => ctx.applied.has(k.name))
+      .map((k): FluxLayerKustomization => ({
+        name: k.name,
+        path: `./${clusterPath(ctx, k.path)}`,
+        dependsOn: k.dependsOn,
+      })),
+  ];
   return files;
 }
 
@@ -464,6 +497,15 @@ function withoutLaterFiles(ctx: VarsContext, rel: string, raw: Buffer, fullOnly:
   if (!resources.some(later)) return raw;
   doc.set('resources', doc.createNode(resources.filter((entry) => !later(entry))));
   return Buffer.from(doc.toString({ lineWidth: 0 }));
+}
+
+/** The Kustomization Flux Operator creates for the new cluster's FluxInstance (none without one). */
+function instanceSync(ctx: VarsContext): FluxLayerKustomization[] {
+  const body = ctx.ref.fluxInstance?.body;
+  const sync = fluxInstanceSyncObjects(body).find(isFluxKustomization);
+  return sync
+    ? [{ name: sync.metadata.name, path: `./${clusterPath(ctx, fluxInstanceSyncPath(body)!)}`, dependsOn: [] }]
+    : [];
 }
 
 /** A reference path as the new cluster sees it: the environment folder becomes the cluster folder. */
@@ -499,15 +541,14 @@ function fullPassFiles(ctx: VarsContext): Set<string> {
 }
 
 /**
- * The environment's kustomization for the infrastructure pass: resources that bring only
+ * The entry folder's kustomization for the infrastructure pass: resources that bring only
  * first-pass objects are kept; a folder (shared or the environment's own) that also brings
  * full-pass ones is opened into its entries; files of the full pass are left out.
  */
 function infraRootKustomization(ctx: VarsContext, raw: Buffer): Buffer {
   const { ref } = ctx;
-  const file = `${ref.envDir}/${ref.rootKustomizationFile}`;
-  const [doc] = parseDocuments(raw.toString('utf8'), file);
-  const resources = infraEntries(ctx, ref.envDir, (doc.toJS()?.resources ?? []) as unknown[]);
+  const [doc] = parseDocuments(raw.toString('utf8'), rootKustomizationPath(ref));
+  const resources = infraEntries(ctx, ref.entryDir, (doc.toJS()?.resources ?? []) as unknown[]);
   doc.set('resources', doc.createNode(resources));
   return Buffer.from(doc.toString({ lineWidth: 0 }));
 }
@@ -522,10 +563,11 @@ const SPLITTABLE_KEYS = new Set(['apiVersion', 'kind', 'resources']);
  */
 function firstPassEntry(ctx: VarsContext, rel: string): string {
   const { ref } = ctx;
-  if (isInEnv(ref, rel) || statSync(join(ref.root, rel)).isDirectory()) return posix.relative(ref.envDir, rel) || '.';
-  const copy = `${FIRST_PASS_COPIES}/${rel}`;
-  ctx.copiedFiles.set(copy, rel);
-  return copy;
+  // Listed from the entry folder's kustomization (the environment folder, or home-ops' flux/ inside it).
+  if (isInEnv(ref, rel) || statSync(join(ref.root, rel)).isDirectory()) return posix.relative(ref.entryDir, rel) || '.';
+  const listed = `${FIRST_PASS_COPIES}/${rel}`;
+  ctx.copiedFiles.set(posix.join(posix.relative(ref.envDir, ref.entryDir), listed), rel);
+  return listed;
 }
 
 function infraEntries(ctx: VarsContext, fromDir: string, entries: unknown[]): string[] {
@@ -591,7 +633,14 @@ async function transformEnvFile(ctx: VarsContext, rel: string, raw: Buffer): Pro
       moveIgnoredPaths(doc, ctx.ref.envDir, ctx.clusterDir);
     } else if (isFluxKustomization(obj.body)) {
       repointKustomization(ctx, doc, obj);
-    } else continue;
+    } else if (isFluxInstance(obj.body) && fluxInstanceSyncPath(obj.body) !== undefined) {
+      const target = { ...ctx.opts, path: clusterPath(ctx, fluxInstanceSyncPath(obj.body)!) };
+      const where = `${ctx.clusterDir}/${rel}`;
+      ctx.summary.warnings.push(
+        ...repointFluxInstance(doc, obj.body, target, where),
+        ...leftoverRuntimeValues(doc, replacedValues(ctx), where),
+      );
+    } else if (!moveRemoteKeysIn(ctx, doc, `${ctx.clusterDir}/${rel}`)) continue;
     changed = true;
   }
   if (later.size > 0) return Buffer.from(stringifyDocuments(docs.filter((_, i) => !later.has(i))));
@@ -618,8 +667,7 @@ function repointKustomization(ctx: VarsContext, doc: Document, obj: ReferenceObj
  */
 async function validateStaged(ctx: VarsContext, staging: string): Promise<void> {
   if (!ctx.summary.validated) return;
-  const entry = clusterPath(ctx, ctx.ref.entryDir);
-  const root = await buildAsFlux(ctx, stagedPath(ctx, staging, entry), entry);
+  const { objects: root, path: entry, entrySyncs } = await buildEntryFolder(ctx, staging);
   checkBuilt(ctx.summary, root, entry, ctx.opts.domain);
   warnOnce(ctx.summary.warnings, leftoverReferenceValues(root, ctx.referenceValues, entry));
   const syncs = root.map((o) => o.body).filter(isFluxKustomization);
@@ -631,7 +679,7 @@ async function validateStaged(ctx: VarsContext, staging: string): Promise<void> 
     throw new GeneratorValidationError(
       `${ctx.clusterDir}: this ${ctx.opts.pass} pass should apply Kustomization ${missingSync}, but neither the cluster folder nor a folder it applies builds it`,
     );
-  const early = [...names].find((name) => !ctx.applied.has(name));
+  const early = [...names].find((name) => !ctx.applied.has(name) && !entrySyncs.has(name));
   if (early)
     throw new GeneratorValidationError(
       `${ctx.clusterDir}: Kustomization ${early} waits for the cluster's secrets but the ${ctx.opts.pass} pass applies it`,
@@ -646,6 +694,37 @@ function stagedPath(ctx: VarsContext, staging: string, path: string): string {
   return path.startsWith(ctx.clusterDir + '/')
     ? join(staging, path.slice(ctx.clusterDir.length + 1))
     : join(ctx.opts.repoDir, path);
+}
+
+/**
+ * The staged entry folder (the cluster folder, or home-ops' flux/ inside it) as the cluster's own sync
+ * applies it: built as it is, or with the kustomization Flux generates where it has none; plus, for
+ * Flux Operator, the source and Kustomization the FluxInstance makes the operator create, with its
+ * patches; the folder is substituted when that Kustomization substitutes variables. `entrySyncs`
+ * names the operator's sync Kustomization.
+ */
+async function buildEntryFolder(
+  ctx: VarsContext,
+  staging: string,
+): Promise<{ objects: BuiltObject[]; path: string; entrySyncs: Set<string> }> {
+  const path = clusterPath(ctx, ctx.ref.entryDir);
+  const folder = await buildAsFlux(ctx, stagedPath(ctx, staging, path), path);
+  if (!ctx.ref.fluxInstance) return { objects: folder, path, entrySyncs: new Set() };
+  const instance = folder.find((o) => isFluxInstance(o.body) && fluxInstanceSyncPath(o.body) === path);
+  if (!instance)
+    throw new GeneratorValidationError(
+      `${path}: no FluxInstance in the cluster folder syncs ./${path}, so Flux Operator would never apply it`,
+    );
+  const sync = await buildFluxInstanceSync(instance.body, `${instance.file ?? path} (its spec.sync)`, {
+    roots: [ctx.opts.repoDir],
+    kubectl: ctx.opts.kubectl,
+  });
+  const entryKustomization = sync.find((o) => isFluxKustomization(o.body))!.body;
+  // A reference may patch postBuild into the sync Kustomization: the folder is then substituted, as Flux would.
+  const substitution = substitutionOf(entryKustomization);
+  const vars = substitutes(substitution) ? variablesFor(ctx, substitution) : undefined;
+  const applied = vars ? folder.map((o) => substituteBuilt(o, vars, path)) : folder;
+  return { objects: [...applied, ...sync], path, entrySyncs: new Set([String(entryKustomization.metadata?.name)]) };
 }
 
 /**

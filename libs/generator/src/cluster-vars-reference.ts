@@ -9,6 +9,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { environmentName, referenceEnvDir } from './environment-folder';
 import { GeneratorInputError } from './errors';
+import { fluxInstanceSyncPath, isFluxInstance } from './flux-instance';
 import { withParentPatches } from './flux-inline-patches';
 import { isFluxKustomization, normalizePath } from './flux-sync';
 import { checkRegenerable } from './protect';
@@ -61,6 +62,9 @@ export interface ClusterVarsReference {
   /** The entry folder's kustomization file; undefined when Flux generates it (home-ops' flux/ folder). */
   rootKustomizationFile: string | undefined;
   /** The objects the entry folder builds (what the cluster's own sync applies). */
+  /** Flux Operator's entry point: the FluxInstance whose spec.sync applies the entry folder. */
+  fluxInstance?: ReferenceObject;
+  /** The objects the entry folder builds (what the cluster's own sync applies). */
   applied: ReferenceObject[];
   /**
    * SOPS-encrypted Secrets the cluster's own sync applies (home-ops' cluster-secrets, substituted into
@@ -83,6 +87,19 @@ function substitutionSources(body: any): SubstitutionSource[] {
   }));
 }
 
+/** What a Flux Kustomization substitutes after its build: the sources it reads and its inline values. */
+export function substitutionOf(body: any): {
+  substituteFrom: SubstitutionSource[];
+  substitute: Record<string, string>;
+} {
+  return {
+    substituteFrom: substitutionSources(body),
+    substitute: Object.fromEntries(
+      Object.entries(body.spec?.postBuild?.substitute ?? {}).map(([k, v]) => [k, String(v)]),
+    ),
+  };
+}
+
 /**
  * The reference environment in the cluster-vars model, or undefined when the environment does
  * not use it (no kustomization at its root, or no Flux Kustomization substituting a ConfigMap the
@@ -92,6 +109,7 @@ export function loadClusterVarsReference(root: string, referenceEnv: string): Cl
   const envDir = referenceEnvDir(root, referenceEnv);
   const absEnv = join(root, envDir);
   if (!existsSync(absEnv) || !statSync(absEnv).isDirectory()) return undefined;
+  // The cluster's own sync applies the folder (a flux-system Kustomization or FluxInstance) or one inside it.
   const entryDir = findKustomizationFile(absEnv) ? envDir : selfSyncedFolder(root, envDir);
   if (!entryDir) {
     refuseGeneratedRoot(root, envDir);
@@ -124,6 +142,7 @@ export function loadClusterVarsReference(root: string, referenceEnv: string): Cl
     envFiles: listFiles(absEnv),
     entryDir,
     rootKustomizationFile,
+    fluxInstance: applied.objects.find((o) => isFluxInstance(o.body) && fluxInstanceSyncPath(o.body) === entryDir),
     applied: applied.objects,
     entrySecrets: applied.objects.filter((o) => o.kind === 'Secret' && isSopsEncrypted(o.body)),
     vars,
@@ -154,18 +173,26 @@ function objectsOfFile(root: string, file: string): any[] {
 }
 
 /**
- * The environment folder's entry when it has no kustomization of its own (home-ops, cluster-template:
- * kubernetes/<cluster>/flux/config/cluster.yaml holds the Kustomization `cluster` over
- * ./kubernetes/<cluster>/flux): the folder a Flux Kustomization of the environment applies and that
- * holds that Kustomization's own file, the sync Flux bootstraps from. Undefined when there is none.
+ * The environment folder's entry when it has no kustomization of its own: the folder the cluster's own
+ * sync applies and that holds that sync's own file, undefined when there is none. The sync is
+ * - a FluxInstance (Flux Operator) over the environment folder or a folder inside it: the operator
+ *   syncs it as kustomize-controller reads it, with a generated kustomization;
+ * - a Flux Kustomization over a folder inside it (home-ops, cluster-template:
+ *   kubernetes/<cluster>/flux/config/cluster.yaml holds the Kustomization `cluster` over
+ *   ./kubernetes/<cluster>/flux), the sync Flux bootstraps from. One over the environment folder
+ *   itself needs its kustomization.yaml (refuseGeneratedRoot says so).
  */
 function selfSyncedFolder(root: string, envDir: string): string | undefined {
   const candidates = yamlFilesUnder(root, envDir).flatMap((file) =>
-    objectsOfFile(root, file)
-      .filter(isFluxKustomization)
-      .map((body) => normalizePath(String(body.spec?.path ?? '')))
-      // A sync over the environment folder itself needs its kustomization.yaml (refuseGeneratedRoot says so).
-      .filter((path) => path.startsWith(envDir + '/') && file.startsWith(path + '/')),
+    objectsOfFile(root, file).flatMap((body) => {
+      const path = isFluxInstance(body)
+        ? fluxInstanceSyncPath(body)
+        : isFluxKustomization(body)
+          ? normalizePath(String(body.spec?.path ?? ''))
+          : undefined;
+      if (path === undefined || !file.startsWith(path + '/')) return [];
+      return (path === envDir && isFluxInstance(body)) || path.startsWith(envDir + '/') ? [path] : [];
+    }),
   );
   // The outermost one: a nested Kustomization over its own subfolder is no entry.
   return candidates.sort((a, b) => a.length - b.length)[0];
@@ -221,16 +248,12 @@ function readKustomization(
     );
     return patched === o.body ? o : { ...o, body: patched };
   });
-  const substitute = Object.fromEntries(
-    Object.entries(body.spec?.postBuild?.substitute ?? {}).map(([k, v]) => [k, String(v)]),
-  );
   return {
     name: declaration.name,
     declaration,
     path,
     dependsOn: (body.spec?.dependsOn ?? []).map((d: any) => String(d?.name)),
-    substituteFrom: substitutionSources(body),
-    substitute,
+    ...substitutionOf(body),
     objects,
     // The folder itself is shared too when it lies outside the environment (./infra/controllers).
     sharedDirs: inFolder(path, envDir) ? tree.sharedDirs : [path, ...tree.sharedDirs],

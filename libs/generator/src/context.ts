@@ -2,6 +2,7 @@ import type { SealingCertificate, SealingScope } from '../../sealing/src';
 import type { CredentialPlan, CredentialPlanEntry, SuppliedCredentials } from './credential-plan';
 import type { RegistryCredentials } from './credentials';
 import type { ExternalDnsSettings } from './external-dns';
+import type { RemoteKeyMove, RemoteKeyNames } from './external-secrets';
 import type { FluxLayerKustomization } from './flux-sync';
 import type { IngressHostChange } from './ingress';
 
@@ -49,6 +50,11 @@ export interface GenerateOptions {
    * not under the reference domain (or when the reference has none).
    */
   hostMap?: Record<string, string>;
+  /**
+   * Paths in other repositories (a Kustomization's path in another source, where image automation pushes)
+   * and the new cluster's path for each: `./staging` -> `./acme`.
+   */
+  pathMap?: Record<string, string>;
   /** The reference environment's DNS domain, when its external-dns does not tell it. */
   referenceDomain?: string;
   /** The GitRepository URL and branch Flux should sync from (default: the reference's). */
@@ -69,6 +75,8 @@ export interface SealedObjectSummary {
   scope: SealingScope | 'sops';
   /** True when the existing SealedSecret (same certificate) was kept instead of new credentials. */
   reused: boolean;
+  /** A secretGenerator's Secret with the SOPS backend: the encrypted files it is generated from (`file` is its kustomization). */
+  sources?: string[];
 }
 
 export interface GenerateSummary {
@@ -106,8 +114,12 @@ export interface GenerateSummary {
   validated: string[] | null;
   /** Objects checked against the schema of their kind, and the kinds no schema describes (null when not validated). */
   schema_checked: { objects: number; kinds_without_schema: string[] } | null;
-  /** What becomes of every key of every reference Secret (class per key, never a value). */
+  /** Paths into other repositories moved by the path map: the file, object and field, and both paths. */
+  paths_moved: Array<{ where: string; from: string; to: string }>;
+  /** What becomes of every key of every reference Secret (class per key, never a value), and every ExternalSecret's remote keys. */
   credential_plan: CredentialPlanEntry[];
+  /** ExternalSecret remote keys that named the reference environment: moved in the new cluster's files, or listed (shared files). */
+  remote_keys: RemoteKeyMove[];
   warnings: string[];
 }
 
@@ -174,6 +186,8 @@ export interface Context {
   plan?: CredentialPlan;
   /** Per Secret (namespace/name): whether its protected form already in the target was kept. */
   reusedSecrets: Map<string, boolean>;
+  /** The reference's names in ExternalSecret remote keys and what they become (set with the credential plan). */
+  remoteKeyNames?: RemoteKeyNames;
 }
 
 export const usesSops = (ctx: Context) => ctx.opts.secretsBackend === 'sops';

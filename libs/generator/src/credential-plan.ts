@@ -11,9 +11,19 @@ import { dockerConfig, LOWER, PASSWORD_LENGTH, randomString, RegistryCredentials
  * - supplied: a credential only its issuer can create (a DNS provider's token, a Git host's or a
  *   registry's login that a Flux source reads), given by the caller;
  * - configuration: kept as in the reference (database names, hosts, ports);
- * - registry: the registry pull credentials given to the generator.
+ * - registry: the registry pull credentials given to the generator;
+ * - external: a value an ExternalSecret fetches from a secret store (the entry names the store and the remote key).
  */
-export type CredentialClass = 'generated' | 'derived' | 'supplied' | 'configuration' | 'registry';
+/** The classes in the order they are reported. */
+export const CREDENTIAL_CLASSES = [
+  'generated',
+  'derived',
+  'supplied',
+  'configuration',
+  'registry',
+  'external',
+] as const;
+export type CredentialClass = (typeof CREDENTIAL_CLASSES)[number];
 
 export interface CredentialPlanEntry {
   namespace: string;
@@ -26,6 +36,10 @@ export interface CredentialPlanEntry {
   used_by?: string[];
   /** Derived keys: the Secrets (namespace/name) whose credentials the value carries. */
   from?: string[];
+  /** External keys: the store (`ClusterSecretStore/vault`), the remote key the new cluster reads, and the ExternalSecret. */
+  store?: string;
+  remote_key?: string;
+  external_secret?: string;
 }
 
 /** The plain and SOPS-encrypted Secrets among a reference's objects, each once, as the plan reads them. */
@@ -62,7 +76,7 @@ export const SUPPLIED_ANNOTATION = 'gitops-scaffolder.io/supplied';
 /** `gitops-scaffolder.io/template.<KEY>`: how a key's value is built, from `{{<namespace>/<secret>/<key>}}` references and text. */
 export const TEMPLATE_ANNOTATION_PREFIX = 'gitops-scaffolder.io/template.';
 /** `{{namespace/secret/key}}`: not `${...}`, which Flux's post-build substitution would rewrite first. */
-const TEMPLATE_REF = /\{\{\s*([a-z0-9][-a-z0-9]*)\/([a-z0-9][-a-z0-9.]*)\/([-._a-zA-Z0-9]+)\s*\}\}/g;
+const TEMPLATE_REF = /\{\{\s*([a-z0-9][-a-z0-9]*)\/([a-z0-9][-a-z0-9.]*)\/([-._:a-zA-Z0-9]+)\s*\}\}/g;
 /** Key names of values usually built from other credentials: encrypted, they need a template. */
 /** A template that is a URL with user information (which may hold {{...}} references, slashes and all). */
 const TEMPLATE_URL = /^([a-z][a-z0-9+.-]*:\/\/)((?:\{\{[^}]*\}\}|[^/@\s{])*)@(.*)$/is;
@@ -97,7 +111,19 @@ const DOCKER_KEYS = new Set(['.dockerconfigjson', '.dockercfg']);
 const STRUCTURED = /[:@/=;{}\n]/;
 const MIN_EMBEDDED = 4;
 
-const CREDENTIAL_KEY = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?\/[a-z0-9]([-a-z0-9.]*[a-z0-9])?\/[-._a-zA-Z0-9]+$/;
+/** Keys may name a value inside a generator's encrypted file: `<file key>:<path>` (config.yaml:database.password). */
+const CREDENTIAL_KEY = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?\/[a-z0-9]([-a-z0-9.]*[a-z0-9])?\/[-._:a-zA-Z0-9]+$/;
+
+/** The name a key's class is decided by: the key, or for a value inside a generator's file the last step of its path. */
+function leafName(key: string): string {
+  const colon = key.lastIndexOf(':');
+  return colon < 0
+    ? key
+    : key
+        .slice(colon + 1)
+        .split('.')
+        .pop()!;
+}
 
 /**
  * A supplied-credentials document (YAML or JSON): a mapping of "<namespace>/<secret>/<key>" to a
@@ -304,7 +330,7 @@ function classify(s: ReferenceSecret, warnings: string[]): KeyState[] {
     if (DOCKER_KEYS.has(key)) return { ...base, class: 'registry' };
     if (annotated.has(key)) return { ...base, class: 'supplied', recognisedBy: 'annotation' };
     if (templateOf(key) !== undefined) return { ...base, class: 'derived', template: templateOf(key) };
-    if (CONFIG_KEY.test(key)) {
+    if (CONFIG_KEY.test(leafName(key))) {
       if (encrypted)
         throw needsTemplate(
           s,
@@ -314,13 +340,13 @@ function classify(s: ReferenceSecret, warnings: string[]): KeyState[] {
         );
       return { ...base, class: 'configuration' };
     }
-    if (SUPPLIED_KEY_NAMES.includes(key.toLowerCase())) {
+    if (SUPPLIED_KEY_NAMES.includes(leafName(key).toLowerCase())) {
       warnings.push(
         `${keyId(namespace, name, key)} is taken as a supplied credential by its name alone; annotate the Secret with ${SUPPLIED_ANNOTATION}: "${key}" to say so`,
       );
       return { ...base, class: 'supplied', recognisedBy: 'name' };
     }
-    if (encrypted && COMPOSITE_KEY.test(key))
+    if (encrypted && COMPOSITE_KEY.test(leafName(key)))
       throw needsTemplate(s, name, key, 'looks like a value built from other credentials, and it is encrypted');
     return { ...base, class: 'generated' };
   });
@@ -415,7 +441,7 @@ function freshValues(keys: KeyState[], supplied: SuppliedCredentials): Replaceme
     }
   }
   for (const k of keys.filter((k) => k.class === 'generated')) {
-    const user = USER_KEY.test(k.key);
+    const user = USER_KEY.test(leafName(k.key));
     const reused = k.old.length > 0 ? (user ? users.get(k.old) : byOld.get(k.old)) : undefined;
     const fresh = reused ?? (user ? 'u' + randomString(15, LOWER) : randomString(PASSWORD_LENGTH));
     k.fresh = Buffer.from(fresh);

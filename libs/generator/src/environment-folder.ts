@@ -36,6 +36,13 @@ export const envNameOf = (envDir: string) => posix.basename(envDir);
  */
 export const environmentName = (envDir: string) => (envDir.includes('/') ? envNameOf(envDir) : undefined);
 
+/**
+ * The name the reference environment's files, paths and remote keys call it by (`dev`, `main` for
+ * kubernetes/main), from the --reference-env given; none for a single-cluster folder (see environmentName).
+ */
+export const referenceEnvironmentName = (root: string, referenceEnv: string) =>
+  environmentName(referenceEnvDir(root, referenceEnv));
+
 /** Whether the environment is given as a folder rather than by its name under clusters/. */
 export const isFolderForm = (envDir: string) => !envDir.startsWith('clusters/');
 

@@ -22,6 +22,7 @@ import {
 } from './external-dns';
 import { ExampleKustomization, FluxExampleReference, forCluster, inlineVariables } from './flux-example-reference';
 import { validateStaged } from './flux-example-validate';
+import { fluxInstanceSyncPath, isFluxInstance, repointFluxInstance } from './flux-instance';
 import {
   isFluxKustomization,
   isGitRepository,
@@ -32,6 +33,8 @@ import {
 import { HostMapping, HostOccurrence, hostsIn, moveHosts } from './hosts';
 import { forEachInlinePatch, hostsInPatch, patchTarget, replacements, rewritePatch } from './patches';
 import { checkConsistentReuse, planCredentials, protectSecret } from './protect';
+import { renderSecretGenerators } from './secret-generator-output';
+import { moveRemoteKeysIn } from './remote-keys';
 import { findKustomizationFile, listFiles, ReferenceObject } from './reference';
 import { substituteObject } from './substitution';
 import { checkOwnership, ownerOf, planFolder, planOwnerMarker, stageFoldersAndCheck } from './target';
@@ -94,6 +97,7 @@ export async function generateFromFluxExample(base: Context, ref: FluxExampleRef
           ctx,
           hosts: ctx.hosts,
           applied: ctx.applied,
+          inOtherRepositories: new Set(ctx.ref.kustomizations.filter(inAnotherRepository).map((k) => k.name)),
           referenceHosts: new Set(ctx.referenceHosts.map((o) => o.host)),
           referenceValues: { acmeEmails: ctx.acmeEmails, domain: ctx.hosts.referenceDomain, newDomain: opts.domain },
         },
@@ -224,19 +228,27 @@ function renderClusterFolder(ctx: ExampleContext): Map<string, Buffer> {
     // platform's patches to the controllers), so that kustomization must keep listing them, and
     // they must exist for it to build.
     if (docs.length > 0 && kept.length === 0) continue;
-    const changed = kept.map((doc) => renderClusterDocument(ctx, doc)).some(Boolean);
+    const changed = kept.map((doc) => renderClusterDocument(ctx, doc, rel)).some(Boolean);
     files.set(rel, changed || kept.length !== docs.length ? Buffer.from(stringifyDocuments(kept)) : raw);
   }
   return files;
 }
 
-function renderClusterDocument(ctx: ExampleContext, doc: Document): boolean {
+function renderClusterDocument(ctx: ExampleContext, doc: Document, rel: string): boolean {
   const body = doc.toJS();
-  const { envName } = ctx.ref;
+  const { envName, envDir } = ctx.ref;
   const { clusterName } = ctx.opts;
   if (isGitRepository(body)) {
     repointGitRepository(doc, ctx.opts.sourceUrl, ctx.opts.sourceBranch);
     return Boolean(ctx.opts.sourceUrl || ctx.opts.sourceBranch);
+  }
+  const instancePath = isFluxInstance(body) ? fluxInstanceSyncPath(body) : undefined;
+  if (instancePath !== undefined) {
+    // Flux Operator's entry point: the sync moves to the new cluster's folder.
+    const path = instancePath === envDir ? ctx.clusterDir : forCluster(instancePath, envName, clusterName);
+    const where = `${ctx.clusterDir}/${rel}`;
+    ctx.summary.warnings.push(...repointFluxInstance(doc, body, { ...ctx.opts, path }, where));
+    return true;
   }
   if (isArtifactGenerator(body)) {
     (body.spec?.artifacts ?? []).forEach((artifact: any, i: number) =>
@@ -257,11 +269,16 @@ function renderClusterDocument(ctx: ExampleContext, doc: Document): boolean {
 const readKustomizationOf = (ctx: ExampleContext, body: any): ExampleKustomization =>
   ctx.ref.kustomizations.find((c) => c.name === body.metadata?.name)!;
 
+/** A Kustomization whose GitRepository is another repository (a tenant's): read by the reference as not inspected. */
+const inAnotherRepository = (k: ExampleKustomization) => k.sourceKind === 'GitRepository' && k.repoPath === undefined;
+
 /** A Flux Kustomization for the new cluster, in the cluster folder or nested in an overlay: its own path, values and patches. */
 function renderKustomization(ctx: ExampleContext, doc: Document, k: ExampleKustomization) {
   const { envName } = ctx.ref;
   const { clusterName } = ctx.opts;
-  doc.setIn(['spec', 'path'], `./${forCluster(k.path, envName, clusterName)}`);
+  // A path in another repository is not this generator's to move: --path-map moves it, or it is a warning (foreign-paths.ts).
+  const path = inAnotherRepository(k) ? k.path : forCluster(k.path, envName, clusterName);
+  doc.setIn(['spec', 'path'], `./${path}`);
   if (k.holdsSecrets && usesSops(ctx)) setSopsDecryption(doc, SOPS_DECRYPTION_SECRET);
   // Sealed Secrets need no decryption: a SOPS reference's setting would wait for a sops-age Secret the cluster may not have.
   else if (!usesSops(ctx)) doc.deleteIn(['spec', 'decryption']);
@@ -270,7 +287,7 @@ function renderKustomization(ctx: ExampleContext, doc: Document, k: ExampleKusto
   if (!k.environmentOwned) addClusterPatches(ctx, doc, k);
   ctx.summary.kustomizations.push({
     name: k.name,
-    path: `./${forCluster(k.path, envName, clusterName)}`,
+    path: `./${path}`,
     dependsOn: k.dependsOn,
   });
 }
@@ -367,11 +384,14 @@ async function renderOverlay(ctx: ExampleContext, overlay: string): Promise<Map<
       } else if (body?.kind) {
         hostsIn(body, rel).forEach((o) => ownHosts.add(o.host));
         changed = rewriteForCluster(ctx, doc) || changed;
+        changed = moveRemoteKeysIn(ctx, doc, `${target}/${rel}`) || changed;
       }
     }
     const kept = docs.filter((_, i) => !dropped.has(i));
     files.set(rel, changed ? Buffer.from(stringifyDocuments(kept)) : raw);
   }
+  const objects = ctx.ref.kustomizations.flatMap((k) => k.objects);
+  await renderSecretGenerators(ctx, objects, overlay, target, files, namespaceOf(ctx, overlay));
   addSharedValuePatches(ctx, overlay, files, ownHosts);
   return files;
 }

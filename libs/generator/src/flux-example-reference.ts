@@ -159,6 +159,13 @@ export function loadFluxExampleReference(root: string, envName: string): FluxExa
   return reference;
 }
 
+/**
+ * A GitRepository other than the cluster's own sync (`flux-system`, as bootstrap and the Flux Operator
+ * name it) whose path this repository does not hold: a tenant's or another team's repository.
+ */
+const inAnotherRepository = (root: string, sourceName: string, path: string) =>
+  sourceName !== 'flux-system' && !existsSync(join(root, path));
+
 /** The overlay folder is the path up to the part named like the environment (apps/staging/podinfo -> apps/staging). */
 function overlayRoot(path: string, envName: string): string {
   const parts = path.split('/');
@@ -179,7 +186,11 @@ function readKustomization(
   const sourceKind = String(spec.sourceRef?.kind ?? 'GitRepository');
   const sourceName = String(spec.sourceRef?.name ?? '');
   let repoPath: string | undefined;
-  if (sourceKind === 'GitRepository') repoPath = path;
+  if (sourceKind === 'GitRepository' && inAnotherRepository(root, sourceName, path))
+    warnings.push(
+      `${where}: source GitRepository ${sourceName} is another repository (./${path} is no folder of this one); it is not inspected`,
+    );
+  else if (sourceKind === 'GitRepository') repoPath = path;
   else if (sourceKind === 'ExternalArtifact') {
     const artifact = artifacts.get(sourceName);
     if (!artifact)

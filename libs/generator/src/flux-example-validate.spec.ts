@@ -26,6 +26,7 @@ async function validate(files: Record<string, string>): Promise<string[]> {
       ctx: ctx as unknown as Context,
       hosts: new HostMapping('acme.io', undefined, {}),
       applied: new Set(),
+      inOtherRepositories: new Set(),
       referenceHosts: new Set(),
       referenceValues: { acmeEmails: [], newDomain: 'acme.io' },
     },

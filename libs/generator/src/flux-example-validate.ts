@@ -9,6 +9,7 @@ import { isSeq, stringify } from 'yaml';
 import { GeneratedArtifact, generatedArtifacts, isArtifactGenerator, materialise } from './artifacts';
 import { GeneratorValidationError } from './errors';
 import { inlineVariables } from './flux-example-reference';
+import { fluxInstanceSyncObjects, fluxInstanceSyncPath, isFluxInstance } from './flux-instance';
 import { isFluxKustomization, normalizePath } from './flux-sync';
 import { HostMapping, hostsIn } from './hosts';
 import { listFiles } from './reference';
@@ -32,6 +33,8 @@ export interface ExampleValidation {
   hosts: HostMapping;
   /** Names of the Kustomizations this pass applies. */
   applied: Set<string>;
+  /** Names of the Kustomizations whose source is another repository: there is nothing here to build. */
+  inOtherRepositories: Set<string>;
   /** Every host of the reference environment. */
   referenceHosts: Set<string>;
   /** What names the reference cluster: whatever of it is left in what the cluster applies is a warning. */
@@ -64,7 +67,7 @@ export async function validateStaged(v: ExampleValidation, staged: Map<string, s
   // The cluster folder's own objects (its Kustomizations and sources) are applied too, by the bootstrap Kustomization.
   checkAgainstSchemas(ctx.summary, declaredObjects, ctx.clusterDir);
   const declared = declaredObjects.map((o) => o.body);
-  const syncs = withEntrySync(declared.filter(isFluxKustomization), ctx.clusterDir);
+  const syncs = withEntrySync(declared, ctx.clusterDir);
   const artifacts = new Map<string, GeneratedArtifact>(
     declared
       .filter(isArtifactGenerator)
@@ -92,10 +95,12 @@ export async function validateStaged(v: ExampleValidation, staged: Map<string, s
  * The cluster's Kustomizations with the one over the cluster folder itself, the entry Flux starts
  * from: the reference's, or, when the cluster folder declares none (Flux's example ships
  * flux-system/gotk-sync.yaml as a placeholder), the one `flux bootstrap --path <cluster folder>`
- * will write. Either way the entry folder, flux-system/ included, is built before anything is
- * written: Flux applies nothing of the cluster if it does not build.
+ * will write, or the one Flux Operator creates for a FluxInstance that syncs the folder. Either way
+ * the entry folder, flux-system/ included, is built before anything is written: Flux applies
+ * nothing of the cluster if it does not build.
  */
-function withEntrySync(syncs: any[], clusterDir: string): any[] {
+function withEntrySync(declared: any[], clusterDir: string): any[] {
+  const syncs = declared.filter(isFluxKustomization);
   const entry = syncs.some(
     (b) =>
       String(b.spec?.sourceRef?.kind ?? 'GitRepository') === 'GitRepository' &&
@@ -108,7 +113,8 @@ function withEntrySync(syncs: any[], clusterDir: string): any[] {
     metadata: { name: 'flux-system', namespace: 'flux-system' },
     spec: { path: `./${clusterDir}`, sourceRef: { kind: 'GitRepository', name: 'flux-system' } },
   };
-  return [...syncs, bootstrap];
+  const instance = declared.find((b) => isFluxInstance(b) && fluxInstanceSyncPath(b) === clusterDir);
+  return [...syncs, fluxInstanceSyncObjects(instance).find(isFluxKustomization) ?? bootstrap];
 }
 
 /** Builds what one Flux Kustomization of the new cluster applies; returns what was checked. */
@@ -122,6 +128,7 @@ async function buildKustomization(
   const name = String(body.metadata?.name);
   const path = normalizePath(String(body.spec?.path ?? '.'));
   const kind = String(body.spec?.sourceRef?.kind ?? 'GitRepository');
+  if (v.inOtherRepositories.has(name)) return { checked: undefined, objects: [] };
   const scratch = mkdtempSync(join(tmpdir(), 'flux-build-'));
   try {
     let dir: string;

@@ -25,6 +25,7 @@ import {
 } from './context';
 import { GeneratorInputError } from './errors';
 import { generateFromOverlays } from './overlay-model';
+import { checkPathMap, checkPathMapUsed } from './foreign-paths';
 import { checkReferenceExists, loadReference } from './reference';
 import { checkReadableLayout } from './readable-layout';
 import { applyPlan, checkOwnership, insideRepo, ownedBy, ownerOf, planOwnerMarker, planSopsRules } from './target';
@@ -85,6 +86,7 @@ function checkInputs(opts: GenerateOptions) {
   }
   if (!existsSync(opts.repoDir) || !statSync(opts.repoDir).isDirectory())
     throw new GeneratorInputError(`--repo ${opts.repoDir} is not a folder`);
+  checkPathMap(opts.pathMap ?? {});
 }
 
 /** What the full pass protects Secrets with: the sealing certificate, or (sops) checked age recipients. */
@@ -144,7 +146,9 @@ function emptySummary(
     sealing_cert_sha256: cert?.fingerprintSha256 ?? null,
     validated: opts.validate === false ? null : [],
     schema_checked: null,
+    paths_moved: [],
     credential_plan: [],
+    remote_keys: [],
     warnings: [],
   };
 }
@@ -374,6 +378,7 @@ export async function planGeneration(options: GenerateOptions): Promise<Generati
     ctx.summary.warnings.push(
       `no schema describes ${unchecked.join(', ')}: these objects were built but not checked against a schema`,
     );
+  checkPathMapUsed(ctx);
   if (opts.pass === 'full' && usesSops(ctx)) planSopsRules(ctx);
   planOwnerMarker(ctx, clusterDir);
   return { ...changes, summary: ctx.summary, credentials: ctx.credentials };

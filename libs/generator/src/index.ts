@@ -5,5 +5,6 @@ export type { RegistryCredentials } from './credentials';
 export * from './preview';
 export { GeneratorPool, IN_PROCESS_GENERATOR } from './generator-pool';
 export type { TreeGenerator, GeneratorPoolOptions } from './generator-pool';
-export { missingSupplied, parseSuppliedCredentials } from './credential-plan';
+export { CREDENTIAL_CLASSES, missingSupplied, parseSuppliedCredentials } from './credential-plan';
 export type { CredentialPlanEntry, CredentialClass, SuppliedCredentials } from './credential-plan';
+export { pathMapValueProblem } from './foreign-paths';

@@ -21,6 +21,8 @@ import {
 import { buildFluxSync, normalizePath } from './flux-sync';
 import { ingressPatches } from './ingress';
 import { checkConsistentReuse, checkRegenerable, planCredentials, protectSecret } from './protect';
+import { renderSecretGenerators } from './secret-generator-output';
+import { moveRemoteKeysIn } from './remote-keys';
 import { findKustomizationFile, ReferenceEnv, ReferenceLayer } from './reference';
 import {
   leftoverReferenceValues,
@@ -113,10 +115,6 @@ function guardSecretPlacement(ctx: OverlayContext, infra: ReferenceLayer) {
           `${o.file} holds Secret ${o.name}, but the ${infra.name} layer is pushed before the cluster can open sealed secrets`,
         );
     }
-    if (layer.kustomization?.secretGenerator)
-      throw new GeneratorInputError(
-        `${layer.dir}: secretGenerator is not supported; use Secret manifests the generator can seal`,
-      );
   }
 }
 
@@ -147,6 +145,7 @@ async function renderLayer(ctx: OverlayContext, layer: ReferenceLayer): Promise<
     else files.set(rel, isYamlFile(rel) ? await transformManifestFile(ctx, layer, rel, raw) : raw);
   }
   for (const p of patches) files.set(p.file, Buffer.from(p.content));
+  await renderSecretGenerators(ctx, layer.objects, layer.dir, `${ctx.clusterDir}/${layer.name}`, files);
   return files;
 }
 
@@ -188,6 +187,7 @@ async function transformManifestFile(
       continue;
     }
     changed = rewriteForCluster(ctx, doc) || changed;
+    changed = moveRemoteKeysIn(ctx, doc, `${ctx.clusterDir}/${layer.name}/${rel}`) || changed;
     if (isExternalDns(obj.body))
       ctx.summary.external_dns.push(readExternalDns(doc.toJS(), `${ctx.clusterDir}/${layer.name}/${rel}`));
   }

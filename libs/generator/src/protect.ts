@@ -3,7 +3,9 @@ import { join } from 'node:path';
 import { sopsEncrypt } from '../../sealing/src/sops';
 import { buildSealedSecret, SEALED_BY_ANNOTATION } from '../../sealing/src';
 import { Context, usesSops } from './context';
-import { CredentialPlan } from './credential-plan';
+import { CredentialPlan, CredentialPlanEntry } from './credential-plan';
+import { externalPlanEntries, unmovedRemoteKeys } from './external-secrets';
+import { remoteKeyNamesFor } from './remote-keys';
 import { referenceSecretShapes } from './secret-examples';
 import { GeneratorInputError } from './errors';
 import type { ReferenceObject } from './reference';
@@ -40,11 +42,27 @@ function existingProtected(ctx: Context, targetFile: string, name: string, names
   }
 }
 
+/** The Secret's new values from the credential plan, handed to the library caller (never printed). */
+export function plannedValues(ctx: Context, namespace: string, name: string): Record<string, Buffer> {
+  if (!ctx.plan) throw new Error('the credential plan is made before Secrets are protected');
+  const data = ctx.plan.valuesFor(namespace, name);
+  for (const [key, value] of Object.entries(data))
+    ctx.credentials.push({ namespace, name, key, value: value.toString('utf8') });
+  return data;
+}
+
 /**
  * Fresh credentials for a reference Secret, sealed for the cluster or SOPS-encrypted for its age
- * keys. `targetFile` is where it will live in the target repository (repo-relative).
+ * keys. `targetFile` is where it will live in the target repository (repo-relative). `assemble`
+ * turns the planned values into the Secret's keys where they differ (a secretGenerator's files).
  */
-export async function protectSecret(ctx: Context, targetFile: string, body: any, namespace: string) {
+export async function protectSecret(
+  ctx: Context,
+  targetFile: string,
+  body: any,
+  namespace: string,
+  assemble: (planned: Record<string, Buffer>) => Record<string, Buffer> = (planned) => planned,
+) {
   const name = String(body.metadata?.name);
   const sops = usesSops(ctx);
   const type = String(body.type ?? 'Opaque');
@@ -59,10 +77,7 @@ export async function protectSecret(ctx: Context, targetFile: string, body: any,
     });
     return reuse;
   }
-  if (!ctx.plan) throw new Error('the credential plan is made before Secrets are protected');
-  const data = ctx.plan.valuesFor(namespace, name);
-  for (const [key, value] of Object.entries(data))
-    ctx.credentials.push({ namespace, name, key, value: value.toString('utf8') });
+  const data = assemble(plannedValues(ctx, namespace, name));
   ctx.summary.objects_sealed.push({ ...summary, keys: Object.keys(data).sort(), reused: false });
   const labels: Record<string, string> = { ...(body.metadata?.labels ?? {}) };
   if (!sops) return buildSealedSecret({ name, namespace, type, labels, data }, ctx.cert!, ctx.opts.sealingScope);
@@ -79,14 +94,24 @@ export async function protectSecret(ctx: Context, targetFile: string, body: any,
  * The credential plan of the environment whose objects are given (every plain Secret it holds),
  * recorded in the summary. A missing supplied credential stops the pass here, before anything is written.
  */
-export function planCredentials(ctx: Context, objects: ReferenceObject[]): void {
+export function planCredentials(ctx: Context, objects: ReferenceObject[], referenceClusterNames: string[] = []): void {
   ctx.plan = CredentialPlan.build(referenceSecretShapes(ctx.referenceRoot, objects), {
     registry: ctx.opts.registry,
     supplied: ctx.opts.suppliedCredentials,
     requireSupplied: ctx.opts.pass === 'full' || ctx.opts.suppliedCredentials !== undefined,
   });
-  ctx.summary.credential_plan = ctx.plan.entries;
+  ctx.remoteKeyNames = remoteKeyNamesFor(ctx, referenceClusterNames);
+  const id = (e: CredentialPlanEntry) => `${e.namespace}/${e.name}/${e.key}`;
+  ctx.summary.credential_plan = [...ctx.plan.entries, ...externalPlanEntries(objects, ctx.remoteKeyNames)].sort(
+    (a, b) => id(a).localeCompare(id(b)),
+  );
   ctx.summary.warnings.push(...ctx.plan.warnings);
+  const unmoved = unmovedRemoteKeys(objects, ctx.remoteKeyNames);
+  ctx.summary.remote_keys.push(...unmoved);
+  for (const m of unmoved)
+    ctx.summary.warnings.push(
+      `${m.file}: ${m.object} ${m.field} "${m.from}" names the reference environment, but the file is shared by every cluster and is not edited: give the new cluster its own ExternalSecret (for "${m.to}")`,
+    );
 }
 
 /**

@@ -4,6 +4,7 @@ import { isFolderForm, referenceEnvDir } from './environment-folder';
 import { GeneratorInputError } from './errors';
 import { isRemoteReference, remoteResourceError } from './remote-resources';
 import { parseDocuments } from './yaml-docs';
+import { generatorSecretBody, readSecretGenerators, SecretGeneratorShape } from './secret-generators';
 
 /** One Kubernetes object found by following a layer's kustomization resources. */
 export interface ReferenceObject {
@@ -21,6 +22,8 @@ export interface ReferenceObject {
   body: any;
   /** True when the file lies outside the reference environment (a shared base). */
   shared: boolean;
+  /** A Secret a kustomize secretGenerator of `file` builds from SOPS-encrypted files (`index` is negative). */
+  generator?: SecretGeneratorShape;
 }
 
 export interface ReferenceLayer {
@@ -169,6 +172,7 @@ function walk(
   const own = typeof k.namespace === 'string' ? k.namespace : undefined;
   const effective = outerNamespace ?? own;
   const inner = isLayerRoot ? undefined : (innerNamespace ?? own);
+  collectGenerated(state, dirRel, file, k, effective, inner);
   // Components (home-ops' kubernetes/components/common) bring objects and are folders a copy needs, as resources are.
   const entries: Array<[string, unknown]> = [
     ...(k.resources ?? []).map((e: unknown) => ['resources', e]),
@@ -219,6 +223,34 @@ function collectObjects(
       shared: !fileRel.startsWith(state.envDir + '/'),
     });
   });
+}
+
+/** The Secrets a kustomization's secretGenerator builds, as objects (kustomize's namespace transformer sets theirs too). */
+function collectGenerated(
+  state: WalkState,
+  dirRel: string,
+  file: string,
+  k: any,
+  namespace: string | undefined,
+  innerNamespace: string | undefined,
+) {
+  if (k?.secretGenerator === undefined) return;
+  for (const g of readSecretGenerators(state.root, dirRel, file, k)) {
+    const declared = k.secretGenerator[g.position]?.namespace;
+    const ns = namespace ?? (typeof declared === 'string' ? declared : undefined);
+    state.objects.push({
+      file,
+      index: -1 - g.position,
+      apiVersion: 'v1',
+      kind: 'Secret',
+      name: g.name,
+      namespace: ns,
+      targetNamespace: innerNamespace ?? declared,
+      body: generatorSecretBody(g, ns),
+      shared: !file.startsWith(state.envDir + '/'),
+      generator: g,
+    });
+  }
 }
 
 export interface ReferenceTree {

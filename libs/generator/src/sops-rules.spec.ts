@@ -1,5 +1,5 @@
 import { parse } from 'yaml';
-import { clusterRule, foldersOf, pathRegexFor, withClusterRule } from './sops-rules';
+import { clusterRule, clusterRules, foldersOf, pathRegexFor, withClusterRule } from './sops-rules';
 
 const AGE = 'age1qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq';
 const owns = (folder: string) => ['clusters/acme', 'apps/acme'].some((d) => folder === d || folder.startsWith(d + '/'));
@@ -81,5 +81,24 @@ describe('.sops.yaml creation rules for the folders a pass encrypts in', () => {
       'age1dev',
       'age1other',
     ]);
+  });
+
+  it("puts a whole-file rule for a secretGenerator's encrypted files before the manifests' rule, and owns both", () => {
+    const files = ['apps/acme/secrets/app.enc.env', 'apps/acme/secrets/token.encrypted'];
+    const rules = clusterRules(['apps/acme/secrets/redis.yaml'], files, [AGE]);
+    expect(rules[0]).toEqual({
+      path_regex: '^(?:apps/acme/secrets/app\\.enc\\.env|apps/acme/secrets/token\\.encrypted)$',
+      age: AGE,
+    });
+    expect(rules[1].encrypted_regex).toBe('^(data|stringData)$');
+    const text = withClusterRule('creation_rules:\n  - path_regex: ^other/.*$\n    age: x\n', rules, owns)!;
+    // Every value of a generator's file; only data/stringData of a manifest; a file of another path is not ours.
+    expect(ruleFor(text, 'apps/acme/secrets/app.enc.env').encrypted_regex).toBeUndefined();
+    expect(ruleFor(text, 'apps/acme/secrets/redis.yaml').encrypted_regex).toBe('^(data|stringData)$');
+    expect(ruleFor(text, 'apps/acme/secrets/app.enc.envX')?.path_regex).not.toBe(rules[0].path_regex);
+    expect(foldersOf(rules[0].path_regex)).toEqual(['apps/acme/secrets']);
+    // A second run replaces both (they name only the cluster's folders) and changes nothing.
+    expect(withClusterRule(text, rules, owns)).toBeNull();
+    expect(foldersOf('^apps/acme/a.+b$')).toBeUndefined();
   });
 });

@@ -15,7 +15,8 @@ export const SOPS_CONFIG = '.sops.yaml';
 
 export interface SopsCreationRule {
   path_regex: string;
-  encrypted_regex: string;
+  /** Absent for whole files (a secretGenerator's dotenv, yaml, json or binary sources): sops encrypts every value. */
+  encrypted_regex?: string;
   age: string;
 }
 
@@ -37,20 +38,53 @@ export function clusterRule(files: string[], recipients: string[]): SopsCreation
   return { path_regex: pathRegexFor(files), encrypted_regex: FLUX_ENCRYPTED_REGEX, age: recipients.join(',') };
 }
 
+/** A literal path, escaped as escapeRegex does. */
+const LITERAL = /^(?:[^.*+?^${}()|[\]\\]|\\[.*+?^${}()|[\]\\])+$/;
+
+/** A path_regex matching exactly the given files (repository-relative), anchored and escaped. */
+export function pathRegexForFiles(files: string[]): string {
+  const escaped = [...new Set(files)].sort().map(escapeRegex);
+  return `^${escaped.length === 1 ? escaped[0] : `(?:${escaped.join('|')})`}$`;
+}
+
+/**
+ * The cluster's creation rules: first one for the whole files its secretGenerators read (every value
+ * encrypted, as they are written), then one for the folders of its Secret manifests (only `data`
+ * and `stringData`, as Flux decrypts them). `sops` takes the first rule that matches a path.
+ */
+export function clusterRules(manifests: string[], sources: string[], recipients: string[]): SopsCreationRule[] {
+  const age = recipients.join(',');
+  return [
+    ...(sources.length > 0 ? [{ path_regex: pathRegexForFiles(sources), age }] : []),
+    ...[clusterRule(manifests, recipients)].filter((r): r is SopsCreationRule => r !== undefined),
+  ];
+}
+
 /**
  * The folders a path_regex of the scaffolder's shape names (this one's or the older whole-folder
  * one), unescaped; undefined for any other regex (a person's rule: never taken as the scaffolder's).
  */
 export function foldersOf(pathRegex: unknown): string[] | undefined {
   if (typeof pathRegex !== 'string' || !pathRegex.startsWith('^')) return undefined;
+  const files = filesOf(pathRegex);
+  if (files) return [...new Set(files.map((f) => posix.dirname(f)))];
   const suffix = [FILE_IN_FOLDER, ANY_BELOW].find((s) => pathRegex.endsWith(s));
   if (!suffix) return undefined;
   let body = pathRegex.slice(1, -suffix.length);
   if (body.startsWith('(?:') && body.endsWith(')')) body = body.slice(3, -1);
   const folders = body.split('|');
-  const literal = /^(?:[^.*+?^${}()|[\]\\]|\\[.*+?^${}()|[\]\\])+$/;
-  if (!folders.every((f) => literal.test(f))) return undefined;
+  if (!folders.every((f) => LITERAL.test(f))) return undefined;
   return folders.map((f) => f.replace(/\\(.)/g, '$1'));
+}
+
+/** The files a path_regex of the scaffolder's whole-file shape names (`^(?:a\.env|b/c\.json)$`), unescaped. */
+function filesOf(pathRegex: string): string[] | undefined {
+  if (!pathRegex.endsWith('$') || pathRegex.endsWith('\\$')) return undefined;
+  let body = pathRegex.slice(1, -1);
+  if (body.startsWith('(?:') && body.endsWith(')')) body = body.slice(3, -1);
+  const files = body.split('|');
+  if (!files.every((f) => LITERAL.test(f) && f.includes('/'))) return undefined;
+  return files.map((f) => f.replace(/\\(.)/g, '$1'));
 }
 
 /** The creation_rules list of a .sops.yaml (a new one when it has none). */
@@ -68,10 +102,11 @@ function creationRules(doc: Document): YAMLSeq {
  */
 export function withClusterRule(
   text: string | null,
-  rule: SopsCreationRule | undefined,
+  rule: SopsCreationRule | SopsCreationRule[] | undefined,
   owns: (folder: string) => boolean,
 ): string | null {
-  if (text === null && !rule) return null;
+  const ours = rule === undefined ? [] : Array.isArray(rule) ? rule : [rule];
+  if (text === null && ours.length === 0) return null;
   const doc = (text === null ? undefined : parseDocuments(text, SOPS_CONFIG)[0]) ?? new Document({});
   if (!isMap(doc.contents)) throw new GeneratorInputError(`${SOPS_CONFIG} must be a mapping with creation_rules`);
   const rules = creationRules(doc);
@@ -80,7 +115,7 @@ export function withClusterRule(
     return folders !== undefined && folders.every(owns);
   };
   const kept = rules.items.filter((item) => !isOurs(item));
-  const next = rule ? [doc.createNode(rule), ...kept] : kept;
+  const next = [...ours.map((r) => doc.createNode(r)), ...kept];
   const plain = (items: unknown[]) => JSON.stringify(items.map((n) => (isNode(n) ? n.toJSON() : n)));
   // Rewritten only when a rule changes: a second run leaves the file's bytes (and a person's layout) alone.
   if (text !== null && plain(next) === plain(rules.items)) return null;

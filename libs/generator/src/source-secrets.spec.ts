@@ -85,4 +85,31 @@ describe('sourceSecretUsers: the Secrets Flux sources read', () => {
       undefined,
     ]);
   });
+
+  it("takes the Secrets an External Secrets store authenticates with as another system's credentials", () => {
+    const users = sourceSecretUsers([
+      object('external-secrets.io/v1', 'SecretStore', 'vault', 'apps', {
+        provider: {
+          vault: { server: 'https://vault.acme.io', auth: { tokenSecretRef: { name: 'vault-token', key: 'token' } } },
+        },
+      }),
+      object('external-secrets.io/v1', 'ClusterSecretStore', 'aws', '', {
+        provider: {
+          aws: {
+            service: 'SecretsManager',
+            auth: {
+              secretRef: {
+                accessKeyIDSecretRef: { name: 'aws-creds', namespace: 'external-secrets', key: 'id' },
+                secretAccessKeySecretRef: { name: 'aws-creds', namespace: 'external-secrets', key: 'secret' },
+                // Without a namespace a cluster store's reference names no Secret.
+                sessionTokenSecretRef: { name: 'nowhere', key: 'token' },
+              },
+            },
+          },
+        },
+      }),
+    ]);
+    expect([...users.keys()].sort()).toEqual(['apps/vault-token', 'external-secrets/aws-creds']);
+    expect(users.get('apps/vault-token')).toEqual(['SecretStore apps/vault (apps/staging/vault.yaml)']);
+  });
 });

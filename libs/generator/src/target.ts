@@ -3,9 +3,10 @@ import { cpSync, existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, r
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { Context, GenerateResult, GenerationPlan, SharedCopy } from './context';
 import { GeneratorInputError } from './errors';
-import { clusterRule, SOPS_CONFIG, withClusterRule } from './sops-rules';
+import { clusterRules, SOPS_CONFIG, withClusterRule } from './sops-rules';
 import { listFiles } from './reference';
-import { environmentName, referenceEnvDir } from './environment-folder';
+import { referenceEnvironmentName } from './environment-folder';
+import { movePathsIntoOtherRepositories } from './foreign-paths';
 
 /** Marks a cluster folder as written by the scaffolder for one cluster. */
 export const OWNER_FILE = '.gitops-scaffolder.json';
@@ -169,7 +170,12 @@ export function planFolder(ctx: Context, dir: string, files: Map<string, Buffer>
   for (const rel of plannedFilesBelow(ctx, dir))
     if (!files.has(rel) && rel !== OWNER_FILE) planRemoval(ctx, `${dir}/${rel}`);
   for (const [rel, content] of files)
-    planFile(ctx, `${dir}/${rel}`, aboutThisCluster(ctx, rel, content), referenceDir && `${referenceDir}/${rel}`);
+    planFile(
+      ctx,
+      `${dir}/${rel}`,
+      aboutThisCluster(ctx, rel, movePathsIntoOtherRepositories(ctx, `${dir}/${rel}`, content)),
+      referenceDir && `${referenceDir}/${rel}`,
+    );
 }
 
 /**
@@ -178,7 +184,7 @@ export function planFolder(ctx: Context, dir: string, files: Map<string, Buffer>
  * as a word, in YAML comment lines only; values are the models' business.
  */
 function aboutThisCluster(ctx: Context, rel: string, content: Buffer): Buffer {
-  const from = environmentName(referenceEnvDir(ctx.referenceRoot, ctx.opts.referenceEnv));
+  const from = referenceEnvironmentName(ctx.referenceRoot, ctx.opts.referenceEnv);
   if (!/\.ya?ml$/.test(rel) || from === undefined || from === ctx.opts.clusterName) return content;
   const word = new RegExp(`\\b${from.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\b`, 'g');
   const text = content.toString('utf8');
@@ -194,8 +200,10 @@ function aboutThisCluster(ctx: Context, rel: string, content: Buffer): Buffer {
  */
 export function planSopsRules(ctx: Context) {
   const owned = [ctx.clusterDir, ...ctx.summary.overlay_paths];
-  const rule = clusterRule(
-    ctx.summary.objects_sealed.map((o) => o.file),
+  const sealed = ctx.summary.objects_sealed;
+  const rule = clusterRules(
+    sealed.filter((o) => !o.sources).map((o) => o.file),
+    sealed.flatMap((o) => o.sources ?? []),
     ctx.opts.ageRecipients ?? [],
   );
   const existing = plannedBytes(ctx, SOPS_CONFIG);
@@ -203,7 +211,7 @@ export function planSopsRules(ctx: Context) {
     owned.some((dir) => folder === dir || folder.startsWith(dir + '/')),
   );
   if (next !== null) planFile(ctx, SOPS_CONFIG, Buffer.from(next));
-  if (next !== null || rule) ctx.summary.repo_files.push(SOPS_CONFIG);
+  if (next !== null || rule.length > 0) ctx.summary.repo_files.push(SOPS_CONFIG);
 }
 
 /** The outermost of a set of folders (base/, not base/api/). */

@@ -1,3 +1,4 @@
+import { isEncValue, isEncryptedGeneratedValue } from './sops-files';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join, normalize, relative, resolve } from 'node:path';
@@ -290,6 +291,20 @@ const objectId = (body: any) => `${body.kind} ${body.metadata?.namespace ?? ''}/
 export function checkNotPlaintextSecret(body: any, label: string): void {
   const values = [...Object.values(body.data ?? {}), ...Object.values(body.stringData ?? {})];
   const sopsEncrypted = values.every((v) => typeof v === 'string' && v.startsWith('ENC[AES256_GCM,'));
-  if (body.kind === 'Secret' && values.length > 0 && !sopsEncrypted)
+  if (body.kind === 'Secret' && values.length > 0 && !sopsEncrypted && !generatedFromSops(body))
     throw new GeneratorValidationError(`${label} builds a plaintext ${objectId(body)}`);
+}
+
+/**
+ * A Secret kustomize generated from SOPS-encrypted files, as it is before kustomize-controller
+ * decrypts them: every `data` value an encrypted file or an encrypted dotenv value, and `sops_*`
+ * metadata keys only beside an encrypted `sops_mac` (so a plaintext key named sops_... proves nothing).
+ */
+function generatedFromSops(body: any): boolean {
+  if (body.stringData !== undefined) return false;
+  const data = Object.entries(body.data ?? {}).map(([k, v]) => [k, Buffer.from(String(v), 'base64').toString('utf8')]);
+  const hasMeta = data.some(([k]) => k.startsWith('sops_'));
+  const mac = data.find(([k]) => k === 'sops_mac')?.[1];
+  if (hasMeta && !isEncValue(mac)) return false;
+  return data.every(([k, text]) => isEncryptedGeneratedValue(k, text));
 }

@@ -1,4 +1,5 @@
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir, rm, rmdir } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { classifyGitError } from './errors';
 import { GitAccess } from './git-access';
 import type { RepositoryCache } from './repository-cache';
@@ -185,5 +186,8 @@ export class GitWorkspace {
    */
   async remove(): Promise<void> {
     await execInHelper('rm', ['-rf', '--', this.dir]);
+    // Its parent (a pass's copy lives in WORK_DIR/<run>/) goes too once nothing else is in it; another
+    // copy of the same run still at work keeps it (rmdir refuses a folder that is not empty).
+    await rmdir(dirname(this.dir)).catch(() => undefined);
   }
 }

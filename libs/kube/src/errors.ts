@@ -15,7 +15,11 @@ export class KubeError extends Error implements ClassifiedError {
 /** Maps an API error (ApiException or a raw HTTP status) to a reason that names what was being read. */
 export function kubeError(e: unknown, what: string): KubeError {
   if (e instanceof KubeError) return e;
-  const status = Number((e as any)?.code ?? (e as any)?.statusCode ?? 0);
+  // A call aborted at its deadline (api-client.ts) is a DOMException whose legacy `code` (23) is no HTTP status.
+  if ((e as Error)?.name === 'TimeoutError' || (e as Error)?.name === 'AbortError')
+    return new KubeError(`${what}: the API server did not answer in time`, true);
+  const code = Number((e as any)?.code ?? (e as any)?.statusCode ?? 0);
+  const status = code >= 100 && code <= 599 ? code : 0;
   let reason: string;
   try {
     const body = typeof (e as any)?.body === 'string' ? JSON.parse((e as any).body) : (e as any)?.body;

@@ -1,4 +1,5 @@
 import { CoreV1Api, KubeConfig, V1Secret } from '@kubernetes/client-node';
+import { apiClient } from './api-client';
 import { kubeError, KubeError } from './errors';
 
 /** The label a management-cluster Secret must carry (value "true") before the scaffolder reads it as a request's input. */
@@ -22,9 +23,7 @@ export async function readInputSecret(
   );
   let secret: V1Secret;
   try {
-    secret = await management
-      .makeApiClient(CoreV1Api)
-      .readNamespacedSecret({ namespace: ref.namespace, name: ref.name });
+    secret = await apiClient(management, CoreV1Api).readNamespacedSecret({ namespace: ref.namespace, name: ref.name });
   } catch (e) {
     const err = kubeError(e, `reading ${where}`);
     throw err.status === 403 || err.status === 404 ? unavailable : err;

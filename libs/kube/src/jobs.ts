@@ -1,4 +1,5 @@
 import { BatchV1Api, CoreV1Api, KubeConfig, V1Job, V1Pod } from '@kubernetes/client-node';
+import { apiClient } from './api-client';
 import { kubeError, KubeError } from './errors';
 import {
   jobNameFor,
@@ -23,8 +24,8 @@ export class ScaffoldJobs {
     kc: KubeConfig,
     readonly settings: JobSettings,
   ) {
-    this.batch = kc.makeApiClient(BatchV1Api);
-    this.core = kc.makeApiClient(CoreV1Api);
+    this.batch = apiClient(kc, BatchV1Api);
+    this.core = apiClient(kc, CoreV1Api);
   }
 
   /** Creates the run's Job; an existing Job of the same run (a redelivered event, another replica) is adopted. */

@@ -1,6 +1,7 @@
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest, RequestOptions } from 'node:https';
 import { AppsV1Api, CoreV1Api, KubeConfig, V1Deployment } from '@kubernetes/client-node';
+import { apiClient } from './api-client';
 import { kubeError, KubeError } from './errors';
 import { readInputSecret } from './input-secret';
 
@@ -59,7 +60,7 @@ function describeDeployment(d: V1Deployment): { ready: boolean; seen: string } {
 
 /** One look at the candidate Deployments: Available with a current observedGeneration. */
 export async function checkSealedSecrets(kc: KubeConfig, loc: SealedSecretsLocation): Promise<AvailabilityCheck> {
-  const apps = kc.makeApiClient(AppsV1Api);
+  const apps = apiClient(kc, AppsV1Api);
   const seen: string[] = [];
   for (const name of loc.names) {
     try {
@@ -145,7 +146,7 @@ async function rawGet(kc: KubeConfig, path: string, accept: string): Promise<{ s
 export async function fetchSealingCertificate(kc: KubeConfig, namespace: string, name: string): Promise<string> {
   let portName: string;
   try {
-    const svc = await kc.makeApiClient(CoreV1Api).readNamespacedService({ namespace, name });
+    const svc = await apiClient(kc, CoreV1Api).readNamespacedService({ namespace, name });
     portName = svc.spec?.ports?.[0]?.name ?? '';
   } catch (e) {
     throw kubeError(e, `Service ${namespace}/${name}`);

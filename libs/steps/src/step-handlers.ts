@@ -334,6 +334,7 @@ export function passOptions(
     ...secretsBackendOf(req),
     clusterVars: req.cluster_vars,
     hostMap: req.host_map,
+    pathMap: req.path_map,
     referenceDomain: req.reference_domain,
     registry: settings.registry,
     sourceUrl: fluxSourceUrl(req, settings),

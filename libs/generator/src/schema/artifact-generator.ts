@@ -4,18 +4,10 @@
  * config/crd/bases/source.extensions.fluxcd.io_artifactgenerators.yaml of fluxcd/source-watcher
  * (Apache-2.0), closed as the API server prunes unknown fields. Status is the controller's.
  */
-import Ajv from 'ajv';
-import type { CompiledValidator } from './schema-index';
+import { closed, lazyValidator } from './closed-schema';
 
 const NAME = { type: 'string', maxLength: 253, pattern: '^[a-z0-9]([a-z0-9-]*[a-z0-9])?$' };
 const ALIAS_REF = { type: 'string', maxLength: 64, pattern: '^@([a-z0-9]([a-z0-9_-]*[a-z0-9])?)$' };
-
-const closed = (properties: Record<string, object>, required: string[] = []) => ({
-  type: 'object',
-  properties,
-  required,
-  additionalProperties: false,
-});
 
 export const ARTIFACT_GENERATOR_SCHEMA = closed(
   {
@@ -72,9 +64,4 @@ export const ARTIFACT_GENERATOR_SCHEMA = closed(
   ['apiVersion', 'kind', 'metadata', 'spec'],
 );
 
-let compiled: CompiledValidator | undefined;
-
-export function artifactGeneratorValidator(): CompiledValidator {
-  compiled ??= new Ajv({ allErrors: true, strict: true }).compile(ARTIFACT_GENERATOR_SCHEMA) as CompiledValidator;
-  return compiled;
-}
+export const artifactGeneratorValidator = lazyValidator(ARTIFACT_GENERATOR_SCHEMA);

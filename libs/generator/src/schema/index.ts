@@ -4,6 +4,7 @@
  */
 import { GeneratorValidationError } from '../errors';
 import { artifactGeneratorValidator } from './artifact-generator';
+import { fluxInstanceValidator } from './flux-instance';
 import { fluxFieldRule, isFluxApi } from './flux-rules';
 import { CompiledValidator, packagedValidator } from './schema-index';
 import { fieldPath, SchemaProblem, strictValidate } from './strict-validate';
@@ -28,6 +29,7 @@ const PROBLEMS_SHOWN = 5;
 function validatorFor(apiVersion: string, kind: string): CompiledValidator | undefined {
   if (apiVersion === 'source.extensions.fluxcd.io/v1beta1' && kind === 'ArtifactGenerator')
     return artifactGeneratorValidator();
+  if (apiVersion === 'fluxcd.controlplane.io/v1' && kind === 'FluxInstance') return fluxInstanceValidator();
   return packagedValidator(apiVersion, kind);
 }
 
@@ -77,11 +79,19 @@ export function checkSchemas(objects: readonly BuiltObject[], label: string): Sc
   return result;
 }
 
-/** What the API server receives: kustomize-controller decrypts a SOPS-encrypted object and drops its `sops` metadata first. */
+/**
+ * What the API server receives: kustomize-controller decrypts a SOPS-encrypted object and drops its
+ * `sops` metadata first. A Secret's `data` is read as the API server decodes it (Go's base64 skips
+ * line breaks), since kustomize folds long generated values every 76 characters.
+ */
 function asApplied(body: any): object {
-  if (!body.sops || typeof body.sops !== 'object') return body;
-  const { sops: _metadata, ...applied } = body;
-  return applied;
+  const { sops, ...rest } = body;
+  const applied = sops && typeof sops === 'object' ? rest : body;
+  if (body.kind !== 'Secret' || !body.data || typeof body.data !== 'object') return applied;
+  const data = Object.fromEntries(
+    Object.entries(body.data).map(([k, v]) => [k, typeof v === 'string' ? v.replace(/[\r\n]/g, '') : v]),
+  );
+  return { ...applied, data };
 }
 
 const objectName = (body: any) =>

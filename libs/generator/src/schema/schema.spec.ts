@@ -199,6 +199,42 @@ describe('checkSchemas: a file:// GitRepository', () => {
 });
 
 describe('the packaged schemas', () => {
+  it("checks Flux Operator's FluxInstance, which no package describes: its sync kinds, durations and unknown fields", () => {
+    const fluxInstance = (sync: object) => ({
+      body: {
+        apiVersion: 'fluxcd.controlplane.io/v1',
+        kind: 'FluxInstance',
+        metadata: { name: 'flux', namespace: 'flux-system' },
+        spec: {
+          distribution: { version: '2.x', registry: 'ghcr.io/fluxcd' },
+          components: ['source-controller', 'kustomize-controller'],
+          cluster: { type: 'kubernetes', multitenant: true, networkPolicy: true },
+          kustomize: { patches: [{ target: { kind: 'Deployment' }, patch: '- op: add' }] },
+          sync: {
+            kind: 'GitRepository',
+            url: 'https://h/f.git',
+            ref: 'refs/heads/main',
+            path: 'clusters/acme',
+            ...sync,
+          },
+        },
+      },
+      file: 'clusters/acme/flux-system/flux-instance.yaml',
+    });
+    expect(checkSchemas([fluxInstance({ interval: '5m', pullSecret: 'flux-system' })], 'clusters/acme')).toEqual({
+      checked: 1,
+      withoutSchema: [],
+      warnings: [],
+    });
+    const message = refusal([fluxInstance({ kind: 'HelmRepository', interval: '5 minutes', branch: 'main' })]);
+    for (const problem of [
+      'FluxInstance flux-system/flux: spec.sync.kind must be one of OCIRepository, GitRepository, Bucket (not "HelmRepository")',
+      'spec.sync.interval must match',
+      'spec.sync.branch unknown field',
+    ])
+      expect(message).toContain(problem);
+  });
+
   it('finds every kind the packages describe where a lookup looks for it, and nothing for a path outside them', () => {
     const kinds = packagedKinds();
     expect(kinds.length).toBeGreaterThan(200);

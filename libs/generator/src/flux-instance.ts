@@ -1,0 +1,167 @@
+/**
+ * Flux Operator's entry point: a FluxInstance (fluxcd.controlplane.io/v1) whose `spec.sync` makes
+ * the operator create the cluster's source (GitRepository, OCIRepository or Bucket) and the
+ * Kustomization over `spec.sync.path`, where flux bootstrap would commit gotk-sync.yaml.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Document, stringify } from 'yaml';
+import { normalizePath } from './flux-sync';
+import { describePath } from './hosts';
+import type { ReferenceObject } from './reference';
+import { sourceSecretNames } from './source-secrets';
+import { BuildSettings, BuiltObject, kustomizeBuild } from './validate';
+import { rewriteStrings } from './yaml-docs';
+
+export const isFluxInstance = (b: any) =>
+  b?.kind === 'FluxInstance' && /^fluxcd\.controlplane\.io\//.test(String(b?.apiVersion));
+
+/** The repository folder a FluxInstance syncs, or undefined when it syncs nothing (no spec.sync). */
+export function fluxInstanceSyncPath(body: any): string | undefined {
+  const path = body?.spec?.sync?.path;
+  return typeof path === 'string' ? normalizePath(path) : undefined;
+}
+
+/** Where the FluxInstance's sync goes in the new cluster and what it pulls from. */
+export interface FluxInstanceTarget {
+  /** The new cluster's folder, repository-relative (clusters/acme). */
+  path: string;
+  sourceUrl?: string;
+  sourceBranch?: string;
+}
+
+/** URL schemes each sync kind fetches: a given URL of another scheme is not the same source. */
+const SYNC_URL: Record<string, RegExp> = {
+  // file:// only where the operator allowed it (a development target); the schema check warns about it.
+  GitRepository: /^(https?|ssh|file):\/\//,
+  OCIRepository: /^oci:\/\//,
+  Bucket: /^https?:\/\//,
+};
+
+/**
+ * Points a FluxInstance's sync at the new cluster's folder (in the reference's spelling, `./` or
+ * not) and, for a Git sync, at the given repository and branch (the operator reads `ref` as a Git
+ * ref name, so a branch is `refs/heads/<branch>`). pullSecret is kept: the Secret the source logs in
+ * with is the Git host's or registry's credential, supplied for the new cluster, never generated.
+ * Returns what could not be applied (an OCI or Bucket sync has no branch; a URL of another scheme).
+ */
+export function repointFluxInstance(doc: Document, body: any, target: FluxInstanceTarget, where: string): string[] {
+  const sync = body?.spec?.sync;
+  if (!sync || typeof sync.path !== 'string') return [];
+  const warnings: string[] = [];
+  doc.setIn(['spec', 'sync', 'path'], `${sync.path.startsWith('./') ? './' : ''}${target.path}`);
+  const kind = String(sync.kind);
+  if (target.sourceUrl !== undefined) {
+    if (SYNC_URL[kind]?.test(target.sourceUrl)) doc.setIn(['spec', 'sync', 'url'], target.sourceUrl);
+    else
+      warnings.push(
+        `${where}: FluxInstance ${body.metadata?.name} syncs from a ${kind}; the source URL given is not one, so spec.sync.url stays ${JSON.stringify(sync.url)}`,
+      );
+  }
+  if (target.sourceBranch !== undefined) {
+    if (kind === 'GitRepository') doc.setIn(['spec', 'sync', 'ref'], `refs/heads/${target.sourceBranch}`);
+    else
+      warnings.push(
+        `${where}: FluxInstance ${body.metadata?.name} syncs from a ${kind}, which has no branch; spec.sync.ref stays ${JSON.stringify(sync.ref)} (the new cluster's folder must be in that artifact)`,
+      );
+  }
+  return warnings;
+}
+
+/** The source and Kustomization the operator creates for a FluxInstance's sync, before its kustomize patches. */
+export function fluxInstanceSyncObjects(body: any): any[] {
+  const sync = body?.spec?.sync;
+  if (!sync) return [];
+  const namespace = String(body.metadata?.namespace ?? 'flux-system');
+  const name = String(sync.name ?? namespace);
+  const kind = String(sync.kind);
+  const ref =
+    kind === 'GitRepository' ? { ref: { name: sync.ref } } : kind === 'OCIRepository' ? { ref: { tag: sync.ref } } : {};
+  const source = {
+    apiVersion: 'source.toolkit.fluxcd.io/v1',
+    kind,
+    metadata: { name, namespace },
+    spec: {
+      interval: sync.interval ?? '1m',
+      ...ref,
+      ...(kind === 'Bucket' ? { bucketName: sync.ref, endpoint: sync.url } : { url: sync.url }),
+      ...(sync.pullSecret ? { secretRef: { name: sync.pullSecret } } : {}),
+      ...(sync.provider ? { provider: sync.provider } : {}),
+    },
+  };
+  const kustomization = {
+    apiVersion: 'kustomize.toolkit.fluxcd.io/v1',
+    kind: 'Kustomization',
+    metadata: { name, namespace },
+    spec: { interval: '10m0s', path: sync.path, prune: true, sourceRef: { kind, name } },
+  };
+  return [source, kustomization];
+}
+
+const SYNC_KINDS = new Set(['GitRepository', 'OCIRepository', 'Bucket', 'Kustomization']);
+
+/**
+ * The sync objects as the operator applies them: built with kustomize together with the
+ * FluxInstance's `spec.kustomize.patches` that target them (a `postBuild.substituteFrom` the
+ * reference adds to the sync Kustomization, a `verify` on its source). Patches aimed at the
+ * controllers' objects are not the sync's and are left out (those objects are not built here).
+ */
+export async function buildFluxInstanceSync(body: any, label: string, settings: BuildSettings): Promise<BuiltObject[]> {
+  const objects = fluxInstanceSyncObjects(body);
+  if (objects.length === 0) return [];
+  const patches = (body.spec?.kustomize?.patches ?? []).filter((p: any) => SYNC_KINDS.has(String(p?.target?.kind)));
+  const scratch = mkdtempSync(join(tmpdir(), 'flux-instance-sync-'));
+  try {
+    writeFileSync(join(scratch, 'sync.yaml'), objects.map((o) => stringify(o)).join('---\n'));
+    writeFileSync(join(scratch, 'kustomization.yaml'), stringify({ resources: ['sync.yaml'], patches }));
+    const built = await kustomizeBuild(scratch, label, { ...settings, roots: [...settings.roots, scratch] });
+    return built.map((o) => ({ body: o.body, file: label }));
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The Secrets a FluxInstance logs in with (its sync source, Flux's images and manifests) that the
+ * reference does not hold: credentials the Git host or registry issued, set up on a cluster at
+ * bootstrap. The new cluster needs its own before the operator can sync: said, never invented.
+ */
+export function unheldPullSecrets(
+  instance: ReferenceObject | undefined,
+  objects: ReferenceObject[],
+  where: string,
+): string[] {
+  if (!instance) return [];
+  const namespace = instance.namespace ?? 'flux-system';
+  const held = (name: string) =>
+    objects.some(
+      (o) => (o.kind === 'Secret' || o.kind === 'SealedSecret') && o.name === name && o.namespace === namespace,
+    );
+  return [...new Set(sourceSecretNames(instance))]
+    .filter((name) => !held(name))
+    .map(
+      (name) =>
+        `${where}: FluxInstance ${instance.name} logs in with Secret ${namespace}/${name}, which the repository does not hold: create it on the new cluster (credentials its source or registry issued) before Flux Operator can sync`,
+    );
+}
+
+/**
+ * Where the new cluster's FluxInstance still holds a value its runtime info replaced (`replaced`:
+ * key -> the reference's value: its cluster name, domain, region): the sync moves, but a literal in
+ * its patches or metadata stays the reference's. Listed by path, the value not quoted, never kept
+ * without a word.
+ */
+export function leftoverRuntimeValues(doc: Document, replaced: Record<string, string>, where: string): string[] {
+  const found: string[] = [];
+  const name = String(doc.getIn(['metadata', 'name']));
+  rewriteStrings(doc, (value, ctx) => {
+    for (const [key, old] of Object.entries(replaced))
+      if (value.includes(old))
+        found.push(
+          `${where}: FluxInstance ${name} ${describePath(ctx.path)} still holds the reference's ${key}, which the runtime info moves for the new cluster; set the new cluster's value there by hand`,
+        );
+    return undefined;
+  });
+  return found;
+}

@@ -1,0 +1,62 @@
+/**
+ * The shapes the REST API answers that more than the service reads: the console's browser code
+ * (src/console/ui, built with its own tsconfig and the DOM library) imports these types too. A
+ * declaration file with no imports, so both builds can share it and neither emits it.
+ */
+
+/** The run as both APIs return it (snake_case, as the controller expects). */
+export interface RunView {
+  id: string;
+  /** The key that created the run (requested_by): what the console shows admins in its owner column. */
+  owner: string;
+  status: string;
+  step: string | null;
+  message: string;
+  cluster_name: string;
+  domain: string;
+  region: string;
+  gitops_path: string;
+  repo_url: string;
+  branch: string;
+  infra_commit: string | null;
+  full_commit: string | null;
+  created_at: string | null;
+  updated_at: string | null;
+  finished_at: string | null;
+  /** For the long wait: how long it has waited and its deadline. */
+  progress: { waited_seconds: number; deadline_seconds: number } | null;
+  /** While the status is retrying: the step, the attempt that failed and why. */
+  retry: { step: string; failed_attempt: number; reason: string } | null;
+}
+
+/** An event as GET /api/v1/scaffolds/{id}/events, the SSE route and the audit feed (with run_id) show it. */
+export interface EventView {
+  seq: number;
+  id: string;
+  run_id?: string;
+  type: string;
+  schema_version: number;
+  time: string;
+  causation_id: string | null;
+  data: Record<string, unknown>;
+}
+
+/** GET /api/v1/whoami. */
+export interface CallerView {
+  name: string;
+  role: 'admin' | 'operator' | 'reader';
+}
+
+/** One key of GET /api/v1/scaffolds/{id}/credential-plan: where it lives and how a pass fills it, never its value. */
+export interface CredentialPlanItem {
+  namespace: string;
+  name: string;
+  key: string;
+  class: 'generated' | 'derived' | 'supplied' | 'configuration' | 'registry' | 'external';
+}
+
+/** A page of a list route. */
+export interface Page<T> {
+  items: T[];
+  next_cursor: string | null;
+}

@@ -1,0 +1,59 @@
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import express, { type Request, type Response, type NextFunction, Router } from 'express';
+
+/** Where the service serves its console. */
+export const CONSOLE_PATH = '/ui';
+
+/**
+ * Headers on every answer under /ui. The console's own scripts and styles only (no inline script or
+ * style, no eval), its calls to this origin only, never inside a frame, no MIME sniffing, no referrer
+ * (a run id in the fragment never leaves), and no caching of a page a signed-in tab showed.
+ */
+export const CONSOLE_HEADERS: Readonly<Record<string, string>> = {
+  'content-security-policy': [
+    "default-src 'none'",
+    "script-src 'self'",
+    "style-src 'self'",
+    "img-src 'self'",
+    "connect-src 'self'",
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'none'",
+  ].join('; '),
+  'x-frame-options': 'DENY',
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  'cross-origin-opener-policy': 'same-origin',
+  'cross-origin-resource-policy': 'same-origin',
+  'permissions-policy': 'camera=(), microphone=(), geolocation=(), payment=(), usb=()',
+  'cache-control': 'no-cache',
+};
+
+/**
+ * The built console: beside this file once compiled (dist/src/console/ui, where `npm run build` puts
+ * it); when the service runs from its TypeScript sources (the in-process tests), the build's copy.
+ */
+export function consoleAssetsDir(): string {
+  const beside = join(__dirname, 'ui');
+  return existsSync(join(beside, 'main.js')) ? beside : resolve(__dirname, '../../dist/src/console/ui');
+}
+
+function withConsoleHeaders(_req: Request, res: Response, next: NextFunction): void {
+  res.set(CONSOLE_HEADERS);
+  next();
+}
+
+/**
+ * The read-only console's static files: public like /metrics, since they hold no data; everything the
+ * console shows comes from the API with the signed-in key, under the API's own checks.
+ */
+export function consoleRouter(dir: string = consoleAssetsDir()): Router {
+  const router = Router();
+  router.use(withConsoleHeaders);
+  router.use(express.static(dir, { index: 'index.html', dotfiles: 'ignore', redirect: false, fallthrough: true }));
+  router.use((_req: Request, res: Response) => {
+    res.status(404).type('text/plain').send('not found');
+  });
+  return router;
+}
