@@ -113,6 +113,56 @@ const hostileText = fc.oneof(
     .map(([unit, times, tail]) => unit.repeat(times) + tail),
 );
 
+describe("reference_env: an environment of the service's template, by name or repository folder", () => {
+  const opts = {
+    ...OPTS,
+    steps: { templateDir: resolve('test/fixtures/public/onedr0p-cluster-template'), referenceEnv: 'dev' },
+  };
+  const parse = (reference_env: unknown) => parseCreateRequest(body({ reference_env }), opts);
+  const problem = (reference_env: unknown) => {
+    try {
+      parse(reference_env);
+    } catch (e) {
+      const err = e as ApiError;
+      return { status: err.status, details: err.details, message: err.message };
+    }
+    throw new Error('accepted');
+  };
+
+  it('accepts a folder such as kubernetes/main and records it', () => {
+    expect(parse('kubernetes/main').reference_env).toBe('kubernetes/main');
+    expect(parseCreateRequest(body(), opts).reference_env).toBeUndefined();
+  });
+
+  it.each([
+    ['../kubernetes/main'],
+    ['kubernetes/../main'],
+    ['/kubernetes/main'],
+    ['kubernetes//main'],
+    ['kubernetes/main/'],
+    ['./kubernetes/main'],
+    ['kubernetes/.git'],
+    ['.hidden/main'],
+    ['kubernetes/ma in'],
+    ['a/b/c/d/e/f/g'],
+    [`kubernetes/${'m'.repeat(100)}`],
+  ])('refuses %j as a field problem, before anything is read', (value) => {
+    expect(problem(value)).toMatchObject({
+      status: 400,
+      details: [{ field: 'reference_env', problem: expect.stringMatching(/repository-relative folder/) }],
+    });
+  });
+
+  it('refuses a folder the template does not have without naming where the template is', () => {
+    const refused = problem('kubernetes/staging');
+    expect(refused.status).toBe(422);
+    expect(refused.message).toMatch(
+      /reference_env: reference environment folder kubernetes\/staging\/ does not exist in the service's template/,
+    );
+    expect(refused.message).not.toContain(resolve('test'));
+  });
+});
+
 describe('every request parser ends in bounded time on any input', () => {
   const flux = tempDir('flux-ref');
   writeFluxExampleReference(flux);
@@ -130,6 +180,7 @@ describe('every request parser ends in bounded time on any input', () => {
     'region',
     'acme_email',
     'reference_domain',
+    'reference_env',
     'repo.url',
     'repo.branch',
     'repo.flux_url',

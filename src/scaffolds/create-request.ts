@@ -1,10 +1,18 @@
 import Ajv, { ErrorObject } from 'ajv';
 import type { ScaffoldRequestedData } from '../../libs/events/src';
-import { clusterVarsProblem, hostMapProblem, pathMapValueProblem } from '../../libs/generator/src';
+import { clusterVarsProblem, hostMapProblem, pathMapValueProblem, referenceEnvProblem } from '../../libs/generator/src';
 import { branchProblem, normaliseRepoUrl } from '../../libs/git/src';
 import { CertificateError, parseSealingCertificate, SealingCertificate } from '../../libs/sealing/src';
 import { isAgeRecipient } from '../../libs/sealing/src/sops';
-import { FieldCheck, isClusterName, isDomain, isEmail, isHostName, isRegion } from '../../libs/validation/src';
+import {
+  FieldCheck,
+  isClusterName,
+  isDomain,
+  isEmail,
+  isHostName,
+  isReferenceEnv,
+  isRegion,
+} from '../../libs/validation/src';
 import { ApiError, FieldProblem, invalid, invalidAll } from '../common/api-error';
 
 /** JSON schema of POST /api/v1/scaffolds (also the OpenAPI request body). */
@@ -33,6 +41,7 @@ export const CREATE_SCHEMA = {
       additionalProperties: { type: 'string', maxLength: 512 },
     },
     reference_domain: { type: 'string', maxLength: 253 },
+    reference_env: { type: 'string', maxLength: 200 },
     cluster_name: { type: 'string', maxLength: 63 },
     domain: { type: 'string', maxLength: 253 },
     region: { type: 'string', maxLength: 32 },
@@ -220,11 +229,13 @@ export function parseCreateRequest(
   note('repo.branch', branchProblem(branch));
   note('repo.flux_url', b.repo?.flux_url === undefined ? null : checkFluxUrl(b.repo.flux_url, opts.allowedHosts));
   note('reference_domain', b.reference_domain === undefined ? null : isDomain(b.reference_domain));
+  note('reference_env', b.reference_env === undefined ? null : isReferenceEnv(b.reference_env));
   for (const [from, to] of Object.entries((b.host_map ?? {}) as Record<string, string>))
     note(`host_map.${from}`, isHostName(from) ?? isHostName(to));
   for (const [from, to] of Object.entries((b.path_map ?? {}) as Record<string, string>))
     note(`path_map.${from}`, pathMapValueProblem(from) ?? pathMapValueProblem(to));
   if (problems.length > 0) throw invalidAll(problems);
+  const reference = referenceOf(b.reference_env, opts);
   const common = {
     cluster_name: b.cluster_name,
     domain: b.domain,
@@ -233,8 +244,9 @@ export function parseCreateRequest(
     repo_url: normaliseRepoUrl(repoUrl!),
     branch,
     ...(b.repo?.flux_url !== undefined ? { flux_url: normaliseRepoUrl(b.repo.flux_url as string) } : {}),
-    ...clusterVars(b.cluster_vars, opts),
-    ...hostMap(b, opts),
+    ...(b.reference_env !== undefined ? { reference_env: b.reference_env as string } : {}),
+    ...clusterVars(b.cluster_vars, reference),
+    ...hostMap(b, reference),
     ...(b.path_map && Object.keys(b.path_map).length > 0 ? { path_map: b.path_map as Record<string, string> } : {}),
     ...credentialsSecret(b.credentials_secret, Boolean(opts.acceptKubeconfigTargets)),
   };
@@ -263,6 +275,18 @@ export function parseCreateRequest(
 
 /** The reference the service generates from (what cluster_vars names are checked against). */
 type ReferenceSettings = { steps: { templateDir?: string; referenceEnv: string } };
+
+/**
+ * The reference a request generates from: the service's template with the request's environment
+ * (a name under clusters/ or a folder such as kubernetes/main), which must exist there (422 otherwise,
+ * before anything is appended), or the service's own REFERENCE_ENV.
+ */
+function referenceOf(referenceEnv: string | undefined, opts: ReferenceSettings): ReferenceSettings {
+  if (referenceEnv === undefined) return opts;
+  const problem = referenceEnvProblem(opts.steps.templateDir, referenceEnv);
+  if (problem) throw new ApiError(422, 'reference_env_unknown', `reference_env: ${problem}`);
+  return { steps: { ...opts.steps, referenceEnv } };
+}
 
 /** Cluster-vars values, checked against the service's reference before anything is appended. */
 function clusterVars(

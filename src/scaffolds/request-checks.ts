@@ -45,6 +45,7 @@ function requestedData(req: CreateRequest, caller: CallerIdentity, folderOwner: 
     ...(req.host_map ? { host_map: req.host_map } : {}),
     ...(req.path_map ? { path_map: req.path_map } : {}),
     ...(req.reference_domain ? { reference_domain: req.reference_domain } : {}),
+    ...(req.reference_env ? { reference_env: req.reference_env } : {}),
     ...(folderOwner !== caller.name ? { cluster_owner: folderOwner } : {}),
   };
 }
@@ -99,8 +100,8 @@ export class RequestChecks {
   }
 
   /** The reference's credential plan (classes only; empty when the generator cannot read the reference: the run reports why). */
-  referenceCredentials(): CredentialPlanEntry[] {
-    return referenceCredentialPlan(this.config.steps.templateDir, this.config.steps.referenceEnv);
+  referenceCredentials(referenceEnv: string | undefined): CredentialPlanEntry[] {
+    return referenceCredentialPlan(this.config.steps.templateDir, referenceEnv ?? this.config.steps.referenceEnv);
   }
 
   /**
@@ -108,11 +109,11 @@ export class RequestChecks {
    * executor the steps run with this process's settings, so a missing one is refused before anything
    * is appended or pushed (a Job's settings come from its own Secret, which the service cannot see).
    */
-  checkRegistry(): void {
+  checkRegistry(referenceEnv?: string): void {
     if (this.config.executor !== 'local' || this.config.steps.registry) return;
     const pullSecrets = [
       ...new Set(
-        this.referenceCredentials()
+        this.referenceCredentials(referenceEnv)
           .filter((e) => e.class === 'registry')
           .map((e) => `${e.namespace}/${e.name}`),
       ),
@@ -133,8 +134,11 @@ export class RequestChecks {
    * reads it again before its first push and fails there with one message for all three), so the
    * answer does not tell a caller which Secrets exist.
    */
-  async checkSupplied(ref: { namespace: string; name: string } | undefined): Promise<SuppliedCredentials | undefined> {
-    const plan = this.referenceCredentials();
+  async checkSupplied(
+    ref: { namespace: string; name: string } | undefined,
+    referenceEnv?: string,
+  ): Promise<SuppliedCredentials | undefined> {
+    const plan = this.referenceCredentials(referenceEnv);
     const needed = missingSupplied(plan, {});
     if (needed.length === 0) return undefined;
     if (!this.credentials) {

@@ -107,8 +107,8 @@ export class ScaffoldCommands {
 
   /** What a new run needs before anything is appended: the registry settings, supplied credentials, no active run on its folder. */
   private async checkStartable(req: CreateRequest): Promise<void> {
-    this.checks.checkRegistry();
-    await this.checks.checkSupplied(req.credentials_secret);
+    this.checks.checkRegistry(req.reference_env);
+    await this.checks.checkSupplied(req.credentials_secret, req.reference_env);
     // The 409 check reads the read-model; while PostgreSQL is down requests are still accepted (appends go on).
     const active = await this.readModel.activeFor(req.repo_url, req.cluster_name).catch(() => null);
     if (active)

@@ -63,7 +63,7 @@ export class ScaffoldPreview {
   ): Promise<PreviewReport> {
     const full = req.target.kind !== 'kubeconfig_secret';
     const certPem = req.target.kind === 'sealing_cert' ? req.target.cert.pem : undefined;
-    const supplied = await this.checks.checkSupplied(req.credentials_secret);
+    const supplied = await this.checks.checkSupplied(req.credentials_secret, req.reference_env);
     const options = passOptions(request, this.config.steps, repoDir, full ? 'full' : 'infra', certPem, supplied);
     const { summary, changes } = await this.generator.preview(options, deadline);
     const note = full

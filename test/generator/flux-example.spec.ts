@@ -321,7 +321,7 @@ describe('generator, Flux example layout whose Kustomization substitutes its own
 
 describe('generate-gitops-env on a Flux example layout', () => {
   const run = (args: string[]) => spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', env: childEnv() });
-  it('exit 2 listing the unmapped hosts, then exit 0 with --host-map; --reference-domain is refused for another layout', () => {
+  it('exit 2 listing the unmapped hosts, then exit 0 with --host-map; another layout reads --reference-domain but refuses --host-map', () => {
     const { reference, repo } = exampleFleet({ artifacts: true });
     const cluster = [
       '--cluster-name',
@@ -347,11 +347,29 @@ describe('generate-gitops-env on a Flux example layout', () => {
     });
     const text = run([...common, '--host-map', 'podinfo.staging=podinfo.acme.io']);
     expect(text.stdout).toContain('host podinfo.staging -> podinfo.acme.io');
-    const overlays = run(['--repo', tempDir('fx-cli-other'), ...cluster, '--reference-domain', 'example.net']);
-    expect(overlays.status).toBe(2);
-    expect(overlays.stderr).toContain(
-      "--reference-domain is read for references in the layout of Flux's example repository",
-    );
+    const overlays = run([
+      '--repo',
+      tempDir('fx-cli-other'),
+      ...cluster,
+      '--reference-domain',
+      'dev.example.net',
+      '--json',
+    ]);
+    expect(overlays.stderr).toBe('');
+    expect(overlays.status).toBe(0);
+    expect(JSON.parse(overlays.stdout)).toMatchObject({
+      environment_model: 'overlays',
+      reference_domain: 'dev.example.net',
+    });
+    const mapped = run([
+      '--repo',
+      tempDir('fx-cli-other'),
+      ...cluster,
+      '--host-map',
+      'podinfo.staging=podinfo.acme.io',
+    ]);
+    expect(mapped.status).toBe(2);
+    expect(mapped.stderr).toContain("--host-map is read for references in the layout of Flux's example repository");
   });
 
   it('--dry-run names the files it copies unchanged (a count and their paths), never their content', () => {

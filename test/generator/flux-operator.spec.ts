@@ -3,7 +3,7 @@
  * FluxInstance's spec.sync (not gotk-sync.yaml), and its values are the flux-runtime-info ConfigMap
  * the Kustomizations substitute. The new cluster gets its own FluxInstance and runtime info.
  */
-import { cpSync, existsSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { generate, GenerateOptions } from '../../libs/generator/src';
@@ -239,4 +239,66 @@ describe('generator, a Flux Operator fleet (FluxInstance entry point, flux-runti
     });
     expect(run.summary.validated).toEqual(expect.arrayContaining(['./clusters/acme', './tenants']));
   });
+
+  /**
+   * The fleet with its environment outside clusters/ (kubernetes/staging, home-ops style), its
+   * FluxInstance syncing the environment folder itself or a folder inside it (kubernetes/staging/flux).
+   */
+  const folderFormFleet = (entry: '' | '/flux') => {
+    const copy = (name: string) => {
+      const root = tempDir(name);
+      cpSync(FIXTURE, root, { recursive: true });
+      mkdirSync(join(root, `kubernetes/staging${entry}`), { recursive: true });
+      for (const file of ['flux-system', 'apps.yaml', 'tenants.yaml'])
+        renameSync(join(root, 'clusters/staging', file), join(root, `kubernetes/staging${entry}`, file));
+      rmSync(join(root, 'clusters'), { recursive: true });
+      edit(root, `kubernetes/staging${entry}/flux-system/flux-instance.yaml`, (text) =>
+        text
+          .replace('path: "clusters/staging"', `path: "kubernetes/staging${entry}"`)
+          .replace('!/clusters', '!/kubernetes'),
+      );
+      return root;
+    };
+    const reference = copy('flux-operator-kubernetes-reference');
+    const repo = copy('flux-operator-kubernetes-fleet');
+    return {
+      repo,
+      options: (extra: Partial<GenerateOptions> = {}) =>
+        acmeFirstPass(repo, reference, {
+          referenceEnv: 'kubernetes/staging',
+          sourceUrl: 'https://git.acme.io/platform/fleet.git',
+          sourceBranch: 'acme',
+          ...extra,
+        }),
+    };
+  };
+
+  it.each(['', '/flux'] as const)(
+    'takes the FluxInstance as the entry of an environment folder outside clusters/ (sync over kubernetes/staging%s): the new cluster goes beside it',
+    async (entry) => {
+      const { repo, options } = folderFormFleet(entry);
+      const infra = await generate(options());
+      expect(infra.summary.environment_model).toBe('cluster-vars');
+      // The domain and region come from the runtime info (no external-dns in the fleet).
+      expect(infra.summary.reference_domain).toBe('staging.example.com');
+      expect(infra.summary.reference_region).toBe('eu-west-2');
+      expect(infra.summary.kustomizations).toEqual([
+        { name: 'flux-system', path: `./kubernetes/acme${entry}`, dependsOn: [] },
+        { name: 'apps', path: './apps', dependsOn: ['tenants'] },
+        { name: 'tenants', path: './tenants', dependsOn: [] },
+      ]);
+      expect(infra.summary.validated).toEqual(expect.arrayContaining([`kubernetes/acme${entry}`, 'apps', 'tenants']));
+      const instance = yamlObjects(join(repo, `kubernetes/acme${entry}/flux-system/flux-instance.yaml`))[0];
+      expect(instance.spec.sync).toMatchObject({
+        url: 'https://git.acme.io/platform/fleet.git',
+        ref: 'refs/heads/acme',
+        path: `kubernetes/acme${entry}`,
+      });
+      const runtime = yamlObjects(join(repo, `kubernetes/acme${entry}/flux-system/runtime-info.yaml`))[0].data;
+      expect(runtime).toMatchObject({ CLUSTER_NAME: 'acme', CLUSTER_DOMAIN: 'acme.io', CLUSTER_REGION: 'us-east-1' });
+      // --reference-domain wins over the runtime info's value, for this layout as for every other.
+      const given = await generate(options({ referenceDomain: 'example.com' }));
+      expect(given.summary.reference_domain).toBe('example.com');
+    },
+  );
 });

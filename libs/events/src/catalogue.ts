@@ -31,6 +31,8 @@ export interface ScaffoldRequestedData {
   path_map?: Record<string, string>;
   /** The reference environment's domain, when the request names it. */
   reference_domain?: string;
+  /** The reference environment (a name under clusters/ or a repository folder), when the request names one. */
+  reference_env?: string;
   /** The URL the new cluster's Flux GitRepository fetches from, when it differs from repo_url (never with credentials). */
   flux_url?: string;
   /** The key owning the cluster folder when it is not requested_by: an admin's run for a folder another key scaffolded first. */

@@ -32,7 +32,7 @@ export const CURRENT_VERSION: Record<EventType, number> = {
 };
 
 export const DATA_SCHEMAS: Record<EventType, object> = {
-  // cluster_vars, credentials_secret, flux_url, host_map, path_map, reference_domain and cluster_owner are optional: events written before they existed stay valid at version 1.
+  // cluster_vars, credentials_secret, flux_url, host_map, path_map, reference_domain, reference_env and cluster_owner are optional: events written before they existed stay valid at version 1.
   // cluster_owner: the key owning the cluster folder when it is not requested_by (an admin acting for the owner).
   ScaffoldRequested: obj(
     {
@@ -56,6 +56,7 @@ export const DATA_SCHEMAS: Record<EventType, object> = {
       host_map: { type: 'object', additionalProperties: str },
       path_map: { type: 'object', additionalProperties: str },
       reference_domain: str,
+      reference_env: str,
       cluster_owner: str,
     },
     ['cluster_name', 'domain', 'region', 'acme_email', 'repo_url', 'branch', 'requested_by', 'target'],

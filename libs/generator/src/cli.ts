@@ -41,7 +41,9 @@ Options:
                            a phased cluster-vars reference ships in ${SHIPPED_PHASED_TEMPLATE}, one
                            with SOPS-encrypted Secrets and a supplied DNS token in ${SHIPPED_SOPS_TEMPLATE};
                            both use --reference-env dev)
-  --reference-env NAME     reference environment under clusters/ (default: development)
+  --reference-env ENV      reference environment: a name under clusters/ (default: development) or a
+                           repository folder (kubernetes/main; the new cluster goes beside it, or at
+                           the same path when --repo is another repository)
   --infra-layer NAME       overlay references: the layer pushed first (default: infrastructure)
   --var KEY=VALUE          cluster-vars references: a value of the new cluster's cluster-vars
                            (issuer, sizes, ...); repeat for more. Domain, region, ACME e-mail
@@ -53,7 +55,8 @@ Options:
                            Kustomization's path in another source, where image automation pushes):
                            the new cluster's path (./staging=./acme); repeat for more. Unmapped ones
                            are warnings
-  --reference-domain DNS   the reference environment's domain when its external-dns does not name it
+  --reference-domain DNS   the reference environment's domain (default: its cluster settings' *DOMAIN
+                           value or its external-dns domain filter)
   --scope SCOPE            sealing scope: strict (default), namespace-wide, cluster-wide
   --registry-auth FILE     docker config JSON with registry pull credentials
   --credentials FILE       credentials only their issuer can create (a DNS provider's API token, an SMTP

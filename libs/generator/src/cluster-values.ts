@@ -22,6 +22,27 @@ export interface NewClusterFacts {
 }
 
 const CLUSTER_NAME_KEY = /(^|_)CLUSTER(_NAME)?$/i;
+/** A settings key that names the cluster's domain: DOMAIN, CLUSTER_DOMAIN, SECRET_DOMAIN, BASE_DOMAIN, ... */
+const DOMAIN_KEY = /(^|_)DOMAIN$/i;
+const REGION_KEY = /(^|_)REGION$/i;
+
+/** Keys that say by their name which of the cluster's values they hold (SECRET_DOMAIN, SECRET_ACME_EMAIL, CLUSTER_NAME, REGION). */
+const VALUE_BY_KEY_NAME: Array<[RegExp, keyof NewClusterFacts]> = [
+  [DOMAIN_KEY, 'domain'],
+  [/(^|_)(ACME_)?EMAIL$/i, 'acmeEmail'],
+  [CLUSTER_NAME_KEY, 'clusterName'],
+  [REGION_KEY, 'region'],
+];
+
+/**
+ * The new cluster's value for a key whose value cannot be read (an encrypted settings Secret such as
+ * cluster-template's cluster-secrets: SECRET_DOMAIN, SECRET_ACME_EMAIL), by the key's name alone;
+ * undefined for any other key (a credential).
+ */
+export function valueByKeyName(key: string, to: NewClusterFacts): string | undefined {
+  const found = VALUE_BY_KEY_NAME.find(([name]) => name.test(key));
+  return found ? to[found[1]] : undefined;
+}
 
 /** `staging`, or a numbered cluster of it (`staging-1`, as Flux Operator's runtime info names them). */
 const namesEnvironment = (value: string, envName: string) =>
@@ -46,15 +67,22 @@ export function valueForNewCluster(
   );
 }
 
-/** The first value under a key like `*_DOMAIN` / `*_REGION` that is a domain / a region. */
+/** The value of the first key (in name order, so the answer never depends on the file's order) like `key` that `valid` accepts. */
 function setting(data: Record<string, string>, key: RegExp, valid: (v: string) => boolean): string | undefined {
-  return Object.entries(data).find(([k, v]) => key.test(k) && valid(v))?.[1];
+  const found = Object.keys(data)
+    .sort()
+    .find((k) => key.test(k) && valid(data[k]));
+  return found === undefined ? undefined : data[found];
 }
 
-/** The reference cluster's domain and region as its settings name them (CLUSTER_DOMAIN, CLUSTER_REGION and the like). */
+/**
+ * The reference cluster's domain and region as its settings name them (CLUSTER_DOMAIN, DOMAIN,
+ * SECRET_DOMAIN, CLUSTER_REGION and the like): what a reference without external-dns in the
+ * repository (Flux Operator's runtime info, home-ops' cluster-settings) says of itself.
+ */
 export function clusterSettingsFacts(data: Record<string, string>): { domain?: string; region?: string } {
   return {
-    domain: setting(data, /(^|_)DOMAIN$/i, (v) => isDomain(v) === null),
-    region: setting(data, /(^|_)REGION$/i, (v) => isRegion(v) === null),
+    domain: setting(data, DOMAIN_KEY, (v) => isDomain(v) === null),
+    region: setting(data, REGION_KEY, (v) => isRegion(v) === null),
   };
 }

@@ -4,10 +4,10 @@
  * repointed and its secrets regenerated. The shared base and platform are never edited: the
  * values reach every component through Flux's post-build substitution.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, normalize, posix, relative } from 'node:path';
-import { Document } from 'yaml';
+import { Document, stringify } from 'yaml';
 import { closest } from '../../cli/src/suggest';
 import {
   ClusterVarsReference,
@@ -17,7 +17,13 @@ import {
   substitutionOf,
   VarsKustomization,
 } from './cluster-vars-reference';
-import { clusterSettingsFacts, ReferenceFacts as CommonFacts, valueForNewCluster } from './cluster-values';
+import {
+  clusterSettingsFacts,
+  ReferenceFacts as CommonFacts,
+  valueByKeyName,
+  valueForNewCluster,
+} from './cluster-values';
+import { TEMPLATE_ANNOTATION_PREFIX } from './credential-plan';
 import { Context, SOPS_DECRYPTION_SECRET, usesSops } from './context';
 import { swapDomain } from './domain';
 import { GeneratorInputError, GeneratorValidationError } from './errors';
@@ -35,6 +41,7 @@ import {
   FluxLayerKustomization,
   isFluxKustomization,
   isGitRepository,
+  moveIgnoredPaths,
   normalizePath,
   repointGitRepository,
   setSopsDecryption,
@@ -43,7 +50,7 @@ import { ingressHosts } from './ingress';
 import { checkConsistentReuse, planCredentials, protectSecret } from './protect';
 import { renderSecretGenerators } from './secret-generator-output';
 import { moveRemoteKeysIn } from './remote-keys';
-import { collectTree, isRemote, ReferenceObject } from './reference';
+import { collectTree, isRemote, KUSTOMIZATION_FILES, ReferenceObject } from './reference';
 import { substituteObject, substitutionDisabled, VARIABLE_NAME, variableUses } from './substitution';
 import { leftoverReferenceValues, ReferenceValues, warnOnce } from './shared-values';
 import { planFolder, stageAndCheck } from './target';
@@ -78,9 +85,10 @@ interface VarsContext extends Context {
 export const FIRST_PASS_COPIES = 'infra-pass-files';
 
 export async function generateFromClusterVars(base: Context, ref: ClusterVarsReference): Promise<void> {
+  checkEntrySecretsProtectable(base, ref);
   // What the reference cluster itself receives: read for its facts and compared with the new cluster's outcome.
   const referenceView = substitutedObjects(ref, ref.vars.data);
-  const facts = referenceFacts(ref, referenceView);
+  const facts = referenceFacts(base, ref, referenceView);
   const { vars, inherited } = newClusterVars(base, ref, facts);
   const ctx: VarsContext = {
     ...base,
@@ -107,7 +115,11 @@ export async function generateFromClusterVars(base: Context, ref: ClusterVarsRef
   checkVariablesDefined(ctx);
   describeOutcome(ctx, referenceView);
   const referenceClusterName = ref.vars.data.CLUSTER_NAME;
-  planCredentials(ctx, everyObject, typeof referenceClusterName === 'string' ? [referenceClusterName] : []);
+  planCredentials(
+    ctx,
+    everyObject.map((o) => withClusterValueTemplates(ctx, o)),
+    typeof referenceClusterName === 'string' ? [referenceClusterName] : [],
+  );
   ctx.summary.warnings.push(...registryHostWarnings(vars, ctx.opts.registry, ctx.summary.credential_plan));
 
   const files = await renderClusterFolder(ctx);
@@ -119,6 +131,26 @@ export async function generateFromClusterVars(base: Context, ref: ClusterVarsRef
     (staging) => validateStaged(ctx, staging),
   );
   planFolder(ctx, ctx.clusterDir, files, ref.envDir);
+}
+
+/**
+ * Secrets the cluster's own sync applies (home-ops' SOPS-encrypted cluster-secrets) go out in the
+ * first pass, substituted into every Kustomization: only SOPS can protect them then (Flux decrypts
+ * with the sops-age key provisioned with the cluster; a SealedSecret would wait for a controller that
+ * the Kustomizations substituting it deploy), and the first pass needs the cluster's age recipients.
+ */
+function checkEntrySecretsProtectable(ctx: Context, ref: ClusterVarsReference) {
+  const first = ref.entrySecrets[0];
+  if (!first) return;
+  const where = `${first.file} (Secret ${first.name}, applied by the cluster's own sync)`;
+  if (!usesSops(ctx))
+    throw new GeneratorInputError(
+      `${where} is substituted into the cluster before anything runs on it, so it can only be SOPS-encrypted: use --secrets-backend sops --age-recipient age1...`,
+    );
+  if ((ctx.opts.ageRecipients ?? []).length === 0)
+    throw new GeneratorInputError(
+      `${where} goes out in the first pass: the ${ctx.opts.pass} pass needs the cluster's age public key (--age-recipient age1...)`,
+    );
 }
 
 type ReferenceFacts = Omit<CommonFacts, 'envName' | 'domain'> & { domain: string };
@@ -135,21 +167,25 @@ type Substitution = Pick<VarsKustomization, 'substituteFrom' | 'substitute'>;
 
 const substitutes = (k: Substitution) => k.substituteFrom.length > 0 || Object.keys(k.substitute).length > 0;
 
-/** The reference cluster's domain, region and ACME e-mail, read from what its platform is given. */
-function referenceFacts(ref: ClusterVarsReference, objects: ReferenceObject[]): ReferenceFacts {
+/**
+ * The reference cluster's domain, region and ACME e-mail, read from what its platform is given. The
+ * domain is the one given (--reference-domain), else its cluster settings' (CLUSTER_DOMAIN, DOMAIN,
+ * SECRET_DOMAIN), else its external-dns domain filter.
+ */
+function referenceFacts(ctx: Context, ref: ClusterVarsReference, objects: ReferenceObject[]): ReferenceFacts {
   const dns = discoverReferenceDns(objects);
-  // Without external-dns in the repository (Flux Operator's runtime info), the cluster's settings say it.
+  // Without external-dns in the repository (Flux Operator's runtime info, home-ops), the cluster's settings say it.
   const settings = clusterSettingsFacts(ref.vars.data);
-  const domain = dns.domain ?? settings.domain;
+  const domain = ctx.opts.referenceDomain ?? settings.domain ?? dns.domain;
   if (!domain)
     throw new GeneratorInputError(
-      `reference environment "${ref.envName}": no external-dns domain filter and no CLUSTER_DOMAIN-style value in ${ref.vars.object.name} to learn its domain from`,
+      `reference environment "${ref.envName}": no domain to learn (no CLUSTER_DOMAIN-style value in ${ref.vars.object.name}, no external-dns domain filter): give --reference-domain`,
     );
   const acmeEmails = objects
     .filter((o) => isIssuer(o.body))
     .map((o) => o.body.spec?.acme?.email)
     .filter((e): e is string => typeof e === 'string');
-  return { domain, region: dns.region ?? settings.region, acmeEmails };
+  return { domain, region: settings.region ?? dns.region, acmeEmails };
 }
 
 /**
@@ -311,11 +347,46 @@ function variablesFor(ctx: VarsContext, k: Substitution): Record<string, string>
     if (found)
       vars = {
         ...vars,
-        ...Object.fromEntries(Object.keys({ ...found.body.data, ...found.body.stringData }).map((key) => [key, ''])),
+        ...Object.fromEntries(
+          Object.keys({ ...found.body.data, ...found.body.stringData }).map((key) => [
+            key,
+            (found.kind === 'Secret' ? clusterValuesOf(ctx, found)[key] : undefined) ?? '',
+          ]),
+        ),
       };
     else if (!source.optional) return undefined;
   }
   return { ...vars, ...k.substitute };
+}
+
+/**
+ * What a Secret the cluster's Kustomizations substitute from (cluster-template's SOPS-encrypted
+ * cluster-secrets) holds of the cluster's values rather than credentials, known by key name
+ * (SECRET_DOMAIN, SECRET_ACME_EMAIL, ...): the new cluster's, since the reference's are unreadable.
+ */
+function clusterValuesOf(ctx: VarsContext, secret: ReferenceObject): Record<string, string> {
+  const substituted = ctx.ref.entrySecrets.some((e) => e.file === secret.file && e.index === secret.index);
+  if (secret.kind !== 'Secret' || !substituted) return {};
+  const keys = Object.keys({ ...secret.body.data, ...secret.body.stringData });
+  return Object.fromEntries(
+    keys.flatMap((key) => {
+      const value = valueByKeyName(key, ctx.opts);
+      return value === undefined ? [] : [[key, value]];
+    }),
+  );
+}
+
+/**
+ * Such a Secret as the credential plan reads it: each cluster value declared as a literal template
+ * (the way a reference declares a value it cannot show), unless the reference declares one itself,
+ * so the value is the new cluster's and never a generated password. The file is never changed.
+ */
+function withClusterValueTemplates(ctx: VarsContext, o: ReferenceObject): ReferenceObject {
+  const values = clusterValuesOf(ctx, o);
+  if (Object.keys(values).length === 0) return o;
+  const annotations = { ...(o.body.metadata?.annotations ?? {}) };
+  for (const [key, value] of Object.entries(values)) annotations[`${TEMPLATE_ANNOTATION_PREFIX}${key}`] ??= value;
+  return { ...o, body: { ...o.body, metadata: { ...o.body.metadata, annotations } } };
 }
 
 /**
@@ -348,7 +419,8 @@ function checkVariablesDefined(ctx: VarsContext) {
 
 /** Ingress hosts and external-dns settings the new cluster gets; a host that does not follow the new domain is an error. */
 function describeOutcome(ctx: VarsContext, before: ReferenceObject[]) {
-  const after = substitutedObjects(ctx.ref, ctx.vars);
+  const secretValues = Object.assign({}, ...ctx.ref.entrySecrets.map((s) => clusterValuesOf(ctx, s)));
+  const after = substitutedObjects(ctx.ref, { ...secretValues, ...ctx.vars });
   after.forEach((o, i) => {
     if (o.kind === 'Ingress') {
       const from = ingressHosts(before[i].body);
@@ -382,8 +454,10 @@ async function renderClusterFolder(ctx: VarsContext): Promise<Map<string, Buffer
       continue;
     }
     const raw = readFileSync(join(ref.root, ref.envDir, rel));
-    if (rel === ref.rootKustomizationFile)
-      files.set(rel, ctx.opts.pass === 'infra' && !afterFull ? infraRootKustomization(ctx, raw) : raw);
+    const firstPassOnly = ctx.opts.pass === 'infra' && !afterFull;
+    if (ref.rootKustomizationFile !== undefined && `${ref.envDir}/${rel}` === rootKustomizationPath(ref))
+      files.set(rel, firstPassOnly ? infraRootKustomization(ctx, raw) : raw);
+    else if (firstPassOnly && isKustomizationFile(rel)) files.set(rel, withoutLaterFiles(ctx, rel, raw, fullOnly));
     else files.set(rel, isYamlFile(rel) ? await transformEnvFile(ctx, rel, raw) : raw);
   }
   for (const [copy, source] of ctx.copiedFiles) files.set(copy, readFileSync(join(ref.root, source)));
@@ -405,6 +479,32 @@ async function renderClusterFolder(ctx: VarsContext): Promise<Map<string, Buffer
   return files;
 }
 
+const rootKustomizationPath = (ref: ClusterVarsReference) => `${ref.entryDir}/${ref.rootKustomizationFile}`;
+
+const isKustomizationFile = (rel: string) => KUSTOMIZATION_FILES.includes(posix.basename(rel));
+
+/**
+ * A kustomization of the environment (not its entry) for the first pass: the resources it lists
+ * that only the full pass writes are left out (home-ops' apps/<namespace>/kustomization.yaml listing
+ * the ks.yaml of an app whose folder holds Secrets), and so is a folder all of whose files are.
+ */
+function withoutLaterFiles(ctx: VarsContext, rel: string, raw: Buffer, fullOnly: Set<string>): Buffer {
+  const file = `${ctx.ref.envDir}/${rel}`;
+  const [doc] = parseDocuments(raw.toString('utf8'), file);
+  const resources = doc?.toJS()?.resources;
+  if (!Array.isArray(resources)) return raw;
+  const dir = posix.dirname(rel);
+  const later = (entry: unknown) => {
+    if (typeof entry !== 'string' || isRemote(entry)) return false;
+    const target = posix.normalize(posix.join(dir, entry));
+    const below = ctx.ref.envFiles.filter((f) => f === target || f.startsWith(target + '/'));
+    return below.length > 0 && below.every((f) => fullOnly.has(f));
+  };
+  if (!resources.some(later)) return raw;
+  doc.set('resources', doc.createNode(resources.filter((entry) => !later(entry))));
+  return Buffer.from(doc.toString({ lineWidth: 0 }));
+}
+
 /** The Kustomization Flux Operator creates for the new cluster's FluxInstance (none without one). */
 function instanceSync(ctx: VarsContext): FluxLayerKustomization[] {
   const body = ctx.ref.fluxInstance?.body;
@@ -424,13 +524,18 @@ function fullPassFiles(ctx: VarsContext): Set<string> {
   const { ref } = ctx;
   const out = new Set<string>();
   const toEnvRel = (file: string) => file.slice(ref.envDir.length + 1);
+  const waitsForSecrets = (o: ReferenceObject) => ref.kustomizations.some((k) => k.declaration === o && k.fullPass);
+  const later = new Set(ref.kustomizations.filter((k) => k.fullPass).map((k) => k.name));
+  const declaredIn = (file: string) =>
+    [...ref.applied, ...ref.kustomizations.flatMap((k) => k.objects)].filter((o) => o.file === file);
   for (const k of ref.kustomizations.filter((k) => k.fullPass && !k.declaration.shared)) {
-    out.add(toEnvRel(k.declaration.file));
+    // A ks.yaml declaring Kustomizations of both passes (an app and its issuers) is written without the later ones instead.
+    const split = declaredIn(k.declaration.file).some((o) => isFluxKustomization(o.body) && !later.has(o.name));
+    if (!split) out.add(toEnvRel(k.declaration.file));
     if (isInEnv(ref, k.path))
       ref.envFiles.filter((f) => `${ref.envDir}/${f}`.startsWith(k.path + '/')).forEach((f) => out.add(f));
   }
   // A declaration file holding a first-pass object as well cannot be left out.
-  const waitsForSecrets = (o: ReferenceObject) => ref.kustomizations.some((k) => k.declaration === o && k.fullPass);
   for (const file of out) {
     const mixed = ref.applied.find((o) => !o.shared && toEnvRel(o.file) === file && !waitsForSecrets(o));
     if (mixed)
@@ -442,15 +547,14 @@ function fullPassFiles(ctx: VarsContext): Set<string> {
 }
 
 /**
- * The environment's kustomization for the infrastructure pass: resources that bring only
+ * The entry folder's kustomization for the infrastructure pass: resources that bring only
  * first-pass objects are kept; a folder (shared or the environment's own) that also brings
  * full-pass ones is opened into its entries; files of the full pass are left out.
  */
 function infraRootKustomization(ctx: VarsContext, raw: Buffer): Buffer {
   const { ref } = ctx;
-  const file = `${ref.envDir}/${ref.rootKustomizationFile}`;
-  const [doc] = parseDocuments(raw.toString('utf8'), file);
-  const resources = infraEntries(ctx, ref.envDir, (doc.toJS()?.resources ?? []) as unknown[]);
+  const [doc] = parseDocuments(raw.toString('utf8'), rootKustomizationPath(ref));
+  const resources = infraEntries(ctx, ref.entryDir, (doc.toJS()?.resources ?? []) as unknown[]);
   doc.set('resources', doc.createNode(resources));
   return Buffer.from(doc.toString({ lineWidth: 0 }));
 }
@@ -465,10 +569,11 @@ const SPLITTABLE_KEYS = new Set(['apiVersion', 'kind', 'resources']);
  */
 function firstPassEntry(ctx: VarsContext, rel: string): string {
   const { ref } = ctx;
-  if (isInEnv(ref, rel) || statSync(join(ref.root, rel)).isDirectory()) return posix.relative(ref.envDir, rel) || '.';
-  const copy = `${FIRST_PASS_COPIES}/${rel}`;
-  ctx.copiedFiles.set(copy, rel);
-  return copy;
+  // Listed from the entry folder's kustomization (the environment folder, or home-ops' flux/ inside it).
+  if (isInEnv(ref, rel) || statSync(join(ref.root, rel)).isDirectory()) return posix.relative(ref.entryDir, rel) || '.';
+  const listed = `${FIRST_PASS_COPIES}/${rel}`;
+  ctx.copiedFiles.set(posix.join(posix.relative(ref.envDir, ref.entryDir), listed), rel);
+  return listed;
 }
 
 function infraEntries(ctx: VarsContext, fromDir: string, entries: unknown[]): string[] {
@@ -517,10 +622,13 @@ async function transformEnvFile(ctx: VarsContext, rel: string, raw: Buffer): Pro
   if (objects.length === 0) return raw;
   const docs = parseDocuments(raw.toString('utf8'), file);
   let changed = false;
+  const later = new Set<number>();
   for (const [i, doc] of docs.entries()) {
     const obj = objects.find((o) => o.index === i);
     if (!obj) continue;
-    if (obj === ref.vars.object) {
+    if (isFluxKustomization(obj.body) && isKnownKustomization(ctx, obj) && !ctx.applied.has(obj.name)) {
+      later.add(i); // declared beside first-pass ones: left out until its pass
+    } else if (obj === ref.vars.object) {
       doc.setIn(['data'], doc.createNode(ctx.vars));
     } else if (obj.kind === 'Secret') {
       docs[i] = new Document(
@@ -528,6 +636,7 @@ async function transformEnvFile(ctx: VarsContext, rel: string, raw: Buffer): Pro
       );
     } else if (isGitRepository(obj.body)) {
       repointGitRepository(doc, ctx.opts.sourceUrl, ctx.opts.sourceBranch);
+      moveIgnoredPaths(doc, ctx.ref.envDir, ctx.clusterDir);
     } else if (isFluxKustomization(obj.body)) {
       repointKustomization(ctx, doc, obj);
     } else if (isFluxInstance(obj.body) && fluxInstanceSyncPath(obj.body) !== undefined) {
@@ -540,8 +649,13 @@ async function transformEnvFile(ctx: VarsContext, rel: string, raw: Buffer): Pro
     } else if (!moveRemoteKeysIn(ctx, doc, `${ctx.clusterDir}/${rel}`)) continue;
     changed = true;
   }
+  if (later.size > 0) return Buffer.from(stringifyDocuments(docs.filter((_, i) => !later.has(i))));
   return changed ? Buffer.from(stringifyDocuments(docs)) : raw;
 }
+
+/** A Flux Kustomization of the reference cluster's graph (not one in a folder nobody applies). */
+const isKnownKustomization = (ctx: VarsContext, obj: ReferenceObject) =>
+  ctx.ref.kustomizations.some((k) => k.declaration === obj || k.name === obj.name);
 
 function repointKustomization(ctx: VarsContext, doc: Document, obj: ReferenceObject) {
   const path = normalizePath(String(obj.body.spec?.path ?? ''));
@@ -559,9 +673,9 @@ function repointKustomization(ctx: VarsContext, doc: Document, obj: ReferenceObj
  */
 async function validateStaged(ctx: VarsContext, staging: string): Promise<void> {
   if (!ctx.summary.validated) return;
-  const { objects: root, entry } = await buildEntryFolder(ctx, staging);
-  checkBuilt(ctx.summary, root, ctx.clusterDir, ctx.opts.domain);
-  warnOnce(ctx.summary.warnings, leftoverReferenceValues(root, ctx.referenceValues, ctx.clusterDir));
+  const { objects: root, path: entry, entrySyncs } = await buildEntryFolder(ctx, staging);
+  checkBuilt(ctx.summary, root, entry, ctx.opts.domain);
+  warnOnce(ctx.summary.warnings, leftoverReferenceValues(root, ctx.referenceValues, entry));
   const syncs = root.map((o) => o.body).filter(isFluxKustomization);
   const { kustomizations, checked } = await buildKustomizationGraph(syncs, (b) => buildSync(ctx, staging, b));
   const names = new Set(kustomizations.map((b) => String(b.metadata?.name)));
@@ -571,55 +685,71 @@ async function validateStaged(ctx: VarsContext, staging: string): Promise<void> 
     throw new GeneratorValidationError(
       `${ctx.clusterDir}: this ${ctx.opts.pass} pass should apply Kustomization ${missingSync}, but neither the cluster folder nor a folder it applies builds it`,
     );
-  const early = [...names].find((name) => !ctx.applied.has(name) && !entry.has(name));
+  const early = [...names].find((name) => !ctx.applied.has(name) && !entrySyncs.has(name));
   if (early)
     throw new GeneratorValidationError(
       `${ctx.clusterDir}: Kustomization ${early} waits for the cluster's secrets but the ${ctx.opts.pass} pass applies it`,
     );
   checkDependencies(kustomizations, ctx.clusterDir);
-  ctx.summary.validated.push(ctx.clusterDir, ...checked.filter((p): p is string => p !== undefined));
+  ctx.summary.validated.push(entry, ...checked.filter((p): p is string => p !== undefined));
+}
+
+/** Where a path of the new cluster is while the pass is checked: in the staging folder when it is the cluster's, else in the repository. */
+function stagedPath(ctx: VarsContext, staging: string, path: string): string {
+  if (path === ctx.clusterDir) return staging;
+  return path.startsWith(ctx.clusterDir + '/')
+    ? join(staging, path.slice(ctx.clusterDir.length + 1))
+    : join(ctx.opts.repoDir, path);
 }
 
 /**
- * The staged cluster folder as its own sync applies it: built as it is (or with the kustomization
- * Flux generates, where a FluxInstance syncs a folder without one), plus, for Flux Operator, the
- * source and Kustomization the FluxInstance makes the operator create, with its patches; the folder
- * is substituted when that Kustomization substitutes variables. `entry` names the sync Kustomization.
+ * The staged entry folder (the cluster folder, or home-ops' flux/ inside it) as the cluster's own sync
+ * applies it: built as it is, or with the kustomization Flux generates where it has none; plus, for
+ * Flux Operator, the source and Kustomization the FluxInstance makes the operator create, with its
+ * patches; the folder is substituted when that Kustomization substitutes variables. `entrySyncs`
+ * names the operator's sync Kustomization.
  */
 async function buildEntryFolder(
   ctx: VarsContext,
   staging: string,
-): Promise<{ objects: BuiltObject[]; entry: Set<string> }> {
-  const settings = { roots: [ctx.opts.repoDir], kubectl: ctx.opts.kubectl };
-  const folder = ctx.ref.rootKustomizationFile
-    ? await kustomizeBuild(staging, ctx.clusterDir, settings)
-    : await buildAsFlux(ctx, staging, ctx.clusterDir);
-  if (!ctx.ref.fluxInstance) return { objects: folder, entry: new Set() };
-  const instance = folder.find((o) => isFluxInstance(o.body) && fluxInstanceSyncPath(o.body) === ctx.clusterDir);
+): Promise<{ objects: BuiltObject[]; path: string; entrySyncs: Set<string> }> {
+  const path = clusterPath(ctx, ctx.ref.entryDir);
+  const folder = await buildAsFlux(ctx, stagedPath(ctx, staging, path), path);
+  if (!ctx.ref.fluxInstance) return { objects: folder, path, entrySyncs: new Set() };
+  const instance = folder.find((o) => isFluxInstance(o.body) && fluxInstanceSyncPath(o.body) === path);
   if (!instance)
     throw new GeneratorValidationError(
-      `${ctx.clusterDir}: no FluxInstance in the cluster folder syncs ./${ctx.clusterDir}, so Flux Operator would never apply it`,
+      `${path}: no FluxInstance in the cluster folder syncs ./${path}, so Flux Operator would never apply it`,
     );
-  const sync = await buildFluxInstanceSync(
-    instance.body,
-    `${instance.file ?? ctx.clusterDir} (its spec.sync)`,
-    settings,
-  );
+  const sync = await buildFluxInstanceSync(instance.body, `${instance.file ?? path} (its spec.sync)`, {
+    roots: [ctx.opts.repoDir],
+    kubectl: ctx.opts.kubectl,
+  });
   const entryKustomization = sync.find((o) => isFluxKustomization(o.body))!.body;
   // A reference may patch postBuild into the sync Kustomization: the folder is then substituted, as Flux would.
   const substitution = substitutionOf(entryKustomization);
   const vars = substitutes(substitution) ? variablesFor(ctx, substitution) : undefined;
-  const applied = vars ? folder.map((o) => substituteBuilt(o, vars, ctx.clusterDir)) : folder;
-  return { objects: [...applied, ...sync], entry: new Set([String(entryKustomization.metadata?.name)]) };
+  const applied = vars ? folder.map((o) => substituteBuilt(o, vars, path)) : folder;
+  return { objects: [...applied, ...sync], path, entrySyncs: new Set([String(entryKustomization.metadata?.name)]) };
 }
 
-/** kustomize's build of a Flux Kustomization's folder, with the kustomization Flux generates when it has none. */
-async function buildAsFlux(ctx: VarsContext, abs: string, path: string): Promise<BuiltObject[]> {
+/**
+ * kustomize's build of a Flux Kustomization's folder, with the kustomization Flux generates when it
+ * has none, and the Kustomization's inline `spec.patches` applied as kustomize-controller applies them.
+ */
+async function buildAsFlux(ctx: VarsContext, abs: string, path: string, patches?: unknown[]): Promise<BuiltObject[]> {
   const scratch = mkdtempSync(join(tmpdir(), 'flux-generated-'));
   try {
     const roots = [ctx.opts.repoDir, scratch];
     const shown = (file: string) => normalize(join(path, relative(abs, file)));
-    const { dir, looseLoading } = asFluxBuildsIt(abs, scratch, roots, shown);
+    const flux = asFluxBuildsIt(abs, join(scratch, 'generated'), roots, shown);
+    const looseLoading = flux.looseLoading;
+    let dir = flux.dir;
+    if (patches && patches.length > 0) {
+      dir = join(scratch, 'patched');
+      mkdirSync(dir);
+      writeFileSync(join(dir, 'kustomization.yaml'), stringify({ resources: [relative(dir, flux.dir)], patches }));
+    }
     return await kustomizeBuild(dir, path, { roots, kubectl: ctx.opts.kubectl, shown, looseLoading });
   } finally {
     rmSync(scratch, { recursive: true, force: true });
@@ -629,15 +759,14 @@ async function buildAsFlux(ctx: VarsContext, abs: string, path: string): Promise
 /** Builds what one Flux Kustomization of the new cluster applies, substituted; returns the path checked. */
 async function buildSync(ctx: VarsContext, staging: string, body: any): Promise<FluxBuild<string | undefined>> {
   const path = normalizePath(String(body.spec?.path ?? ''));
-  if (path === ctx.clusterDir) return { checked: undefined, objects: [] }; // the cluster folder itself: built above
-  const abs = path.startsWith(ctx.clusterDir + '/')
-    ? join(staging, path.slice(ctx.clusterDir.length + 1))
-    : join(ctx.opts.repoDir, path);
+  // The cluster's entry folder (its own sync applies it): built above.
+  if (path === clusterPath(ctx, ctx.ref.entryDir)) return { checked: undefined, objects: [] };
+  const abs = stagedPath(ctx, staging, path);
   if (!existsSync(abs))
     throw new GeneratorValidationError(
       `Kustomization ${body.metadata?.name}: path ./${path} does not exist in the repository`,
     );
-  const objects = await buildAsFlux(ctx, abs, path);
+  const objects = await buildAsFlux(ctx, abs, path, body.spec?.patches);
   const k = ctx.ref.kustomizations.find((k) => k.name === body.metadata?.name);
   // Substituted as Flux will; a source outside the repository leaves the values unknown, so unchecked.
   const vars = k && substitutes(k) ? variablesFor(ctx, k) : undefined;

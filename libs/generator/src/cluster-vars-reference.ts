@@ -1,13 +1,16 @@
 /**
- * Reading a reference that uses the cluster-vars environment model: clusters/<env>/ holds the
+ * Reading a reference that uses the cluster-vars environment model: the environment folder
+ * (clusters/<env>/, or any folder such as kubernetes/<cluster>/ in the home-ops layout) holds the
  * bootstrap, a cluster-vars ConfigMap and the cluster's own secrets, and pulls in a shared base
  * of Flux Kustomizations that substitute cluster-vars (`postBuild.substituteFrom`) into shared
  * platform folders. Environments differ only by cluster-vars and their secrets.
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { environmentName, referenceEnvDir } from './environment-folder';
 import { GeneratorInputError } from './errors';
 import { fluxInstanceSyncPath, isFluxInstance } from './flux-instance';
+import { withParentPatches } from './flux-inline-patches';
 import { isFluxKustomization, normalizePath } from './flux-sync';
 import { checkRegenerable } from './protect';
 import { collectTree, findKustomizationFile, listFiles, readYamlObject, ReferenceObject } from './reference';
@@ -38,6 +41,8 @@ export interface VarsKustomization {
   fullPass: boolean;
   /** Flux Kustomizations its folder applies (nested ones). */
   applies?: string[];
+  /** The cluster's own sync (its path is the entry folder): it goes out first, whatever it holds. */
+  entry?: boolean;
 }
 
 export interface VarsConfigMap {
@@ -48,16 +53,24 @@ export interface VarsConfigMap {
 export interface ClusterVarsReference {
   root: string;
   envName: string;
-  /** clusters/<env> */
+  /** clusters/<env>, or the environment's folder anywhere in the repository (kubernetes/main) */
   envDir: string;
   /** Every file of the environment folder, relative to it. */
   envFiles: string[];
-  /** The environment's kustomization file; undefined where Flux generates it (a FluxInstance syncing a folder without one). */
+  /** The folder the cluster's own sync applies: the environment folder, or one inside it (kubernetes/main/flux). */
+  entryDir: string;
+  /** The entry folder's kustomization file; undefined when Flux generates it (home-ops' flux/ folder). */
   rootKustomizationFile: string | undefined;
-  /** Flux Operator's entry point: the FluxInstance whose spec.sync applies the environment folder. */
+  /** The objects the entry folder builds (what the cluster's own sync applies). */
+  /** Flux Operator's entry point: the FluxInstance whose spec.sync applies the entry folder. */
   fluxInstance?: ReferenceObject;
-  /** The objects the environment's own kustomization builds (what its flux-system Kustomization applies). */
+  /** The objects the entry folder builds (what the cluster's own sync applies). */
   applied: ReferenceObject[];
+  /**
+   * SOPS-encrypted Secrets the cluster's own sync applies (home-ops' cluster-secrets, substituted into
+   * every Kustomization): Flux decrypts them with nothing running first, so they go out in the first pass.
+   */
+  entrySecrets: ReferenceObject[];
   vars: VarsConfigMap;
   kustomizations: VarsKustomization[];
   /** Every folder outside the environment the tree needs (the shared base and platform). */
@@ -92,19 +105,19 @@ export function substitutionOf(body: any): {
  * not use it (no kustomization at its root, or no Flux Kustomization substituting a ConfigMap the
  * environment defines).
  */
-export function loadClusterVarsReference(root: string, envName: string): ClusterVarsReference | undefined {
-  const envDir = `clusters/${envName}`;
+export function loadClusterVarsReference(root: string, referenceEnv: string): ClusterVarsReference | undefined {
+  const envDir = referenceEnvDir(root, referenceEnv);
   const absEnv = join(root, envDir);
   if (!existsSync(absEnv) || !statSync(absEnv).isDirectory()) return undefined;
-  const rootKustomizationFile = findKustomizationFile(absEnv);
-  // Flux Operator syncs the folder as kustomize-controller reads it: without a kustomization file, a generated one.
-  const syncedByInstance = !rootKustomizationFile && syncedByFluxInstance(root, envDir);
-  if (!rootKustomizationFile && !syncedByInstance) {
+  // The cluster's own sync applies the folder (a flux-system Kustomization or FluxInstance) or one inside it.
+  const entryDir = findKustomizationFile(absEnv) ? envDir : selfSyncedFolder(root, envDir);
+  if (!entryDir) {
     refuseGeneratedRoot(root, envDir);
     return undefined;
   }
+  const rootKustomizationFile = findKustomizationFile(join(root, entryDir));
   const warnings: string[] = [];
-  const applied = collectTree(root, envDir, envDir, warnings, { fluxApplied: syncedByInstance });
+  const applied = collectTree(root, envDir, entryDir, warnings, { fluxApplied: true });
   const declarations = applied.objects.filter((o) => isFluxKustomization(o.body));
   const varsObject = applied.objects.find(
     (o) =>
@@ -114,7 +127,7 @@ export function loadClusterVarsReference(root: string, envName: string): Cluster
   );
   if (!varsObject) return undefined;
 
-  const read = (d: ReferenceObject) => readKustomization(root, envDir, d, warnings);
+  const read = (d: ReferenceObject) => readKustomization(root, envDir, entryDir, d, warnings);
   const kustomizations = followNested(declarations.map(read), read);
   markFullPass(kustomizations);
   const vars: VarsConfigMap = {
@@ -123,12 +136,15 @@ export function loadClusterVarsReference(root: string, envName: string): Cluster
   };
   const reference: ClusterVarsReference = {
     root,
-    envName,
+    // A single-cluster folder (kubernetes/) has no name of its own: its settings' CLUSTER_NAME is it.
+    envName: environmentName(envDir) ?? vars.data.CLUSTER_NAME ?? envDir,
     envDir,
     envFiles: listFiles(absEnv),
+    entryDir,
     rootKustomizationFile,
-    fluxInstance: applied.objects.find((o) => isFluxInstance(o.body) && fluxInstanceSyncPath(o.body) === envDir),
+    fluxInstance: applied.objects.find((o) => isFluxInstance(o.body) && fluxInstanceSyncPath(o.body) === entryDir),
     applied: applied.objects,
+    entrySecrets: applied.objects.filter((o) => o.kind === 'Secret' && isSopsEncrypted(o.body)),
     vars,
     kustomizations,
     sharedDirs: sharedFolders(envDir, [...applied.sharedDirs, ...kustomizations.flatMap((k) => k.sharedDirs)]),
@@ -138,6 +154,50 @@ export function loadClusterVarsReference(root: string, envName: string): Cluster
   return reference;
 }
 
+const isSopsEncrypted = (body: any) => Boolean(body?.sops && typeof body.sops === 'object');
+
+/** YAML files of a folder, repository-relative; hidden files and folders (.git, staging folders) hold no reference manifests. */
+function yamlFilesUnder(root: string, dir: string): string[] {
+  return listFiles(join(root, dir))
+    .filter((f) => /\.ya?ml$/.test(f) && !f.split('/').some((part) => part.startsWith('.')))
+    .map((f) => (dir ? `${dir}/${f}` : f));
+}
+
+/** The objects of a YAML file; one that does not parse has none here (the walk reports it where it matters). */
+function objectsOfFile(root: string, file: string): any[] {
+  try {
+    return parseDocuments(readFileSync(join(root, file), 'utf8'), file).map((d) => d.toJS());
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * The environment folder's entry when it has no kustomization of its own: the folder the cluster's own
+ * sync applies and that holds that sync's own file, undefined when there is none. The sync is
+ * - a FluxInstance (Flux Operator) over the environment folder or a folder inside it: the operator
+ *   syncs it as kustomize-controller reads it, with a generated kustomization;
+ * - a Flux Kustomization over a folder inside it (home-ops, cluster-template:
+ *   kubernetes/<cluster>/flux/config/cluster.yaml holds the Kustomization `cluster` over
+ *   ./kubernetes/<cluster>/flux), the sync Flux bootstraps from. One over the environment folder
+ *   itself needs its kustomization.yaml (refuseGeneratedRoot says so).
+ */
+function selfSyncedFolder(root: string, envDir: string): string | undefined {
+  const candidates = yamlFilesUnder(root, envDir).flatMap((file) =>
+    objectsOfFile(root, file).flatMap((body) => {
+      const path = isFluxInstance(body)
+        ? fluxInstanceSyncPath(body)
+        : isFluxKustomization(body)
+          ? normalizePath(String(body.spec?.path ?? ''))
+          : undefined;
+      if (path === undefined || !file.startsWith(path + '/')) return [];
+      return (path === envDir && isFluxInstance(body)) || path.startsWith(envDir + '/') ? [path] : [];
+    }),
+  );
+  // The outermost one: a nested Kustomization over its own subfolder is no entry.
+  return candidates.sort((a, b) => a.length - b.length)[0];
+}
+
 /**
  * Without a kustomization.yaml Flux generates one from every manifest under the folder, so the
  * generator could not tell what the cluster's own sync applies first. An environment that defines
@@ -145,15 +205,13 @@ export function loadClusterVarsReference(root: string, envName: string): Cluster
  * overlay environment keeps its layers in folders and needs none.
  */
 function refuseGeneratedRoot(root: string, envDir: string) {
-  const objectsIn = (file: string) => objectsOfFile(root, file);
-  const yamlFiles = (dir: string) => yamlFilesUnder(root, dir);
-  const envConfigMaps = yamlFiles(envDir)
-    .flatMap(objectsIn)
+  const envConfigMaps = yamlFilesUnder(root, envDir)
+    .flatMap((file) => objectsOfFile(root, file))
     .filter((b) => b?.kind === 'ConfigMap')
     .map((b) => String(b.metadata?.name));
   if (envConfigMaps.length === 0) return;
-  for (const file of yamlFiles('')) {
-    const substituted = objectsIn(file)
+  for (const file of yamlFilesUnder(root, '')) {
+    const substituted = objectsOfFile(root, file)
       .filter(isFluxKustomization)
       .flatMap(substitutionSources)
       .find((src) => src.kind === 'ConfigMap' && envConfigMaps.includes(src.name));
@@ -165,30 +223,10 @@ function refuseGeneratedRoot(root: string, envDir: string) {
   }
 }
 
-/** The objects of a YAML file; none when it does not parse (the walk that applies it reports that). */
-function objectsOfFile(root: string, file: string): any[] {
-  try {
-    return parseDocuments(readFileSync(join(root, file), 'utf8'), file).map((d) => d.toJS());
-  } catch {
-    return [];
-  }
-}
-
-/** Repository-relative YAML files under a folder; hidden folders (.git, staging folders) hold no reference manifests. */
-const yamlFilesUnder = (root: string, dir: string) =>
-  listFiles(join(root, dir))
-    .filter((f) => /\.ya?ml$/.test(f) && !f.split('/').some((part) => part.startsWith('.')))
-    .map((f) => (dir ? `${dir}/${f}` : f));
-
-/** Some file of the environment holds a FluxInstance whose spec.sync applies the environment folder itself. */
-const syncedByFluxInstance = (root: string, envDir: string) =>
-  yamlFilesUnder(root, envDir).some((file) =>
-    objectsOfFile(root, file).some((b) => isFluxInstance(b) && fluxInstanceSyncPath(b) === envDir),
-  );
-
 function readKustomization(
   root: string,
   envDir: string,
+  entryDir: string,
   declaration: ReferenceObject,
   warnings: string[],
 ): VarsKustomization {
@@ -200,18 +238,53 @@ function readKustomization(
     throw new GeneratorInputError(`${where}: path ${body.spec.path} is not a folder of the reference repository`);
   }
   const tree = collectTree(root, envDir, path, warnings, { fluxApplied: true });
+  // The Flux Kustomizations this one applies are reconciled as its inline patches leave them.
+  const objects = inTargetNamespace(body.spec?.targetNamespace, tree.objects).map((o) => {
+    if (!isFluxKustomization(o.body)) return o;
+    const patched = withParentPatches(body, o.body, () =>
+      warnings.push(
+        `${where}: a JSON6902 patch of Kustomization ${o.name} is not read (its substitution sources are read as written)`,
+      ),
+    );
+    return patched === o.body ? o : { ...o, body: patched };
+  });
   return {
     name: declaration.name,
     declaration,
     path,
     dependsOn: (body.spec?.dependsOn ?? []).map((d: any) => String(d?.name)),
     ...substitutionOf(body),
-    objects: tree.objects,
+    objects,
     // The folder itself is shared too when it lies outside the environment (./infra/controllers).
     sharedDirs: inFolder(path, envDir) ? tree.sharedDirs : [path, ...tree.sharedDirs],
     holdsSecrets: tree.objects.some((o) => o.kind === 'Secret' || o.kind === 'SealedSecret'),
     fullPass: false,
+    entry: path === entryDir,
   };
+}
+
+/** Kinds kustomize's namespace transformer leaves alone (cluster-scoped). */
+const CLUSTER_SCOPED = new Set([
+  'Namespace',
+  'ClusterIssuer',
+  'ClusterRole',
+  'ClusterRoleBinding',
+  'CustomResourceDefinition',
+  'StorageClass',
+  'PriorityClass',
+  'PersistentVolume',
+  'ValidatingWebhookConfiguration',
+  'MutatingWebhookConfiguration',
+]);
+
+/**
+ * The objects as the cluster gets them when the Kustomization sets `spec.targetNamespace` (home-ops'
+ * per-app ks.yaml): every namespaced object lands there, whatever its folder says, so its Secrets'
+ * credentials are keyed by that namespace.
+ */
+function inTargetNamespace(targetNamespace: unknown, objects: ReferenceObject[]): ReferenceObject[] {
+  if (typeof targetNamespace !== 'string' || targetNamespace === '') return objects;
+  return objects.map((o) => (CLUSTER_SCOPED.has(o.kind) ? o : { ...o, namespace: targetNamespace }));
 }
 
 /** What the pass split needs to know of a Flux Kustomization. */
@@ -222,6 +295,7 @@ interface PassNode {
   fullPass: boolean;
   /** Flux Kustomizations its folder applies (nested ones). */
   applies?: string[];
+  entry?: boolean;
 }
 
 /**
@@ -239,7 +313,7 @@ export function markFullPass(kustomizations: PassNode[]) {
   for (let changed = true; changed;) {
     changed = false;
     for (const k of kustomizations.filter((k) => !k.fullPass)) {
-      k.fullPass = k.holdsSecrets || k.dependsOn.some(full) || parentOf.get(k.name)?.fullPass === true;
+      k.fullPass = !k.entry && (k.holdsSecrets || k.dependsOn.some(full) || parentOf.get(k.name)?.fullPass === true);
       changed ||= k.fullPass;
     }
   }
@@ -290,7 +364,10 @@ export function followNested<K extends { name: string; objects: ReferenceObject[
  * shared base is the same for every cluster and the flux-system sync goes out first.
  */
 function guardSecrets(ref: ClusterVarsReference) {
-  for (const o of ref.applied.filter((o) => o.kind === 'Secret' || o.kind === 'SealedSecret')) {
+  const early = ref.applied.filter(
+    (o) => (o.kind === 'Secret' || o.kind === 'SealedSecret') && !ref.entrySecrets.includes(o),
+  );
+  for (const o of early) {
     throw new GeneratorInputError(
       `${o.file} holds ${o.kind} ${o.name}, applied by the cluster's own sync in the first pass, before the cluster can open secrets: move it to a Flux Kustomization that depends on sealed-secrets`,
     );

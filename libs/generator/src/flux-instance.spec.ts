@@ -171,6 +171,14 @@ describe("runtime info's cluster values", () => {
     expect(clusterSettingsFacts({ DOMAIN: 'not a domain', REGION: 'Not_A_Region' })).toEqual({});
   });
 
+  it("are read the same way whatever the settings' order, home-ops' SECRET_DOMAIN as well", () => {
+    const settings = { SECRET_DOMAIN: 'home.example.net', CLUSTER_DOMAIN: 'cluster.example.org', REGION: 'us-east-1' };
+    const reversed = Object.fromEntries(Object.entries(settings).reverse());
+    expect(clusterSettingsFacts(settings)).toEqual({ domain: 'cluster.example.org', region: 'us-east-1' });
+    expect(clusterSettingsFacts(reversed)).toEqual(clusterSettingsFacts(settings));
+    expect(clusterSettingsFacts({ SECRET_DOMAIN: 'home.example.net' }).domain).toBe('home.example.net');
+  });
+
   it('move a cluster name that is the environment or a numbered cluster of it, and nothing else', () => {
     expect(valueForNewCluster('CLUSTER_NAME', 'staging-1', from, to)).toBe('acme');
     expect(valueForNewCluster('CLUSTER_NAME', 'staging', from, to)).toBe('acme');

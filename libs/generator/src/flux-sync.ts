@@ -34,6 +34,20 @@ export function repointGitRepository(doc: Document, url: string | undefined, bra
   if (branch) doc.setIn(['spec', 'ref'], doc.createNode({ branch }));
 }
 
+/**
+ * A GitRepository's `spec.ignore` (.gitignore syntax) that names the reference environment's folder
+ * (home-ops: `/*` then `!/kubernetes/main`) names the new cluster's instead: Flux would otherwise
+ * leave the new folder out of the artifact, and every path into it would be missing.
+ */
+export function moveIgnoredPaths(doc: Document, fromDir: string, toDir: string) {
+  const ignore = doc.getIn(['spec', 'ignore']);
+  if (typeof ignore !== 'string' || fromDir === toDir) return;
+  const escaped = fromDir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const named = new RegExp(`^(\\s*!?/?)${escaped}(?=/|\\s*$)`, 'gm');
+  const moved = ignore.replace(named, (_, lead: string) => `${lead}${toDir}`);
+  if (moved !== ignore) doc.setIn(['spec', 'ignore'], moved);
+}
+
 /** Flux's kustomize-controller decrypts the Kustomization's SOPS files with the age key in `secretName`. */
 export function setSopsDecryption(doc: Document, secretName: string) {
   doc.setIn(['spec', 'decryption'], doc.createNode({ provider: 'sops', secretRef: { name: secretName } }));

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { join, posix } from 'node:path';
 import type { Document } from 'yaml';
 import type { Context } from './context';
+import { referenceEnvironmentName } from './environment-folder';
 import { GeneratorInputError } from './errors';
 import { isYamlFile, parseFresh, stringifyDocuments } from './yaml-docs';
 
@@ -73,6 +74,8 @@ export function movePathsIntoOtherRepositories(ctx: Context, repoPath: string, c
     return content; // not the business of this step: validation reports files that do not parse
   }
   let changed = false;
+  // kubernetes/main is `main` in another repository's paths, as clusters/dev is `dev`.
+  const envName = referenceEnvironmentName(ctx.referenceRoot, ctx.opts.referenceEnv);
   for (const doc of docs) {
     const body = doc.toJS();
     const field = PATH_FIELDS.find((f) => f.kind === body?.kind && f.api.test(String(body?.apiVersion ?? '')));
@@ -84,7 +87,7 @@ export function movePathsIntoOtherRepositories(ctx: Context, repoPath: string, c
       doc.setIn(field.path, target);
       changed = true;
       ctx.summary.paths_moved.push({ where, from: path, to: target });
-    } else if (namesEnvironment(path, ctx.opts.referenceEnv))
+    } else if (envName !== undefined && namesEnvironment(path, envName))
       ctx.summary.warnings.push(
         `${where} is ${JSON.stringify(path)} in another repository, which names the reference environment ` +
           `"${ctx.opts.referenceEnv}": the new cluster would use the reference's; give --path-map ${path}=NEW (path_map in a request)`,

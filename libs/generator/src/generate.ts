@@ -2,7 +2,7 @@ import { existsSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { isAgeRecipient } from '../../sealing/src/sops';
 import { parseSealingCertificate, SealingCertificate, SealingScope, CertificateError } from '../../sealing/src';
-import { isClusterName, isDomain, isEmail, isEnvName, isHostName, isRegion } from '../../validation/src';
+import { isClusterName, isDomain, isEmail, isHostName, isReferenceEnv, isRegion } from '../../validation/src';
 import { CredentialPlan, CredentialPlanEntry } from './credential-plan';
 import { referenceSecretShapes } from './secret-examples';
 import {
@@ -28,7 +28,14 @@ import { generateFromOverlays } from './overlay-model';
 import { checkPathMap, checkPathMapUsed } from './foreign-paths';
 import { checkReferenceExists, loadReference } from './reference';
 import { checkReadableLayout } from './readable-layout';
-import { applyPlan, checkOwnership, ownerOf, planOwnerMarker, planSopsRules } from './target';
+import { applyPlan, checkOwnership, insideRepo, ownedBy, ownerOf, planOwnerMarker, planSopsRules } from './target';
+import {
+  canonicalReferenceEnv,
+  isFolderForm,
+  isSeparateRepository,
+  newClusterDir,
+  referenceEnvDir,
+} from './environment-folder';
 import { generateFromFluxExample, referenceHostOccurrences } from './flux-example-model';
 import { discoverReferenceDns } from './external-dns';
 import { HostMapping, HostOccurrence } from './hosts';
@@ -50,7 +57,7 @@ function projectRoot(from: string): string {
   return dir;
 }
 
-/** Host maps and a given reference domain are read by the flux-example model; elsewhere they would be silently ignored. */
+/** Host maps are read by the flux-example model; elsewhere they would be silently ignored. A reference domain is read by every model. */
 function checkHostOptions(opts: GenerateOptions, fluxExample: boolean) {
   if (opts.referenceDomain !== undefined && isDomain(opts.referenceDomain))
     throw new GeneratorInputError(`--reference-domain ${isDomain(opts.referenceDomain)}`);
@@ -63,10 +70,6 @@ function checkHostOptions(opts: GenerateOptions, fluxExample: boolean) {
     throw new GeneratorInputError(
       "--host-map is read for references in the layout of Flux's example repository; this reference moves hosts by its domain",
     );
-  if (opts.referenceDomain !== undefined)
-    throw new GeneratorInputError(
-      "--reference-domain is read for references in the layout of Flux's example repository; this reference learns its domain from external-dns",
-    );
 }
 
 function checkInputs(opts: GenerateOptions) {
@@ -75,7 +78,7 @@ function checkInputs(opts: GenerateOptions) {
     ['--domain', opts.domain, isDomain],
     ['--region', opts.region, isRegion],
     ['--acme-email', opts.acmeEmail, isEmail],
-    ['--reference-env', opts.referenceEnv ?? 'development', isEnvName],
+    ['--reference-env', opts.referenceEnv ?? 'development', isReferenceEnv],
   ];
   // Every bad value at once: a user fixing them one run at a time would need as many runs as mistakes.
   const problems = fields.flatMap(([flag, value, check]) => {
@@ -175,7 +178,8 @@ const knownReferences = new Map<string, KnownReference>();
  * costs no reference walk. A reference the generator cannot read leaves its facts undefined and its
  * credential plan empty: that is the run's to report, with the generator's reason, not the request's.
  */
-function knownReference(templateDir: string | undefined, referenceEnv: string): KnownReference {
+function knownReference(templateDir: string | undefined, givenEnv: string): KnownReference {
+  const referenceEnv = canonicalReferenceEnv(givenEnv);
   const root = resolve(templateDir ?? SHIPPED_TEMPLATE);
   const key = `${root}\0${referenceEnv}`;
   const cached = knownReferences.get(key);
@@ -204,6 +208,22 @@ function readReferenceFacts(root: string, referenceEnv: string): ReferenceFacts 
       domain: discoverReferenceDns(example.kustomizations.flatMap((k) => k.objects)).domain,
     },
   };
+}
+
+/**
+ * Checks a reference environment a request names before any run starts: null when the service's
+ * template has it (a name under clusters/ or a folder), else why not.
+ */
+export function referenceEnvProblem(templateDir: string | undefined, referenceEnv: string): string | null {
+  const root = resolve(templateDir ?? SHIPPED_TEMPLATE);
+  try {
+    checkReferenceExists(root, canonicalReferenceEnv(referenceEnv));
+    return null;
+  } catch (e) {
+    // The service's folders are no business of the caller's.
+    if (e instanceof GeneratorInputError) return e.message.replaceAll(root, "the service's template");
+    throw e;
+  }
 }
 
 /**
@@ -240,8 +260,6 @@ export function hostMapProblem(
         problem:
           "the service's reference moves hosts by its domain (host_map is for references in the layout of Flux's example repository)",
       };
-    if (given.referenceDomain !== undefined)
-      return { field: 'reference_domain', problem: "the service's reference learns its domain from external-dns" };
     return null;
   }
   try {
@@ -289,6 +307,30 @@ function credentialPlanOf(root: string, referenceEnv: string): CredentialPlanEnt
   return CredentialPlan.build(referenceSecretShapes(root, objects), { requireSupplied: false }).entries;
 }
 
+/** The new cluster's folder: beside the reference environment, or at its own path in another repository. */
+function clusterDirFor(opts: ResolvedOptions, root: string): string {
+  const envDir = referenceEnvDir(root, opts.referenceEnv);
+  const holdsEnvDir = existsSync(insideRepo(opts.repoDir, envDir));
+  return newClusterDir(envDir, opts.clusterName, {
+    separate: isSeparateRepository(opts.repoDir, root),
+    holdsEnvDir,
+    ownedHere: holdsEnvDir && ownedBy(opts.repoDir, envDir, ownerOf(opts)),
+  });
+}
+
+/**
+ * An environment outside clusters/ is read in the cluster-vars layout only (a settings ConfigMap its
+ * Flux Kustomizations substitute, home-ops' cluster-settings); the overlay and Flux example layouts
+ * keep their environments under clusters/.
+ */
+function refuseFolderFormOutsideClusterVars(root: string, referenceEnv: string) {
+  const envDir = referenceEnvDir(root, referenceEnv);
+  if (!isFolderForm(envDir)) return;
+  throw new GeneratorInputError(
+    `reference environment ${envDir}/ lies outside clusters/ and no Flux Kustomization of it substitutes a settings ConfigMap it defines (postBuild.substituteFrom, such as cluster-settings): an environment folder elsewhere is read in the cluster-vars layout of docs/generator.md ("Environment models")`,
+  );
+}
+
 /**
  * One pass for a new cluster, planned: the files it would write and remove and the shared folders
  * it would copy, checked (kustomize builds, schemas) in a transient staging beside their places, and
@@ -300,7 +342,7 @@ export async function planGeneration(options: GenerateOptions): Promise<Generati
   checkInputs(options);
   const opts: ResolvedOptions = {
     ...options,
-    referenceEnv: options.referenceEnv ?? 'development',
+    referenceEnv: canonicalReferenceEnv(options.referenceEnv ?? 'development'),
     rotateCredentials: options.rotateCredentials ?? false,
     sealingScope: options.sealingScope ?? ('strict' as SealingScope),
     infraLayer: options.infraLayer ?? 'infrastructure',
@@ -308,7 +350,7 @@ export async function planGeneration(options: GenerateOptions): Promise<Generati
   const root = resolve(opts.templateDir ?? SHIPPED_TEMPLATE);
   checkReadableLayout(root, opts.referenceEnv);
   checkReferenceExists(root, opts.referenceEnv);
-  const clusterDir = `clusters/${opts.clusterName}`;
+  const clusterDir = clusterDirFor(opts, root);
   checkOwnership(opts.repoDir, clusterDir, ownerOf(opts));
   const cert = protectionKey(opts);
   const changes: RepoChanges = { writes: new Map(), removals: [], sharedCopies: [], copiedFiles: new Map() };
@@ -326,6 +368,7 @@ export async function planGeneration(options: GenerateOptions): Promise<Generati
   const varsReference = loadClusterVarsReference(root, opts.referenceEnv);
   const problem = givenVarProblem(varsReference && knownVariables(varsReference), opts.clusterVars ?? {});
   if (problem) throw new GeneratorInputError(`--var ${problem.key}: ${problem.problem}`);
+  if (!varsReference) refuseFolderFormOutsideClusterVars(root, opts.referenceEnv);
   const exampleReference = varsReference ? undefined : loadFluxExampleReference(root, opts.referenceEnv);
   checkHostOptions(opts, Boolean(exampleReference));
   if (varsReference) await generateFromClusterVars(ctx, varsReference);

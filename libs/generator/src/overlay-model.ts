@@ -49,16 +49,17 @@ export async function generateFromOverlays(base: Context, ref: ReferenceEnv): Pr
   if (!infra)
     throw new GeneratorInputError(`reference environment "${opts.referenceEnv}" has no ${opts.infraLayer}/ layer`);
   const dns = discoverReferenceDns(ref.layers.flatMap((l) => l.objects));
-  if (!dns.domain)
+  const referenceDomain = opts.referenceDomain ?? dns.domain;
+  if (!referenceDomain)
     throw new GeneratorInputError(
-      `reference environment "${opts.referenceEnv}": no external-dns domain filter found to learn its domain from`,
+      `reference environment "${opts.referenceEnv}": no external-dns domain filter found to learn its domain from: give --reference-domain`,
     );
   const allObjects = ref.layers.flatMap((l) => l.objects);
   const acmeEmails = [
     ...new Set(allObjects.filter((o) => isIssuer(o.body)).map((o) => o.body.spec?.acme?.email)),
   ].filter((e): e is string => typeof e === 'string');
-  const ctx: OverlayContext = { ...base, ref, referenceDomain: dns.domain, acmeEmails };
-  ctx.summary.reference_domain = dns.domain;
+  const ctx: OverlayContext = { ...base, ref, referenceDomain, acmeEmails };
+  ctx.summary.reference_domain = referenceDomain;
   ctx.summary.reference_region = dns.region ?? null;
   ctx.summary.warnings.push(...ref.warnings);
   guardSecretPlacement(ctx, infra);

@@ -1,11 +1,12 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { referenceEnvDir } from './environment-folder';
 import { GeneratorInputError } from './errors';
 import { parseDocuments } from './yaml-docs';
 
 /** Where every refusal points: what the generator reads, and where that is described. */
 const LAYOUTS =
-  "The generator reads Flux repositories: a clusters/<env>/ folder that Flux syncs (flux bootstrap's flux-system, Flux " +
+  "The generator reads Flux repositories: a clusters/<env>/ folder (or another environment folder, such as kubernetes/<cluster>/) that Flux syncs (flux bootstrap's flux-system, Flux " +
   'Kustomizations), in the layouts of docs/generator.md ("Environment models").';
 
 /** Bounds of the scan, so a huge or hostile repository cannot make the check slow. */
@@ -61,7 +62,7 @@ const refuse = (what: string, todo: string) => new GeneratorInputError(`${what}.
  */
 export function checkReadableLayout(root: string, envName: string): void {
   if (!existsSync(root) || !statSync(root).isDirectory()) return;
-  const envDir = `clusters/${envName}`;
+  const envDir = referenceEnvDir(root, envName);
   const hasEnv = existsSync(join(root, envDir)) && statSync(join(root, envDir)).isDirectory();
   const files = filesUnder(root, hasEnv ? envDir : '');
   const template = files.find((f) => f.endsWith('.j2')) ?? (hasEnv ? undefined : files.find(isMakejinjaConfig));

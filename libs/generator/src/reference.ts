@@ -1,5 +1,6 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, posix } from 'node:path';
+import { isFolderForm, referenceEnvDir } from './environment-folder';
 import { GeneratorInputError } from './errors';
 import { isRemoteReference, remoteResourceError } from './remote-resources';
 import { parseDocuments } from './yaml-docs';
@@ -50,7 +51,7 @@ export interface ReferenceEnv {
   warnings: string[];
 }
 
-const KUSTOMIZATION_FILES = ['kustomization.yaml', 'kustomization.yml', 'Kustomization'];
+export const KUSTOMIZATION_FILES = ['kustomization.yaml', 'kustomization.yml', 'Kustomization'];
 
 export function findKustomizationFile(absDir: string): string | undefined {
   return KUSTOMIZATION_FILES.find((f) => existsSync(join(absDir, f)));
@@ -172,9 +173,11 @@ function walk(
   const effective = outerNamespace ?? own;
   const inner = isLayerRoot ? undefined : (innerNamespace ?? own);
   collectGenerated(state, dirRel, file, k, effective, inner);
+  // Components (home-ops' kubernetes/components/common) bring objects and are folders a copy needs, as resources are.
   const entries: Array<[string, unknown]> = [
     ...(k.resources ?? []).map((e: unknown) => ['resources', e]),
     ...(k.bases ?? []).map((e: unknown) => ['bases', e]),
+    ...(k.components ?? []).map((e: unknown) => ['components', e]),
   ];
   for (const [field, entry] of entries) {
     if (typeof entry !== 'string') continue;
@@ -291,6 +294,12 @@ export function collectTree(
 export function checkReferenceExists(root: string, envName: string): void {
   if (!existsSync(root) || !statSync(root).isDirectory())
     throw new GeneratorInputError(`template folder ${root} does not exist`);
+  const envDir = referenceEnvDir(root, envName);
+  if (isFolderForm(envDir)) {
+    if (!existsSync(join(root, envDir)) || !statSync(join(root, envDir)).isDirectory())
+      throw new GeneratorInputError(`reference environment folder ${envDir}/ does not exist in ${root}`);
+    return;
+  }
   const clusters = join(root, 'clusters');
   if (!existsSync(clusters))
     throw new GeneratorInputError(`${root} has no clusters/ folder, so it is not a reference repository`);

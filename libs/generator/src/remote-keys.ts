@@ -2,9 +2,9 @@
  * ExternalSecret remote keys in a pass: the reference's names for this pass, and the moves made in
  * the new cluster's files, recorded in the summary (see external-secrets.ts).
  */
-import { posix } from 'node:path';
 import type { Document } from 'yaml';
 import type { Context } from './context';
+import { referenceEnvironmentName } from './environment-folder';
 import { moveRemoteKeys, remoteKeyNames, RemoteKeyNames } from './external-secrets';
 
 /** The names of the reference in remote keys, for this pass (its domain, environment name and any cluster name it gives). */
@@ -12,7 +12,8 @@ export function remoteKeyNamesFor(ctx: Context, clusterNames: string[] = []): Re
   return remoteKeyNames(
     {
       domain: ctx.summary.reference_domain || undefined,
-      names: [posix.basename(ctx.opts.referenceEnv), ...clusterNames],
+      // A single-cluster folder (kubernetes/) has no name of its own: "kubernetes" in a key names no cluster.
+      names: [referenceEnvironmentName(ctx.referenceRoot, ctx.opts.referenceEnv) ?? [], clusterNames].flat(),
     },
     { domain: ctx.opts.domain, clusterName: ctx.opts.clusterName },
   );

@@ -5,6 +5,7 @@ import type { Context, GenerateResult, GenerationPlan, SharedCopy } from './cont
 import { GeneratorInputError } from './errors';
 import { clusterRules, SOPS_CONFIG, withClusterRule } from './sops-rules';
 import { listFiles } from './reference';
+import { referenceEnvironmentName } from './environment-folder';
 import { movePathsIntoOtherRepositories } from './foreign-paths';
 
 /** Marks a cluster folder as written by the scaffolder for one cluster. */
@@ -74,10 +75,21 @@ export function checkOwnership(repoDir: string, clusterDir: string, owner: Recor
     throw new GeneratorInputError(
       `${clusterDir}/ exists and was not written by gitops-scaffolder; refusing to overwrite it`,
     );
+  if (!markerAgrees(marker, owner))
+    throw new GeneratorInputError(`${clusterDir}/ belongs to another cluster or owner; refusing to write over it`);
+}
+
+/** The marker was written for this cluster (and owner, when both name one). */
+function markerAgrees(marker: Record<string, unknown>, owner: Record<string, string>): boolean {
   const differs = (key: string) =>
     key === 'owner' ? marker.owner !== undefined && marker.owner !== owner.owner : marker[key] !== owner[key];
-  if (Object.keys(owner).some(differs))
-    throw new GeneratorInputError(`${clusterDir}/ belongs to another cluster or owner; refusing to write over it`);
+  return !Object.keys(owner).some(differs);
+}
+
+/** Whether `dir` of the working copy carries this cluster's (and owner's) marker. */
+export function ownedBy(repoDir: string, dir: string, owner: Record<string, string>): boolean {
+  const marker = readMarker(repoDir, dir);
+  return marker !== undefined && markerAgrees(marker, owner);
 }
 
 /**
@@ -172,8 +184,8 @@ export function planFolder(ctx: Context, dir: string, files: Map<string, Buffer>
  * as a word, in YAML comment lines only; values are the models' business.
  */
 function aboutThisCluster(ctx: Context, rel: string, content: Buffer): Buffer {
-  const from = ctx.opts.referenceEnv;
-  if (!/\.ya?ml$/.test(rel) || from === ctx.opts.clusterName) return content;
+  const from = referenceEnvironmentName(ctx.referenceRoot, ctx.opts.referenceEnv);
+  if (!/\.ya?ml$/.test(rel) || from === undefined || from === ctx.opts.clusterName) return content;
   const word = new RegExp(`\\b${from.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\b`, 'g');
   const text = content.toString('utf8');
   const rewritten = text.replace(/^(\s*#.*)$/gm, (line) => line.replace(word, ctx.opts.clusterName));

@@ -322,7 +322,7 @@ export function passOptions(
     suppliedCredentials,
     repoDir,
     templateDir: settings.templateDir,
-    referenceEnv: settings.referenceEnv,
+    referenceEnv: req.reference_env ?? settings.referenceEnv,
     kubectl: settings.kubectl,
     clusterName: req.cluster_name,
     domain: req.domain,

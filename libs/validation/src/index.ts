@@ -44,6 +44,28 @@ export const isEmail: FieldCheck = (v) =>
 export const isEnvName: FieldCheck = (v) =>
   typeof v === 'string' && v.length <= 63 && DNS_LABEL.test(v) ? null : 'must be a DNS-1123 label';
 
+/** One folder of a repository-relative path: a letter or digit first (no hidden folder, no `.` or `..`). */
+const PATH_SEGMENT = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/;
+const MAX_ENV_PATH = 200;
+const MAX_ENV_DEPTH = 6;
+
+/**
+ * A reference environment: a name under clusters/ (`dev`), or the repository-relative folder of the
+ * environment (`kubernetes/main`, `kubernetes`): normalised (no `./`, `//`, trailing `/`), bounded,
+ * never absolute, never `..`, never a hidden folder. A one-segment value is a DNS label: the generator
+ * reads it as clusters/<name>, or as a folder at the root (`kubernetes`) when the reference has no such
+ * environment under clusters/.
+ */
+export const isReferenceEnv: FieldCheck = (v) => {
+  if (typeof v !== 'string') return 'must be a string';
+  if (!v.includes('/')) return isEnvName(v);
+  const parts = v.split('/');
+  const ok = v.length <= MAX_ENV_PATH && parts.length <= MAX_ENV_DEPTH && parts.every((p) => PATH_SEGMENT.test(p));
+  return ok
+    ? null
+    : `must be a DNS-1123 label (an environment under clusters/) or a repository-relative folder such as kubernetes/main (at most ${MAX_ENV_DEPTH} folders of letters, digits, ".", "_", "-", none hidden, no "..", not absolute, at most ${MAX_ENV_PATH} characters)`;
+};
+
 /** A host name an Ingress, route or certificate may carry: DNS labels, optionally a leading wildcard; one label is allowed (podinfo.staging is two). */
 export const isHostName: FieldCheck = (v) => {
   if (typeof v !== 'string') return 'must be a string';
