@@ -4,8 +4,11 @@ import {
   CredentialPlanEntry,
   missingSupplied,
   referenceCredentialPlan,
+  referenceEnvProblem,
+  refreshReferenceFacts,
   SuppliedCredentials,
 } from '../../libs/generator/src';
+import { isReferenceEnv } from '../../libs/validation/src';
 import type { SuppliedCredentialsSource } from '../../libs/steps/src';
 import { ApiError } from '../common/api-error';
 import { CallerIdentity, requireOperator } from '../common/api-keys';
@@ -64,8 +67,9 @@ export class RequestChecks {
   ) {}
 
   /** A create or preview body, validated, and refused (403) when it reaches outside the caller's role or scope. */
-  parseInScope(body: unknown, caller: CallerIdentity): CreateRequest {
+  async parseInScope(body: unknown, caller: CallerIdentity): Promise<CreateRequest> {
     requireOperator(caller);
+    await this.readReference(body);
     const req = parseCreateRequest(body, {
       ...this.config,
       acceptKubeconfigTargets: this.config.reachesManagementCluster,
@@ -73,6 +77,20 @@ export class RequestChecks {
     checkRepositoryScope(caller, req);
     checkSecretScope(caller, req, this.config.secretNamespaces);
     return req;
+  }
+
+  /**
+   * What the request's reference holds, read as a run reads it (its hosts from kustomize builds) before the
+   * request is checked against it. Only a reference_env that is well formed and the template's is read; any other
+   * is the parse's to refuse.
+   */
+  private async readReference(body: unknown): Promise<void> {
+    const given = (body as { reference_env?: unknown } | null)?.reference_env;
+    const { templateDir, referenceEnv, kubectl } = this.config.steps;
+    const env = given === undefined ? referenceEnv : given;
+    if (typeof env !== 'string' || isReferenceEnv(env) !== null || referenceEnvProblem(templateDir, env) !== null)
+      return;
+    await refreshReferenceFacts(templateDir, env, kubectl);
   }
 
   /** What ScaffoldRequested would record of the request, once its cluster folder's owner allows it (see folderOwner). */

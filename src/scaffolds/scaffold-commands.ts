@@ -63,7 +63,7 @@ export class ScaffoldCommands {
     caller: CallerIdentity,
     idempotencyKey?: string,
   ): Promise<{ run: RunView; created: boolean }> {
-    const req = this.checks.parseInScope(body, caller);
+    const req = await this.checks.parseInScope(body, caller);
     checkIdempotencyKey(idempotencyKey);
     const data = await this.checks.requestedData(req, caller);
     const runId = idempotencyKey ? await this.runIdForKey(caller, idempotencyKey, data) : randomUUID();

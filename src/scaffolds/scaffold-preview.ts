@@ -38,7 +38,7 @@ export class ScaffoldPreview {
   ) {}
 
   async preview(body: unknown, caller: CallerIdentity): Promise<PreviewReport> {
-    const req = this.checks.parseInScope(body, caller);
+    const req = await this.checks.parseInScope(body, caller);
     const request = await this.checks.requestedData(req, caller);
     // Counted as a run is (429), and stopped at its deadline: its git and kubectl are killed with it.
     const release = this.quotas.beginPreview(caller);

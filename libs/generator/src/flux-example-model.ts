@@ -20,6 +20,7 @@ import {
   repointExternalDns,
   rewriteIssuer,
 } from './external-dns';
+import { hostsFluxApplies } from './applied-hosts';
 import { ExampleKustomization, FluxExampleReference, forCluster, inlineVariables } from './flux-example-reference';
 import { validateStaged } from './flux-example-validate';
 import { fluxInstanceSyncPath, isFluxInstance, repointFluxInstance } from './flux-instance';
@@ -62,7 +63,7 @@ export async function generateFromFluxExample(base: Context, ref: FluxExampleRef
     ref,
     hosts: new HostMapping(opts.domain, referenceDomain, opts.hostMap ?? {}),
     applied: new Set(ref.kustomizations.filter((k) => opts.pass === 'full' || !k.fullPass).map((k) => k.name)),
-    referenceHosts: referenceHostOccurrences(ref),
+    referenceHosts: referenceHostOccurrences(ref, await hostsFluxApplies(ref, opts.kubectl)),
     acmeEmails: referenceAcmeEmails(ref),
   };
   Object.assign(ctx.summary, {
@@ -126,14 +127,17 @@ function writtenOverlays(ctx: ExampleContext): string[] {
  * Every host the reference environment holds: in the objects its Kustomizations apply, in the
  * files of its overlays (patches included) and in its Kustomizations' inline patches.
  */
-export function referenceHostOccurrences(ref: FluxExampleReference): HostOccurrence[] {
+export function referenceHostOccurrences(ref: FluxExampleReference, applied?: Set<string>): HostOccurrence[] {
   const found: HostOccurrence[] = [];
   const describe = (o: { kind: string; namespace?: string; name: string }) =>
     `${o.kind} ${o.namespace ? o.namespace + '/' : ''}${o.name}`;
   for (const k of ref.kustomizations) {
     const vars = inlineVariables(k.declaration.body);
-    for (const o of k.objects)
-      found.push(...hostsIn(vars ? substituteObject(o.body, vars).body : o.body, `${o.file} ${describe(o)}`));
+    for (const o of k.objects) {
+      const hosts = hostsIn(vars ? substituteObject(o.body, vars).body : o.body, `${o.file} ${describe(o)}`);
+      // A shared file's host that the overlay replaces never reaches the cluster (see hostsFluxApplies).
+      found.push(...(applied && o.shared ? hosts.filter((h) => applied.has(h.host)) : hosts));
+    }
     forEachInlinePatch(k.declaration.body, (patch, target) =>
       found.push(...hostsInPatch(patch, target, `${k.declaration.file} Kustomization ${k.name} patch`)),
     );

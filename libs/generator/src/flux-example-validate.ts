@@ -16,6 +16,7 @@ import { listFiles } from './reference';
 import { leftoverReferenceValues, ReferenceValues, warnOnce } from './shared-values';
 import {
   asFluxBuildsIt,
+  BuiltObject,
   buildKustomizationGraph,
   checkDependencies,
   FluxBuild,
@@ -147,26 +148,13 @@ async function buildKustomization(
       label = `./${path}`;
     } else return { checked: undefined, objects: [] };
     if (!existsSync(dir)) throw new GeneratorValidationError(`Kustomization ${name}: path ${label} does not exist`);
-    const roots = [scratch, v.ctx.opts.repoDir];
-    const flux = asFluxBuildsIt(dir, join(scratch, 'generated'), roots, shown);
-    dir = flux.dir;
-    const build = join(scratch, 'build');
-    writeFileAt(build, {
-      resources: [relative(build, dir)],
-      ...(body.spec?.patches ? { patches: body.spec.patches } : {}),
-    });
-    const inScratch = (file: string) =>
-      file.startsWith(scratch + '/') ? `${label}: ${relative(scratch, file)}` : shown(file);
     const where = `Kustomization ${name} (${label})`;
-    const vars = inlineVariables(body);
-    const applied = (
-      await kustomizeBuild(build, where, {
-        roots,
-        kubectl: v.ctx.opts.kubectl,
-        shown: inScratch,
-        looseLoading: flux.looseLoading,
-      })
-    ).map((built) => (vars ? substituteBuilt(built, vars, where) : built));
+    const applied = await buildFluxKustomization(body, dir, where, {
+      scratch,
+      roots: [scratch, v.ctx.opts.repoDir],
+      kubectl: v.ctx.opts.kubectl,
+      shown: (file) => (file.startsWith(scratch + '/') ? `${label}: ${relative(scratch, file)}` : shown(file)),
+    });
     for (const object of applied) checkBuilt(v, object.body, where);
     warnOnce(v.ctx.summary.warnings, leftoverReferenceValues(applied, v.referenceValues, where));
     checkAgainstSchemas(v.ctx.summary, applied, where);
@@ -174,6 +162,33 @@ async function buildKustomization(
   } finally {
     rmSync(scratch, { recursive: true, force: true });
   }
+}
+
+/**
+ * What a Flux Kustomization applies from `dir`, built as kustomize-controller builds it: the kustomization
+ * Flux generates where the folder has none, the Kustomization's inline `spec.patches`, its inline variables
+ * substituted. `scratch` is the caller's (it removes it).
+ */
+export async function buildFluxKustomization(
+  body: any,
+  dir: string,
+  where: string,
+  opts: { scratch: string; roots: string[]; kubectl?: string; shown: (absFile: string) => string },
+): Promise<BuiltObject[]> {
+  const flux = asFluxBuildsIt(dir, join(opts.scratch, 'generated'), opts.roots, opts.shown);
+  const build = join(opts.scratch, 'build');
+  writeFileAt(build, {
+    resources: [relative(build, flux.dir)],
+    ...(body.spec?.patches ? { patches: body.spec.patches } : {}),
+  });
+  const vars = inlineVariables(body);
+  const built = await kustomizeBuild(build, where, {
+    roots: opts.roots,
+    kubectl: opts.kubectl,
+    shown: opts.shown,
+    looseLoading: flux.looseLoading,
+  });
+  return built.map((object) => (vars ? substituteBuilt(object, vars, where) : object));
 }
 
 function writeFileAt(dir: string, kustomization: object) {

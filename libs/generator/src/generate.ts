@@ -23,8 +23,9 @@ import {
   ResolvedOptions,
   usesSops,
 } from './context';
-import { GeneratorInputError } from './errors';
+import { GeneratorInputError, GeneratorValidationError } from './errors';
 import { generateFromOverlays } from './overlay-model';
+import { hostsFluxApplies } from './applied-hosts';
 import { checkPathMap, checkPathMapUsed } from './foreign-paths';
 import { checkReferenceExists, loadReference } from './reference';
 import { checkReadableLayout } from './readable-layout';
@@ -167,6 +168,8 @@ interface ReferenceFacts {
 /** What the cache holds of a reference: its facts (undefined when unreadable) and its credential plan (empty when unreadable). */
 interface KnownReference {
   readAt: number;
+  /** When the facts were read with kustomize builds (refreshReferenceFacts); undefined for a read of the files alone. */
+  builtAt?: number;
   facts: ReferenceFacts | undefined;
   credentialPlan: CredentialPlanEntry[];
 }
@@ -179,32 +182,83 @@ const knownReferences = new Map<string, KnownReference>();
  * credential plan empty: that is the run's to report, with the generator's reason, not the request's.
  */
 function knownReference(templateDir: string | undefined, givenEnv: string): KnownReference {
-  const referenceEnv = canonicalReferenceEnv(givenEnv);
-  const root = resolve(templateDir ?? SHIPPED_TEMPLATE);
-  const key = `${root}\0${referenceEnv}`;
+  const { root, referenceEnv, key } = referenceKey(templateDir, givenEnv);
   const cached = knownReferences.get(key);
   if (cached && Date.now() - cached.readAt <= REFERENCE_FACTS_TTL_MS) return cached;
-  let facts: ReferenceFacts | undefined;
+  return remember(
+    key,
+    root,
+    referenceEnv,
+    readable(() => readReferenceFacts(root, referenceEnv)),
+  );
+}
+
+function referenceKey(templateDir: string | undefined, givenEnv: string) {
+  const referenceEnv = canonicalReferenceEnv(givenEnv);
+  const root = resolve(templateDir ?? SHIPPED_TEMPLATE);
+  return { root, referenceEnv, key: `${root}\0${referenceEnv}` };
+}
+
+/** A reference's facts, or undefined when the generator cannot read it (the run reports that, not the request). */
+function readable<T>(read: () => T): T | undefined {
   try {
-    facts = readReferenceFacts(root, referenceEnv);
+    return read();
   } catch (e) {
-    if (!(e instanceof GeneratorInputError)) throw e;
+    if (e instanceof GeneratorInputError || e instanceof GeneratorValidationError) return undefined;
+    throw e;
   }
+}
+
+function remember(key: string, root: string, referenceEnv: string, facts: ReferenceFacts | undefined): KnownReference {
   const known = { readAt: Date.now(), facts, credentialPlan: readableCredentialPlan(root, referenceEnv) };
   knownReferences.set(key, known);
   return known;
 }
 
+const refreshing = new Map<string, Promise<void>>();
+
+/**
+ * Reads what a reference knows as a run would, kustomize builds included (its hosts are those Flux applies: see
+ * hostsFluxApplies), into the cache the request checks read; call it before them. Once a minute at most per
+ * reference, and one read at a time: concurrent requests wait for the same one.
+ */
+export async function refreshReferenceFacts(
+  templateDir: string | undefined,
+  givenEnv: string,
+  kubectl?: string,
+): Promise<void> {
+  const { root, referenceEnv, key } = referenceKey(templateDir, givenEnv);
+  const cached = knownReferences.get(key);
+  if (cached?.builtAt !== undefined && Date.now() - cached.builtAt <= REFERENCE_FACTS_TTL_MS) return;
+  const running =
+    refreshing.get(key) ??
+    (async () => {
+      const example = readable(() =>
+        loadClusterVarsReference(root, referenceEnv) ? undefined : loadFluxExampleReference(root, referenceEnv),
+      );
+      const applied = example && (await hostsFluxApplies(example, kubectl));
+      const known = remember(
+        key,
+        root,
+        referenceEnv,
+        readable(() => readReferenceFacts(root, referenceEnv, applied)),
+      );
+      known.builtAt = known.readAt;
+    })().finally(() => refreshing.delete(key));
+  refreshing.set(key, running);
+  await running;
+}
+
 const referenceFacts = (templateDir: string | undefined, referenceEnv: string) =>
   knownReference(templateDir, referenceEnv).facts;
 
-function readReferenceFacts(root: string, referenceEnv: string): ReferenceFacts {
+function readReferenceFacts(root: string, referenceEnv: string, appliedHosts?: Set<string>): ReferenceFacts {
   const vars = loadClusterVarsReference(root, referenceEnv);
   const example = vars ? undefined : loadFluxExampleReference(root, referenceEnv);
   return {
     variables: vars && knownVariables(vars),
     hosts: example && {
-      occurrences: referenceHostOccurrences(example),
+      occurrences: referenceHostOccurrences(example, appliedHosts),
       domain: discoverReferenceDns(example.kustomizations.flatMap((k) => k.objects)).domain,
     },
   };
