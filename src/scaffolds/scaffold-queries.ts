@@ -77,6 +77,9 @@ function auditStart(query: { since?: unknown; cursor?: unknown }): { fromSeq?: n
 }
 
 /** What reads runs and their events, behind both the REST and the NATS API; nothing here appends. */
+/** How long a followed run's stream may wait for the read-model to show its end (see ScaffoldQueries.projected). */
+const PROJECTION_WAIT_MS = 5000;
+
 @Injectable()
 export class ScaffoldQueries {
   constructor(
@@ -167,6 +170,21 @@ export class ScaffoldQueries {
       onEvent: (e) => onEvent(eventView(e)),
       until: (e) => TERMINAL_EVENTS.includes(e.type),
     });
+    await this.projected(runId, signal);
+  }
+
+  /**
+   * Waits, at most PROJECTION_WAIT_MS, until the read-model shows the run ended: a client that reads the run once
+   * the stream has ended (GET, a list) then sees what the stream said, not a run still running. The projection
+   * trails the stream by milliseconds; a projection that is down only delays the stream's end by that much.
+   */
+  private async projected(runId: string, signal: AbortSignal): Promise<void> {
+    const until = Date.now() + PROJECTION_WAIT_MS;
+    while (!signal.aborted && Date.now() < until) {
+      const row = await this.readModel.byId(runId).catch(() => undefined);
+      if (row && isTerminal(row.state)) return;
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
   }
 
   /** The run's log lines (already redacted when written), oldest first, as text. */
