@@ -4,7 +4,7 @@ import { parseAllDocuments } from 'yaml';
 import { generate, GenerateOptions, GeneratorInputError, planGeneration } from '../../libs/generator/src';
 import { makeRsaCert } from '../support/certs';
 import { readTree, tempDir } from '../support/files';
-import { EXAMPLE_HOSTS, writeFluxExampleReference } from '../support/flux-example-repo';
+import { exampleFirstPass, writeFluxExampleReference } from '../support/flux-example-repo';
 
 /** A tenant's repository the staging cluster applies, and image automation pushing into another one. */
 const TENANT = `apiVersion: source.toolkit.fluxcd.io/v1
@@ -67,18 +67,7 @@ function tenantFleet() {
   }
   const repo = tempDir('fp-fleet');
   cpSync(reference, repo, { recursive: true });
-  const options = (extra: Partial<GenerateOptions> = {}): GenerateOptions => ({
-    repoDir: repo,
-    templateDir: reference,
-    referenceEnv: 'staging',
-    clusterName: 'acme',
-    domain: 'acme.io',
-    region: 'us-east-1',
-    acmeEmail: 'ops@acme.io',
-    pass: 'infra',
-    hostMap: { [EXAMPLE_HOSTS.podinfo]: 'podinfo.acme.io' },
-    ...extra,
-  });
+  const options = (extra: Partial<GenerateOptions> = {}) => exampleFirstPass(repo, reference, extra);
   return { repo, options };
 }
 
