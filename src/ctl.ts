@@ -19,6 +19,7 @@ import {
 } from '../libs/cli/src';
 import { EXIT, readStdin, runApiCommand } from './ctl/api-commands';
 import { COMMANDS, COMMON, type CommandSpec, GLOBAL, type NumberOption } from './ctl/command-table';
+import { printableText } from '../libs/validation/src';
 
 /** A mistake in how the command was called (exit code 2). */
 export { UsageError as CtlError };
@@ -111,8 +112,9 @@ interface Io {
 export async function main(
   argv: string[],
   env: NodeJS.ProcessEnv = process.env,
-  out: (line: string) => void = (l) => process.stdout.write(l + '\n'),
-  err: (text: string) => void = (t) => process.stderr.write(t),
+  // Everything printed may hold the service's or a remote's text: no escape sequence reaches the terminal.
+  out: (line: string) => void = (l) => process.stdout.write(printableText(l) + '\n'),
+  err: (text: string) => void = (t) => process.stderr.write(printableText(t)),
   io: Partial<Io> = {},
 ): Promise<number> {
   const at = commandWord(argv);

@@ -8,6 +8,7 @@ import { parseSealingCertificate } from '../../libs/sealing/src';
 import { redact, SEALING_CERT_INPUT } from '../../libs/steps/src';
 import { ApiError, invalid } from '../common/api-error';
 import { withoutNul } from '../common/without-nul';
+import { printableText } from '../../libs/validation/src';
 import type { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
 import { EVENT_STORE, RUN_INPUTS, RUN_LOGS } from '../event-store/event-store.module';
@@ -130,6 +131,8 @@ export class RunnerReports {
   /** Decides and appends a runner's command; the same report again answers what it appended the first time. */
   async report(runId: string, body: unknown): Promise<{ appended: StoredEvent[]; history: StoredEvent[] }> {
     const report = parseReport(withoutNul(body));
+    // A failure's reason is shown in answers, the console and terminals: no escape sequences from a runner.
+    if (report.command.type === 'FailStep') report.command.reason = printableText(report.command.reason);
     const { events } = await this.store.readRun(runId);
     const earlier = events.findIndex((e) => e.id === reportEventId(runId, report.report_id, 0));
     if (earlier >= 0) {

@@ -163,3 +163,44 @@ describe('create --wait follows a run', () => {
     ]);
   });
 });
+
+describe("what scaffolderctl prints of the service's text (the built command)", () => {
+  let server: Server | undefined;
+  afterEach(() => server?.close());
+
+  it('writes escape sequences in a run message or reason as text, never to the terminal', async () => {
+    const hostile = 'repository marker: \u001b[2J\u001b]0;owned\u0007\u009b31m fake line\rcleared';
+    server = await serve((_req, res) =>
+      res.writeHead(200, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          id: RUN,
+          status: 'failed',
+          step: 'infra-pass',
+          message: hostile,
+          cluster_name: 'c1',
+          domain: 'c1.example.com',
+          region: 'eu-west-1',
+          repo_url: 'file:///x',
+          branch: 'main',
+        }),
+      ),
+    );
+    const { execFile } = await import('node:child_process');
+    const { promisify } = await import('node:util');
+    const { join } = await import('node:path');
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      [join(__dirname, '../../bin/scaffolderctl'), 'get', RUN],
+      {
+        env: {
+          PATH: process.env.PATH,
+          SCAFFOLDER_URL: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+          SCAFFOLDER_API_KEY: 'key-0123456789abcdef',
+        },
+      },
+    );
+    // eslint-disable-next-line no-control-regex -- control characters are what must not be printed
+    expect(stdout).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
+    expect(stdout).toContain('repository marker: \\u001b[2J\\u001b]0;owned\\u0007\\u009b31m fake line\\rcleared');
+  });
+});

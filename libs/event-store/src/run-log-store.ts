@@ -2,6 +2,7 @@ import type { NatsConnection } from '@nats-io/nats-core';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { readSubject } from './jetstream-reads';
 import { DEFAULT_STREAMS, logSubject, StreamNames } from './streams';
+import { printableLine } from '../../validation/src';
 
 export interface RunLogEntry {
   time: string;
@@ -39,20 +40,8 @@ export function parseLogEntry(text: string): RunLogEntry | null {
  * message cannot end its line and fake the next one.
  */
 export function formatLogLine(e: RunLogEntry): string {
-  return `${oneLine(e.time)} ${oneLine(e.level.toUpperCase())} [${oneLine(e.step)}] ${oneLine(e.msg)}`;
+  return `${printableLine(e.time)} ${printableLine(e.level.toUpperCase())} [${printableLine(e.step)}] ${printableLine(e.msg)}`;
 }
-
-/**
- * Characters that end or rewrite a line on a terminal or in a text log: C0 controls but tab, DEL, C1
- * controls (NEL, CSI), Unicode's line and paragraph separators, and the bidirectional overrides that
- * make text show in another order than it is.
- */
-// eslint-disable-next-line no-control-regex
-const LINE_BREAKING = /[\u0000-\u0008\u000a-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
-const ESCAPES: Record<string, string> = { '\n': '\\n', '\r': '\\r' };
-
-const oneLine = (s: string) =>
-  s.replace(LINE_BREAKING, (c) => ESCAPES[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 
 /** The runs' log lines (not events: an age limit, no concurrency check), redacted before they get here. */
 export interface RunLogStore {

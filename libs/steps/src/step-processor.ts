@@ -9,6 +9,7 @@ import type { SuppliedCredentialsSource, TargetClusters } from './ports';
 import { RunLog } from './run-log';
 import type { StepSettings } from './settings';
 import { StepHandler, toStepError } from './step-handlers';
+import { printableText } from '../../validation/src';
 
 export interface StepLogger {
   info(obj: object, msg: string): void;
@@ -127,6 +128,8 @@ export class StepProcessor {
       return ACK;
     } catch (e) {
       const failure = toStepError(e);
+      // The reason is shown in answers, consoles and terminals: a remote's or a repository's text must not carry escapes.
+      failure.message = printableText(failure.message);
       this.deps.onAttempt?.(step, 'failed', (Date.now() - started) / 1000);
       await log.line(`${step} failed: ${failure.message}`, 'error');
       const failed = await this.commands.handle(

@@ -75,3 +75,4 @@ export const isHostName: FieldCheck = (v) => {
     ? null
     : `${JSON.stringify(v.slice(0, 80))} is not a lowercase host name (DNS labels, optionally starting with "*.")`;
 };
+export { printableLine, printableText } from './printable';
