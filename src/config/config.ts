@@ -52,6 +52,8 @@ export interface AppConfig {
   runStepWorkers: boolean;
   /** How long in-flight steps get to finish on SIGTERM before they are handed back. */
   shutdownGraceMs: number;
+  /** REFERENCE_ENVS: the environments of the template a request may name besides steps.referenceEnv. */
+  referenceEnvs: string[];
   steps: StepSettings;
   /** The worker threads that generate passes: how many at once (one per core by default) and how much lower their CPU priority. */
   generation: { threads: number; niceIncrement: number };
@@ -232,6 +234,9 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env, opts: { requ
     runStepWorkers: env.RUN_STEP_WORKERS,
     shutdownGraceMs: env.SHUTDOWN_GRACE_SECONDS * 1000,
     generation: { threads: env.GENERATOR_THREADS || availableParallelism(), niceIncrement: env.GENERATOR_NICE },
+    referenceEnvs: env.REFERENCE_ENVS.split(',')
+      .map((e: string) => e.trim())
+      .filter(Boolean),
     steps: {
       workDir: resolve(env.WORK_DIR),
       templateDir: env.TEMPLATE_DIR ? resolve(env.TEMPLATE_DIR) : undefined,

@@ -75,6 +75,7 @@ export const ENV_SCHEMA = {
     WORK_DIR: text('.work'),
     TEMPLATE_DIR: text(),
     REFERENCE_ENV: { type: 'string', minLength: 1, default: 'development' },
+    REFERENCE_ENVS: text(''),
     KUBECTL: text('kubectl'),
     GIT_CREDENTIALS_DIR: text(),
     GIT_CREDENTIALS_HOSTS: text(''),

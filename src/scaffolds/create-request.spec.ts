@@ -117,6 +117,7 @@ describe("reference_env: an environment of the service's template, by name or re
   const opts = {
     ...OPTS,
     steps: { templateDir: resolve('test/fixtures/public/onedr0p-cluster-template'), referenceEnv: 'dev' },
+    referenceEnvs: ['kubernetes/main', 'kubernetes/staging'],
   };
   const parse = (reference_env: unknown) => parseCreateRequest(body({ reference_env }), opts);
   const problem = (reference_env: unknown) => {
@@ -153,13 +154,20 @@ describe("reference_env: an environment of the service's template, by name or re
     });
   });
 
-  it('refuses a folder the template does not have without naming where the template is', () => {
+  it('refuses an offered folder the template does not have without naming where the template is or what it holds', () => {
     const refused = problem('kubernetes/staging');
     expect(refused.status).toBe(422);
-    expect(refused.message).toMatch(
-      /reference_env: reference environment folder kubernetes\/staging\/ does not exist in the service's template/,
+    expect(refused.message).toBe(
+      "reference_env: kubernetes/staging is offered but missing from the service's template (its configuration)",
     );
-    expect(refused.message).not.toContain(resolve('test'));
+  });
+
+  it("refuses every folder of the template the service does not offer (another customer's), listing none", () => {
+    for (const other of ['kubernetes', 'kubernetes/apps', 'kubernetes/flux', 'kubernetes/main/apps']) {
+      const refused = problem(other);
+      expect(refused.status).toBe(422);
+      expect(refused.message).toBe(`reference_env: ${other} is not a reference environment this service offers`);
+    }
   });
 });
 

@@ -1,6 +1,12 @@
 import Ajv, { ErrorObject } from 'ajv';
 import type { ScaffoldRequestedData } from '../../libs/events/src';
-import { clusterVarsProblem, hostMapProblem, pathMapValueProblem, referenceEnvProblem } from '../../libs/generator/src';
+import {
+  canonicalReferenceEnv,
+  clusterVarsProblem,
+  hostMapProblem,
+  pathMapValueProblem,
+  referenceEnvProblem,
+} from '../../libs/generator/src';
 import { branchProblem, normaliseRepoUrl } from '../../libs/git/src';
 import { CertificateError, parseSealingCertificate, SealingCertificate } from '../../libs/sealing/src';
 import { isAgeRecipient } from '../../libs/sealing/src/sops';
@@ -274,7 +280,17 @@ export function parseCreateRequest(
 }
 
 /** The reference the service generates from (what cluster_vars names are checked against). */
-type ReferenceSettings = { steps: { templateDir?: string; referenceEnv: string } };
+type ReferenceSettings = {
+  steps: { templateDir?: string; referenceEnv: string };
+  /** What else than steps.referenceEnv a request may name (REFERENCE_ENVS); nothing else of the template. */
+  referenceEnvs?: readonly string[];
+};
+
+/** Whether a request may name `referenceEnv`: the service's own or one of REFERENCE_ENVS (`dev` and `clusters/dev` alike). */
+export function offersReferenceEnv(opts: ReferenceSettings, referenceEnv: string): boolean {
+  const offered = [opts.steps.referenceEnv, ...(opts.referenceEnvs ?? [])].map(canonicalReferenceEnv);
+  return offered.includes(canonicalReferenceEnv(referenceEnv));
+}
 
 /**
  * The reference a request generates from: the service's template with the request's environment
@@ -283,9 +299,21 @@ type ReferenceSettings = { steps: { templateDir?: string; referenceEnv: string }
  */
 function referenceOf(referenceEnv: string | undefined, opts: ReferenceSettings): ReferenceSettings {
   if (referenceEnv === undefined) return opts;
-  const problem = referenceEnvProblem(opts.steps.templateDir, referenceEnv);
-  if (problem) throw new ApiError(422, 'reference_env_unknown', `reference_env: ${problem}`);
-  return { steps: { ...opts.steps, referenceEnv } };
+  // Only the environments the service offers: any other folder of its template (another customer's) is none of
+  // the caller's business, and the answer does not list what the template holds.
+  if (!offersReferenceEnv(opts, referenceEnv))
+    throw new ApiError(
+      422,
+      'reference_env_unknown',
+      `reference_env: ${referenceEnv} is not a reference environment this service offers`,
+    );
+  if (referenceEnvProblem(opts.steps.templateDir, referenceEnv) !== null)
+    throw new ApiError(
+      422,
+      'reference_env_unknown',
+      `reference_env: ${referenceEnv} is offered but missing from the service's template (its configuration)`,
+    );
+  return { ...opts, steps: { ...opts.steps, referenceEnv } };
 }
 
 /** Cluster-vars values, checked against the service's reference before anything is appended. */

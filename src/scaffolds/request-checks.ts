@@ -16,7 +16,7 @@ import type { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
 import { SUPPLIED_CREDENTIALS } from '../kubernetes/credentials-source';
 import { RunReadModel } from '../projection/run-read-model';
-import { CreateRequest, CreateTarget, parseCreateRequest } from './create-request';
+import { CreateRequest, CreateTarget, offersReferenceEnv, parseCreateRequest } from './create-request';
 import { checkRepositoryScope, checkSecretScope } from './repository-scope';
 
 /** What the event records of a target: references, fingerprints and public keys only. */
@@ -88,8 +88,8 @@ export class RequestChecks {
     const given = (body as { reference_env?: unknown } | null)?.reference_env;
     const { templateDir, referenceEnv, kubectl } = this.config.steps;
     const env = given === undefined ? referenceEnv : given;
-    if (typeof env !== 'string' || isReferenceEnv(env) !== null || referenceEnvProblem(templateDir, env) !== null)
-      return;
+    if (typeof env !== 'string' || isReferenceEnv(env) !== null || !offersReferenceEnv(this.config, env)) return;
+    if (referenceEnvProblem(templateDir, env) !== null) return;
     await refreshReferenceFacts(templateDir, env, kubectl);
   }
 

@@ -8,3 +8,4 @@ export type { TreeGenerator, GeneratorPoolOptions } from './generator-pool';
 export { CREDENTIAL_CLASSES, missingSupplied, parseSuppliedCredentials } from './credential-plan';
 export type { CredentialPlanEntry, CredentialClass, SuppliedCredentials } from './credential-plan';
 export { pathMapValueProblem } from './foreign-paths';
+export { canonicalReferenceEnv } from './environment-folder';
