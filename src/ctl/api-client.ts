@@ -43,12 +43,19 @@ export function apiTarget(env: NodeJS.ProcessEnv, opts: ApiOptions): ApiTarget {
   if (!url) throw new UsageError('needs the service: --url URL or SCAFFOLDER_URL');
   if (!/^https?:\/\/[^\s/?#@]+(\/[^\s?#@]*)?$/.test(url))
     throw new UsageError('--url/SCAFFOLDER_URL must be an http(s) URL without credentials, a query or a fragment');
+  // The key travels in a header: in clear only to this machine, or where the operator says the network is private.
+  if (url.startsWith('http://') && !isLoopback(new URL(url).hostname) && env.SCAFFOLDER_ALLOW_HTTP !== '1')
+    throw new UsageError(
+      `${url} is plain HTTP to another machine: the API key would cross the network in clear; use https, or set SCAFFOLDER_ALLOW_HTTP=1 on a private network (in the cluster)`,
+    );
   const keyFile = opts['api-key-file'] ?? env.SCAFFOLDER_API_KEY_FILE;
   const key = keyFile ? readKeyFile(keyFile) : env.SCAFFOLDER_API_KEY?.trim();
   if (!key)
     throw new UsageError('needs an API key: --api-key-file FILE, SCAFFOLDER_API_KEY_FILE or SCAFFOLDER_API_KEY');
   return { url: url.replace(/\/+$/, ''), key };
 }
+
+const isLoopback = (host: string) => host === 'localhost' || host === '[::1]' || /^127(\.\d{1,3}){3}$/.test(host);
 
 /** A key file readable by its owner only, as the generator's credentials file (a key is a credential). */
 function readKeyFile(file: string): string {

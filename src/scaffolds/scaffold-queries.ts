@@ -77,6 +77,25 @@ function auditStart(query: { since?: unknown; cursor?: unknown }): { fromSeq?: n
 }
 
 /** What reads runs and their events, behind both the REST and the NATS API; nothing here appends. */
+/** `work`, or undefined as soon as `signal` aborts (the work itself goes on unobserved). */
+function abortable<T>(work: Promise<T>, signal: AbortSignal): Promise<T | undefined> {
+  if (signal.aborted) return Promise.resolve(undefined);
+  return new Promise((resolve) => {
+    const onAbort = () => resolve(undefined);
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      () => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(undefined);
+      },
+    );
+  });
+}
+
 /** How long a followed run's stream may wait for the read-model to show its end (see ScaffoldQueries.projected). */
 const PROJECTION_WAIT_MS = 5000;
 
@@ -180,10 +199,14 @@ export class ScaffoldQueries {
    */
   private async projected(runId: string, signal: AbortSignal): Promise<void> {
     const until = Date.now() + PROJECTION_WAIT_MS;
-    while (!signal.aborted && Date.now() < until) {
-      const row = await this.readModel.byId(runId).catch(() => undefined);
+    // A few reads at most (the pool serves every API call), none after the client left or the stream's time ran out.
+    for (let pause = 20; !signal.aborted && Date.now() < until; pause = Math.min(pause * 2, 500)) {
+      const row = await abortable(
+        this.readModel.byId(runId).catch(() => undefined),
+        signal,
+      );
       if (row && isTerminal(row.state)) return;
-      await new Promise((resolve) => setTimeout(resolve, 25));
+      await abortable(new Promise((resolve) => setTimeout(resolve, pause)), signal);
     }
   }
 

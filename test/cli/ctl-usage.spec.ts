@@ -48,6 +48,33 @@ describe('scaffolderctl usage errors', () => {
     expect([r.code, r.err.split('\n')[0]]).toEqual([2, message]);
   });
 
+  it('refuses plain HTTP to another machine (the key would cross the network in clear) unless told the network is private', async () => {
+    const remote = {
+      SCAFFOLDER_URL: 'http://scaffolder.corp.example:8080',
+      SCAFFOLDER_API_KEY: 'unused-key-0123456789abcdef',
+    };
+    const lines: string[] = [];
+    const errors: string[] = [];
+    const code = await main(
+      ['get', '6f1c2a7e-0b5d-4e8a-9c3f-2d7b8a1e4f60'],
+      remote,
+      (l) => lines.push(l),
+      (t) => errors.push(t),
+    );
+    expect(code).toBe(2);
+    expect(errors.join('')).toMatch(
+      /^scaffolderctl: http:\/\/scaffolder\.corp\.example:8080 is plain HTTP to another machine: .*SCAFFOLDER_ALLOW_HTTP=1/,
+    );
+    // Told the network is private, it goes on (and fails to connect: nothing listens there, exit 1, not 2).
+    const allowed = await main(
+      ['get', '6f1c2a7e-0b5d-4e8a-9c3f-2d7b8a1e4f60'],
+      { ...remote, SCAFFOLDER_URL: 'http://0.0.0.0:1', SCAFFOLDER_ALLOW_HTTP: '1' },
+      () => undefined,
+      () => undefined,
+    );
+    expect(allowed).toBe(1);
+  });
+
   it('refuses a key on the command line without printing it', async () => {
     for (const argv of [
       ['get', '--api-key=SecretKey-0123456789abcdef'],
