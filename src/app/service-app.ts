@@ -34,6 +34,12 @@ export async function createServiceApp(config: AppConfig, logger: Logger): Promi
   });
   app.useLogger(app.get(NestPinoLogger));
   app.getHttpAdapter().getInstance().disable('x-powered-by');
+  // Runs, logs and plans are answered to a key sent in X-Api-Key, which shared caches do not treat as
+  // authorisation (RFC 9111 §3.5): no cache may keep them.
+  app.use('/api', (_req: unknown, res: { setHeader(name: string, value: string): void }, next: () => void) => {
+    res.setHeader('cache-control', 'no-store');
+    next();
+  });
   app.use(jsonBodies());
   app.use(CONSOLE_PATH, consoleRouter());
   const natsApi = new InboxOnlyServerNats(

@@ -39,8 +39,9 @@ describe('operations: live progress, audit log, re-drive, old event versions', (
     expect(live.contentType).toMatch(/^text\/event-stream/);
     expect(live.events.map((e) => e.event)).toEqual(SUCCEEDED_RUN_EVENTS);
     expect(live.events.every((e) => String(e.data.seq) === e.id)).toBe(true);
-    // Once the stream has ended, the run reads as it said (the read-model is not behind it).
-    expect((await api(stack.svc.base, 'GET', `/api/v1/scaffolds/${id}`)).json.status).toBe('succeeded');
+    // Once the stream has ended, the run reads as it said (the read-model is not behind it); no cache may keep it.
+    const run = await api(stack.svc.base, 'GET', `/api/v1/scaffolds/${id}`);
+    expect([run.json.status, run.headers.get('cache-control')]).toEqual(['succeeded', 'no-store']);
     const resumed = await readSse(`${stack.svc.base}/api/v1/scaffolds/${id}/events/stream`, {
       'x-api-key': API_KEY,
       'last-event-id': live.events[2].id,
