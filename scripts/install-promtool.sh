@@ -9,12 +9,19 @@ dest="$root/.tools/bin"
 [ -x "$dest/promtool" ] && exit 0
 # shellcheck source=scripts/lib.sh
 source "$root/scripts/lib.sh"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-chmod 0777 "$work" # apt downloads as its own _apt user where it can
-as_root apt-get update -qq >/dev/null
-(cd "$work" && apt-get download -qq prometheus 2>/dev/null)
-dpkg-deb -x "$work"/prometheus_*.deb "$work/x"
+# One download per machine: each checkout (a fresh CI clone) copies it from the user's cache.
+cache="${XDG_CACHE_HOME:-$HOME/.cache}/gitops-scaffolder"
+if [ ! -x "$cache/promtool" ]; then
+  work=$(mktemp -d)
+  trap 'rm -rf "$work"' EXIT
+  chmod 0777 "$work" # apt downloads as its own _apt user where it can
+  # The package lists this machine has are enough unless they never named prometheus.
+  (cd "$work" && apt-get download -qq prometheus 2>/dev/null) || { apt_update && (cd "$work" && apt-get download -qq prometheus); }
+  dpkg-deb -x "$work"/prometheus_*.deb "$work/x"
+  mkdir -p "$cache"
+  # Atomic, so a second run at the same time never copies a half-written binary.
+  install -m 0755 "$work/x/usr/bin/promtool" "$cache/promtool.$$" && mv -f "$cache/promtool.$$" "$cache/promtool"
+fi
 mkdir -p "$dest"
-install -m 0755 "$work/x/usr/bin/promtool" "$dest/promtool"
+install -m 0755 "$cache/promtool" "$dest/promtool"
 echo "promtool $("$dest/promtool" --version 2>&1 | sed -n '1s/^promtool, version //p') in $dest"

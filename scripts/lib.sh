@@ -1,11 +1,19 @@
 # Shell functions shared by scripts/ensure-services.sh (tests, CI) and scripts/demo-tools.sh (the demo).
 port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+# apt-get update, waiting for another apt (a second CI run on the same machine) to let go of its lock.
+apt_update() {
+  for _ in $(seq 1 60); do
+    as_root apt-get update -qq >/dev/null 2>&1 && return 0
+    sleep 5
+  done
+  as_root apt-get update -qq >/dev/null
+}
 apt_install() {
   echo "installing with apt-get: $*"
-  as_root apt-get update -qq >/dev/null
+  apt_update
   # debconf's "delaying package configuration" notes are noise on machines without apt-utils; real errors still show.
-  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "$@" >/dev/null 2> >(grep -v '^debconf: ' >&2)
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq -o DPkg::Lock::Timeout=300 "$@" >/dev/null 2> >(grep -v '^debconf: ' >&2)
 }
 # PostgreSQL on 127.0.0.1:5432 (the machine's own cluster; installed from Debian when there is none).
 ensure_postgres() {
