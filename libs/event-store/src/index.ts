@@ -9,3 +9,4 @@ export * from './run-inputs';
 export * from './processor';
 export * from './stream-consumers';
 export * from './idempotency-keys';
+export * from './store-errors';

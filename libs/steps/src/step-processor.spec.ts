@@ -1,7 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import { ACK, Delivery, InMemoryEventStore, InMemoryRunInputs, InMemoryRunLogStore } from '../../event-store/src';
+import { TimeoutError } from '@nats-io/nats-core';
+import {
+  ACK,
+  Delivery,
+  InMemoryEventStore,
+  InMemoryRunInputs,
+  InMemoryRunLogStore,
+  retryDelayMs,
+} from '../../event-store/src';
 import type { EventDraft } from '../../events/src';
-import { RunCommands } from '../../run-decider/src';
+import { MAX_ATTEMPTS_PER_STEP, RunCommands } from '../../run-decider/src';
 import type { StepSettings } from './settings';
 import { StepError, StepHandler } from './step-handlers';
 import { StepProcessor } from './step-processor';
@@ -122,6 +130,19 @@ describe('StepProcessor (in-memory event store)', () => {
       ),
     ).toEqual(ACK);
     expect(await types()).toEqual(['ScaffoldRequested', 'StepFailed', 'StepFailed', 'ScaffoldFailed']);
+  });
+
+  it('hands back a step the event store did not answer for (a failover) without counting an attempt', async () => {
+    const unavailable = processor(async () => {
+      throw new TimeoutError();
+    });
+    for (let count = 1; count <= MAX_ATTEMPTS_PER_STEP + 2; count++) {
+      const disposition = await unavailable.handle(await delivery(count));
+      expect(disposition).toEqual({ nakDelayMs: retryDelayMs(count) });
+    }
+    expect(await types()).toEqual(['ScaffoldRequested']);
+    expect(await processor(async () => infraPushed).handle(await delivery(9))).toEqual(ACK);
+    expect(await types()).toEqual(['ScaffoldRequested', 'InfraPushed']);
   });
 
   it('stops a cancelled run at the step boundary without running the step', async () => {

@@ -1,5 +1,5 @@
 import type { Delivery, Disposition, ProcessorOptions, RunInputs, RunLogStore } from '../../event-store/src';
-import { ACK, ALL_RUNS, nakAfter, retryDelayMs } from '../../event-store/src';
+import { ACK, ALL_RUNS, isStoreUnavailable, nakAfter, retryDelayMs } from '../../event-store/src';
 import type { Step, StoredEvent } from '../../events/src';
 import { isTerminal, RunCommandPort, triggers } from '../../run-decider/src';
 import { IN_PROCESS_GENERATOR, TreeGenerator } from '../../generator/src';
@@ -127,6 +127,11 @@ export class StepProcessor {
       crashPoint(`after-append:${step}`);
       return ACK;
     } catch (e) {
+      // The store out of reach (a failover): the step runs again once it answers, no attempt of the run's counted.
+      if (isStoreUnavailable(e)) {
+        logger.warn({ ...ids, err: String(e) }, 'the event store did not answer; the step runs again when it does');
+        return nakAfter(retryDelayMs(deliveryCount));
+      }
       const failure = toStepError(e);
       // The reason is shown in answers, consoles and terminals: a remote's or a repository's text must not carry escapes.
       failure.message = printableText(failure.message);
