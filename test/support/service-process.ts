@@ -94,6 +94,6 @@ export class ServiceProcess {
   async kill(signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
     this.proc?.kill(signal);
     // SIGTERM lets in-flight steps finish first (SHUTDOWN_GRACE_SECONDS), which takes longer on a busy machine.
-    await this.exited(signal === 'SIGKILL' ? 10_000 : 60_000);
+    await this.exited(signal === 'SIGKILL' ? 10_000 : 150_000);
   }
 }

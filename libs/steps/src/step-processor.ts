@@ -53,6 +53,9 @@ export function stepConsumer(step: Step, settings: StepSettings): ProcessorOptio
  * One step's reaction to its trigger event: every other event is acknowledged at once; the outcome
  * is recorded through the decider, so a redelivered or late event never runs a step twice.
  */
+/** A failover takes seconds: a step the store did not answer for is tried again within this, not after 30 s. */
+const STORE_RETRY_MAX_MS = 5000;
+
 export class StepProcessor {
   /** Runs whose step is being worked on in this process: a redelivery meanwhile waits its turn. */
   private readonly activeRuns = new Set<string>();
@@ -130,7 +133,7 @@ export class StepProcessor {
       // The store out of reach (a failover): the step runs again once it answers, no attempt of the run's counted.
       if (isStoreUnavailable(e)) {
         logger.warn({ ...ids, err: String(e) }, 'the event store did not answer; the step runs again when it does');
-        return nakAfter(retryDelayMs(deliveryCount));
+        return nakAfter(Math.min(retryDelayMs(deliveryCount), STORE_RETRY_MAX_MS));
       }
       const failure = toStepError(e);
       // The reason is shown in answers, consoles and terminals: a remote's or a repository's text must not carry escapes.
