@@ -70,8 +70,9 @@ describe('SIGTERM: the service stops cleanly (exit 0, a "stopped" line) and no r
     const { id, stopMs } = await terminateDuringInfraPass('term-finish', remote, { SHUTDOWN_GRACE_SECONDS: '120' });
     expect(svc.exits.at(-1)).toBe(0);
     expect(svc.output).toMatch(/"msg":"gitops-scaffolder stopped"/);
-    expect(svc.output).toMatch(/"handed_back":0/);
-    // The infra pass finished before the process went: its event is there although the process is gone.
+    // The infra pass finished before the process went: its commit is there although the process is gone. (Whether
+    // another consumer had already fetched the next step's trigger, and handed that back, is a race of the machine's
+    // speed: "handed_back" is not asserted here.)
     expect(runCommits(remote.dir, id)).toEqual(['infra']);
     report(`SIGTERM during a 2 s push: stopped in ${stopMs} ms, step finished first`);
     await expectFinishedOnce(id, remote.dir);
