@@ -6,6 +6,7 @@ import { loadConfig } from '../config/config';
 import type { RunReadModel } from '../projection/run-read-model';
 import { CredentialPlanQuery } from './credential-plan-query';
 import { RequestChecks } from './request-checks';
+import { SCAFFOLD_REQUEST } from '../../test/support/run-fixtures';
 
 /** A run's credential plan is the plan of the reference environment that run used, not the service's default one. */
 describe('CredentialPlanQuery', () => {
@@ -23,14 +24,8 @@ describe('CredentialPlanQuery', () => {
   async function run(store: InMemoryEventStore, referenceEnv?: string): Promise<string> {
     const runId = randomUUID();
     const data = {
-      cluster_name: 'acme',
-      domain: 'acme.io',
-      region: 'eu-west-1',
-      acme_email: 'ops@acme.io',
-      repo_url: 'https://git.example.com/fleet.git',
-      branch: 'main',
+      ...SCAFFOLD_REQUEST,
       requested_by: owner.name,
-      target: { kind: 'age_recipients', recipients: ['age1example'] },
       ...(referenceEnv ? { reference_env: referenceEnv } : {}),
     };
     await store.append(
