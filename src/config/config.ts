@@ -52,6 +52,8 @@ export interface AppConfig {
   runStepWorkers: boolean;
   /** How long in-flight steps get to finish on SIGTERM before they are handed back. */
   shutdownGraceMs: number;
+  /** A run with no event for this long has no worker on it and is re-driven (0: never). */
+  stalledRunMs: number;
   /** REFERENCE_ENVS: the environments of the template a request may name besides steps.referenceEnv. */
   referenceEnvs: string[];
   steps: StepSettings;
@@ -133,6 +135,25 @@ function apiKeys(env: Env): Map<string, ApiKey> {
     keys.set(name, key);
   }
   return keys;
+}
+
+/** The longest nak backoff a step's redelivery waits (retryDelayMs' cap). */
+const LONGEST_RETRY_PAUSE_MS = 30_000;
+
+/**
+ * STALLED_RUN_SECONDS, or by default the longest a run being worked on can go without an event, so a re-drive never
+ * lands beside a live worker: a step's deadline (a Job's, with the Kubernetes executor), the sealed-secrets wait's
+ * progress cadence (an event a minute, a poll apart), then a dead worker's hand-back (twice the ack wait and a retry
+ * pause). Past it nobody holds the run: its trigger was lost (a JetStream consumer leader change can lose a delivery).
+ */
+function stalledRunMs(env: Env): number {
+  if (env.STALLED_RUN_SECONDS !== undefined) return env.STALLED_RUN_SECONDS * 1000;
+  const stepSilence = Math.max(
+    env.STEP_TIMEOUT_SECONDS * 1000,
+    env.EXECUTOR === 'kubernetes' ? env.JOB_ACTIVE_DEADLINE_SECONDS * 1000 : 0,
+    60_000 + env.SEALED_SECRETS_POLL_MAX_MS + 30_000,
+  );
+  return stepSilence + 2 * env.ACK_WAIT_SECONDS * 1000 + LONGEST_RETRY_PAUSE_MS;
 }
 
 function registry(env: Env): RegistryCredentials | undefined {
@@ -233,6 +254,7 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env, opts: { requ
     streamReplicas: env.STREAM_REPLICAS,
     runStepWorkers: env.RUN_STEP_WORKERS,
     shutdownGraceMs: env.SHUTDOWN_GRACE_SECONDS * 1000,
+    stalledRunMs: stalledRunMs(env),
     generation: { threads: env.GENERATOR_THREADS || availableParallelism(), niceIncrement: env.GENERATOR_NICE },
     referenceEnvs: env.REFERENCE_ENVS.split(',')
       .map((e: string) => e.trim())

@@ -72,6 +72,8 @@ export const ENV_SCHEMA = {
     STREAM_REPLICAS: integer(1, 1, 5),
     RUN_STEP_WORKERS: flag(true),
     SHUTDOWN_GRACE_SECONDS: { type: 'number', minimum: 0, maximum: 3600, default: 25 },
+    /** 0: off; unset: the longest a step at work may go without an event (see config.ts). */
+    STALLED_RUN_SECONDS: { type: 'number', minimum: 0, maximum: 7 * 24 * 3600 },
     WORK_DIR: text('.work'),
     TEMPLATE_DIR: text(),
     REFERENCE_ENV: { type: 'string', minLength: 1, default: 'development' },

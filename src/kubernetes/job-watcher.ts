@@ -5,6 +5,7 @@ import { RunCommands } from '../../libs/run-decider/src';
 import type { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
 import { LOGGER } from '../logging/logging.module';
+import { PeriodicTask } from '../common/periodic-task';
 import { RunReadModel } from '../projection/run-read-model';
 
 export const LOG_LINES_IN_REASON = 20;
@@ -16,9 +17,8 @@ export const LOG_LINES_IN_REASON = 20;
  */
 @Injectable()
 export class JobWatcher implements OnApplicationBootstrap, OnModuleDestroy {
-  private timer?: NodeJS.Timeout;
-  private running?: Promise<void>;
-  private readonly opts: { intervalMs: number; missingGraceMs: number };
+  private readonly task: PeriodicTask;
+  private readonly opts: { missingGraceMs: number };
 
   constructor(
     private readonly commands: RunCommands,
@@ -27,21 +27,20 @@ export class JobWatcher implements OnApplicationBootstrap, OnModuleDestroy {
     @Inject(LOGGER) private readonly logger: Logger,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
-    this.opts = { intervalMs: config.jobWatchIntervalMs, missingGraceMs: config.jobMissingGraceMs };
+    this.opts = { missingGraceMs: config.jobMissingGraceMs };
+    this.task = new PeriodicTask(
+      config.jobWatchIntervalMs,
+      () => this.checkOnce(),
+      (e) => this.logger.warn({ err: String(e) }, 'Job watch failed'),
+    );
   }
 
   onApplicationBootstrap() {
-    this.timer = setInterval(() => {
-      this.running ??= this.checkOnce()
-        .then(() => undefined)
-        .catch((e) => this.logger.warn({ err: String(e) }, 'Job watch failed'))
-        .finally(() => (this.running = undefined));
-    }, this.opts.intervalMs);
+    this.task.start();
   }
 
-  async onModuleDestroy() {
-    clearInterval(this.timer);
-    await this.running;
+  onModuleDestroy() {
+    return this.task.stop();
   }
 
   async checkOnce(now = new Date()): Promise<string[]> {

@@ -52,6 +52,12 @@ export class Metrics {
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
     registers: [this.registry],
   });
+  readonly stalledRunsRedriven = new Counter({
+    name: 'scaffold_stalled_runs_redriven_total',
+    help: 'Runs the stall check re-drove, by step: no event for STALLED_RUN_SECONDS, so no worker held them (a lost delivery)',
+    labelNames: ['step'],
+    registers: [this.registry],
+  });
   readonly streamMessagesSkipped = new Counter({
     name: 'scaffold_stream_messages_skipped_total',
     help: 'Messages on event subjects that no run accepted: "invalid" (not a valid event of the subject\'s run) or "refused" (an event the run\'s rules refused, e.g. a second ScaffoldRequested)',

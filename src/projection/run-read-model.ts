@@ -85,8 +85,12 @@ export class RunReadModel {
     return rows.map((r) => ({ step: r.step, runs: Number(r.runs), lastEventBefore: new Date(r.oldest) }));
   }
 
-  /** Active runs without progress since `since`. */
-  stuck(since: Date): Promise<ScaffoldRunRow[]> {
-    return this.runs.find({ where: { status: ACTIVE, updated_at: LessThan(since) }, order: { updated_at: 'ASC' } });
+  /** Active runs without progress since `since`, the longest quiet first (at most `limit`). */
+  stuck(since: Date, limit?: number): Promise<ScaffoldRunRow[]> {
+    return this.runs.find({
+      where: { status: ACTIVE, updated_at: LessThan(since) },
+      order: { updated_at: 'ASC' },
+      take: limit,
+    });
   }
 }

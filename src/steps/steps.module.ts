@@ -2,11 +2,13 @@ import { DynamicModule, Module } from '@nestjs/common';
 import type { SuppliedCredentialsSource, TargetClusters } from '../../libs/steps/src';
 import { GitModule } from '../git/git.module';
 import { SUPPLIED_CREDENTIALS, TARGET_CLUSTERS } from '../kubernetes/credentials-source';
+import { StalledRunCheck } from './stalled-run-check';
 import { STEP_SCOPE, StepConsumers, StepScope } from './step-consumers';
 
 /**
  * The step consumers (infra pass, sealed-secrets wait, certificate fetch, full pass) of the service (the
  * local executor). They reach the new cluster and credentials Secrets where the management-cluster module is imported.
+ * The stalled-run check re-drives a run whose trigger one of them lost.
  */
 @Module({})
 export class StepsModule {
@@ -22,6 +24,6 @@ export class StepsModule {
         credentials,
       }),
     };
-    return { module: StepsModule, imports: [GitModule], providers: [scope, StepConsumers] };
+    return { module: StepsModule, imports: [GitModule], providers: [scope, StepConsumers, StalledRunCheck] };
   }
 }

@@ -80,29 +80,50 @@ describe('operations: live progress, audit log, re-drive, old event versions', (
     expect((await api(stack.svc.base, 'GET', '/api/v1/events?type=Nope')).status).toBe(400);
   });
 
-  it('re-drives a run whose step message was lost, without a second push', async () => {
+  /**
+   * A run whose infra-pass trigger was lost, as a consumer leader change can lose it: accepted by an API-only
+   * replica, then acknowledged on the step's consumer without the step running. Then a service with step workers
+   * (and `env`) is started; the run is still queued.
+   */
+  async function runWithLostTrigger(cluster: string, env: Record<string, string> = {}) {
     const apiOnly = await stack.start({ RUN_STEP_WORKERS: 'false' });
     await stack.svc.stop();
-    const created = await api(apiOnly.base, 'POST', '/api/v1/scaffolds', body('redrive'));
-    const id = created.json.id;
-    // Lose the trigger: acknowledge it on the infra consumer without running the step.
-    const js = jetstream(nc);
-    const consumer = await js.consumers.get('SCAFFOLD_EVENTS', 'step-infra-pass');
+    const created = await api(apiOnly.base, 'POST', '/api/v1/scaffolds', body(cluster));
+    const consumer = await jetstream(nc).consumers.get('SCAFFOLD_EVENTS', 'step-infra-pass');
     for (;;) {
       const m = await consumer.next({ expires: 1000 });
       if (!m) break;
       m.ack();
     }
-    stack.svc = await stack.start();
+    await apiOnly.stop();
+    stack.svc = await stack.start(env);
+    return { id: created.json.id as string, commits: gitLog(remote.dir).length };
+  }
+
+  it('re-drives a run whose step message was lost, without a second push', async () => {
+    const { id, commits } = await runWithLostTrigger('redrive');
     await new Promise((r) => setTimeout(r, 1000));
     expect((await api(stack.svc.base, 'GET', `/api/v1/scaffolds/${id}`)).json.status).toBe('queued');
-    const commits = gitLog(remote.dir).length;
     const redriven = await api(stack.svc.base, 'POST', `/api/v1/scaffolds/${id}/redrive`);
     expect(redriven.status).toBe(202);
     await untilStatus(id, 'succeeded');
     expect(gitLog(remote.dir)).toHaveLength(commits + 2);
     expect((await api(stack.svc.base, 'POST', `/api/v1/scaffolds/${id}/redrive`)).status).toBe(409);
-    await apiOnly.stop();
+  });
+
+  it('re-drives by itself a run quiet for longer than its step may be, when its consumer delivered past it', async () => {
+    // 20 s: longer than a pass here is silent even on a loaded machine (the default is the step deadline and more).
+    const { id, commits } = await runWithLostTrigger('stalled', { STALLED_RUN_SECONDS: '20' });
+    await new Promise((r) => setTimeout(r, 5000));
+    expect((await api(stack.svc.base, 'GET', `/api/v1/scaffolds/${id}`)).json.status).toBe('queued');
+    await untilStatus(id, 'succeeded');
+    expect(gitLog(remote.dir)).toHaveLength(commits + 2);
+    const events = (await api(stack.svc.base, 'GET', `/api/v1/scaffolds/${id}/events`)).json.items;
+    const redrives = events.filter((e: any) => e.type === 'StepRedriveRequested').map((e: any) => e.data);
+    expect(redrives).toEqual([{ step: 'infra-pass', requested_by: 'stall-check' }]);
+    const metrics = await (await fetch(`${stack.svc.base}/metrics`)).text();
+    expect(metrics).toMatch(/^scaffold_stalled_runs_redriven_total\{step="infra-pass"\} 1$/m);
+    expect(metrics).not.toMatch(/^scaffold_stalled_runs_redriven_total\{step="full-pass"\}/m);
   });
 
   it('replays a stream written with version 1 events after the version 2 change of SealedSecretsReady', async () => {

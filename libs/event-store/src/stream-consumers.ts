@@ -68,6 +68,19 @@ export class StreamConsumers {
     return this.js.consumers.get(this.stream, name);
   }
 
+  /**
+   * The stream sequence up to which the durable has delivered (0 when it does not exist): an event at or
+   * below it was handed out at least once; one above it is still waiting its turn in the consumer.
+   */
+  async deliveredUpTo(name: string): Promise<number> {
+    try {
+      return (await this.jsm.consumers.info(this.stream, name)).delivered.stream_seq;
+    } catch (e) {
+      if (isNotFound(e)) return 0;
+      throw e;
+    }
+  }
+
   /** 'missing', or what of the consumer on the server differs from what the service expects (empty: nothing). */
   async check(name: string, expected: Pick<DurableConsumerConfig, 'filterSubject'>): Promise<'missing' | string[]> {
     try {

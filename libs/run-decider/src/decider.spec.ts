@@ -1,5 +1,5 @@
 import type { EventDraft } from '../../events/src';
-import { Command, decide, fold, MAX_ATTEMPTS_PER_STEP, RunRuleViolation, triggers } from './decider';
+import { Command, decide, fold, MAX_ATTEMPTS_PER_STEP, RunRuleViolation, STALL_CHECK, triggers } from './decider';
 import { SCAFFOLD_REQUEST } from '../../../test/support/run-fixtures';
 
 const request = SCAFFOLD_REQUEST;
@@ -130,6 +130,26 @@ describe('run decider', () => {
       ).when(jobFailed),
     ).toEqual([]);
     expect(given(requested, { type: 'ScaffoldCancelled', data: { step: 'infra-pass' } }).when(jobFailed)).toEqual([]);
+  });
+
+  it('re-drives a run quiet for longer than its step may be silent, once, and never an ended or a recent one', () => {
+    // Every event of `given` is stamped 2026-01-01T00:00:00Z.
+    const stalled = (now: string) => ({ type: 'RedriveStalled' as const, quietMs: 60_000, now });
+    const redrive = (step: string) => ({ type: 'StepRedriveRequested', data: { step, requested_by: STALL_CHECK } });
+    expect(given(requested, infra).when(stalled('2026-01-01T00:01:00.000Z'))).toEqual([redrive('sealed-secrets-wait')]);
+    expect(given(requested).when(stalled('2026-01-01T00:05:00.000Z'))).toEqual([redrive('infra-pass')]);
+    expect(given(requested, infra).when(stalled('2026-01-01T00:00:59.999Z'))).toEqual([]);
+    expect(given().when(stalled('2026-01-01T00:05:00.000Z'))).toEqual([]);
+    const failed: EventDraft = { type: 'ScaffoldFailed', data: { step: 'infra-pass', reason: 'x' } };
+    expect(given(requested, failed).when(stalled('2026-01-01T00:05:00.000Z'))).toEqual([]);
+    // The re-drive is an event: a second check right after it (another replica's) finds the run no longer quiet.
+    const redriven = redrive('sealed-secrets-wait') as EventDraft;
+    const after = decide(
+      stalled('2026-01-01T00:01:00.000Z'),
+      fold([...at([requested, infra]), { ...redriven, time: '2026-01-01T00:01:00.000Z' }]),
+    );
+    expect(after).toEqual([]);
+    expect(triggers(redriven, 'sealed-secrets-wait')).toBe(true);
   });
 
   it('cancels at the next step boundary, never twice, and not after the end', () => {

@@ -238,7 +238,15 @@ export type Command =
   /** A worker about to start a step asks whether the run goes on. */
   | { type: 'StopIfCancelled'; step: Step }
   | { type: 'ReportProgress'; step: Step; waitedMs: number; deadlineMs: number; seen: string }
-  | { type: 'Redrive'; requestedBy: string };
+  | { type: 'Redrive'; requestedBy: string }
+  /**
+   * The service's stall check: a run at a step with no event for `quietMs` (its step's longest silence, so no
+   * worker is on it: a lost delivery) is re-driven. `now` comes with the command: the rules read no clock.
+   */
+  | { type: 'RedriveStalled'; quietMs: number; now: string };
+
+/** Who a stall check's re-drive names in its event (an operator's re-drive names the operator). */
+export const STALL_CHECK = 'stall-check';
 
 export class RunRuleViolation extends Error {
   constructor(
@@ -319,6 +327,13 @@ export function decide(command: Command, state: RunState): EventDraft[] {
       if (isTerminal(state) || !state.step)
         throw new RunRuleViolation('already_finished', `run already ${state.status}`);
       return [{ type: 'StepRedriveRequested', data: { step: state.step, requested_by: command.requestedBy } }];
+    case 'RedriveStalled': {
+      if (isTerminal(state) || !state.step || !state.updatedAt) return [];
+      // Another replica's check (or an event) came first: the run is no longer quiet, nothing to do.
+      const quietFor = Date.parse(command.now) - Date.parse(state.updatedAt);
+      if (!(quietFor >= command.quietMs)) return [];
+      return [{ type: 'StepRedriveRequested', data: { step: state.step, requested_by: STALL_CHECK } }];
+    }
   }
 }
 
