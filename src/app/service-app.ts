@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import type { Server } from 'node:http';
 import type { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { CustomStrategy } from '@nestjs/microservices';
@@ -13,6 +14,13 @@ import type { AppConfig } from '../config/config';
 import { natsConnectOptions } from '../config/nats-settings';
 import { Metrics } from '../metrics/metrics';
 import { ServiceModule } from './service.module';
+
+/**
+ * How long an idle keep-alive connection stays open. Node's 5 s is shorter than what sits in front of a service
+ * (load balancers keep idle connections 60 s): a request sent on a connection the server is just closing is reset
+ * (ECONNRESET; seen from clients on a loaded machine). Longer than theirs, so the client side closes first.
+ */
+export const HTTP_KEEP_ALIVE_MS = 65_000;
 
 /** The NATS request/reply API's queue group: replicas share the scaffolds.v1.* subjects. */
 export const NATS_QUEUE = 'gitops-scaffolder';
@@ -34,6 +42,10 @@ export async function createServiceApp(config: AppConfig, logger: Logger): Promi
   });
   app.useLogger(app.get(NestPinoLogger));
   app.getHttpAdapter().getInstance().disable('x-powered-by');
+  const http: Server = app.getHttpServer();
+  http.keepAliveTimeout = HTTP_KEEP_ALIVE_MS;
+  // Headers must be allowed to arrive over a kept connection's whole idle time (Node requires headersTimeout above it).
+  http.headersTimeout = HTTP_KEEP_ALIVE_MS + 1000;
   // Runs, logs and plans are answered to a key sent in X-Api-Key, which shared caches do not treat as
   // authorisation (RFC 9111 §3.5): no cache may keep them.
   app.use('/api', (_req: unknown, res: { setHeader(name: string, value: string): void }, next: () => void) => {

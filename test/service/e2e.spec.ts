@@ -290,6 +290,8 @@ describe('scaffold service end to end (real NATS JetStream, PostgreSQL, git)', (
       const health = await fetch(`${stack.svc.base}/health`);
       expect(health.status).toBe(200);
       expect(await health.json()).toEqual({ status: 'ok', nats: 'up', postgres: 'up' });
+      // Idle connections are kept longer than a load balancer's (and undici's) own, so the client closes first.
+      expect(health.headers.get('keep-alive')).toBe('timeout=65');
     });
 
     it('404 for unknown and malformed run ids', async () => {
