@@ -66,6 +66,66 @@ describe('JetStream event store (real nats-server 2.9)', () => {
     });
   });
 
+  describe('whole-log scans', () => {
+    /** The reader consumer a scan from `fromSeq` opened, if it is still there. */
+    const reader = async (fromSeq: number) => {
+      const jsm = await jetstreamManager(nc);
+      for await (const c of jsm.consumers.list(DEFAULT_STREAMS.events))
+        if (c.config.opt_start_seq === fromSeq) return c;
+      return undefined;
+    };
+    /** Appends `events` ScaffoldRequested events to a new run, with a message that is not an event after the first; their sequences. */
+    const writeRun = async (events: number) => {
+      const run = randomUUID();
+      const [first] = await store.append(run, [requestedEvent(run)], 0);
+      const bad = await store.js.publish(runSubject(run), 'not an event');
+      const rest = await store.append(
+        run,
+        Array.from({ length: events - 1 }, () => requestedEvent(run)),
+        bad.seq,
+      );
+      return { first: first.seq, bad: bad.seq, all: [first, ...rest].map((e) => e.seq) };
+    };
+
+    it('pull the next page while one is handled, hand pages in order, report what is not an event, stop at the end and let go of their reader', async () => {
+      const { first, bad, all } = await writeRun(300);
+      const until = all[249];
+      const invalid: number[] = [];
+      const scanning = await JetStreamEventStore.open(nc);
+      scanning.onInvalid = (m) => void invalid.push(m.seq);
+      const batches: number[][] = [];
+      let deliveredWhileFirstHandled = 0;
+      const handed = await scanning.scan({ fromSeq: first, untilSeq: until, batchSize: 50 }, async (events) => {
+        batches.push(events.map((e) => e.seq));
+        if (batches.length > 1) return;
+        // The first page is being handled: the reader has already been sent the next one (or gets it soon).
+        for (let i = 0; i < 100 && deliveredWhileFirstHandled < 100; i++) {
+          deliveredWhileFirstHandled = (await reader(first))?.delivered.consumer_seq ?? 0;
+          if (deliveredWhileFirstHandled < 100) await new Promise((r) => setTimeout(r, 50));
+        }
+      });
+      expect(deliveredWhileFirstHandled).toBe(100);
+      expect(handed).toBe(250);
+      expect(batches.flat()).toEqual(all.slice(0, 250));
+      // 50 messages a page: the first page held the message that is not an event, reported and left out.
+      expect(batches.map((b) => b.length)).toEqual([49, 50, 50, 50, 50, 1]);
+      expect(invalid).toEqual([bad]);
+      expect(await reader(first)).toBeUndefined();
+    });
+
+    it('let go of their reader, with a page pulled ahead, when the handler fails', async () => {
+      const { first } = await writeRun(200);
+      let calls = 0;
+      await expect(
+        store.scan({ fromSeq: first, batchSize: 50 }, async () => {
+          if (++calls === 2) throw new Error('handler failed');
+        }),
+      ).rejects.toThrow('handler failed');
+      expect(calls).toBe(2);
+      expect(await reader(first)).toBeUndefined();
+    });
+  });
+
   describe('kept run histories', () => {
     const types = async (s: JetStreamEventStore, run: string) =>
       (await s.readRun(run)).events.map((e) => `${e.seq}:${e.type}`);

@@ -1,6 +1,9 @@
 import type { NatsConnection } from '@nats-io/nats-core';
 import {
+  Consumer,
+  ConsumerMessages,
   DeliverPolicy,
+  FetchOptions,
   JetStreamApiError,
   JetStreamClient,
   JetStreamManager,
@@ -78,7 +81,7 @@ export class JetStreamEventStore implements EventStore {
     if (kept?.lastSeq === last.seq) return this.keep(runId, kept);
     const messages = await readSubject(this.js, this.streams.events, runSubject(runId), last.seq, this.cleanup);
     return this.keep(runId, {
-      events: messages.flatMap((m) => this.parsed(m.data, m.seq, m.subject)),
+      events: messages.map((m) => this.parsed(m.data, m.seq, m.subject)).filter((e) => e !== undefined),
       lastSeq: last.seq,
     });
   }
@@ -91,12 +94,12 @@ export class JetStreamEventStore implements EventStore {
     return { events: [...history.events], lastSeq: history.lastSeq };
   }
 
-  /** The message as an event, or nothing (reported) when it is not one. */
-  private parsed(data: string, seq: number, subject: string): StoredEvent[] {
+  /** The message as an event, or undefined (reported) when it is not one. */
+  private parsed(data: string, seq: number, subject: string): StoredEvent | undefined {
     const result = tryParseEvent(data, seq, subject);
-    if ('event' in result) return [result.event];
+    if ('event' in result) return result.event;
     this.onInvalid(result.invalid);
-    return [];
+    return undefined;
   }
 
   /** Whether JetStream answers this account's requests. */
@@ -137,11 +140,12 @@ export class JetStreamEventStore implements EventStore {
       { filter_subjects: opts.runId ? runSubject(opts.runId) : ALL_RUNS, ...from },
       Math.min(1000, opts.limit * 2),
       lastSeq,
+      (m) => m,
     )) {
       for (const m of page) {
         lastLooked = m.seq;
-        for (const event of this.parsed(m.string(), m.seq, m.subject))
-          if (!opts.types || opts.types.includes(event.type)) events.push(event);
+        const event = this.parsed(m.string(), m.seq, m.subject);
+        if (event && (!opts.types || opts.types.includes(event.type))) events.push(event);
         if (events.length >= opts.limit) break pages;
       }
     }
@@ -152,44 +156,53 @@ export class JetStreamEventStore implements EventStore {
     const until = range.untilSeq ?? (await this.lastSeq());
     if (range.fromSeq > until) return 0;
     let handed = 0;
-    for await (const page of this.pages(
+    for await (const events of this.pages(
       { filter_subjects: ALL_RUNS, deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: range.fromSeq },
       range.batchSize ?? SCAN_BATCH,
       until,
+      (m) => this.parsed(m.string(), m.seq, m.subject),
+      { ahead: true },
     )) {
-      const events = page.flatMap((m) => this.parsed(m.string(), m.seq, m.subject));
-      if (events.length > 0) await onBatch(events);
+      await onBatch(events);
       handed += events.length;
     }
     return handed;
   }
 
   /**
-   * The stream's messages up to sequence `until`, a fetched page at a time, from one ordered consumer
-   * (a consumer per page would cost three API round trips a page), deleted when the reader stops.
+   * The stream's messages up to sequence `until`, in pages of what `take` made of them (a message it
+   * makes nothing of is left out), from one ordered consumer (a consumer per page would cost three API
+   * round trips a page), deleted when the reader stops. A message is taken (decoded) as it arrives, not
+   * when its page is complete, so a page holds what the caller needs rather than the messages it came from.
+   * `ahead`: the next page is pulled as soon as this one has arrived, so the server reads and sends it
+   * while the caller handles this one (a whole-log scan: otherwise the connection idles while a page is
+   * handled, and the handler for each pull's round trip). A reader that stops after a few events
+   * (readRange's limit) does not, not to pull a page it throws away.
    */
-  private async *pages(
+  private async *pages<T>(
     config: Partial<OrderedConsumerOptions>,
     pageSize: number,
     until: number,
-  ): AsyncGenerator<JsMsg[]> {
+    take: (m: JsMsg) => T | undefined,
+    { ahead = false } = {},
+  ): AsyncGenerator<T[]> {
     const consumer = await this.js.consumers.get(this.streams.events, {
       ...config,
       inactive_threshold: READER_INACTIVE_MS,
     });
+    const pull = () => new PagePull(consumer, pageSize, until, take);
+    // The pull not yet handed on (one at a time: an ordered consumer refuses a second while one is open).
+    let pulled: PagePull<T> | undefined = pull();
     try {
-      for (let done = false; !done;) {
-        const page: JsMsg[] = [];
-        for await (const m of await consumer.fetch({ max_messages: pageSize, expires: 2000 })) {
-          if (m.seq <= until) page.push(m);
-          // Stop at the end of the range: waiting out the fetch's expiry would only idle.
-          done = m.seq >= until || m.info.pending === 0;
-          if (done) break;
-        }
-        if (page.length === 0) return;
-        yield page;
+      while (pulled) {
+        const { page, looked, last }: PulledPage<T> = await pulled.page;
+        pulled = !last && ahead ? pull() : undefined;
+        if (looked === 0) return;
+        if (page.length > 0) yield page;
+        if (!last && !ahead) pulled = pull();
       }
     } finally {
+      await pulled?.stop();
       await releaseReader(consumer, this.cleanup);
     }
   }
@@ -208,7 +221,7 @@ export class JetStreamEventStore implements EventStore {
     try {
       if (opts.signal?.aborted) return;
       for await (const m of messages) {
-        const [event] = this.parsed(m.string(), m.seq, m.subject);
+        const event = this.parsed(m.string(), m.seq, m.subject);
         if (!event) continue;
         await opts.onEvent(event);
         if (opts.until?.(event)) break;
@@ -248,5 +261,58 @@ export class JetStreamEventStore implements EventStore {
       }
     }
     return stored;
+  }
+}
+
+interface PulledPage<T> {
+  page: T[];
+  /** The messages up to `until` the pull brought, taken or not. */
+  looked: number;
+  /** Whether the range ends with this page: at `until`, with nothing pending, or with an empty pull. */
+  last: boolean;
+}
+
+/**
+ * One pull of an ordered consumer's next page, sent at once and taken message by message as it arrives
+ * (a callback, not the library's iterator: the iterator sends the pull only when it is first read, and
+ * an await per message). It ends at `until` or when nothing more is pending: waiting out the fetch's
+ * expiry would only idle.
+ */
+class PagePull<T> {
+  readonly page: Promise<PulledPage<T>>;
+  private readonly messages: Promise<ConsumerMessages>;
+
+  constructor(consumer: Consumer, pageSize: number, until: number, take: (m: JsMsg) => T | undefined) {
+    const taken: PulledPage<T> = { page: [], looked: 0, last: false };
+    this.messages = consumer.fetch({
+      max_messages: pageSize,
+      expires: 2000,
+      // The library's fetch takes a callback as its consume does, though its FetchOptions type leaves it out
+      // (the whole-log scan specs fail if that changes).
+      callback: (m: JsMsg) => {
+        if (taken.last) return;
+        if (m.seq <= until) {
+          taken.looked++;
+          const t = take(m);
+          if (t !== undefined) taken.page.push(t);
+        }
+        if (m.seq >= until || m.info.pending === 0) {
+          taken.last = true;
+          void this.stop();
+        }
+      },
+    } as FetchOptions);
+    this.page = this.messages.then(async (messages) => {
+      const failed = await messages.closed();
+      if (failed) throw failed;
+      return { ...taken, last: taken.last || taken.looked === 0 };
+    });
+    // A pull that fails while the caller handles the previous page fails where it is read, not as an unhandled rejection.
+    this.page.catch(() => undefined);
+  }
+
+  /** Ends the pull (a reader that stops before reading it, or the end of the range). */
+  async stop(): Promise<void> {
+    (await this.messages.catch(() => undefined))?.stop();
   }
 }

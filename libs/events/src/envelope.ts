@@ -36,13 +36,29 @@ export function parseEvent(json: string, seq: number, subject?: string): StoredE
   if (!e || !isEventType(e.type) || typeof e.run_id !== 'string' || typeof e.id !== 'string')
     throw new Error(`stream message ${seq} is not a scaffold event`);
   // An event is stored on its run's subject; one that names another run is not this run's.
-  if (subject !== undefined && subject !== `scaffold.run.${e.run_id}`)
+  if (subject !== undefined && !isRunSubject(subject, e.run_id))
     throw new Error(`stream message ${seq} on ${subject} names run ${e.run_id}`);
   const version = Number.isInteger(e.schema_version) ? e.schema_version : 1;
   const data = upcastData(e.type, version, e.data);
   const problem = checkEventData(e.type, data);
   if (problem) throw new Error(`stream message ${seq}: ${problem}`);
-  return { ...e, data, schema_version: CURRENT_VERSION[e.type as EventType], seq };
+  // The parsed object is this call's own: completed in place, not copied (a copy per event was a replay's largest
+  // cost after JSON.parse). Same keys in the same order as a copy would have.
+  e.data = data;
+  e.schema_version = CURRENT_VERSION[e.type as EventType];
+  e.seq = seq;
+  return e;
+}
+
+const RUN_SUBJECT_PREFIX = 'scaffold.run.';
+
+/** subject === `scaffold.run.${runId}`, without building that string for every event read. */
+function isRunSubject(subject: string, runId: string): boolean {
+  return (
+    subject.length === RUN_SUBJECT_PREFIX.length + runId.length &&
+    subject.startsWith(RUN_SUBJECT_PREFIX) &&
+    subject.endsWith(runId)
+  );
 }
 
 /** A message on an event subject that is not a valid event of that run: skipped by every reader and reported. */
