@@ -1,5 +1,6 @@
+import { existsSync, statSync } from 'node:fs';
 import { mkdir, rm, rmdir } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { dirname, join, posix } from 'node:path';
 import { classifyGitError } from './errors';
 import { GitAccess } from './git-access';
 import type { RepositoryCache } from './repository-cache';
@@ -42,6 +43,34 @@ export function branchProblem(branch: string): string | null {
 }
 
 /**
+ * The folders (cone mode) a working copy checks out, chosen from the paths of the branch's files; null
+ * for the whole tree. Files directly in a folder on the way to one of them are checked out too.
+ */
+export type CheckoutScope = (files: string[]) => string[] | null;
+
+const isFolder = (abs: string) => existsSync(abs) && statSync(abs).isDirectory();
+
+/**
+ * Checks out a clone made with --no-checkout: the folders `scope` chooses from the branch's files
+ * (cone mode, with a sparse index, so the folders left out are one index entry each), or all of them.
+ * True when the checkout is sparse.
+ */
+async function checkOut(
+  access: GitAccess,
+  dir: string,
+  branch: string,
+  scope: CheckoutScope,
+  signal?: AbortSignal,
+): Promise<boolean> {
+  const git = (args: string[]) => access.run({ op: 'raw', baseDir: dir, args }, signal);
+  const listed = await git(['ls-tree', '-r', '-z', '--name-only', 'HEAD']);
+  const cone = scope(listed.split('\0').filter(Boolean));
+  if (cone) await git(['sparse-checkout', 'set', '--cone', '--sparse-index', '--end-of-options', ...cone]);
+  await git(['checkout', '-q', branch, '--']);
+  return cone !== null;
+}
+
+/**
  * One working copy for one pass of one run. User strings reach git only as positional values after
  * validation (the URL scheme and branch are checked at the API edge; git allows only the configured
  * protocols and a clone's source follows `--`).
@@ -54,6 +83,8 @@ export class GitWorkspace {
     readonly repo: RepoRef,
     identity: GitIdentity,
     private readonly access: GitAccess,
+    /** A sparse checkout (cone mode): what a commit adds outside the cone widens it first. */
+    readonly sparse: boolean,
   ) {
     this.config = [`user.name=${identity.name}`, `user.email=${identity.email}`, 'commit.gpgsign=false'];
   }
@@ -75,7 +106,8 @@ export class GitWorkspace {
   /**
    * A working copy of the branch. With a cache, made from the cache's copy brought up to date (its
    * objects borrowed, not copied) and pointed at the remote; without, cloned from the remote. Aborting
-   * `signal` kills the git processes (a server that never answers holds a clone for ever).
+   * `signal` kills the git processes (a server that never answers holds a clone for ever). With a
+   * `scope`, only the folders it chooses are checked out (the other blobs are never read).
    */
   static async clone(
     dir: string,
@@ -84,6 +116,7 @@ export class GitWorkspace {
     access: GitAccess = GitAccess.NONE,
     cache?: RepositoryCache,
     signal?: AbortSignal,
+    scope?: CheckoutScope,
   ): Promise<GitWorkspace> {
     await rm(dir, { recursive: true, force: true });
     await mkdir(dir, { recursive: true });
@@ -94,7 +127,14 @@ export class GitWorkspace {
           op: 'clone',
           source,
           dir,
-          options: ['--branch', repo.branch, '--single-branch', '--no-tags', ...(cache ? ['--shared'] : [])],
+          options: [
+            '--branch',
+            repo.branch,
+            '--single-branch',
+            '--no-tags',
+            ...(cache ? ['--shared'] : []),
+            ...(scope ? ['--no-checkout'] : []),
+          ],
         },
         signal,
       );
@@ -102,7 +142,8 @@ export class GitWorkspace {
     } catch (e) {
       throw classifyGitError(e, repo.url);
     }
-    return new GitWorkspace(dir, repo, identity, access);
+    const sparse = scope ? await checkOut(access, dir, repo.branch, scope, signal) : false;
+    return new GitWorkspace(dir, repo, identity, access, sparse);
   }
 
   /**
@@ -125,9 +166,22 @@ export class GitWorkspace {
 
   /** Commits exactly the given paths, with the run's trailers. */
   async commit(paths: string[], subject: string, runId: string, pass: string): Promise<string> {
+    if (this.sparse) await this.widenCone(paths);
     await this.git(['add', '--all', '--', ...paths]);
     await this.git(['commit', '--no-verify', '-m', subject, '-m', runTrailers(runId, pass)]);
     return this.head();
+  }
+
+  /**
+   * Takes the folders of `paths` into the cone: git adds nothing outside it, and a later reset or
+   * rebase would take the pass's own files off the disk (a shared folder the pass copied in, a new
+   * cluster's folder beside the others). A folder is its own; a file, the folder holding it.
+   */
+  private async widenCone(paths: string[]): Promise<void> {
+    const folders = paths
+      .map((p) => (isFolder(join(this.dir, p)) ? p : posix.dirname(p)))
+      .filter((p) => p !== '.' && p !== '');
+    if (folders.length > 0) await this.git(['sparse-checkout', 'add', '--end-of-options', ...new Set(folders)]);
   }
 
   /** The commit the working copy is on. */

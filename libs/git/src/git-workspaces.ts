@@ -2,14 +2,17 @@ import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { GitAccess } from './git-access';
-import { GitIdentity, GitWorkspace } from './git-workspace';
+import { CheckoutScope, GitIdentity, GitWorkspace } from './git-workspace';
 import type { RepositoryCache } from './repository-cache';
 import type { RepoRef } from './repository-url';
 
 /** Working copies made with this process's git identity, credentials and repository cache. */
 export interface GitWorkspaces {
-  /** A working copy of the branch in `dir`, kept until its caller removes it (a pass keeps it across a push race). */
-  clone(dir: string, repo: RepoRef, signal?: AbortSignal): Promise<GitWorkspace>;
+  /**
+   * A working copy of the branch in `dir`, kept until its caller removes it (a pass keeps it across a
+   * push race); with a `scope`, of the folders it chooses only (a sparse checkout).
+   */
+  clone(dir: string, repo: RepoRef, signal?: AbortSignal, scope?: CheckoutScope): Promise<GitWorkspace>;
   /**
    * A working copy that lives as long as one piece of work (a preview), so its caller neither builds
    * paths nor cleans up: the folder is removed however the work ends, aborted by `signal` included.
@@ -31,7 +34,7 @@ export class LocalGitWorkspaces implements GitWorkspaces {
     private readonly settings: CloneSettings,
   ) {}
 
-  clone(dir: string, repo: RepoRef, signal?: AbortSignal): Promise<GitWorkspace> {
+  clone(dir: string, repo: RepoRef, signal?: AbortSignal, scope?: CheckoutScope): Promise<GitWorkspace> {
     return GitWorkspace.clone(
       dir,
       repo,
@@ -39,6 +42,7 @@ export class LocalGitWorkspaces implements GitWorkspaces {
       this.settings.gitAccess,
       this.settings.repoCache,
       signal,
+      scope,
     );
   }
 

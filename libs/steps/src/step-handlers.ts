@@ -7,6 +7,7 @@ import {
   GeneratorInputError,
   GeneratorValidationError,
   Pass,
+  passCheckoutFolders,
   SuppliedCredentials,
   TreeGenerator,
 } from '../../generator/src';
@@ -98,7 +99,9 @@ async function pushPass(ctx: StepContext, pass: Pass, sealingCertPem?: string): 
   const dir = join(ctx.settings.workDir, ctx.runId, `${pass}-${randomBytes(4).toString('hex')}`);
   // Read before anything is cloned or pushed: both passes check them, so a missing one stops the run before its first push.
   const supplied = await suppliedCredentials(ctx, req);
-  const ws = await ctx.workspaces.clone(dir, { url: req.repo_url, branch: req.branch }, ctx.signal);
+  const ws = await ctx.workspaces.clone(dir, { url: req.repo_url, branch: req.branch }, ctx.signal, (files) =>
+    passCheckoutFolders(passScope(req, ctx.settings), files),
+  );
   const race = new PushRace(ctx, ws, pass);
   try {
     for (;;) {
@@ -319,12 +322,10 @@ export function passOptions(
   suppliedCredentials?: SuppliedCredentials,
 ): GenerateOptions {
   return {
+    ...passScope(req, settings),
     suppliedCredentials,
     repoDir,
-    templateDir: settings.templateDir,
-    referenceEnv: req.reference_env ?? settings.referenceEnv,
     kubectl: settings.kubectl,
-    clusterName: req.cluster_name,
     domain: req.domain,
     region: req.region,
     acmeEmail: req.acme_email,
@@ -334,13 +335,20 @@ export function passOptions(
     ...secretsBackendOf(req),
     clusterVars: req.cluster_vars,
     hostMap: req.host_map,
-    pathMap: req.path_map,
     referenceDomain: req.reference_domain,
     registry: settings.registry,
     sourceUrl: fluxSourceUrl(req, settings),
     sourceBranch: req.branch,
   };
 }
+
+/** What decides the folders of the target repository a pass of the request reads and writes (passOptions' own values). */
+const passScope = (req: ScaffoldRequestedData, settings: StepSettings) => ({
+  templateDir: settings.templateDir,
+  referenceEnv: req.reference_env ?? settings.referenceEnv,
+  clusterName: req.cluster_name,
+  pathMap: req.path_map,
+});
 
 /** The key that owns the run's cluster folder: requested_by, unless the service recorded the owner an admin acts for. */
 export const folderOwner = (req: Pick<ScaffoldRequestedData, 'requested_by' | 'cluster_owner'>) =>
