@@ -380,3 +380,52 @@ describe('scratch clones (LocalGitWorkspaces, what the preview works in)', () =>
     expect(readdirSync(root)).toEqual([]);
   });
 });
+
+describe('a working copy handed over to the next pass of the same run (LocalGitWorkspaces)', () => {
+  const repoOf = (remote: { url: string }) => ({ url: remote.url, branch: 'main' });
+  async function handedOver(name: string, handOverMs?: number) {
+    const remote = bareRepo();
+    const copies = new LocalGitWorkspaces(
+      tempDir('scratch'),
+      { gitIdentity: identity, gitAccess: GitAccess.NONE },
+      handOverMs,
+    );
+    const ws = await copies.clone(join(tempDir('ws'), name), repoOf(remote));
+    writeFileSync(join(ws.dir, 'infra.yaml'), 'a: 1\n');
+    await ws.commit(['infra.yaml'], 'scaffold: infra', 'run-12', 'infra');
+    await ws.push();
+    await copies.handOver('run-12', ws);
+    return { remote, copies, ws };
+  }
+
+  it('is taken over while the branch is still at its commit, once', async () => {
+    const { remote, copies, ws } = await handedOver('o');
+    expect(await copies.takeOver('run-13', repoOf(remote))).toBeNull();
+    expect(await copies.takeOver('run-12', repoOf(remote))).toBe(ws);
+    expect(await copies.takeOver('run-12', repoOf(remote))).toBeNull();
+    expect(existsSync(join(ws.dir, 'infra.yaml'))).toBe(true);
+  });
+
+  it('is removed, not taken, when the branch moved, the copy changed or it is of another branch', async () => {
+    const moved = await handedOver('p');
+    pushAsAnotherWriter(moved.remote.dir, { 'clusters/other/a.yaml': 'a: 1\n' }, 'another cluster');
+    expect(await moved.copies.takeOver('run-12', repoOf(moved.remote))).toBeNull();
+    expect(existsSync(moved.ws.dir)).toBe(false);
+
+    const changed = await handedOver('q');
+    writeFileSync(join(changed.ws.dir, 'left-behind.yaml'), 'b: 1\n');
+    expect(await changed.copies.takeOver('run-12', repoOf(changed.remote))).toBeNull();
+    expect(existsSync(changed.ws.dir)).toBe(false);
+
+    const other = await handedOver('r');
+    expect(await other.copies.takeOver('run-12', { url: other.remote.url, branch: 'release' })).toBeNull();
+    expect(existsSync(other.ws.dir)).toBe(false);
+  });
+
+  it('is removed when nobody takes it in time', async () => {
+    const { remote, copies, ws } = await handedOver('s', 1);
+    for (let i = 0; i < 100 && existsSync(ws.dir); i++) await new Promise((r) => setTimeout(r, 50));
+    expect(existsSync(ws.dir)).toBe(false);
+    expect(await copies.takeOver('run-12', repoOf(remote))).toBeNull();
+  });
+});

@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   GenerateOptions,
@@ -40,11 +41,13 @@ describe('a pass whose push loses the race for the branch', () => {
 
   /**
    * Runs the steps; `interfere` runs after each generation (pass, call number) with the remote, the run
-   * and what the pass generated. `fleet`: files the remote holds before the run (other clusters' folders).
+   * and what the pass generated. `fleet`: files the remote holds before the run (other clusters' folders);
+   * `beforeEvent` runs before each new event of the run is handed to the steps.
    */
   async function race(
     interfere: (pass: string, call: number, remote: { dir: string }, run: StepRun, generated: GenerateResult) => void,
     fleet?: Record<string, string>,
+    beforeEvent?: (type: string, remote: { dir: string }) => void,
   ) {
     const remote = bareRepo();
     if (fleet) pushAsAnotherWriter(remote.dir, fleet, 'fleet');
@@ -76,7 +79,10 @@ describe('a pass whose push loses the race for the branch', () => {
       certPem: cert.certPem,
       request,
       generator,
-      beforeEach: async (r) => void (current = r),
+      beforeEach: async (r, event) => {
+        current = r;
+        beforeEvent?.(event.type, remote);
+      },
     });
     const logs = (await run.logs.read(run.runId)).map((l) => l.msg);
     return {
@@ -219,6 +225,27 @@ describe('a pass whose push loses the race for the branch', () => {
       expect(gitLog(remote.dir)[1]).toMatch(/ another writer$/);
       expect(gitLog(remote.dir)[0].split(' ')[0]).toBe(full.commit);
       expect(changedIn(remote.dir, full.commit)).toContain(theirs);
+    });
+
+    it("works in the infra pass's working copy when the branch has not moved, and clones again when it has", async () => {
+      const quiet = await race(() => undefined, fleet);
+      expect(quiet.events.at(-1)?.type).toBe('ScaffoldSucceeded');
+      expect(quiet.logs.filter((l) => /full pass works in the infra pass's working copy/.test(l))).toHaveLength(1);
+      expect(quiet.onDisk[1]).toContain('clusters/kiwi/.gitops-scaffolder.json');
+
+      const moved = await race(
+        () => undefined,
+        fleet,
+        (type, r) => {
+          if (type === 'InfraPushed') pushAsAnotherWriter(r.dir, { 'clusters/plum/a.yaml': 'a: 1\n' }, 'plum');
+        },
+      );
+      expect(moved.events.at(-1)?.type).toBe('ScaffoldSucceeded');
+      expect(moved.logs.filter((l) => /working copy/.test(l))).toEqual([]);
+      expect(moved.subjects.slice(0, 3)).toEqual(['scaffold(kiwi): full pass', 'plum', 'scaffold(kiwi): infra pass']);
+      // Neither copy is left behind in the work folder.
+      expect(existsSync(join(settings.workDir, quiet.runId))).toBe(false);
+      expect(existsSync(join(settings.workDir, moved.runId))).toBe(false);
     });
   });
 });

@@ -206,6 +206,22 @@ export class GitWorkspace {
     return `refs/remotes/origin/${this.repo.branch}`;
   }
 
+  /** The commit the remote branch is on now (one request, no objects fetched). */
+  async remoteHead(): Promise<string> {
+    try {
+      const out = await this.git(['ls-remote', '--', 'origin', `refs/heads/${this.repo.branch}`]);
+      return out.split('\t')[0].trim();
+    } catch (e) {
+      throw classifyGitError(e, this.repo.url);
+    }
+  }
+
+  /** True when the working copy holds exactly its commit: nothing changed, nothing untracked or ignored. */
+  async isClean(): Promise<boolean> {
+    const out = await this.git(['status', '--porcelain', '--untracked-files=all', '--ignored']);
+    return out.trim() === '';
+  }
+
   /** Brings the remote-tracking ref up to the remote branch's head. */
   async fetch(): Promise<void> {
     await this.gitWithRemote(['fetch', '--no-tags', 'origin', `refs/heads/${this.repo.branch}:${this.remoteRef}`]);

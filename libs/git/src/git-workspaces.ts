@@ -18,6 +18,17 @@ export interface GitWorkspaces {
    * paths nor cleans up: the folder is removed however the work ends, aborted by `signal` included.
    */
   withScratchClone<T>(repo: RepoRef, signal: AbortSignal, work: (ws: GitWorkspace) => Promise<T>): Promise<T>;
+  /**
+   * Keeps a working copy, at a commit of its branch, for the next piece of work of the same `key` in
+   * this process (the full pass after the infra pass of a run) instead of removing it; removed when
+   * nobody takes it within a while. A copy kept before under the key is removed.
+   */
+  handOver(key: string, ws: GitWorkspace): Promise<void>;
+  /**
+   * The working copy kept under `key`, when it is of `repo`, holds exactly its commit and the remote
+   * branch is still there; otherwise none (and a copy that was kept is removed).
+   */
+  takeOver(key: string, repo: RepoRef, signal?: AbortSignal): Promise<GitWorkspace | null>;
 }
 
 /** What a clone needs besides its repository: made once per process by the service's git module. */
@@ -27,11 +38,19 @@ export interface CloneSettings {
   repoCache?: RepositoryCache;
 }
 
+/** How long a handed-over working copy waits for its taker (the sealed-secrets wait lies between the passes). */
+const HANDOVER_MS = 10 * 60_000;
+/** At most this many handed-over copies at once (each a checkout on disk); the oldest goes first. */
+const HANDOVER_LIMIT = 16;
+
 /** Scratch clones in folders of their own under `root`, one per piece of work, so concurrent ones never meet. */
 export class LocalGitWorkspaces implements GitWorkspaces {
+  private readonly handedOver = new Map<string, { ws: GitWorkspace; timer: NodeJS.Timeout }>();
+
   constructor(
     private readonly root: string,
     private readonly settings: CloneSettings,
+    private readonly handOverMs = HANDOVER_MS,
   ) {}
 
   clone(dir: string, repo: RepoRef, signal?: AbortSignal, scope?: CheckoutScope): Promise<GitWorkspace> {
@@ -54,5 +73,41 @@ export class LocalGitWorkspaces implements GitWorkspaces {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
+  }
+
+  async handOver(key: string, ws: GitWorkspace): Promise<void> {
+    await this.drop(key);
+    while (this.handedOver.size >= HANDOVER_LIMIT) await this.drop(this.handedOver.keys().next().value!);
+    // unref: a copy nobody takes never holds the process (a runner Job) open.
+    const timer = setTimeout(() => void this.drop(key), this.handOverMs).unref();
+    this.handedOver.set(key, { ws, timer });
+  }
+
+  async takeOver(key: string, repo: RepoRef, signal?: AbortSignal): Promise<GitWorkspace | null> {
+    const kept = this.handedOver.get(key);
+    if (!kept) return null;
+    this.handedOver.delete(key);
+    clearTimeout(kept.timer);
+    const { ws } = kept;
+    const sameBranch = ws.repo.url === repo.url && ws.repo.branch === repo.branch;
+    // Any doubt (the remote unreachable, git failing) is a fresh clone's to report, not this shortcut's.
+    const usable = sameBranch && !signal?.aborted && (await this.unmoved(ws).catch(() => false));
+    if (usable) return ws;
+    await ws.remove();
+    return null;
+  }
+
+  /** The copy holds exactly its commit, and that is still the remote branch's head. */
+  private async unmoved(ws: GitWorkspace): Promise<boolean> {
+    const [clean, head, remote] = await Promise.all([ws.isClean(), ws.head(), ws.remoteHead()]);
+    return clean && head === remote;
+  }
+
+  private async drop(key: string): Promise<void> {
+    const kept = this.handedOver.get(key);
+    if (!kept) return;
+    this.handedOver.delete(key);
+    clearTimeout(kept.timer);
+    await kept.ws.remove().catch(() => undefined);
   }
 }
