@@ -50,20 +50,25 @@ export type CheckoutScope = (files: string[]) => string[] | null;
 
 const isFolder = (abs: string) => existsSync(abs) && statSync(abs).isDirectory();
 
-/**
- * Checks out the folders `scope` chooses from the branch's files, in a clone made with --sparse (the
- * files at the top only): in cone mode, with a sparse index, so that each folder left out is one index
- * entry; or, when it chooses none, the whole tree. True when the checkout stays sparse.
- */
-async function checkOutScope(access: GitAccess, dir: string, scope: CheckoutScope, signal?: AbortSignal) {
-  const git = (args: string[]) => access.run({ op: 'raw', baseDir: dir, args }, signal);
-  const listed = await git(['ls-tree', '-r', '-z', '--name-only', 'HEAD']);
-  const cone = scope(listed.split('\0').filter(Boolean));
-  await git(
-    cone
-      ? ['sparse-checkout', 'set', '--cone', '--sparse-index', '--end-of-options', ...cone]
-      : ['sparse-checkout', 'disable'],
+/** The paths of the files of the branch a clone is on. */
+async function branchFiles(access: GitAccess, dir: string, signal?: AbortSignal): Promise<string[]> {
+  const listed = await access.run(
+    { op: 'raw', baseDir: dir, args: ['ls-tree', '-r', '-z', '--name-only', 'HEAD'] },
+    signal,
   );
+  return listed.split('\0').filter(Boolean);
+}
+
+/**
+ * Checks out `cone` in a clone made with --sparse (the files at the top only): in cone mode, with a
+ * sparse index, so that each folder left out is one index entry; or, for none, the whole tree. True
+ * when the checkout stays sparse.
+ */
+async function checkOutCone(access: GitAccess, dir: string, cone: string[] | null, signal?: AbortSignal) {
+  const args = cone
+    ? ['sparse-checkout', 'set', '--cone', '--sparse-index', '--end-of-options', ...cone]
+    : ['sparse-checkout', 'disable'];
+  await access.run({ op: 'raw', baseDir: dir, args }, signal);
   return cone !== null;
 }
 
@@ -138,14 +143,16 @@ export class GitWorkspace {
     } catch (e) {
       throw classifyGitError(e, repo.url);
     }
-    // Side by side: on two busy cores each git started is tens of milliseconds.
-    const [, sparse] = await Promise.all([
+    // Side by side (the listing only reads; the sparse checkout, which writes the config as set-url
+    // does, comes after both): on two busy cores each git started costs tens of milliseconds.
+    const [, files] = await Promise.all([
       cache &&
         access
           .run({ op: 'raw', baseDir: dir, args: ['remote', 'set-url', 'origin', repo.url] }, signal)
           .catch((e) => Promise.reject(classifyGitError(e, repo.url))),
-      scope ? checkOutScope(access, dir, scope, signal) : false,
+      scope && branchFiles(access, dir, signal),
     ]);
+    const sparse = scope && files ? await checkOutCone(access, dir, scope(files), signal) : false;
     return new GitWorkspace(dir, repo, identity, access, sparse);
   }
 
