@@ -1,9 +1,10 @@
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { getPriority } from 'node:os';
 import { join } from 'node:path';
 import { GitAccess, GitStepError, GitWorkspace, LocalGitWorkspaces, RepositoryCache } from '../../libs/git/src';
 import type { HelperProcess } from '../../libs/git/src';
-import { tempDir } from '../support/files';
+import { allFiles, tempDir } from '../support/files';
 import { bareRepo, gitLog, pushAsAnotherWriter } from '../support/services';
 
 const identity = { name: 'test', email: 'test@example.com' };
@@ -233,6 +234,130 @@ describe('git workspace (real git, local bare remote)', () => {
   });
 });
 
+describe('sparse working copies (cone mode, the folders a scope chooses)', () => {
+  /** A fleet: a shared folder, two clusters' folders, a file above them. */
+  function fleet() {
+    const remote = bareRepo();
+    pushAsAnotherWriter(
+      remote.dir,
+      {
+        'base/app.yaml': 'app: 1\n',
+        'clusters/kustomization.yaml': 'resources: []\n',
+        'clusters/apple/a.yaml': 'apple: 1\n',
+        'clusters/pear/p.yaml': 'pear: 1\n',
+      },
+      'fleet',
+    );
+    return remote;
+  }
+  const mine = () => ['base', 'clusters/kiwi'];
+  const seen: string[][] = [];
+  const scope = (files: string[]) => (seen.push(files), mine());
+  const sparseClone = (remote: { url: string }, name: string, cache?: RepositoryCache) =>
+    GitWorkspace.clone(
+      join(tempDir('ws'), name),
+      { url: remote.url, branch: 'main' },
+      identity,
+      GitAccess.NONE,
+      cache,
+      undefined,
+      scope,
+    );
+  const show = (gitDir: string, path: string) =>
+    execFileSync('git', ['--git-dir', gitDir, 'show', `main:${path}`], { encoding: 'utf8' });
+
+  it("has only the cone's files on disk (and the files above it), chosen from the branch's file list", async () => {
+    const remote = fleet();
+    const ws = await sparseClone(remote, 'k', new RepositoryCache(tempDir('repo-cache')));
+    expect(ws.sparse).toBe(true);
+    expect(seen.at(-1)).toEqual(expect.arrayContaining(['README.md', 'base/app.yaml', 'clusters/pear/p.yaml']));
+    expect(allFiles(ws.dir).sort()).toEqual(['README.md', 'base/app.yaml', 'clusters/kustomization.yaml']);
+    const full = await GitWorkspace.clone(
+      join(tempDir('ws'), 'full'),
+      { url: remote.url, branch: 'main' },
+      identity,
+      GitAccess.NONE,
+      undefined,
+      undefined,
+      () => null,
+    );
+    expect(full.sparse).toBe(false);
+    expect(allFiles(full.dir)).toHaveLength(5);
+  });
+
+  it('commits a new folder outside the cone and leaves the folders it did not check out as they were on the remote', async () => {
+    const remote = fleet();
+    const ws = await sparseClone(remote, 'l');
+    mkdirSync(join(ws.dir, 'clusters/kiwi'), { recursive: true });
+    mkdirSync(join(ws.dir, 'shared'), { recursive: true });
+    writeFileSync(join(ws.dir, 'clusters/kiwi/k.yaml'), 'kiwi: 1\n');
+    writeFileSync(join(ws.dir, 'shared/s.yaml'), 's: 1\n');
+    expect(await ws.changedFiles(['clusters/kiwi', 'shared'])).toBe(2);
+    await ws.commit(['clusters/kiwi', 'shared'], 'scaffold(kiwi): infra pass', 'run-9', 'infra');
+    await ws.push();
+    expect(show(remote.dir, 'clusters/kiwi/k.yaml')).toBe('kiwi: 1\n');
+    expect(show(remote.dir, 'shared/s.yaml')).toBe('s: 1\n');
+    expect(show(remote.dir, 'clusters/apple/a.yaml')).toBe('apple: 1\n');
+    expect(show(remote.dir, 'clusters/pear/p.yaml')).toBe('pear: 1\n');
+    expect(await ws.findRunCommit('run-9', 'infra')).toBe(await ws.head());
+    // The folder the pass wrote outside the cone is in it now: a reset keeps it on disk.
+    await ws.fetch();
+    await ws.resetToRemote();
+    expect(existsSync(join(ws.dir, 'shared/s.yaml'))).toBe(true);
+    expect(existsSync(join(ws.dir, 'clusters/pear'))).toBe(false);
+  });
+
+  it('rebases onto changes outside and inside the cone that do not touch its files, and pushes', async () => {
+    const remote = fleet();
+    const ws = await sparseClone(remote, 'm');
+    pushAsAnotherWriter(
+      remote.dir,
+      { 'clusters/pear/p.yaml': 'pear: 2\n', 'clusters/plum/q.yaml': 'plum: 1\n', 'base/other.yaml': 'other: 1\n' },
+      'others',
+    );
+    mkdirSync(join(ws.dir, 'clusters/kiwi'), { recursive: true });
+    writeFileSync(join(ws.dir, 'clusters/kiwi/k.yaml'), 'kiwi: 1\n');
+    writeFileSync(join(ws.dir, 'base/app.yaml'), 'app: 2\n');
+    await ws.commit(['clusters/kiwi', 'base'], 'scaffold(kiwi): infra pass', 'run-10', 'infra');
+    expect(await ws.push().catch((e) => e.message)).toMatch(/push rejected/);
+    await ws.fetch();
+    expect(await ws.rebaseOnRemote()).toBe(true);
+    await ws.push();
+    expect(gitLog(remote.dir).map((l) => l.split(' ').slice(1).join(' '))).toEqual([
+      'scaffold(kiwi): infra pass',
+      'others',
+      'fleet',
+      'seed',
+    ]);
+    expect(show(remote.dir, 'clusters/pear/p.yaml')).toBe('pear: 2\n');
+    expect(show(remote.dir, 'clusters/plum/q.yaml')).toBe('plum: 1\n');
+    expect(show(remote.dir, 'base/app.yaml')).toBe('app: 2\n');
+    expect(readFileSync(join(ws.dir, 'base/other.yaml'), 'utf8')).toBe('other: 1\n');
+    expect(existsSync(join(ws.dir, 'clusters/plum'))).toBe(false);
+  });
+
+  it("leaves the working copy as it was when the rebase conflicts inside the cone, then moves onto the remote's head", async () => {
+    const remote = fleet();
+    const ws = await sparseClone(remote, 'n');
+    const theirs = pushAsAnotherWriter(
+      remote.dir,
+      { 'base/app.yaml': 'app: theirs\n', 'clusters/pear/p.yaml': 'pear: 3\n' },
+      'theirs',
+    );
+    writeFileSync(join(ws.dir, 'base/app.yaml'), 'app: ours\n');
+    const ours = await ws.commit(['base'], 'scaffold(kiwi): full pass', 'run-11', 'full');
+    expect(await ws.push().catch((e) => e.message)).toMatch(/push rejected/);
+    await ws.fetch();
+    expect(await ws.rebaseOnRemote()).toBe(false);
+    expect(await ws.head()).toBe(ours);
+    expect(readFileSync(join(ws.dir, 'base/app.yaml'), 'utf8')).toBe('app: ours\n');
+    await ws.resetToRemote();
+    expect(await ws.head()).toBe(theirs);
+    expect(readFileSync(join(ws.dir, 'base/app.yaml'), 'utf8')).toBe('app: theirs\n');
+    expect(allFiles(ws.dir).sort()).toEqual(['README.md', 'base/app.yaml', 'clusters/kustomization.yaml']);
+  });
+});
+
 describe('scratch clones (LocalGitWorkspaces, what the preview works in)', () => {
   it('gives the work a clone under its root, and removes it whether the work, or the clone, fails or not', async () => {
     const remote = bareRepo();
@@ -253,5 +378,54 @@ describe('scratch clones (LocalGitWorkspaces, what the preview works in)', () =>
       clones.withScratchClone({ url: remote.url, branch: 'release' }, signal, async () => 'never'),
     ).rejects.toBeInstanceOf(GitStepError);
     expect(readdirSync(root)).toEqual([]);
+  });
+});
+
+describe('a working copy handed over to the next pass of the same run (LocalGitWorkspaces)', () => {
+  const repoOf = (remote: { url: string }) => ({ url: remote.url, branch: 'main' });
+  async function handedOver(name: string, handOverMs?: number) {
+    const remote = bareRepo();
+    const copies = new LocalGitWorkspaces(
+      tempDir('scratch'),
+      { gitIdentity: identity, gitAccess: GitAccess.NONE },
+      handOverMs,
+    );
+    const ws = await copies.clone(join(tempDir('ws'), name), repoOf(remote));
+    writeFileSync(join(ws.dir, 'infra.yaml'), 'a: 1\n');
+    await ws.commit(['infra.yaml'], 'scaffold: infra', 'run-12', 'infra');
+    await ws.push();
+    await copies.handOver('run-12', ws);
+    return { remote, copies, ws };
+  }
+
+  it('is taken over while the branch is still at its commit, once', async () => {
+    const { remote, copies, ws } = await handedOver('o');
+    expect(await copies.takeOver('run-13', repoOf(remote))).toBeNull();
+    expect(await copies.takeOver('run-12', repoOf(remote))).toBe(ws);
+    expect(await copies.takeOver('run-12', repoOf(remote))).toBeNull();
+    expect(existsSync(join(ws.dir, 'infra.yaml'))).toBe(true);
+  });
+
+  it('is removed, not taken, when the branch moved, the copy changed or it is of another branch', async () => {
+    const moved = await handedOver('p');
+    pushAsAnotherWriter(moved.remote.dir, { 'clusters/other/a.yaml': 'a: 1\n' }, 'another cluster');
+    expect(await moved.copies.takeOver('run-12', repoOf(moved.remote))).toBeNull();
+    expect(existsSync(moved.ws.dir)).toBe(false);
+
+    const changed = await handedOver('q');
+    writeFileSync(join(changed.ws.dir, 'left-behind.yaml'), 'b: 1\n');
+    expect(await changed.copies.takeOver('run-12', repoOf(changed.remote))).toBeNull();
+    expect(existsSync(changed.ws.dir)).toBe(false);
+
+    const other = await handedOver('r');
+    expect(await other.copies.takeOver('run-12', { url: other.remote.url, branch: 'release' })).toBeNull();
+    expect(existsSync(other.ws.dir)).toBe(false);
+  });
+
+  it('is removed when nobody takes it in time', async () => {
+    const { remote, copies, ws } = await handedOver('s', 1);
+    for (let i = 0; i < 100 && existsSync(ws.dir); i++) await new Promise((r) => setTimeout(r, 50));
+    expect(existsSync(ws.dir)).toBe(false);
+    expect(await copies.takeOver('run-12', repoOf(remote))).toBeNull();
   });
 });

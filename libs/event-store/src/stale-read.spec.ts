@@ -24,6 +24,8 @@ class BehindOnce extends InMemoryEventStore {
 const noClones = {
   clone: () => Promise.reject(new Error('no clone expected')),
   withScratchClone: () => Promise.reject(new Error('no clone expected')),
+  handOver: () => Promise.reject(new Error('no clone expected')),
+  takeOver: () => Promise.reject(new Error('no clone expected')),
 };
 
 describe('a read that is behind an event already delivered', () => {

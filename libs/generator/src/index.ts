@@ -9,3 +9,5 @@ export { CREDENTIAL_CLASSES, missingSupplied, parseSuppliedCredentials } from '.
 export type { CredentialPlanEntry, CredentialClass, SuppliedCredentials } from './credential-plan';
 export { pathMapValueProblem } from './foreign-paths';
 export { canonicalReferenceEnv } from './environment-folder';
+export { passCheckoutFolders } from './checkout-scope';
+export type { CheckoutScopeOptions } from './checkout-scope';

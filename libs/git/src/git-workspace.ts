@@ -1,5 +1,6 @@
+import { existsSync, statSync } from 'node:fs';
 import { mkdir, rm, rmdir } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { dirname, join, posix } from 'node:path';
 import { classifyGitError } from './errors';
 import { GitAccess } from './git-access';
 import type { RepositoryCache } from './repository-cache';
@@ -42,6 +43,36 @@ export function branchProblem(branch: string): string | null {
 }
 
 /**
+ * The folders (cone mode) a working copy checks out, chosen from the paths of the branch's files; null
+ * for the whole tree. Files directly in a folder on the way to one of them are checked out too.
+ */
+export type CheckoutScope = (files: string[]) => string[] | null;
+
+const isFolder = (abs: string) => existsSync(abs) && statSync(abs).isDirectory();
+
+/** The paths of the files of the branch a clone is on. */
+async function branchFiles(access: GitAccess, dir: string, signal?: AbortSignal): Promise<string[]> {
+  const listed = await access.run(
+    { op: 'raw', baseDir: dir, args: ['ls-tree', '-r', '-z', '--name-only', 'HEAD'] },
+    signal,
+  );
+  return listed.split('\0').filter(Boolean);
+}
+
+/**
+ * Checks out `cone` in a clone made with --sparse (the files at the top only): in cone mode, with a
+ * sparse index, so that each folder left out is one index entry; or, for none, the whole tree. True
+ * when the checkout stays sparse.
+ */
+async function checkOutCone(access: GitAccess, dir: string, cone: string[] | null, signal?: AbortSignal) {
+  const args = cone
+    ? ['sparse-checkout', 'set', '--cone', '--sparse-index', '--end-of-options', ...cone]
+    : ['sparse-checkout', 'disable'];
+  await access.run({ op: 'raw', baseDir: dir, args }, signal);
+  return cone !== null;
+}
+
+/**
  * One working copy for one pass of one run. User strings reach git only as positional values after
  * validation (the URL scheme and branch are checked at the API edge; git allows only the configured
  * protocols and a clone's source follows `--`).
@@ -54,6 +85,8 @@ export class GitWorkspace {
     readonly repo: RepoRef,
     identity: GitIdentity,
     private readonly access: GitAccess,
+    /** A sparse checkout (cone mode): what a commit adds outside the cone widens it first. */
+    readonly sparse: boolean,
   ) {
     this.config = [`user.name=${identity.name}`, `user.email=${identity.email}`, 'commit.gpgsign=false'];
   }
@@ -75,7 +108,8 @@ export class GitWorkspace {
   /**
    * A working copy of the branch. With a cache, made from the cache's copy brought up to date (its
    * objects borrowed, not copied) and pointed at the remote; without, cloned from the remote. Aborting
-   * `signal` kills the git processes (a server that never answers holds a clone for ever).
+   * `signal` kills the git processes (a server that never answers holds a clone for ever). With a
+   * `scope`, only the folders it chooses are checked out (the other blobs are never read).
    */
   static async clone(
     dir: string,
@@ -84,6 +118,7 @@ export class GitWorkspace {
     access: GitAccess = GitAccess.NONE,
     cache?: RepositoryCache,
     signal?: AbortSignal,
+    scope?: CheckoutScope,
   ): Promise<GitWorkspace> {
     await rm(dir, { recursive: true, force: true });
     await mkdir(dir, { recursive: true });
@@ -94,15 +129,31 @@ export class GitWorkspace {
           op: 'clone',
           source,
           dir,
-          options: ['--branch', repo.branch, '--single-branch', '--no-tags', ...(cache ? ['--shared'] : [])],
+          options: [
+            '--branch',
+            repo.branch,
+            '--single-branch',
+            '--no-tags',
+            ...(cache ? ['--shared'] : []),
+            ...(scope ? ['--sparse'] : []),
+          ],
         },
         signal,
       );
-      if (cache) await access.run({ op: 'raw', baseDir: dir, args: ['remote', 'set-url', 'origin', repo.url] }, signal);
     } catch (e) {
       throw classifyGitError(e, repo.url);
     }
-    return new GitWorkspace(dir, repo, identity, access);
+    // Side by side (the listing only reads; the sparse checkout, which writes the config as set-url
+    // does, comes after both): on two busy cores each git started costs tens of milliseconds.
+    const [, files] = await Promise.all([
+      cache &&
+        access
+          .run({ op: 'raw', baseDir: dir, args: ['remote', 'set-url', 'origin', repo.url] }, signal)
+          .catch((e) => Promise.reject(classifyGitError(e, repo.url))),
+      scope && branchFiles(access, dir, signal),
+    ]);
+    const sparse = scope && files ? await checkOutCone(access, dir, scope(files), signal) : false;
+    return new GitWorkspace(dir, repo, identity, access, sparse);
   }
 
   /**
@@ -125,9 +176,22 @@ export class GitWorkspace {
 
   /** Commits exactly the given paths, with the run's trailers. */
   async commit(paths: string[], subject: string, runId: string, pass: string): Promise<string> {
+    if (this.sparse) await this.widenCone(paths);
     await this.git(['add', '--all', '--', ...paths]);
     await this.git(['commit', '--no-verify', '-m', subject, '-m', runTrailers(runId, pass)]);
     return this.head();
+  }
+
+  /**
+   * Takes the folders of `paths` into the cone: git adds nothing outside it, and a later reset or
+   * rebase would take the pass's own files off the disk (a shared folder the pass copied in, a new
+   * cluster's folder beside the others). A folder is its own; a file, the folder holding it.
+   */
+  private async widenCone(paths: string[]): Promise<void> {
+    const folders = paths
+      .map((p) => (isFolder(join(this.dir, p)) ? p : posix.dirname(p)))
+      .filter((p) => p !== '.' && p !== '');
+    if (folders.length > 0) await this.git(['sparse-checkout', 'add', '--end-of-options', ...new Set(folders)]);
   }
 
   /** The commit the working copy is on. */
@@ -147,6 +211,22 @@ export class GitWorkspace {
   /** The remote-tracking ref of the branch (the branch name was checked at the edge). */
   private get remoteRef(): string {
     return `refs/remotes/origin/${this.repo.branch}`;
+  }
+
+  /** The commit the remote branch is on now (one request, no objects fetched). */
+  async remoteHead(): Promise<string> {
+    try {
+      const out = await this.git(['ls-remote', '--', 'origin', `refs/heads/${this.repo.branch}`]);
+      return out.split('\t')[0].trim();
+    } catch (e) {
+      throw classifyGitError(e, this.repo.url);
+    }
+  }
+
+  /** True when the working copy holds exactly its commit: nothing changed, nothing untracked or ignored. */
+  async isClean(): Promise<boolean> {
+    const out = await this.git(['status', '--porcelain', '--untracked-files=all', '--ignored']);
+    return out.trim() === '';
   }
 
   /** Brings the remote-tracking ref up to the remote branch's head. */

@@ -7,6 +7,7 @@ import {
   GeneratorInputError,
   GeneratorValidationError,
   Pass,
+  passCheckoutFolders,
   SuppliedCredentials,
   TreeGenerator,
 } from '../../generator/src';
@@ -90,58 +91,88 @@ type PassOutcome = { commit: string; files: number; sealed: number; unchanged: b
 /**
  * Clone, generate, commit, push one pass. Idempotent: a commit of this run and pass already on the
  * branch is taken as done. A push rejected because the branch moved is rebased onto the new head and
- * pushed again; only when another writer changed the same files is the pass generated again.
+ * pushed again; only when another writer changed the same files is the pass generated again. The
+ * infra pass hands its working copy over to the full pass of the run in this process, which takes it
+ * when the branch is still at its commit (instead of cloning it again).
  */
 async function pushPass(ctx: StepContext, pass: Pass, sealingCertPem?: string): Promise<PassOutcome> {
   const req = request(ctx);
-  // A folder per attempt: a redelivered duplicate running at the same time never shares a working copy.
-  const dir = join(ctx.settings.workDir, ctx.runId, `${pass}-${randomBytes(4).toString('hex')}`);
   // Read before anything is cloned or pushed: both passes check them, so a missing one stops the run before its first push.
   const supplied = await suppliedCredentials(ctx, req);
-  const ws = await ctx.workspaces.clone(dir, { url: req.repo_url, branch: req.branch }, ctx.signal);
-  const race = new PushRace(ctx, ws, pass);
+  const ws = await passWorkspace(ctx, req, pass);
+  let handedOver = false;
   try {
-    for (;;) {
-      const existing = await ws.findRunCommit(ctx.runId, pass);
-      if (existing) return await alreadyPushed(ctx, pass, existing);
-      const { summary } = await ctx.generator.generate(
-        passOptions(req, ctx.settings, ws.dir, pass, sealingCertPem, supplied),
-        ctx.signal,
-      );
-      const paths = [
-        summary.gitops_path,
-        ...summary.overlay_paths,
-        ...summary.shared_paths_copied,
-        ...summary.repo_files,
-      ];
-      const files = await ws.changedFiles(paths);
-      const sealed = summary.objects_sealed.length;
-      // Re-scaffolding an unchanged cluster: nothing to commit, nothing to push (a redelivery finds the same).
-      if (files === 0) {
-        const head = await ws.head();
-        await ctx.log.line(
-          `${pass} pass changed nothing; ${req.branch} already holds this tree at ${head}, nothing pushed`,
-        );
-        return { commit: head, files: 0, sealed, unchanged: true };
-      }
-      const commit = await ws.commit(paths, `scaffold(${req.cluster_name}): ${pass} pass`, ctx.runId, pass);
-      await ctx.log.line(
-        `${pass} pass generated ${files} changed files, ${sealed} sealed objects; committed ${commit}`,
-      );
-      // What the generator noticed but did not refuse (an inherited value naming the reference cluster, a missing dependsOn).
-      for (const warning of summary.warnings) await ctx.log.line(`${pass} pass: ${warning}`, 'warn');
-      const landed = await race.pushUntilLanded();
-      if (landed.kind === 'pushed') return { commit: landed.commit, files, sealed, unchanged: false };
-      if (landed.kind === 'already') return await alreadyPushed(ctx, pass, landed.commit);
-      // Another writer changed the files this pass wrote: generate again on their tree.
-      await ctx.log.line(
-        `${pass} pass conflicts with a commit on ${req.branch}; generating it again on the new head`,
-        'warn',
-      );
-      await ws.resetToRemote();
+    const outcome = await generateAndPush(ctx, ws, pass, sealingCertPem, supplied);
+    if (pass === 'infra') {
+      await ctx.workspaces.handOver(ctx.runId, ws);
+      handedOver = true;
     }
+    return outcome;
   } finally {
-    await ws.remove();
+    if (!handedOver) await ws.remove();
+  }
+}
+
+/** The infra pass's working copy when the full pass may take it over, else a sparse clone of the folders the pass needs. */
+async function passWorkspace(ctx: StepContext, req: ScaffoldRequestedData, pass: Pass): Promise<GitWorkspace> {
+  const repo = { url: req.repo_url, branch: req.branch };
+  const taken = pass === 'full' ? await ctx.workspaces.takeOver(ctx.runId, repo, ctx.signal) : null;
+  if (taken) {
+    await ctx.log.line(`${pass} pass works in the infra pass's working copy (${req.branch} has not moved since)`);
+    return taken;
+  }
+  // A folder per attempt: a redelivered duplicate running at the same time never shares a working copy.
+  const dir = join(ctx.settings.workDir, ctx.runId, `${pass}-${randomBytes(4).toString('hex')}`);
+  return ctx.workspaces.clone(dir, repo, ctx.signal, (files) =>
+    passCheckoutFolders(passScope(req, ctx.settings), files),
+  );
+}
+
+async function generateAndPush(
+  ctx: StepContext,
+  ws: GitWorkspace,
+  pass: Pass,
+  sealingCertPem: string | undefined,
+  supplied: SuppliedCredentials | undefined,
+): Promise<PassOutcome> {
+  const req = request(ctx);
+  const race = new PushRace(ctx, ws, pass);
+  for (;;) {
+    const existing = await ws.findRunCommit(ctx.runId, pass);
+    if (existing) return await alreadyPushed(ctx, pass, existing);
+    const { summary } = await ctx.generator.generate(
+      passOptions(req, ctx.settings, ws.dir, pass, sealingCertPem, supplied),
+      ctx.signal,
+    );
+    const paths = [
+      summary.gitops_path,
+      ...summary.overlay_paths,
+      ...summary.shared_paths_copied,
+      ...summary.repo_files,
+    ];
+    const files = await ws.changedFiles(paths);
+    const sealed = summary.objects_sealed.length;
+    // Re-scaffolding an unchanged cluster: nothing to commit, nothing to push (a redelivery finds the same).
+    if (files === 0) {
+      const head = await ws.head();
+      await ctx.log.line(
+        `${pass} pass changed nothing; ${req.branch} already holds this tree at ${head}, nothing pushed`,
+      );
+      return { commit: head, files: 0, sealed, unchanged: true };
+    }
+    const commit = await ws.commit(paths, `scaffold(${req.cluster_name}): ${pass} pass`, ctx.runId, pass);
+    await ctx.log.line(`${pass} pass generated ${files} changed files, ${sealed} sealed objects; committed ${commit}`);
+    // What the generator noticed but did not refuse (an inherited value naming the reference cluster, a missing dependsOn).
+    for (const warning of summary.warnings) await ctx.log.line(`${pass} pass: ${warning}`, 'warn');
+    const landed = await race.pushUntilLanded();
+    if (landed.kind === 'pushed') return { commit: landed.commit, files, sealed, unchanged: false };
+    if (landed.kind === 'already') return await alreadyPushed(ctx, pass, landed.commit);
+    // Another writer changed the files this pass wrote: generate again on their tree.
+    await ctx.log.line(
+      `${pass} pass conflicts with a commit on ${req.branch}; generating it again on the new head`,
+      'warn',
+    );
+    await ws.resetToRemote();
   }
 }
 
@@ -319,12 +350,10 @@ export function passOptions(
   suppliedCredentials?: SuppliedCredentials,
 ): GenerateOptions {
   return {
+    ...passScope(req, settings),
     suppliedCredentials,
     repoDir,
-    templateDir: settings.templateDir,
-    referenceEnv: req.reference_env ?? settings.referenceEnv,
     kubectl: settings.kubectl,
-    clusterName: req.cluster_name,
     domain: req.domain,
     region: req.region,
     acmeEmail: req.acme_email,
@@ -334,13 +363,20 @@ export function passOptions(
     ...secretsBackendOf(req),
     clusterVars: req.cluster_vars,
     hostMap: req.host_map,
-    pathMap: req.path_map,
     referenceDomain: req.reference_domain,
     registry: settings.registry,
     sourceUrl: fluxSourceUrl(req, settings),
     sourceBranch: req.branch,
   };
 }
+
+/** What decides the folders of the target repository a pass of the request reads and writes (passOptions' own values). */
+const passScope = (req: ScaffoldRequestedData, settings: StepSettings) => ({
+  templateDir: settings.templateDir,
+  referenceEnv: req.reference_env ?? settings.referenceEnv,
+  clusterName: req.cluster_name,
+  pathMap: req.path_map,
+});
 
 /** The key that owns the run's cluster folder: requested_by, unless the service recorded the owner an admin acts for. */
 export const folderOwner = (req: Pick<ScaffoldRequestedData, 'requested_by' | 'cluster_owner'>) =>

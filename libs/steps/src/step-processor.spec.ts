@@ -21,6 +21,8 @@ const settings = { ackWaitMs: 1000, stepTimeoutMs: 5000, concurrency: 1 } as Ste
 const noClones = {
   clone: () => Promise.reject(new Error('no clone expected')),
   withScratchClone: () => Promise.reject(new Error('no clone expected')),
+  handOver: () => Promise.reject(new Error('no clone expected')),
+  takeOver: () => Promise.reject(new Error('no clone expected')),
 };
 const silent = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
