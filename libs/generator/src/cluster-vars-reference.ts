@@ -14,7 +14,7 @@ import { withParentPatches } from './flux-inline-patches';
 import { isFluxKustomization, normalizePath } from './flux-sync';
 import { checkRegenerable } from './protect';
 import { collectTree, findKustomizationFile, listFiles, readYamlObject, ReferenceObject } from './reference';
-import { parseDocuments } from './yaml-docs';
+import { readBodies } from './yaml-docs';
 
 export interface SubstitutionSource {
   kind: string;
@@ -166,7 +166,7 @@ function yamlFilesUnder(root: string, dir: string): string[] {
 /** The objects of a YAML file; one that does not parse has none here (the walk reports it where it matters). */
 function objectsOfFile(root: string, file: string): any[] {
   try {
-    return parseDocuments(readFileSync(join(root, file), 'utf8'), file).map((d) => d.toJS());
+    return [...readBodies(readFileSync(join(root, file), 'utf8'), file)];
   } catch {
     return [];
   }

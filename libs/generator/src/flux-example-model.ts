@@ -40,7 +40,7 @@ import { findKustomizationFile, listFiles, ReferenceObject } from './reference';
 import { substituteObject } from './substitution';
 import { checkOwnership, ownerOf, planFolder, planOwnerMarker, stageFoldersAndCheck } from './target';
 import { moveAcmeEmails, sharedValuePatches, withPatchEntries } from './shared-values';
-import { isYamlFile, parseDocuments, stringifyDocuments, YamlPath } from './yaml-docs';
+import { isYamlFile, parseDocuments, readBodies, stringifyDocuments, YamlPath } from './yaml-docs';
 
 export interface ExampleContext extends Context {
   ref: FluxExampleReference;
@@ -145,8 +145,7 @@ export function referenceHostOccurrences(ref: FluxExampleReference, applied?: Se
   for (const overlay of ref.overlays) {
     for (const file of listFiles(join(ref.root, overlay)).filter(isYamlFile)) {
       const rel = `${overlay}/${file}`;
-      for (const doc of parseDocuments(readFileSync(join(ref.root, rel), 'utf8'), rel)) {
-        const body = doc.toJS();
+      for (const body of readBodies(readFileSync(join(ref.root, rel), 'utf8'), rel)) {
         if (body?.kind && body.kind !== 'Kustomization')
           found.push(
             ...hostsIn(
@@ -335,10 +334,7 @@ async function renderOverlay(ctx: ExampleContext, overlay: string): Promise<Map<
   const kfile = findKustomizationFile(abs);
   const patchTargets = new Map<string, any>(
     kfile
-      ? (
-          (parseDocuments(readFileSync(join(abs, kfile), 'utf8'), `${overlay}/${kfile}`)[0]?.toJS()?.patches ??
-            []) as any[]
-        )
+      ? ((readBodies(readFileSync(join(abs, kfile), 'utf8'), `${overlay}/${kfile}`)[0]?.patches ?? []) as any[])
           .filter((p) => typeof p?.path === 'string')
           .map((p) => [normalizePath(p.path), p.target])
       : [],

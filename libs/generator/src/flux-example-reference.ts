@@ -21,7 +21,7 @@ import { GeneratorInputError } from './errors';
 import { isFluxKustomization, normalizePath } from './flux-sync';
 import { checkRegenerable } from './protect';
 import { collectTree, findKustomizationFile, listFiles, ReferenceObject } from './reference';
-import { isYamlFile, parseDocuments } from './yaml-docs';
+import { isYamlFile, readBodies } from './yaml-docs';
 
 /** One Flux Kustomization the reference cluster runs. */
 export interface ExampleKustomization {
@@ -66,8 +66,7 @@ export interface FluxExampleReference {
 const isHidden = (rel: string) => rel.split('/').some((p) => p.startsWith('.'));
 
 function objectsOfFile(root: string, file: string): ReferenceObject[] {
-  return parseDocuments(readFileSync(join(root, file), 'utf8'), file).flatMap((doc, index) => {
-    const body = doc.toJS();
+  return readBodies(readFileSync(join(root, file), 'utf8'), file).flatMap((body, index) => {
     if (!body || typeof body !== 'object' || !body.kind) return [];
     const namespace = body.metadata?.namespace;
     return [

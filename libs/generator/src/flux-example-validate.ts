@@ -25,7 +25,7 @@ import {
   kustomizeBuild,
   substituteBuilt,
 } from './validate';
-import { isYamlFile, parseDocuments } from './yaml-docs';
+import { isYamlFile, readBodies } from './yaml-docs';
 import type { Context } from './context';
 
 /** What validation needs of a pass. */
@@ -60,8 +60,9 @@ export async function validateStaged(v: ExampleValidation, staged: Map<string, s
     .filter(isYamlFile)
     .flatMap((rel) => {
       const file = `${ctx.clusterDir}/${rel}`;
-      return parseDocuments(readFileSync(join(clusterStaging, rel), 'utf8'), file).map((d) => ({
-        body: d.toJS(),
+      // A copy: the kept values are frozen, and the schema check looks at objects through proxies, which a frozen object refuses.
+      return readBodies(readFileSync(join(clusterStaging, rel), 'utf8'), file).map((body) => ({
+        body: structuredClone(body),
         file,
       }));
     });

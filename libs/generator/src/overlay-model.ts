@@ -23,6 +23,7 @@ import { ingressPatches } from './ingress';
 import { checkConsistentReuse, checkRegenerable, planCredentials, protectSecret } from './protect';
 import { renderSecretGenerators } from './secret-generator-output';
 import { moveRemoteKeysIn } from './remote-keys';
+import { isExternalSecret } from './external-secrets';
 import { findKustomizationFile, ReferenceEnv, ReferenceLayer } from './reference';
 import {
   leftoverReferenceValues,
@@ -34,7 +35,7 @@ import {
 } from './shared-values';
 import { planFile, planFolder, stageAndCheck } from './target';
 import { allBuilds, checkBuilt, kustomizeBuild } from './validate';
-import { isYamlFile, parseDocuments, stringifyDocuments } from './yaml-docs';
+import { holdsString, isYamlFile, parseDocuments, sharedDocuments, stringifyDocuments } from './yaml-docs';
 
 interface OverlayContext extends Context {
   ref: ReferenceEnv;
@@ -174,9 +175,10 @@ async function transformManifestFile(
   const file = `${layer.dir}/${rel}`;
   const objects = layer.objects.filter((o) => o.file === file);
   if (objects.length === 0) return raw;
-  const docs = parseDocuments(raw.toString('utf8'), file);
+  // Copy on write: the kept parse is shared; only a document one of the rules may edit is copied.
+  const docs = [...sharedDocuments(raw.toString('utf8'), file)];
   let changed = false;
-  for (const [i, doc] of docs.entries()) {
+  for (const [i, shared] of docs.entries()) {
     const obj = objects.find((o) => o.index === i);
     if (!obj) continue;
     if (obj.kind === 'Secret' && /^v1$/.test(obj.apiVersion)) {
@@ -186,12 +188,20 @@ async function transformManifestFile(
       changed = true;
       continue;
     }
-    changed = rewriteForCluster(ctx, doc) || changed;
-    changed = moveRemoteKeysIn(ctx, doc, `${ctx.clusterDir}/${layer.name}/${rel}`) || changed;
+    if (!mayRewrite(ctx, obj.body)) continue;
+    const doc = shared.clone();
+    const edited = [rewriteForCluster(ctx, doc), moveRemoteKeysIn(ctx, doc, `${ctx.clusterDir}/${layer.name}/${rel}`)];
+    if (edited.includes(true)) [docs[i], changed] = [doc, true];
     if (isExternalDns(obj.body))
       ctx.summary.external_dns.push(readExternalDns(doc.toJS(), `${ctx.clusterDir}/${layer.name}/${rel}`));
   }
   return changed ? Buffer.from(stringifyDocuments(docs)) : raw;
+}
+
+/** Whether rewriteForCluster or moveRemoteKeysIn may edit an object (their kinds, or a string equal to a reference ACME e-mail). */
+function mayRewrite(ctx: OverlayContext, body: any): boolean {
+  if (isExternalDns(body) || isIssuer(body) || (ctx.remoteKeyNames && isExternalSecret(body))) return true;
+  return ctx.acmeEmails.length > 0 && holdsString(body, ctx.acmeEmails);
 }
 
 function renderFluxSystem(ctx: OverlayContext, layers: string[]): Map<string, Buffer> {

@@ -9,7 +9,7 @@ import { remoteKeyNamesFor } from './remote-keys';
 import { referenceSecretShapes } from './secret-examples';
 import { GeneratorInputError } from './errors';
 import type { ReferenceObject } from './reference';
-import { parseDocuments } from './yaml-docs';
+import { readBodies } from './yaml-docs';
 
 const sameRecipients = (a: string[], b: string[]) => [...a].sort().join(',') === [...b].sort().join(',');
 
@@ -34,9 +34,7 @@ function existingProtected(ctx: Context, targetFile: string, name: string, names
   const abs = join(ctx.opts.repoDir, targetFile);
   if (ctx.opts.rotateCredentials || !existsSync(abs)) return undefined;
   try {
-    return parseDocuments(readFileSync(abs, 'utf8'), targetFile)
-      .map((d) => d.toJS())
-      .find((b) => protectsFor(ctx, b, name, namespace));
+    return readBodies(readFileSync(abs, 'utf8'), targetFile).find((b) => protectsFor(ctx, b, name, namespace));
   } catch {
     return undefined;
   }

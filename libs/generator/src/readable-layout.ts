@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { referenceEnvDir } from './environment-folder';
 import { GeneratorInputError } from './errors';
-import { parseDocuments } from './yaml-docs';
+import { sharedDocuments } from './yaml-docs';
 
 /** Where every refusal points: what the generator reads, and where that is described. */
 const LAYOUTS =
@@ -44,7 +44,7 @@ function objectsIn(root: string, file: string): TypeMeta[] {
   const abs = join(root, file);
   if (statSync(abs).size > MAX_MANIFEST_BYTES) return [];
   try {
-    return parseDocuments(readFileSync(abs, 'utf8'), file).map((d) => ({
+    return sharedDocuments(readFileSync(abs, 'utf8'), file).map((d) => ({
       apiVersion: String(d.get('apiVersion') ?? ''),
       kind: String(d.get('kind') ?? ''),
     }));

@@ -3,7 +3,7 @@ import { join, posix } from 'node:path';
 import { isFolderForm, referenceEnvDir } from './environment-folder';
 import { GeneratorInputError } from './errors';
 import { isRemoteReference, remoteResourceError } from './remote-resources';
-import { parseDocuments } from './yaml-docs';
+import { readBodies } from './yaml-docs';
 import { generatorSecretBody, readSecretGenerators, SecretGeneratorShape } from './secret-generators';
 
 /** One Kubernetes object found by following a layer's kustomization resources. */
@@ -70,8 +70,7 @@ export function listFiles(absDir: string, rel = ''): string[] {
 }
 
 export function readYamlObject(abs: string, rel: string): any {
-  const docs = parseDocuments(readFileSync(abs, 'utf8'), rel);
-  return docs[0]?.toJS() ?? {};
+  return readBodies(readFileSync(abs, 'utf8'), rel)[0] ?? {};
 }
 
 /**
@@ -115,8 +114,7 @@ export function generatedResources(
 
 /** kustomize's resource check (kyaml `GetValidatedMetadata`): every document names a kind, and a name unless it is a List. */
 function refuseNonKubernetes(root: string, fileRel: string, dirRel: string) {
-  for (const doc of parseDocuments(readFileSync(join(root, fileRel), 'utf8'), fileRel)) {
-    const body = doc.toJS();
+  for (const body of readBodies(readFileSync(join(root, fileRel), 'utf8'), fileRel)) {
     if (body === null || body === undefined) continue;
     const kind = typeof body === 'object' ? body.kind : undefined;
     const named = typeof kind === 'string' && (kind.endsWith('List') || Boolean(body.metadata?.name));
@@ -206,9 +204,7 @@ function collectObjects(
   namespace: string | undefined,
   innerNamespace: string | undefined,
 ) {
-  const docs = parseDocuments(readFileSync(join(state.root, fileRel), 'utf8'), fileRel);
-  docs.forEach((doc, index) => {
-    const body = doc.toJS();
+  readBodies(readFileSync(join(state.root, fileRel), 'utf8'), fileRel).forEach((body, index) => {
     if (!body || typeof body !== 'object' || !body.kind || isLocalConfig(body)) return;
     const declared = body.metadata?.namespace;
     state.objects.push({

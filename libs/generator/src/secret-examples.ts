@@ -16,7 +16,7 @@ import {
 import { GeneratorInputError } from './errors';
 import { withSourceUse } from './source-secrets';
 import type { ReferenceObject } from './reference';
-import { parseDocuments } from './yaml-docs';
+import { readBodies } from './yaml-docs';
 
 const EXAMPLE_FILE = /\.ya?ml\.example$/;
 /** Folders that never hold a platform's own files (and can be large). */
@@ -40,7 +40,7 @@ export function secretExamples(root: string): ReferenceSecret[] {
   return exampleFiles(root).flatMap((file) => {
     let bodies: any[];
     try {
-      bodies = parseDocuments(readFileSync(join(root, file), 'utf8'), file).map((d) => d.toJS());
+      bodies = [...readBodies(readFileSync(join(root, file), 'utf8'), file)];
     } catch (e) {
       throw new GeneratorInputError(
         `${file}: an example Secret file that is not YAML (${(e as Error).message.split('\n')[0]})`,

@@ -1,5 +1,15 @@
 import { randomBytes } from 'node:crypto';
-import { cpSync, existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { Context, GenerateResult, GenerationPlan, SharedCopy } from './context';
 import { GeneratorInputError } from './errors';
@@ -108,6 +118,21 @@ export function writeFile(root: string, rel: string, content: Buffer) {
   const abs = insideRepo(root, rel);
   mkdirSync(dirname(abs), { recursive: true });
   writeFileSync(abs, content);
+}
+
+/**
+ * Writes a file of the working copy unless it already holds exactly `content`: a plan made against
+ * another copy of the repository (an earlier pass, a clone since) may name files this one already
+ * has, and a file left alone keeps its inode and mtime, so git's index need not read it again.
+ * Returns whether it wrote.
+ */
+export function writeChangedFile(root: string, rel: string, content: Buffer): boolean {
+  const abs = insideRepo(root, rel);
+  const stat = statSync(abs, { throwIfNoEntry: false });
+  if (stat?.isFile() && stat.size === content.length && readFileSync(abs).equals(content)) return false;
+  mkdirSync(dirname(abs), { recursive: true });
+  writeFileSync(abs, content);
+  return true;
 }
 
 /**
@@ -310,7 +335,7 @@ export function applyPlan(repoDir: string, plan: GenerationPlan): GenerateResult
   for (const copy of plan.sharedCopies) copySharedFolder(repoDir, copy);
   // force: a file planned for writing, then removed by a later folder's plan, was never on disk.
   for (const rel of plan.removals) rmSync(insideRepo(repoDir, rel), { force: true });
-  for (const [rel, content] of plan.writes) writeFile(repoDir, rel, content);
+  for (const [rel, content] of plan.writes) writeChangedFile(repoDir, rel, content);
   return { summary: plan.summary, credentials: plan.credentials };
 }
 

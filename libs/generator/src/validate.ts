@@ -14,6 +14,8 @@ import { insideRoots, refuseRemoteResources } from './remote-resources';
 import { BuiltObject, checkSchemas, SchemaCheck } from './schema';
 import { substituteObject } from './substitution';
 import { parseFresh } from './yaml-docs';
+import { buildInputsDigest } from './build-inputs';
+import { LruByBytes } from './lru';
 
 export type { BuiltObject } from './schema';
 
@@ -82,6 +84,30 @@ export async function kustomizeBuild(absDir: string, label: string, settings: Bu
   const kubectl = settings.kubectl ?? 'kubectl';
   refuseRemoteResources(absDir, shown, settings.roots);
   await requireKubectl(kubectl);
+  const key = buildInputsDigest(absDir, [kubectl, String(Boolean(settings.looseLoading))]);
+  const kept = key === undefined ? undefined : builds.get(key);
+  const built = kept ?? (await runBuild(absDir, label, kubectl, settings.looseLoading));
+  if (key !== undefined && !kept) builds.set(key, built, built.bytes);
+  // Copies: callers edit what they get (substitution, origin annotations taken off), and the kept build is the next caller's.
+  return structuredClone(built.objects).map(({ body, origin }) =>
+    origin === null ? { body } : { body, file: origin === undefined ? undefined : shown(resolve(absDir, origin)) },
+  );
+}
+
+/** A build's objects, each with the file its origin annotation names relative to the built folder (null: no annotation), and the size of kustomize's output. */
+interface KeptBuild {
+  objects: Array<{ body: any; origin: string | null | undefined }>;
+  bytes: number;
+}
+
+/**
+ * Successful builds by a digest of their inputs (buildInputsDigest): the full pass builds again the
+ * layers the infra pass built, mostly byte for byte the same. A build whose inputs are identical to
+ * one this process validated is not run again; any changed byte, added file or setting runs it.
+ */
+const builds = new LruByBytes<KeptBuild>(32 * 1024 * 1024);
+
+async function runBuild(absDir: string, label: string, kubectl: string, looseLoading?: boolean): Promise<KeptBuild> {
   const wrapper = mkdtempSync(join(tmpdir(), 'kustomize-origin-'));
   try {
     writeFileSync(
@@ -89,13 +115,15 @@ export async function kustomizeBuild(absDir: string, label: string, settings: Bu
       stringify({ resources: [relative(wrapper, absDir) || '.'], buildMetadata: ['originAnnotations'] }),
     );
     const { stdout } = await withBuildSlot(() =>
-      run(
-        kubectl,
-        ['kustomize', ...(settings.looseLoading ? ['--load-restrictor=LoadRestrictionsNone'] : []), wrapper],
-        { maxBuffer: 256 * 1024 * 1024, env: offlineBuildEnvironment() },
-      ),
+      run(kubectl, ['kustomize', ...(looseLoading ? ['--load-restrictor=LoadRestrictionsNone'] : []), wrapper], {
+        maxBuffer: 256 * 1024 * 1024,
+        env: offlineBuildEnvironment(),
+      }),
     );
-    return parseFresh(stdout, label).map((doc) => withoutOrigin(doc.toJS(), wrapper, shown));
+    const objects = parseFresh(stdout, label).map((doc) =>
+      withoutOrigin(doc.toJS(), (path) => relative(absDir, resolve(wrapper, path))),
+    );
+    return { objects, bytes: Buffer.byteLength(stdout) };
   } catch (e: any) {
     if (e instanceof GeneratorValidationError) throw e;
     const reason = String(e.stderr || e.message || 'unknown error')
@@ -208,16 +236,16 @@ export async function allBuilds<T>(builds: Array<Promise<T>>): Promise<T[]> {
   return results.map((r) => (r as PromiseFulfilledResult<T>).value);
 }
 
-/** The object as the folder builds it, and the file its origin annotation names (a generator's kustomization for generated objects). */
-function withoutOrigin(body: any, wrapper: string, shown: (absFile: string) => string): BuiltObject {
+/** The object as the folder builds it, and the file its origin annotation names (a generator's kustomization for generated objects), as `located` gives it. */
+function withoutOrigin(body: any, located: (path: string) => string): KeptBuild['objects'][number] {
   const annotations = body?.metadata?.annotations;
   const origin = annotations?.[ORIGIN];
-  if (typeof origin !== 'string') return { body };
+  if (typeof origin !== 'string') return { body, origin: null };
   delete annotations[ORIGIN];
   if (Object.keys(annotations).length === 0) delete body.metadata.annotations;
   const where = parse(origin);
   const path = where?.path ?? where?.configuredIn;
-  return { body, file: typeof path === 'string' ? shown(resolve(wrapper, path)) : undefined };
+  return { body, origin: typeof path === 'string' ? located(path) : undefined };
 }
 
 /**

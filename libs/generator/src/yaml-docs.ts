@@ -1,25 +1,69 @@
+import { createHash } from 'node:crypto';
+import { LruByBytes } from './lru';
 import { Document, isMap, isScalar, isSeq, parseAllDocuments, YAMLMap } from 'yaml';
 
 export type YamlPath = ReadonlyArray<string | number>;
 
-/** Parsed files by content, least recently used first: every pass reads the same reference files again (see parseDocuments). */
-const parsedByContent = new Map<string, Document[]>();
-const PARSED_FILES_KEPT = 2000;
+/** A kept parse: the documents, and their plain values once asked for (frozen: shared). */
+interface KeptParse {
+  docs: Document[];
+  bodies?: readonly unknown[];
+}
 
 /**
- * Parses every document of a (possibly multi-document) YAML file; empty documents are dropped.
- * Every pass parses the reference's files again, up to three times (recognising the environment
- * model, then reading it): profiled under load, that was a third of a worker's CPU. A file's parse is
- * kept by its exact text and handed out as a deep clone, so callers may edit what they get.
+ * Parses kept by the sha256 of the file's bytes, least recently used first. Every pass reads the same
+ * reference files again (up to three times: recognising the environment model, then reading it), and
+ * every run of a service reads the same reference: profiled under load, parsing and cloning was 40%
+ * of a worker's time. The key is the digest, not the text (the text as a key kept every file's text
+ * beside its parse); the bound is the bytes parsed, so memory stays flat whatever the
+ * reference's size (a parsed document takes about ten times its text).
  */
+const kept = new LruByBytes<KeptParse>(16 * 1024 * 1024);
+
+/** The key of a file's parse: the sha256 of its bytes. */
+export const contentDigest = (text: string | Buffer) => createHash('sha256').update(text).digest('base64');
+
+function keptParse(text: string, file: string): KeptParse {
+  const key = contentDigest(text);
+  let entry = kept.get(key);
+  if (!entry) {
+    entry = { docs: parseFresh(text, file) };
+    kept.set(key, entry, Buffer.byteLength(text));
+  }
+  return entry;
+}
+
+/** Parses every document of a (possibly multi-document) YAML file; empty documents are dropped. Copies: callers may edit them. */
 export function parseDocuments(text: string, file: string): Document[] {
-  const key = `${file}\0${text}`;
-  let docs = parsedByContent.get(key);
-  if (docs) parsedByContent.delete(key);
-  else docs = parseFresh(text, file);
-  parsedByContent.set(key, docs);
-  if (parsedByContent.size > PARSED_FILES_KEPT) parsedByContent.delete(parsedByContent.keys().next().value!);
-  return docs.map((d) => d.clone());
+  return keptParse(text, file).docs.map((d) => d.clone());
+}
+
+/**
+ * The same documents without a copy, for callers that only read them (toJS, get, toString): most of
+ * a pass reads the reference and edits a few documents, and a deep copy of every one cost as much
+ * as a parse. Never edit what this returns: the next caller of the same bytes gets it too.
+ */
+export function sharedDocuments(text: string, file: string): readonly Document[] {
+  return keptParse(text, file).docs;
+}
+
+/**
+ * Every document's plain value (toJS), computed once per content and frozen, so that a caller
+ * editing one fails loudly instead of changing what the next caller of the same bytes reads.
+ * A caller that needs to change a value copies it (structuredClone) where it does.
+ */
+export function readBodies(text: string, file: string): readonly any[] {
+  const entry = keptParse(text, file);
+  entry.bodies ??= entry.docs.map((d) => deepFreeze(d.toJS()));
+  return entry.bodies;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value === null || typeof value !== 'object' || Object.isFrozen(value)) return value;
+  // Only plain objects and arrays: a typed array (a !!binary value) cannot be frozen.
+  if (!Array.isArray(value) && Object.getPrototypeOf(value) !== Object.prototype) return value;
+  for (const child of Object.values(value)) deepFreeze(child);
+  return Object.freeze(value);
 }
 
 /** Parses a YAML stream without keeping it (kustomize's output: read once, often large). */
@@ -85,6 +129,13 @@ export function rewriteStrings(
   };
   walk(doc.contents, []);
   return changed;
+}
+
+/** Whether any string value anywhere in a plain value is one of `values`. */
+export function holdsString(value: unknown, values: readonly string[]): boolean {
+  if (typeof value === 'string') return values.includes(value);
+  if (value === null || typeof value !== 'object') return false;
+  return Object.values(value).some((child) => holdsString(child, values));
 }
 
 export function startsWith(path: YamlPath, prefix: YamlPath): boolean {

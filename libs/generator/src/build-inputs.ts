@@ -1,0 +1,78 @@
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative, resolve, sep } from 'node:path';
+import { KUSTOMIZATION_FILES } from './reference';
+import { readBodies } from './yaml-docs';
+
+/** Beyond this many files a build's inputs are not digested (the build runs): reading a whole fleet to skip one build costs more than it saves. */
+const MAX_INPUT_FILES = 5000;
+
+/**
+ * A digest of everything a kustomize build of `absDir` can read, or undefined when that is more than
+ * MAX_INPUT_FILES files. Conservative, not exact: every file below each kustomization folder the
+ * build reaches (a patch or generator file is below its kustomization unless loading is loose), and
+ * every path any string of a kustomization names that exists (resources, components, bases, patches,
+ * generator files, wherever they point), followed into the kustomizations found there. Files are
+ * named relative to `absDir`, so two builds of the same tree in different staging folders agree; a
+ * string that only happens to name a file adds an input, never hides one.
+ */
+export function buildInputsDigest(absDir: string, settings: readonly string[]): string | undefined {
+  const files = new Map<string, string>();
+  const seenDirs = new Set<string>();
+  const addFile = (abs: string) => {
+    if (files.has(abs)) return;
+    const bytes = readFileSync(abs);
+    files.set(abs, createHash('sha256').update(bytes).digest('base64'));
+    if (KUSTOMIZATION_FILES.some((name) => abs.endsWith(sep + name))) followStrings(abs, bytes.toString('utf8'));
+  };
+  const addDir = (abs: string) => {
+    // A folder below one already read is read already.
+    if ([...seenDirs].some((d) => abs === d || abs.startsWith(d + sep))) return;
+    seenDirs.add(abs);
+    readTree(abs);
+  };
+  const readTree = (abs: string) => {
+    for (const entry of readdirSync(abs, { withFileTypes: true })) {
+      if (entry.name === '.git') continue;
+      const child = join(abs, entry.name);
+      const stat = statSync(child, { throwIfNoEntry: false });
+      if (stat?.isDirectory()) readTree(child);
+      else if (stat?.isFile()) addFile(child);
+      if (files.size > MAX_INPUT_FILES) throw new Error('too many inputs');
+    }
+  };
+  const followStrings = (kfile: string, text: string) => {
+    const dir = resolve(kfile, '..');
+    let bodies: readonly unknown[];
+    try {
+      bodies = readBodies(text, kfile);
+    } catch {
+      return; // kustomize refuses it: the build fails, and a failed build is never kept
+    }
+    for (const value of stringsIn(bodies)) {
+      for (const candidate of [value, value.slice(value.indexOf('=') + 1)]) {
+        if (candidate === '' || candidate.includes('\n') || candidate.length > 1024) continue;
+        const target = resolve(dir, candidate.trim());
+        const stat = statSync(target, { throwIfNoEntry: false });
+        if (stat?.isDirectory()) addDir(target);
+        else if (stat?.isFile()) addFile(target);
+      }
+    }
+  };
+  try {
+    addDir(absDir);
+  } catch {
+    return undefined; // too many files, or a tree this walk cannot read (a loop of links): the build runs, and kustomize says
+  }
+  const digest = createHash('sha256');
+  for (const s of settings) digest.update(`${s}\0`);
+  for (const [abs, sha] of [...files].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+    digest.update(`${relative(absDir, abs)}\0${sha}\0`);
+  return digest.digest('base64');
+}
+
+function* stringsIn(value: unknown): Generator<string> {
+  if (typeof value === 'string') yield value;
+  else if (value !== null && typeof value === 'object')
+    for (const child of Object.values(value)) yield* stringsIn(child);
+}
