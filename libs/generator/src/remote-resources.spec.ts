@@ -66,18 +66,20 @@ describe('remote resources in kustomizations: refused before any build', () => {
     }
   });
 
+  // The bounds catch backtracking (exponential on short inputs, quadratic on 100,000 characters: seconds), not speed:
+  // they leave room for a loaded machine, where a linear check of these inputs once took 249 ms.
   it('answers in bounded time on any input', () => {
     fc.assert(
       fc.property(fc.string({ maxLength: 4000 }), (s) => {
         const started = performance.now();
         isRemoteReference(s);
-        return performance.now() - started < 50;
+        return performance.now() - started < 500;
       }),
     );
     const started = performance.now();
     isRemoteReference(`${'a.'.repeat(50_000)}!`);
     isRemoteReference(`${'a@'.repeat(50_000)}`);
-    expect(performance.now() - started).toBeLessThan(200);
+    expect(performance.now() - started).toBeLessThan(2000);
   });
 
   describe('the walk from the build folder', () => {
