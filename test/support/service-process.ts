@@ -63,7 +63,8 @@ export class ServiceProcess {
       this.exits.push(signal ?? code);
       if (this.proc === proc) this.proc = undefined;
     });
-    const until = Date.now() + 20_000;
+    // A hang guard, not a speed check: a restart after SIGKILL took longer than 20 s with three suites on two cores.
+    const until = Date.now() + 90_000;
     while (Date.now() < until) {
       if (!this.proc) throw new Error(`service exited at start:\n${this.output.slice(-2000)}`);
       const ok = await fetch(`${this.base}/health`).then(
@@ -73,7 +74,7 @@ export class ServiceProcess {
       if (ok) return;
       await new Promise((r) => setTimeout(r, 100));
     }
-    throw new Error('service did not become healthy');
+    throw new Error(`service did not become healthy:\n${this.output.slice(-2000)}`);
   }
 
   get pid(): number | undefined {
