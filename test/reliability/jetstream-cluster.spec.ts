@@ -7,7 +7,8 @@ import { api, RunningService, startService, untilTerminal, waitFor } from '../su
 import { bareRepo, readModelRows, runCommits, TestDatabase, TestNatsCluster } from '../support/services';
 import { jobNameFor } from '../../libs/kube/src';
 import { FakeKube } from '../support/fake-kube';
-import { tempDir } from '../support/files';
+import { readFileSync } from 'node:fs';
+import { artifactPath, tempDir } from '../support/files';
 import { runJob, runnerAccess } from '../support/runner-job';
 
 jest.setTimeout(240_000);
@@ -27,6 +28,13 @@ describe('a 3-node JetStream cluster with R3 streams, nodes failing one at a tim
   const cert = makeRsaCert();
   const remotes = [bareRepo(), bareRepo(), bareRepo()];
   const accepted: Array<{ id: string; remote: { dir: string } }> = [];
+  /** The service's log (test-artifacts/): a run that does not finish is shown with what the service said of it. */
+  const serviceLog = artifactPath('jetstream-cluster-service.log');
+  const logLinesAbout = (runId: string) =>
+    readFileSync(serviceLog, 'utf8')
+      .split('\n')
+      .filter((line) => line.includes(runId) || /"level":(40|50)/.test(line))
+      .slice(-80);
 
   beforeAll(async () => {
     cluster = await TestNatsCluster.start();
@@ -47,15 +55,18 @@ describe('a 3-node JetStream cluster with R3 streams, nodes failing one at a tim
       },
       30_000,
     );
-    svc = await startService({
-      NATS_URL: cluster.url,
-      DATABASE_URL: db.url,
-      STREAM_REPLICAS: '3',
-      ACK_WAIT_SECONDS: '10',
-      // nats-server 2.9 can lose a step's trigger when a consumer leader dies mid-delivery: the stall check brings
-      // such a run back within the test's wait (by default it waits out the step deadline, ten minutes and more).
-      STALLED_RUN_SECONDS: '45',
-    });
+    svc = await startService(
+      {
+        NATS_URL: cluster.url,
+        DATABASE_URL: db.url,
+        STREAM_REPLICAS: '3',
+        ACK_WAIT_SECONDS: '10',
+        // nats-server 2.9 can lose a step's trigger when a consumer leader dies mid-delivery: the stall check brings
+        // such a run back within the test's wait (by default it waits out the step deadline, ten minutes and more).
+        STALLED_RUN_SECONDS: '45',
+      },
+      { logFile: serviceLog },
+    );
   });
   afterAll(async () => {
     await svc?.stop();
@@ -126,6 +137,7 @@ describe('a 3-node JetStream cluster with R3 streams, nodes failing one at a tim
               {
                 stream,
                 run: run.json,
+                log: logLinesAbout(r.id),
                 consumers: consumers.map((c) => ({
                   n: c.name,
                   p: c.num_pending,

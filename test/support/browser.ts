@@ -1,5 +1,4 @@
-import { existsSync, mkdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
 import { chromium, type Browser } from 'playwright-core';
 
 /** Debian's Chromium (scripts/ensure-services.sh installs it); playwright-core drives it and downloads nothing. */
@@ -16,11 +15,4 @@ export function launchChromium(): Promise<Browser> {
     args: asRoot ? ['--no-sandbox'] : [],
     timeout: 60_000,
   });
-}
-
-/** Where a test keeps what a person may look at afterwards (screenshots): test-artifacts/, ignored by git. */
-export function artifactPath(name: string): string {
-  const dir = join(__dirname, '..', '..', 'test-artifacts');
-  mkdirSync(dir, { recursive: true });
-  return join(dir, name);
 }

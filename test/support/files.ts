@@ -4,6 +4,13 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 
+/** Where a test keeps what a person may look at afterwards (screenshots, a service's log): test-artifacts/, ignored by git. */
+export function artifactPath(name: string): string {
+  const dir = join(__dirname, '..', '..', 'test-artifacts');
+  mkdirSync(dir, { recursive: true });
+  return join(dir, name);
+}
+
 export const tempDir = (prefix: string) => mkdtempSync(join(tmpdir(), `gs-${prefix}-`));
 
 export function writeTree(root: string, files: Record<string, string>) {

@@ -24,8 +24,14 @@ export interface RunningService {
   stop(): Promise<void>;
 }
 
-/** The real service in-process: real NATS, real PostgreSQL, real git, an HTTP port of its own. */
-export async function startService(env: Record<string, string>): Promise<RunningService> {
+/**
+ * The real service in-process: real NATS, real PostgreSQL, real git, an HTTP port of its own. Its log goes
+ * nowhere (TEST_LOG_LEVEL to stdout), or to `logFile` at info level, for a test to show when it fails.
+ */
+export async function startService(
+  env: Record<string, string>,
+  opts: { logFile?: string } = {},
+): Promise<RunningService> {
   const config = loadConfig({
     API_KEY,
     WORK_DIR: tempDir('work'),
@@ -40,7 +46,10 @@ export async function startService(env: Record<string, string>): Promise<Running
     SECRET_NAMESPACES: 'capi-clusters',
     ...env,
   });
-  const app = await createServiceApp(config, pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }));
+  const logger = opts.logFile
+    ? pino({ level: 'info' }, pino.destination({ dest: opts.logFile, sync: true }))
+    : pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+  const app = await createServiceApp(config, logger);
   await app.listen(0, '127.0.0.1');
   const runtime = {
     store: app.get(JetStreamEventStore),

@@ -91,11 +91,19 @@ export class StepProcessor {
       { type: 'StopIfCancelled', step },
       { causationId: event.id, seenSeq: event.seq },
     );
-    if (gate.appended.length > 0 || gate.state.step !== step || isTerminal(gate.state)) return ACK;
+    const skipped = (reason: string) => {
+      // Said, not silent: an operator's re-drive that changes nothing should show why in the log.
+      logger.info({ ...ids, seq: event.seq, run_step: gate.state.step, last_seq: gate.history.at(-1)?.seq }, reason);
+      return ACK;
+    };
+    if (gate.appended.length > 0) return skipped('trigger not run: the run was cancelled at this step');
+    if (gate.state.step !== step || isTerminal(gate.state))
+      return skipped('trigger not run: the run is not at this step');
     // A step with two triggers (the full pass: CertFetched, or InfraPushed on SOPS runs) runs for the later one only:
     // an earlier trigger delivered late, after the later one, must not start the step a second time beside it.
     const latestTrigger = gate.history.filter((e) => triggers(e, step)).at(-1);
-    if (latestTrigger && latestTrigger.seq !== event.seq) return ACK;
+    if (latestTrigger && latestTrigger.seq !== event.seq)
+      return skipped(`trigger not run: a later trigger (sequence ${latestTrigger.seq}) runs the step`);
     const log = new RunLog(this.deps.logs, runId, step);
     const started = Date.now();
     // Redeliveries carry the retry pause: only a first delivery says how quickly steps hand off.
