@@ -2,7 +2,7 @@ import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tempDir, writeTree } from '../../../test/support/files';
 import { buildInputsDigest } from './build-inputs';
-import { kustomizeBuild } from './validate';
+import { kustomizeBuild, kustomizeBuildAll } from './validate';
 
 /** A layer that reads a shared base outside its folder and a patch file below it. */
 const TREE = {
@@ -41,19 +41,19 @@ describe('buildInputsDigest', () => {
   });
 });
 
-describe('kustomizeBuild of identical inputs', () => {
-  /** A kubectl that logs each kustomize build it runs, then runs the real one. */
-  function countingKubectl(): { path: string; builds: () => number } {
-    const dir = tempDir('kubectl');
-    const log = join(dir, 'builds.log');
-    writeFileSync(log, '');
-    const path = join(dir, 'kubectl');
-    writeFileSync(path, `#!/bin/sh\n[ "$1" = kustomize ] && echo build >> '${log}'\nexec kubectl "$@"\n`, {
-      mode: 0o755,
-    });
-    return { path, builds: () => readFileSync(log, 'utf8').split('\n').filter(Boolean).length };
-  }
+/** A kubectl that logs each kustomize build it runs, then runs the real one. */
+function countingKubectl(): { path: string; builds: () => number } {
+  const dir = tempDir('kubectl');
+  const log = join(dir, 'builds.log');
+  writeFileSync(log, '');
+  const path = join(dir, 'kubectl');
+  writeFileSync(path, `#!/bin/sh\n[ "$1" = kustomize ] && echo build >> '${log}'\nexec kubectl "$@"\n`, {
+    mode: 0o755,
+  });
+  return { path, builds: () => readFileSync(log, 'utf8').split('\n').filter(Boolean).length };
+}
 
+describe('kustomizeBuild of identical inputs', () => {
   it('is built once; a changed byte builds again; what a caller edits never reaches the next caller', async () => {
     const kubectl = countingKubectl();
     const build = (root: string) =>
@@ -82,5 +82,70 @@ describe('kustomizeBuild of identical inputs', () => {
     expect(kubectl.builds()).toBe(2);
     expect(changed[0].body.data).toEqual({ domain: 'example.org' });
     expect(changed[0].body.metadata.labels).toEqual({ layer: 'one' });
+  });
+});
+
+describe('kustomizeBuildAll: several layers by one kubectl', () => {
+  /** Three layers: one patching the shared base, one with a generator and a workload, one with a namespace transformer. */
+  const LAYERS = {
+    ...TREE,
+    'apps/kustomization.yaml':
+      'namespace: apps\nresources:\n  - deploy.yaml\nconfigMapGenerator:\n  - name: cfg\n    literals: [a=b]\n',
+    'apps/deploy.yaml':
+      'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  annotations:\n    team: web\nspec:\n  selector:\n    matchLabels: {app: web}\n  template:\n    metadata:\n      labels: {app: web}\n    spec:\n      containers: [{name: c, image: x}]\n',
+    'db/kustomization.yaml': 'namespace: db\nresources:\n  - svc.yaml\n',
+    'db/svc.yaml': 'apiVersion: v1\nkind: Service\nmetadata:\n  name: db\nspec:\n  ports: [{port: 5432}]\n',
+  };
+  const folders = (root: string, names: string[]) =>
+    names.map((name) => ({ absDir: join(root, name), label: `clusters/c/${name}` }));
+
+  it('gives each layer what it builds alone (files, annotations, generated names), in one build', async () => {
+    const kubectl = countingKubectl();
+    const root = tempDir('build-all');
+    writeTree(root, LAYERS);
+    const together = await kustomizeBuildAll(folders(root, ['layer', 'apps', 'db']), {
+      roots: [root],
+      kubectl: kubectl.path,
+    });
+    expect(kubectl.builds()).toBe(1);
+
+    // Another kubectl path: nothing kept from the build above is reused.
+    const aloneKubectl = countingKubectl();
+    const separately = [];
+    for (const name of ['layer', 'apps', 'db'])
+      separately.push(
+        await kustomizeBuild(join(root, name), `clusters/c/${name}`, { roots: [root], kubectl: aloneKubectl.path }),
+      );
+    expect(aloneKubectl.builds()).toBe(3);
+    expect(together).toEqual(separately);
+    expect(together[1].map((o) => o.body.metadata)).toEqual([
+      { name: expect.stringMatching(/^cfg-/), namespace: 'apps' },
+      { name: 'web', namespace: 'apps', annotations: { team: 'web' } },
+    ]);
+    expect(together[2][0]).toEqual({
+      body: expect.objectContaining({ kind: 'Service' }),
+      file: 'clusters/c/db/svc.yaml',
+    });
+  });
+
+  it('builds layers alone when they clash in one build, and a broken layer fails naming itself', async () => {
+    const kubectl = countingKubectl();
+    const root = tempDir('build-clash');
+    writeTree(root, {
+      ...LAYERS,
+      'again/kustomization.yaml': 'namespace: db\nresources:\n  - svc.yaml\n',
+      'again/svc.yaml': LAYERS['db/svc.yaml'],
+    });
+    const built = await kustomizeBuildAll(folders(root, ['db', 'again']), { roots: [root], kubectl: kubectl.path });
+    expect(built.map((objects) => objects.map((o) => `${o.body.metadata.namespace}/${o.body.metadata.name}`))).toEqual([
+      ['db/db'],
+      ['db/db'],
+    ]);
+    expect(kubectl.builds()).toBe(3);
+
+    writeTree(root, { 'broken/kustomization.yaml': 'resources:\n  - missing.yaml\n' });
+    await expect(
+      kustomizeBuildAll(folders(root, ['apps', 'broken']), { roots: [root], kubectl: kubectl.path }),
+    ).rejects.toThrow(/kustomize build of clusters\/c\/broken failed/);
   });
 });

@@ -34,7 +34,7 @@ import {
   withPatchEntries,
 } from './shared-values';
 import { planFile, planFolder, stageAndCheck } from './target';
-import { allBuilds, checkBuilt, kustomizeBuild } from './validate';
+import { checkBuilt, kustomizeBuild, kustomizeBuildAll } from './validate';
 import { holdsString, isYamlFile, parseDocuments, sharedDocuments, stringifyDocuments } from './yaml-docs';
 
 interface OverlayContext extends Context {
@@ -259,15 +259,11 @@ async function writeValidated(
     { root: ctx.ref.root, dirs: layers.flatMap((l) => l.sharedDirs) },
     async (staging) => {
       if (!ctx.summary.validated) return;
-      // Layers build independently: run the kustomize builds side by side.
+      // Layers build independently: one kubectl builds them all, each as it builds alone.
       const names = [...rendered.keys()];
-      const builds = await allBuilds(
-        names.map((layer) =>
-          kustomizeBuild(join(staging, layer), `${ctx.clusterDir}/${layer}`, {
-            roots: [ctx.opts.repoDir],
-            kubectl: ctx.opts.kubectl,
-          }),
-        ),
+      const builds = await kustomizeBuildAll(
+        names.map((layer) => ({ absDir: join(staging, layer), label: `${ctx.clusterDir}/${layer}` })),
+        { roots: [ctx.opts.repoDir], kubectl: ctx.opts.kubectl },
       );
       builds.forEach((objects, i) => {
         const label = `${ctx.clusterDir}/${names[i]}`;

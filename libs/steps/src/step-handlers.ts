@@ -164,7 +164,7 @@ async function generateAndPush(
     await ctx.log.line(`${pass} pass generated ${files} changed files, ${sealed} sealed objects; committed ${commit}`);
     // What the generator noticed but did not refuse (an inherited value naming the reference cluster, a missing dependsOn).
     for (const warning of summary.warnings) await ctx.log.line(`${pass} pass: ${warning}`, 'warn');
-    const landed = await race.pushUntilLanded();
+    const landed = await race.pushUntilLanded(commit);
     if (landed.kind === 'pushed') return { commit: landed.commit, files, sealed, unchanged: false };
     if (landed.kind === 'already') return await alreadyPushed(ctx, pass, landed.commit);
     // Another writer changed the files this pass wrote: generate again on their tree.
@@ -199,12 +199,14 @@ class PushRace {
     this.deadline = Date.now() + ctx.settings.pushDeadlineMs;
   }
 
-  async pushUntilLanded(): Promise<{ kind: 'pushed' | 'already'; commit: string } | { kind: 'conflict' }> {
+  /** Pushes `commit` (the working copy's head), rebased onto the branch's new head as often as the race needs. */
+  async pushUntilLanded(
+    commit: string,
+  ): Promise<{ kind: 'pushed' | 'already'; commit: string } | { kind: 'conflict' }> {
     for (;;) {
       this.attempts++;
       try {
         await this.ws.push();
-        const commit = await this.ws.head();
         crashPoint(`after-push:${this.pass}`);
         await this.ctx.log.line(`pushed ${commit} to ${this.ws.repo.branch}`);
         return { kind: 'pushed', commit };
@@ -217,6 +219,7 @@ class PushRace {
       const theirs = await this.ws.findRunCommit(this.ctx.runId, this.pass, 'remote');
       if (theirs) return { kind: 'already', commit: theirs };
       if (!(await this.ws.rebaseOnRemote())) return { kind: 'conflict' };
+      commit = await this.ws.head();
     }
   }
 
