@@ -115,7 +115,7 @@ export async function kustomizeBuildAll(
     ),
   );
   built.forEach((b, i) => {
-    if (keys[i] !== undefined && !kept[i]) builds.set(keys[i]!, b, b.bytes);
+    if (keys[i] !== undefined && !kept[i]) builds.set(keys[i]!, b, b.bytes * BUILD_HEAP_PER_OUTPUT_BYTE);
   });
   // Copies: callers edit what they get (substitution, origin annotations taken off), and the kept build is the next caller's.
   return built.map((b, i) =>
@@ -139,6 +139,8 @@ interface KeptBuild {
  * one this process validated is not run again; any changed byte, added file or setting runs it.
  */
 const builds = new LruByBytes<KeptBuild>(32 * 1024 * 1024);
+/** A kept build's heap per byte of kustomize's output: its objects as plain values take about twice the YAML text, and a margin. */
+const BUILD_HEAP_PER_OUTPUT_BYTE = 3;
 
 async function runBuild(absDir: string, label: string, kubectl: string, looseLoading?: boolean): Promise<KeptBuild> {
   const wrapper = mkdtempSync(join(tmpdir(), 'kustomize-origin-'));

@@ -15,10 +15,14 @@ interface KeptParse {
  * reference files again (up to three times: recognising the environment model, then reading it), and
  * every run of a service reads the same reference: profiled under load, parsing and cloning was 40%
  * of a worker's time. The key is the digest, not the text (the text as a key kept every file's text
- * beside its parse); the bound is the bytes parsed, so memory stays flat whatever the
- * reference's size (a parsed document takes about ten times its text).
+ * beside its parse); the bound is the memory the parses take, so it stays flat whatever the
+ * reference's size: a parsed document (the yaml library's nodes with their source ranges) takes
+ * about 27 times its text on the heap (measured on the shipped template), so 64 MiB keeps about
+ * 2.4 MiB of YAML, a large reference's worth, per thread (counted as text, the bound of 16 MiB let
+ * a worker keep some 400 MiB of parses).
  */
-const kept = new LruByBytes<KeptParse>(16 * 1024 * 1024);
+const PARSE_HEAP_PER_TEXT_BYTE = 30;
+const kept = new LruByBytes<KeptParse>(64 * 1024 * 1024);
 
 /** The key of a file's parse: the sha256 of its bytes. */
 export const contentDigest = (text: string | Buffer) => createHash('sha256').update(text).digest('base64');
@@ -28,7 +32,7 @@ function keptParse(text: string, file: string): KeptParse {
   let entry = kept.get(key);
   if (!entry) {
     entry = { docs: parseFresh(text, file) };
-    kept.set(key, entry, Buffer.byteLength(text));
+    kept.set(key, entry, Buffer.byteLength(text) * PARSE_HEAP_PER_TEXT_BYTE);
   }
   return entry;
 }
