@@ -2,7 +2,8 @@ import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tempDir, writeTree } from '../../../test/support/files';
 import { buildInputsDigest } from './build-inputs';
-import { kustomizeBuild, kustomizeBuildAll } from './validate';
+import { GeneratorValidationError } from './errors';
+import { checkWithFileNamesWhereNeeded, kustomizeBuild, kustomizeBuildAll } from './validate';
 
 /** A layer that reads a shared base outside its folder and a patch file below it. */
 const TREE = {
@@ -147,5 +148,45 @@ describe('kustomizeBuildAll: several layers by one kubectl', () => {
     await expect(
       kustomizeBuildAll(folders(root, ['apps', 'broken']), { roots: [root], kubectl: kubectl.path }),
     ).rejects.toThrow(/kustomize build of clusters\/c\/broken failed/);
+  });
+});
+
+describe('checkWithFileNamesWhereNeeded', () => {
+  it('checks once without file names when nothing is reported, keeping what that check recorded', async () => {
+    const summary = { warnings: [] as string[], checked: [] as string[] };
+    const runs: boolean[] = [];
+    await checkWithFileNamesWhereNeeded(summary, async (s, fileNames) => {
+      runs.push(fileNames);
+      s.checked.push('layer');
+    });
+    expect(runs).toEqual([false]);
+    expect(summary).toEqual({ warnings: [], checked: ['layer'] });
+  });
+
+  it('checks again with file names when the first check warns or refuses; only the second one is kept', async () => {
+    const summary = { warnings: ['earlier'], checked: [] as string[] };
+    const runs: boolean[] = [];
+    await checkWithFileNamesWhereNeeded(summary, async (s, fileNames) => {
+      runs.push(fileNames);
+      s.checked.push('layer');
+      s.warnings.push(fileNames ? 'apps/deploy.yaml: holds the old domain' : 'clusters/c/apps: holds the old domain');
+    });
+    expect(runs).toEqual([false, true]);
+    expect(summary).toEqual({ warnings: ['earlier', 'apps/deploy.yaml: holds the old domain'], checked: ['layer'] });
+
+    const refused = checkWithFileNamesWhereNeeded({ warnings: [] }, async (_, fileNames) => {
+      throw new GeneratorValidationError(fileNames ? 'apps/deploy.yaml: bad field' : 'clusters/c/apps: bad field');
+    });
+    await expect(refused).rejects.toThrow('apps/deploy.yaml: bad field');
+  });
+
+  it('does not check again after a failure that is not a finding (kubectl missing, a bug)', async () => {
+    const runs: boolean[] = [];
+    const failed = checkWithFileNamesWhereNeeded({ warnings: [] }, async (_, fileNames) => {
+      runs.push(fileNames);
+      throw new Error('spawn kubectl ENOENT');
+    });
+    await expect(failed).rejects.toThrow('ENOENT');
+    expect(runs).toEqual([false]);
   });
 });

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Document } from 'yaml';
-import { Context, SOPS_DECRYPTION_SECRET, usesSops } from './context';
+import { Context, GenerateSummary, SOPS_DECRYPTION_SECRET, usesSops } from './context';
 import { GeneratorInputError } from './errors';
 import {
   discoverReferenceDns,
@@ -34,7 +34,7 @@ import {
   withPatchEntries,
 } from './shared-values';
 import { planFile, planFolder, stageAndCheck } from './target';
-import { checkBuilt, kustomizeBuild, kustomizeBuildAll } from './validate';
+import { BuiltObject, checkBuilt, checkWithFileNamesWhereNeeded, kustomizeBuild, kustomizeBuildAll } from './validate';
 import { holdsString, isYamlFile, parseDocuments, sharedDocuments, stringifyDocuments } from './yaml-docs';
 
 interface OverlayContext extends Context {
@@ -259,33 +259,38 @@ async function writeValidated(
     { root: ctx.ref.root, dirs: layers.flatMap((l) => l.sharedDirs) },
     async (staging) => {
       if (!ctx.summary.validated) return;
-      // Layers build independently: one kubectl builds them all, each as it builds alone.
-      const names = [...rendered.keys()];
-      const builds = await kustomizeBuildAll(
-        names.map((layer) => ({ absDir: join(staging, layer), label: `${ctx.clusterDir}/${layer}` })),
-        { roots: [ctx.opts.repoDir], kubectl: ctx.opts.kubectl },
-      );
-      builds.forEach((objects, i) => {
-        const label = `${ctx.clusterDir}/${names[i]}`;
-        checkBuilt(ctx.summary, objects, label, ctx.opts.domain);
-        warnOnce(ctx.summary.warnings, leftoverReferenceValues(objects, referenceValues(ctx), label));
+      const settings = { roots: [ctx.opts.repoDir], kubectl: ctx.opts.kubectl };
+      await checkWithFileNamesWhereNeeded(ctx.summary, async (summary, fileNames) => {
+        // Layers build independently: one kubectl builds them all, each as it builds alone.
+        const names = [...rendered.keys()];
+        const builds = await kustomizeBuildAll(
+          names.map((layer) => ({ absDir: join(staging, layer), label: `${ctx.clusterDir}/${layer}` })),
+          { ...settings, fileNames },
+        );
+        builds.forEach((objects, i) => checkLayer(ctx, summary, objects, `${ctx.clusterDir}/${names[i]}`));
+        summary.validated!.push(...names.map((l) => `${ctx.clusterDir}/${l}`));
+        if (root) {
+          // What the bootstrap Kustomization applies from the cluster root.
+          checkLayer(
+            ctx,
+            summary,
+            await kustomizeBuild(staging, ctx.clusterDir, { ...settings, fileNames }),
+            ctx.clusterDir,
+          );
+          summary.validated!.push(ctx.clusterDir);
+        }
       });
-      ctx.summary.validated.push(...names.map((l) => `${ctx.clusterDir}/${l}`));
-      if (root) {
-        // What the bootstrap Kustomization applies from the cluster root.
-        const objects = await kustomizeBuild(staging, ctx.clusterDir, {
-          roots: [ctx.opts.repoDir],
-          kubectl: ctx.opts.kubectl,
-        });
-        checkBuilt(ctx.summary, objects, ctx.clusterDir, ctx.opts.domain);
-        warnOnce(ctx.summary.warnings, leftoverReferenceValues(objects, referenceValues(ctx), ctx.clusterDir));
-        ctx.summary.validated.push(ctx.clusterDir);
-      }
     },
   );
   for (const [layer, files] of rendered)
     planFolder(ctx, `${ctx.clusterDir}/${layer}`, files, `${ctx.ref.envDir}/${layer}`);
   if (root) planFile(ctx, `${ctx.clusterDir}/${root.file}`, root.content);
+}
+
+/** The project's checks and the schemas on what one layer builds to, and the reference's values it still holds (warnings). */
+function checkLayer(ctx: OverlayContext, summary: GenerateSummary, objects: BuiltObject[], label: string) {
+  checkBuilt(summary, objects, label, ctx.opts.domain);
+  warnOnce(summary.warnings, leftoverReferenceValues(objects, referenceValues(ctx), label));
 }
 
 const referenceValues = (ctx: OverlayContext): ReferenceValues => ({

@@ -68,6 +68,11 @@ export interface BuildSettings {
   shown?: (absFile: string) => string;
   /** Files outside a kustomization's folder may be loaded, as kustomize-controller allows (LoadRestrictionsNone). */
   looseLoading?: boolean;
+  /**
+   * Each object names the file it came from (kustomize's origin annotations; default). kustomize's origin
+   * tracking grows faster than the layer: 10.6 s against 0.9 s without it for a layer of 50 services.
+   */
+  fileNames?: boolean;
 }
 
 /**
@@ -104,15 +109,15 @@ export async function kustomizeBuildAll(
   const shownFor = (f: BuildFolder) => settings.shown ?? belowLabel(f.absDir, f.label);
   for (const f of folders) refuseRemoteResources(f.absDir, shownFor(f), settings.roots);
   await requireKubectl(kubectl);
-  const keys = folders.map((f) => buildInputsDigest(f.absDir, [kubectl, String(Boolean(settings.looseLoading))]));
+  const how: BuildHow = { kubectl, looseLoading: settings.looseLoading, origins: settings.fileNames !== false };
+  const keys = folders.map((f) =>
+    buildInputsDigest(f.absDir, [kubectl, String(Boolean(how.looseLoading)), String(how.origins)]),
+  );
   const kept = keys.map((key) => (key === undefined ? undefined : builds.get(key)));
   const toBuild = folders.filter((_, i) => !kept[i]);
-  const together = toBuild.length > 1 ? await runCombinedBuild(toBuild, kubectl, settings.looseLoading) : undefined;
+  const together = toBuild.length > 1 ? await runCombinedBuild(toBuild, how) : undefined;
   const built = await allBuilds(
-    folders.map(
-      async (f, i) =>
-        kept[i] ?? together?.[toBuild.indexOf(f)] ?? runBuild(f.absDir, f.label, kubectl, settings.looseLoading),
-    ),
+    folders.map(async (f, i) => kept[i] ?? together?.[toBuild.indexOf(f)] ?? runBuild(f.absDir, f.label, how)),
   );
   built.forEach((b, i) => {
     if (keys[i] !== undefined && !kept[i]) builds.set(keys[i]!, b, b.bytes * BUILD_HEAP_PER_OUTPUT_BYTE);
@@ -142,14 +147,24 @@ const builds = new LruByBytes<KeptBuild>(32 * 1024 * 1024);
 /** A kept build's heap per byte of kustomize's output: its objects as plain values take about twice the YAML text, and a margin. */
 const BUILD_HEAP_PER_OUTPUT_BYTE = 3;
 
-async function runBuild(absDir: string, label: string, kubectl: string, looseLoading?: boolean): Promise<KeptBuild> {
+/** How a build runs: the kubectl, loose loading, and whether objects carry origin annotations. */
+interface BuildHow {
+  kubectl: string;
+  looseLoading?: boolean;
+  origins: boolean;
+}
+
+/** The wrapper kustomization's request for origin annotations, when asked for. */
+const originRequest = (how: BuildHow) => (how.origins ? { buildMetadata: ['originAnnotations'] } : {});
+
+async function runBuild(absDir: string, label: string, how: BuildHow): Promise<KeptBuild> {
   const wrapper = mkdtempSync(join(tmpdir(), 'kustomize-origin-'));
   try {
     writeFileSync(
       join(wrapper, 'kustomization.yaml'),
-      stringify({ resources: [relative(wrapper, absDir) || '.'], buildMetadata: ['originAnnotations'] }),
+      stringify({ resources: [relative(wrapper, absDir) || '.'], ...originRequest(how) }),
     );
-    const stdout = await kustomizeOutput(kubectl, wrapper, looseLoading);
+    const stdout = await kustomizeOutput(how, wrapper);
     const objects = parseFresh(stdout, label).map((doc) =>
       withoutOrigin(doc.toJS(), (path) => relative(absDir, resolve(wrapper, path))),
     );
@@ -170,7 +185,7 @@ async function runBuild(absDir: string, label: string, kubectl: string, looseLoa
 }
 
 /** `kubectl kustomize` of a folder, offline, in a build slot: its output. */
-async function kustomizeOutput(kubectl: string, dir: string, looseLoading?: boolean): Promise<string> {
+async function kustomizeOutput({ kubectl, looseLoading }: BuildHow, dir: string): Promise<string> {
   const { stdout } = await withBuildSlot(() =>
     run(kubectl, ['kustomize', ...(looseLoading ? ['--load-restrictor=LoadRestrictionsNone'] : []), dir], {
       maxBuffer: 256 * 1024 * 1024,
@@ -189,11 +204,7 @@ const FOLDER_MARK = 'build.gitops-scaffolder.internal/folder';
  * changes), under one that asks for origin annotations. What each folder builds to, or undefined where
  * the build failed or an object came back unmarked (the caller builds each folder alone then).
  */
-async function runCombinedBuild(
-  folders: readonly BuildFolder[],
-  kubectl: string,
-  looseLoading?: boolean,
-): Promise<KeptBuild[] | undefined> {
+async function runCombinedBuild(folders: readonly BuildFolder[], how: BuildHow): Promise<KeptBuild[] | undefined> {
   const wrapper = mkdtempSync(join(tmpdir(), 'kustomize-layers-'));
   try {
     folders.forEach((f, i) => {
@@ -213,9 +224,9 @@ async function runCombinedBuild(
     });
     writeFileSync(
       join(wrapper, 'kustomization.yaml'),
-      stringify({ resources: folders.map((_, i) => `f${i}`), buildMetadata: ['originAnnotations'] }),
+      stringify({ resources: folders.map((_, i) => `f${i}`), ...originRequest(how) }),
     );
-    const stdout = await kustomizeOutput(kubectl, wrapper, looseLoading);
+    const stdout = await kustomizeOutput(how, wrapper);
     const built: KeptBuild[] = folders.map(() => ({ objects: [], bytes: 0 }));
     for (const doc of parseFresh(stdout, 'layers')) {
       const body = doc.toJS();
@@ -280,6 +291,28 @@ export function asFluxBuildsIt(
     }),
   );
   return { dir: at, looseLoading: true };
+}
+
+/**
+ * Runs `check` (builds, then checks that throw or add warnings to `summary`) first on builds without
+ * file names, which kustomize makes many times faster for large layers; a check that reports anything
+ * (refuses, or warns) runs again on builds with them, so every message names its file as before.
+ * The first run works on a copy of the summary, kept only when it reported nothing.
+ */
+export async function checkWithFileNamesWhereNeeded<S extends { warnings: string[] }>(
+  summary: S,
+  check: (summary: S, fileNames: boolean) => Promise<void>,
+): Promise<void> {
+  const scratch = structuredClone(summary);
+  const reported = await check(scratch, false).then(
+    () => scratch.warnings.length !== summary.warnings.length,
+    (e) => {
+      if (e instanceof GeneratorValidationError || e instanceof GeneratorInputError) return true;
+      throw e;
+    },
+  );
+  if (!reported) return void Object.assign(summary, scratch);
+  await check(summary, true);
 }
 
 /** What building one Flux Kustomization's folder gave: what the pass reports as checked, and the objects it applies. */
