@@ -7,7 +7,7 @@ import { api, RunningService, startService, untilTerminal, waitFor } from '../su
 import { bareRepo, readModelRows, runCommits, TestDatabase, TestNatsCluster } from '../support/services';
 import { jobNameFor } from '../../libs/kube/src';
 import { FakeKube } from '../support/fake-kube';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { artifactPath, tempDir } from '../support/files';
 import { runJob, runnerAccess } from '../support/runner-job';
 
@@ -37,6 +37,8 @@ describe('a 3-node JetStream cluster with R3 streams, nodes failing one at a tim
       .slice(-80);
 
   beforeAll(async () => {
+    // The log appends: start it empty, so a failure shows this run's lines only.
+    writeFileSync(serviceLog, '');
     cluster = await TestNatsCluster.start();
     db = await TestDatabase.create();
     // JetStream answers once the cluster has elected its meta leader.
