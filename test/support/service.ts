@@ -26,7 +26,7 @@ export interface RunningService {
 
 /**
  * The real service in-process: real NATS, real PostgreSQL, real git, an HTTP port of its own. Its log goes
- * nowhere (TEST_LOG_LEVEL to stdout), or to `logFile` at info level, for a test to show when it fails.
+ * nowhere (TEST_LOG_LEVEL to stdout), or to `logFile` at debug level, for a test to show when it fails.
  */
 export async function startService(
   env: Record<string, string>,
@@ -47,7 +47,7 @@ export async function startService(
     ...env,
   });
   const logger = opts.logFile
-    ? pino({ level: 'info' }, pino.destination({ dest: opts.logFile, sync: true }))
+    ? pino({ level: 'debug' }, pino.destination({ dest: opts.logFile, sync: true }))
     : pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
   const app = await createServiceApp(config, logger);
   await app.listen(0, '127.0.0.1');

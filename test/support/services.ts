@@ -69,12 +69,19 @@ export class TestNats {
   }
 
   async startProcess() {
+    // Run in the store folder: nats-server 2.9 wrote a consumer's meta.inf and meta.sum into its working
+    // directory (the checkout) once, during the cluster test's node restarts.
+    const cwd = this.storeDir;
     const proc = this.config
       ? spawn(NATS_BIN, ['-c', this.config.file], {
+          cwd,
           env: { ...this.config.env, NATS_LISTEN: `127.0.0.1:${this.port}`, NATS_STORE_DIR: this.storeDir },
           stdio: ['ignore', 'pipe', 'pipe'],
         })
-      : spawn(NATS_BIN, ['-a', '127.0.0.1', '-p', String(this.port), '-js', '-sd', this.storeDir], { stdio: 'ignore' });
+      : spawn(NATS_BIN, ['-a', '127.0.0.1', '-p', String(this.port), '-js', '-sd', this.storeDir], {
+          cwd,
+          stdio: 'ignore',
+        });
     proc.stdout?.on('data', (d) => (this.output += d));
     proc.stderr?.on('data', (d) => (this.output += d));
     this.proc = proc;

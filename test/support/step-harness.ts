@@ -13,7 +13,7 @@ import {
   SuppliedCredentialsSource,
 } from '../../libs/steps/src';
 
-const silent = { info: () => undefined, warn: () => undefined, error: () => undefined };
+const silent = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
 
 export interface StepRun {
   runId: string;

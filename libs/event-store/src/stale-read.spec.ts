@@ -65,7 +65,7 @@ describe('a read that is behind an event already delivered', () => {
     const [requested] = (
       await handleCommand(store, runDecider, runId, { type: 'RequestScaffold', data: SCAFFOLD_REQUEST })
     ).appended;
-    const silent = { info: () => undefined, warn: () => undefined, error: () => undefined };
+    const silent = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
     const infra = new StepProcessor(LOCAL_STEP_HANDLERS[0], {
       commands: new RunCommands(store),
       inputs: new InMemoryRunInputs(),

@@ -24,7 +24,7 @@ const noClones = {
   handOver: () => Promise.reject(new Error('no clone expected')),
   takeOver: () => Promise.reject(new Error('no clone expected')),
 };
-const silent = { info: () => undefined, warn: () => undefined, error: () => undefined };
+const silent = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
 
 /** The step processor on the in-memory store: given a run, when its trigger event is delivered, then events and a disposition. */
 describe('StepProcessor (in-memory event store)', () => {

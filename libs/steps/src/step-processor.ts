@@ -12,6 +12,7 @@ import { StepHandler, toStepError } from './step-handlers';
 import { printableText } from '../../validation/src';
 
 export interface StepLogger {
+  debug(obj: object, msg: string): void;
   info(obj: object, msg: string): void;
   warn(obj: object, msg: string): void;
   error(obj: object, msg: string): void;
@@ -92,8 +93,8 @@ export class StepProcessor {
       { causationId: event.id, seenSeq: event.seq },
     );
     const skipped = (reason: string) => {
-      // Said, not silent: an operator's re-drive that changes nothing should show why in the log.
-      logger.info({ ...ids, seq: event.seq, run_step: gate.state.step, last_seq: gate.history.at(-1)?.seq }, reason);
+      // At debug (every run's full pass skips the infra pass's InfraPushed this way): a re-drive that changes nothing says why.
+      logger.debug({ ...ids, seq: event.seq, run_step: gate.state.step, last_seq: gate.history.at(-1)?.seq }, reason);
       return ACK;
     };
     if (gate.appended.length > 0) return skipped('trigger not run: the run was cancelled at this step');
