@@ -1,6 +1,7 @@
 import type { NatsConnection } from '@nats-io/nats-core';
-import { JetStreamApiError, jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { JetStreamApiError, jetstream } from '@nats-io/jetstream';
 import { DEFAULT_STREAMS, idempotencySubject, StreamNames } from './streams';
+import { managerForLaterReads } from './later-reads';
 
 /** What an Idempotency-Key stands for: the run it created and a digest of the request it came with. */
 export interface IdempotencyClaim {
@@ -33,7 +34,6 @@ function parseClaim(text: string): IdempotencyClaim | null {
 
 /** Claims on the inputs stream (one message per subject, kept as long as inputs are): first writer wins through Nats-Expected-Last-Subject-Sequence 0. */
 export class JetStreamIdempotencyKeys implements IdempotencyKeys {
-  private manager?: ReturnType<typeof jetstreamManager>;
   constructor(
     private readonly nc: NatsConnection,
     private readonly streams: StreamNames = DEFAULT_STREAMS,
@@ -48,7 +48,7 @@ export class JetStreamIdempotencyKeys implements IdempotencyKeys {
     } catch (e) {
       if (!(e instanceof JetStreamApiError && e.code === WRONG_LAST_SEQUENCE)) throw e;
     }
-    const jsm = await (this.manager ??= jetstreamManager(this.nc));
+    const jsm = await managerForLaterReads(this.nc);
     const stored = await jsm.streams.getMessage(this.streams.inputs, { last_by_subj: idempotencySubject(scope) });
     const claim = stored ? parseClaim(stored.string()) : null;
     if (!claim) throw new Error(`the Idempotency-Key record on ${idempotencySubject(scope)} cannot be read`);

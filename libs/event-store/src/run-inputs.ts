@@ -1,6 +1,7 @@
 import type { NatsConnection } from '@nats-io/nats-core';
-import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { jetstream } from '@nats-io/jetstream';
 import { DEFAULT_STREAMS, inputSubject, StreamNames } from './streams';
+import { managerForLaterReads } from './later-reads';
 
 /** Non-event material a later step needs (the given sealing certificate): public data only, latest value per name. */
 export interface RunInputs {
@@ -10,7 +11,6 @@ export interface RunInputs {
 
 export class JetStreamRunInputs implements RunInputs {
   /** Created on first read and reused. */
-  private manager?: ReturnType<typeof jetstreamManager>;
   constructor(
     private readonly nc: NatsConnection,
     private readonly streams: StreamNames = DEFAULT_STREAMS,
@@ -21,7 +21,7 @@ export class JetStreamRunInputs implements RunInputs {
   }
 
   async get(runId: string, name: string): Promise<string | null> {
-    const jsm = await (this.manager ??= jetstreamManager(this.nc));
+    const jsm = await managerForLaterReads(this.nc);
     const m = await jsm.streams.getMessage(this.streams.inputs, { last_by_subj: inputSubject(runId, name) });
     return m ? m.string() : null;
   }

@@ -1,8 +1,9 @@
 import type { NatsConnection } from '@nats-io/nats-core';
-import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { jetstream } from '@nats-io/jetstream';
 import { readSubject } from './jetstream-reads';
 import { DEFAULT_STREAMS, logSubject, StreamNames } from './streams';
 import { printableLine } from '../../validation/src';
+import { managerForLaterReads } from './later-reads';
 
 export interface RunLogEntry {
   time: string;
@@ -52,7 +53,6 @@ export interface RunLogStore {
 export class JetStreamRunLogStore implements RunLogStore {
   private readonly js;
   /** Created on first read and reused. */
-  private manager?: ReturnType<typeof jetstreamManager>;
   constructor(
     private readonly nc: NatsConnection,
     private readonly streams: StreamNames = DEFAULT_STREAMS,
@@ -65,7 +65,7 @@ export class JetStreamRunLogStore implements RunLogStore {
   }
 
   async read(runId: string): Promise<RunLogEntry[]> {
-    const jsm = await (this.manager ??= jetstreamManager(this.nc));
+    const jsm = await managerForLaterReads(this.nc);
     const last = await jsm.streams.getMessage(this.streams.logs, { last_by_subj: logSubject(runId) });
     if (!last) return [];
     const entries = (await readSubject(this.js, this.streams.logs, logSubject(runId), last.seq)).map((m) =>
