@@ -39,8 +39,7 @@ describe('readers of the streams whose first read met a stopped server', () => {
     await nats.startProcess();
 
     // The server answers again (its store kept the messages): every reader reads, none repeats its first failure.
-    const read = () =>
-      Promise.all([inputs.get('run-1', 'sealing-cert'), logs.read('run-1')]).catch(() => undefined);
+    const read = () => Promise.all([inputs.get('run-1', 'sealing-cert'), logs.read('run-1')]).catch(() => undefined);
     const [input, entries] = await waitFor('the readers to read after the restart', read, 60_000);
     expect(input).toBe('PEM');
     expect(entries.map((e) => e.msg)).toEqual(['started']);
