@@ -4,7 +4,7 @@
  * Reports runs per minute, p50/p99 time to terminal, the service's peak memory (VmHWM of its process),
  * the throughput against plain git + kustomize doing the same work with the same parallelism, the
  * event append rate and the projection delay.
- * Run: npm run bench:load
+ * Run: npm run bench:load (BENCH_SERVICE_ENV, BENCH_NODE_ARGS and BENCH_PLAIN=0 for comparing the service's settings)
  */
 import { execFile, execFileSync } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -29,6 +29,43 @@ const round = (x: number, d = 1) => Math.round(x * 10 ** d) / 10 ** d;
 function peakRssMiB(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   return Number(/VmHWM:\s+(\d+) kB/.exec(status)![1]) / 1024;
+}
+
+/** A gauge's value from Prometheus text (the first series of that name that matches `labels`). */
+function gauge(text: string, name: string, labels = ''): number {
+  const line = text.split('\n').find((l) => l.startsWith(`${name}${labels} `) || l.startsWith(`${name}${labels}{`));
+  return line ? Number(line.split(' ').at(-1)) : NaN;
+}
+
+/**
+ * Where the service's memory is when its resident size is highest: every second its VmRSS, and at each new
+ * high the main thread's V8 heap (its /metrics); what the main thread does not hold is the generator's
+ * worker threads (their heaps) and native memory.
+ */
+function sampleMemory(pid: number, metricsUrl: string, started: number) {
+  const mib = (bytes: number) => round(bytes / 1048576);
+  let high: Record<string, number> = { rss_mib: 0 };
+  const timer = setInterval(() => {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const rss = Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) / 1024;
+    if (rss <= high.rss_mib) return;
+    high = { rss_mib: round(rss), at_s: round((Date.now() - started) / 1000) };
+    const at = high;
+    void fetch(metricsUrl)
+      .then((r) => r.text())
+      .then(
+        (text) => {
+          Object.assign(at, {
+            main_heap_total_mib: mib(gauge(text, 'nodejs_heap_size_total_bytes')),
+            main_heap_used_mib: mib(gauge(text, 'nodejs_heap_size_used_bytes')),
+            main_new_space_mib: mib(gauge(text, 'nodejs_heap_space_size_total_bytes', '{space="new"}')),
+            main_external_mib: mib(gauge(text, 'nodejs_external_memory_bytes')),
+          });
+        },
+        () => undefined,
+      );
+  }, 1000);
+  return { stop: () => clearInterval(timer), atHigh: () => high };
 }
 
 /** Histogram quantile from Prometheus text (upper bound of the bucket holding the quantile). */
@@ -137,8 +174,10 @@ async function main() {
       // One controller submitting the whole load: the per-key quotas would otherwise refuse most of it (429).
       MAX_CREATES_PER_MINUTE_PER_KEY: String(RUNS),
       MAX_ACTIVE_RUNS_PER_KEY: String(RUNS),
+      // BENCH_SERVICE_ENV='{"GENERATOR_THREADS":"1"}': the same load with other settings (e.g. to see what holds memory).
+      ...(JSON.parse(process.env.BENCH_SERVICE_ENV ?? '{}') as Record<string, string>),
     },
-    profilingArgs(),
+    [...profilingArgs(), ...(process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [])],
   );
   await svc.start();
   const nc = await connect({ servers: nats.url });
@@ -148,6 +187,7 @@ async function main() {
   h.set('X-Api-Key', API_KEY);
   try {
     const started = Date.now();
+    const memory = sampleMemory(svc.pid!, `${svc.base}/metrics`, started);
     // Each create carries an Idempotency-Key, so one whose connection dropped can be sent again without a second run.
     const create = async (i: number) => {
       const request = {
@@ -197,6 +237,7 @@ async function main() {
       await new Promise((r) => setTimeout(r, 500));
     }
     clearInterval(getter);
+    memory.stop();
     const wall = (Math.max(...[...finishedAt.values()].map((f) => f.at)) - started) / 1000;
     const times = ids.filter((id) => finishedAt.has(id)).map((id) => (finishedAt.get(id)!.at - started) / 1000);
     const metrics = await (await fetch(`${svc.base}/metrics`)).text();
@@ -217,7 +258,9 @@ async function main() {
     console.error(
       `service: ${finishedAt.size} finished in ${round(wall)} s; GET p99 REST ${round(pct(restTimes, 99), 2)} ms, NATS ${round(pct(natsTimes, 99), 2)} ms; peak ${round(peak)} MiB`,
     );
-    const plainMs = await plainTools(plainRemotes, join(tree, 'clusters/load-0'));
+    // BENCH_PLAIN=0: the service's figures only (the baseline takes minutes; a settings comparison does not need it).
+    const plainMs =
+      process.env.BENCH_PLAIN === '0' ? NaN : await plainTools(plainRemotes, join(tree, 'clusters/load-0'));
 
     console.log(
       JSON.stringify(
@@ -230,6 +273,7 @@ async function main() {
           runs_per_minute: round((finishedAt.size / wall) * 60),
           time_to_terminal_s: { p50: round(pct(times, 50)), p99: round(pct(times, 99)) },
           service_peak_rss_mib: round(peak),
+          service_memory_at_highest_sample: memory.atHigh(),
           plain_tools_same_work_seconds: round(plainMs / 1000),
           plain_tools_parallel: PLAIN_PARALLEL,
           throughput_vs_plain_tools: round(plainMs / 1000 / wall, 2),
