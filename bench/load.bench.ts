@@ -39,8 +39,8 @@ function gauge(text: string, name: string, labels = ''): number {
 
 /**
  * Where the service's memory is when its resident size is highest: every second its VmRSS, and at each new
- * high the main thread's V8 heap (its /metrics); what the main thread does not hold is the generator's
- * worker threads (their heaps) and native memory.
+ * high the V8 heaps of the main thread and of the generator's worker threads (its /metrics); the rest is code,
+ * stacks and native memory.
  */
 function sampleMemory(pid: number, metricsUrl: string, started: number) {
   const mib = (bytes: number) => round(bytes / 1048576);
@@ -60,6 +60,8 @@ function sampleMemory(pid: number, metricsUrl: string, started: number) {
             main_heap_used_mib: mib(gauge(text, 'nodejs_heap_size_used_bytes')),
             main_new_space_mib: mib(gauge(text, 'nodejs_heap_space_size_total_bytes', '{space="new"}')),
             main_external_mib: mib(gauge(text, 'nodejs_external_memory_bytes')),
+            generator_threads_heap_total_mib: mib(gauge(text, 'scaffold_generator_heap_bytes', '{kind="total"}')),
+            generator_threads_heap_used_mib: mib(gauge(text, 'scaffold_generator_heap_bytes', '{kind="used"}')),
           });
         },
         () => undefined,

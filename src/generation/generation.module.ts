@@ -1,7 +1,9 @@
-import { DynamicModule, Global, Inject, Injectable, Module, OnApplicationShutdown } from '@nestjs/common';
+import { DynamicModule, Global, Inject, Injectable, Module, OnApplicationShutdown, Optional } from '@nestjs/common';
+import { Gauge } from 'prom-client';
 import { GeneratorPool, TreeGenerator } from '../../libs/generator/src';
 import type { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
+import { Metrics } from '../metrics/metrics';
 
 /** Where the steps and the preview endpoint generate trees: a worker-thread pool of this process. */
 export const TREE_GENERATOR = Symbol('TREE_GENERATOR');
@@ -13,6 +15,34 @@ class GeneratorPoolShutdown implements OnApplicationShutdown {
 
   onApplicationShutdown(): Promise<void> {
     return this.generator.close();
+  }
+}
+
+/**
+ * The generator threads' heaps, summed (prom-client's own memory figures are the main thread's only): under load
+ * most of the process's memory is in these threads, so an operator sizing the memory limit needs them.
+ */
+@Injectable()
+class GeneratorHeapGauge {
+  constructor(@Inject(TREE_GENERATOR) generator: TreeGenerator, @Optional() metrics?: Metrics) {
+    if (!metrics) return;
+    new Gauge({
+      name: 'scaffold_generator_heap_bytes',
+      help: 'V8 heap of the generator worker threads, summed: "used" (live objects) and "total" (held by V8)',
+      labelNames: ['kind'],
+      registers: [metrics.registry],
+      async collect() {
+        const heaps = await generator.threadHeaps();
+        this.set(
+          { kind: 'used' },
+          heaps.reduce((sum, h) => sum + h.used, 0),
+        );
+        this.set(
+          { kind: 'total' },
+          heaps.reduce((sum, h) => sum + h.total, 0),
+        );
+      },
+    });
   }
 }
 
@@ -30,6 +60,7 @@ export class GenerationModule {
           useFactory: (config: AppConfig) => new GeneratorPool(config.generation),
         },
         GeneratorPoolShutdown,
+        GeneratorHeapGauge,
       ],
       exports: [TREE_GENERATOR],
     };

@@ -84,6 +84,14 @@ describe('monitoring: the metrics the chart alerts on and charts are the ones /m
     expect(sample(text, 'scaffold_dependency_up{dependency="postgres"}')).toBe(1);
   });
 
+  it("reports the generator threads' heap beside the main thread's (none before a pass: the pool starts empty)", async () => {
+    const text = await scrape();
+    const used = sample(text, 'scaffold_generator_heap_bytes{kind="used"}');
+    const total = sample(text, 'scaffold_generator_heap_bytes{kind="total"}');
+    expect(used).toBeGreaterThanOrEqual(0);
+    expect(total).toBeGreaterThanOrEqual(used!);
+  });
+
   it('while PostgreSQL refuses the service: scaffold_ready and postgres 0, no stale run figures, and back', async () => {
     await stack.db.refuseConnections(true);
     try {

@@ -40,6 +40,17 @@ describe('GeneratorPool: passes in worker threads at a lower CPU priority', () =
     expect(niceOf(process.pid)).toBe(0); // the main thread (its id is the process's) keeps its priority
   });
 
+  it("reports each worker thread's heap (the process's own figures are the main thread's)", async () => {
+    await pool.generate(options(mkdtempSync(join(tmpdir(), 'gs-pool-'))));
+    const heaps = await pool.threadHeaps();
+    expect(heaps.length).toBeGreaterThanOrEqual(1);
+    for (const heap of heaps) {
+      // A pass loaded the generator's modules into the thread: megabytes, not an empty isolate's few hundred KiB.
+      expect(heap.used).toBeGreaterThan(1024 * 1024);
+      expect(heap.total).toBeGreaterThanOrEqual(heap.used);
+    }
+  });
+
   it('keeps the error classes the steps decide on (bad input is not retried)', async () => {
     const repo = mkdtempSync(join(tmpdir(), 'gs-pool-'));
     cpSync(SHIPPED_TEMPLATE, repo, { recursive: true });

@@ -19,10 +19,23 @@ export interface TreeGenerator {
   /** Aborting `signal` ends the pass and the programs it started (its worker thread is stopped). */
   preview(options: GenerateOptions, signal?: AbortSignal): Promise<PreviewResult>;
   close(): Promise<void>;
+  /** The V8 heap of each thread that generates apart from the caller's (none on the caller's own thread). */
+  threadHeaps(): Promise<ThreadHeap[]>;
+}
+
+/** A generator thread's V8 heap, bytes: live objects (`used`) and what V8 holds for them (`total`). */
+export interface ThreadHeap {
+  used: number;
+  total: number;
 }
 
 /** Generation on the caller's own thread (the command line, a runner Job doing one run). */
-export const IN_PROCESS_GENERATOR: TreeGenerator = { generate, preview, close: async () => undefined };
+export const IN_PROCESS_GENERATOR: TreeGenerator = {
+  generate,
+  preview,
+  close: async () => undefined,
+  threadHeaps: async () => [],
+};
 
 export interface GeneratorPoolOptions {
   /** At most this many passes at once. */
@@ -66,6 +79,14 @@ export class GeneratorPool implements TreeGenerator {
   /** Aborting stops the pass as for generate. */
   async preview(options: GenerateOptions, signal?: AbortSignal): Promise<PreviewResult> {
     return unwrap(await this.pool.run(options, { name: 'preview', signal }));
+  }
+
+  /** Each running worker's heap (a worker that exits meanwhile is left out). */
+  async threadHeaps(): Promise<ThreadHeap[]> {
+    const heaps = await Promise.all(
+      this.pool.threads.map((thread) => thread.getHeapStatistics().catch(() => undefined)),
+    );
+    return heaps.filter((h) => h !== undefined).map((h) => ({ used: h.used_heap_size, total: h.total_heap_size }));
   }
 
   /** Waits for running passes to end, then stops the threads. */
