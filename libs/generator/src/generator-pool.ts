@@ -84,7 +84,12 @@ export class GeneratorPool implements TreeGenerator {
   /** Each running worker's heap (a worker that exits meanwhile is left out). */
   async threadHeaps(): Promise<ThreadHeap[]> {
     const heaps = await Promise.all(
-      this.pool.threads.map((thread) => thread.getHeapStatistics().catch(() => undefined)),
+      // A thread that exits meanwhile rejects; asked through then(), a throw cannot fail the scrape either.
+      this.pool.threads.map((thread) =>
+        Promise.resolve()
+          .then(() => thread.getHeapStatistics())
+          .catch(() => undefined),
+      ),
     );
     return heaps.filter((h) => h !== undefined).map((h) => ({ used: h.used_heap_size, total: h.total_heap_size }));
   }
