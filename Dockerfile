@@ -46,5 +46,4 @@ USER 10001
 ENV NODE_ENV=production PORT=8080 WORK_DIR=/work
 EXPOSE 8080
 ENTRYPOINT ["/usr/bin/tini", "--"]
-# --max-semi-space-size: src/service-node-flags.ts says why.
-CMD ["node", "--max-semi-space-size=8", "dist/src/main.js"]
+CMD ["node", "dist/src/main.js"]

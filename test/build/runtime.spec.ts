@@ -1,8 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { SERVICE_NODE_FLAGS } from '../../src/service-node-flags';
-import { ServiceProcess } from '../support/service-process';
 
 const root = join(__dirname, '../..');
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
@@ -29,15 +27,5 @@ describe('one Node everywhere: the pinned LTS of package.json', () => {
     expect(text.match(/^FROM /gm)?.length).toBe(text.match(/^FROM \$\{NODE_IMAGE\}/gm)?.length);
     expect(text).toMatch(/^ENTRYPOINT \["\/usr\/bin\/tini", "--"\]$/m);
     expect(text).not.toMatch(/^COPY --from=build \/app\/dist dist$/m);
-  });
-
-  it("starts the service with its node options wherever it is started: the image, npm start, the tests' processes", () => {
-    const cmd = readFileSync(join(root, 'Dockerfile'), 'utf8').match(/^CMD (.*)$/m)?.[1];
-    expect(JSON.parse(cmd!)).toEqual(['node', ...SERVICE_NODE_FLAGS, 'dist/src/main.js']);
-    expect(pkg.scripts.start).toBe(['node', ...SERVICE_NODE_FLAGS, 'dist/src/main.js'].join(' '));
-    expect(new ServiceProcess(0, {}).commandLine()).toEqual([
-      ...SERVICE_NODE_FLAGS,
-      expect.stringMatching(/dist\/src\/main\.js$/),
-    ]);
   });
 });

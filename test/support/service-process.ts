@@ -4,7 +4,6 @@ import { dirname, join } from 'node:path';
 import { childEnv, tempDir } from './files';
 import { freePort } from './services';
 import { API_KEY } from './service';
-import { SERVICE_NODE_FLAGS } from '../../src/service-node-flags';
 
 /** The project root, whether this file runs from test/ (jest) or from dist/test/ (benchmarks). */
 function projectRoot(): string {
@@ -23,14 +22,9 @@ export class ServiceProcess {
   constructor(
     readonly port: number,
     readonly env: Record<string, string>,
-    /** Options for node itself (e.g. --cpu-prof), after the service's own (SERVICE_NODE_FLAGS), before its script. */
+    /** Options for node itself (e.g. --cpu-prof), before the service's script. */
     readonly nodeArgs: string[] = [],
   ) {}
-
-  /** node's arguments: the service's own options (as its image starts it), the caller's, the script. */
-  commandLine(): string[] {
-    return [...SERVICE_NODE_FLAGS, ...this.nodeArgs, MAIN];
-  }
 
   static async create(env: Record<string, string>, nodeArgs: string[] = []): Promise<ServiceProcess> {
     return new ServiceProcess(
@@ -58,7 +52,7 @@ export class ServiceProcess {
   }
 
   async start(extraEnv: Record<string, string> = {}): Promise<void> {
-    const proc = spawn(process.execPath, this.commandLine(), {
+    const proc = spawn(process.execPath, [...this.nodeArgs, MAIN], {
       env: childEnv({ HOST: '127.0.0.1', PORT: String(this.port), ...this.env, ...extraEnv }),
       stdio: ['ignore', 'pipe', 'pipe'],
     });

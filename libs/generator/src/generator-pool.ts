@@ -51,9 +51,6 @@ function unwrap<T>(outcome: WorkerOutcome<T>): T {
   throw new Error(outcome.message);
 }
 
-/** A worker thread's young generation, MiB (see the pool's resource limits). */
-const WORKER_YOUNG_GENERATION_MB = 24;
-
 export class GeneratorPool implements TreeGenerator {
   private readonly pool: Piscina;
 
@@ -67,10 +64,6 @@ export class GeneratorPool implements TreeGenerator {
       concurrentTasksPerWorker: 1,
       idleTimeout: 60_000,
       niceIncrement: options.niceIncrement,
-      // The service's main thread runs with 8 MiB semi-spaces (src/service-node-flags.ts); a worker's young
-      // generation of 24 MiB is the same (two semi-spaces and V8's new large-object space). Unbounded, each
-      // worker's grew to 64 MiB under load: the two workers' heaps took 328 MiB of a 682 MiB peak, 194 with it.
-      resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB },
     });
   }
 
