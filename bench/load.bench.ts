@@ -17,7 +17,7 @@ import { makeRsaCert } from '../test/support/certs';
 import { bareRepo, TestDatabase, TestNats } from '../test/support/services';
 import { api, API_KEY } from '../test/support/service';
 import { ServiceProcess } from '../test/support/service-process';
-import { profileReport, profilingArgs } from './measure';
+import { memoryCgroup, profileReport, profilingArgs } from './measure';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 200);
 const REPOS = Number(process.env.BENCH_REPOS ?? 20);
@@ -46,7 +46,12 @@ function sampleMemory(pid: number, metricsUrl: string, started: number) {
   const mib = (bytes: number) => round(bytes / 1048576);
   let high: Record<string, number> = { rss_mib: 0 };
   const timer = setInterval(() => {
-    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    let status: string;
+    try {
+      status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    } catch {
+      return; // the service has exited (e.g. killed at its memory limit): the run's outcome says so
+    }
     const rss = Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) / 1024;
     if (rss <= high.rss_mib) return;
     high = { rss_mib: round(rss), at_s: round((Date.now() - started) / 1000) };
@@ -164,6 +169,10 @@ async function plainTools(remotes: string[], tree: string): Promise<number> {
 }
 
 async function main() {
+  // BENCH_MEMORY_LIMIT_MIB=512: the service in a memory cgroup of that size, as in a pod with the chart's limit.
+  const limit = process.env.BENCH_MEMORY_LIMIT_MIB
+    ? memoryCgroup(Number(process.env.BENCH_MEMORY_LIMIT_MIB))
+    : undefined;
   const nats = await TestNats.start();
   const db = await TestDatabase.create();
   const svc = await ServiceProcess.create(
@@ -180,6 +189,7 @@ async function main() {
       ...(JSON.parse(process.env.BENCH_SERVICE_ENV ?? '{}') as Record<string, string>),
     },
     [...profilingArgs(), ...(process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [])],
+    limit?.procs,
   );
   await svc.start();
   const nc = await connect({ servers: nats.url });
@@ -187,9 +197,9 @@ async function main() {
   const remotes = Array.from({ length: REPOS }, () => bareRepo());
   const h = headers();
   h.set('X-Api-Key', API_KEY);
+  const started = Date.now();
+  const memory = sampleMemory(svc.pid!, `${svc.base}/metrics`, started);
   try {
-    const started = Date.now();
-    const memory = sampleMemory(svc.pid!, `${svc.base}/metrics`, started);
     // Each create carries an Idempotency-Key, so one whose connection dropped can be sent again without a second run.
     const create = async (i: number) => {
       const request = {
@@ -231,7 +241,8 @@ async function main() {
         () => undefined,
       );
     }, 1000 / GET_RATE);
-    while (finishedAt.size < RUNS && Date.now() - started < 30 * 60_000) {
+    // Until every run ended, 30 min passed, or the service died (at a memory limit, its exit is in the output).
+    while (finishedAt.size < RUNS && Date.now() - started < 30 * 60_000 && svc.exits.length === 0) {
       const page = await api(svc.base, 'GET', '/api/v1/scaffolds?limit=500');
       for (const r of page.json?.items ?? [])
         if (['succeeded', 'failed', 'cancelled'].includes(r.status) && !finishedAt.has(r.id))
@@ -239,7 +250,10 @@ async function main() {
       await new Promise((r) => setTimeout(r, 500));
     }
     clearInterval(getter);
-    memory.stop();
+    if (svc.exits.length > 0)
+      throw new Error(
+        `the service exited (${svc.exits.join(', ')}) after ${finishedAt.size} runs ended; OOM kills in its memory cgroup: ${limit?.oomKills() ?? 'no cgroup'}`,
+      );
     const wall = (Math.max(...[...finishedAt.values()].map((f) => f.at)) - started) / 1000;
     const times = ids.filter((id) => finishedAt.has(id)).map((id) => (finishedAt.get(id)!.at - started) / 1000);
     const metrics = await (await fetch(`${svc.base}/metrics`)).text();
@@ -276,6 +290,8 @@ async function main() {
           time_to_terminal_s: { p50: round(pct(times, 50)), p99: round(pct(times, 99)) },
           service_peak_rss_mib: round(peak),
           service_memory_at_highest_sample: memory.atHigh(),
+          memory_limit_mib: limit ? Number(process.env.BENCH_MEMORY_LIMIT_MIB) : null,
+          oom_kills: limit?.oomKills() ?? null,
           plain_tools_same_work_seconds: round(plainMs / 1000),
           plain_tools_parallel: PLAIN_PARALLEL,
           throughput_vs_plain_tools: round(plainMs / 1000 / wall, 2),
@@ -297,9 +313,11 @@ async function main() {
       ),
     );
   } finally {
+    memory.stop();
     await nc.close();
     // A clean exit: the profiler writes its files then.
     await svc.kill('SIGTERM');
+    limit?.remove();
     await nats.destroy();
     await db.drop();
   }

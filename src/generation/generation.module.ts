@@ -20,7 +20,8 @@ class GeneratorPoolShutdown implements OnApplicationShutdown {
 
 /**
  * The generator threads' heaps, summed (prom-client's own memory figures are the main thread's only): under load
- * most of the process's memory is in these threads, so an operator sizing the memory limit needs them.
+ * they held 30 to 48% of the process's resident memory (docs/benchmarks.md), which an operator sizing the memory
+ * limit needs to see.
  */
 @Injectable()
 class GeneratorHeapGauge {

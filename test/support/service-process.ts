@@ -24,9 +24,15 @@ export class ServiceProcess {
     readonly env: Record<string, string>,
     /** Options for node itself (e.g. --cpu-prof), before the service's script. */
     readonly nodeArgs: string[] = [],
+    /** A cgroup's process list to start in (benchmarks: the memory limit a pod has, which Node sizes its heaps from). */
+    readonly cgroupProcs?: string,
   ) {}
 
-  static async create(env: Record<string, string>, nodeArgs: string[] = []): Promise<ServiceProcess> {
+  static async create(
+    env: Record<string, string>,
+    nodeArgs: string[] = [],
+    cgroupProcs?: string,
+  ): Promise<ServiceProcess> {
     return new ServiceProcess(
       await freePort(),
       {
@@ -44,6 +50,7 @@ export class ServiceProcess {
         ...env,
       },
       nodeArgs,
+      cgroupProcs,
     );
   }
 
@@ -52,7 +59,12 @@ export class ServiceProcess {
   }
 
   async start(extraEnv: Record<string, string> = {}): Promise<void> {
-    const proc = spawn(process.execPath, [...this.nodeArgs, MAIN], {
+    const command = [process.execPath, ...this.nodeArgs, MAIN];
+    // In a cgroup: a shell joins it, then becomes node (exec), so node starts inside it and the pid is the service's.
+    const [file, ...args] = this.cgroupProcs
+      ? ['/bin/sh', '-c', 'echo $$ > "$0" && exec "$@"', this.cgroupProcs, ...command]
+      : command;
+    const proc = spawn(file, args, {
       env: childEnv({ HOST: '127.0.0.1', PORT: String(this.port), ...this.env, ...extraEnv }),
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -10,7 +10,6 @@ export interface RunInputs {
 }
 
 export class JetStreamRunInputs implements RunInputs {
-  /** Created on first read and reused. */
   constructor(
     private readonly nc: NatsConnection,
     private readonly streams: StreamNames = DEFAULT_STREAMS,

@@ -52,7 +52,6 @@ export interface RunLogStore {
 
 export class JetStreamRunLogStore implements RunLogStore {
   private readonly js;
-  /** Created on first read and reused. */
   constructor(
     private readonly nc: NatsConnection,
     private readonly streams: StreamNames = DEFAULT_STREAMS,

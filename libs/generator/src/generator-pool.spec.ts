@@ -44,11 +44,9 @@ describe('GeneratorPool: passes in worker threads at a lower CPU priority', () =
     await pool.generate(options(mkdtempSync(join(tmpdir(), 'gs-pool-'))));
     const heaps = await pool.threadHeaps();
     expect(heaps.length).toBeGreaterThanOrEqual(1);
-    for (const heap of heaps) {
-      // A pass loaded the generator's modules into the thread: megabytes, not an empty isolate's few hundred KiB.
-      expect(heap.used).toBeGreaterThan(1024 * 1024);
-      expect(heap.total).toBeGreaterThanOrEqual(heap.used);
-    }
+    for (const heap of heaps) expect(heap.total).toBeGreaterThanOrEqual(heap.used);
+    // The thread that ran the pass holds the generator's modules: a bare worker's heap holds about 4.4 MiB (Node 26).
+    expect(Math.max(...heaps.map((h) => h.used))).toBeGreaterThan(8 * 1024 * 1024);
   });
 
   it('keeps the error classes the steps decide on (bad input is not retried)', async () => {
