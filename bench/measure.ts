@@ -1,6 +1,5 @@
 import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { JetStreamEventStore } from '../libs/event-store/src';
 import { summariseFolder } from './profile-summary';
 
