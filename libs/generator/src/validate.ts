@@ -15,7 +15,7 @@ import { BuiltObject, checkSchemas, SchemaCheck } from './schema';
 import { substituteObject } from './substitution';
 import { parseFresh } from './yaml-docs';
 import { buildInputsDigest } from './build-inputs';
-import { LruByBytes } from './lru';
+import { boundFromHeapLimit, LruByBytes } from './lru';
 
 export type { BuiltObject } from './schema';
 
@@ -142,8 +142,9 @@ interface KeptBuild {
  * Successful builds by a digest of their inputs (buildInputsDigest): the full pass builds again the
  * layers the infra pass built, mostly byte for byte the same. A build whose inputs are identical to
  * one this process validated is not run again; any changed byte, added file or setting runs it.
+ * Bounded by 32 MiB, or a 32nd of the heap's limit in a smaller heap (8.4 MiB in a 512 MiB pod).
  */
-const builds = new LruByBytes<KeptBuild>(32 * 1024 * 1024);
+const builds = new LruByBytes<KeptBuild>(boundFromHeapLimit(1 / 32, 32 * 1024 * 1024));
 /** A kept build's heap per byte of kustomize's output: its objects as plain values take about twice the YAML text, and a margin. */
 const BUILD_HEAP_PER_OUTPUT_BYTE = 3;
 

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { LruByBytes } from './lru';
+import { boundFromHeapLimit, LruByBytes } from './lru';
 import { Document, isMap, isScalar, isSeq, parseAllDocuments, YAMLMap } from 'yaml';
 
 export type YamlPath = ReadonlyArray<string | number>;
@@ -19,10 +19,11 @@ interface KeptParse {
  * reference's size: a parsed document (the yaml library's nodes with their source ranges) takes
  * about 27 times its text on the heap (measured on the shipped template), so 64 MiB keeps about
  * 2.4 MiB of YAML, a large reference's worth, per thread (counted as text, the bound of 16 MiB let
- * a worker keep some 400 MiB of parses).
+ * a worker keep some 400 MiB of parses). In a smaller heap (a pod's memory limit), a 16th of the
+ * heap's limit: 16.7 MiB, about 570 KiB of YAML, in a 512 MiB pod.
  */
 const PARSE_HEAP_PER_TEXT_BYTE = 30;
-const kept = new LruByBytes<KeptParse>(64 * 1024 * 1024);
+const kept = new LruByBytes<KeptParse>(boundFromHeapLimit(1 / 16, 64 * 1024 * 1024));
 
 /** The key of a file's parse: the sha256 of its bytes. */
 export const contentDigest = (text: string | Buffer) => createHash('sha256').update(text).digest('base64');
