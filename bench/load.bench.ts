@@ -75,6 +75,20 @@ function sampleMemory(pid: number, metricsUrl: string, started: number) {
   return { stop: () => clearInterval(timer), atHigh: () => high };
 }
 
+/** The main thread's garbage collection during the load, by kind (prom-client's histogram): seconds and collections. */
+function mainThreadGc(text: string): Record<string, { seconds: number; count: number }> {
+  const sums = [...text.matchAll(/^nodejs_gc_duration_seconds_sum\{kind="([^"]+)"\} (\S+)/gm)];
+  return Object.fromEntries(
+    sums.map(([, kind, seconds]) => [
+      kind,
+      {
+        seconds: round(Number(seconds), 2),
+        count: gauge(text, 'nodejs_gc_duration_seconds_count', `{kind="${kind}"}`),
+      },
+    ]),
+  );
+}
+
 /** Histogram quantile from Prometheus text (upper bound of the bucket holding the quantile). */
 function histogramQuantile(text: string, name: string, q: number): number {
   const buckets = [...text.matchAll(new RegExp(`^${name}_bucket\\{le="([^"]+)"\\} (\\d+)`, 'gm'))].map((m) => ({
@@ -306,6 +320,7 @@ async function main() {
             p99_le: histogramQuantile(metrics, 'scaffold_projection_delay_seconds', 0.99),
           },
           projection_delay_buckets: histogramBuckets(metrics, 'scaffold_projection_delay_seconds'),
+          main_thread_gc: mainThreadGc(metrics),
           service_warnings: warningsByMessage(svc.output),
         },
         null,
@@ -317,7 +332,7 @@ async function main() {
     await nc.close();
     // A clean exit: the profiler writes its files then.
     await svc.kill('SIGTERM');
-    limit?.remove();
+    await limit?.remove();
     await nats.destroy();
     await db.drop();
   }

@@ -34,7 +34,7 @@ export function profileReport(): object {
  * isolate's heap from the limit it starts under (on this 24 GiB host without one, a 64 MiB new space per isolate; in
  * 512 MiB, 8 MiB and a 268 MiB heap limit), so memory is measured as a pod would run. cgroup v2 or v1; root only.
  */
-export function memoryCgroup(limitMiB: number): { procs: string; oomKills: () => number; remove: () => void } {
+export function memoryCgroup(limitMiB: number): { procs: string; oomKills: () => number; remove: () => Promise<void> } {
   const bytes = String(limitMiB * 1024 * 1024);
   const name = `gitops-scaffolder-bench-${process.pid}`;
   const v2 = existsSync('/sys/fs/cgroup/cgroup.controllers');
@@ -45,8 +45,13 @@ export function memoryCgroup(limitMiB: number): { procs: string; oomKills: () =>
     const text = readFileSync(join(dir, v2 ? 'memory.events' : 'memory.oom_control'), 'utf8');
     return Number(/^oom_kill (\d+)$/m.exec(text)?.[1] ?? 0);
   };
-  // Removed once its processes are gone (a cgroup with processes cannot be).
-  const remove = () => {
+  // Removed once its processes are gone (a cgroup with processes cannot be): the programs the service
+  // started (kubectl, git, its helpers) may take a moment to exit after it, so this waits up to 10 s.
+  const remove = async () => {
+    for (let waited = 0; waited < 10_000; waited += 200) {
+      if (readFileSync(join(dir, 'cgroup.procs'), 'utf8').trim() === '') break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
     try {
       rmdirSync(dir);
     } catch (e) {
