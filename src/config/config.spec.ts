@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { callerFor } from '../common/api-keys';
-import { ConfigError, loadConfig } from './config';
+import { ConfigError, defaultGeneratorThreads, loadConfig } from './config';
 
 const KEY = { API_KEY: 'a-key-of-sixteen-chars' };
 const problemOf = (env: Record<string, string>) => {
@@ -48,6 +48,17 @@ describe('configuration: one schema for every variable', () => {
     expect(c.kubernetes.image).toBe(
       `ghcr.io/kubeopera/gitops-scaffolder-runner:${require('../../package.json').version}`,
     );
+  });
+
+  it('generates on one thread fewer than the cores it may use (at least one), or on GENERATOR_THREADS', () => {
+    expect([1, 2, 4, 16].map((cores) => defaultGeneratorThreads(cores))).toEqual([1, 1, 3, 15]);
+    expect(loadConfig(KEY).generation.threads).toBe(defaultGeneratorThreads(availableParallelism()));
+    // A pod's CPU limit (the chart passes it as CPU_LIMIT) when lower than the node's cores Node counts.
+    expect(loadConfig({ ...KEY, CPU_LIMIT: '1' }).generation.threads).toBe(1);
+    expect(loadConfig({ ...KEY, CPU_LIMIT: '4096' }).generation.threads).toBe(
+      defaultGeneratorThreads(availableParallelism()),
+    );
+    expect(loadConfig({ ...KEY, GENERATOR_THREADS: '3', CPU_LIMIT: '1' }).generation.threads).toBe(3);
   });
 
   it('reads numbers, flags and lists', () => {

