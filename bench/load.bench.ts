@@ -52,9 +52,16 @@ function sampleMemory(pid: number, metricsUrl: string, started: number) {
     } catch {
       return; // the service has exited (e.g. killed at its memory limit): the run's outcome says so
     }
-    const rss = Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) / 1024;
+    const statusMiB = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? NaN) / 1024;
+    const rss = statusMiB('VmRSS');
     if (rss <= high.rss_mib) return;
-    high = { rss_mib: round(rss), at_s: round((Date.now() - started) / 1000) };
+    high = {
+      rss_mib: round(rss),
+      rss_anon_mib: round(statusMiB('RssAnon')),
+      // Pages of files (the node binary: about 34 MiB of a bare node's 42), shared and reclaimable.
+      rss_file_mib: round(statusMiB('RssFile')),
+      at_s: round((Date.now() - started) / 1000),
+    };
     const at = high;
     void fetch(metricsUrl)
       .then((r) => r.text())
@@ -73,6 +80,17 @@ function sampleMemory(pid: number, metricsUrl: string, started: number) {
       );
   }, 1000);
   return { stop: () => clearInterval(timer), atHigh: () => high };
+}
+
+/** Where in the load the slowest 1% of GETs were: how many fell in each window of `seconds` (keyed by its start). */
+function slowestByWindow(gets: Array<{ at: number; ms: number }>, seconds: number): Record<string, number> {
+  const slowest = [...gets].sort((a, b) => b.ms - a.ms).slice(0, Math.ceil(gets.length / 100));
+  const counts: Record<string, number> = {};
+  for (const { at } of slowest) {
+    const window = `${Math.floor(at / seconds) * seconds} s`;
+    counts[window] = (counts[window] ?? 0) + 1;
+  }
+  return counts;
 }
 
 /** The main thread's garbage collection during the load, by kind (prom-client's histogram): seconds and collections. */
@@ -241,19 +259,27 @@ async function main() {
     const finishedAt = new Map<string, { at: number; status: string }>();
     const restTimes: number[] = [];
     const natsTimes: number[] = [];
+    /** When each GET was sent (seconds into the load) and how long it took, to see when the slowest were. */
+    const sentAt: Array<{ at: number; ms: number }> = [];
+    const timer = (times: number[]) => {
+      const at = (Date.now() - started) / 1000;
+      const t = process.hrtime.bigint();
+      return () => {
+        const ms = Number(process.hrtime.bigint() - t) / 1e6;
+        times.push(ms);
+        sentAt.push({ at, ms });
+      };
+    };
     let probe = 0;
     const getter = setInterval(() => {
       const id = ids[probe++ % ids.length];
       // void, both probes: they keep a fixed rate; waiting for an answer would slow the next probe down.
-      const t1 = process.hrtime.bigint();
-      void api(svc.base, 'GET', `/api/v1/scaffolds/${id}`).then(() =>
-        restTimes.push(Number(process.hrtime.bigint() - t1) / 1e6),
-      );
-      const t2 = process.hrtime.bigint();
-      void nc.request('scaffolds.v1.get', JSON.stringify({ id }), { headers: h, timeout: 10_000 }).then(
-        () => natsTimes.push(Number(process.hrtime.bigint() - t2) / 1e6),
-        () => undefined,
-      );
+      const restDone = timer(restTimes);
+      void api(svc.base, 'GET', `/api/v1/scaffolds/${id}`).then(restDone);
+      const natsDone = timer(natsTimes);
+      void nc
+        .request('scaffolds.v1.get', JSON.stringify({ id }), { headers: h, timeout: 10_000 })
+        .then(natsDone, () => undefined);
     }, 1000 / GET_RATE);
     // Until every run ended, 30 min passed, or the service died (at a memory limit, its exit is in the output).
     while (finishedAt.size < RUNS && Date.now() - started < 30 * 60_000 && svc.exits.length === 0) {
@@ -312,6 +338,7 @@ async function main() {
           get_status_ms: {
             rest: { p50: round(pct(restTimes, 50), 2), p99: round(pct(restTimes, 99), 2), n: restTimes.length },
             nats: { p50: round(pct(natsTimes, 50), 2), p99: round(pct(natsTimes, 99), 2), n: natsTimes.length },
+            slowest_percent_by_30_s: slowestByWindow(sentAt, 30),
           },
           events_appended: events,
           append_rate_events_per_s: round(events / wall),
