@@ -54,7 +54,7 @@ function sampleMemory(pid: number, metricsUrl: string, started: number) {
     }
     const statusMiB = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? NaN) / 1024;
     const rss = statusMiB('VmRSS');
-    if (rss <= high.rss_mib) return;
+    if (!(rss > high.rss_mib)) return; // also a status without VmRSS (a process that died, not yet reaped)
     high = {
       rss_mib: round(rss),
       rss_anon_mib: round(statusMiB('RssAnon')),

@@ -221,7 +221,7 @@ function runnerServiceUrl(env: Env): string {
 
 /**
  * Generator threads when GENERATOR_THREADS is not set: one core fewer than the process may use (Node's count,
- * or CPU_LIMIT when lower: in a pod Node counts the node's cores, not the CPU limit), at least one. A pass is
+ * or CPU_LIMIT when lower: Node may count the node's cores in a pod, not its CPU limit), at least one. A pass is
  * not the only work: the main thread answers the API and hands events on, and each pass starts kubectl and git.
  * Measured in the 200-run load on 2 cores (512 MiB limit): one thread against two finished in 233 against 269 s,
  * GET p99 49 against 99 ms, peak 220 against 270 MiB.

@@ -13,7 +13,7 @@ import {
  * closed, draining or broken. Work that meets it is tried again when the store answers; it is no failed attempt
  * of the run's (five such attempts in a few seconds of failover would otherwise fail runs nothing was wrong with).
  * An error caused by one of those is one too: the JetStream client reports a JetStream API request that found no
- * responder, after its retries, as `JetStreamNotEnabled` caused by the RequestError (an account without JetStream
+ * responder as `JetStreamNotEnabled` caused by the RequestError (an account without JetStream
  * is caused by the server's API error instead, and stays a failure).
  */
 export function isStoreUnavailable(e: unknown, depth = 0): boolean {
