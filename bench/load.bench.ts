@@ -26,9 +26,12 @@ const pct = (xs: number[], p: number) =>
   xs.length ? [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))] : NaN;
 const round = (x: number, d = 1) => Math.round(x * 10 ** d) / 10 ** d;
 
+/** A figure of /proc/PID/status in MiB (NaN when the status lacks it: a process that died, not yet reaped). */
+const statusMiB = (status: string, field: string) =>
+  Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN) / 1024;
+
 function peakRssMiB(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  return Number(/VmHWM:\s+(\d+) kB/.exec(status)![1]) / 1024;
+  return statusMiB(readFileSync(`/proc/${pid}/status`, 'utf8'), 'VmHWM');
 }
 
 /** A gauge's value from Prometheus text (the first series of that name that matches `labels`). */
@@ -52,14 +55,13 @@ function sampleMemory(pid: number, metricsUrl: string, started: number) {
     } catch {
       return; // the service has exited (e.g. killed at its memory limit): the run's outcome says so
     }
-    const statusMiB = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? NaN) / 1024;
-    const rss = statusMiB('VmRSS');
-    if (!(rss > high.rss_mib)) return; // also a status without VmRSS (a process that died, not yet reaped)
+    const rss = statusMiB(status, 'VmRSS');
+    if (!(rss > high.rss_mib)) return; // also a status without VmRSS
     high = {
       rss_mib: round(rss),
-      rss_anon_mib: round(statusMiB('RssAnon')),
+      rss_anon_mib: round(statusMiB(status, 'RssAnon')),
       // Pages of files (the node binary: about 34 MiB of a bare node's 42), shared and reclaimable.
-      rss_file_mib: round(statusMiB('RssFile')),
+      rss_file_mib: round(statusMiB(status, 'RssFile')),
       at_s: round((Date.now() - started) / 1000),
     };
     const at = high;
@@ -257,26 +259,20 @@ async function main() {
       throw new Error(`${refused.length} of ${RUNS} creates were refused: ${JSON.stringify(refused[0].json)}`);
     const ids = created.map((c) => c.json.id as string);
     const finishedAt = new Map<string, { at: number; status: string }>();
-    const restTimes: number[] = [];
-    const natsTimes: number[] = [];
-    /** When each GET was sent (seconds into the load) and how long it took, to see when the slowest were. */
-    const sentAt: Array<{ at: number; ms: number }> = [];
-    const timer = (times: number[]) => {
+    /** Each GET answered: over which API, when it was sent (seconds into the load) and how long it took. */
+    const gets: Array<{ api: 'rest' | 'nats'; at: number; ms: number }> = [];
+    const timer = (api: 'rest' | 'nats') => {
       const at = (Date.now() - started) / 1000;
       const t = process.hrtime.bigint();
-      return () => {
-        const ms = Number(process.hrtime.bigint() - t) / 1e6;
-        times.push(ms);
-        sentAt.push({ at, ms });
-      };
+      return () => void gets.push({ api, at, ms: Number(process.hrtime.bigint() - t) / 1e6 });
     };
     let probe = 0;
     const getter = setInterval(() => {
       const id = ids[probe++ % ids.length];
       // void, both probes: they keep a fixed rate; waiting for an answer would slow the next probe down.
-      const restDone = timer(restTimes);
+      const restDone = timer('rest');
       void api(svc.base, 'GET', `/api/v1/scaffolds/${id}`).then(restDone);
-      const natsDone = timer(natsTimes);
+      const natsDone = timer('nats');
       void nc
         .request('scaffolds.v1.get', JSON.stringify({ id }), { headers: h, timeout: 10_000 })
         .then(natsDone, () => undefined);
@@ -290,6 +286,8 @@ async function main() {
       await new Promise((r) => setTimeout(r, 500));
     }
     clearInterval(getter);
+    const restTimes = gets.filter((g) => g.api === 'rest').map((g) => g.ms);
+    const natsTimes = gets.filter((g) => g.api === 'nats').map((g) => g.ms);
     if (svc.exits.length > 0)
       throw new Error(
         `the service exited (${svc.exits.join(', ')}) after ${finishedAt.size} runs ended; OOM kills in its memory cgroup: ${limit?.oomKills() ?? 'no cgroup'}`,
@@ -338,7 +336,7 @@ async function main() {
           get_status_ms: {
             rest: { p50: round(pct(restTimes, 50), 2), p99: round(pct(restTimes, 99), 2), n: restTimes.length },
             nats: { p50: round(pct(natsTimes, 50), 2), p99: round(pct(natsTimes, 99), 2), n: natsTimes.length },
-            slowest_percent_by_30_s: slowestByWindow(sentAt, 30),
+            slowest_percent_by_30_s: slowestByWindow(gets, 30),
           },
           events_appended: events,
           append_rate_events_per_s: round(events / wall),

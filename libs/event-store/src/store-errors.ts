@@ -7,6 +7,15 @@ import {
   TimeoutError,
 } from '@nats-io/nats-core';
 
+const STORE_AWAY = [
+  TimeoutError,
+  NoRespondersError,
+  RequestError,
+  ConnectionError,
+  ClosedConnectionError,
+  DrainingConnectionError,
+];
+
 /**
  * Whether `e` says the store (NATS JetStream) is out of reach for now, not that the work is wrong: a request
  * that timed out or found no responder (a stream electing its leader after a node died), a connection that is
@@ -16,14 +25,10 @@ import {
  * responder as `JetStreamNotEnabled` caused by the RequestError (an account without JetStream
  * is caused by the server's API error instead, and stays a failure).
  */
-export function isStoreUnavailable(e: unknown, depth = 0): boolean {
-  return (
-    e instanceof TimeoutError ||
-    e instanceof NoRespondersError ||
-    e instanceof RequestError ||
-    e instanceof ConnectionError ||
-    e instanceof ClosedConnectionError ||
-    e instanceof DrainingConnectionError ||
-    (e instanceof Error && e.cause !== undefined && depth < 4 && isStoreUnavailable(e.cause, depth + 1))
-  );
+export function isStoreUnavailable(e: unknown): boolean {
+  // The error and its causes, at most five deep (a cause chain is the thrower's to make, not bounded by the language).
+  let error = e;
+  for (let depth = 0; error instanceof Error && depth < 5; depth++, error = error.cause)
+    if (STORE_AWAY.some((kind) => error instanceof kind)) return true;
+  return false;
 }
