@@ -5,6 +5,10 @@
  * the throughput against plain git + kustomize doing the same work with the same parallelism, the
  * event append rate and the projection delay.
  * Run: npm run bench:load (BENCH_SERVICE_ENV, BENCH_NODE_ARGS and BENCH_PLAIN=0 for comparing the service's settings)
+ *
+ * BENCH_EXECUTOR=kubernetes: the service as a cluster runs it, each run's steps in a Job (a runner process started
+ * for each Job the service creates in a fake API server, BENCH_JOBS_PARALLEL at once, at a lower CPU priority as
+ * Jobs on other nodes would not take the service's cores); the service serves the APIs, projects and runs the Jobs.
  */
 import { execFile, execFileSync } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -17,11 +21,16 @@ import { makeRsaCert } from '../test/support/certs';
 import { bareRepo, TestDatabase, TestNats } from '../test/support/services';
 import { api, API_KEY } from '../test/support/service';
 import { ServiceProcess } from '../test/support/service-process';
+import { FakeKube } from '../test/support/fake-kube';
+import { LocalKubelet } from '../test/support/runner-job';
 import { memoryCgroup, profileReport, profilingArgs } from './measure';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 200);
 const REPOS = Number(process.env.BENCH_REPOS ?? 20);
 const GET_RATE = Number(process.env.BENCH_GET_RATE ?? 20);
+const EXECUTOR = process.env.BENCH_EXECUTOR === 'kubernetes' ? 'kubernetes' : 'local';
+/** Runner Jobs at once (kubernetes executor): the plain tools' and the local steps' parallelism. */
+const JOBS_PARALLEL = Number(process.env.BENCH_JOBS_PARALLEL ?? 4);
 const pct = (xs: number[], p: number) =>
   xs.length ? [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))] : NaN;
 const round = (x: number, d = 1) => Math.round(x * 10 ** d) / 10 ** d;
@@ -209,10 +218,12 @@ async function main() {
     : undefined;
   const nats = await TestNats.start();
   const db = await TestDatabase.create();
+  const management = EXECUTOR === 'kubernetes' ? await new FakeKube().start() : undefined;
   const svc = await ServiceProcess.create(
     {
       NATS_URL: nats.url,
       DATABASE_URL: db.url,
+      ...(management ? { EXECUTOR: 'kubernetes', KUBECONFIG: management.kubeconfigFile() } : {}),
       STEP_CONCURRENCY: '4',
       ACK_WAIT_SECONDS: '30',
       LOG_LEVEL: 'warn',
@@ -226,6 +237,18 @@ async function main() {
     limit?.procs,
   );
   await svc.start();
+  const kubelet = management
+    ? new LocalKubelet(
+        management,
+        svc.base,
+        {
+          ...Object.fromEntries(Object.entries(svc.env).filter(([k]) => /^(REGISTRY_|GIT_ALLOWED_SCHEMES$)/.test(k))),
+          KUBECONFIG: management.kubeconfigFile(),
+          LOG_LEVEL: 'warn',
+        },
+        JOBS_PARALLEL,
+      ).start()
+    : undefined;
   const nc = await connect({ servers: nats.url });
   const cert = makeRsaCert({ bits: 4096 });
   const remotes = Array.from({ length: REPOS }, () => bareRepo());
@@ -297,6 +320,14 @@ async function main() {
     const metrics = await (await fetch(`${svc.base}/metrics`)).text();
     const events = Number(/^scaffold_stream_last_seq (\d+)/m.exec(metrics)?.[1] ?? 0);
     const peak = peakRssMiB(svc.pid!);
+    const failed = ids.find((id) => finishedAt.get(id)?.status !== 'succeeded');
+    if (failed) {
+      // The baseline needs a run's tree; and a failed run is a finding, not a figure.
+      const view = await api(svc.base, 'GET', `/api/v1/scaffolds/${failed}`);
+      throw new Error(
+        `run ${failed} did not succeed: ${JSON.stringify(view.json)}${kubelet?.failures[0]?.output ?? ''}`,
+      );
+    }
 
     const tree = mkdtempSync(join(tmpdir(), 'tree-'));
     execFileSync('git', ['clone', '-q', remotes[0].dir, tree]);
@@ -321,6 +352,8 @@ async function main() {
         {
           runs: RUNS,
           repositories: REPOS,
+          executor: EXECUTOR,
+          ...(kubelet ? { jobs_parallel: JOBS_PARALLEL, runner_failures: kubelet.failures } : {}),
           finished: finishedAt.size,
           succeeded: [...finishedAt.values()].filter((f) => f.status === 'succeeded').length,
           wall_seconds: round(wall),
@@ -354,10 +387,12 @@ async function main() {
     );
   } finally {
     memory.stop();
+    kubelet?.stop();
     await nc.close();
     // A clean exit: the profiler writes its files then.
     await svc.kill('SIGTERM');
     await limit?.remove();
+    await management?.stop();
     await nats.destroy();
     await db.drop();
   }

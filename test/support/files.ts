@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
@@ -56,4 +56,11 @@ export function childEnv(extra: Record<string, string | undefined> = {}): Record
       (e): e is [string, string] => e[1] !== undefined,
     ),
   );
+}
+
+/** The project root, whether this file runs from test/ (jest) or from dist/test/ (benchmarks). */
+export function projectRoot(): string {
+  let dir = __dirname;
+  while (!existsSync(join(dir, 'package.json'))) dir = dirname(dir);
+  return dir;
 }

@@ -1,12 +1,12 @@
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { runnerSecretNameFor, RUNNER_TOKEN_KEY } from '../../libs/kube/src';
+import { RUN_ID_LABEL, runnerSecretNameFor, RUNNER_TOKEN_KEY } from '../../libs/kube/src';
 import type { FakeKube } from './fake-kube';
-import { childEnv, tempDir } from './files';
+import { childEnv, projectRoot, tempDir } from './files';
 import { waitFor } from './service';
 
-const RUNNER = join(__dirname, '../../bin/scaffold-runner');
+const RUNNER = join(projectRoot(), 'bin/scaffold-runner');
 
 /**
  * The run's credential as its Job mounts it: the token in the Secret the service created beside the Job,
@@ -26,10 +26,19 @@ export async function runnerAccess(
   return { SCAFFOLDER_URL: serviceUrl, RUNNER_TOKEN_FILE: file };
 }
 
-/** Runs a scaffold Job's container command as a real process, with the environment the Job would give it. */
-export function runJob(runId: string, env: Record<string, string>): Promise<{ code: number | null; output: string }> {
+/**
+ * Runs a scaffold Job's container command as a real process, with the environment the Job would give it;
+ * `niceness` (benchmarks) gives it a lower CPU priority, as a Job on another node would not take the service's cores.
+ */
+export function runJob(
+  runId: string,
+  env: Record<string, string>,
+  niceness = 0,
+): Promise<{ code: number | null; output: string }> {
+  const command = [process.execPath, RUNNER, '--run', runId];
+  const [file, ...args] = niceness ? ['nice', '-n', String(niceness), ...command] : command;
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [RUNNER, '--run', runId], {
+    const child = spawn(file, args, {
       env: childEnv(env),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -38,4 +47,66 @@ export function runJob(runId: string, env: Record<string, string>): Promise<{ co
     child.stderr.on('data', (d) => (output += d));
     child.on('exit', (code) => resolve({ code, output }));
   });
+}
+
+/**
+ * The cluster's nodes, for benchmarks of EXECUTOR=kubernetes: runs each Job the service creates in the fake API
+ * server as a runner process (at most `parallel` at once, the room a cluster has; the rest wait as Pending Jobs do)
+ * and marks it Complete or Failed when the runner exits, as the Job controller would.
+ */
+export class LocalKubelet {
+  private readonly started = new Set<string>();
+  private readonly pending: string[] = [];
+  private running = 0;
+  private timer?: NodeJS.Timeout;
+  /** Runners that exited with an error: the run and the end of their output. */
+  readonly failures: Array<{ runId: string; output: string }> = [];
+
+  constructor(
+    private readonly management: FakeKube,
+    private readonly serviceUrl: string,
+    /** The settings the Job's ConfigMap and Secrets would give the runner. */
+    private readonly env: Record<string, string>,
+    private readonly parallel: number,
+    private readonly niceness = 10,
+  ) {}
+
+  start(): this {
+    this.timer = setInterval(() => this.schedule(), 100);
+    return this;
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+
+  private schedule(): void {
+    for (const [key, job] of this.management.jobs) {
+      if (this.started.has(key)) continue;
+      this.started.add(key);
+      this.pending.push(job.metadata.labels[RUN_ID_LABEL]);
+    }
+    while (this.running < this.parallel && this.pending.length > 0) void this.run(this.pending.shift()!);
+  }
+
+  private async run(runId: string): Promise<void> {
+    this.running++;
+    try {
+      const access = await runnerAccess(this.management, runId, this.serviceUrl);
+      const { code, output } = await runJob(
+        runId,
+        { ...this.env, ...access, WORK_DIR: tempDir('kubelet-runner') },
+        this.niceness,
+      );
+      const job = [...this.management.jobs.values()].find((j) => j.metadata.labels[RUN_ID_LABEL] === runId);
+      if (job)
+        job.status =
+          code === 0
+            ? { succeeded: 1, conditions: [{ type: 'Complete', status: 'True' }] }
+            : { failed: 1, conditions: [{ type: 'Failed', status: 'True', reason: 'BackoffLimitExceeded' }] };
+      if (code !== 0) this.failures.push({ runId, output: output.slice(-2000) });
+    } finally {
+      this.running--;
+    }
+  }
 }

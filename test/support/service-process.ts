@@ -1,16 +1,9 @@
 import { ChildProcess, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { childEnv, tempDir } from './files';
+import { join } from 'node:path';
+import { childEnv, projectRoot, tempDir } from './files';
 import { freePort } from './services';
 import { API_KEY } from './service';
 
-/** The project root, whether this file runs from test/ (jest) or from dist/test/ (benchmarks). */
-function projectRoot(): string {
-  let dir = __dirname;
-  while (!existsSync(join(dir, 'package.json'))) dir = dirname(dir);
-  return dir;
-}
 
 const MAIN = join(projectRoot(), 'dist/src/main.js');
 
