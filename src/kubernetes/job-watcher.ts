@@ -45,9 +45,10 @@ export class JobWatcher implements OnApplicationBootstrap, OnModuleDestroy {
 
   async checkOnce(now = new Date()): Promise<string[]> {
     const active = await this.readModel.active();
+    const outcomes = await this.jobs.outcomes(active.map((run) => run.id));
     const failed: string[] = [];
     for (const run of active) {
-      const outcome = await this.jobs.outcome(run.id);
+      const outcome = outcomes.get(run.id)!;
       let reason: string | null = null;
       if (outcome.state === 'failed') reason = outcome.reason;
       else if (outcome.state === 'missing' && now.getTime() - run.created_at.getTime() > this.opts.missingGraceMs)

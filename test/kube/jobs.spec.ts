@@ -2,7 +2,14 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BatchV1Api, KubeConfig } from '@kubernetes/client-node';
-import { jobNameFor, RUN_ID_LABEL, RUNNER_IMAGE, runnerSecretNameFor, ScaffoldJobs } from '../../libs/kube/src';
+import {
+  jobNameFor,
+  OUTCOMES_PER_LIST,
+  RUN_ID_LABEL,
+  RUNNER_IMAGE,
+  runnerSecretNameFor,
+  ScaffoldJobs,
+} from '../../libs/kube/src';
 import { FakeKube } from '../support/fake-kube';
 
 const settings = {
@@ -125,6 +132,38 @@ describe('Job per run in the provisioning namespace (test API server, production
     expect((await jobs.ensureJob(runId)).adopted).toBe(true);
     fake.jobs.get(`kubeopera-provisioning/${jobNameFor(runId)}`).metadata.labels[RUN_ID_LABEL] = 'someone-else';
     await expect(jobs.ensureJob(runId)).rejects.toThrow(/belongs to another run/);
+  });
+
+  it('reads the outcomes of many runs with one list request per 50 runs, as outcome() reads each', async () => {
+    const ids = Array.from(
+      { length: OUTCOMES_PER_LIST + 10 },
+      (_, i) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
+    );
+    for (const id of ids.slice(0, -1)) await jobs.ensureJob(id); // the last run has no Job
+    const job = (id: string) => fake.jobs.get(`kubeopera-provisioning/${jobNameFor(id)}`);
+    job(ids[0]).status = { conditions: [{ type: 'Failed', status: 'True', reason: 'DeadlineExceeded' }] };
+    job(ids[OUTCOMES_PER_LIST + 1]).status = { conditions: [{ type: 'Complete', status: 'True' }] };
+    // A Job labelled with a run under another name is not that run's Job (outcome() reads the run's Job by name).
+    const impostor = structuredClone(job(ids[2]));
+    impostor.metadata.name = 'scaffold-impostor';
+    impostor.status = { conditions: [{ type: 'Failed', status: 'True', reason: 'Planted' }] };
+    fake.jobs.delete(`kubeopera-provisioning/${jobNameFor(ids[2])}`);
+    fake.jobs.set('kubeopera-provisioning/scaffold-impostor', impostor);
+    fake.requests.length = 0;
+
+    const outcomes = await jobs.outcomes(ids);
+
+    expect(fake.requests).toEqual([
+      { method: 'GET', path: '/apis/batch/v1/namespaces/kubeopera-provisioning/jobs' },
+      { method: 'GET', path: '/apis/batch/v1/namespaces/kubeopera-provisioning/jobs' },
+    ]);
+    expect([...outcomes.keys()]).toEqual(ids);
+    for (const id of ids) expect(outcomes.get(id)).toEqual(await jobs.outcome(id));
+    expect(outcomes.get(ids[0])).toEqual({ state: 'failed', reason: 'Job condition Failed: DeadlineExceeded' });
+    expect(outcomes.get(ids[1])).toEqual({ state: 'active' });
+    expect(outcomes.get(ids[2])).toEqual({ state: 'missing' });
+    expect(outcomes.get(ids[OUTCOMES_PER_LIST + 1])).toEqual({ state: 'succeeded' });
+    expect(outcomes.get(ids.at(-1)!)).toEqual({ state: 'missing' });
   });
 
   it('reads the outcome and every container log of every attempt', async () => {

@@ -159,11 +159,19 @@ current-context: fake
     });
     let m: RegExpMatchArray | null;
     const selector = url.searchParams.get('labelSelector');
+    // Equality (`k=v`) and set (`k in (a,b)`) requirements, comma-separated, as the API server reads them.
+    const requirements = selector?.match(/[^,(]+(\([^)]*\))?/g) ?? [];
     const matches = (obj: any) =>
-      !selector ||
-      selector.split(',').every((kv) => {
-        const [k, v] = kv.split('=');
-        return obj.metadata?.labels?.[k] === v;
+      requirements.every((requirement) => {
+        const set = /^\s*(\S+)\s+in\s+\(([^)]*)\)\s*$/.exec(requirement);
+        const label = (k: string) => obj.metadata?.labels?.[k];
+        if (set)
+          return set[2]
+            .split(',')
+            .map((v) => v.trim())
+            .includes(label(set[1]));
+        const [k, v] = requirement.split('=');
+        return label(k) === v;
       });
 
     if ((m = path.match(/^\/apis\/batch\/v1\/namespaces\/([^/]+)\/jobs$/))) {

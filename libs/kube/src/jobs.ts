@@ -14,6 +14,25 @@ import {
 export type JobOutcome = { state: 'active' | 'succeeded' } | { state: 'failed'; reason: string } | { state: 'missing' };
 
 const selectorFor = (runId: string) => `${RUN_ID_LABEL}=${runId}`;
+const managedSelector = () =>
+  Object.entries(MANAGED_BY)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(',');
+
+/** Run ids named in one list request's label selector: about 2 KiB of URL, far below what API servers accept. */
+export const OUTCOMES_PER_LIST = 50;
+
+/** What a Job's conditions say of its run's steps. */
+function outcomeOf(job: V1Job): JobOutcome {
+  const failed = job.status?.conditions?.find((c) => c.type === 'Failed' && c.status === 'True');
+  if (failed)
+    return {
+      state: 'failed',
+      reason: `Job condition Failed: ${failed.reason ?? 'unknown'}${failed.message ? ` (${failed.message})` : ''}`,
+    };
+  if (job.status?.conditions?.some((c) => c.type === 'Complete' && c.status === 'True')) return { state: 'succeeded' };
+  return { state: 'active' };
+}
 
 /** Jobs in the provisioning namespace of the management cluster: create (idempotent), inspect, read logs. */
 export class ScaffoldJobs {
@@ -100,24 +119,39 @@ export class ScaffoldJobs {
       if (err.status === 404) return { state: 'missing' };
       throw err;
     }
-    const failed = job.status?.conditions?.find((c) => c.type === 'Failed' && c.status === 'True');
-    if (failed)
-      return {
-        state: 'failed',
-        reason: `Job condition Failed: ${failed.reason ?? 'unknown'}${failed.message ? ` (${failed.message})` : ''}`,
-      };
-    if (job.status?.conditions?.some((c) => c.type === 'Complete' && c.status === 'True'))
-      return { state: 'succeeded' };
-    return { state: 'active' };
+    return outcomeOf(job);
+  }
+
+  /**
+   * The outcome of each run's Job, read with one list request per OUTCOMES_PER_LIST runs (a label selector naming
+   * them) instead of one request per run: a watch over hundreds of active runs costs the API server, and this
+   * process, a request or two per interval. A run without its Job (by name and run label) is `missing`.
+   */
+  async outcomes(runIds: readonly string[]): Promise<Map<string, JobOutcome>> {
+    const found = new Map<string, JobOutcome>(runIds.map((id) => [id, { state: 'missing' }]));
+    for (let i = 0; i < runIds.length; i += OUTCOMES_PER_LIST) {
+      const chunk = runIds.slice(i, i + OUTCOMES_PER_LIST);
+      const list = await this.batch
+        .listNamespacedJob({
+          namespace: this.settings.namespace,
+          labelSelector: `${managedSelector()},${RUN_ID_LABEL} in (${chunk.join(',')})`,
+        })
+        .catch((e) => {
+          throw kubeError(e, 'listing Jobs');
+        });
+      for (const job of list.items) {
+        const runId = job.metadata?.labels?.[RUN_ID_LABEL];
+        // The Job of the run's name only, as outcome() reads it: a labelled Job under another name is not its Job.
+        if (runId && found.has(runId) && job.metadata?.name === jobNameFor(runId)) found.set(runId, outcomeOf(job));
+      }
+    }
+    return found;
   }
 
   /** Runs that have a Job managed by this service, by run id. */
   async listRunIds(): Promise<string[]> {
-    const selector = Object.entries(MANAGED_BY)
-      .map(([k, v]) => `${k}=${v}`)
-      .join(',');
     const list = await this.batch
-      .listNamespacedJob({ namespace: this.settings.namespace, labelSelector: selector })
+      .listNamespacedJob({ namespace: this.settings.namespace, labelSelector: managedSelector() })
       .catch((e) => {
         throw kubeError(e, 'listing Jobs');
       });
