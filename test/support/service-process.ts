@@ -4,7 +4,6 @@ import { childEnv, projectRoot, tempDir } from './files';
 import { freePort } from './services';
 import { API_KEY } from './service';
 
-
 const MAIN = join(projectRoot(), 'dist/src/main.js');
 
 /** The built service as a real process, to be killed with SIGKILL and started again. */
