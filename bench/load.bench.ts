@@ -9,6 +9,8 @@
  * BENCH_EXECUTOR=kubernetes: the service as a cluster runs it, each run's steps in a Job (a runner process started
  * for each Job the service creates in a fake API server, BENCH_JOBS_PARALLEL at once, at a lower CPU priority as
  * Jobs on other nodes would not take the service's cores); the service serves the APIs, projects and runs the Jobs.
+ * BENCH_TOPOLOGY=split: two replicas, one answering the controller (SERVICE_ROLE=api), one doing the runs' work
+ * (SERVICE_ROLE=worker), each in a memory cgroup of its own when BENCH_MEMORY_LIMIT_MIB is set.
  */
 import { execFile, execFileSync } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -19,6 +21,7 @@ import { connect } from '@nats-io/transport-node';
 import { headers } from '@nats-io/nats-core';
 import { makeRsaCert } from '../test/support/certs';
 import { bareRepo, TestDatabase, TestNats } from '../test/support/services';
+import { tempDir } from '../test/support/files';
 import { api, API_KEY } from '../test/support/service';
 import { ServiceProcess } from '../test/support/service-process';
 import { FakeKube } from '../test/support/fake-kube';
@@ -31,6 +34,8 @@ const GET_RATE = Number(process.env.BENCH_GET_RATE ?? 20);
 const EXECUTOR = process.env.BENCH_EXECUTOR === 'kubernetes' ? 'kubernetes' : 'local';
 /** Runner Jobs at once (kubernetes executor): the plain tools' and the local steps' parallelism. */
 const JOBS_PARALLEL = Number(process.env.BENCH_JOBS_PARALLEL ?? 4);
+/** `split`: an API replica (SERVICE_ROLE=api) answers the controller, a worker replica does the runs' work. */
+const TOPOLOGY = process.env.BENCH_TOPOLOGY === 'split' ? 'split' : 'one';
 const pct = (xs: number[], p: number) =>
   xs.length ? [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))] : NaN;
 const round = (x: number, d = 1) => Math.round(x * 10 ** d) / 10 ** d;
@@ -224,6 +229,7 @@ async function main() {
       NATS_URL: nats.url,
       DATABASE_URL: db.url,
       ...(management ? { EXECUTOR: 'kubernetes', KUBECONFIG: management.kubeconfigFile() } : {}),
+      ...(TOPOLOGY === 'split' ? { SERVICE_ROLE: 'worker' } : {}),
       STEP_CONCURRENCY: '4',
       ACK_WAIT_SECONDS: '30',
       LOG_LEVEL: 'warn',
@@ -237,6 +243,20 @@ async function main() {
     limit?.procs,
   );
   await svc.start();
+  // BENCH_TOPOLOGY=split: the controller's creates and GETs go to a replica of its own (SERVICE_ROLE=api, a pod of its own).
+  const apiLimit =
+    TOPOLOGY === 'split' && limit ? memoryCgroup(Number(process.env.BENCH_MEMORY_LIMIT_MIB), 'api') : undefined;
+  const apiReplica =
+    TOPOLOGY === 'split'
+      ? await ServiceProcess.create(
+          { ...svc.env, SERVICE_ROLE: 'api', WORK_DIR: tempDir('api-work') },
+          [],
+          apiLimit?.procs,
+        )
+      : undefined;
+  await apiReplica?.start();
+  const front = apiReplica ?? svc;
+  const exits = () => [...svc.exits, ...(apiReplica?.exits ?? [])];
   const kubelet = management
     ? new LocalKubelet(
         management,
@@ -269,7 +289,7 @@ async function main() {
       };
       for (let attempt = 1; ; attempt++) {
         try {
-          return await api(svc.base, 'POST', '/api/v1/scaffolds', request, { 'idempotency-key': `load-${i}` });
+          return await api(front.base, 'POST', '/api/v1/scaffolds', request, { 'idempotency-key': `load-${i}` });
         } catch (e) {
           if (attempt >= 5) throw e;
           await new Promise((r) => setTimeout(r, 200 * attempt));
@@ -294,15 +314,15 @@ async function main() {
       const id = ids[probe++ % ids.length];
       // void, both probes: they keep a fixed rate; waiting for an answer would slow the next probe down.
       const restDone = timer('rest');
-      void api(svc.base, 'GET', `/api/v1/scaffolds/${id}`).then(restDone);
+      void api(front.base, 'GET', `/api/v1/scaffolds/${id}`).then(restDone);
       const natsDone = timer('nats');
       void nc
         .request('scaffolds.v1.get', JSON.stringify({ id }), { headers: h, timeout: 10_000 })
         .then(natsDone, () => undefined);
     }, 1000 / GET_RATE);
     // Until every run ended, 30 min passed, or the service died (at a memory limit, its exit is in the output).
-    while (finishedAt.size < RUNS && Date.now() - started < 30 * 60_000 && svc.exits.length === 0) {
-      const page = await api(svc.base, 'GET', '/api/v1/scaffolds?limit=500');
+    while (finishedAt.size < RUNS && Date.now() - started < 30 * 60_000 && exits().length === 0) {
+      const page = await api(front.base, 'GET', '/api/v1/scaffolds?limit=500');
       for (const r of page.json?.items ?? [])
         if (['succeeded', 'failed', 'cancelled'].includes(r.status) && !finishedAt.has(r.id))
           finishedAt.set(r.id, { at: Date.parse(r.finished_at), status: r.status });
@@ -311,19 +331,25 @@ async function main() {
     clearInterval(getter);
     const restTimes = gets.filter((g) => g.api === 'rest').map((g) => g.ms);
     const natsTimes = gets.filter((g) => g.api === 'nats').map((g) => g.ms);
-    if (svc.exits.length > 0)
+    if (exits().length > 0)
       throw new Error(
-        `the service exited (${svc.exits.join(', ')}) after ${finishedAt.size} runs ended; OOM kills in its memory cgroup: ${limit?.oomKills() ?? 'no cgroup'}`,
+        `the service exited (${exits().join(', ')}) after ${finishedAt.size} runs ended; OOM kills in its memory cgroup: ${limit?.oomKills() ?? 'no cgroup'}`,
       );
     const wall = (Math.max(...[...finishedAt.values()].map((f) => f.at)) - started) / 1000;
     const times = ids.filter((id) => finishedAt.has(id)).map((id) => (finishedAt.get(id)!.at - started) / 1000);
     const metrics = await (await fetch(`${svc.base}/metrics`)).text();
     const events = Number(/^scaffold_stream_last_seq (\d+)/m.exec(metrics)?.[1] ?? 0);
     const peak = peakRssMiB(svc.pid!);
+    // The worker's figures are the service's above; the API replica's (split) are these.
+    const apiReplicaFigures = apiReplica && {
+      peak_rss_mib: round(peakRssMiB(apiReplica.pid!)),
+      main_thread_gc: mainThreadGc(await (await fetch(`${apiReplica.base}/metrics`)).text()),
+      warnings: warningsByMessage(apiReplica.output),
+    };
     const failed = ids.find((id) => finishedAt.get(id)?.status !== 'succeeded');
     if (failed) {
       // The baseline needs a run's tree; and a failed run is a finding, not a figure.
-      const view = await api(svc.base, 'GET', `/api/v1/scaffolds/${failed}`);
+      const view = await api(front.base, 'GET', `/api/v1/scaffolds/${failed}`);
       throw new Error(
         `run ${failed} did not succeed: ${JSON.stringify(view.json)}${kubelet?.failures[0]?.output ?? ''}`,
       );
@@ -353,6 +379,7 @@ async function main() {
           runs: RUNS,
           repositories: REPOS,
           executor: EXECUTOR,
+          topology: TOPOLOGY,
           ...(kubelet ? { jobs_parallel: JOBS_PARALLEL, runner_failures: kubelet.failures } : {}),
           finished: finishedAt.size,
           succeeded: [...finishedAt.values()].filter((f) => f.status === 'succeeded').length,
@@ -380,6 +407,7 @@ async function main() {
           projection_delay_buckets: histogramBuckets(metrics, 'scaffold_projection_delay_seconds'),
           main_thread_gc: mainThreadGc(metrics),
           service_warnings: warningsByMessage(svc.output),
+          ...(apiReplicaFigures ? { api_replica: apiReplicaFigures } : {}),
         },
         null,
         2,
@@ -391,6 +419,8 @@ async function main() {
     await nc.close();
     // A clean exit: the profiler writes its files then.
     await svc.kill('SIGTERM');
+    await apiReplica?.kill('SIGTERM');
+    await apiLimit?.remove();
     await limit?.remove();
     await management?.stop();
     await nats.destroy();

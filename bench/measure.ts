@@ -34,9 +34,13 @@ export function profileReport(): object {
  * isolate's heap from the limit it starts under (on this 24 GiB host without one, a 64 MiB new space per isolate; in
  * 512 MiB, 8 MiB and a 268 MiB heap limit), so memory is measured as a pod would run. cgroup v2 or v1; root only.
  */
-export function memoryCgroup(limitMiB: number): { procs: string; oomKills: () => number; remove: () => Promise<void> } {
+export function memoryCgroup(
+  limitMiB: number,
+  /** Told apart from the benchmark's other cgroups (one per pod it stands for). */
+  pod = 'service',
+): { procs: string; oomKills: () => number; remove: () => Promise<void> } {
   const bytes = String(limitMiB * 1024 * 1024);
-  const name = `gitops-scaffolder-bench-${process.pid}`;
+  const name = `gitops-scaffolder-bench-${process.pid}-${pod}`;
   const v2 = existsSync('/sys/fs/cgroup/cgroup.controllers');
   const dir = v2 ? join('/sys/fs/cgroup', name) : join('/sys/fs/cgroup/memory', name);
   mkdirSync(dir);

@@ -10,7 +10,7 @@ import { jsonBodies } from '../common/json-body.middleware';
 import { CONSOLE_PATH, consoleRouter } from '../console/console-assets';
 import { NatsJsonDeserializer } from '../common/nats-json.deserializer';
 import { NatsJsonSerializer } from '../common/nats-json.serializer';
-import type { AppConfig } from '../config/config';
+import { AppConfig, servesApi } from '../config/config';
 import { natsConnectOptions } from '../config/nats-settings';
 import { Metrics } from '../metrics/metrics';
 import { ServiceModule } from './service.module';
@@ -53,6 +53,12 @@ export async function createServiceApp(config: AppConfig, logger: Logger): Promi
     next();
   });
   app.use(jsonBodies());
+  // A worker replica has no public API: no console, and no NATS subscription in the API's queue group.
+  if (servesApi(config.role)) await serveConsoleAndNatsApi(app, config, logger);
+  return app;
+}
+
+async function serveConsoleAndNatsApi(app: INestApplication, config: AppConfig, logger: Logger): Promise<void> {
   app.use(CONSOLE_PATH, consoleRouter());
   const natsApi = new InboxOnlyServerNats(
     {
@@ -66,5 +72,4 @@ export async function createServiceApp(config: AppConfig, logger: Logger): Promi
   );
   app.connectMicroservice<CustomStrategy>({ strategy: natsApi }, { inheritAppConfig: true });
   await app.startAllMicroservices();
-  return app;
 }

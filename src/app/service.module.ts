@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import { ApiExceptionFilter } from '../common/api-exception.filter';
 import { ApiKeyGuard } from '../common/api-key.guard';
 import { RejectedBodyPipe } from '../common/rejected-body.pipe';
-import type { AppConfig } from '../config/config';
+import { AppConfig, doesWork, servesApi } from '../config/config';
 import { ConfigModule } from '../config/config.module';
 import { EventStoreModule } from '../event-store/event-store.module';
 import { GenerationModule } from '../generation/generation.module';
@@ -31,8 +31,22 @@ function executorModules(config: AppConfig): NonNullable<DynamicModule['imports'
 }
 
 /**
- * The service: REST and NATS APIs, the projector, and the step processors or the Kubernetes executor.
- * The API-key guard, the exception filter, the latency interceptor and the NATS body check are global,
+ * What the replica's role runs (SERVICE_ROLE): an `api` replica answers the controllers and reads the read-model
+ * (the management cluster only for the Secrets a request names); a `worker` replica projects and runs the runs' work
+ * with no public API; `all` does both. Split, the API's event loop carries none of the runs' coordination.
+ */
+function roleModules(config: AppConfig): NonNullable<DynamicModule['imports']> {
+  const work = doesWork(config.role);
+  return [
+    ProjectionModule.forRoot({ project: work }),
+    ...(servesApi(config.role) ? [ScaffoldsModule] : []),
+    ...(work ? [RunnerApiModule, ...executorModules(config)] : managementClusterImports(config)),
+  ];
+}
+
+/**
+ * The service: REST and NATS APIs, the projector, and the step processors or the Kubernetes executor, as its role
+ * says. The API-key guard, the exception filter, the latency interceptor and the NATS body check are global,
  * so they apply to every REST route and every @MessagePattern alike (a new handler is authenticated
  * unless it is marked @Public()).
  */
@@ -46,12 +60,9 @@ export class ServiceModule {
         LoggingModule.forRoot(logger),
         EventStoreModule.forRoot({ clientName: 'gitops-scaffolder', applyStreams: true }),
         MetricsModule.forRoot({ endpoint: true }),
-        ProjectionModule.forRoot({ project: true }),
         GenerationModule.forRoot(),
-        ScaffoldsModule,
-        RunnerApiModule,
         HealthModule,
-        ...executorModules(config),
+        ...roleModules(config),
       ],
       providers: [
         { provide: APP_GUARD, useClass: ApiKeyGuard },

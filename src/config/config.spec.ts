@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { callerFor } from '../common/api-keys';
-import { ConfigError, defaultGeneratorThreads, loadConfig } from './config';
+import { ConfigError, defaultGeneratorThreads, doesWork, loadConfig, servesApi } from './config';
 
 const KEY = { API_KEY: 'a-key-of-sixteen-chars' };
 const problemOf = (env: Record<string, string>) => {
@@ -59,6 +59,17 @@ describe('configuration: one schema for every variable', () => {
       defaultGeneratorThreads(availableParallelism()),
     );
     expect(loadConfig({ ...KEY, GENERATOR_THREADS: '3', CPU_LIMIT: '1' }).generation.threads).toBe(3);
+  });
+
+  it('runs every role unless SERVICE_ROLE says api or worker; anything else is refused at start', () => {
+    expect(loadConfig(KEY).role).toBe('all');
+    const roles = (['api', 'worker', 'all'] as const).map((role) => loadConfig({ ...KEY, SERVICE_ROLE: role }).role);
+    expect(roles.map((role) => [role, servesApi(role), doesWork(role)])).toEqual([
+      ['api', true, false],
+      ['worker', false, true],
+      ['all', true, true],
+    ]);
+    expect(() => loadConfig({ ...KEY, SERVICE_ROLE: 'both' })).toThrow(/SERVICE_ROLE/);
   });
 
   it('reads numbers, flags and lists', () => {

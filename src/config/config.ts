@@ -12,6 +12,14 @@ import { NatsEnv, NatsSettings, natsSettings } from './nats-settings';
 import { validReplyPrefix } from './reply-subjects';
 import { readableFile, SettingError } from './setting-files';
 
+/** What a replica of the service runs (SERVICE_ROLE). */
+export type ServiceRole = 'all' | 'api' | 'worker';
+
+/** Whether a replica of this role answers the controllers' API (REST, NATS, console). */
+export const servesApi = (role: ServiceRole) => role !== 'worker';
+/** Whether a replica of this role does the runs' work: projects, runs steps or Jobs, takes runner reports. */
+export const doesWork = (role: ServiceRole) => role !== 'api';
+
 export interface AppConfig {
   port: number;
   host: string;
@@ -50,6 +58,11 @@ export interface AppConfig {
   streamReplicas: number;
   /** false for API-only replicas: no step processors in this process. */
   runStepWorkers: boolean;
+  /**
+   * SERVICE_ROLE: what this replica runs. `api`: the controllers' REST and NATS API and the console, nothing else;
+   * `worker`: the runs' work (projector, steps or Jobs, the runner API), no public API; `all`: both.
+   */
+  role: ServiceRole;
   /** How long in-flight steps get to finish on SIGTERM before they are handed back. */
   shutdownGraceMs: number;
   /** A run with no event for this long has no worker on it and is re-driven (0: never). */
@@ -264,6 +277,7 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env, opts: { requ
     migrationsRun: env.MIGRATIONS_RUN,
     streamReplicas: env.STREAM_REPLICAS,
     runStepWorkers: env.RUN_STEP_WORKERS,
+    role: env.SERVICE_ROLE,
     shutdownGraceMs: env.SHUTDOWN_GRACE_SECONDS * 1000,
     stalledRunMs: stalledRunMs(env),
     generation: {

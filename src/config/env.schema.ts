@@ -71,6 +71,7 @@ export const ENV_SCHEMA = {
     SSE_MAX_SECONDS: integer(3600, 1, 7 * 24 * 3600),
     STREAM_REPLICAS: integer(1, 1, 5),
     RUN_STEP_WORKERS: flag(true),
+    SERVICE_ROLE: { enum: ['all', 'api', 'worker'], default: 'all' },
     SHUTDOWN_GRACE_SECONDS: { type: 'number', minimum: 0, maximum: 3600, default: 25 },
     /** 0: off; unset: the longest a step at work may go without an event (see config.ts). */
     STALLED_RUN_SECONDS: { type: 'number', minimum: 0, maximum: 7 * 24 * 3600 },

@@ -383,6 +383,16 @@ describe('Helm chart, non-default values', () => {
     });
   });
 
+  it('runs every role by default; a release of API replicas and one of workers say so to the service', async () => {
+    expect(one(await helmTemplate({}), 'ConfigMap', 'release-gitops-scaffolder').data.SERVICE_ROLE).toBe('all');
+    for (const role of ['api', 'worker']) {
+      const rendered = await helmTemplate({
+        config: { executor: 'kubernetes', natsUrl: 'nats://n:4222', serviceRole: role },
+      });
+      expect(one(rendered, 'ConfigMap', 'release-gitops-scaffolder').data.SERVICE_ROLE).toBe(role);
+    }
+  });
+
   it('with executor local: no Job permissions, and the service itself reads the kubeconfig Secrets', async () => {
     const local = await helmTemplate({ config: { executor: 'local', natsUrl: 'nats://nats:4222' } });
     expect(kinds(local, 'Role').map((r) => r.metadata.name)).not.toContain('release-gitops-scaffolder-jobs');
@@ -470,6 +480,7 @@ describe('Helm chart, non-default values', () => {
 
   it.each([
     [{ config: { executor: 'docker', natsUrl: 'nats://x:4222' } }, /executor/],
+    [{ config: { executor: 'kubernetes', natsUrl: 'nats://x:4222', serviceRole: 'both' } }, /serviceRole/],
     [{ kubeconfigSecretNamespaces: ['Capi_Clusters'] }, /kubeconfigSecretNamespaces/],
     [{ replicaCount: 'three' }, /replicaCount/],
     [{ imagePullSecrets: ['corp-registry'] }, /imagePullSecrets/],

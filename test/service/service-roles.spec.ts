@@ -1,0 +1,78 @@
+import { makeRsaCert } from '../support/certs';
+import { tempDir } from '../support/files';
+import { createBody, SUCCEEDED_RUN_EVENTS } from '../support/run-fixtures';
+import { api, natsApi, untilTerminal } from '../support/service';
+import { ServiceProcess } from '../support/service-process';
+import { bareRepo, runCommits, TestDatabase, TestNats } from '../support/services';
+
+jest.setTimeout(180_000);
+
+/** How many events a replica projected (its projection-delay histogram's count; absent where it does not project). */
+async function projected(replica: ServiceProcess): Promise<number> {
+  const text = await (await fetch(`${replica.base}/metrics`)).text();
+  return Number(/^scaffold_projection_delay_seconds_count (\d+)/m.exec(text)?.[1] ?? 0);
+}
+
+describe('SERVICE_ROLE: an API replica answers the controller, a worker replica does the runs (real processes)', () => {
+  let nats: TestNats;
+  let db: TestDatabase;
+  let apiReplica: ServiceProcess;
+  let worker: ServiceProcess;
+  const cert = makeRsaCert();
+
+  beforeAll(async () => {
+    nats = await TestNats.start();
+    db = await TestDatabase.create();
+    const shared = { NATS_URL: nats.url, DATABASE_URL: db.url, LOG_LEVEL: 'warn' };
+    worker = await ServiceProcess.create({ ...shared, SERVICE_ROLE: 'worker' });
+    apiReplica = await ServiceProcess.create({ ...shared, SERVICE_ROLE: 'api', WORK_DIR: tempDir('api-work') });
+    await worker.start();
+    await apiReplica.start();
+  });
+  afterAll(async () => {
+    if (apiReplica?.running) await apiReplica.kill('SIGTERM');
+    if (worker?.running) await worker.kill('SIGTERM');
+    await nats.destroy();
+    await db.drop();
+  });
+
+  it('a run created on the API replica is done by the worker and read back from the API replica', async () => {
+    const remote = bareRepo();
+    const created = await api(
+      apiReplica.base,
+      'POST',
+      '/api/v1/scaffolds',
+      createBody('roles', remote.url, cert.certPem),
+    );
+    expect(created.status).toBe(202);
+    const id = created.json.id as string;
+
+    const done = await untilTerminal(apiReplica.base, id, 120_000);
+
+    expect(done.status).toBe('succeeded');
+    expect(runCommits(remote.dir, id).sort()).toEqual(['full', 'infra']);
+    const events = (await api(apiReplica.base, 'GET', `/api/v1/scaffolds/${id}/events`)).json.items;
+    expect(events.map((e: any) => e.type).filter((t: string) => t !== 'StepProgress')).toEqual(SUCCEEDED_RUN_EVENTS);
+    // The worker alone projected: the API replica's event loop carries none of it.
+    expect(await projected(worker)).toBeGreaterThanOrEqual(SUCCEEDED_RUN_EVENTS.length);
+    expect(await projected(apiReplica)).toBe(0);
+  });
+
+  it('the worker has no public API (REST, console, NATS) and the API replica no runner API; both report health', async () => {
+    for (const path of ['/api/v1/scaffolds', '/ui/']) expect((await api(worker.base, 'GET', path)).status).toBe(404);
+    expect(
+      (await api(apiReplica.base, 'GET', '/api/runner/v1/runs/00000000-0000-4000-8000-000000000000/events')).status,
+    ).toBe(404);
+    for (const replica of [worker, apiReplica]) expect((await fetch(`${replica.base}/health`)).status).toBe(200);
+
+    const nc = await natsApi(nats.url);
+    try {
+      expect((await nc.request('scaffolds.v1.list', {})).status).toBe(200);
+      // With the API replica gone, nobody in the API's queue group answers: the worker never subscribed.
+      await apiReplica.kill('SIGTERM');
+      await expect(nc.request('scaffolds.v1.list', {})).rejects.toThrow(/no responders|503/i);
+    } finally {
+      await nc.close();
+    }
+  });
+});
