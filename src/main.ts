@@ -12,7 +12,10 @@ async function main() {
   const app = await createServiceApp(config, logger);
   closeOnSignals(app, logger, 'gitops-scaffolder', config.shutdownGraceMs);
   await app.listen(config.port, config.host);
-  logger.info({ port: config.port, version: VERSION, executor: config.executor }, 'gitops-scaffolder running');
+  logger.info(
+    { port: config.port, version: VERSION, executor: config.executor, role: config.role },
+    'gitops-scaffolder running',
+  );
 }
 
 main().catch((e) => {

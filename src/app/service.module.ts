@@ -9,7 +9,7 @@ import { ConfigModule } from '../config/config.module';
 import { EventStoreModule } from '../event-store/event-store.module';
 import { GenerationModule } from '../generation/generation.module';
 import { HealthModule } from '../health/health.module';
-import { kubernetesExecutorModule, managementClusterImports } from '../kubernetes/lazy-modules';
+import { kubernetesExecutorModule, managementClusterImports, scaffoldJobsModule } from '../kubernetes/lazy-modules';
 import { LoggingModule } from '../logging/logging.module';
 import { LatencyInterceptor } from '../metrics/latency.interceptor';
 import { MetricsModule } from '../metrics/metrics.module';
@@ -30,6 +30,12 @@ function executorModules(config: AppConfig): NonNullable<DynamicModule['imports'
   return [...management, StepsModule.forRoot()];
 }
 
+/** An API replica's reach into the management cluster: the Secrets a request names, and the Jobs' pod logs. */
+function apiClusterModules(config: AppConfig): NonNullable<DynamicModule['imports']> {
+  const management = managementClusterImports(config);
+  return config.executor === 'kubernetes' ? [...management, scaffoldJobsModule()] : management;
+}
+
 /**
  * What the replica's role runs (SERVICE_ROLE): an `api` replica answers the controllers and reads the read-model
  * (the management cluster only for the Secrets a request names); a `worker` replica projects and runs the runs' work
@@ -40,7 +46,7 @@ function roleModules(config: AppConfig): NonNullable<DynamicModule['imports']> {
   return [
     ProjectionModule.forRoot({ project: work }),
     ...(servesApi(config.role) ? [ScaffoldsModule] : []),
-    ...(work ? [RunnerApiModule, ...executorModules(config)] : managementClusterImports(config)),
+    ...(work ? [RunnerApiModule, ...executorModules(config)] : apiClusterModules(config)),
   ];
 }
 

@@ -48,7 +48,10 @@ export class JobWatcher implements OnApplicationBootstrap, OnModuleDestroy {
     const outcomes = await this.jobs.outcomes(active.map((run) => run.id));
     const failed: string[] = [];
     for (const run of active) {
-      const outcome = outcomes.get(run.id)!;
+      let outcome = outcomes.get(run.id)!;
+      // The list finds the service's Jobs by their labels; a Job whose labels someone changed is still the run's
+      // Job by name: read it before the run is failed as having lost it (rare, so one read each is cheap).
+      if (outcome.state === 'missing') outcome = await this.jobs.outcome(run.id);
       let reason: string | null = null;
       if (outcome.state === 'failed') reason = outcome.reason;
       else if (outcome.state === 'missing' && now.getTime() - run.created_at.getTime() > this.opts.missingGraceMs)

@@ -15,3 +15,7 @@ export function managementClusterImports(config: AppConfig): Array<Promise<Dynam
 /** EXECUTOR=kubernetes: the Job launcher and watcher. */
 export const kubernetesExecutorModule = (): Promise<DynamicModule> =>
   import('./kubernetes.module').then((m) => ({ module: m.KubernetesModule }));
+
+/** EXECUTOR=kubernetes on an API replica: the runs' Jobs, read for their pods' logs, without launcher or watcher. */
+export const scaffoldJobsModule = (): Promise<DynamicModule> =>
+  import('./scaffold-jobs.module').then((m) => ({ module: m.ScaffoldJobsModule }));

@@ -385,12 +385,21 @@ describe('Helm chart, non-default values', () => {
 
   it('runs every role by default; a release of API replicas and one of workers say so to the service', async () => {
     expect(one(await helmTemplate({}), 'ConfigMap', 'release-gitops-scaffolder').data.SERVICE_ROLE).toBe('all');
-    for (const role of ['api', 'worker']) {
-      const rendered = await helmTemplate({
-        config: { executor: 'kubernetes', natsUrl: 'nats://n:4222', serviceRole: role },
-      });
-      expect(one(rendered, 'ConfigMap', 'release-gitops-scaffolder').data.SERVICE_ROLE).toBe(role);
-    }
+    const rendered = async (serviceRole: string) =>
+      helmTemplate({ config: { executor: 'kubernetes', natsUrl: 'nats://n:4222', serviceRole } });
+    const [apiRelease, workerRelease] = [await rendered('api'), await rendered('worker')];
+    expect(one(apiRelease, 'ConfigMap', 'release-gitops-scaffolder').data.SERVICE_ROLE).toBe('api');
+    expect(one(workerRelease, 'ConfigMap', 'release-gitops-scaffolder').data.SERVICE_ROLE).toBe('worker');
+    // The API release starts no Jobs and mints no runner credentials: it may only read the Jobs' pods' logs.
+    expect(one(apiRelease, 'Role', 'release-gitops-scaffolder-jobs').rules).toEqual([
+      { apiGroups: [''], resources: ['pods'], verbs: ['list'] },
+      { apiGroups: [''], resources: ['pods/log'], verbs: ['get'] },
+    ]);
+    expect(kinds(apiRelease, 'NetworkPolicy')).toEqual([]);
+    expect(one(workerRelease, 'Role', 'release-gitops-scaffolder-jobs').rules).toEqual(
+      one(await helmTemplate({}), 'Role', 'release-gitops-scaffolder-jobs').rules,
+    );
+    expect(kinds(workerRelease, 'NetworkPolicy')).toHaveLength(1);
   });
 
   it('with executor local: no Job permissions, and the service itself reads the kubeconfig Secrets', async () => {

@@ -150,12 +150,18 @@ describe('Job per run in the provisioning namespace (test API server, production
     fake.jobs.delete(`kubeopera-provisioning/${jobNameFor(ids[2])}`);
     fake.jobs.set('kubeopera-provisioning/scaffold-impostor', impostor);
     fake.requests.length = 0;
+    fake.labelSelectors.length = 0;
 
     const outcomes = await jobs.outcomes(ids);
 
     expect(fake.requests).toEqual([
       { method: 'GET', path: '/apis/batch/v1/namespaces/kubeopera-provisioning/jobs' },
       { method: 'GET', path: '/apis/batch/v1/namespaces/kubeopera-provisioning/jobs' },
+    ]);
+    // Each list names its runs (the server filters; the service does not read every Job of the namespace).
+    expect(fake.labelSelectors).toEqual([
+      expect.stringContaining(`${RUN_ID_LABEL} in (${ids.slice(0, OUTCOMES_PER_LIST).join(',')})`),
+      expect.stringContaining(`${RUN_ID_LABEL} in (${ids.slice(OUTCOMES_PER_LIST).join(',')})`),
     ]);
     expect([...outcomes.keys()]).toEqual(ids);
     for (const id of ids) expect(outcomes.get(id)).toEqual(await jobs.outcome(id));

@@ -161,6 +161,21 @@ describe('EXECUTOR=kubernetes: Jobs, the runner, the watcher (test API servers, 
     expect(failed.message).toBe(`infra-pass failed: Job scaffold-${id} disappeared before the run finished`);
   });
 
+  it("keeps a run whose Job lost its labels (the watcher's list misses it, the read by name finds it)", async () => {
+    const created = await api(svc.base, 'POST', '/api/v1/scaffolds', body('phi'));
+    const id = created.json.id;
+    const job = await waitFor('the Job', async () => management.jobs.get(`kubeopera-provisioning/${jobNameFor(id)}`));
+    job.metadata.labels = {};
+    management.requests.length = 0;
+    // Past the missing-Job grace (1 s) and several watch intervals (0.3 s), with the watcher reading the Job by name.
+    await waitFor('a read of the Job by name', async () =>
+      management.requests.some((r) => r.path.endsWith(`/jobs/${jobNameFor(id)}`)) ? true : undefined,
+    );
+    await new Promise((r) => setTimeout(r, 1500));
+    expect((await api(svc.base, 'GET', `/api/v1/scaffolds/${id}`)).json.status).not.toBe('failed');
+    await api(svc.base, 'POST', `/api/v1/scaffolds/${id}/cancel`, {});
+  });
+
   it('validates the kubeconfig Secret reference', async () => {
     const bad = await api(svc.base, 'POST', '/api/v1/scaffolds', {
       ...body('upsilon'),

@@ -1,7 +1,9 @@
+import { jobNameFor, RUN_ID_LABEL } from '../../libs/kube/src';
 import { makeRsaCert } from '../support/certs';
+import { FakeKube } from '../support/fake-kube';
 import { tempDir } from '../support/files';
 import { createBody, SUCCEEDED_RUN_EVENTS } from '../support/run-fixtures';
-import { api, natsApi, untilTerminal } from '../support/service';
+import { api, natsApi, untilTerminal, waitFor } from '../support/service';
 import { ServiceProcess } from '../support/service-process';
 import { bareRepo, runCommits, TestDatabase, TestNats } from '../support/services';
 
@@ -74,5 +76,66 @@ describe('SERVICE_ROLE: an API replica answers the controller, a worker replica 
     } finally {
       await nc.close();
     }
+  });
+});
+
+describe("SERVICE_ROLE with EXECUTOR=kubernetes: the worker launches the Jobs, the API replica shows their pods' logs", () => {
+  let nats: TestNats;
+  let db: TestDatabase;
+  let management: FakeKube;
+  let apiReplica: ServiceProcess;
+  let worker: ServiceProcess;
+  const cert = makeRsaCert();
+
+  beforeAll(async () => {
+    nats = await TestNats.start();
+    db = await TestDatabase.create();
+    management = await new FakeKube().start();
+    const shared = {
+      NATS_URL: nats.url,
+      DATABASE_URL: db.url,
+      LOG_LEVEL: 'warn',
+      EXECUTOR: 'kubernetes',
+      KUBECONFIG: management.kubeconfigFile(),
+      JOB_WATCH_INTERVAL_SECONDS: '0.3',
+    };
+    worker = await ServiceProcess.create({ ...shared, SERVICE_ROLE: 'worker' });
+    apiReplica = await ServiceProcess.create({ ...shared, SERVICE_ROLE: 'api', WORK_DIR: tempDir('api-work') });
+    await worker.start();
+    await apiReplica.start();
+  });
+  afterAll(async () => {
+    if (apiReplica?.running) await apiReplica.kill('SIGTERM');
+    if (worker?.running) await worker.kill('SIGTERM');
+    await management.stop();
+    await nats.destroy();
+    await db.drop();
+  });
+
+  it('a run created on the API replica gets its Job from the worker; its failure and pod log are read on the API replica', async () => {
+    const created = await api(
+      apiReplica.base,
+      'POST',
+      '/api/v1/scaffolds',
+      createBody('roles-k', bareRepo().url, cert.certPem),
+    );
+    expect(created.status).toBe(202);
+    const id = created.json.id as string;
+    const job = await waitFor('the Job', async () => management.jobs.get(`kubeopera-provisioning/${jobNameFor(id)}`));
+    const pod = `${jobNameFor(id)}-x1`;
+    management.pods.set(`kubeopera-provisioning/${pod}`, {
+      metadata: { name: pod, namespace: 'kubeopera-provisioning', labels: { [RUN_ID_LABEL]: id } },
+      spec: { containers: [{ name: 'runner' }] },
+      status: { containerStatuses: [{ name: 'runner', restartCount: 0 }] },
+    });
+    management.podLogs.set(`kubeopera-provisioning/${pod}/runner`, 'starting\nError: out of memory\n');
+    job.status = { failed: 3, conditions: [{ type: 'Failed', status: 'True', reason: 'BackoffLimitExceeded' }] };
+
+    const failed = await untilTerminal(apiReplica.base, id);
+
+    expect(failed.status).toBe('failed');
+    expect(failed.message).toMatch(/Job condition Failed: BackoffLimitExceeded/);
+    const logs = await api(apiReplica.base, 'GET', `/api/v1/scaffolds/${id}/logs`);
+    expect(logs.text).toContain(`--- pod ${pod} container runner ---\nstarting\nError: out of memory`);
   });
 });

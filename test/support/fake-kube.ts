@@ -60,6 +60,8 @@ export class FakeKube {
   /** Polls of a deployment before it reports Available (per ns/name). */
   availableAfter = new Map<string, number>();
   requests: Array<{ method: string; path: string }> = [];
+  /** The label selectors of list requests, in order. */
+  labelSelectors: string[] = [];
 
   async start(): Promise<this> {
     this.server = createServer(servingCert(), (req, res) => void this.handle(req, res));
@@ -159,6 +161,7 @@ current-context: fake
     });
     let m: RegExpMatchArray | null;
     const selector = url.searchParams.get('labelSelector');
+    if (selector) this.labelSelectors.push(selector);
     // Equality (`k=v`) and set (`k in (a,b)`) requirements, comma-separated, as the API server reads them.
     const requirements = selector?.match(/[^,(]+(\([^)]*\))?/g) ?? [];
     const matches = (obj: any) =>

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { ChildProcess, spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { RUN_ID_LABEL, runnerSecretNameFor, RUNNER_TOKEN_KEY } from '../../libs/kube/src';
@@ -34,6 +34,8 @@ export function runJob(
   runId: string,
   env: Record<string, string>,
   niceness = 0,
+  /** Where the running process is kept until it exits (to kill it). */
+  running?: Set<ChildProcess>,
 ): Promise<{ code: number | null; output: string }> {
   const command = [process.execPath, RUNNER, '--run', runId];
   const [file, ...args] = niceness ? ['nice', '-n', String(niceness), ...command] : command;
@@ -45,7 +47,11 @@ export function runJob(
     let output = '';
     child.stdout.on('data', (d) => (output += d));
     child.stderr.on('data', (d) => (output += d));
-    child.on('exit', (code) => resolve({ code, output }));
+    running?.add(child);
+    child.on('exit', (code) => {
+      running?.delete(child);
+      resolve({ code, output });
+    });
   });
 }
 
@@ -59,6 +65,7 @@ export class LocalKubelet {
   private readonly pending: string[] = [];
   private running = 0;
   private timer?: NodeJS.Timeout;
+  private readonly children = new Set<ChildProcess>();
   /** Runners that exited with an error: the run and the end of their output. */
   readonly failures: Array<{ runId: string; output: string }> = [];
 
@@ -76,8 +83,10 @@ export class LocalKubelet {
     return this;
   }
 
+  /** Stops starting runners and kills those still running (a benchmark that ends early leaves none behind). */
   stop(): void {
     clearInterval(this.timer);
+    for (const child of this.children) child.kill('SIGKILL');
   }
 
   private schedule(): void {
@@ -97,6 +106,7 @@ export class LocalKubelet {
         runId,
         { ...this.env, ...access, WORK_DIR: tempDir('kubelet-runner') },
         this.niceness,
+        this.children,
       );
       const job = [...this.management.jobs.values()].find((j) => j.metadata.labels[RUN_ID_LABEL] === runId);
       if (job)
@@ -105,6 +115,9 @@ export class LocalKubelet {
             ? { succeeded: 1, conditions: [{ type: 'Complete', status: 'True' }] }
             : { failed: 1, conditions: [{ type: 'Failed', status: 'True', reason: 'BackoffLimitExceeded' }] };
       if (code !== 0) this.failures.push({ runId, output: output.slice(-2000) });
+    } catch (e) {
+      // No credential Secret (the launcher failed first): a failure of this run, not of the benchmark.
+      this.failures.push({ runId, output: String(e) });
     } finally {
       this.running--;
     }
