@@ -15,33 +15,37 @@ async function projected(replica: ServiceProcess): Promise<number> {
   return Number(/^scaffold_projection_delay_seconds_count (\d+)/m.exec(text)?.[1] ?? 0);
 }
 
-describe('SERVICE_ROLE: an API replica answers the controller, a worker replica does the runs (real processes)', () => {
-  let nats: TestNats;
-  let db: TestDatabase;
-  let apiReplica: ServiceProcess;
-  let worker: ServiceProcess;
-  const cert = makeRsaCert();
-
+/**
+ * An API replica and a worker replica (real processes) over a NATS server and a database of their own, for the
+ * describe block that calls it; `env` adds settings both share (read once the block's earlier fixtures exist).
+ */
+function splitReplicas(env: () => Record<string, string> = () => ({})) {
+  const replicas = {} as { nats: TestNats; db: TestDatabase; api: ServiceProcess; worker: ServiceProcess };
   beforeAll(async () => {
-    nats = await TestNats.start();
-    db = await TestDatabase.create();
-    const shared = { NATS_URL: nats.url, DATABASE_URL: db.url, LOG_LEVEL: 'warn' };
-    worker = await ServiceProcess.create({ ...shared, SERVICE_ROLE: 'worker' });
-    apiReplica = await ServiceProcess.create({ ...shared, SERVICE_ROLE: 'api', WORK_DIR: tempDir('api-work') });
-    await worker.start();
-    await apiReplica.start();
+    replicas.nats = await TestNats.start();
+    replicas.db = await TestDatabase.create();
+    const shared = { NATS_URL: replicas.nats.url, DATABASE_URL: replicas.db.url, LOG_LEVEL: 'warn', ...env() };
+    replicas.worker = await ServiceProcess.create({ ...shared, SERVICE_ROLE: 'worker' });
+    replicas.api = await ServiceProcess.create({ ...shared, SERVICE_ROLE: 'api', WORK_DIR: tempDir('api-work') });
+    await replicas.worker.start();
+    await replicas.api.start();
   });
   afterAll(async () => {
-    if (apiReplica?.running) await apiReplica.kill('SIGTERM');
-    if (worker?.running) await worker.kill('SIGTERM');
-    await nats.destroy();
-    await db.drop();
+    for (const replica of [replicas.api, replicas.worker]) if (replica?.running) await replica.kill('SIGTERM');
+    await replicas.nats?.destroy();
+    await replicas.db?.drop();
   });
+  return replicas;
+}
+
+describe('SERVICE_ROLE: an API replica answers the controller, a worker replica does the runs (real processes)', () => {
+  const replicas = splitReplicas();
+  const cert = makeRsaCert();
 
   it('a run created on the API replica is done by the worker and read back from the API replica', async () => {
     const remote = bareRepo();
     const created = await api(
-      apiReplica.base,
+      replicas.api.base,
       'POST',
       '/api/v1/scaffolds',
       createBody('roles', remote.url, cert.certPem),
@@ -49,29 +53,31 @@ describe('SERVICE_ROLE: an API replica answers the controller, a worker replica 
     expect(created.status).toBe(202);
     const id = created.json.id as string;
 
-    const done = await untilTerminal(apiReplica.base, id, 120_000);
+    const done = await untilTerminal(replicas.api.base, id, 120_000);
 
     expect(done.status).toBe('succeeded');
     expect(runCommits(remote.dir, id).sort()).toEqual(['full', 'infra']);
-    const events = (await api(apiReplica.base, 'GET', `/api/v1/scaffolds/${id}/events`)).json.items;
+    const events = (await api(replicas.api.base, 'GET', `/api/v1/scaffolds/${id}/events`)).json.items;
     expect(events.map((e: any) => e.type).filter((t: string) => t !== 'StepProgress')).toEqual(SUCCEEDED_RUN_EVENTS);
     // The worker alone projected: the API replica's event loop carries none of it.
-    expect(await projected(worker)).toBeGreaterThanOrEqual(SUCCEEDED_RUN_EVENTS.length);
-    expect(await projected(apiReplica)).toBe(0);
+    expect(await projected(replicas.worker)).toBeGreaterThanOrEqual(SUCCEEDED_RUN_EVENTS.length);
+    expect(await projected(replicas.api)).toBe(0);
   });
 
   it('the worker has no public API (REST, console, NATS) and the API replica no runner API; both report health', async () => {
-    for (const path of ['/api/v1/scaffolds', '/ui/']) expect((await api(worker.base, 'GET', path)).status).toBe(404);
+    for (const path of ['/api/v1/scaffolds', '/ui/'])
+      expect((await api(replicas.worker.base, 'GET', path)).status).toBe(404);
     expect(
-      (await api(apiReplica.base, 'GET', '/api/runner/v1/runs/00000000-0000-4000-8000-000000000000/events')).status,
+      (await api(replicas.api.base, 'GET', '/api/runner/v1/runs/00000000-0000-4000-8000-000000000000/events')).status,
     ).toBe(404);
-    for (const replica of [worker, apiReplica]) expect((await fetch(`${replica.base}/health`)).status).toBe(200);
+    for (const replica of [replicas.worker, replicas.api])
+      expect((await fetch(`${replica.base}/health`)).status).toBe(200);
 
-    const nc = await natsApi(nats.url);
+    const nc = await natsApi(replicas.nats.url);
     try {
       expect((await nc.request('scaffolds.v1.list', {})).status).toBe(200);
       // With the API replica gone, nobody in the API's queue group answers: the worker never subscribed.
-      await apiReplica.kill('SIGTERM');
+      await replicas.api.kill('SIGTERM');
       await expect(nc.request('scaffolds.v1.list', {})).rejects.toThrow(/no responders|503/i);
     } finally {
       await nc.close();
@@ -80,41 +86,21 @@ describe('SERVICE_ROLE: an API replica answers the controller, a worker replica 
 });
 
 describe("SERVICE_ROLE with EXECUTOR=kubernetes: the worker launches the Jobs, the API replica shows their pods' logs", () => {
-  let nats: TestNats;
-  let db: TestDatabase;
   let management: FakeKube;
-  let apiReplica: ServiceProcess;
-  let worker: ServiceProcess;
-  const cert = makeRsaCert();
-
   beforeAll(async () => {
-    nats = await TestNats.start();
-    db = await TestDatabase.create();
     management = await new FakeKube().start();
-    const shared = {
-      NATS_URL: nats.url,
-      DATABASE_URL: db.url,
-      LOG_LEVEL: 'warn',
-      EXECUTOR: 'kubernetes',
-      KUBECONFIG: management.kubeconfigFile(),
-      JOB_WATCH_INTERVAL_SECONDS: '0.3',
-    };
-    worker = await ServiceProcess.create({ ...shared, SERVICE_ROLE: 'worker' });
-    apiReplica = await ServiceProcess.create({ ...shared, SERVICE_ROLE: 'api', WORK_DIR: tempDir('api-work') });
-    await worker.start();
-    await apiReplica.start();
   });
-  afterAll(async () => {
-    if (apiReplica?.running) await apiReplica.kill('SIGTERM');
-    if (worker?.running) await worker.kill('SIGTERM');
-    await management.stop();
-    await nats.destroy();
-    await db.drop();
-  });
+  afterAll(() => management.stop());
+  const replicas = splitReplicas(() => ({
+    EXECUTOR: 'kubernetes',
+    KUBECONFIG: management.kubeconfigFile(),
+    JOB_WATCH_INTERVAL_SECONDS: '0.3',
+  }));
+  const cert = makeRsaCert();
 
   it('a run created on the API replica gets its Job from the worker; its failure and pod log are read on the API replica', async () => {
     const created = await api(
-      apiReplica.base,
+      replicas.api.base,
       'POST',
       '/api/v1/scaffolds',
       createBody('roles-k', bareRepo().url, cert.certPem),
@@ -131,11 +117,11 @@ describe("SERVICE_ROLE with EXECUTOR=kubernetes: the worker launches the Jobs, t
     management.podLogs.set(`kubeopera-provisioning/${pod}/runner`, 'starting\nError: out of memory\n');
     job.status = { failed: 3, conditions: [{ type: 'Failed', status: 'True', reason: 'BackoffLimitExceeded' }] };
 
-    const failed = await untilTerminal(apiReplica.base, id);
+    const failed = await untilTerminal(replicas.api.base, id);
 
     expect(failed.status).toBe('failed');
     expect(failed.message).toMatch(/Job condition Failed: BackoffLimitExceeded/);
-    const logs = await api(apiReplica.base, 'GET', `/api/v1/scaffolds/${id}/logs`);
+    const logs = await api(replicas.api.base, 'GET', `/api/v1/scaffolds/${id}/logs`);
     expect(logs.text).toContain(`--- pod ${pod} container runner ---\nstarting\nError: out of memory`);
   });
 });
