@@ -36,6 +36,8 @@ const EXECUTOR = process.env.BENCH_EXECUTOR === 'kubernetes' ? 'kubernetes' : 'l
 const JOBS_PARALLEL = Number(process.env.BENCH_JOBS_PARALLEL ?? 4);
 /** `split`: an API replica (SERVICE_ROLE=api) answers the controller, a worker replica does the runs' work. */
 const TOPOLOGY = process.env.BENCH_TOPOLOGY === 'split' ? 'split' : 'one';
+/** BENCH_MEMORY_LIMIT_MIB=512: each replica in a memory cgroup of that size, as in a pod with the chart's limit. */
+const MEMORY_LIMIT_MIB = process.env.BENCH_MEMORY_LIMIT_MIB ? Number(process.env.BENCH_MEMORY_LIMIT_MIB) : undefined;
 const pct = (xs: number[], p: number) =>
   xs.length ? [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))] : NaN;
 const round = (x: number, d = 1) => Math.round(x * 10 ** d) / 10 ** d;
@@ -217,10 +219,7 @@ async function plainTools(remotes: string[], tree: string): Promise<number> {
 }
 
 async function main() {
-  // BENCH_MEMORY_LIMIT_MIB=512: the service in a memory cgroup of that size, as in a pod with the chart's limit.
-  const limit = process.env.BENCH_MEMORY_LIMIT_MIB
-    ? memoryCgroup(Number(process.env.BENCH_MEMORY_LIMIT_MIB))
-    : undefined;
+  const limit = MEMORY_LIMIT_MIB ? memoryCgroup(MEMORY_LIMIT_MIB) : undefined;
   const nats = await TestNats.start();
   const db = await TestDatabase.create();
   const management = EXECUTOR === 'kubernetes' ? await new FakeKube().start() : undefined;
@@ -244,8 +243,7 @@ async function main() {
   );
   await svc.start();
   // BENCH_TOPOLOGY=split: the controller's creates and GETs go to a replica of its own (SERVICE_ROLE=api, a pod of its own).
-  const apiLimit =
-    TOPOLOGY === 'split' && limit ? memoryCgroup(Number(process.env.BENCH_MEMORY_LIMIT_MIB), 'api') : undefined;
+  const apiLimit = TOPOLOGY === 'split' && MEMORY_LIMIT_MIB ? memoryCgroup(MEMORY_LIMIT_MIB, 'api') : undefined;
   const apiReplica =
     TOPOLOGY === 'split'
       ? await ServiceProcess.create(
@@ -388,7 +386,7 @@ async function main() {
           time_to_terminal_s: { p50: round(pct(times, 50)), p99: round(pct(times, 99)) },
           service_peak_rss_mib: round(peak),
           service_memory_at_highest_sample: memory.atHigh(),
-          memory_limit_mib: limit ? Number(process.env.BENCH_MEMORY_LIMIT_MIB) : null,
+          memory_limit_mib: MEMORY_LIMIT_MIB ?? null,
           oom_kills: limit?.oomKills() ?? null,
           plain_tools_same_work_seconds: round(plainMs / 1000),
           plain_tools_parallel: PLAIN_PARALLEL,

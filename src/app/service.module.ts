@@ -38,7 +38,7 @@ function apiClusterModules(config: AppConfig): NonNullable<DynamicModule['import
 
 /**
  * What the replica's role runs (SERVICE_ROLE): an `api` replica answers the controllers and reads the read-model
- * (the management cluster only for the Secrets a request names); a `worker` replica projects and runs the runs' work
+ * (the management cluster only for the Secrets a request names and the Jobs' pod logs); a `worker` replica projects and runs the runs' work
  * with no public API; `all` does both. Split, the API's event loop carries none of the runs' coordination.
  */
 function roleModules(config: AppConfig): NonNullable<DynamicModule['imports']> {

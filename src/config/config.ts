@@ -56,7 +56,7 @@ export interface AppConfig {
   allowedHosts: string[];
   migrationsRun: boolean;
   streamReplicas: number;
-  /** false for API-only replicas: no step processors in this process. */
+  /** false: no step processors in this process (it still projects; a replica that only answers the API: role api). */
   runStepWorkers: boolean;
   /**
    * SERVICE_ROLE: what this replica runs. `api`: the controllers' REST and NATS API and the console, nothing else;

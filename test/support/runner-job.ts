@@ -62,6 +62,7 @@ export function runJob(
  */
 export class LocalKubelet {
   private readonly started = new Set<string>();
+  /** Jobs (namespace/name) waiting for room, in the order the service created them. */
   private readonly pending: string[] = [];
   private running = 0;
   private timer?: NodeJS.Timeout;
@@ -90,15 +91,16 @@ export class LocalKubelet {
   }
 
   private schedule(): void {
-    for (const [key, job] of this.management.jobs) {
+    for (const key of this.management.jobs.keys()) {
       if (this.started.has(key)) continue;
       this.started.add(key);
-      this.pending.push(job.metadata.labels[RUN_ID_LABEL]);
+      this.pending.push(key);
     }
     while (this.running < this.parallel && this.pending.length > 0) void this.run(this.pending.shift()!);
   }
 
-  private async run(runId: string): Promise<void> {
+  private async run(jobKey: string): Promise<void> {
+    const runId: string = this.management.jobs.get(jobKey).metadata.labels[RUN_ID_LABEL];
     this.running++;
     try {
       const access = await runnerAccess(this.management, runId, this.serviceUrl);
@@ -108,7 +110,7 @@ export class LocalKubelet {
         this.niceness,
         this.children,
       );
-      const job = [...this.management.jobs.values()].find((j) => j.metadata.labels[RUN_ID_LABEL] === runId);
+      const job = this.management.jobs.get(jobKey);
       if (job)
         job.status =
           code === 0

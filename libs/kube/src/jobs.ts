@@ -14,10 +14,10 @@ import {
 export type JobOutcome = { state: 'active' | 'succeeded' } | { state: 'failed'; reason: string } | { state: 'missing' };
 
 const selectorFor = (runId: string) => `${RUN_ID_LABEL}=${runId}`;
-const managedSelector = () =>
-  Object.entries(MANAGED_BY)
-    .map(([k, v]) => `${k}=${v}`)
-    .join(',');
+/** The label selector of every Job this service manages. */
+const MANAGED_SELECTOR = Object.entries(MANAGED_BY)
+  .map(([k, v]) => `${k}=${v}`)
+  .join(',');
 
 /** Run ids named in one list request's label selector: about 2 KiB of URL, far below what API servers accept. */
 export const OUTCOMES_PER_LIST = 50;
@@ -134,7 +134,7 @@ export class ScaffoldJobs {
       const list = await this.batch
         .listNamespacedJob({
           namespace: this.settings.namespace,
-          labelSelector: `${managedSelector()},${RUN_ID_LABEL} in (${chunk.join(',')})`,
+          labelSelector: `${MANAGED_SELECTOR},${RUN_ID_LABEL} in (${chunk.join(',')})`,
         })
         .catch((e) => {
           throw kubeError(e, 'listing Jobs');
@@ -151,7 +151,7 @@ export class ScaffoldJobs {
   /** Runs that have a Job managed by this service, by run id. */
   async listRunIds(): Promise<string[]> {
     const list = await this.batch
-      .listNamespacedJob({ namespace: this.settings.namespace, labelSelector: managedSelector() })
+      .listNamespacedJob({ namespace: this.settings.namespace, labelSelector: MANAGED_SELECTOR })
       .catch((e) => {
         throw kubeError(e, 'listing Jobs');
       });
