@@ -14,7 +14,7 @@ import {
 } from '@nats-io/jetstream';
 import { InvalidStreamMessage, ScaffoldEvent, StoredEvent, tryParseEvent } from '../../events/src';
 import { ConcurrencyConflict, EventStore, FollowOptions, RangeQuery, ScanRange } from './event-store';
-import { READER_INACTIVE_MS, ReaderCleanup, readSubject, releaseReader } from './jetstream-reads';
+import { openReader, ReaderCleanup, readSubject, releaseReader } from './jetstream-reads';
 import { requireJetStreamServer } from './stream-admin';
 import { StreamConsumers } from './stream-consumers';
 import { ALL_RUNS, DEFAULT_STREAMS, runSubject, StreamNames } from './streams';
@@ -186,10 +186,7 @@ export class JetStreamEventStore implements EventStore {
     take: (m: JsMsg) => T | undefined,
     { ahead = false } = {},
   ): AsyncGenerator<T[]> {
-    const consumer = await this.js.consumers.get(this.streams.events, {
-      ...config,
-      inactive_threshold: READER_INACTIVE_MS,
-    });
+    const consumer = await openReader(this.js, this.streams.events, config);
     const pull = () => new PagePull(consumer, pageSize, until, take);
     // The pull not yet handed on (one at a time: an ordered consumer refuses a second while one is open).
     let pulled: PagePull<T> | undefined = pull();
@@ -208,12 +205,11 @@ export class JetStreamEventStore implements EventStore {
   }
 
   async follow(opts: FollowOptions): Promise<void> {
-    const consumer = await this.js.consumers.get(this.streams.events, {
+    const consumer = await openReader(this.js, this.streams.events, {
       filter_subjects: opts.runId ? runSubject(opts.runId) : ALL_RUNS,
       ...(opts.afterSeq === undefined
         ? { deliver_policy: DeliverPolicy.All }
         : { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: opts.afterSeq + 1 }),
-      inactive_threshold: READER_INACTIVE_MS,
     });
     const messages = await consumer.consume({ max_messages: 256 });
     const stop = () => void messages.close().catch(() => undefined);

@@ -1,4 +1,5 @@
-import { Consumer, DeliverPolicy, JetStreamClient } from '@nats-io/jetstream';
+import { Consumer, DeliverPolicy, JetStreamClient, OrderedConsumerOptions } from '@nats-io/jetstream';
+import { isStoreUnavailable } from './store-errors';
 
 /**
  * How long the server keeps a reader's ordered consumer after its last pull. A reader deletes its
@@ -7,6 +8,32 @@ import { Consumer, DeliverPolicy, JetStreamClient } from '@nats-io/jetstream';
  * enough for a page's handler (a rebuild writing a batch to PostgreSQL) between two pulls.
  */
 export const READER_INACTIVE_MS = 60_000;
+
+/** Tries at creating a reader's consumer, and the pause between two. */
+export const READER_OPEN_ATTEMPTS = 3;
+const READER_OPEN_PAUSE_MS = 1000;
+
+/**
+ * A reader's ordered consumer on `stream`. Creating it is a request to the stream's leader, which times out
+ * or finds no responder while a JetStream cluster elects a new one after a node died; a reader (a rebuild, a
+ * run's history, an audit page) tries again after a pause instead of failing on a few seconds of failover.
+ * Any other error (no such stream, no permission) fails at once. A consumer created by a try whose reply was
+ * lost is never used and expires by itself (READER_INACTIVE_MS).
+ */
+export async function openReader(
+  js: JetStreamClient,
+  stream: string,
+  config: Partial<OrderedConsumerOptions>,
+): Promise<Consumer> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await js.consumers.get(stream, { ...config, inactive_threshold: READER_INACTIVE_MS });
+    } catch (e) {
+      if (attempt >= READER_OPEN_ATTEMPTS || !isStoreUnavailable(e)) throw e;
+      await new Promise((resolve) => setTimeout(resolve, READER_OPEN_PAUSE_MS));
+    }
+  }
+}
 
 /** Whether this process deletes its readers' consumers (false for a read-only identity). */
 export interface ReaderCleanup {
@@ -35,11 +62,7 @@ export async function readSubject(
   untilSeq: number,
   cleanup: ReaderCleanup = { deletes: true },
 ): Promise<Array<{ seq: number; subject: string; data: string }>> {
-  const consumer = await js.consumers.get(stream, {
-    filter_subjects: subject,
-    deliver_policy: DeliverPolicy.All,
-    inactive_threshold: READER_INACTIVE_MS,
-  });
+  const consumer = await openReader(js, stream, { filter_subjects: subject, deliver_policy: DeliverPolicy.All });
   const out: Array<{ seq: number; subject: string; data: string }> = [];
   try {
     for (let empty = 0; empty < EMPTY_FETCHES_ALLOWED;) {
