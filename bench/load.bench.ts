@@ -26,7 +26,7 @@ import { api, API_KEY } from '../test/support/service';
 import { ServiceProcess } from '../test/support/service-process';
 import { FakeKube } from '../test/support/fake-kube';
 import { LocalKubelet } from '../test/support/runner-job';
-import { memoryCgroup, profileReport, profilingArgs } from './measure';
+import { machineCpuMeter, memoryCgroup, profileReport, profilingArgs } from './measure';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 200);
 const REPOS = Number(process.env.BENCH_REPOS ?? 20);
@@ -144,6 +144,28 @@ function histogramBuckets(text: string, name: string): Record<string, number> {
   return Object.fromEntries(
     cumulative.map((b, i) => [`≤ ${b.le}`, b.count - (cumulative[i - 1]?.count ?? 0)]).filter(([, n]) => n !== 0),
   );
+}
+
+/**
+ * Per step: attempts, the seconds they took together, and how many were at work on average over `wallSeconds`
+ * (their summed duration over the wall time): which step the runs wait in, and whether the step concurrency is used.
+ */
+function stepsAtWork(
+  text: string,
+  wallSeconds: number,
+): Record<string, { attempts: number; busy_s: number; in_flight_avg: number }> {
+  const steps: Record<string, { attempts: number; busy_s: number; in_flight_avg: number }> = {};
+  const series = /^scaffold_step_duration_seconds_(sum|count)\{step="([^"]+)",outcome="[^"]+"\} ([\d.e+-]+)$/gm;
+  for (const [, kind, step, value] of text.matchAll(series)) {
+    const s = (steps[step] ??= { attempts: 0, busy_s: 0, in_flight_avg: 0 });
+    if (kind === 'count') s.attempts += Number(value);
+    else s.busy_s += Number(value);
+  }
+  for (const s of Object.values(steps)) {
+    s.in_flight_avg = round(s.busy_s / wallSeconds, 2);
+    s.busy_s = round(s.busy_s);
+  }
+  return steps;
 }
 
 /** The service's warnings and errors (pino JSON lines, level ≥ 40) counted by message, with one example of each. */
@@ -273,6 +295,7 @@ async function main() {
   const h = headers();
   h.set('X-Api-Key', API_KEY);
   const started = Date.now();
+  const serviceCpu = machineCpuMeter();
   const memory = sampleMemory(svc.pid!, `${svc.base}/metrics`, started);
   try {
     // Each create carries an Idempotency-Key, so one whose connection dropped can be sent again without a second run.
@@ -327,6 +350,7 @@ async function main() {
       await new Promise((r) => setTimeout(r, 500));
     }
     clearInterval(getter);
+    const machineDuringService = serviceCpu();
     const restTimes = gets.filter((g) => g.api === 'rest').map((g) => g.ms);
     const natsTimes = gets.filter((g) => g.api === 'nats').map((g) => g.ms);
     if (exits().length > 0)
@@ -368,8 +392,10 @@ async function main() {
       `service: ${finishedAt.size} finished in ${round(wall)} s; GET p99 REST ${round(pct(restTimes, 99), 2)} ms, NATS ${round(pct(natsTimes, 99), 2)} ms; peak ${round(peak)} MiB`,
     );
     // BENCH_PLAIN=0: the service's figures only (the baseline takes minutes; a settings comparison does not need it).
+    const plainCpu = machineCpuMeter();
     const plainMs =
       process.env.BENCH_PLAIN === '0' ? NaN : await plainTools(plainRemotes, join(tree, 'clusters/load-0'));
+    const machineDuringPlain = plainCpu();
 
     console.log(
       JSON.stringify(
@@ -391,6 +417,8 @@ async function main() {
           plain_tools_same_work_seconds: round(plainMs / 1000),
           plain_tools_parallel: PLAIN_PARALLEL,
           throughput_vs_plain_tools: round(plainMs / 1000 / wall, 2),
+          // The whole machine's CPU in each phase (service, NATS, PostgreSQL, git, kubectl, the benchmark's own GETs).
+          machine_cpu: { service_phase: machineDuringService, plain_tools_phase: machineDuringPlain },
           get_status_ms: {
             rest: { p50: round(pct(restTimes, 50), 2), p99: round(pct(restTimes, 99), 2), n: restTimes.length },
             nats: { p50: round(pct(natsTimes, 50), 2), p99: round(pct(natsTimes, 99), 2), n: natsTimes.length },
@@ -404,6 +432,7 @@ async function main() {
           },
           projection_delay_buckets: histogramBuckets(metrics, 'scaffold_projection_delay_seconds'),
           main_thread_gc: mainThreadGc(metrics),
+          steps_at_work: stepsAtWork(metrics, wall),
           service_warnings: warningsByMessage(svc.output),
           ...(apiReplicaFigures ? { api_replica: apiReplicaFigures } : {}),
         },

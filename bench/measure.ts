@@ -15,6 +15,38 @@ export function replayAll(store: JetStreamEventStore): Promise<number> {
   return store.scan({ fromSeq: 1 }, async () => undefined);
 }
 
+/** Clock ticks per second of /proc/stat's CPU times (USER_HZ: 100 on Linux builds for every architecture Node ships). */
+const USER_HZ = 100;
+
+/** The machine's CPU time so far, from /proc/stat's first line: seconds busy (all but idle and iowait) and idle, over all cores. */
+function machineCpuSeconds(): { busy: number; idle: number } {
+  const [user, nice, system, idle, iowait, irq, softirq, steal] = readFileSync('/proc/stat', 'utf8')
+    .split('\n', 1)[0]
+    .trim()
+    .split(/\s+/)
+    .slice(1)
+    .map(Number);
+  return { busy: (user + nice + system + irq + softirq + steal) / USER_HZ, idle: (idle + iowait) / USER_HZ };
+}
+
+/**
+ * How busy the whole machine was from this call until the returned function is called: CPU seconds busy and idle
+ * over all cores, and the busy share. Tells a phase bound by CPU (busy near 100 %) from one waiting on hand-offs.
+ */
+export function machineCpuMeter(): () => { busy_cpu_s: number; idle_cpu_s: number; busy_percent: number } {
+  const start = machineCpuSeconds();
+  return () => {
+    const end = machineCpuSeconds();
+    const busy = end.busy - start.busy;
+    const idle = end.idle - start.idle;
+    return {
+      busy_cpu_s: Math.round(busy * 10) / 10,
+      idle_cpu_s: Math.round(idle * 10) / 10,
+      busy_percent: Math.round((busy / (busy + idle)) * 1000) / 10,
+    };
+  };
+}
+
 /** BENCH_PROFILE=<folder>: node options that make the service process write V8 CPU profiles there (one per thread) when it exits. */
 export function profilingArgs(): string[] {
   const dir = process.env.BENCH_PROFILE;
