@@ -402,6 +402,36 @@ describe('Helm chart, non-default values', () => {
     expect(kinds(workerRelease, 'NetworkPolicy')).toHaveLength(1);
   });
 
+  it('gives an API release no runner account and no Secret reads but the credentials check at POST', async () => {
+    const release = (serviceRole: string, executor: string) =>
+      helmTemplate({
+        config: { executor, natsUrl: 'nats://n:4222', serviceRole },
+        kubeconfigSecretNamespaces: [{ namespace: 'capi-clusters', secretNames: ['acme-kubeconfig'] }],
+        credentialsSecretNamespaces: [{ namespace: 'customer-secrets', secretNames: ['acme-credentials'] }],
+      });
+    const bindings = (objects: any[]) =>
+      Object.fromEntries(
+        kinds(objects, 'RoleBinding')
+          .filter((b) => b.metadata.name.endsWith('-reader'))
+          .map((b) => [b.metadata.name, b.subjects.map((s: any) => s.name)]),
+      );
+    for (const executor of ['kubernetes', 'local']) {
+      const api = await release('api', executor);
+      expect(kinds(api, 'ServiceAccount').map((a) => a.metadata.name)).toEqual(['release-gitops-scaffolder']);
+      expect(bindings(api)).toEqual({ 'release-gitops-scaffolder-credentials-reader': ['release-gitops-scaffolder'] });
+      expect(kinds(api, 'Role').map((r) => r.metadata.name)).not.toContain(
+        'release-gitops-scaffolder-kubeconfig-reader',
+      );
+    }
+    // A worker release is granted what a release of every role is.
+    for (const executor of ['kubernetes', 'local'])
+      expect(bindings(await release('worker', executor))).toEqual(bindings(await release('all', executor)));
+    expect(bindings(await release('worker', 'kubernetes'))).toEqual({
+      'release-gitops-scaffolder-kubeconfig-reader': ['release-gitops-scaffolder-runner'],
+      'release-gitops-scaffolder-credentials-reader': ['release-gitops-scaffolder', 'release-gitops-scaffolder-runner'],
+    });
+  });
+
   it('with executor local: no Job permissions, and the service itself reads the kubeconfig Secrets', async () => {
     const local = await helmTemplate({ config: { executor: 'local', natsUrl: 'nats://nats:4222' } });
     expect(kinds(local, 'Role').map((r) => r.metadata.name)).not.toContain('release-gitops-scaffolder-jobs');
