@@ -59,6 +59,10 @@ describe('configuration: one schema for every variable', () => {
       defaultGeneratorThreads(availableParallelism()),
     );
     expect(loadConfig({ ...KEY, GENERATOR_THREADS: '3', CPU_LIMIT: '1' }).generation.threads).toBe(3);
+    // Two passes share a thread (one plans while the other builds) unless told otherwise.
+    expect(loadConfig(KEY).generation.passesPerThread).toBe(2);
+    expect(loadConfig({ ...KEY, GENERATOR_PASSES_PER_THREAD: '1' }).generation.passesPerThread).toBe(1);
+    expect(() => loadConfig({ ...KEY, GENERATOR_PASSES_PER_THREAD: '0' })).toThrow(/GENERATOR_PASSES_PER_THREAD/);
   });
 
   it('runs every role unless SERVICE_ROLE says api or worker; anything else is refused at start', () => {

@@ -71,7 +71,7 @@ export interface AppConfig {
   referenceEnvs: string[];
   steps: StepSettings;
   /** The worker threads that generate passes: how many at once (by default one core fewer than the process may use, at least one) and how much lower their CPU priority. */
-  generation: { threads: number; niceIncrement: number };
+  generation: { threads: number; passesPerThread: number; niceIncrement: number };
   kubernetes: JobSettings;
   jobWatchIntervalMs: number;
   /** Management cluster kubeconfig outside a cluster (in a cluster: the service account). */
@@ -236,7 +236,7 @@ function runnerServiceUrl(env: Env): string {
  * Generator threads when GENERATOR_THREADS is not set: one core fewer than the process may use (Node's count,
  * or CPU_LIMIT when lower: Node may count the node's cores in a pod, not its CPU limit), at least one. A pass is
  * not the only work: the main thread answers the API and hands events on, and each pass starts kubectl and git.
- * Measured in the 200-run load on 2 cores (512 MiB limit, docs/benchmarks.md): one thread against two finished in
+ * Measured in the 200-run load on 2 cores (512 MiB limit, docs/benchmarks.md), one pass per thread: one thread against two finished in
  * 132 to 142 s against 113 to 121 s, GET p99 25 to 32 against 46 to 60 ms, peak 215 to 219 against 266 to 269 MiB:
  * two are faster on a busy machine (one leaves it 15 % idle) but miss the answer-time and memory goals.
  */
@@ -284,6 +284,7 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env, opts: { requ
     generation: {
       threads:
         env.GENERATOR_THREADS || defaultGeneratorThreads(Math.min(availableParallelism(), env.CPU_LIMIT || Infinity)),
+      passesPerThread: env.GENERATOR_PASSES_PER_THREAD,
       niceIncrement: env.GENERATOR_NICE,
     },
     referenceEnvs: env.REFERENCE_ENVS.split(',')

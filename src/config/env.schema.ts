@@ -92,6 +92,7 @@ export const ENV_SCHEMA = {
     ACK_WAIT_SECONDS: seconds(30, 3600),
     STEP_CONCURRENCY: integer(4, 1, 64),
     GENERATOR_THREADS: integer(0, 0, 64),
+    GENERATOR_PASSES_PER_THREAD: integer(2, 1, 8),
     CPU_LIMIT: integer(0, 0, 4096),
     GENERATOR_NICE: integer(10, 0, 19),
     PUSH_ATTEMPTS: integer(100, 1, 10_000),

@@ -29,6 +29,7 @@ import { hostsFluxApplies } from './applied-hosts';
 import { checkPathMap, checkPathMapUsed } from './foreign-paths';
 import { checkReferenceExists, loadReference } from './reference';
 import { checkReadableLayout } from './readable-layout';
+import { throwIfPassAborted } from './pass-signal';
 import { applyPlan, checkOwnership, insideRepo, ownedBy, ownerOf, planOwnerMarker, planSopsRules } from './target';
 import {
   canonicalReferenceEnv,
@@ -442,5 +443,8 @@ export async function planGeneration(options: GenerateOptions): Promise<Generati
 
 /** One pass for a new cluster, planned then written into the working copy. */
 export async function generate(options: GenerateOptions): Promise<GenerateResult> {
-  return applyPlan(options.repoDir, await planGeneration(options));
+  const plan = await planGeneration(options);
+  // A pass aborted while it planned (its step passed its deadline) writes nothing.
+  throwIfPassAborted();
+  return applyPlan(options.repoDir, plan);
 }

@@ -1,9 +1,9 @@
-import { cpSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GeneratorInputError } from './errors';
 import { generate, SHIPPED_TEMPLATE } from './generate';
-import { GeneratorPool } from './generator-pool';
+import { GeneratorPool, PASSES_PER_THREAD } from './generator-pool';
 import type { GenerateOptions } from './context';
 
 /** The nice value of one of this process's threads (field 19 of /proc/self/task/<tid>/stat). */
@@ -57,7 +57,7 @@ describe('GeneratorPool: passes in worker threads at a lower CPU priority', () =
     expect(failure.message).toContain('reference environment "nope" does not exist');
   });
 
-  it('an aborted preview rejects at once (its thread is stopped), and the pool goes on', async () => {
+  it('an aborted preview rejects at once, and the pool goes on', async () => {
     const repo = mkdtempSync(join(tmpdir(), 'gs-pool-'));
     const abort = new AbortController();
     const started = Date.now();
@@ -70,16 +70,91 @@ describe('GeneratorPool: passes in worker threads at a lower CPU priority', () =
     );
   });
 
-  it("an aborted pass (a run's step past its deadline) rejects at once (its thread and kustomize are stopped), and the pool goes on", async () => {
+  it("an aborted pass (a run's step past its deadline) rejects at once, its kubectl is killed, and the pool goes on", async () => {
     const repo = mkdtempSync(join(tmpdir(), 'gs-pool-'));
     const abort = new AbortController();
     const started = Date.now();
-    const running = pool.generate(options(repo, { validate: true }), abort.signal);
-    setTimeout(() => abort.abort(), 20);
+    // A cluster of its own: no earlier pass's build is kept for its folders, so it starts kubectl.
+    const running = pool.generate(options(repo, { validate: true, clusterName: 'pool-aborted' }), abort.signal);
+    // Aborted once its first build runs, so there is a kubectl to kill.
+    await waitUntil(() => kubectlsOf(process.pid).length > 0);
+    abort.abort();
     await expect(running).rejects.toThrow(/abort/i);
     expect(Date.now() - started).toBeLessThan(2_000);
+    expect(kubectlsOf(process.pid)).toEqual([]);
+    // It wrote nothing: the plan is applied only by a pass that was not aborted.
+    expect(existsSync(join(repo, 'clusters/pool-aborted'))).toBe(false);
     expect((await pool.generate(options(mkdtempSync(join(tmpdir(), 'gs-pool-'))))).summary.cluster_name).toBe(
       'pool-test',
     );
   });
 });
+
+describe('GeneratorPool: two passes share a thread', () => {
+  const pool = new GeneratorPool({ threads: 1, niceIncrement: 0 });
+  afterAll(() => pool.close());
+
+  it(`runs ${PASSES_PER_THREAD} passes at once on one thread, and aborting one leaves the other to finish`, async () => {
+    const pass = (clusterName: string) => ({
+      repoDir: mkdtempSync(join(tmpdir(), 'gs-pool-')),
+      templateDir: SHIPPED_TEMPLATE,
+      clusterName,
+      domain: `${clusterName}.example.com`,
+      region: 'eu-west-1',
+      acmeEmail: 'ops@example.com',
+      pass: 'infra' as const,
+      validate: true,
+    });
+    let keptEnded = false;
+    const kept = pool.generate(pass('kept')).finally(() => (keptEnded = true));
+    const abort = new AbortController();
+    const aborted = pool.generate(pass('aborted'), abort.signal);
+    const third = pool.generate(pass('third'));
+    // Two passes on the thread and only the third waiting, while the first is still at work (one pass per
+    // thread would leave two waiting until the first ended).
+    await waitUntil(() => pool.waitingPasses === 1);
+    expect(keptEnded).toBe(false);
+    abort.abort();
+    await expect(aborted).rejects.toThrow(/abort/i);
+    // The thread was not stopped under the other pass: it ends as if alone.
+    expect((await kept).summary.cluster_name).toBe('kept');
+    expect((await third).summary.cluster_name).toBe('third');
+    await expect(pool.threadHeaps()).resolves.toHaveLength(1);
+  });
+});
+
+/** Polls `condition` every 5 ms for up to 10 s. */
+async function waitUntil(condition: () => boolean): Promise<void> {
+  for (const until = Date.now() + 10_000; !condition(); await new Promise((r) => setTimeout(r, 5)))
+    if (Date.now() > until) throw new Error('condition not met within 10 s');
+}
+
+/** The kubectl processes among `pid`'s descendants (a pass's builds run from its thread's helper process). */
+function kubectlsOf(pid: number): number[] {
+  const found: number[] = [];
+  for (const child of childrenOf(pid)) {
+    if (commandOf(child) === 'kubectl') found.push(child);
+    found.push(...kubectlsOf(child));
+  }
+  return found;
+}
+
+/** A process's children, whichever of its threads started them (the helper is a worker thread's child). */
+function childrenOf(pid: number): number[] {
+  const tasks = existsSync(`/proc/${pid}/task`) ? readdirSync(`/proc/${pid}/task`) : [];
+  return tasks.flatMap((tid) => {
+    try {
+      return readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+    } catch {
+      return []; // the thread or process ended meanwhile
+    }
+  });
+}
+
+function commandOf(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+  } catch {
+    return '';
+  }
+}

@@ -16,6 +16,7 @@ import { substituteObject } from './substitution';
 import { parseFresh } from './yaml-docs';
 import { buildInputsDigest } from './build-inputs';
 import { boundFromHeapLimit, LruByBytes } from './lru';
+import { passSignal, throwIfPassAborted } from './pass-signal';
 
 export type { BuiltObject } from './schema';
 
@@ -29,6 +30,13 @@ const waiting: Array<() => void> = [];
 
 async function withBuildSlot<T>(work: () => Promise<T>): Promise<T> {
   if (running >= MAX_BUILDS) await new Promise<void>((resolve) => waiting.push(resolve));
+  // A pass aborted while it waited hands its slot on instead of starting a build nobody waits for.
+  try {
+    throwIfPassAborted();
+  } catch (e) {
+    waiting.shift()?.();
+    throw e;
+  }
   running++;
   try {
     return await work();
@@ -185,13 +193,15 @@ async function runBuild(absDir: string, label: string, how: BuildHow): Promise<K
   }
 }
 
-/** `kubectl kustomize` of a folder, offline, in a build slot: its output. */
+/** `kubectl kustomize` of a folder, offline, in a build slot: its output. Aborting the pass kills the kubectl. */
 async function kustomizeOutput({ kubectl, looseLoading }: BuildHow, dir: string): Promise<string> {
   const { stdout } = await withBuildSlot(() =>
-    run(kubectl, ['kustomize', ...(looseLoading ? ['--load-restrictor=LoadRestrictionsNone'] : []), dir], {
-      maxBuffer: 256 * 1024 * 1024,
-      env: offlineBuildEnvironment(),
-    }),
+    run(
+      kubectl,
+      ['kustomize', ...(looseLoading ? ['--load-restrictor=LoadRestrictionsNone'] : []), dir],
+      { maxBuffer: 256 * 1024 * 1024, env: offlineBuildEnvironment() },
+      passSignal(),
+    ),
   );
   return stdout;
 }
