@@ -6,7 +6,7 @@
  * which other passes share.
  */
 import type { MessagePort } from 'node:worker_threads';
-import { threadId } from 'node:worker_threads';
+import { receiveMessageOnPort, threadId } from 'node:worker_threads';
 import type { GenerateOptions } from './context';
 import { GeneratorInputError, GeneratorValidationError } from './errors';
 import { generate as generateTree } from './generate';
@@ -31,9 +31,13 @@ export interface PassStarted {
 
 async function outcome<T>({ control }: PassTask, work: () => Promise<T>): Promise<WorkerOutcome<T>> {
   const abort = new AbortController();
+  // An abort sent while the task was queued is already on the port: read now, before any work (a listener would
+  // hear it only after the pass's first synchronous stretch).
+  if (receiveMessageOnPort(control)?.message === ABORT_PASS) abort.abort();
   control.on('message', (word) => word === ABORT_PASS && abort.abort());
   control.postMessage({ threadId } satisfies PassStarted);
   try {
+    abort.signal.throwIfAborted();
     return { ok: true, value: await runAsPass(abort.signal, work) };
   } catch (e) {
     const kind: WorkerErrorKind = abort.signal.aborted

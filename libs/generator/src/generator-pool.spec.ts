@@ -123,6 +123,37 @@ describe('GeneratorPool: two passes share a thread', () => {
   });
 });
 
+describe('GeneratorPool: a pass aborted while it waits for a thread', () => {
+  const pool = new GeneratorPool({ threads: 1, passesPerThread: 1, niceIncrement: 0 });
+  afterAll(() => pool.close());
+
+  it('rejects at once, not when a thread frees up, and the pool goes on', async () => {
+    const pass = (clusterName: string) => ({
+      repoDir: mkdtempSync(join(tmpdir(), 'gs-pool-')),
+      templateDir: SHIPPED_TEMPLATE,
+      clusterName,
+      domain: `${clusterName}.example.com`,
+      region: 'eu-west-1',
+      acmeEmail: 'ops@example.com',
+      pass: 'infra' as const,
+      validate: true,
+    });
+    let runningEnded = false;
+    const running = pool.generate(pass('running')).finally(() => (runningEnded = true));
+    const abort = new AbortController();
+    const queued = pass('queued');
+    const waiting = pool.generate(queued, abort.signal);
+    await waitUntil(() => pool.waitingPasses === 1);
+    abort.abort();
+    await expect(waiting).rejects.toThrow(/abort/i);
+    expect(runningEnded).toBe(false);
+    expect((await running).summary.cluster_name).toBe('running');
+    // Taken by the thread later, the aborted pass ended before any work: nothing of it was written.
+    expect((await pool.generate(pass('after'))).summary.cluster_name).toBe('after');
+    expect(existsSync(join(queued.repoDir, 'clusters/queued'))).toBe(false);
+  });
+});
+
 /** Polls `condition` every 5 ms for up to 10 s. */
 async function waitUntil(condition: () => boolean): Promise<void> {
   for (const until = Date.now() + 10_000; !condition(); await new Promise((r) => setTimeout(r, 5)))

@@ -16,9 +16,9 @@ import { preview, PreviewResult } from './preview';
 
 /** What the steps and the preview endpoint generate through. */
 export interface TreeGenerator {
-  /** Aborting `signal` (a run step's deadline) ends the pass and the programs it started (its worker thread is stopped). */
+  /** Aborting `signal` (a run step's deadline) ends the pass and the programs it started; the pass writes nothing after it. */
   generate(options: GenerateOptions, signal?: AbortSignal): Promise<GenerateResult>;
-  /** Aborting `signal` ends the pass and the programs it started (its worker thread is stopped). */
+  /** Aborting `signal` ends the pass and the programs it started. */
   preview(options: GenerateOptions, signal?: AbortSignal): Promise<PreviewResult>;
   close(): Promise<void>;
   /** The V8 heap of each thread that generates apart from the caller's (none on the caller's own thread). */
@@ -110,26 +110,37 @@ export class GeneratorPool implements TreeGenerator {
     signal?.throwIfAborted();
     const { port1: control, port2 } = new MessageChannel();
     let thread: number | undefined;
-    control.on('message', (started: PassStarted) => (thread = started.threadId));
     let stopThread: NodeJS.Timeout | undefined;
-    const abort = () => {
-      control.postMessage(ABORT_PASS);
-      stopThread = setTimeout(
+    const stopThreadLater = () => {
+      stopThread ??= setTimeout(
         () => void this.pool.threads.find((t) => t.threadId === thread)?.terminate(),
         ABORT_GRACE_MS,
       );
     };
+    let leaveQueue: (reason: unknown) => void = () => undefined;
+    const abortedInQueue = new Promise<never>((_, reject) => (leaveQueue = reject));
+    control.on('message', (started: PassStarted) => {
+      thread = started.threadId;
+      if (signal?.aborted) stopThreadLater();
+    });
+    const abort = () => {
+      control.postMessage(ABORT_PASS);
+      // Still queued: the caller goes at once; the task, when a thread takes it, finds the abort and ends before any work.
+      if (thread === undefined) leaveQueue(new DOMException('pass aborted before it started', 'AbortError'));
+      else stopThreadLater();
+    };
     signal?.addEventListener('abort', abort, { once: true });
-    try {
-      const task: PassTask = { options, control: port2 };
-      // Transferred, not copied: the worker holds the port's other end. (piscina's type for the list is derived from
-      // MessagePort.postMessage's last overload in @types/node, an options object; piscina itself requires an array.)
-      return await this.pool.run(task, { name, transferList: [port2] as never });
-    } finally {
+    const task: PassTask = { options, control: port2 };
+    // Transferred, not copied: the worker holds the port's other end. (piscina's type for the list is derived from
+    // MessagePort.postMessage's last overload in @types/node, an options object; piscina itself requires an array.)
+    const ran = this.pool.run(task, { name, transferList: [port2] as never }).finally(() => {
+      // The port stays open until the task ends, also after its caller left: a queued task must still read its abort.
       signal?.removeEventListener('abort', abort);
       clearTimeout(stopThread);
       control.close();
-    }
+    });
+    ran.catch(() => undefined); // its caller may have left already (aborted in the queue)
+    return Promise.race([ran, abortedInQueue]);
   }
 
   /** Passes waiting for a thread (every thread already runs as many as it may). */

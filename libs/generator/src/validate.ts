@@ -23,20 +23,14 @@ export type { BuiltObject } from './schema';
 /** kubectl is started by this thread's helper process: a fork of the service would stall it (see HelperProcess). */
 const run = execInHelper;
 
-/** At most one kustomize build per core at a time, process-wide: more only thrashes the CPU the API needs too. */
+/** At most one kustomize build per core at a time in each generator thread: more only thrashes the CPU the API needs too. */
 const MAX_BUILDS = Math.max(1, availableParallelism());
 let running = 0;
 const waiting: Array<() => void> = [];
 
 async function withBuildSlot<T>(work: () => Promise<T>): Promise<T> {
-  if (running >= MAX_BUILDS) await new Promise<void>((resolve) => waiting.push(resolve));
-  // A pass aborted while it waited hands its slot on instead of starting a build nobody waits for.
-  try {
-    throwIfPassAborted();
-  } catch (e) {
-    waiting.shift()?.();
-    throw e;
-  }
+  throwIfPassAborted();
+  if (running >= MAX_BUILDS) await slotFreed(passSignal());
   running++;
   try {
     return await work();
@@ -44,6 +38,22 @@ async function withBuildSlot<T>(work: () => Promise<T>): Promise<T> {
     running--;
     waiting.shift()?.();
   }
+}
+
+/** Resolves when a build ends and hands this caller its slot; a pass aborted meanwhile leaves the queue at once. */
+function slotFreed(signal: AbortSignal | undefined): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const leave = () => {
+      waiting.splice(waiting.indexOf(take), 1);
+      reject(signal!.reason);
+    };
+    const take = () => {
+      signal?.removeEventListener('abort', leave);
+      resolve();
+    };
+    waiting.push(take);
+    signal?.addEventListener('abort', leave, { once: true });
+  });
 }
 const kubectlPresent = new Map<string, Promise<boolean>>();
 
