@@ -95,21 +95,11 @@ describe('GeneratorPool: two passes share a thread', () => {
   afterAll(() => pool.close());
 
   it(`runs ${PASSES_PER_THREAD} passes at once on one thread, and aborting one leaves the other to finish`, async () => {
-    const pass = (clusterName: string) => ({
-      repoDir: mkdtempSync(join(tmpdir(), 'gs-pool-')),
-      templateDir: SHIPPED_TEMPLATE,
-      clusterName,
-      domain: `${clusterName}.example.com`,
-      region: 'eu-west-1',
-      acmeEmail: 'ops@example.com',
-      pass: 'infra' as const,
-      validate: true,
-    });
     let keptEnded = false;
-    const kept = pool.generate(pass('kept')).finally(() => (keptEnded = true));
+    const kept = pool.generate(validatedInfraPass('kept')).finally(() => (keptEnded = true));
     const abort = new AbortController();
-    const aborted = pool.generate(pass('aborted'), abort.signal);
-    const third = pool.generate(pass('third'));
+    const aborted = pool.generate(validatedInfraPass('aborted'), abort.signal);
+    const third = pool.generate(validatedInfraPass('third'));
     // Two passes on the thread and only the third waiting, while the first is still at work (one pass per
     // thread would leave two waiting until the first ended).
     await waitUntil(() => pool.waitingPasses === 1);
@@ -128,20 +118,10 @@ describe('GeneratorPool: a pass aborted while it waits for a thread', () => {
   afterAll(() => pool.close());
 
   it('rejects at once, not when a thread frees up, and the pool goes on', async () => {
-    const pass = (clusterName: string) => ({
-      repoDir: mkdtempSync(join(tmpdir(), 'gs-pool-')),
-      templateDir: SHIPPED_TEMPLATE,
-      clusterName,
-      domain: `${clusterName}.example.com`,
-      region: 'eu-west-1',
-      acmeEmail: 'ops@example.com',
-      pass: 'infra' as const,
-      validate: true,
-    });
     let runningEnded = false;
-    const running = pool.generate(pass('running')).finally(() => (runningEnded = true));
+    const running = pool.generate(validatedInfraPass('running')).finally(() => (runningEnded = true));
     const abort = new AbortController();
-    const queued = pass('queued');
+    const queued = validatedInfraPass('queued');
     const waiting = pool.generate(queued, abort.signal);
     await waitUntil(() => pool.waitingPasses === 1);
     abort.abort();
@@ -149,10 +129,24 @@ describe('GeneratorPool: a pass aborted while it waits for a thread', () => {
     expect(runningEnded).toBe(false);
     expect((await running).summary.cluster_name).toBe('running');
     // Taken by the thread later, the aborted pass ended before any work: nothing of it was written.
-    expect((await pool.generate(pass('after'))).summary.cluster_name).toBe('after');
+    expect((await pool.generate(validatedInfraPass('after'))).summary.cluster_name).toBe('after');
     expect(existsSync(join(queued.repoDir, 'clusters/queued'))).toBe(false);
   });
 });
+
+/** An infra pass with kustomize builds, for a cluster of its own (no earlier build is kept for it), into a fresh folder. */
+function validatedInfraPass(clusterName: string): GenerateOptions {
+  return {
+    repoDir: mkdtempSync(join(tmpdir(), 'gs-pool-')),
+    templateDir: SHIPPED_TEMPLATE,
+    clusterName,
+    domain: `${clusterName}.example.com`,
+    region: 'eu-west-1',
+    acmeEmail: 'ops@example.com',
+    pass: 'infra',
+    validate: true,
+  };
+}
 
 /** Polls `condition` every 5 ms for up to 10 s. */
 async function waitUntil(condition: () => boolean): Promise<void> {
