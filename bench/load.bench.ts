@@ -125,24 +125,52 @@ function mainThreadGc(text: string): Record<string, { seconds: number; count: nu
   );
 }
 
-/** Histogram quantile from Prometheus text (upper bound of the bucket holding the quantile). */
-function histogramQuantile(text: string, name: string, q: number): number {
-  const buckets = [...text.matchAll(new RegExp(`^${name}_bucket\\{le="([^"]+)"\\} (\\d+)`, 'gm'))].map((m) => ({
-    le: m[1] === '+Inf' ? Infinity : Number(m[1]),
+/**
+ * A histogram's cumulative buckets from Prometheus text; `labels` (e.g. `,route="GET /x"`) picks one series, written
+ * as they stand after `le` in prom-client's output.
+ */
+function cumulativeBuckets(text: string, name: string, labels = ''): Array<{ le: string; count: number }> {
+  const escaped = labels.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+  return [...text.matchAll(new RegExp(`^${name}_bucket\\{le="([^"]+)"${escaped}\\} (\\d+)`, 'gm'))].map((m) => ({
+    le: m[1],
     count: Number(m[2]),
+  }));
+}
+
+/** Histogram quantile from Prometheus text (upper bound of the bucket holding the quantile). */
+function histogramQuantile(text: string, name: string, q: number, labels = ''): number {
+  const buckets = cumulativeBuckets(text, name, labels).map((b) => ({
+    le: b.le === '+Inf' ? Infinity : Number(b.le),
+    count: b.count,
   }));
   const total = buckets[buckets.length - 1]?.count ?? 0;
   return buckets.find((b) => b.count >= q * total)?.le ?? NaN;
 }
 
 /** A histogram's buckets as `{ "≤ le": count in that bucket }` (not cumulative), to see where a tail sits. */
-function histogramBuckets(text: string, name: string): Record<string, number> {
-  const cumulative = [...text.matchAll(new RegExp(`^${name}_bucket\\{le="([^"]+)"\\} (\\d+)`, 'gm'))].map((m) => ({
-    le: m[1],
-    count: Number(m[2]),
-  }));
+function histogramBuckets(text: string, name: string, labels = ''): Record<string, number> {
+  const cumulative = cumulativeBuckets(text, name, labels);
   return Object.fromEntries(
     cumulative.map((b, i) => [`≤ ${b.le}`, b.count - (cumulative[i - 1]?.count ?? 0)]).filter(([, n]) => n !== 0),
+  );
+}
+
+/** How long the service took for the benchmark's GETs by id, by its own histogram: p50/p99 bucket bounds and buckets. */
+function serviceGetTimes(text: string) {
+  const name = 'scaffold_api_request_duration_seconds';
+  const series = {
+    rest: ',transport="http",route="GET /api/v1/scaffolds/:id",status="200"',
+    nats: ',transport="nats",route="scaffolds.v1.get",status="200"',
+  };
+  return Object.fromEntries(
+    Object.entries(series).map(([api, labels]) => [
+      api,
+      {
+        p50_le_s: histogramQuantile(text, name, 0.5, labels),
+        p99_le_s: histogramQuantile(text, name, 0.99, labels),
+        buckets: histogramBuckets(text, name, labels),
+      },
+    ]),
   );
 }
 
@@ -360,6 +388,7 @@ async function main() {
     const wall = (Math.max(...[...finishedAt.values()].map((f) => f.at)) - started) / 1000;
     const times = ids.filter((id) => finishedAt.has(id)).map((id) => (finishedAt.get(id)!.at - started) / 1000);
     const metrics = await (await fetch(`${svc.base}/metrics`)).text();
+    const frontMetrics = front === svc ? metrics : await (await fetch(`${front.base}/metrics`)).text();
     const events = Number(/^scaffold_stream_last_seq (\d+)/m.exec(metrics)?.[1] ?? 0);
     const peak = peakRssMiB(svc.pid!);
     // The worker's figures are the service's above; the API replica's (split) are these.
@@ -423,6 +452,9 @@ async function main() {
             rest: { p50: round(pct(restTimes, 50), 2), p99: round(pct(restTimes, 99), 2), n: restTimes.length },
             nats: { p50: round(pct(natsTimes, 50), 2), p99: round(pct(natsTimes, 99), 2), n: natsTimes.length },
             slowest_percent_by_30_s: slowestByWindow(gets, 30),
+            // The same GETs as the service timed them (guard to answer, PostgreSQL included): the rest of the time
+            // above is the way there and back (sockets, NATS, waiting for a core, the service's event loop).
+            in_service: serviceGetTimes(frontMetrics),
           },
           events_appended: events,
           append_rate_events_per_s: round(events / wall),

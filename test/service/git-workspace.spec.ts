@@ -1,13 +1,57 @@
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { getPriority } from 'node:os';
 import { join } from 'node:path';
+import { deflateSync } from 'node:zlib';
 import { GitAccess, GitStepError, GitWorkspace, LocalGitWorkspaces, RepositoryCache } from '../../libs/git/src';
 import type { HelperProcess } from '../../libs/git/src';
 import { allFiles, tempDir } from '../support/files';
 import { bareRepo, gitLog, pushAsAnotherWriter } from '../support/services';
 
 const identity = { name: 'test', email: 'test@example.com' };
+
+/**
+ * What `work` returned, the git commands it started, in order, and every git command that ran meanwhile (those
+ * git started itself too, e.g. `maintenance` after a fetch), by git's own trace (GIT_TRACE2_EVENT).
+ */
+async function gitProgramsDuring<T>(
+  work: () => Promise<T>,
+): Promise<{ result: T; commands: string[]; everyCommand: string[] }> {
+  const trace = join(tempDir('trace2'), 'events.json');
+  process.env.GIT_TRACE2_EVENT = trace;
+  try {
+    const result = await work();
+    const events = existsSync(trace)
+      ? readFileSync(trace, 'utf8')
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l))
+      : [];
+    const names = events.filter((e) => e.event === 'cmd_name');
+    return {
+      result,
+      commands: names.filter((e) => !String(e.hierarchy).includes('/')).map((e) => e.name as string),
+      everyCommand: names.map((e) => e.name as string),
+    };
+  } finally {
+    delete process.env.GIT_TRACE2_EVENT;
+  }
+}
+
+/** `count` blobs written loose into a bare repository's objects/17 (their ids start with 17), as git writes them. */
+function writeLooseObjectsIn17(gitDir: string, count: number, skip = 0) {
+  let found = 0;
+  for (let i = 0; found < skip + count; i++) {
+    const content = `loose ${i}\n`;
+    const object = Buffer.concat([Buffer.from(`blob ${Buffer.byteLength(content)}\0`), Buffer.from(content)]);
+    const id = createHash('sha1').update(object).digest('hex');
+    if (!id.startsWith('17')) continue;
+    if (found++ < skip) continue;
+    mkdirSync(join(gitDir, 'objects', '17'), { recursive: true });
+    writeFileSync(join(gitDir, 'objects', '17', id.slice(2)), deflateSync(object));
+  }
+}
 
 describe('git workspace (real git, local bare remote)', () => {
   it('finds a run commit by its trailers, so a redelivered step does not push again', async () => {
@@ -126,6 +170,49 @@ describe('git workspace (real git, local bare remote)', () => {
     expect(await second.head()).toBe(theirs);
     expect(await second.findRunCommit('run-6', 'infra')).toBe(pushed);
     expect(readdirSync(root)).toHaveLength(1);
+  });
+
+  it('reads HEAD from the ref file git wrote, and asks git when the refs are packed', async () => {
+    const remote = bareRepo();
+    const ws = await GitWorkspace.clone(join(tempDir('ws'), 'rf'), { url: remote.url, branch: 'main' }, identity);
+    writeFileSync(join(ws.dir, 'rf.yaml'), 'a: 1\n');
+    const started = await gitProgramsDuring(() => ws.commit(['rf.yaml'], 'scaffold: rf', 'run-rf', 'infra'));
+    const sha = started.result;
+    expect(sha).toBe(execFileSync('git', ['-C', ws.dir, 'rev-parse', 'HEAD'], { encoding: 'utf8' }).trim());
+    expect(started.everyCommand).toEqual(['add', 'commit']); // no rev-parse, and no maintenance after the commit
+    execFileSync('git', ['-C', ws.dir, 'pack-refs', '--all']);
+    expect(existsSync(join(ws.dir, '.git/refs/heads/main'))).toBe(false);
+    const packed = await gitProgramsDuring(() => ws.head());
+    expect([packed.result, packed.everyCommand]).toEqual([sha, ['rev-parse']]);
+    execFileSync('git', ['-C', ws.dir, 'checkout', '-q', '--detach']);
+    const detached = await gitProgramsDuring(() => ws.head());
+    expect([detached.result, detached.everyCommand]).toEqual([sha, []]);
+  });
+
+  it('starts no git maintenance in a working copy, nor in the cache until its loose objects pile up', async () => {
+    const remote = bareRepo();
+    const root = tempDir('repo-cache');
+    const cache = new RepositoryCache(root);
+    const repo = { url: remote.url, branch: 'main' };
+    const first = await GitWorkspace.clone(join(tempDir('ws'), 'm1'), repo, identity, GitAccess.NONE, cache);
+    pushAsAnotherWriter(remote.dir, { 'theirs.txt': 'x' }, 'theirs');
+    const quiet = await gitProgramsDuring(async () => {
+      await first.fetch();
+      await cache.refresh(repo);
+    });
+    expect(quiet.commands).toEqual(['fetch', 'fetch']);
+    expect(quiet.everyCommand).not.toContain('maintenance');
+    expect(quiet.everyCommand).not.toContain('gc');
+    // As many loose objects in the folder git samples as gc.auto (6,700) means over all 256.
+    const [cacheDir] = readdirSync(root);
+    writeLooseObjectsIn17(join(root, cacheDir), 27);
+    pushAsAnotherWriter(remote.dir, { 'more.txt': 'y' }, 'more');
+    const notYet = await gitProgramsDuring(() => cache.refresh(repo));
+    expect([notYet.commands, notYet.everyCommand]).toEqual([['fetch'], expect.not.arrayContaining(['maintenance'])]);
+    writeLooseObjectsIn17(join(root, cacheDir), 1, 27);
+    const due = await gitProgramsDuring(() => cache.refresh(repo));
+    expect(due.commands).toEqual(['fetch', 'maintenance']);
+    expect(due.everyCommand).toContain('gc');
   });
 
   it('leaves no cache behind when the remote cannot be cloned, and says why as without one', async () => {

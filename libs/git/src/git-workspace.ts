@@ -1,5 +1,5 @@
 import { existsSync, statSync } from 'node:fs';
-import { mkdir, rm, rmdir } from 'node:fs/promises';
+import { mkdir, readFile, rm, rmdir } from 'node:fs/promises';
 import { dirname, join, posix } from 'node:path';
 import { classifyGitError } from './errors';
 import { GitAccess } from './git-access';
@@ -48,6 +48,9 @@ export function branchProblem(branch: string): string | null {
  */
 export type CheckoutScope = (files: string[]) => string[] | null;
 
+/** A commit id as git writes it in a ref file: SHA-1 or SHA-256, lower-case hex. */
+const OBJECT_ID = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
+
 const isFolder = (abs: string) => existsSync(abs) && statSync(abs).isDirectory();
 
 /** The paths of the files of the branch a clone is on. */
@@ -88,7 +91,15 @@ export class GitWorkspace {
     /** A sparse checkout (cone mode): what a commit adds outside the cone widens it first. */
     readonly sparse: boolean,
   ) {
-    this.config = [`user.name=${identity.name}`, `user.email=${identity.email}`, 'commit.gpgsign=false'];
+    this.config = [
+      `user.name=${identity.name}`,
+      `user.email=${identity.email}`,
+      'commit.gpgsign=false',
+      // A working copy lives for one run: every commit and fetch would otherwise start `git maintenance
+      // run --auto` (one more process, tens of milliseconds on busy cores) to tidy a folder about to go.
+      'maintenance.auto=false',
+      'gc.auto=0',
+    ];
   }
 
   /** One git command in the working copy, with the run's identity. */
@@ -196,7 +207,21 @@ export class GitWorkspace {
 
   /** The commit the working copy is on. */
   async head(): Promise<string> {
-    return (await this.git(['rev-parse', 'HEAD'])).trim();
+    return (await this.headFromRefFile()) ?? (await this.git(['rev-parse', 'HEAD'])).trim();
+  }
+
+  /**
+   * HEAD read from the files git keeps it in, without starting git (a pass asks after each commit and
+   * before reusing a copy): `.git/HEAD` naming this branch, or a commit when detached, and the branch's
+   * loose ref, which a commit, rebase or reset writes. Undefined when either is not that plain shape
+   * (packed refs, another ref storage), and git is asked.
+   */
+  private async headFromRefFile(): Promise<string | undefined> {
+    const read = (path: string) => readFile(join(this.dir, '.git', path), 'utf8').catch(() => '');
+    const head = (await read('HEAD')).trim();
+    const branchRef = `refs/heads/${this.repo.branch}`;
+    const commit = head === `ref: ${branchRef}` ? (await read(branchRef)).trim() : head;
+    return OBJECT_ID.test(commit) ? commit : undefined;
   }
 
   async changedFiles(paths: string[]): Promise<number> {

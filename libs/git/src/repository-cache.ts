@@ -1,9 +1,14 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { GitAccess } from './git-access';
 import { classifyGitError } from './errors';
 import type { RepoRef } from './repository-url';
+
+/** git's gc.auto default (6,700 loose objects) spread over its 256 object folders, as git estimates it from one. */
+const LOOSE_OBJECTS_PER_FOLDER = Math.ceil(6700 / 256);
+/** git's gc.autoPackLimit default. */
+const PACK_LIMIT = 50;
 
 /**
  * A bare copy of each remote branch this process works on, under WORK_DIR, brought up to date by one
@@ -37,6 +42,27 @@ export class RepositoryCache {
     return dir;
   }
 
+  /**
+   * Packs the cache's objects once there are many loose ones or packs. Each fetch used to start `git
+   * maintenance run --auto` to decide that (one more git process per pass); git's own measures are read
+   * here instead (the loose objects in one of the 256 object folders against gc.auto / 256, the packs
+   * against gc.autoPackLimit), and git runs only then. A failure leaves the cache as usable as before,
+   * as a failure of git's automatic run would.
+   */
+  private async tidyWhenDue(dir: string): Promise<void> {
+    const entries = (folder: string) => {
+      try {
+        return readdirSync(join(dir, 'objects', folder));
+      } catch {
+        return []; // no such folder yet: nothing there
+      }
+    };
+    const loose = entries('17').length;
+    const packs = entries('pack').filter((f) => f.endsWith('.pack')).length;
+    if (loose <= LOOSE_OBJECTS_PER_FOLDER && packs <= PACK_LIMIT) return;
+    await this.access.run({ op: 'raw', baseDir: dir, args: ['maintenance', 'run', '--auto'] }).catch(() => undefined);
+  }
+
   private async bringUpToDate(dir: string, repo: RepoRef, signal?: AbortSignal): Promise<void> {
     if (existsSync(dir)) {
       try {
@@ -44,10 +70,17 @@ export class RepositoryCache {
           {
             op: 'raw',
             baseDir: dir,
-            args: ['fetch', '--no-tags', 'origin', `+refs/heads/${repo.branch}:refs/heads/${repo.branch}`],
+            args: [
+              'fetch',
+              '--no-tags',
+              '--no-auto-maintenance',
+              'origin',
+              `+refs/heads/${repo.branch}:refs/heads/${repo.branch}`,
+            ],
           },
           signal,
         );
+        await this.tidyWhenDue(dir);
         return;
       } catch (e) {
         throw classifyGitError(e, repo.url);
