@@ -394,6 +394,35 @@ describe('sparse working copies (cone mode, the folders a scope chooses)', () =>
     expect(existsSync(join(ws.dir, 'clusters/pear'))).toBe(false);
   });
 
+  it('widens the cone only for folders outside it: a commit inside starts no sparse-checkout', async () => {
+    const remote = fleet();
+    const ws = await sparseClone(remote, 'w');
+    const write = (path: string, text: string) => {
+      mkdirSync(join(ws.dir, path, '..'), { recursive: true });
+      writeFileSync(join(ws.dir, path), text);
+    };
+    write('clusters/kiwi/deep/k.yaml', 'kiwi: 1\n');
+    write('base/b.yaml', 'b: 1\n');
+    const inside = await gitProgramsDuring(() =>
+      ws.commit(['clusters/kiwi', 'base/b.yaml'], 'scaffold(kiwi): infra pass', 'run-w', 'infra'),
+    );
+    expect(inside.commands).toEqual(['add', 'commit']);
+    write('shared/s.yaml', 's: 1\n');
+    write('clusters/kiwi/k2.yaml', 'kiwi: 2\n');
+    const outside = await gitProgramsDuring(() =>
+      ws.commit(['shared/s.yaml', 'clusters/kiwi'], 'scaffold(kiwi): full pass', 'run-w', 'full'),
+    );
+    expect(outside.commands).toEqual(['sparse-checkout', 'add', 'commit']);
+    write('shared/t.yaml', 't: 1\n');
+    const widened = await gitProgramsDuring(() => ws.commit(['shared'], 'scaffold(kiwi): again', 'run-w2', 'full'));
+    expect(widened.commands).toEqual(['add', 'commit']);
+    await ws.push();
+    expect(show(remote.dir, 'clusters/kiwi/deep/k.yaml')).toBe('kiwi: 1\n');
+    expect(show(remote.dir, 'base/b.yaml')).toBe('b: 1\n');
+    expect(show(remote.dir, 'shared/t.yaml')).toBe('t: 1\n');
+    expect(show(remote.dir, 'clusters/pear/p.yaml')).toBe('pear: 1\n');
+  });
+
   it('rebases onto changes outside and inside the cone that do not touch its files, and pushes', async () => {
     const remote = fleet();
     const ws = await sparseClone(remote, 'm');

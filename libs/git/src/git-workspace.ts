@@ -64,16 +64,23 @@ async function branchFiles(access: GitAccess, dir: string, signal?: AbortSignal)
 
 /**
  * Checks out `cone` in a clone made with --sparse (the files at the top only): in cone mode, with a
- * sparse index, so that each folder left out is one index entry; or, for none, the whole tree. True
- * when the checkout stays sparse.
+ * sparse index, so that each folder left out is one index entry; or, for none, the whole tree. Returns
+ * the cone, null when the whole tree is checked out.
  */
 async function checkOutCone(access: GitAccess, dir: string, cone: string[] | null, signal?: AbortSignal) {
   const args = cone
     ? ['sparse-checkout', 'set', '--cone', '--sparse-index', '--end-of-options', ...cone]
     : ['sparse-checkout', 'disable'];
   await access.run({ op: 'raw', baseDir: dir, args }, signal);
-  return cone !== null;
+  return cone;
 }
+
+/** A folder as git keeps it in a cone: no leading ./, no trailing /. */
+const coneFolder = (folder: string) => posix.normalize(folder).replace(/^\.\/|\/+$/g, '');
+
+/** Whether a folder is checked out by a cone: it, or a folder above it, is one of the cone's. */
+const inCone = (cone: Set<string>, folder: string) =>
+  folder.split('/').some((_, i, parts) => cone.has(parts.slice(0, i + 1).join('/')));
 
 /**
  * One working copy for one pass of one run. User strings reach git only as positional values after
@@ -82,15 +89,17 @@ async function checkOutCone(access: GitAccess, dir: string, cone: string[] | nul
  */
 export class GitWorkspace {
   private readonly config: string[];
+  private readonly cone: Set<string> | null;
 
   private constructor(
     readonly dir: string,
     readonly repo: RepoRef,
     identity: GitIdentity,
     private readonly access: GitAccess,
-    /** A sparse checkout (cone mode): what a commit adds outside the cone widens it first. */
-    readonly sparse: boolean,
+    /** The folders of a sparse checkout (cone mode), null for the whole tree: what a commit adds outside widens it first. */
+    cone: string[] | null,
   ) {
+    this.cone = cone && new Set(cone.map(coneFolder));
     this.config = [
       `user.name=${identity.name}`,
       `user.email=${identity.email}`,
@@ -100,6 +109,11 @@ export class GitWorkspace {
       'maintenance.auto=false',
       'gc.auto=0',
     ];
+  }
+
+  /** Whether only some folders are checked out (cone mode). */
+  get sparse(): boolean {
+    return this.cone !== null;
   }
 
   /** One git command in the working copy, with the run's identity. */
@@ -163,8 +177,8 @@ export class GitWorkspace {
           .catch((e) => Promise.reject(classifyGitError(e, repo.url))),
       scope && branchFiles(access, dir, signal),
     ]);
-    const sparse = scope && files ? await checkOutCone(access, dir, scope(files), signal) : false;
-    return new GitWorkspace(dir, repo, identity, access, sparse);
+    const cone = scope && files ? await checkOutCone(access, dir, scope(files), signal) : null;
+    return new GitWorkspace(dir, repo, identity, access, cone);
   }
 
   /**
@@ -187,7 +201,7 @@ export class GitWorkspace {
 
   /** Commits exactly the given paths, with the run's trailers. */
   async commit(paths: string[], subject: string, runId: string, pass: string): Promise<string> {
-    if (this.sparse) await this.widenCone(paths);
+    if (this.cone) await this.widenCone(this.cone, paths);
     await this.git(['add', '--all', '--', ...paths]);
     await this.git(['commit', '--no-verify', '-m', subject, '-m', runTrailers(runId, pass)]);
     return this.head();
@@ -196,13 +210,16 @@ export class GitWorkspace {
   /**
    * Takes the folders of `paths` into the cone: git adds nothing outside it, and a later reset or
    * rebase would take the pass's own files off the disk (a shared folder the pass copied in, a new
-   * cluster's folder beside the others). A folder is its own; a file, the folder holding it.
+   * cluster's folder beside the others). A folder is its own; a file, the folder holding it. Folders the
+   * cone already holds need nothing (git is not started for them: a pass usually writes only there).
    */
-  private async widenCone(paths: string[]): Promise<void> {
+  private async widenCone(cone: Set<string>, paths: string[]): Promise<void> {
     const folders = paths
-      .map((p) => (isFolder(join(this.dir, p)) ? p : posix.dirname(p)))
-      .filter((p) => p !== '.' && p !== '');
-    if (folders.length > 0) await this.git(['sparse-checkout', 'add', '--end-of-options', ...new Set(folders)]);
+      .map((p) => coneFolder(isFolder(join(this.dir, p)) ? p : posix.dirname(p)))
+      .filter((p) => p !== '.' && p !== '' && !inCone(cone, p));
+    if (folders.length === 0) return;
+    await this.git(['sparse-checkout', 'add', '--end-of-options', ...new Set(folders)]);
+    for (const folder of folders) cone.add(folder);
   }
 
   /** The commit the working copy is on. */
