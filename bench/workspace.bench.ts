@@ -117,8 +117,8 @@ async function main() {
     if (ws) {
       cpSync(fleet.clusterFolder, join(dir, 'clusters/bench-new'), { recursive: true });
       const { seconds } = await timed(async () => {
-        await ws.changedFiles(['clusters/bench-new']);
-        await ws.commit(['clusters/bench-new'], 'scaffold(bench-new): infra pass', `run-${n}`, 'infra');
+        await ws.stage(['clusters/bench-new']);
+        await ws.commitStaged('scaffold(bench-new): infra pass', `run-${n}`, 'infra');
       });
       sample.commitSeconds = seconds;
     }

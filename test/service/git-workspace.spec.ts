@@ -379,8 +379,9 @@ describe('sparse working copies (cone mode, the folders a scope chooses)', () =>
     mkdirSync(join(ws.dir, 'shared'), { recursive: true });
     writeFileSync(join(ws.dir, 'clusters/kiwi/k.yaml'), 'kiwi: 1\n');
     writeFileSync(join(ws.dir, 'shared/s.yaml'), 's: 1\n');
-    expect(await ws.changedFiles(['clusters/kiwi', 'shared'])).toBe(2);
-    await ws.commit(['clusters/kiwi', 'shared'], 'scaffold(kiwi): infra pass', 'run-9', 'infra');
+    expect(await ws.stage(['clusters/kiwi', 'shared'])).toBe(2);
+    expect(await ws.stage(['clusters/kiwi', 'shared'])).toBe(0);
+    await ws.commitStaged('scaffold(kiwi): infra pass', 'run-9', 'infra');
     await ws.push();
     expect(show(remote.dir, 'clusters/kiwi/k.yaml')).toBe('kiwi: 1\n');
     expect(show(remote.dir, 'shared/s.yaml')).toBe('s: 1\n');

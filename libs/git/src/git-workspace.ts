@@ -199,12 +199,26 @@ export class GitWorkspace {
     return out.trim().split('\n').filter(Boolean)[0] ?? null;
   }
 
-  /** Commits exactly the given paths, with the run's trailers. */
-  async commit(paths: string[], subject: string, runId: string, pass: string): Promise<string> {
+  /**
+   * Stages exactly the given paths and says how many files changed (0: the tree already holds them).
+   * `git add --verbose` names each file it adds or removes, so no `git status` is needed to count them.
+   */
+  async stage(paths: string[]): Promise<number> {
     if (this.cone) await this.widenCone(this.cone, paths);
-    await this.git(['add', '--all', '--', ...paths]);
+    const named = await this.git(['add', '--all', '--verbose', '--', ...paths]);
+    return named.split('\n').filter(Boolean).length;
+  }
+
+  /** Commits what is staged, with the run's trailers. */
+  async commitStaged(subject: string, runId: string, pass: string): Promise<string> {
     await this.git(['commit', '--no-verify', '-m', subject, '-m', runTrailers(runId, pass)]);
     return this.head();
+  }
+
+  /** Commits exactly the given paths, with the run's trailers. */
+  async commit(paths: string[], subject: string, runId: string, pass: string): Promise<string> {
+    await this.stage(paths);
+    return this.commitStaged(subject, runId, pass);
   }
 
   /**
@@ -239,11 +253,6 @@ export class GitWorkspace {
     const branchRef = `refs/heads/${this.repo.branch}`;
     const commit = head === `ref: ${branchRef}` ? (await read(branchRef)).trim() : head;
     return OBJECT_ID.test(commit) ? commit : undefined;
-  }
-
-  async changedFiles(paths: string[]): Promise<number> {
-    const out = await this.git(['status', '--porcelain', '--untracked-files=all', '--', ...paths]);
-    return out.split('\n').filter(Boolean).length;
   }
 
   async push(): Promise<void> {

@@ -150,7 +150,7 @@ async function generateAndPush(
       ...summary.shared_paths_copied,
       ...summary.repo_files,
     ];
-    const files = await ws.changedFiles(paths);
+    const files = await ws.stage(paths);
     const sealed = summary.objects_sealed.length;
     // Re-scaffolding an unchanged cluster: nothing to commit, nothing to push (a redelivery finds the same).
     if (files === 0) {
@@ -160,7 +160,7 @@ async function generateAndPush(
       );
       return { commit: head, files: 0, sealed, unchanged: true };
     }
-    const commit = await ws.commit(paths, `scaffold(${req.cluster_name}): ${pass} pass`, ctx.runId, pass);
+    const commit = await ws.commitStaged(`scaffold(${req.cluster_name}): ${pass} pass`, ctx.runId, pass);
     await ctx.log.line(`${pass} pass generated ${files} changed files, ${sealed} sealed objects; committed ${commit}`);
     // What the generator noticed but did not refuse (an inherited value naming the reference cluster, a missing dependsOn).
     for (const warning of summary.warnings) await ctx.log.line(`${pass} pass: ${warning}`, 'warn');
