@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { GitAccess } from './git-access';
 import { classifyGitError } from './errors';
@@ -50,15 +51,10 @@ export class RepositoryCache {
    * as a failure of git's automatic run would.
    */
   private async tidyWhenDue(dir: string): Promise<void> {
-    const entries = (folder: string) => {
-      try {
-        return readdirSync(join(dir, 'objects', folder));
-      } catch {
-        return []; // no such folder yet: nothing there
-      }
-    };
-    const loose = entries('17').length;
-    const packs = entries('pack').filter((f) => f.endsWith('.pack')).length;
+    // No such folder yet: nothing there.
+    const entries = (folder: string) => readdir(join(dir, 'objects', folder)).catch(() => [] as string[]);
+    const loose = (await entries('17')).length;
+    const packs = (await entries('pack')).filter((f) => f.endsWith('.pack')).length;
     if (loose <= LOOSE_OBJECTS_PER_FOLDER && packs <= PACK_LIMIT) return;
     await this.access.run({ op: 'raw', baseDir: dir, args: ['maintenance', 'run', '--auto'] }).catch(() => undefined);
   }
