@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { getPriority } from 'node:os';
 import { join } from 'node:path';
 import { deflateSync } from 'node:zlib';
@@ -382,6 +382,13 @@ describe('sparse working copies (cone mode, the folders a scope chooses)', () =>
     expect(await ws.stage(['clusters/kiwi', 'shared'])).toBe(2);
     expect(await ws.stage(['clusters/kiwi', 'shared'])).toBe(0);
     await ws.commitStaged('scaffold(kiwi): infra pass', 'run-9', 'infra');
+    // A path git will not add (not there, or ignored) is no change when nothing else changed, and git's refusal when something did.
+    writeFileSync(join(ws.dir, '.gitignore'), 'ignored.yaml\n');
+    writeFileSync(join(ws.dir, 'ignored.yaml'), 'i: 1\n');
+    expect(await ws.stage(['clusters/kiwi', 'not-there', 'ignored.yaml'])).toBe(0);
+    writeFileSync(join(ws.dir, 'clusters/kiwi/k2.yaml'), 'kiwi: 2\n');
+    await expect(ws.stage(['clusters/kiwi', 'not-there'])).rejects.toThrow(/did not match any files/);
+    rmSync(join(ws.dir, 'clusters/kiwi/k2.yaml'));
     await ws.push();
     expect(show(remote.dir, 'clusters/kiwi/k.yaml')).toBe('kiwi: 1\n');
     expect(show(remote.dir, 'shared/s.yaml')).toBe('s: 1\n');

@@ -200,13 +200,25 @@ export class GitWorkspace {
   }
 
   /**
-   * Stages exactly the given paths and says how many files changed (0: the tree already holds them).
-   * `git add --verbose` names each file it adds or removes, so no `git status` is needed to count them.
+   * Stages exactly the given paths and says how many files changed (0: the tree already holds them), in
+   * a copy with nothing staged before. `git add --verbose` names each file it adds or removes, so no `git
+   * status` is needed to count them. When git refuses the add (a path ignored or not there), the tree is
+   * asked whether anything changed: nothing is the unchanged outcome it was before; anything is git's error.
    */
   async stage(paths: string[]): Promise<number> {
     if (this.cone) await this.widenCone(this.cone, paths);
-    const named = await this.git(['add', '--all', '--verbose', '--', ...paths]);
-    return named.split('\n').filter(Boolean).length;
+    try {
+      const named = await this.git(['add', '--all', '--verbose', '--', ...paths]);
+      return named.split('\n').filter(Boolean).length;
+    } catch (e) {
+      if ((await this.changedFiles(paths)) === 0) return 0;
+      throw e;
+    }
+  }
+
+  private async changedFiles(paths: string[]): Promise<number> {
+    const out = await this.git(['status', '--porcelain', '--untracked-files=all', '--', ...paths]);
+    return out.split('\n').filter(Boolean).length;
   }
 
   /** Commits what is staged, with the run's trailers. */
