@@ -172,7 +172,7 @@ describe('git workspace (real git, local bare remote)', () => {
     expect(readdirSync(root)).toHaveLength(1);
   });
 
-  it('reads HEAD from the ref file git wrote, and asks git when the refs are packed', async () => {
+  it('reads HEAD from the ref files git wrote, loose or packed, and asks git when HEAD is on another branch', async () => {
     const remote = bareRepo();
     const ws = await GitWorkspace.clone(join(tempDir('ws'), 'rf'), { url: remote.url, branch: 'main' }, identity);
     writeFileSync(join(ws.dir, 'rf.yaml'), 'a: 1\n');
@@ -183,10 +183,13 @@ describe('git workspace (real git, local bare remote)', () => {
     execFileSync('git', ['-C', ws.dir, 'pack-refs', '--all']);
     expect(existsSync(join(ws.dir, '.git/refs/heads/main'))).toBe(false);
     const packed = await gitProgramsDuring(() => ws.head());
-    expect([packed.result, packed.everyCommand]).toEqual([sha, ['rev-parse']]);
+    expect([packed.result, packed.everyCommand]).toEqual([sha, []]);
     execFileSync('git', ['-C', ws.dir, 'checkout', '-q', '--detach']);
     const detached = await gitProgramsDuring(() => ws.head());
     expect([detached.result, detached.everyCommand]).toEqual([sha, []]);
+    execFileSync('git', ['-C', ws.dir, 'checkout', '-q', '-b', 'elsewhere']);
+    const otherBranch = await gitProgramsDuring(() => ws.head());
+    expect([otherBranch.result, otherBranch.everyCommand]).toEqual([sha, ['rev-parse']]);
   });
 
   it('starts no git maintenance in a working copy, nor in the cache until its loose objects pile up', async () => {
@@ -370,6 +373,86 @@ describe('sparse working copies (cone mode, the folders a scope chooses)', () =>
     );
     expect(full.sparse).toBe(false);
     expect(allFiles(full.dir)).toHaveLength(5);
+  });
+
+  it('with a cache, lists the files in the cache and clones the cone in one git: no sparse-checkout, no set-url, pushes reach the remote', async () => {
+    const remote = fleet();
+    const cache = new RepositoryCache(tempDir('repo-cache'));
+    await sparseClone(remote, 'warm', cache);
+    const started = await gitProgramsDuring(() => sparseClone(remote, 'c1', cache));
+    const ws = started.result;
+    expect(started.commands).toEqual(['fetch', 'ls-tree', 'clone']);
+    expect(allFiles(ws.dir).sort()).toEqual(['README.md', 'base/app.yaml', 'clusters/kustomization.yaml']);
+    expect(execFileSync('git', ['-C', ws.dir, 'sparse-checkout', 'list'], { encoding: 'utf8' })).toBe(
+      'base\nclusters/kiwi\n',
+    );
+    // A sparse index: the folders left out are one entry each.
+    expect(execFileSync('git', ['-C', ws.dir, 'ls-files', '--sparse'], { encoding: 'utf8' })).toContain(
+      'clusters/pear/\n',
+    );
+    expect(readdirSync(join(ws.dir, '..'))).toEqual(['c1']); // the clone's template is gone
+    mkdirSync(join(ws.dir, 'clusters/kiwi'));
+    writeFileSync(join(ws.dir, 'clusters/kiwi/k.yaml'), 'kiwi: 1\n');
+    const sha = await ws.commit(['clusters/kiwi'], 'scaffold(kiwi): infra pass', 'run-c1', 'infra');
+    await ws.push();
+    expect(gitLog(remote.dir)[0]).toBe(`${sha} scaffold(kiwi): infra pass`);
+    expect(await ws.remoteHead()).toBe(sha);
+  });
+
+  it("chooses the cone again from the clone's own files when another fetch moved the cache between the listing and the clone", async () => {
+    const remote = fleet();
+    const root = tempDir('repo-cache');
+    const cache = new RepositoryCache(root);
+    await sparseClone(remote, 'warm2', cache);
+    let theirs = '';
+    const choices: string[][] = [];
+    const movingScope = (files: string[]) => {
+      choices.push(files);
+      if (choices.length === 1) {
+        theirs = pushAsAnotherWriter(remote.dir, { 'clusters/plum/p.yaml': 'plum: 1\n' }, 'plum');
+        const [cacheDir] = readdirSync(root);
+        execFileSync('git', ['-C', join(root, cacheDir), 'fetch', '-q', 'origin', '+refs/heads/main:refs/heads/main']);
+      }
+      return mine();
+    };
+    const ws = await GitWorkspace.clone(
+      join(tempDir('ws'), 'moved'),
+      { url: remote.url, branch: 'main' },
+      identity,
+      GitAccess.NONE,
+      cache,
+      undefined,
+      movingScope,
+    );
+    expect(await ws.head()).toBe(theirs);
+    expect(choices).toHaveLength(2);
+    expect(choices[0]).not.toContain('clusters/plum/p.yaml');
+    expect(choices[1]).toContain('clusters/plum/p.yaml');
+    expect(allFiles(ws.dir).sort()).toEqual(['README.md', 'base/app.yaml', 'clusters/kustomization.yaml']);
+    expect(await ws.isClean()).toBe(true);
+  });
+
+  it('leaves a cone with folder names git escapes to git sparse-checkout, after the clone', async () => {
+    const remote = fleet();
+    pushAsAnotherWriter(remote.dir, { 'odd name/o.yaml': 'o: 1\n' }, 'odd');
+    const cache = new RepositoryCache(tempDir('repo-cache'));
+    const started = await gitProgramsDuring(() =>
+      GitWorkspace.clone(
+        join(tempDir('ws'), 'odd'),
+        { url: remote.url, branch: 'main' },
+        identity,
+        GitAccess.NONE,
+        cache,
+        undefined,
+        () => ['odd name', 'clusters/kiwi'],
+      ),
+    );
+    expect(started.commands).toEqual(['clone', 'ls-tree', 'clone', 'sparse-checkout']);
+    expect(allFiles(started.result.dir).sort()).toEqual([
+      'README.md',
+      'clusters/kustomization.yaml',
+      'odd name/o.yaml',
+    ]);
   });
 
   it('commits a new folder outside the cone and leaves the folders it did not check out as they were on the remote', async () => {

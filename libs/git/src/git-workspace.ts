@@ -1,9 +1,11 @@
 import { existsSync, statSync } from 'node:fs';
-import { mkdir, readFile, rm, rmdir } from 'node:fs/promises';
+import { mkdir, rm, rmdir, writeFile } from 'node:fs/promises';
 import { dirname, join, posix } from 'node:path';
 import { classifyGitError } from './errors';
 import { GitAccess } from './git-access';
-import type { RepositoryCache } from './repository-cache';
+import type { CachedBranch, RepositoryCache } from './repository-cache';
+import { headFromRefFiles } from './ref-files';
+import { conePatternFile } from './sparse-cone';
 import { execInHelper } from './helper-process';
 import type { RepoRef } from './repository-url';
 
@@ -48,24 +50,20 @@ export function branchProblem(branch: string): string | null {
  */
 export type CheckoutScope = (files: string[]) => string[] | null;
 
-/** A commit id as git writes it in a ref file: SHA-1 or SHA-256, lower-case hex. */
-const OBJECT_ID = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
-
 const isFolder = (abs: string) => existsSync(abs) && statSync(abs).isDirectory();
 
-/** The paths of the files of the branch a clone is on. */
-async function branchFiles(access: GitAccess, dir: string, signal?: AbortSignal): Promise<string[]> {
+/** The paths of the files of a commit (`HEAD` in a working copy). */
+async function filesAt(access: GitAccess, dir: string, commit: string, signal?: AbortSignal): Promise<string[]> {
   const listed = await access.run(
-    { op: 'raw', baseDir: dir, args: ['ls-tree', '-r', '-z', '--name-only', 'HEAD'] },
+    { op: 'raw', baseDir: dir, args: ['ls-tree', '-r', '-z', '--name-only', commit] },
     signal,
   );
   return listed.split('\0').filter(Boolean);
 }
 
 /**
- * Checks out `cone` in a clone made with --sparse (the files at the top only): in cone mode, with a
- * sparse index, so that each folder left out is one index entry; or, for none, the whole tree. Returns
- * the cone, null when the whole tree is checked out.
+ * Checks out `cone` in a clone: in cone mode, with a sparse index, so that each folder left out is one
+ * index entry; or, for none, the whole tree. Returns the cone, null when the whole tree is checked out.
  */
 async function checkOutCone(access: GitAccess, dir: string, cone: string[] | null, signal?: AbortSignal) {
   const args = cone
@@ -77,6 +75,70 @@ async function checkOutCone(access: GitAccess, dir: string, cone: string[] | nul
 
 /** A folder as git keeps it in a cone: no leading ./, no trailing /. */
 const coneFolder = (folder: string) => posix.normalize(folder).replace(/^\.\/|\/+$/g, '');
+
+/**
+ * A sparse checkout chosen before the clone: the cone for the files of `commit` (null: the whole
+ * tree), and the `info/sparse-checkout` git would write for it (null when git must write it).
+ */
+interface CheckoutPlan {
+  commit: string;
+  folders: string[] | null;
+  patterns: string | null;
+}
+
+/** The cone for the commit the cache holds, from the cache's listing of it (one git, no working copy yet). */
+async function planCheckout(
+  access: GitAccess,
+  cached: CachedBranch,
+  scope: CheckoutScope,
+  signal?: AbortSignal,
+): Promise<CheckoutPlan> {
+  const folders = scope(await filesAt(access, cached.dir, cached.commit, signal))?.map(coneFolder) ?? null;
+  return { commit: cached.commit, folders, patterns: folders && conePatternFile(folders) };
+}
+
+/**
+ * A clone template holding only the cone's `info/sparse-checkout` (git copies a template into the new
+ * repository before its checkout; with the cone settings the clone then checks out the cone itself).
+ */
+async function coneTemplate(dir: string, patterns: string): Promise<string> {
+  const template = `${dir}.template`;
+  await mkdir(join(template, 'info'), { recursive: true });
+  await writeFile(join(template, 'info', 'sparse-checkout'), patterns);
+  return template;
+}
+
+/** How the clone checks out: the planned cone, the whole tree, or (decided after) the files at the top only. */
+function checkoutOptions(scope: CheckoutScope | undefined, plan: CheckoutPlan | undefined, template?: string) {
+  if (!scope || (plan && plan.folders === null)) return [];
+  if (!template) return ['--sparse'];
+  return [
+    `--template=${template}`,
+    ...['core.sparseCheckout=true', 'core.sparseCheckoutCone=true', 'index.sparse=true'].flatMap((c) => [
+      '--config',
+      c,
+    ]),
+  ];
+}
+
+/**
+ * The cone of a fresh clone: the planned one when the clone is on the commit it was planned for (the
+ * clone checked it out, or git is asked to for a cone it writes itself); otherwise (no plan, or another
+ * fetch moved the cache's branch meanwhile) chosen again from the clone's own files.
+ */
+async function settleCone(
+  access: GitAccess,
+  dir: string,
+  branch: string,
+  scope: CheckoutScope,
+  plan: CheckoutPlan | undefined,
+  signal?: AbortSignal,
+): Promise<string[] | null> {
+  if (plan && (await headFromRefFiles(join(dir, '.git'), branch)) === plan.commit) {
+    return plan.patterns || plan.folders === null ? plan.folders : checkOutCone(access, dir, plan.folders, signal);
+  }
+  return checkOutCone(access, dir, scope(await filesAt(access, dir, 'HEAD', signal)), signal);
+}
 
 /** Whether a folder is checked out by a cone: it, or a folder above it, is one of the cone's. */
 const inCone = (cone: Set<string>, folder: string) =>
@@ -132,9 +194,11 @@ export class GitWorkspace {
 
   /**
    * A working copy of the branch. With a cache, made from the cache's copy brought up to date (its
-   * objects borrowed, not copied) and pointed at the remote; without, cloned from the remote. Aborting
-   * `signal` kills the git processes (a server that never answers holds a clone for ever). With a
-   * `scope`, only the folders it chooses are checked out (the other blobs are never read).
+   * objects borrowed, not copied); without, cloned from the remote. Either way commands that talk to
+   * the remote name its URL (the copy's `origin` may be the cache). Aborting `signal` kills the git
+   * processes (a server that never answers holds a clone for ever). With a `scope`, only the folders it
+   * chooses are checked out (the other blobs are never read): with a cache, chosen from the cache's
+   * listing before the clone, which then checks out that cone itself.
    */
   static async clone(
     dir: string,
@@ -147,37 +211,32 @@ export class GitWorkspace {
   ): Promise<GitWorkspace> {
     await rm(dir, { recursive: true, force: true });
     await mkdir(dir, { recursive: true });
-    const source = cache ? await cache.refresh(repo, signal) : repo.url;
+    const cached = cache && (await cache.refresh(repo, signal));
+    const plan = scope && cached ? await planCheckout(access, cached, scope, signal) : undefined;
+    const template = plan?.patterns ? await coneTemplate(dir, plan.patterns) : undefined;
     try {
       await access.run(
         {
           op: 'clone',
-          source,
+          source: cached?.dir ?? repo.url,
           dir,
           options: [
             '--branch',
             repo.branch,
             '--single-branch',
             '--no-tags',
-            ...(cache ? ['--shared'] : []),
-            ...(scope ? ['--sparse'] : []),
+            ...(cached ? ['--shared'] : []),
+            ...checkoutOptions(scope, plan, template),
           ],
         },
         signal,
       );
     } catch (e) {
       throw classifyGitError(e, repo.url);
+    } finally {
+      if (template) await rm(template, { recursive: true, force: true });
     }
-    // Side by side (the listing only reads; the sparse checkout, which writes the config as set-url
-    // does, comes after both): on two busy cores each git started costs tens of milliseconds.
-    const [, files] = await Promise.all([
-      cache &&
-        access
-          .run({ op: 'raw', baseDir: dir, args: ['remote', 'set-url', 'origin', repo.url] }, signal)
-          .catch((e) => Promise.reject(classifyGitError(e, repo.url))),
-      scope && branchFiles(access, dir, signal),
-    ]);
-    const cone = scope && files ? await checkOutCone(access, dir, scope(files), signal) : null;
+    const cone = scope ? await settleCone(access, dir, repo.branch, scope, plan, signal) : null;
     return new GitWorkspace(dir, repo, identity, access, cone);
   }
 
@@ -248,27 +307,25 @@ export class GitWorkspace {
     for (const folder of folders) cone.add(folder);
   }
 
-  /** The commit the working copy is on. */
-  async head(): Promise<string> {
-    return (await this.headFromRefFile()) ?? (await this.git(['rev-parse', 'HEAD'])).trim();
-  }
-
   /**
-   * HEAD read from the files git keeps it in, without starting git (a pass asks after each commit and
-   * before reusing a copy): `.git/HEAD` naming this branch, or a commit when detached, and the branch's
-   * loose ref, which a commit, rebase or reset writes. Undefined when either is not that plain shape
-   * (packed refs, another ref storage), and git is asked.
+   * The commit the working copy is on: read from the ref files without starting git (a pass asks after
+   * each commit and before reusing a copy), else from git.
    */
-  private async headFromRefFile(): Promise<string | undefined> {
-    const read = (path: string) => readFile(join(this.dir, '.git', path), 'utf8').catch(() => '');
-    const head = (await read('HEAD')).trim();
-    const branchRef = `refs/heads/${this.repo.branch}`;
-    const commit = head === `ref: ${branchRef}` ? (await read(branchRef)).trim() : head;
-    return OBJECT_ID.test(commit) ? commit : undefined;
+  async head(): Promise<string> {
+    return (
+      (await headFromRefFiles(join(this.dir, '.git'), this.repo.branch)) ??
+      (await this.git(['rev-parse', 'HEAD'])).trim()
+    );
   }
 
   async push(): Promise<void> {
-    await this.gitWithRemote(['push', '--porcelain', 'origin', `HEAD:refs/heads/${this.repo.branch}`]);
+    await this.gitWithRemote([
+      'push',
+      '--porcelain',
+      '--end-of-options',
+      this.repo.url,
+      `HEAD:refs/heads/${this.repo.branch}`,
+    ]);
   }
 
   /** The remote-tracking ref of the branch (the branch name was checked at the edge). */
@@ -279,7 +336,7 @@ export class GitWorkspace {
   /** The commit the remote branch is on now (one request, no objects fetched). */
   async remoteHead(): Promise<string> {
     try {
-      const out = await this.git(['ls-remote', '--', 'origin', `refs/heads/${this.repo.branch}`]);
+      const out = await this.git(['ls-remote', '--', this.repo.url, `refs/heads/${this.repo.branch}`]);
       return out.split('\t')[0].trim();
     } catch (e) {
       throw classifyGitError(e, this.repo.url);
@@ -294,7 +351,13 @@ export class GitWorkspace {
 
   /** Brings the remote-tracking ref up to the remote branch's head. */
   async fetch(): Promise<void> {
-    await this.gitWithRemote(['fetch', '--no-tags', 'origin', `refs/heads/${this.repo.branch}:${this.remoteRef}`]);
+    await this.gitWithRemote([
+      'fetch',
+      '--no-tags',
+      '--end-of-options',
+      this.repo.url,
+      `refs/heads/${this.repo.branch}:${this.remoteRef}`,
+    ]);
   }
 
   /**

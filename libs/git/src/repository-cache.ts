@@ -4,12 +4,19 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { GitAccess } from './git-access';
 import { classifyGitError } from './errors';
+import { commitFromRefFiles } from './ref-files';
 import type { RepoRef } from './repository-url';
 
 /** git's gc.auto default (6,700 loose objects) spread over its 256 object folders, as git estimates it from one. */
 const LOOSE_OBJECTS_PER_FOLDER = Math.ceil(6700 / 256);
 /** git's gc.autoPackLimit default. */
 const PACK_LIMIT = 50;
+
+/** A branch's cache folder and the commit its fetch found the remote branch on. */
+export interface CachedBranch {
+  dir: string;
+  commit: string;
+}
 
 /**
  * A bare copy of each remote branch this process works on, under WORK_DIR, brought up to date by one
@@ -19,15 +26,18 @@ const PACK_LIMIT = 50;
  */
 export class RepositoryCache {
   /** The fetch each cache folder is waiting for, so one process never runs two fetches into one folder. */
-  private readonly fetching = new Map<string, Promise<void>>();
+  private readonly fetching = new Map<string, Promise<string>>();
 
   constructor(
     private readonly root: string,
     private readonly access: GitAccess = GitAccess.NONE,
   ) {}
 
-  /** The cache folder of a branch, holding the remote's head as of now; aborting `signal` kills this caller's fetch. */
-  async refresh(repo: RepoRef, signal?: AbortSignal): Promise<string> {
+  /**
+   * The cache folder of a branch, holding the remote's head as of now, and that head (another fetch
+   * may move the folder's branch on later); aborting `signal` kills this caller's fetch.
+   */
+  async refresh(repo: RepoRef, signal?: AbortSignal): Promise<CachedBranch> {
     const dir = join(
       this.root,
       `${createHash('sha256').update(`${repo.url}\0${repo.branch}`).digest('hex').slice(0, 32)}.git`,
@@ -36,11 +46,10 @@ export class RepositoryCache {
     const mine = before.catch(() => undefined).then(() => this.bringUpToDate(dir, repo, signal));
     this.fetching.set(dir, mine);
     try {
-      await mine;
+      return { dir, commit: await mine };
     } finally {
       if (this.fetching.get(dir) === mine) this.fetching.delete(dir);
     }
-    return dir;
   }
 
   /**
@@ -59,7 +68,19 @@ export class RepositoryCache {
     await this.access.run({ op: 'raw', baseDir: dir, args: ['maintenance', 'run', '--auto'] }).catch(() => undefined);
   }
 
-  private async bringUpToDate(dir: string, repo: RepoRef, signal?: AbortSignal): Promise<void> {
+  /** Fetches (or first clones) the branch into `dir`; the commit the branch is on then. */
+  private async bringUpToDate(dir: string, repo: RepoRef, signal?: AbortSignal): Promise<string> {
+    await this.fetchOrClone(dir, repo, signal);
+    const ref = `refs/heads/${repo.branch}`;
+    return (
+      (await commitFromRefFiles(dir, ref)) ??
+      (
+        await this.access.run({ op: 'raw', baseDir: dir, args: ['rev-parse', '--verify', `${ref}^{commit}`] }, signal)
+      ).trim()
+    );
+  }
+
+  private async fetchOrClone(dir: string, repo: RepoRef, signal?: AbortSignal): Promise<void> {
     if (existsSync(dir)) {
       try {
         await this.access.run(
