@@ -138,12 +138,17 @@ async function generateAndPush(
   const req = request(ctx);
   const race = new PushRace(ctx, ws, pass);
   for (;;) {
-    const existing = await ws.findRunCommit(ctx.runId, pass);
+    // Whether an earlier attempt already pushed this pass is searched for while the pass is generated:
+    // a fleet repository's history is long, and the answer is nearly always no. On a redelivery that
+    // finds its commit, the generated files go with the working copy (a copy handed over dirty is
+    // never taken over).
+    const [found, generated] = await Promise.allSettled([
+      ws.findRunCommit(ctx.runId, pass),
+      ctx.generator.generate(passOptions(req, ctx.settings, ws.dir, pass, sealingCertPem, supplied), ctx.signal),
+    ]);
+    const existing = settled(found);
     if (existing) return await alreadyPushed(ctx, pass, existing);
-    const { summary } = await ctx.generator.generate(
-      passOptions(req, ctx.settings, ws.dir, pass, sealingCertPem, supplied),
-      ctx.signal,
-    );
+    const { summary } = settled(generated);
     const paths = [
       summary.gitops_path,
       ...summary.overlay_paths,
@@ -174,6 +179,12 @@ async function generateAndPush(
     );
     await ws.resetToRemote();
   }
+}
+
+/** A settled promise's value, or its error thrown. */
+function settled<T>(outcome: PromiseSettledResult<T>): T {
+  if (outcome.status === 'rejected') throw outcome.reason;
+  return outcome.value;
 }
 
 async function alreadyPushed(ctx: StepContext, pass: Pass, commit: string): Promise<PassOutcome> {
