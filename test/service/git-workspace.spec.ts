@@ -4,7 +4,14 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync
 import { getPriority } from 'node:os';
 import { join } from 'node:path';
 import { deflateSync } from 'node:zlib';
-import { GitAccess, GitStepError, GitWorkspace, LocalGitWorkspaces, RepositoryCache } from '../../libs/git/src';
+import {
+  CheckoutScope,
+  GitAccess,
+  GitStepError,
+  GitWorkspace,
+  LocalGitWorkspaces,
+  RepositoryCache,
+} from '../../libs/git/src';
 import type { HelperProcess } from '../../libs/git/src';
 import { allFiles, tempDir } from '../support/files';
 import { bareRepo, gitLog, pushAsAnotherWriter } from '../support/services';
@@ -343,7 +350,7 @@ describe('sparse working copies (cone mode, the folders a scope chooses)', () =>
   const mine = () => ['base', 'clusters/kiwi'];
   const seen: string[][] = [];
   const scope = (files: string[]) => (seen.push(files), mine());
-  const sparseClone = (remote: { url: string }, name: string, cache?: RepositoryCache) =>
+  const sparseClone = (remote: { url: string }, name: string, cache?: RepositoryCache, chosen: CheckoutScope = scope) =>
     GitWorkspace.clone(
       join(tempDir('ws'), name),
       { url: remote.url, branch: 'main' },
@@ -351,7 +358,7 @@ describe('sparse working copies (cone mode, the folders a scope chooses)', () =>
       GitAccess.NONE,
       cache,
       undefined,
-      scope,
+      chosen,
     );
   const show = (gitDir: string, path: string) =>
     execFileSync('git', ['--git-dir', gitDir, 'show', `main:${path}`], { encoding: 'utf8' });
@@ -362,15 +369,7 @@ describe('sparse working copies (cone mode, the folders a scope chooses)', () =>
     expect(ws.sparse).toBe(true);
     expect(seen.at(-1)).toEqual(expect.arrayContaining(['README.md', 'base/app.yaml', 'clusters/pear/p.yaml']));
     expect(allFiles(ws.dir).sort()).toEqual(['README.md', 'base/app.yaml', 'clusters/kustomization.yaml']);
-    const full = await GitWorkspace.clone(
-      join(tempDir('ws'), 'full'),
-      { url: remote.url, branch: 'main' },
-      identity,
-      GitAccess.NONE,
-      undefined,
-      undefined,
-      () => null,
-    );
+    const full = await sparseClone(remote, 'full', undefined, () => null);
     expect(full.sparse).toBe(false);
     expect(allFiles(full.dir)).toHaveLength(5);
   });
@@ -415,15 +414,7 @@ describe('sparse working copies (cone mode, the folders a scope chooses)', () =>
       }
       return mine();
     };
-    const ws = await GitWorkspace.clone(
-      join(tempDir('ws'), 'moved'),
-      { url: remote.url, branch: 'main' },
-      identity,
-      GitAccess.NONE,
-      cache,
-      undefined,
-      movingScope,
-    );
+    const ws = await sparseClone(remote, 'moved', cache, movingScope);
     expect(await ws.head()).toBe(theirs);
     expect(choices).toHaveLength(2);
     expect(choices[0]).not.toContain('clusters/plum/p.yaml');
@@ -437,15 +428,7 @@ describe('sparse working copies (cone mode, the folders a scope chooses)', () =>
     pushAsAnotherWriter(remote.dir, { 'odd name/o.yaml': 'o: 1\n' }, 'odd');
     const cache = new RepositoryCache(tempDir('repo-cache'));
     const started = await gitProgramsDuring(() =>
-      GitWorkspace.clone(
-        join(tempDir('ws'), 'odd'),
-        { url: remote.url, branch: 'main' },
-        identity,
-        GitAccess.NONE,
-        cache,
-        undefined,
-        () => ['odd name', 'clusters/kiwi'],
-      ),
+      sparseClone(remote, 'odd', cache, () => ['odd name', 'clusters/kiwi']),
     );
     expect(started.commands).toEqual(['clone', 'ls-tree', 'clone', 'sparse-checkout']);
     expect(allFiles(started.result.dir).sort()).toEqual([
