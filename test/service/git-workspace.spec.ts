@@ -111,6 +111,17 @@ describe('git workspace (real git, local bare remote)', () => {
     expect(readFileSync(join(ws.dir, 'shared.yaml'), 'utf8')).toBe('owner: them\n');
   });
 
+  it('follows the remote branch on fetch even where it was rewritten', async () => {
+    const remote = bareRepo();
+    pushAsAnotherWriter(remote.dir, { 'a.txt': 'a\n' }, 'a');
+    const ws = await GitWorkspace.clone(join(tempDir('ws'), 'rw'), { url: remote.url, branch: 'main' }, identity);
+    execFileSync('git', ['--git-dir', remote.dir, 'update-ref', 'refs/heads/main', 'main~1']);
+    const rewritten = pushAsAnotherWriter(remote.dir, { 'b.txt': 'b\n' }, 'rewritten');
+    await ws.fetch();
+    const tracking = execFileSync('git', ['-C', ws.dir, 'rev-parse', 'refs/remotes/origin/main'], { encoding: 'utf8' });
+    expect(tracking.trim()).toBe(rewritten);
+  });
+
   it('finds a commit of the run that another attempt pushed while this one was working', async () => {
     const remote = bareRepo();
     const ws = await GitWorkspace.clone(join(tempDir('ws'), 'e'), { url: remote.url, branch: 'main' }, identity);

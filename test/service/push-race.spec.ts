@@ -38,6 +38,16 @@ describe('a pass whose push loses the race for the branch', () => {
   const settings = config.steps;
   const workspaces = localGitWorkspaces(config);
   const templateBase = readTree(join(SHIPPED_TEMPLATE, 'base'));
+  /** The request of every run here: cluster kiwi into the remote's main branch. */
+  const kiwiRequest = (repoUrl: string) => ({
+    cluster_name: 'kiwi',
+    domain: 'kiwi.example.com',
+    region: 'eu-west-1',
+    acme_email: 'ops@kiwi.example.com',
+    repo_url: repoUrl,
+    branch: 'main',
+    requested_by: 't',
+  });
 
   /**
    * Runs the steps; `interfere` runs after each generation (pass, call number) with the remote, the run
@@ -64,15 +74,7 @@ describe('a pass whose push loses the race for the branch', () => {
         return result;
       },
     };
-    const request = {
-      cluster_name: 'kiwi',
-      domain: 'kiwi.example.com',
-      region: 'eu-west-1',
-      acme_email: 'ops@kiwi.example.com',
-      repo_url: remote.url,
-      branch: 'main',
-      requested_by: 't',
-    };
+    const request = kiwiRequest(remote.url);
     const run = await runStepsToEnd({
       settings,
       workspaces,
@@ -150,6 +152,45 @@ describe('a pass whose push loses the race for the branch', () => {
     expect(subjects.filter((s) => s === 'scaffold(kiwi): infra pass')).toHaveLength(1);
     const infra = events.find((e) => e.type === 'InfraPushed')!.data as { commit: string };
     expect(`${infra.commit} scaffold(kiwi): infra pass`).toBe(gitLog(remote.dir)[1]);
+  });
+
+  it('stops generating a pass once it finds the commit an earlier attempt pushed, and takes that commit', async () => {
+    const remote = bareRepo();
+    let earlier = '';
+    const stopped: string[] = [];
+    const generator: TreeGenerator = {
+      ...IN_PROCESS_GENERATOR,
+      async generate(options: GenerateOptions, signal?: AbortSignal) {
+        // The infra pass's generation lasts until it is stopped (without the search beside it, for ever).
+        if (options.pass === 'infra')
+          await new Promise((_, reject) =>
+            signal?.addEventListener('abort', () => (stopped.push(options.pass), reject(signal.reason))),
+          );
+        return IN_PROCESS_GENERATOR.generate(options, signal);
+      },
+    };
+    const run = await runStepsToEnd({
+      settings,
+      workspaces,
+      certPem: cert.certPem,
+      request: kiwiRequest(remote.url),
+      generator,
+      // What an earlier delivery of the infra pass pushed before its process died.
+      beforeEach: async (r, event) => {
+        if (event.type === 'ScaffoldRequested')
+          earlier = pushAsAnotherWriter(
+            remote.dir,
+            { 'notes/kiwi.txt': 'pushed by the earlier attempt\n' },
+            `scaffold(kiwi): infra pass\n\nScaffold-Run: ${r.runId}\nScaffold-Pass: infra`,
+          );
+      },
+    });
+    expect(stopped).toEqual(['infra']);
+    expect(run.events.find((e) => e.type === 'InfraPushed')?.data).toMatchObject({ commit: earlier });
+    expect(run.events.at(-1)).toMatchObject({ type: 'ScaffoldSucceeded' });
+    expect(gitLog(remote.dir).filter((l) => l.endsWith('scaffold(kiwi): infra pass'))).toEqual([
+      `${earlier} scaffold(kiwi): infra pass`,
+    ]);
   });
 
   describe('into a fleet repository holding other clusters (sparse working copies)', () => {

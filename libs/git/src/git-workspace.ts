@@ -1,6 +1,6 @@
 import { existsSync, statSync } from 'node:fs';
 import { mkdir, rm, rmdir, writeFile } from 'node:fs/promises';
-import { dirname, join, posix } from 'node:path';
+import { basename, dirname, join, posix } from 'node:path';
 import { classifyGitError } from './errors';
 import { GitAccess } from './git-access';
 import type { CachedBranch, RepositoryCache } from './repository-cache';
@@ -101,11 +101,9 @@ async function planCheckout(
  * A clone template holding only the cone's `info/sparse-checkout` (git copies a template into the new
  * repository before its checkout; with the cone settings the clone then checks out the cone itself).
  */
-async function coneTemplate(dir: string, patterns: string): Promise<string> {
-  const template = `${dir}.template`;
+async function writeConeTemplate(template: string, patterns: string): Promise<void> {
   await mkdir(join(template, 'info'), { recursive: true });
   await writeFile(join(template, 'info', 'sparse-checkout'), patterns);
-  return template;
 }
 
 /** How the clone checks out: the planned cone, the whole tree, or (decided after) the files at the top only. */
@@ -213,26 +211,17 @@ export class GitWorkspace {
     await mkdir(dir, { recursive: true });
     const cached = cache && (await cache.refresh(repo, signal));
     const plan = scope && cached ? await planCheckout(access, cached, scope, signal) : undefined;
-    const template = plan?.patterns ? await coneTemplate(dir, plan.patterns) : undefined;
+    // Beside the copy, not in it (git clones only into an empty folder); gone whatever the clone does.
+    const patterns = plan?.patterns;
+    const template = patterns ? join(dirname(dir), `${basename(dir)}.template`) : undefined;
     try {
-      await access.run(
-        {
-          op: 'clone',
-          source: cached?.dir ?? repo.url,
-          dir,
-          options: [
-            '--branch',
-            repo.branch,
-            '--single-branch',
-            '--no-tags',
-            ...(cached ? ['--shared'] : []),
-            ...checkoutOptions(scope, plan, template),
-          ],
-        },
-        signal,
-      );
-    } catch (e) {
-      throw classifyGitError(e, repo.url);
+      if (template && patterns) await writeConeTemplate(template, patterns);
+      const options = ['--branch', repo.branch, '--single-branch', '--no-tags'];
+      if (cached) options.push('--shared');
+      options.push(...checkoutOptions(scope, plan, template));
+      await access
+        .run({ op: 'clone', source: cached?.dir ?? repo.url, dir, options }, signal)
+        .catch((e) => Promise.reject(classifyGitError(e, repo.url)));
     } finally {
       if (template) await rm(template, { recursive: true, force: true });
     }
@@ -328,7 +317,10 @@ export class GitWorkspace {
     ]);
   }
 
-  /** The remote-tracking ref of the branch (the branch name was checked at the edge). */
+  /**
+   * The remote-tracking ref of the branch (the branch name was checked at the edge). Only `fetch` moves
+   * it: a push names the remote's URL, not a remote, so git does not update it after a push.
+   */
   private get remoteRef(): string {
     return `refs/remotes/origin/${this.repo.branch}`;
   }
@@ -356,7 +348,8 @@ export class GitWorkspace {
       '--no-tags',
       '--end-of-options',
       this.repo.url,
-      `refs/heads/${this.repo.branch}:${this.remoteRef}`,
+      // Forced: the remote-tracking ref follows the remote branch even where it was rewritten.
+      `+refs/heads/${this.repo.branch}:${this.remoteRef}`,
     ]);
   }
 

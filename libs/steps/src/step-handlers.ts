@@ -139,12 +139,20 @@ async function generateAndPush(
   const race = new PushRace(ctx, ws, pass);
   for (;;) {
     // Whether an earlier attempt already pushed this pass is searched for while the pass is generated:
-    // a fleet repository's history is long, and the answer is nearly always no. On a redelivery that
-    // finds its commit, the generated files go with the working copy (a copy handed over dirty is
-    // never taken over).
+    // a fleet repository's history is long, and the answer is nearly always no. Finding its commit (a
+    // redelivery), or failing to search, stops the generation; what it wrote goes with the working copy
+    // (a copy handed over dirty is never taken over).
+    const stop = new AbortController();
+    const search = ws.findRunCommit(ctx.runId, pass).then(
+      (commit) => (commit && stop.abort(), commit),
+      (e: unknown) => (stop.abort(), Promise.reject(e)),
+    );
     const [found, generated] = await Promise.allSettled([
-      ws.findRunCommit(ctx.runId, pass),
-      ctx.generator.generate(passOptions(req, ctx.settings, ws.dir, pass, sealingCertPem, supplied), ctx.signal),
+      search,
+      ctx.generator.generate(
+        passOptions(req, ctx.settings, ws.dir, pass, sealingCertPem, supplied),
+        ctx.signal ? AbortSignal.any([ctx.signal, stop.signal]) : stop.signal,
+      ),
     ]);
     const existing = settled(found);
     if (existing) return await alreadyPushed(ctx, pass, existing);
