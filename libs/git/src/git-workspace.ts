@@ -76,14 +76,10 @@ async function checkOutCone(access: GitAccess, dir: string, cone: string[] | nul
 /** A folder as git keeps it in a cone: no leading ./, no trailing /. */
 const coneFolder = (folder: string) => posix.normalize(folder).replace(/^\.\/|\/+$/g, '');
 
-/**
- * A sparse checkout chosen before the clone: the cone for the files of `commit` (null: the whole
- * tree), and the `info/sparse-checkout` git would write for it (null when git must write it).
- */
+/** A sparse checkout chosen before the clone: the cone for the files of `commit` (null: the whole tree). */
 interface CheckoutPlan {
   commit: string;
   folders: string[] | null;
-  patterns: string | null;
 }
 
 /** The cone for the commit the cache holds, from the cache's listing of it (one git, no working copy yet). */
@@ -94,7 +90,7 @@ async function planCheckout(
   signal?: AbortSignal,
 ): Promise<CheckoutPlan> {
   const folders = scope(await filesAt(access, cached.dir, cached.commit, signal))?.map(coneFolder) ?? null;
-  return { commit: cached.commit, folders, patterns: folders && conePatternFile(folders) };
+  return { commit: cached.commit, folders };
 }
 
 /**
@@ -121,8 +117,8 @@ function checkoutOptions(scope: CheckoutScope | undefined, plan: CheckoutPlan | 
 
 /**
  * The cone of a fresh clone: the planned one when the clone is on the commit it was planned for (the
- * clone checked it out, or git is asked to for a cone it writes itself); otherwise (no plan, or another
- * fetch moved the cache's branch meanwhile) chosen again from the clone's own files.
+ * clone checked it out when `clonedCone`, or git is asked to for a cone it writes itself); otherwise (no
+ * plan, or another fetch moved the cache's branch meanwhile) chosen again from the clone's own files.
  */
 async function settleCone(
   access: GitAccess,
@@ -130,10 +126,11 @@ async function settleCone(
   branch: string,
   scope: CheckoutScope,
   plan: CheckoutPlan | undefined,
+  clonedCone: boolean,
   signal?: AbortSignal,
 ): Promise<string[] | null> {
   if (plan && (await headFromRefFiles(join(dir, '.git'), branch)) === plan.commit) {
-    return plan.patterns || plan.folders === null ? plan.folders : checkOutCone(access, dir, plan.folders, signal);
+    return clonedCone || plan.folders === null ? plan.folders : checkOutCone(access, dir, plan.folders, signal);
   }
   return checkOutCone(access, dir, scope(await filesAt(access, dir, 'HEAD', signal)), signal);
 }
@@ -211,21 +208,21 @@ export class GitWorkspace {
     await mkdir(dir, { recursive: true });
     const cached = cache && (await cache.refresh(repo, signal));
     const plan = scope && cached ? await planCheckout(access, cached, scope, signal) : undefined;
+    const patterns = plan?.folders ? conePatternFile(plan.folders) : null;
     // Beside the copy, not in it (git clones only into an empty folder); gone whatever the clone does.
-    const patterns = plan?.patterns;
-    const template = patterns ? join(dirname(dir), `${basename(dir)}.template`) : undefined;
+    const template = patterns === null ? undefined : { dir: join(dirname(dir), `${basename(dir)}.template`), patterns };
     try {
-      if (template && patterns) await writeConeTemplate(template, patterns);
+      if (template) await writeConeTemplate(template.dir, template.patterns);
       const options = ['--branch', repo.branch, '--single-branch', '--no-tags'];
       if (cached) options.push('--shared');
-      options.push(...checkoutOptions(scope, plan, template));
+      options.push(...checkoutOptions(scope, plan, template?.dir));
       await access
         .run({ op: 'clone', source: cached?.dir ?? repo.url, dir, options }, signal)
         .catch((e) => Promise.reject(classifyGitError(e, repo.url)));
     } finally {
-      if (template) await rm(template, { recursive: true, force: true });
+      if (template) await rm(template.dir, { recursive: true, force: true });
     }
-    const cone = scope ? await settleCone(access, dir, repo.branch, scope, plan, signal) : null;
+    const cone = scope ? await settleCone(access, dir, repo.branch, scope, plan, template !== undefined, signal) : null;
     return new GitWorkspace(dir, repo, identity, access, cone);
   }
 

@@ -4,6 +4,7 @@ import type { RunInputs } from '../../event-store/src';
 import type { EventDraft, ScaffoldRequestedData, Step } from '../../events/src';
 import {
   GenerateOptions,
+  GenerateResult,
   GeneratorInputError,
   GeneratorValidationError,
   Pass,
@@ -138,25 +139,14 @@ async function generateAndPush(
   const req = request(ctx);
   const race = new PushRace(ctx, ws, pass);
   for (;;) {
-    // Whether an earlier attempt already pushed this pass is searched for while the pass is generated:
-    // a fleet repository's history is long, and the answer is nearly always no. Finding its commit (a
-    // redelivery), or failing to search, stops the generation; what it wrote goes with the working copy
-    // (a copy handed over dirty is never taken over).
-    const stop = new AbortController();
-    const search = ws.findRunCommit(ctx.runId, pass).then(
-      (commit) => (commit && stop.abort(), commit),
-      (e: unknown) => (stop.abort(), Promise.reject(e)),
+    const generated = await generateUnlessPushed(
+      ctx,
+      ws,
+      pass,
+      passOptions(req, ctx.settings, ws.dir, pass, sealingCertPem, supplied),
     );
-    const [found, generated] = await Promise.allSettled([
-      search,
-      ctx.generator.generate(
-        passOptions(req, ctx.settings, ws.dir, pass, sealingCertPem, supplied),
-        ctx.signal ? AbortSignal.any([ctx.signal, stop.signal]) : stop.signal,
-      ),
-    ]);
-    const existing = settled(found);
-    if (existing) return await alreadyPushed(ctx, pass, existing);
-    const { summary } = settled(generated);
+    if ('existing' in generated) return await alreadyPushed(ctx, pass, generated.existing);
+    const { summary } = generated;
     const paths = [
       summary.gitops_path,
       ...summary.overlay_paths,
@@ -187,6 +177,29 @@ async function generateAndPush(
     );
     await ws.resetToRemote();
   }
+}
+
+/**
+ * The pass generated, unless an earlier attempt already pushed it. Its commit is searched for while the
+ * pass is generated: a fleet repository's history is long, and the answer is nearly always no. Finding
+ * it (a redelivery), or failing to search, stops the generation; what it wrote goes with the working
+ * copy (a copy handed over dirty is never taken over).
+ */
+async function generateUnlessPushed(
+  ctx: StepContext,
+  ws: GitWorkspace,
+  pass: Pass,
+  options: GenerateOptions,
+): Promise<{ existing: string } | GenerateResult> {
+  const stop = new AbortController();
+  const search = ws.findRunCommit(ctx.runId, pass).then(
+    (commit) => (commit && stop.abort(), commit),
+    (e: unknown) => (stop.abort(), Promise.reject(e)),
+  );
+  const signal = ctx.signal ? AbortSignal.any([ctx.signal, stop.signal]) : stop.signal;
+  const [found, generated] = await Promise.allSettled([search, ctx.generator.generate(options, signal)]);
+  const existing = settled(found);
+  return existing ? { existing } : settled(generated);
 }
 
 /** A settled promise's value, or its error thrown. */
