@@ -3,7 +3,8 @@
  * local bare repositories, with GET status at a fixed rate over REST and NATS while they progress.
  * Reports runs per minute, p50/p99 time to terminal, the service's peak memory (VmHWM of its process),
  * the throughput against plain git + kustomize doing the same work with the same parallelism, the
- * event append rate and the projection delay.
+ * event append rate and the projection delay; beside the GETs' times, what they waited for (the service's own
+ * timing of them, its event-loop delay, and how long its main thread and this benchmark's waited for a core).
  * Run: npm run bench:load (BENCH_SERVICE_ENV, BENCH_NODE_ARGS and BENCH_PLAIN=0 for comparing the service's settings)
  *
  * BENCH_EXECUTOR=kubernetes: the service as a cluster runs it, each run's steps in a Job (a runner process started
@@ -26,7 +27,7 @@ import { api, API_KEY } from '../test/support/service';
 import { ServiceProcess } from '../test/support/service-process';
 import { FakeKube } from '../test/support/fake-kube';
 import { LocalKubelet } from '../test/support/runner-job';
-import { machineCpuMeter, memoryCgroup, profileReport, profilingArgs } from './measure';
+import { machineCpuMeter, mainThreadCpuWaitMeter, memoryCgroup, profileReport, profilingArgs } from './measure';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 200);
 const REPOS = Number(process.env.BENCH_REPOS ?? 20);
@@ -98,6 +99,41 @@ function sampleMemory(pid: number, metricsUrl: string, started: number) {
       );
   }, 1000);
   return { stop: () => clearInterval(timer), atHigh: () => high };
+}
+
+/**
+ * The service's event-loop delay while the load runs: every 5 s its /metrics, whose `nodejs_eventloop_lag_*` gauges
+ * (prom-client) cover the delays since the previous scrape. prom-client's monitor has a 10 ms resolution, so an idle
+ * loop reads about 10 ms: the figures are how late a 10 ms timer fired, not the delay added to it.
+ */
+function sampleEventLoopDelay(metricsUrl: string) {
+  const windows: Array<{ p99: number; max: number }> = [];
+  const timer = setInterval(() => {
+    void fetch(metricsUrl)
+      .then((r) => r.text())
+      .then(
+        (text) => {
+          const ms = (name: string) => gauge(text, name) * 1000;
+          windows.push({ p99: ms('nodejs_eventloop_lag_p99_seconds'), max: ms('nodejs_eventloop_lag_max_seconds') });
+        },
+        () => undefined,
+      );
+  }, 5000);
+  return {
+    stop: () => clearInterval(timer),
+    summary: () => ({
+      windows_of_5_s: windows.length,
+      p99_median_window_ms: round(
+        pct(
+          windows.map((w) => w.p99),
+          50,
+        ),
+        1,
+      ),
+      p99_worst_window_ms: round(Math.max(...windows.map((w) => w.p99)), 1),
+      max_ms: round(Math.max(...windows.map((w) => w.max)), 1),
+    }),
+  };
 }
 
 /** Where in the load the slowest 1% of GETs were: how many fell in each window of `seconds` (keyed by its start). */
@@ -325,6 +361,10 @@ async function main() {
   const started = Date.now();
   const serviceCpu = machineCpuMeter();
   const memory = sampleMemory(svc.pid!, `${svc.base}/metrics`, started);
+  const loopDelay = sampleEventLoopDelay(`${front.base}/metrics`);
+  // The API's main thread (the one process, or the API replica) and this benchmark's, which times the GETs.
+  const serviceWait = mainThreadCpuWaitMeter(front.pid!);
+  const benchmarkWait = mainThreadCpuWaitMeter(process.pid);
   try {
     // Each create carries an Idempotency-Key, so one whose connection dropped can be sent again without a second run.
     const create = async (i: number) => {
@@ -358,6 +398,8 @@ async function main() {
       const t = process.hrtime.bigint();
       return () => void gets.push({ api, at, ms: Number(process.hrtime.bigint() - t) / 1e6 });
     };
+    /** How long each of the benchmark's lists of 500 runs took (it polls them for the runs' ends). */
+    const lists: number[] = [];
     let probe = 0;
     const getter = setInterval(() => {
       const id = ids[probe++ % ids.length];
@@ -371,14 +413,18 @@ async function main() {
     }, 1000 / GET_RATE);
     // Until every run ended, 30 min passed, or the service died (at a memory limit, its exit is in the output).
     while (finishedAt.size < RUNS && Date.now() - started < 30 * 60_000 && exits().length === 0) {
+      const listed = process.hrtime.bigint();
       const page = await api(front.base, 'GET', '/api/v1/scaffolds?limit=500');
+      lists.push(Number(process.hrtime.bigint() - listed) / 1e6);
       for (const r of page.json?.items ?? [])
         if (['succeeded', 'failed', 'cancelled'].includes(r.status) && !finishedAt.has(r.id))
           finishedAt.set(r.id, { at: Date.parse(r.finished_at), status: r.status });
       await new Promise((r) => setTimeout(r, 500));
     }
     clearInterval(getter);
+    loopDelay.stop();
     const machineDuringService = serviceCpu();
+    const mainThreadsWaiting = { service: serviceWait(), benchmark: benchmarkWait() };
     const restTimes = gets.filter((g) => g.api === 'rest').map((g) => g.ms);
     const natsTimes = gets.filter((g) => g.api === 'nats').map((g) => g.ms);
     if (exits().length > 0)
@@ -455,7 +501,11 @@ async function main() {
             // The same GETs as the service timed them (guard to answer, PostgreSQL included): the rest of the time
             // above is the way there and back (sockets, NATS, waiting for a core, the service's event loop).
             in_service: serviceGetTimes(frontMetrics),
+            // What else the answers waited for: the service's event loop, and a core for either end's main thread.
+            service_event_loop_delay: loopDelay.summary(),
+            main_thread_cpu: mainThreadsWaiting,
           },
+          list_500_runs_ms: { p50: round(pct(lists, 50), 1), p99: round(pct(lists, 99), 1), n: lists.length },
           events_appended: events,
           append_rate_events_per_s: round(events / wall),
           projection_delay_s: {
@@ -474,6 +524,7 @@ async function main() {
     );
   } finally {
     memory.stop();
+    loopDelay.stop();
     kubelet?.stop();
     await nc.close();
     // A clean exit: the profiler writes its files then.

@@ -47,6 +47,40 @@ export function machineCpuMeter(): () => { busy_cpu_s: number; idle_cpu_s: numbe
   };
 }
 
+/** A thread's scheduler figures so far (`/proc/<pid>/task/<tid>/schedstat`: ns on a core, ns runnable waiting for one, slices). */
+function threadSchedstat(pid: number, tid = pid): { ran: number; waited: number; slices: number } | undefined {
+  try {
+    const [ran, waited, slices] = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8')
+      .trim()
+      .split(' ')
+      .map(Number);
+    return { ran, waited, slices };
+  } catch {
+    return undefined; // no such thread any more, or a kernel without schedstats
+  }
+}
+
+/**
+ * How long a process's main thread ran and how long it was runnable but waiting for a core, from this call until the
+ * returned function is called (call it while the process lives). On busy cores a thread that answers requests waits
+ * before each piece of work: this is that wait, which no change to the thread's own code shortens.
+ */
+export function mainThreadCpuWaitMeter(
+  pid: number,
+): () => { ran_s: number; waited_for_core_s: number; wait_per_slice_ms: number } | null {
+  const start = threadSchedstat(pid);
+  return () => {
+    const end = threadSchedstat(pid);
+    if (!start || !end) return null;
+    const slices = Math.max(1, end.slices - start.slices);
+    return {
+      ran_s: Math.round((end.ran - start.ran) / 1e8) / 10,
+      waited_for_core_s: Math.round((end.waited - start.waited) / 1e8) / 10,
+      wait_per_slice_ms: Math.round((end.waited - start.waited) / slices / 1e4) / 100,
+    };
+  };
+}
+
 /** BENCH_PROFILE=<folder>: node options that make the service process write V8 CPU profiles there (one per thread) when it exits. */
 export function profilingArgs(): string[] {
   const dir = process.env.BENCH_PROFILE;
