@@ -62,7 +62,7 @@ function gauge(text: string, name: string, labels = ''): number {
  * high the V8 heaps of the main thread and of the generator's worker threads (its /metrics); the rest is code,
  * stacks and native memory.
  */
-function sampleMemory(pid: number, metricsUrl: string, started: number) {
+function sampleMemory(pid: number, metricsUrl: string, started: number, onMetrics?: (text: string) => void) {
   const mib = (bytes: number) => round(bytes / 1048576);
   let high: Record<string, number> = { rss_mib: 0 };
   const timer = setInterval(() => {
@@ -86,6 +86,7 @@ function sampleMemory(pid: number, metricsUrl: string, started: number) {
       .then((r) => r.text())
       .then(
         (text) => {
+          onMetrics?.(text);
           Object.assign(at, {
             main_heap_total_mib: mib(gauge(text, 'nodejs_heap_size_total_bytes')),
             main_heap_used_mib: mib(gauge(text, 'nodejs_heap_size_used_bytes')),
@@ -104,35 +105,32 @@ function sampleMemory(pid: number, metricsUrl: string, started: number) {
 /**
  * The service's event-loop delay while the load runs: every 5 s its /metrics, whose `nodejs_eventloop_lag_*` gauges
  * (prom-client) cover the delays since the previous scrape. prom-client's monitor has a 10 ms resolution, so an idle
- * loop reads about 10 ms: the figures are how late a 10 ms timer fired, not the delay added to it.
+ * loop reads about 10 ms: the figures are how late a 10 ms timer fired, not the delay added to it. Every other scrape
+ * of the same process must be recorded too (`record`): each one starts a new window.
  */
 function sampleEventLoopDelay(metricsUrl: string) {
   const windows: Array<{ p99: number; max: number }> = [];
+  const record = (text: string) => {
+    const ms = (name: string) => gauge(text, name) * 1000;
+    windows.push({ p99: ms('nodejs_eventloop_lag_p99_seconds'), max: ms('nodejs_eventloop_lag_max_seconds') });
+  };
   const timer = setInterval(() => {
     void fetch(metricsUrl)
       .then((r) => r.text())
-      .then(
-        (text) => {
-          const ms = (name: string) => gauge(text, name) * 1000;
-          windows.push({ p99: ms('nodejs_eventloop_lag_p99_seconds'), max: ms('nodejs_eventloop_lag_max_seconds') });
-        },
-        () => undefined,
-      );
+      .then(record, () => undefined);
   }, 5000);
   return {
+    record,
     stop: () => clearInterval(timer),
-    summary: () => ({
-      windows_of_5_s: windows.length,
-      p99_median_window_ms: round(
-        pct(
-          windows.map((w) => w.p99),
-          50,
-        ),
-        1,
-      ),
-      p99_worst_window_ms: round(Math.max(...windows.map((w) => w.p99)), 1),
-      max_ms: round(Math.max(...windows.map((w) => w.max)), 1),
-    }),
+    summary: () => {
+      const p99s = windows.map((w) => w.p99);
+      return {
+        windows: windows.length,
+        p99_median_window_ms: round(pct(p99s, 50), 1),
+        p99_worst_window_ms: round(Math.max(...p99s), 1),
+        max_ms: round(Math.max(...windows.map((w) => w.max)), 1),
+      };
+    },
   };
 }
 
@@ -360,8 +358,8 @@ async function main() {
   h.set('X-Api-Key', API_KEY);
   const started = Date.now();
   const serviceCpu = machineCpuMeter();
-  const memory = sampleMemory(svc.pid!, `${svc.base}/metrics`, started);
   const loopDelay = sampleEventLoopDelay(`${front.base}/metrics`);
+  const memory = sampleMemory(svc.pid!, `${svc.base}/metrics`, started, front === svc ? loopDelay.record : undefined);
   // The API's main thread (the one process, or the API replica) and this benchmark's, which times the GETs.
   const serviceWait = mainThreadCpuWaitMeter(front.pid!);
   const benchmarkWait = mainThreadCpuWaitMeter(process.pid);

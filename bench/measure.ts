@@ -47,10 +47,10 @@ export function machineCpuMeter(): () => { busy_cpu_s: number; idle_cpu_s: numbe
   };
 }
 
-/** A thread's scheduler figures so far (`/proc/<pid>/task/<tid>/schedstat`: ns on a core, ns runnable waiting for one, slices). */
-function threadSchedstat(pid: number, tid = pid): { ran: number; waited: number; slices: number } | undefined {
+/** A process's main thread's scheduler figures so far (schedstat: ns on a core, ns runnable waiting for one, slices). */
+function mainThreadSchedstat(pid: number): { ran: number; waited: number; slices: number } | undefined {
   try {
-    const [ran, waited, slices] = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8')
+    const [ran, waited, slices] = readFileSync(`/proc/${pid}/task/${pid}/schedstat`, 'utf8')
       .trim()
       .split(' ')
       .map(Number);
@@ -68,9 +68,9 @@ function threadSchedstat(pid: number, tid = pid): { ran: number; waited: number;
 export function mainThreadCpuWaitMeter(
   pid: number,
 ): () => { ran_s: number; waited_for_core_s: number; wait_per_slice_ms: number } | null {
-  const start = threadSchedstat(pid);
+  const start = mainThreadSchedstat(pid);
   return () => {
-    const end = threadSchedstat(pid);
+    const end = mainThreadSchedstat(pid);
     if (!start || !end) return null;
     const slices = Math.max(1, end.slices - start.slices);
     return {
