@@ -30,7 +30,7 @@ LABEL org.opencontainers.image.title="gitops-scaffolder" \
       org.opencontainers.image.source="https://github.com/kubeopera/gitops-scaffolder" \
       org.opencontainers.image.licenses="UNLICENSED"
 # tini as PID 1: the service starts git, ssh and kubectl children; tini reaps them and forwards signals.
-RUN apt-get update && apt-get install -y --no-install-recommends git openssh-client ca-certificates tini \
+RUN apt-get update && apt-get install -y --no-install-recommends git openssh-client ca-certificates tini bubblewrap \
  && rm -rf /var/lib/apt/lists/* && useradd --uid 10001 --create-home scaffolder
 COPY --from=tools /out/kubectl /usr/local/bin/kubectl
 WORKDIR /app

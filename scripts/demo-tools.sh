@@ -11,6 +11,8 @@ source scripts/lib.sh
 
 command -v git >/dev/null || apt_install git
 command -v openssl >/dev/null || apt_install openssl
+# bubblewrap: the box kubectl kustomize runs in (without it, a weaker one: docs/operations.md, "Tenant content").
+command -v bwrap >/dev/null || apt_install bubblewrap
 ensure_nats_server_binary
 ensure_postgres
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Makes sure what the tests and CI need is installed and listening on loopback (the demo needs less:
 # scripts/demo-tools.sh):
-# git, kubectl and helm (pinned), age, sshd, chromium, promtool, nats-server with JetStream on 4222,
+# git, kubectl and helm (pinned), age, sshd, bubblewrap, chromium, promtool, nats-server with JetStream on 4222,
 # PostgreSQL on 5432. Installs through apt-get when missing; starts what is not running.
 set -euo pipefail
 
@@ -17,6 +17,8 @@ command -v zsh >/dev/null || apt_install zsh
 command -v fish >/dev/null || apt_install fish
 # sshd: the tests start their own OpenSSH server (git over SSH) on a port of their own.
 [ -x /usr/sbin/sshd ] || apt_install openssh-server openssh-client
+# bubblewrap: kubectl kustomize runs in a bwrap box (no network, only the build's folders); the tests check it.
+command -v bwrap >/dev/null || apt_install bubblewrap
 # chromium: the console's test drives Debian's Chromium headless through playwright-core.
 [ -x /usr/bin/chromium ] || apt_install chromium
 # kubectl and helm: validation builds every tree with kubectl kustomize, the chart tests render and lint

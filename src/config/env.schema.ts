@@ -1,3 +1,4 @@
+import { BOX_SETTINGS } from '../../libs/git/src/build-box';
 import { DEFAULT_REPLY_PREFIXES } from './reply-subjects';
 
 /**
@@ -80,6 +81,8 @@ export const ENV_SCHEMA = {
     REFERENCE_ENV: { type: 'string', minLength: 1, default: 'development' },
     REFERENCE_ENVS: text(''),
     KUBECTL: text('kubectl'),
+    // Read by the generator's threads from the environment (libs/git/src/build-box.ts); checked here so a typo stops the start.
+    BUILD_SANDBOX: { enum: [...BOX_SETTINGS], default: 'auto' },
     GIT_CREDENTIALS_DIR: text(),
     GIT_CREDENTIALS_HOSTS: text(''),
     GIT_CA_FILE: text(),

@@ -1,8 +1,20 @@
-import { DynamicModule, Global, Inject, Injectable, Module, OnApplicationShutdown, Optional } from '@nestjs/common';
+import {
+  DynamicModule,
+  Global,
+  Inject,
+  Injectable,
+  Module,
+  OnApplicationBootstrap,
+  OnApplicationShutdown,
+  Optional,
+} from '@nestjs/common';
+import type { Logger } from 'pino';
 import { Gauge } from 'prom-client';
+import { boxLevel } from '../../libs/git/src/build-box';
 import { GeneratorPool, TreeGenerator } from '../../libs/generator/src';
 import type { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
+import { LOGGER } from '../logging/logging.module';
 import { Metrics } from '../metrics/metrics';
 
 /** Where the steps and the preview endpoint generate trees: a worker-thread pool of this process. */
@@ -47,6 +59,26 @@ class GeneratorHeapGauge {
   }
 }
 
+/**
+ * Says at start which box builds run in here (BUILD_SANDBOX, docs/operations.md "Tenant content"), so
+ * an operator sees a weaker one than expected before a tenant's repository is built. A demanded box
+ * the machine cannot start is logged as an error; every build then refuses with the same words.
+ */
+@Injectable()
+class BuildBoxReport implements OnApplicationBootstrap {
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    boxLevel(this.config.steps.kubectl ?? 'kubectl').then(
+      (level) => this.logger.info({ level }, `builds of repository content run in the ${level} box`),
+      (e: Error) => this.logger.error({ err: e.message }, 'no build can run: the demanded box cannot start'),
+    );
+  }
+}
+
 /** Generation off the event loop: GENERATOR_THREADS worker threads at GENERATOR_NICE lower CPU priority. */
 @Global()
 @Module({})
@@ -62,6 +94,7 @@ export class GenerationModule {
         },
         GeneratorPoolShutdown,
         GeneratorHeapGauge,
+        BuildBoxReport,
       ],
       exports: [TREE_GENERATOR],
     };

@@ -257,7 +257,7 @@ describe('generator, cluster-vars model (shipped phased platform: clusters/base,
     );
     const repo = tempDir('cv-bad-repo');
     await expect(generate(options(repo, { templateDir: template }))).rejects.toThrow(
-      /Ingress web: host static\.dev\.example\.net is not under acme\.io/,
+      /Ingress web spec\.rules\[1\]\.host: a host that is not under acme\.io/,
     );
     await expect(generate(options(repo, { referenceEnv: 'prod' }))).rejects.toThrow(
       /SealedSecret postgresql-credentials, sealed for the reference cluster/,

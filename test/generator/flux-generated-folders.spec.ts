@@ -101,6 +101,48 @@ describe("generator, Flux's example layout with nested Kustomizations over folde
       /apps\/extras\/staging\/values.yaml is not a Kubernetes manifest .*has no kustomization.yaml/,
     );
   });
+
+  // Issue #47: kustomize-controller builds such a folder with LoadRestrictionsNone; here the build of
+  // a kustomization below it (with an inline generator reading the process's environment, its value
+  // copied into an Ingress host whose check once quoted it) is refused before it runs, naming the file.
+  it('refuses a kustomization below such a folder whose inline generator reads outside the repository, naming it and quoting nothing', async () => {
+    const { reference, options } = fleet();
+    process.env.TENANT_CANARY_47 = 'canary-value-5c1d7e0b';
+    const generator = [
+      'apiVersion: builtin',
+      'kind: ConfigMapGenerator',
+      'metadata: {name: leak}',
+      'options: {disableNameSuffixHash: true}',
+      'files: [leak=/proc/self/environ]',
+    ].join('\n');
+    writeTree(reference, {
+      'apps/extras/staging/leak/kustomization.yaml': [
+        'resources: [ingress.yaml]',
+        'generators:',
+        `  - |\n${generator.replace(/^/gm, '    ')}`,
+        'replacements:',
+        '  - source: {kind: ConfigMap, name: leak, fieldPath: data.leak}',
+        '    targets: [{select: {kind: Ingress}, fieldPaths: [spec.rules.0.host]}]',
+        '',
+      ].join('\n'),
+      'apps/extras/staging/leak/ingress.yaml':
+        'apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: leak, namespace: default}\nspec:\n  rules: [{host: leak.staging.example.net}]\n',
+    });
+    const run = (async () => {
+      await generate(options());
+      await generate(options({ pass: 'full', sealingCertPem: makeRsaCert().certPem }));
+    })();
+    const refusal = await run.then(
+      () => undefined,
+      (e: Error) => e,
+    );
+    delete process.env.TENANT_CANARY_47;
+    expect(refusal).toBeInstanceOf(GeneratorInputError);
+    expect(refusal!.message).toMatch(
+      /^apps\/extras\/acme\/leak\/kustomization\.yaml: generators\[\]\.ConfigMapGenerator\.files entry "\/proc\/self\/environ" leads outside the repository/,
+    );
+    expect(refusal!.message).not.toContain('canary-value-5c1d7e0b');
+  });
 });
 
 describe('generator, cluster-vars model with a Flux-applied folder without kustomization.yaml', () => {

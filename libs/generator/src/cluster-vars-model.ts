@@ -66,6 +66,7 @@ import {
 } from './validate';
 import { isYamlFile, parseDocuments, stringifyDocuments } from './yaml-docs';
 import { registryHostWarnings } from './registry-hosts';
+import { hostsIn } from './hosts';
 
 export { loadClusterVarsReference };
 
@@ -425,10 +426,13 @@ function describeOutcome(ctx: VarsContext, before: ReferenceObject[]) {
     if (o.kind === 'Ingress') {
       const from = ingressHosts(before[i].body);
       const to = ingressHosts(o.body);
-      const stray = to.find((h) => swapDomain(h, ctx.opts.domain, ctx.opts.domain) === undefined);
+      // The field, not the value: substituted hosts may carry values of the cluster's secrets.
+      const stray = hostsIn(o.body, `${o.file} Ingress ${o.name}`).find(
+        ({ host }) => swapDomain(host, ctx.opts.domain, ctx.opts.domain) === undefined,
+      );
       if (stray) {
         throw new GeneratorInputError(
-          `${o.file} Ingress ${o.name}: host ${stray} is not under ${ctx.opts.domain}; the shared platform must build its hosts from cluster-vars`,
+          `${stray.where}: a host that is not under ${ctx.opts.domain}; the shared platform must build its hosts from cluster-vars`,
         );
       }
       if (to.length > 0) ctx.summary.ingress_hosts.push({ name: o.name, namespace: o.namespace, from, to });
@@ -743,14 +747,13 @@ async function buildAsFlux(ctx: VarsContext, abs: string, path: string, patches?
     const roots = [ctx.opts.repoDir, scratch];
     const shown = (file: string) => normalize(join(path, relative(abs, file)));
     const flux = asFluxBuildsIt(abs, join(scratch, 'generated'), roots, shown);
-    const looseLoading = flux.looseLoading;
     let dir = flux.dir;
     if (patches && patches.length > 0) {
       dir = join(scratch, 'patched');
       mkdirSync(dir);
       writeFileSync(join(dir, 'kustomization.yaml'), stringify({ resources: [relative(dir, flux.dir)], patches }));
     }
-    return await kustomizeBuild(dir, path, { roots, kubectl: ctx.opts.kubectl, shown, looseLoading });
+    return await kustomizeBuild(dir, path, { roots, kubectl: ctx.opts.kubectl, shown: flux.shown });
   } finally {
     rmSync(scratch, { recursive: true, force: true });
   }

@@ -12,6 +12,7 @@ import { inlineVariables } from './flux-example-reference';
 import { fluxInstanceSyncObjects, fluxInstanceSyncPath, isFluxInstance } from './flux-instance';
 import { isFluxKustomization, normalizePath } from './flux-sync';
 import { HostMapping, hostsIn } from './hosts';
+import { shownKind, shownName } from './shown-values';
 import { listFiles } from './reference';
 import { leftoverReferenceValues, ReferenceValues, warnOnce } from './shared-values';
 import {
@@ -186,8 +187,7 @@ export async function buildFluxKustomization(
   const built = await kustomizeBuild(build, where, {
     roots: opts.roots,
     kubectl: opts.kubectl,
-    shown: opts.shown,
-    looseLoading: flux.looseLoading,
+    shown: flux.shown,
   });
   return built.map((object) => (vars ? substituteBuilt(object, vars, where) : object));
 }
@@ -202,18 +202,16 @@ function checkBuilt(v: ExampleValidation, object: any, label: string) {
   if (!object || isSeq(object)) return;
   checkNotPlaintextSecret(object, label);
   // A host with a variable from a source the generator cannot see is Flux's to fill in.
-  for (const found of hostsIn(object, `${object.kind} ${object.metadata?.name}`).filter(
+  for (const found of hostsIn(object, `${shownKind(object.kind)} ${shownName(object.metadata?.name)}`).filter(
     (h) => !h.host.includes('${'),
   )) {
     if (
       !v.hosts.isNewClusterHost(found.host) ||
       (v.referenceHosts.has(found.host) && v.hosts.target(found.host) !== found.host)
     ) {
-      throw new GeneratorValidationError(
-        `${label} builds ${found.where} with host ${found.host}, which is not the new cluster's`,
-      );
+      throw new GeneratorValidationError(`${label} builds ${found.where} with a host that is not the new cluster's`);
     }
   }
   if (v.ctx.opts.pass === 'infra' && object.kind === 'Secret')
-    throw new GeneratorValidationError(`${label}: the infra pass applies Secret ${object.metadata?.name}`);
+    throw new GeneratorValidationError(`${label}: the infra pass applies Secret ${shownName(object.metadata?.name)}`);
 }

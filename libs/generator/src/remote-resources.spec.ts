@@ -2,6 +2,7 @@ import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import fc from 'fast-check';
+import { stringify } from 'yaml';
 import { GeneratorInputError } from './errors';
 import { isRemoteReference, refuseRemoteResources } from './remote-resources';
 
@@ -174,6 +175,116 @@ describe('remote resources in kustomizations: refused before any build', () => {
           'repo/k',
         ),
       ).toBeNull();
+    });
+
+    describe('plugin configurations (generators, transformers, validators): what each loads is checked too', () => {
+      const inlineGenerator = (body: string) =>
+        `generators:\n  - |\n${`apiVersion: builtin\nkind: ConfigMapGenerator\nmetadata:\n  name: leak\n${body}`.replace(/^/gm, '    ')}\n`;
+
+      it('refuses an inline generator reading a file outside the repository, by files, envs or env, however spelt', () => {
+        for (const [body, field] of [
+          ['files:\n  - leak=/proc/self/environ\n', 'files'],
+          ['files: [/proc/self/environ]\n', 'files'],
+          ['envs: [/proc/self/environ]\n', 'envs'],
+          ['env: ../../../etc/passwd\n', 'env'],
+          ['FILES: [x=/proc/self/environ]\n', 'FILES'],
+        ]) {
+          const root = tree({ 'k/kustomization.yaml': inlineGenerator(body) });
+          expect(refusal(root, 'k')).toMatch(
+            new RegExp(
+              `^k/kustomization\\.yaml: generators\\[\\]\\.ConfigMapGenerator\\.${field} entry ".*" leads outside the repository`,
+            ),
+          );
+        }
+      });
+
+      it('refuses a URL in an inline generator, transformer or validator', () => {
+        const root = tree({
+          'g/kustomization.yaml': inlineGenerator('files: [x=http://127.0.0.1:9/secret]\n'),
+          't/kustomization.yaml':
+            'transformers:\n  - |\n    apiVersion: builtin\n    kind: PatchTransformer\n    metadata: {name: p}\n    path: https://127.0.0.1:9/patch.yaml\n',
+        });
+        expect(refusal(root, 'g')).toMatch(
+          /^g\/kustomization\.yaml: generators\[\]\.ConfigMapGenerator\.files entry "http:\/\/127\.0\.0\.1:9\/secret" is a remote resource/,
+        );
+        expect(refusal(root, 't')).toMatch(
+          /^t\/kustomization\.yaml: transformers\[\]\.PatchTransformer\.path entry .* is a remote resource/,
+        );
+      });
+
+      it('reads a generator file and checks what it loads; a folder of them, or a plugin kubectl would not run as a builtin, is refused', () => {
+        const root = tree({
+          'f/kustomization.yaml': 'generators: [gen.yaml]\n',
+          'f/gen.yaml':
+            '---\napiVersion: builtin\nkind: SecretGenerator\nmetadata: {name: s}\nfiles: [ok.txt]\n---\napiVersion: builtin\nkind: SecretGenerator\nmetadata: {name: t}\nenvs: [/proc/self/environ]\n',
+          'd/kustomization.yaml': 'generators: [gens]\n',
+          'd/gens/kustomization.yaml': 'resources: []\n',
+          'x/kustomization.yaml':
+            'transformers:\n  - |\n    apiVersion: someteam.example.com/v1\n    kind: Exec\n    metadata: {name: e}\n',
+        });
+        expect(refusal(root, 'f')).toMatch(
+          /^f\/kustomization\.yaml: generators\[\]\.SecretGenerator\.envs entry "\/proc\/self\/environ" leads outside/,
+        );
+        expect(refusal(root, 'd')).toMatch(/^d\/kustomization\.yaml: generators entry "gens" is a folder/);
+        expect(refusal(root, 'x')).toMatch(
+          /^x\/kustomization\.yaml: transformers entry: plugin configuration "someteam\.example\.com\/v1\/Exec" is not one of kustomize's builtin plugins/,
+        );
+      });
+
+      it("accepts builtin plugins that load only the repository's files (field paths included)", () => {
+        const root = tree({
+          'k/kustomization.yaml': `${inlineGenerator('files: [app.conf, key=conf/x.ini]\nenvs: [vars.env]\n')}transformers:\n  - |\n    apiVersion: builtin\n    kind: LabelTransformer\n    metadata: {name: l}\n    labels: {team: a}\n    fieldSpecs:\n      - path: metadata/labels\n        create: true\n`,
+        });
+        expect(refusal(root, 'k')).toBeNull();
+      });
+
+      // Whatever inline plugin configuration a repository holds, no location outside it passes the check.
+      it('property: an inline plugin configuration naming a path outside the repository, at any depth, is refused', () => {
+        const outsidePath = fc.constantFrom(
+          '/proc/self/environ',
+          '/etc/passwd',
+          '../../../../etc/shadow',
+          '/dev/zero',
+          'http://127.0.0.1:9/x',
+        );
+        const field = fc.constantFrom(
+          'files',
+          'envs',
+          'env',
+          'path',
+          'paths',
+          'valuesFile',
+          'Files',
+          'ENVS',
+          'chartHome',
+        );
+        const kind = fc.constantFrom(
+          'ConfigMapGenerator',
+          'SecretGenerator',
+          'PatchTransformer',
+          'HelmChartInflationGenerator',
+          'ReplacementTransformer',
+        );
+        const list = fc.constantFrom('generators', 'transformers', 'validators');
+        const nesting = fc.array(fc.constantFrom('spec', 'replacements', 'items', 'source'), { maxLength: 3 });
+        fc.assert(
+          fc.property(list, kind, field, outsidePath, nesting, fc.boolean(), (l, k, f, value, path, asKeyValue) => {
+            const leaf = { [f]: [asKeyValue && f.toLowerCase() === 'files' ? `k=${value}` : value] };
+            const config = {
+              apiVersion: 'builtin',
+              kind: k,
+              metadata: { name: 'x' },
+              ...path.reduceRight<object>((inner, key) => ({ [key]: [inner] }), leaf),
+            };
+            const root = tree({
+              'k/kustomization.yaml': `${l}:\n  - |\n${stringify(config).replace(/^/gm, '    ')}\n`,
+            });
+            const message = refusal(root, 'k');
+            return message !== null && /leads outside the repository|is a remote resource/.test(message);
+          }),
+          { numRuns: 60 },
+        );
+      });
     });
 
     it('accepts a local tree (inline patches, cycles of folders) and refuses one it cannot read', () => {

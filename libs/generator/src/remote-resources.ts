@@ -7,7 +7,7 @@
  */
 import { readFileSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve, sep } from 'node:path';
-import { parse } from 'yaml';
+import { parse, parseAllDocuments } from 'yaml';
 import { GeneratorInputError } from './errors';
 
 /** kustomize's file names for a kustomization, all of which it reads. */
@@ -71,7 +71,9 @@ const objects = (v: unknown): Record<string, unknown>[] =>
 /** Folders or files of other kustomizations (resources, components, bases). */
 const FOLDER_LISTS = ['resources', 'components', 'bases'];
 /** Lists of files (or inline documents) kustomize loads. */
-const FILE_LISTS = ['crds', 'configurations', 'patchesStrategicMerge', 'generators', 'transformers', 'validators'];
+const FILE_LISTS = ['crds', 'configurations', 'patchesStrategicMerge'];
+/** Lists of plugin configurations: files of them, or inline YAML; what each configuration loads is checked too. */
+const PLUGIN_LISTS = ['generators', 'transformers', 'validators'];
 /** Lists whose items name a file in `path`. */
 const PATH_ITEM_LISTS = ['patches', 'patchesJson6902', 'replacements'];
 /** Generators whose items name files (`key=path` or `path`) and env files. */
@@ -113,13 +115,108 @@ function locations(k: Record<string, unknown>): Location[] {
       add(`${field}[].envs`, [...stringsIn(item, 'envs'), ...stringsIn(item, 'env')]);
     }
   }
-  for (const item of objectsIn(k, 'helmCharts')) add('helmCharts[].repo', stringsIn(item, 'repo'));
+  for (const item of objectsIn(k, 'helmCharts')) {
+    add('helmCharts[].repo', stringsIn(item, 'repo'));
+    add('helmCharts[].valuesFile', stringsIn(item, 'valuesFile'));
+    add('helmCharts[].additionalValuesFiles', stringsIn(item, 'additionalValuesFiles'));
+  }
+  for (const globals of fieldValues(k, 'helmGlobals'))
+    if (globals && typeof globals === 'object' && !Array.isArray(globals))
+      for (const field of ['chartHome', 'configHome'])
+        add(`helmGlobals.${field}`, stringsIn(globals as Record<string, unknown>, field));
   for (const item of objectsIn(k, 'helmChartInflationGenerator'))
     add('helmChartInflationGenerator[].chartRepoUrl', stringsIn(item, 'chartRepoUrl'));
   for (const openapi of fieldValues(k, 'openapi'))
     if (openapi && typeof openapi === 'object' && !Array.isArray(openapi))
       add('openapi.path', stringsIn(openapi as Record<string, unknown>, 'path'));
   return found;
+}
+
+/**
+ * The plugins kubectl's kustomize runs (apiVersion `builtin`): any other configuration is an exec or
+ * container plugin, which kubectl refuses to run; it is refused here first, naming the file.
+ */
+const BUILTIN_PLUGINS = new Set([
+  'AnnotationsTransformer',
+  'ConfigMapGenerator',
+  'HashTransformer',
+  'HelmChartInflationGenerator',
+  'IAMPolicyGenerator',
+  'ImageTagTransformer',
+  'LabelTransformer',
+  'NamespaceTransformer',
+  'PatchJson6902Transformer',
+  'PatchStrategicMergeTransformer',
+  'PatchTransformer',
+  'PrefixSuffixTransformer',
+  'PrefixTransformer',
+  'ReplacementTransformer',
+  'ReplicaCountTransformer',
+  'SecretGenerator',
+  'SortOrderTransformer',
+  'SuffixTransformer',
+  'ValueAddTransformer',
+]);
+
+/**
+ * Fields of a builtin plugin's configuration that name files or folders kustomize loads (a generator's
+ * `files` and `envs`, a patch's `path`, a chart's values): at any depth, matched as Go's decoder
+ * matches them. Conservative: a field path (`fieldSpecs[].path: metadata/labels`) is checked too,
+ * and such a path is always a local one.
+ */
+const PLUGIN_LOCATION_FIELDS = new Set(
+  [
+    'files',
+    'envs',
+    'env',
+    'path',
+    'paths',
+    'valuesFile',
+    'additionalValuesFiles',
+    'chartHome',
+    'configHome',
+    'repo',
+    'chartRepoUrl',
+  ].map(fold),
+);
+
+/** Every location a plugin configuration names, with where it is (`files` entries as `key=path` give the path). */
+function pluginLocations(config: unknown, at: string): Location[] {
+  if (Array.isArray(config)) return config.flatMap((item, i) => pluginLocations(item, `${at}[${i}]`));
+  if (!config || typeof config !== 'object') return [];
+  return Object.entries(config).flatMap(([key, value]) => {
+    const field = `${at}.${key}`;
+    if (!PLUGIN_LOCATION_FIELDS.has(fold(key))) return pluginLocations(value, field);
+    const values = fold(key) === 'files' ? strings(value).map((f) => f.slice(f.indexOf('=') + 1)) : strings(value);
+    return values.map((v) => ({ field, value: v, folder: false }));
+  });
+}
+
+/** The plugin configurations of one entry of `generators`, `transformers` or `validators`: inline YAML, or a file of them. */
+function pluginConfigs(
+  entry: string,
+  dir: string,
+  file: string,
+  field: string,
+  shown: (abs: string) => string,
+): unknown[] {
+  if (entry.includes('\n')) return readDocuments(entry, `${shown(file)}: ${field} entry (inline)`);
+  const local = resolve(dir, entry.trim());
+  if (isFolder(local))
+    throw new GeneratorInputError(
+      `${shown(file)}: ${field} entry ${JSON.stringify(entry)} is a folder, whose build kustomize would take as plugin configurations; only files of them are built`,
+    );
+  return isFile(local) ? readDocuments(readFileSync(local, 'utf8'), shown(local)) : [];
+}
+
+/** Refuses a plugin configuration kubectl would not run as a builtin, naming where it is. */
+function refuseUnknownPlugin(config: unknown, where: string): void {
+  const body = (config ?? {}) as Record<string, unknown>;
+  const [apiVersion, kind] = [body.apiVersion, body.kind];
+  if (apiVersion !== 'builtin' || typeof kind !== 'string' || !BUILTIN_PLUGINS.has(kind))
+    throw new GeneratorInputError(
+      `${where}: plugin configuration ${JSON.stringify(`${String(apiVersion)}/${String(kind)}`.slice(0, 80))} is not one of kustomize's builtin plugins; only those are built`,
+    );
 }
 
 /** The kustomization's body. One kustomize cannot be sure to read as this parser does is refused rather than skipped. */
@@ -135,6 +232,15 @@ function readKustomization(file: string, shown: (abs: string) => string): Record
   }
 }
 
+/** Every document of a YAML text (plugin configurations), read as readKustomization reads one; unreadable text is refused. */
+function readDocuments(text: string, where: string): unknown[] {
+  const docs = parseAllDocuments(text, { merge: true, uniqueKeys: false });
+  for (const doc of docs)
+    if (doc.errors.length > 0)
+      throw new GeneratorInputError(`${where}: cannot be read as plugin configurations, so it is not built`);
+  return docs.map((doc) => doc.toJS({ maxAliasCount: 1000 }) as unknown).filter((body) => body !== null);
+}
+
 function isFolder(path: string): boolean {
   try {
     return statSync(path).isDirectory();
@@ -148,7 +254,7 @@ function isFolder(path: string): boolean {
  * as written). kustomize follows links and `..` alike, and loads a folder with a kustomization from
  * anywhere on the machine (its load restrictor only keeps files under each kustomization's root).
  */
-function realLocation(path: string): string {
+export function realLocation(path: string): string {
   try {
     return realpathSync(path);
   } catch {
@@ -199,13 +305,23 @@ export function refuseRemoteResources(
         throw new GeneratorInputError(
           `${shown(file)}: leads outside the repository; only paths in the repository are built`,
         );
-      for (const { field, value, folder } of locations(readKustomization(file, shown))) {
+      const kustomization = readKustomization(file, shown);
+      const check = ({ field, value, folder }: Location) => {
         if (isRemoteReference(value)) throw remoteResourceError(shown(file), field, value);
-        if (value.includes('\n')) continue; // inline content, not a location
+        if (value.includes('\n')) return; // inline content, not a location
         const local = resolve(dir, value.trim());
         if (!inside(local)) throw outsideError(shown(file), field, value);
         if (folder && isFolder(local)) visit(local);
-      }
+      };
+      locations(kustomization).forEach(check);
+      for (const field of PLUGIN_LISTS)
+        for (const entry of stringsIn(kustomization, field)) {
+          check({ field, value: entry, folder: false });
+          for (const config of pluginConfigs(entry, dir, file, field, shown)) {
+            refuseUnknownPlugin(config, `${shown(file)}: ${field} entry`);
+            pluginLocations(config, `${field}[].${String((config as { kind?: unknown }).kind)}`).forEach(check);
+          }
+        }
     }
   };
   visit(buildDir);

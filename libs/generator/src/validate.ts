@@ -1,16 +1,17 @@
 import { isEncValue, isEncryptedGeneratedValue } from './sops-files';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
-import { join, normalize, relative, resolve } from 'node:path';
+import { join, normalize, relative, resolve, sep } from 'node:path';
 import { parse, stringify } from 'yaml';
-import { offlineBuildEnvironment } from '../../git/src/egress';
+import { BoxLevel, boxedCommand, boxLevel, BuildBoxError } from '../../git/src/build-box';
 import { execInHelper } from '../../git/src/helper-process';
 import type { GenerateSummary } from './context';
 import { GeneratorInputError, GeneratorValidationError } from './errors';
 import { isFluxKustomization } from './flux-sync';
-import { ingressHosts } from './ingress';
+import { hostsIn } from './hosts';
+import { shownKind, shownName } from './shown-values';
 import { findKustomizationFile, generatedResources } from './reference';
-import { insideRoots, refuseRemoteResources } from './remote-resources';
+import { insideRoots, realLocation, refuseRemoteResources } from './remote-resources';
 import { BuiltObject, checkSchemas, SchemaCheck } from './schema';
 import { substituteObject } from './substitution';
 import { parseFresh } from './yaml-docs';
@@ -84,8 +85,6 @@ export interface BuildSettings {
   kubectl?: string;
   /** A file's name in messages (default: its path below the build's label). */
   shown?: (absFile: string) => string;
-  /** Files outside a kustomization's folder may be loaded, as kustomize-controller allows (LoadRestrictionsNone). */
-  looseLoading?: boolean;
   /**
    * Each object names the file it came from (kustomize's origin annotations; default). kustomize's origin
    * tracking grows faster than the layer: 10.6 s against 0.9 s without it for a layer of 50 services.
@@ -127,10 +126,13 @@ export async function kustomizeBuildAll(
   const shownFor = (f: BuildFolder) => settings.shown ?? belowLabel(f.absDir, f.label);
   for (const f of folders) refuseRemoteResources(f.absDir, shownFor(f), settings.roots);
   await requireKubectl(kubectl);
-  const how: BuildHow = { kubectl, looseLoading: settings.looseLoading, origins: settings.fileNames !== false };
-  const keys = folders.map((f) =>
-    buildInputsDigest(f.absDir, [kubectl, String(Boolean(how.looseLoading)), String(how.origins)]),
-  );
+  const how: BuildHow = {
+    kubectl,
+    box: await buildBox(kubectl),
+    roots: settings.roots,
+    origins: settings.fileNames !== false,
+  };
+  const keys = folders.map((f) => buildInputsDigest(f.absDir, [kubectl, how.box, String(how.origins)]));
   const kept = keys.map((key) => (key === undefined ? undefined : builds.get(key)));
   const toBuild = folders.filter((_, i) => !kept[i]);
   const together = toBuild.length > 1 ? await runCombinedBuild(toBuild, how) : undefined;
@@ -166,11 +168,22 @@ const builds = new LruByBytes<KeptBuild>(boundFromHeapLimit(1 / 32, 32 * 1024 * 
 /** A kept build's heap per byte of kustomize's output: its objects as plain values take about twice the YAML text, and a margin. */
 const BUILD_HEAP_PER_OUTPUT_BYTE = 3;
 
-/** How a build runs: the kubectl, loose loading, and whether objects carry origin annotations. */
+/** How a build runs: the kubectl, the box it runs in and the folders it may read, and whether objects carry origin annotations. */
 interface BuildHow {
   kubectl: string;
-  looseLoading?: boolean;
+  box: BoxLevel;
+  roots: readonly string[];
   origins: boolean;
+}
+
+/** The box builds run in here (BUILD_SANDBOX); a box the settings demand and the machine cannot make refuses every build. */
+async function buildBox(kubectl: string): Promise<BoxLevel> {
+  try {
+    return await boxLevel(kubectl);
+  } catch (e) {
+    if (e instanceof BuildBoxError) throw new GeneratorValidationError(e.message);
+    throw e;
+  }
 }
 
 /** The wrapper kustomization's request for origin annotations, when asked for. */
@@ -194,27 +207,63 @@ async function runBuild(absDir: string, label: string, how: BuildHow): Promise<K
       .trim()
       .split('\n')
       .slice(0, 3)
+      .map(middleCut)
       .join(' / ');
-    throw new GeneratorValidationError(
-      `kustomize build of ${label} failed: ${reason.replaceAll(absDir, label).replaceAll(wrapper, label)}`,
-    );
+    const places: Array<[string, string]> = [
+      [absDir, label],
+      [wrapper, label],
+      ...how.roots.map((r): [string, string] => [r, '']),
+    ];
+    throw new GeneratorValidationError(`kustomize build of ${label} failed: ${withoutMachinePaths(reason, places)}`);
   } finally {
     rmSync(wrapper, { recursive: true, force: true });
   }
 }
 
-/** `kubectl kustomize` of a folder, offline, in a build slot: its output. Aborting the pass kills the kubectl. */
-async function kustomizeOutput({ kubectl, looseLoading }: BuildHow, dir: string): Promise<string> {
+/**
+ * A line of kustomize's in a message, its middle cut past 800 characters: a line quoting a file's
+ * content must not carry all of it, and kustomize names the failing file last, after the chain of
+ * kustomizations that led there.
+ */
+const middleCut = (line: string) => (line.length > 800 ? `${line.slice(0, 200)} … ${line.slice(-600)}` : line);
+
+/** An absolute path in a program's message (after a space, quote, bracket or `=`; a URL's `//` is not one). */
+const ABSOLUTE_PATH = /(^|[\s'"`(=[])\/[^\s'"`)\],;]*/g;
+
+/**
+ * A program's message with the service's own paths gone: each known folder replaced by its name in
+ * the repository (`places`: the folder, and what to show for it; '' for a root, so a file below it is
+ * shown by its path in the repository), any other absolute path by a placeholder.
+ */
+export function withoutMachinePaths(text: string, places: ReadonlyArray<readonly [string, string]>): string {
+  let out = text;
+  for (const [dir, shown] of [...places].sort((a, b) => b[0].length - a[0].length))
+    for (const spelling of new Set([dir, realLocation(dir)]))
+      out = out.replaceAll(`${spelling}/`, shown ? `${shown}/` : '').replaceAll(spelling, shown || '.');
+  return out.replace(ABSOLUTE_PATH, (_, before: string) => `${before}(a path outside the repository)`);
+}
+
+/**
+ * `kubectl kustomize` of a folder (a wrapper the build wrote) in the build box, in a build slot: its
+ * output. Each kustomization loads files only below its own folder (kustomize's root-only loading,
+ * always: a folder Flux would build with a generated kustomization gets one of its own, see
+ * asFluxBuildsIt). Aborting the pass kills the kubectl.
+ */
+async function kustomizeOutput({ kubectl, box, roots }: BuildHow, dir: string): Promise<string> {
+  const command = boxedCommand(
+    box,
+    kubectl,
+    ['kustomize', '--load-restrictor=LoadRestrictionsRootOnly', dir],
+    [dir, ...roots],
+  );
   const { stdout } = await withBuildSlot(() =>
-    run(
-      kubectl,
-      ['kustomize', ...(looseLoading ? ['--load-restrictor=LoadRestrictionsNone'] : []), dir],
-      { maxBuffer: 256 * 1024 * 1024, env: offlineBuildEnvironment() },
-      passSignal(),
-    ),
+    run(command.file, command.args, { maxBuffer: MAX_BUILD_OUTPUT_BYTES, env: command.env }, passSignal()),
   );
   return stdout;
 }
+
+/** kustomize's output beyond this ends the build (a generator can multiply what a repository holds). */
+const MAX_BUILD_OUTPUT_BYTES = 256 * 1024 * 1024;
 
 /** The annotation a combined build marks each folder's objects with (the folder's index), taken off again. */
 const FOLDER_MARK = 'build.gitops-scaffolder.internal/folder';
@@ -277,23 +326,25 @@ function takeFolderMark(body: any): number | undefined {
 
 /**
  * The folder a Flux Kustomization applies, as kustomize-controller builds it: the folder itself when
- * it has a kustomization file, else a kustomization written at `at` (outside the folder) listing
- * what the controller would generate (generatedResources), by paths that lead back into the folder,
- * so that the folder's own relative references (`../base`) still resolve. Such a build needs
- * `looseLoading` (files outside the kustomization's root), as kustomize-controller builds with
- * LoadRestrictionsNone. The generated file is never written into the new cluster's tree: Flux
- * regenerates it on every reconciliation from what the folder holds then, whereas a written one
- * would freeze today's list, and a manifest added later would silently not be applied.
- * Every entry must stay inside `roots` before it is read: a YAML error quotes the line it is on,
- * so a link to a file elsewhere on the machine is refused unread.
+ * it has a kustomization file, else the kustomization the controller would generate for it
+ * (generatedResources), written at `at` (outside the folder) with the folder's manifests copied
+ * beside it and its sub-folders with a kustomization named by their paths. kustomize-controller
+ * writes that kustomization into the folder and builds with LoadRestrictionsNone inside the artifact
+ * only; here the copy keeps every kustomization loading only below its own folder (root-only), so a
+ * kustomization of a tenant's cannot load a file elsewhere on this machine. The plain manifests name
+ * no file, so the copies build to the same objects. Nothing is written into the repository: Flux
+ * regenerates the kustomization on every reconciliation from what the folder holds then, whereas a
+ * written one would freeze today's list. Every entry must stay inside `roots` before it is read (a
+ * YAML error quotes the line it is on, so a link to a file elsewhere is refused unread). `shown`
+ * names a copy as the file it was copied from.
  */
 export function asFluxBuildsIt(
   dir: string,
   at: string,
   roots: readonly string[],
   shown: (absFile: string) => string,
-): { dir: string; looseLoading: boolean } {
-  if (findKustomizationFile(dir)) return { dir, looseLoading: false };
+): { dir: string; shown: (absFile: string) => string } {
+  if (findKustomizationFile(dir)) return { dir, shown };
   const refuseOutside = (path: string) => {
     if (!insideRoots(path, roots))
       throw new GeneratorInputError(
@@ -301,17 +352,19 @@ export function asFluxBuildsIt(
       );
   };
   refuseOutside(dir);
-  const resources = generatedResources(dir, '', (rel) => refuseOutside(join(dir, rel)));
+  const resources = generatedResources(dir, '', (rel) => refuseOutside(join(dir, rel))).map((rel) => {
+    if (findKustomizationFile(join(dir, rel))) return relative(at, join(dir, rel));
+    mkdirSync(join(at, rel, '..'), { recursive: true });
+    copyFileSync(join(dir, rel), join(at, rel));
+    return rel;
+  });
   mkdirSync(at, { recursive: true });
   writeFileSync(
     join(at, 'kustomization.yaml'),
-    stringify({
-      apiVersion: 'kustomize.config.k8s.io/v1beta1',
-      kind: 'Kustomization',
-      resources: resources.map((rel) => relative(at, join(dir, rel))),
-    }),
+    stringify({ apiVersion: 'kustomize.config.k8s.io/v1beta1', kind: 'Kustomization', resources }),
   );
-  return { dir: at, looseLoading: true };
+  const original = (file: string) => (file.startsWith(at + sep) ? join(dir, relative(at, file)) : file);
+  return { dir: at, shown: (file) => shown(original(file)) };
 }
 
 /**
@@ -461,17 +514,18 @@ export function checkObjects(objects: any[], label: string, domain: string): voi
   for (const body of objects) {
     if (!body) continue;
     checkNotPlaintextSecret(body, label);
-    const id = objectId(body);
     if (body.kind === 'Ingress') {
-      const stray = ingressHosts(body)
-        .filter(Boolean)
-        .find((h) => h !== domain && !h.endsWith('.' + domain));
-      if (stray) throw new GeneratorValidationError(`${label} builds ${id} with host ${stray}, outside ${domain}`);
+      // The field, not the value: a host is what the build made of the repository, which may be anything it could read.
+      const stray = hostsIn(body, objectId(body)).find(
+        ({ host }) => host && host !== domain && !host.endsWith('.' + domain),
+      );
+      if (stray) throw new GeneratorValidationError(`${label} builds ${stray.where} with a host outside ${domain}`);
     }
   }
 }
 
-const objectId = (body: any) => `${body.kind} ${body.metadata?.namespace ?? ''}/${body.metadata?.name ?? ''}`;
+const objectId = (body: any) =>
+  `${shownKind(body.kind)} ${shownName(body.metadata?.namespace ?? '')}/${shownName(body.metadata?.name ?? '')}`;
 
 /** A Secret with values that are neither sealed nor SOPS-encrypted must never reach the repository. */
 export function checkNotPlaintextSecret(body: any, label: string): void {

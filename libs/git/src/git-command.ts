@@ -12,16 +12,18 @@ export type GitCommand = { baseDir?: string; config?: string[] } & (
 export type GitCall = GitCommand & { env: Record<string, string>; binary: ['git'] | ['nice', 'git'] };
 
 /**
- * Inherited variables that make git run another program or read other configuration (editors,
- * pagers, askpass, ssh commands, config files, protocol and proxy switches): git needs none of them
- * here. Only the access environment sets such variables, with our own values.
+ * The only inherited variables git gets: where programs and the home folder are, the locale, the
+ * system's CA bundle, an ssh agent, the operator's proxy for git's own traffic, and git's traces.
+ * Nothing else of the service's environment (its API keys, database and NATS passwords) reaches git
+ * or the programs it starts (a hook, a filter, ssh), and no inherited variable makes git run another
+ * program or read other configuration: only the access environment sets such variables.
  */
-const PROGRAM_VARIABLES =
-  /^(EDITOR|VISUAL|PAGER|PREFIX|SSH_ASKPASS|GIT_(ASKPASS|EDITOR|SEQUENCE_EDITOR|PAGER|SSH|SSH_COMMAND|PROXY_COMMAND|EXTERNAL_DIFF|EXEC_PATH|TEMPLATE_DIR|CONFIG|CONFIG_GLOBAL|CONFIG_SYSTEM|CONFIG_PARAMETERS|CONFIG_COUNT|CONFIG_KEY_\d+|CONFIG_VALUE_\d+|ALLOW_PROTOCOL|PROTOCOL_FROM_USER))$/i;
+const INHERITED_VARIABLES =
+  /^(PATH|HOME|USER|LOGNAME|TMPDIR|TZ|LANG|LANGUAGE|LC_[A-Z]+|SSL_CERT_FILE|SSL_CERT_DIR|GIT_SSL_CAINFO|SSH_AUTH_SOCK|(HTTPS?|ALL|NO)_PROXY|(https?|all|no)_proxy|GIT_TRACE[A-Z0-9_]*)$/;
 
 function gitEnvironment(access: Record<string, string>): Record<string, string> {
   const inherited = Object.entries(process.env).filter(
-    (e): e is [string, string] => e[1] !== undefined && !PROGRAM_VARIABLES.test(e[0]),
+    (e): e is [string, string] => e[1] !== undefined && INHERITED_VARIABLES.test(e[0]),
   );
   return { ...Object.fromEntries(inherited), ...access };
 }

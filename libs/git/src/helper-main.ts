@@ -15,7 +15,8 @@ const inFlight = new Map<number, AbortController>();
 function handle(request: HelperRequest, signal: AbortSignal): Promise<ProgramOutput> {
   if (request.kind === 'git')
     return runGitCall(request.call, groups, signal).then((stdout) => ({ stdout, stderr: '' }));
-  const env = request.options.env ? { ...process.env, ...request.options.env } : process.env;
+  // A given environment is the program's whole environment: a build must not inherit the service's variables.
+  const env = request.options.env ?? process.env;
   return groups.run(request.file, request.args, {
     cwd: request.options.cwd,
     maxBuffer: request.options.maxBuffer,

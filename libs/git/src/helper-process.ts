@@ -2,7 +2,7 @@ import { ChildProcess, fork } from 'node:child_process';
 import { compiledFile } from '../../runtime/src';
 import type { GitCall } from './git-command';
 
-/** How a program runs: its folder, an output limit, and variables set on top of the helper's environment. */
+/** How a program runs: its folder, an output limit, and its whole environment (default: the helper's own). */
 export type ExecOptions = { cwd?: string; maxBuffer?: number; env?: Record<string, string> };
 
 /** What the helper runs: a git command, or a program with its arguments (each in a process group of its own). */
