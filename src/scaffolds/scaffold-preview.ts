@@ -81,7 +81,7 @@ export class ScaffoldPreview {
         `the preview did not finish within PREVIEW_TIMEOUT_SECONDS (${this.config.previewTimeoutMs / 1000} s) and was stopped`,
       );
     if (e instanceof GeneratorInputError || e instanceof GeneratorValidationError || e instanceof GitStepError)
-      return new ApiError(422, 'preview_failed', redact(e.message));
+      return new ApiError(422, 'preview_failed', redact(this.workspaces.withoutLocalPaths(e.message)));
     return e;
   }
 }

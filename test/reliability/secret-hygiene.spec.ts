@@ -1,11 +1,9 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { Client } from 'pg';
-import { connect } from '@nats-io/transport-node';
-import { DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { parseAllDocuments } from 'yaml';
 import { jobNameFor } from '../../libs/kube/src';
 import { makeRsaCert } from '../support/certs';
+import { dataPlaces, hitsIn } from '../support/data-places';
 import { FakeKube } from '../support/fake-kube';
 import { tempDir } from '../support/files';
 import { credentialsDir, HttpsGitServer, SshGitServer } from '../support/git-servers';
@@ -21,22 +19,6 @@ jest.setTimeout(180_000);
 
 const REGISTRY_PASSWORD = 'HygieneRegistryPassword-3c4d5e6f7a';
 const GIT_PASSWORD = 'HygieneGitPassword-8d8d8d8d';
-
-async function readWholeStream(url: string, stream: string): Promise<string> {
-  const nc = await connect({ servers: url });
-  try {
-    const info = await (await jetstreamManager(nc)).streams.info(stream);
-    const consumer = await jetstream(nc).consumers.get(stream, { deliver_policy: DeliverPolicy.All });
-    const texts: string[] = [];
-    while (texts.length < info.state.messages) {
-      const batch = await consumer.fetch({ max_messages: 500, expires: 2000 });
-      for await (const m of batch) texts.push(m.string());
-    }
-    return texts.join('\n');
-  } finally {
-    await nc.close();
-  }
-}
 
 /**
  * Runs scaffolds through the real service process and real runner processes (pushing to private HTTPS
@@ -200,16 +182,7 @@ describe('secret hygiene', () => {
     ];
 
     // Where data went.
-    const places: Record<string, string> = {};
-    for (const stream of ['SCAFFOLD_EVENTS', 'SCAFFOLD_LOGS', 'SCAFFOLD_INPUTS'])
-      places[`stream ${stream}`] = await readWholeStream(nats.url, stream);
-    const pg = new Client({ connectionString: db.url });
-    await pg.connect();
-    const tables = (await pg.query(`SELECT tablename FROM pg_tables WHERE schemaname = 'public'`)).rows.map(
-      (r) => r.tablename,
-    );
-    for (const t of tables) places[`table ${t}`] = JSON.stringify((await pg.query(`SELECT * FROM "${t}"`)).rows);
-    await pg.end();
+    const places = await dataPlaces(nats.url, db.url);
     places['service log'] = svc.output;
     places['runner logs'] = runnerOutput.join('');
     for (const [i, remote] of remotes.entries()) {
@@ -226,11 +199,7 @@ describe('secret hygiene', () => {
     // The scan sees what it should: run ids and the registry user name are in these places.
     expect(places['stream SCAFFOLD_EVENTS']).toContain(ids[1]);
     expect(places['runner logs']).toContain(ids[0]);
-    const hits: string[] = [];
-    for (const [place, text] of Object.entries(places)) {
-      for (const secret of forbidden)
-        if (secret && secret.length >= 6 && text.includes(secret)) hits.push(`${place}: ${secret.slice(0, 4)}…`);
-    }
+    const hits = hitsIn(places, forbidden);
     expect(hits).toEqual([]);
   });
 });

@@ -26,6 +26,7 @@ const noClones = {
   withScratchClone: () => Promise.reject(new Error('no clone expected')),
   handOver: () => Promise.reject(new Error('no clone expected')),
   takeOver: () => Promise.reject(new Error('no clone expected')),
+  withoutLocalPaths: (text: string) => text,
 };
 
 describe('a read that is behind an event already delivered', () => {

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { realpathSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { GitAccess } from './git-access';
 import { CheckoutScope, GitIdentity, GitWorkspace } from './git-workspace';
@@ -29,6 +31,12 @@ export interface GitWorkspaces {
    * branch is still there; otherwise none (and a copy that was kept is removed).
    */
   takeOver(key: string, repo: RepoRef, signal?: AbortSignal): Promise<GitWorkspace | null>;
+  /**
+   * A message as a tenant may read it: a file of a working copy named by its path in the repository,
+   * any other path of these working copies or of the temporary folder by a placeholder (never the
+   * service's folders).
+   */
+  withoutLocalPaths(text: string): string;
 }
 
 /** What a clone needs besides its repository: made once per process by the service's git module. */
@@ -97,6 +105,10 @@ export class LocalGitWorkspaces implements GitWorkspaces {
     return null;
   }
 
+  withoutLocalPaths(text: string): string {
+    return withoutWorkingCopyPaths(text, this.root);
+  }
+
   /** The copy holds exactly its commit, and that is still the remote branch's head. */
   private async unmoved(ws: GitWorkspace): Promise<boolean> {
     const [clean, head, remote] = await Promise.all([ws.isClean(), ws.head(), ws.remoteHead()]);
@@ -109,5 +121,31 @@ export class LocalGitWorkspaces implements GitWorkspaces {
     this.handedOver.delete(key);
     clearTimeout(kept.timer);
     await kept.ws.remove().catch(() => undefined);
+  }
+}
+
+const escaped = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/**
+ * `text` with the paths of working copies under `root` made paths in their repository (a working copy
+ * is two folders down: `<run>/<pass-attempt>`, or `<id>/repo` for a scratch clone), and any other path
+ * under `root` or the temporary folder (where builds are assembled) replaced by a placeholder.
+ */
+export function withoutWorkingCopyPaths(text: string, root: string): string {
+  let out = text;
+  for (const dir of new Set([root, realpathOr(root), tmpdir(), realpathOr(tmpdir())].filter((d) => d.length > 1))) {
+    const base = escaped(dir.replace(/\/+$/, ''));
+    out = out
+      .replace(new RegExp(`${base}/[^/\\s'"\`]+/[^/\\s'"\`]+/`, 'g'), '')
+      .replace(new RegExp(`${base}(/[^\\s'"\`)\\],;]*)?`, 'g'), '(a working folder of the service)');
+  }
+  return out;
+}
+
+function realpathOr(dir: string): string {
+  try {
+    return realpathSync(dir);
+  } catch {
+    return dir;
   }
 }

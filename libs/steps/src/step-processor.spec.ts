@@ -23,6 +23,7 @@ const noClones = {
   withScratchClone: () => Promise.reject(new Error('no clone expected')),
   handOver: () => Promise.reject(new Error('no clone expected')),
   takeOver: () => Promise.reject(new Error('no clone expected')),
+  withoutLocalPaths: (text: string) => text,
 };
 const silent = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
 

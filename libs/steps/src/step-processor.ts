@@ -146,7 +146,7 @@ export class StepProcessor {
       }
       const failure = toStepError(e);
       // The reason is shown in answers, consoles and terminals: a remote's or a repository's text must not carry escapes.
-      failure.message = printableText(failure.message);
+      failure.message = printableText(this.deps.workspaces.withoutLocalPaths(failure.message));
       this.deps.onAttempt?.(step, 'failed', (Date.now() - started) / 1000);
       await log.line(`${step} failed: ${failure.message}`, 'error');
       const failed = await this.commands.handle(
