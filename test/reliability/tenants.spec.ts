@@ -209,7 +209,7 @@ describe('tenants stay apart (REST and NATS)', () => {
           ...(await bothWays('create', body('shop', url, ALICE), KEYS.bob)),
         ];
         for (const answer of answers)
-          expect([url, ...refusedCodes(answer), answer.json.error.details?.[0].field]).toEqual([
+          expect([url, ...refusedCodes(answer), answer.json.error?.details?.[0].field]).toEqual([
             url,
             400,
             'invalid_request',
@@ -325,7 +325,7 @@ describe('tenants stay apart (REST and NATS)', () => {
       ]) {
         for (const what of ['create', 'preview'] as const) {
           for (const answer of await bothWays(what, body('climb', url), KEYS.tenantA)) {
-            expect([url, what, ...refusedCodes(answer), answer.json.error.details?.[0].field]).toEqual([
+            expect([url, what, ...refusedCodes(answer), answer.json.error?.details?.[0].field]).toEqual([
               url,
               what,
               400,
