@@ -65,6 +65,30 @@ describe('ApiKeyGuard (global)', () => {
     });
   });
 
+  it.each(['api_key', 'apikey', 'API-KEY', 'x-api-key', 'key', 'token', 'access_token'])(
+    'refuses a key in the query string (?%s=), on public handlers and with a right header too (401)',
+    async (name) => {
+      for (const [path, key] of [
+        ['/probe/new', undefined],
+        ['/probe/new', KEY],
+        ['/probe/open', undefined],
+      ] as const) {
+        expect([path, await get(`${path}?limit=5&${name}=${KEY}`, key)]).toEqual([
+          path,
+          {
+            status: 401,
+            body: {
+              error: {
+                code: 'api_key_in_query',
+                message: 'API keys are accepted only in the X-Api-Key header, never in the URL',
+              },
+            },
+          },
+        ]);
+      }
+    },
+  );
+
   it('lets a @Public() handler answer without a key', async () => {
     expect(await get('/probe/open')).toEqual({ status: 200, body: { open: true } });
   });

@@ -58,6 +58,16 @@ describe("Nest's own lines and request lines go through the service's pino logge
     expect(JSON.stringify(lines)).not.toContain(KEY);
   });
 
+  it('a query string is logged as ***: a key pasted there (?api_key=) never reaches a line', async () => {
+    for (const query of [`api_key=${KEY}`, `limit=5&token=${KEY}`, KEY]) {
+      expect((await fetch(`${base}/work?${query}`)).status).toBe(200);
+    }
+    expect(lines.filter((l) => l.req?.url?.startsWith('/work?'))).toEqual(
+      Array(3).fill(expect.objectContaining({ req: expect.objectContaining({ url: '/work?***' }) })),
+    );
+    expect(JSON.stringify(lines)).not.toContain(KEY);
+  });
+
   it('with the same redaction as every other line', () => {
     const line = lines.find((l) => l.context === 'Probe');
     expect(line.nats.password).toBe('***');

@@ -8,6 +8,12 @@ export const LOGGER = Symbol('LOGGER');
 /** Probes and scrapes arrive every few seconds: a line for each would bury the requests that matter. */
 const QUIET_PATHS = /^\/(healthz|livez|readyz|health|metrics)(\?|$)/;
 
+/** A request's URL with its query string replaced by `***`: a key or token pasted there never reaches a log. */
+export function withoutQuery(url: string | undefined): string | undefined {
+  const at = url?.indexOf('?') ?? -1;
+  return at < 0 ? url : `${url!.slice(0, at)}?***`;
+}
+
 /** A refusal (4xx) is the API doing its job; only the service's own failures are errors. */
 function httpLevel(_req: IncomingMessage, res: ServerResponse, err?: Error) {
   return err || res.statusCode >= 500 ? 'error' : 'info';
@@ -17,7 +23,7 @@ function httpLevel(_req: IncomingMessage, res: ServerResponse, err?: Error) {
  * The process's pino logger (redacting), made by the entry point and shared by every module, and
  * nestjs-pino over it: Nest's own lines, one line per HTTP request and per NATS message, all in the
  * same JSON with the same redaction. A request line names method, path and status only: headers carry
- * the API key and bodies may carry credentials, so neither is logged.
+ * the API key, bodies may carry credentials and query strings are where keys get pasted, so none is logged.
  */
 @Global()
 @Module({})
@@ -34,7 +40,7 @@ export class LoggingModule {
             // Lines written while handling a request carry its id only; the request itself is on its own line.
             quietReqLogger: true,
             serializers: {
-              req: (req) => ({ id: req.id, method: req.method, url: req.url }),
+              req: (req) => ({ id: req.id, method: req.method, url: withoutQuery(req.url) }),
               res: (res) => ({ statusCode: res.statusCode }),
             },
           },

@@ -77,6 +77,48 @@ describe('repository URLs', () => {
   });
 });
 
+describe('one form of every repository URL', () => {
+  it.each([
+    ['repo.url', { url: 'root@git.example.com:/srv/git/tenant-a//../tenant-b/fleet.git' }, /empty path segment/],
+    ['repo.url', { url: 'https://git.example.com/org//fleet.git' }, /empty path segment/],
+    ['repo.url', { url: 'https://git.example.com/org/./fleet.git' }, /"\." or "\.\." path segments/],
+    ['repo.url', { url: 'https://git.example.com/org;x/fleet.git' }, /";"/],
+    ['repo.url', { url: 'https://git.example.com/org/%2e%2e/fleet.git' }, /percent-encoded/],
+    ['repo.url', { url: 'https://git.example.com/org%2ffleet.git' }, /percent-encoded/],
+    ['repo.url', { url: 'https://git.example.com/org/%25/fleet.git' }, /percent-encoded/],
+    [
+      'repo.flux_url',
+      { url: 'https://git.example.com/fleet.git', flux_url: 'ssh://git@git.example.com/org//fleet.git' },
+      /empty path segment/,
+    ],
+  ])('refuses %s %j (400 naming the field)', (field, repo, problem) => {
+    const e = refusal(body({ repo }));
+    expect([e.status, e.details?.[0].field]).toEqual([400, field]);
+    expect(e.details?.[0].problem).toMatch(problem);
+  });
+
+  it('records a scp-like URL as the ssh:// URL git is given', () => {
+    const req = parseCreateRequest(body({ repo: { url: 'git@Git.Example.com:acme/fleet.git' } }), OPTS);
+    expect(req.repo_url).toBe('ssh://git@git.example.com/acme/fleet.git');
+  });
+
+  it.each([
+    ['right-to-left override', 'main\u202egnp.'],
+    ['left-to-right isolate', 'release/\u2066x'],
+    ['zero-width space', 'ma\u200bin'],
+    ['zero-width joiner', 'main\u200d'],
+    ['byte order mark', '\ufeffmain'],
+    ['line separator', 'main\u2028x'],
+    ['next line (C1)', 'main\u0085x'],
+  ])('refuses a branch with a %s, naming the character', (_what, branch) => {
+    const e = refusal(body({ repo: { url: 'https://git.example.com/fleet.git', branch } }));
+    expect([e.status, e.details?.[0].field]).toEqual([400, 'repo.branch']);
+    expect(e.details?.[0].problem).toMatch(
+      /^must not contain bidirectional, zero-width or line-separator characters \(U\+[0-9A-F]{4}\)$/,
+    );
+  });
+});
+
 /** How long one request's validation may take on a busy 2-core machine: far above what a linear check needs, far below "stuck". */
 const BOUND_MS = 2000;
 

@@ -7,7 +7,7 @@ import {
   pathMapValueProblem,
   referenceEnvProblem,
 } from '../../libs/generator/src';
-import { branchProblem, normaliseRepoUrl } from '../../libs/git/src';
+import { branchProblem, isScpLike, normaliseRepoUrl, repoUrlProblem } from '../../libs/git/src';
 import { CertificateError, parseSealingCertificate, SealingCertificate } from '../../libs/sealing/src';
 import { isAgeRecipient } from '../../libs/sealing/src/sops';
 import {
@@ -130,29 +130,29 @@ function describeAjv(err: ErrorObject): string {
   return err.message ?? 'is invalid';
 }
 
-const SCP_FORM = /^([A-Za-z0-9._-]+)@([A-Za-z0-9.-]+):(?!\/\/)/;
 const TRANSPORT_HELPER = /^[A-Za-z0-9+._-]*::/;
 
-/** A repository URL git may be handed: an allowed scheme, an allowed host, no option-looking or transport-helper form. */
+/**
+ * A repository URL git may be handed: an allowed scheme, an allowed host, no option-looking or
+ * transport-helper form, and one form (normaliseRepoUrl) to check and to give git, so its host is
+ * checked as git will reach it.
+ */
 export function checkRepoUrl(url: string, allowedSchemes: string[], allowedHosts: string[] = []): string | null {
   if (url.startsWith('-')) return 'must not start with "-"';
   if (/[\s\0]/.test(url)) return 'must not contain whitespace or NUL';
   // git's `<transport>::<address>` form runs a transport helper; `::` elsewhere is an IPv6 literal host.
   if (TRANSPORT_HELPER.test(url)) return 'transport helpers (ext::) are not allowed';
-  // A query string or fragment has no meaning to git, and one is where tokens get pasted (?private_token=...).
-  if (/[?#]/.test(url)) return 'must not have a query string or fragment';
-  const scp = SCP_FORM.exec(url);
-  const scheme = scp ? 'ssh' : /^([a-z][a-z0-9+.-]*):\/\//i.exec(url)?.[1]?.toLowerCase();
+  const scheme = isScpLike(url) ? 'ssh' : /^([a-z][a-z0-9+.-]*):\/\//i.exec(url)?.[1]?.toLowerCase();
   if (!scheme) return 'must be a URL with a scheme (https://, ssh://, or user@host:path)';
   if (!allowedSchemes.includes(scheme))
     return `scheme "${scheme}" is not allowed (allowed: ${allowedSchemes.join(', ')})`;
-  const problem = scp ? null : userinfoProblem(url, scheme);
+  // Then the one form's own refusals: a query string (where tokens get pasted: ?private_token=...), a path a server could read as another repository.
+  const problem = (isScpLike(url) ? null : userinfoProblem(url, scheme)) ?? repoUrlProblem(url);
   if (problem || allowedHosts.length === 0 || scheme === 'file') return problem;
-  const { hostname, port } = scp ? { hostname: scp[2], port: '' } : new URL(url);
-  const host = hostname.toLowerCase();
-  return hostAllowed(host, port, allowedHosts)
+  const { hostname, port } = new URL(normaliseRepoUrl(url));
+  return hostAllowed(hostname, port, allowedHosts)
     ? null
-    : `host ${host} is not one of GIT_ALLOWED_HOSTS (${allowedHosts.join(', ')})`;
+    : `host ${hostname} is not one of GIT_ALLOWED_HOSTS (${allowedHosts.join(', ')})`;
 }
 
 /** GIT_ALLOWED_HOSTS patterns: `host`, `host:port`, `*.domain` (any name below domain, not domain itself) or `[IPv6]`, optionally `:port`. */
@@ -197,7 +197,7 @@ function userinfoProblem(url: string, scheme: string): string | null {
 /** The URL Flux's GitRepository fetches from (when it differs from the one the scaffolder pushes to). */
 const FLUX_SCHEMES = ['https', 'http', 'ssh'];
 function checkFluxUrl(url: string, allowedHosts: string[] = []): string | null {
-  if (SCP_FORM.test(url)) return 'Flux needs an ssh:// URL (ssh://user@host/path), not user@host:path';
+  if (isScpLike(url)) return 'Flux needs an ssh:// URL (ssh://user@host/path), not user@host:path';
   return checkRepoUrl(url, FLUX_SCHEMES, allowedHosts);
 }
 

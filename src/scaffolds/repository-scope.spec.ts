@@ -26,6 +26,15 @@ describe('repository prefixes of a key scope', () => {
     ['https://git.example.com/team-a/x%2F..%2F..%2Fteam-b', 'https://git.example.com/team-a', false],
     ['https://git.example.com/team-a/x?y=1', 'https://git.example.com/team-a', false],
     ['git@git.example.com:team-a/../team-b/x', 'ssh://git@git.example.com/team-a', false],
+    // URL parsing reads tenant-a//.. as tenant-a; an ssh server's file system as the folder above it.
+    ['root@git.example.com:/srv/git/tenant-a//../tenant-b/x.git', 'ssh://root@git.example.com/srv/git/tenant-a', false],
+    [
+      'ssh://root@git.example.com/srv/git/tenant-a//../tenant-b/x',
+      'ssh://root@git.example.com/srv/git/tenant-a',
+      false,
+    ],
+    ['https://git.example.com/team-a;/../team-b/x', 'https://git.example.com/team-a', false],
+    ['https://git.example.com/team-a/%252e%252e/team-b/x', 'https://git.example.com/team-a', false],
     ['https://git.example.com.evil.test/team-a/x', 'https://git.example.com', false],
     ['https://git.example.com:8443/team-a/x', 'https://git.example.com/team-a', false],
     ['ssh://git@git.example.com/team-a/x', 'https://git.example.com/team-a', false],

@@ -1,11 +1,12 @@
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { makeRsaCert } from '../support/certs';
 import { FakeKube } from '../support/fake-kube';
 import { tempDir } from '../support/files';
-import { credentialsDir, HttpsGitServer } from '../support/git-servers';
+import { credentialsDir, HttpsGitServer, SshGitServer } from '../support/git-servers';
 import { writeSuppliedReference } from '../support/reference-repos';
 import { api, eventCount, natsApi, untilTerminal } from '../support/service';
 import { useServiceStack } from '../support/service-stack';
@@ -18,6 +19,7 @@ const KEYS = {
   bob: 'bob-tenant-key-0123456789ab',
   teamA: 'team-a-scoped-key-0123456789',
   carol: 'carol-hashed-key-0123456789',
+  tenantA: 'tenant-a-ssh-key-0123456789',
 };
 const GIT = { username: 'tenants-git', password: 'TenantsGitPassword-4c5d6e' };
 /** The supplied credential Alice's Secret holds (must reach her repository sealed, never another's). */
@@ -35,6 +37,8 @@ const refusedCodes = (r: { status: number; json: any }) => [r.status, r.json?.er
 describe('tenants stay apart (REST and NATS)', () => {
   let management: FakeKube;
   let git: HttpsGitServer;
+  /** sshd on port 22 of an address of its own: what a scp-like URL (no port) reaches. */
+  let ssh: SshGitServer;
   const workDir = tempDir('tenants-work');
   const template = tempDir('tenants-reference');
   let keysFile: string;
@@ -42,6 +46,7 @@ describe('tenants stay apart (REST and NATS)', () => {
   beforeAll(async () => {
     management = await new FakeKube().start();
     git = await HttpsGitServer.start(GIT);
+    ssh = await SshGitServer.start({ defaultPort: true });
     writeSuppliedReference(template);
     management.putSecret('capi-clusters', 'alice-credentials', {
       'credentials.yaml': `data/dns-provider/api-token: ${ALICE_TOKEN}\n`,
@@ -65,6 +70,10 @@ describe('tenants stay apart (REST and NATS)', () => {
   key: ${KEYS.teamA}
   repositories: ["https://127.0.0.1:${git.port}/team-a"]
   secret_namespaces: [team-a]
+- name: tenant-a
+  role: operator
+  key: ${KEYS.tenantA}
+  repositories: ["ssh://${userInfo().username}@${ssh.host}${ssh.dir}/tenant-a"]
 - {name: carol, role: reader, key_sha256: ${createHash('sha256').update(KEYS.carol).digest('hex')}}
 `,
     );
@@ -75,13 +84,18 @@ describe('tenants stay apart (REST and NATS)', () => {
     TEMPLATE_DIR: template,
     KUBECONFIG: management.kubeconfigFile(),
     SECRET_NAMESPACES: 'capi-clusters',
-    GIT_CREDENTIALS_DIR: credentialsDir(GIT),
+    GIT_CREDENTIALS_DIR: credentialsDir({
+      ...GIT,
+      'ssh-privatekey': ssh.clientKey,
+      known_hosts: `${ssh.knownHostsLine}\n`,
+    }),
     GIT_CREDENTIALS_HOSTS: `127.0.0.1:${git.port}`,
     GIT_CA_FILE: git.tls.caFile,
   }));
   afterAll(async () => {
     await management?.stop();
     await git?.stop();
+    await ssh?.stop();
   });
   let nats: Awaited<ReturnType<typeof natsApi>>;
   beforeAll(async () => (nats = await natsApi(stack.nats.url)));
@@ -135,7 +149,7 @@ describe('tenants stay apart (REST and NATS)', () => {
       });
 
     beforeAll(async () => {
-      aliceRepo = git.repo('alice-fleet');
+      aliceRepo = git.repo('alice/fleet');
       bobRepo = git.repo('bob-fleet');
       const created = await api(stack.svc.base, 'POST', '/api/v1/scaffolds', aliceShop(), as(KEYS.alice));
       expect(created.status).toBe(202);
@@ -181,6 +195,29 @@ describe('tenants stay apart (REST and NATS)', () => {
       expect(await sideEffects(aliceRepo.dir)).toEqual(before);
       expect(marker(aliceRepo.dir, 'shop').owner).toBe('alice');
       expect((await api(stack.svc.base, 'GET', '/api/v1/scaffolds', undefined, as(KEYS.bob))).json.items).toEqual([]);
+    });
+
+    it('Bob\'s preview and create for a spelling of Alice\'s repository with an empty or "." segment (alice//fleet): 400 naming repo.url, nothing cloned, appended or pushed', async () => {
+      const before = await sideEffects(aliceRepo.dir);
+      for (const url of [
+        aliceRepo.url.replace('/alice/', '/alice//'),
+        aliceRepo.url.replace('/alice/', '//alice/'),
+        aliceRepo.url.replace('/alice/', '/alice/./'),
+      ]) {
+        const answers = [
+          ...(await bothWays('preview', body('shop', url), KEYS.bob)),
+          ...(await bothWays('create', body('shop', url, ALICE), KEYS.bob)),
+        ];
+        for (const answer of answers)
+          expect([url, ...refusedCodes(answer), answer.json.error?.details?.[0].field]).toEqual([
+            url,
+            400,
+            'invalid_request',
+            'repo.url',
+          ]);
+      }
+      expect(await sideEffects(aliceRepo.dir)).toEqual(before);
+      expect(marker(aliceRepo.dir, 'shop').owner).toBe('alice');
     });
 
     it('Alice herself may preview it; an admin may scaffold it again, acting for Alice (the marker stays hers)', async () => {
@@ -235,17 +272,19 @@ describe('tenants stay apart (REST and NATS)', () => {
   });
 
   describe('repository scopes', () => {
-    it('a scoped key outside its prefixes (repo.url or repo.flux_url, a sibling or a climb out): 403 repository_not_allowed, nothing cloned', async () => {
+    it('a scoped key outside its prefixes (repo.url or repo.flux_url, a sibling or a climb out): 403 repository_not_allowed, or 400 for a climb no URL may hold, nothing cloned', async () => {
       const inside = git.repo('team-a/fleet');
       const before = await sideEffects(inside.dir);
       const base = `https://127.0.0.1:${git.port}`;
-      for (const repo of [
-        { url: `${base}/team-a-evil/fleet.git` },
-        { url: `${base}/team-b/fleet.git` },
-        { url: `${base}/team-a/../team-b/fleet.git` },
-        { url: `${base}/team-a/%2e%2e/team-b/fleet.git` },
-        { url: inside.url, flux_url: `${base}/team-b/fleet.git` },
-      ]) {
+      const outside = [403, 'repository_not_allowed'];
+      const climb = [400, 'invalid_request'];
+      for (const [repo, refused] of [
+        [{ url: `${base}/team-a-evil/fleet.git` }, outside],
+        [{ url: `${base}/team-b/fleet.git` }, outside],
+        [{ url: inside.url, flux_url: `${base}/team-b/fleet.git` }, outside],
+        [{ url: `${base}/team-a/../team-b/fleet.git` }, climb],
+        [{ url: `${base}/team-a/%2e%2e/team-b/fleet.git` }, climb],
+      ] as const) {
         for (const what of ['create', 'preview'] as const) {
           for (const answer of await bothWays(
             what,
@@ -256,7 +295,7 @@ describe('tenants stay apart (REST and NATS)', () => {
             },
             KEYS.teamA,
           )) {
-            expect([repo, what, ...refusedCodes(answer)]).toEqual([repo, what, 403, 'repository_not_allowed']);
+            expect([repo, what, ...refusedCodes(answer)]).toEqual([repo, what, ...refused]);
           }
         }
       }
@@ -269,6 +308,49 @@ describe('tenants stay apart (REST and NATS)', () => {
         as(KEYS.teamA),
       );
       expect(allowed.status).toBe(200);
+    });
+  });
+
+  describe('repository scopes over ssh (a real sshd on port 22)', () => {
+    const user = userInfo().username;
+    /** A scp-like URL (user@host:/path) of the ssh server. */
+    const scpLike = (path: string) => `${user}@${ssh.host}:${ssh.dir}/${path}`;
+
+    it('a key scoped to tenant-a and a URL climbing into tenant-b with //.. (scp-like or ssh://): 400 naming repo.url before anything is cloned, no commit in tenant-b', async () => {
+      const tenantB = ssh.repo('tenant-b/fleet');
+      const before = { commits: gitLog(tenantB.dir), events: await eventCount(stack.svc) };
+      for (const url of [
+        scpLike('tenant-a//../tenant-b/fleet.git'),
+        `ssh://${user}@${ssh.host}${ssh.dir}/tenant-a//../tenant-b/fleet.git`,
+      ]) {
+        for (const what of ['create', 'preview'] as const) {
+          for (const answer of await bothWays(what, body('climb', url), KEYS.tenantA)) {
+            expect([url, what, ...refusedCodes(answer), answer.json.error?.details?.[0].field]).toEqual([
+              url,
+              what,
+              400,
+              'invalid_request',
+              'repo.url',
+            ]);
+          }
+        }
+      }
+      expect({ commits: gitLog(tenantB.dir), events: await eventCount(stack.svc) }).toEqual(before);
+    });
+
+    it("the key's own scp-like URL is recorded, checked and pushed to as its ssh:// form: two commits in tenant-a", async () => {
+      const tenantA = ssh.repo('tenant-a/fleet');
+      const created = await api(
+        stack.svc.base,
+        'POST',
+        '/api/v1/scaffolds',
+        body('own-ssh', scpLike('tenant-a/fleet.git')),
+        as(KEYS.tenantA),
+      );
+      expect(created.status).toBe(202);
+      expect(created.json.repo_url).toBe(`ssh://${user}@${ssh.host}${ssh.dir}/tenant-a/fleet.git`);
+      expect((await untilTerminal(stack.svc.base, created.json.id)).status).toBe('succeeded');
+      expect(gitLog(tenantA.dir)).toHaveLength(3);
     });
   });
 

@@ -124,22 +124,33 @@ export class HttpsGitServer {
   }
 }
 
-/** sshd on its own port and host key; logs in as the current user with a key the test made. */
+/**
+ * sshd on its own port and host key; logs in as the current user with a key the test made. With
+ * `defaultPort`, it listens on port 22 of a loopback address of its own (127.x.y.z), which scp-like
+ * URLs (`user@host:path`, no port) reach.
+ */
 export class SshGitServer {
   readonly dir = tempDir('ssh-git');
   private proc!: ChildProcess;
   port = 0;
+  host = '127.0.0.1';
   /** The client's private key (OpenSSH format) and the server's known_hosts line. */
   clientKey = '';
   knownHostsLine = '';
 
-  static async start(): Promise<SshGitServer> {
+  static async start(opts: { defaultPort?: boolean } = {}): Promise<SshGitServer> {
     const s = new SshGitServer();
-    await s.boot();
+    if (opts.defaultPort) s.host = randomLoopbackAddress();
+    await s.boot(opts.defaultPort ? 22 : await freePort());
     return s;
   }
 
-  private async boot() {
+  /** How ssh names this server in known_hosts and git URLs: `host`, or `[host]:port` off port 22. */
+  private get hostAndPort(): string {
+    return this.port === 22 ? this.host : `[${this.host}]:${this.port}`;
+  }
+
+  private async boot(port: number) {
     const keygen = (file: string, comment: string) =>
       execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', comment, '-f', join(this.dir, file)]);
     keygen('host_ed25519', 'test-git-host');
@@ -147,15 +158,15 @@ export class SshGitServer {
     writeFileSync(join(this.dir, 'authorized_keys'), readFileSync(join(this.dir, 'client_ed25519.pub')));
     chmodSync(join(this.dir, 'authorized_keys'), 0o600);
     this.clientKey = readFileSync(join(this.dir, 'client_ed25519'), 'utf8');
-    this.port = await freePort();
+    this.port = port;
     const hostPub = readFileSync(join(this.dir, 'host_ed25519.pub'), 'utf8').trim().split(' ').slice(0, 2).join(' ');
-    this.knownHostsLine = `[127.0.0.1]:${this.port} ${hostPub}`;
+    this.knownHostsLine = `${this.hostAndPort} ${hostPub}`;
     const config = join(this.dir, 'sshd_config');
     writeFileSync(
       config,
       [
         `Port ${this.port}`,
-        'ListenAddress 127.0.0.1',
+        `ListenAddress ${this.host}`,
         `HostKey ${join(this.dir, 'host_ed25519')}`,
         `PidFile ${join(this.dir, 'sshd.pid')}`,
         `AuthorizedKeysFile ${join(this.dir, 'authorized_keys')}`,
@@ -174,7 +185,7 @@ export class SshGitServer {
     let stderr = '';
     this.proc.stderr!.on('data', (d) => (stderr += d));
     for (let i = 0; ; i++) {
-      if (await canConnect(this.port)) return;
+      if (await canConnect(this.host, this.port)) return;
       if (this.proc.exitCode !== null || i > 100) throw new Error(`sshd did not start: ${stderr}`);
       await new Promise((r) => setTimeout(r, 50));
     }
@@ -183,7 +194,7 @@ export class SshGitServer {
   /** A new seeded repository and its ssh:// URL. */
   repo(name = `fleet-${Math.random().toString(36).slice(2, 8)}`): { url: string; dir: string } {
     const dir = seededBareRepo(this.dir, name);
-    return { url: `ssh://${userInfo().username}@127.0.0.1:${this.port}${dir}`, dir };
+    return { url: `ssh://${userInfo().username}@${this.host}:${this.port}${dir}`, dir };
   }
 
   async stop() {
@@ -193,9 +204,15 @@ export class SshGitServer {
   }
 }
 
-function canConnect(port: number): Promise<boolean> {
+/** An address of 127/8 other than 127.0.0.1 (Linux answers on all of them), so two suites rarely share one. */
+function randomLoopbackAddress(): string {
+  const byte = () => 1 + Math.floor(Math.random() * 254);
+  return `127.${byte()}.${byte()}.${byte()}`;
+}
+
+function canConnect(host: string, port: number): Promise<boolean> {
   return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1');
+    const socket = connect(port, host);
     socket.once('connect', () => (socket.destroy(), resolve(true)));
     socket.once('error', () => resolve(false));
   });

@@ -20,8 +20,19 @@ export function runTrailers(runId: string, pass: string): string {
 }
 
 /**
+ * Characters that make a name read as another in a log, a review or a terminal while git sees them:
+ * C1 controls, the soft hyphen, bidirectional controls (U+061C, U+200E/F, U+202A-E, U+2066-9),
+ * zero-width ones (U+200B-D, U+2060-4, U+180E, U+FEFF) and the line and paragraph separators.
+ */
+const DECEPTIVE = /[\u0080-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/;
+
+/** A character as U+XXXX: named, since shown as itself it would be invisible or turn the message around. */
+const codePoint = (c: string) => `U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
+
+/**
  * Why a branch name is not one git takes for `--branch` (git check-ref-format's rules), or null. Also
- * refused: HEAD and names under refs/, which git would read as something else than a branch.
+ * refused: HEAD and names under refs/, which git would read as something else than a branch, and
+ * names that would read as another (DECEPTIVE).
  */
 export function branchProblem(branch: string): string | null {
   if (branch.length === 0 || branch.length > 200) return 'must be 1 to 200 characters';
@@ -32,6 +43,9 @@ export function branchProblem(branch: string): string | null {
   // eslint-disable-next-line no-control-regex
   if (/[\x00-\x20\x7f~^:?*[\\]/.test(branch))
     return 'must not contain spaces, control characters or any of ~ ^ : ? * [ \\';
+  const deceptive = DECEPTIVE.exec(branch)?.[0];
+  if (deceptive)
+    return `must not contain bidirectional, zero-width or line-separator characters (${codePoint(deceptive)})`;
   if (branch.includes('..')) return 'must not contain ".."';
   if (branch.includes('@{')) return 'must not contain "@{"';
   if (branch.includes('//') || branch.startsWith('/') || branch.endsWith('/'))

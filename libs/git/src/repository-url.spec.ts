@@ -1,4 +1,11 @@
-import { fluxUrlOf, hasCredentials, sameRepository, withoutCredentials } from './repository-url';
+import {
+  fluxUrlOf,
+  hasCredentials,
+  normaliseRepoUrl,
+  repoUrlProblem,
+  sameRepository,
+  withoutCredentials,
+} from './repository-url';
 
 describe('repository URLs', () => {
   it.each([
@@ -53,5 +60,54 @@ describe('withoutCredentials', () => {
     ['git@git.example.com:x.git', 'git@git.example.com:x.git'],
   ])('%s -> %s', (url, shown) => {
     expect(withoutCredentials(url)).toBe(shown);
+  });
+});
+
+describe('the one form of a repository URL (normaliseRepoUrl)', () => {
+  it.each([
+    // scp-like forms become the ssh:// URL git is then given: what was checked is what is reached.
+    ['root@127.0.0.1:/srv/git/tenant-a/fleet.git', 'ssh://root@127.0.0.1/srv/git/tenant-a/fleet.git'],
+    ['git@github.com:acme/fleet.git', 'ssh://git@github.com/acme/fleet.git'],
+    ['HTTPS://Git.Example.com:443/acme/fleet.git/', 'https://git.example.com/acme/fleet.git'],
+    ['ssh://git@Git.Example.Org.:22/acme/fleet', 'ssh://git@git.example.org/acme/fleet'],
+    ['ssh://git@127.1:2222/acme/fleet', 'ssh://git@127.0.0.1:2222/acme/fleet'],
+    ['https://[2001:DB8:0::7]:8443/fleet.git', 'https://[2001:db8::7]:8443/fleet.git'],
+    ['file:///srv/git/fleet.git', 'file:///srv/git/fleet.git'],
+  ])('%s is %s', (url, form) => {
+    expect(repoUrlProblem(url)).toBeNull();
+    expect(normaliseRepoUrl(url)).toBe(form);
+    // The read-model's identity is the one form's: a request in any spelling finds the runs of the others.
+    expect(sameRepository(url, form)).toBe(true);
+  });
+
+  it.each([
+    ['root@127.0.0.1:/srv/git/tenant-a//../tenant-b/fleet.git', /empty path segment/],
+    ['ssh://root@127.0.0.1/srv/git/tenant-a//../tenant-b/fleet.git', /empty path segment/],
+    ['https://git.example.com/org//repo.git', /empty path segment/],
+    ['https://git.example.com//org/repo.git', /empty path segment/],
+    ['https://git.example.com/team-a/../team-b/x.git', /"\." or "\.\." path segments/],
+    ['git@git.example.com:team-a/./x.git', /"\." or "\.\." path segments/],
+    ['https://git.example.com/team-a;/../team-b/x.git', /"\\", ";"/],
+    ['https://git.example.com/team-a/%2e%2E/team-b/x.git', /percent-encoded/],
+    ['https://git.example.com/team-a%2Fx.git', /percent-encoded/],
+    ['https://git.example.com/team-a/%252e%252e/x.git', /percent-encoded/],
+    ['https://git.example.com/team-a\\..\\team-b/x.git', /"\\", ";"/],
+    ['https://git.example.com/team-a/.\t./team-b/x.git', /whitespace or control characters/],
+    ['https://git.example.com/x.git?api_key=secret', /query string or fragment/],
+    ['git.example.com/x.git', /must be a URL with a scheme/],
+  ])('refuses %s', (url, problem) => {
+    expect(repoUrlProblem(url)).toMatch(problem);
+    expect(() => normaliseRepoUrl(url)).toThrow(problem);
+  });
+
+  it('finds runs recorded before these forms were refused under the repository git reached with them', () => {
+    // What an ssh server's file system made of the path: tenant-b's repository, not tenant-a/tenant-b.
+    expect(
+      sameRepository(
+        'root@127.0.0.1:/srv/git/tenant-a//../tenant-b/fleet.git',
+        'ssh://root@127.0.0.1/srv/git/tenant-b/fleet.git',
+      ),
+    ).toBe(true);
+    expect(sameRepository('https://git.example.com/org//repo', 'https://git.example.com/org/repo.git')).toBe(true);
   });
 });
