@@ -28,6 +28,7 @@ describe('configuration: one schema for every variable', () => {
       migrationsRun: true,
       runStepWorkers: true,
       shutdownGraceMs: 25_000,
+      maxStepCrashes: 3,
     });
     expect(c.steps).toMatchObject({
       concurrency: 4,
@@ -94,6 +95,12 @@ describe('configuration: one schema for every variable', () => {
       shutdownGraceMs: 0,
     });
     expect(c.steps.concurrency).toBe(8);
+  });
+
+  it('MAX_STEP_CRASHES: at least one crash before a step is parked, at most 100', () => {
+    expect(loadConfig({ ...KEY, MAX_STEP_CRASHES: '1' }).maxStepCrashes).toBe(1);
+    for (const bad of ['0', '101', '2.5', 'never'])
+      expect(() => loadConfig({ ...KEY, MAX_STEP_CRASHES: bad })).toThrow(/MAX_STEP_CRASHES/);
   });
 
   it('reads the preview limits, with defaults', () => {

@@ -65,6 +65,8 @@ export interface AppConfig {
   role: ServiceRole;
   /** How long in-flight steps get to finish on SIGTERM before they are handed back. */
   shutdownGraceMs: number;
+  /** How often one step of a run may be at work when the process dies before it is parked (failed, not run again). */
+  maxStepCrashes: number;
   /** A run with no event for this long has no worker on it and is re-driven (0: never). */
   stalledRunMs: number;
   /** REFERENCE_ENVS: the environments of the template a request may name besides steps.referenceEnv. */
@@ -280,6 +282,7 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env, opts: { requ
     runStepWorkers: env.RUN_STEP_WORKERS,
     role: env.SERVICE_ROLE,
     shutdownGraceMs: env.SHUTDOWN_GRACE_SECONDS * 1000,
+    maxStepCrashes: env.MAX_STEP_CRASHES,
     stalledRunMs: stalledRunMs(env),
     generation: {
       threads:

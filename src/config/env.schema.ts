@@ -74,6 +74,7 @@ export const ENV_SCHEMA = {
     RUN_STEP_WORKERS: flag(true),
     SERVICE_ROLE: { enum: ['all', 'api', 'worker'], default: 'all' },
     SHUTDOWN_GRACE_SECONDS: { type: 'number', minimum: 0, maximum: 3600, default: 25 },
+    MAX_STEP_CRASHES: integer(3, 1, 100),
     /** 0: off; unset: the longest a step at work may go without an event (see config.ts). */
     STALLED_RUN_SECONDS: { type: 'number', minimum: 0, maximum: 7 * 24 * 3600 },
     WORK_DIR: text('.work'),

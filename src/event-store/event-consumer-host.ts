@@ -51,7 +51,11 @@ export class EventConsumerHost implements OnModuleInit, OnApplicationBootstrap, 
 
   private async stop() {
     const results = await Promise.all(
-      this.running.map(({ spec, processor }) => processor.stop(spec.shutdownGraceMs ?? 0)),
+      this.running.map(async ({ spec, processor }) => {
+        const stopped = await processor.stop(spec.shutdownGraceMs ?? 0);
+        await spec.handedBack?.();
+        return stopped;
+      }),
     );
     const handedBack = results.reduce((n, r) => n + r.handedBack, 0);
     this.logger.info({ consumers: this.running.length, handed_back: handedBack }, 'event consumers stopped');

@@ -7,6 +7,8 @@ export interface ConsumerSpec {
   handle(batch: Delivery[]): Promise<Disposition>;
   /** On shutdown, how long in-flight batches may finish before they are handed back to the stream (default 0). */
   shutdownGraceMs?: number;
+  /** Told on shutdown, once the consumer has stopped, that what had not finished was handed back to the stream. */
+  handedBack?(): Promise<void>;
 }
 
 /** A provider that reacts to events: it declares its consumers, the host runs them. */

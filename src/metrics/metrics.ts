@@ -58,6 +58,18 @@ export class Metrics {
     labelNames: ['step'],
     registers: [this.registry],
   });
+  readonly stepCrashes = new Counter({
+    name: 'scaffold_step_crashes_total',
+    help: 'Steps found, on their next delivery, to have been at work when their process died (a crash, an OOM kill), by step',
+    labelNames: ['step'],
+    registers: [this.registry],
+  });
+  readonly stepsParked = new Counter({
+    name: 'scaffold_steps_parked_total',
+    help: 'Steps failed instead of run again because they were at work when the process died MAX_STEP_CRASHES times, by step',
+    labelNames: ['step'],
+    registers: [this.registry],
+  });
   readonly streamMessagesSkipped = new Counter({
     name: 'scaffold_stream_messages_skipped_total',
     help: 'Messages on event subjects that no run accepted: "invalid" (not a valid event of the subject\'s run) or "refused" (an event the run\'s rules refused, e.g. a second ScaffoldRequested)',

@@ -6,6 +6,8 @@ import type { GitWorkspaces } from '../../libs/git/src';
 import { RunCommands } from '../../libs/run-decider/src';
 import {
   LOCAL_STEP_HANDLERS,
+  RunInputStepCrashRecords,
+  StepCrashGuard,
   stepConsumer,
   StepProcessor,
   SuppliedCredentialsSource,
@@ -31,7 +33,7 @@ export interface StepScope {
 /**
  * One consumer per step, on its durable. On shutdown in-flight steps get SHUTDOWN_GRACE_SECONDS to
  * finish before they are handed back to the stream (steps are idempotent, so whoever takes one over
- * does not push twice).
+ * does not push twice). A step that was at work when the process died MAX_STEP_CRASHES times is parked.
  */
 @Injectable()
 @ConsumesEvents()
@@ -52,6 +54,7 @@ export class StepConsumers implements EventConsumer {
     const onAttempt = (step: string, outcome: 'succeeded' | 'failed', seconds: number) =>
       metrics.stepDuration.observe({ step, outcome }, seconds);
     const onHandoff = (step: string, seconds: number) => metrics.stepHandoff.observe({ step }, seconds);
+    const crashes = new StepCrashGuard(new RunInputStepCrashRecords(inputs), config.maxStepCrashes);
     const deps = {
       commands: new RunCommands(events),
       inputs,
@@ -64,12 +67,19 @@ export class StepConsumers implements EventConsumer {
       workspaces,
       onAttempt,
       onHandoff,
+      crashes,
+      onCrashFound: (step: string) => metrics.stepCrashes.inc({ step }),
+      onParked: (step: string) => metrics.stepsParked.inc({ step }),
     };
-    this.specs = LOCAL_STEP_HANDLERS.map((handler) => ({
-      options: stepConsumer(handler.step, config.steps),
-      handle: new StepProcessor(handler, deps).handle,
-      shutdownGraceMs: config.shutdownGraceMs,
-    }));
+    this.specs = LOCAL_STEP_HANDLERS.map((handler) => {
+      const processor = new StepProcessor(handler, deps);
+      return {
+        options: stepConsumer(handler.step, config.steps),
+        handle: processor.handle,
+        shutdownGraceMs: config.shutdownGraceMs,
+        handedBack: () => processor.handedBack(),
+      };
+    });
   }
 
   consumers(): ConsumerSpec[] {

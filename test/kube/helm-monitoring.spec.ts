@@ -136,7 +136,7 @@ describe('Helm chart monitoring: on', () => {
     const rule = one(objects, 'PrometheusRule');
     expect(rule.metadata.labels.release).toBe('kube-prometheus-stack');
     const out = await promtool(['check', 'rules', 'rules.yaml'], { 'rules.yaml': { groups: rule.spec.groups } });
-    expect(out).toMatch(/SUCCESS: 7 rules found/);
+    expect(out).toMatch(/SUCCESS: 8 rules found/);
     const alerts = rule.spec.groups.flatMap((g: any) => g.rules);
     expect(alerts.map((a: any) => a.alert).sort()).toEqual([
       'GitopsScaffolderConsumerLag',
@@ -145,6 +145,7 @@ describe('Helm chart monitoring: on', () => {
       'GitopsScaffolderNotReady',
       'GitopsScaffolderProjectionLag',
       'GitopsScaffolderRunStuck',
+      'GitopsScaffolderStepParked',
       'GitopsScaffolderStreamUnderReplicated',
     ]);
     for (const a of alerts) {
@@ -207,6 +208,9 @@ describe('Helm chart monitoring: on', () => {
             // Half the finished runs fail.
             series('scaffold_runs_finished_total', { pod: 'a', status: 'failed', step: 'infra-pass' }, '0+1x90'),
             series('scaffold_runs_finished_total', { pod: 'a', status: 'succeeded', step: 'full-pass' }, '0+1x90'),
+            // Replica b parks the infra pass of a run at 20 min; nothing at the full pass.
+            series('scaffold_steps_parked_total', { pod: 'b', step: 'infra-pass' }, '0x20 1x40'),
+            series('scaffold_steps_parked_total', { pod: 'b', step: 'full-pass' }, '0x60'),
             // Replica a lost PostgreSQL; b is fine; c does not answer scrapes.
             series('scaffold_ready', { pod: 'a' }, '0x30'),
             series('scaffold_ready', { pod: 'b' }, '1x30'),
@@ -225,6 +229,8 @@ describe('Helm chart monitoring: on', () => {
             fires('GitopsScaffolderConsumerLag', '15m', [{ ...warning, consumer: 'projector' }]),
             fires('GitopsScaffolderProjectionLag', '10m', [warning]),
             fires('GitopsScaffolderFailureRate', '30m', [warning]),
+            fires('GitopsScaffolderStepParked', '15m', []),
+            fires('GitopsScaffolderStepParked', '25m', [{ ...warning, step: 'infra-pass' }]),
             fires('GitopsScaffolderNotReady', '3m', []),
             fires('GitopsScaffolderNotReady', '10m', [{ ...warning, pod: 'a' }]),
             fires('GitopsScaffolderDown', '10m', [{ severity: 'critical', ...TARGET, pod: 'c' }]),
@@ -243,6 +249,7 @@ describe('Helm chart monitoring: on', () => {
             series('scaffold_runs_finished_total', { pod: 'a', status: 'succeeded', step: 'full-pass' }, '0+1x60'),
             series('scaffold_ready', { pod: 'a' }, '1x60'),
             series('up', { pod: 'a' }, '1x60'),
+            series('scaffold_steps_parked_total', { pod: 'a', step: 'infra-pass' }, '0x60'),
             series('scaffold_stream_replicas_current', { pod: 'a', stream: 'SCAFFOLD_EVENTS' }, '3x60'),
             series('scaffold_stream_replicas_configured', { pod: 'a', stream: 'SCAFFOLD_EVENTS' }, '3x60'),
           ],

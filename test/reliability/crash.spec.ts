@@ -22,7 +22,9 @@ describe('SIGKILL at every step boundary and inside steps: every run completes w
   beforeAll(async () => {
     nats = await TestNats.start();
     db = await TestDatabase.create();
-    svc = await ServiceProcess.create({ NATS_URL: nats.url, DATABASE_URL: db.url });
+    // The kills here are the test's, not the steps': the random ones may hit one step of a run more often than the
+    // default MAX_STEP_CRASHES, which would park it (test/reliability/poison-steps.spec.ts).
+    svc = await ServiceProcess.create({ NATS_URL: nats.url, DATABASE_URL: db.url, MAX_STEP_CRASHES: '100' });
   });
   afterAll(async () => {
     if (svc.running) await svc.kill();

@@ -31,8 +31,8 @@ describe('monitoring: the metrics the chart alerts on and charts are the ones /m
   it('every metric an alert, a panel or a dashboard variable names is one the service exports', async () => {
     const exported = exportedSeriesNames(await scrape());
     const expressions = monitoringExpressions(rendered);
-    // Seven alerts, every panel query and the two variables: the check sees them all.
-    expect(expressions.filter((e) => e.where.startsWith('alert')).length).toBe(7);
+    // Eight alerts, every panel query and the two variables: the check sees them all.
+    expect(expressions.filter((e) => e.where.startsWith('alert')).length).toBe(8);
     expect(expressions.length).toBeGreaterThan(35);
     expect(unknownMetrics(expressions, exported)).toEqual([]);
     // The check fails on a name the service does not export (histogram suffixes on a counter included).

@@ -13,6 +13,7 @@ import { MAX_ATTEMPTS_PER_STEP, RunCommands } from '../../run-decider/src';
 import type { StepSettings } from './settings';
 import { StepError, StepHandler } from './step-handlers';
 import { StepProcessor } from './step-processor';
+import { RunInputStepCrashRecords, StepCrashGuard, StepCrashRecords } from './step-crashes';
 import { SCAFFOLD_REQUEST } from '../../../test/support/run-fixtures';
 
 const request = SCAFFOLD_REQUEST;
@@ -154,5 +155,87 @@ describe('StepProcessor (in-memory event store)', () => {
     expect(await processor(async () => ((ran = true), infraPushed)).handle(await delivery())).toEqual(ACK);
     expect(ran).toBe(false);
     expect(await types()).toEqual(['ScaffoldRequested', 'ScaffoldCancelRequested', 'ScaffoldCancelled']);
+  });
+
+  describe('poison steps: a step at work when its process died MAX_STEP_CRASHES times is parked', () => {
+    const MAX = 3;
+    let records: StepCrashRecords;
+    let seen: string[];
+    let process = 0;
+    /** A new process (its own id in the crash records) running the step with `run`. */
+    const inProcess = (run: StepHandler['run']) =>
+      new StepProcessor(
+        { step: 'infra-pass', run },
+        {
+          ...dependencies(),
+          crashes: new StepCrashGuard(records, MAX, `process-${++process}`),
+          onCrashFound: (step) => seen.push(`crash ${step}`),
+          onParked: (step) => seen.push(`parked ${step}`),
+        },
+      );
+    /** A process that dies in the step (an OOM kill): it started the step and never settled it. */
+    const dies = () => new StepCrashGuard(records, MAX, `process-${++process}`).started(runId, 'infra-pass');
+    const failures = async () =>
+      (await store.readRun(runId)).events.flatMap((e) => (e.type === 'StepFailed' ? [e.data] : []));
+
+    beforeEach(() => {
+      records = new RunInputStepCrashRecords(new InMemoryRunInputs());
+      seen = [];
+    });
+
+    it('fails the run with the reason, without running the step, after MAX_STEP_CRASHES crashes', async () => {
+      for (let crash = 1; crash <= MAX; crash++) await dies();
+      let ran = false;
+      expect(await inProcess(async () => ((ran = true), infraPushed)).handle(await delivery(MAX + 1))).toEqual(ACK);
+      expect(ran).toBe(false);
+      expect(await types()).toEqual(['ScaffoldRequested', 'StepFailed', 'ScaffoldFailed']);
+      expect(await failures()).toEqual([
+        { step: 'infra-pass', attempt: 1, reason: 'the step crashed the service 3 times; parked', will_retry: false },
+      ]);
+      // The third crash is found by the process that parks the step (the first two by processes outside this test).
+      expect(seen).toEqual(['crash infra-pass', 'parked infra-pass']);
+      expect((await logs.read(runId)).map((l) => l.msg)).toEqual([
+        'infra-pass not run: the step crashed the service 3 times; parked',
+      ]);
+    });
+
+    it('runs the step after fewer crashes', async () => {
+      for (let crash = 1; crash < MAX; crash++) await dies();
+      expect(await inProcess(async () => infraPushed).handle(await delivery(MAX))).toEqual(ACK);
+      expect(await types()).toEqual(['ScaffoldRequested', 'InfraPushed']);
+      expect(seen).toEqual(['crash infra-pass']);
+    });
+
+    it('counts no deliberate retry as a crash, in this process or the next', async () => {
+      const unreachable = async (): Promise<EventDraft> => Promise.reject(new StepError('remote unreachable', true));
+      for (let count = 1; count <= MAX_ATTEMPTS_PER_STEP; count++) {
+        // Every retry in another process, as a redelivery after a nak may be.
+        await inProcess(unreachable).handle(await delivery(count));
+      }
+      expect((await failures()).map((f) => f.reason)).toEqual(Array(MAX_ATTEMPTS_PER_STEP).fill('remote unreachable'));
+      expect((await types()).at(-1)).toBe('ScaffoldFailed');
+      expect(seen).toEqual([]);
+    });
+
+    it('counts a crash between deliberate retries once', async () => {
+      await inProcess(async () => Promise.reject(new StepError('remote unreachable', true))).handle(await delivery(1));
+      await dies();
+      expect(await inProcess(async () => infraPushed).handle(await delivery(3))).toEqual(ACK);
+      expect(seen).toEqual(['crash infra-pass']);
+      expect((await types()).at(-1)).toBe('InfraPushed');
+    });
+
+    it('counts no crash for a step handed back on shutdown that its process never finished', async () => {
+      let finish!: (result: EventDraft) => void;
+      const shuttingDown = inProcess(() => new Promise<EventDraft>((resolve) => (finish = resolve)));
+      const abandoned = shuttingDown.handle(await delivery(1));
+      while (!finish) await new Promise((r) => setTimeout(r, 5));
+      await shuttingDown.handedBack();
+      expect(await inProcess(async () => infraPushed).handle(await delivery(2))).toEqual(ACK);
+      expect(seen).toEqual([]);
+      finish(infraPushed);
+      await abandoned;
+      expect(await types()).toEqual(['ScaffoldRequested', 'InfraPushed']);
+    });
   });
 });

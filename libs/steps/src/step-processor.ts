@@ -1,13 +1,14 @@
 import type { Delivery, Disposition, ProcessorOptions, RunInputs, RunLogStore } from '../../event-store/src';
 import { ACK, ALL_RUNS, isStoreUnavailable, nakAfter, retryDelayMs } from '../../event-store/src';
 import type { Step, StoredEvent } from '../../events/src';
-import { isTerminal, RunCommandPort, triggers } from '../../run-decider/src';
+import { isTerminal, RunCommandPort, RunState, triggers } from '../../run-decider/src';
 import { IN_PROCESS_GENERATOR, TreeGenerator } from '../../generator/src';
 import type { GitWorkspaces } from '../../git/src';
 import { crashPoint } from './crash-points';
 import type { SuppliedCredentialsSource, TargetClusters } from './ports';
 import { RunLog } from './run-log';
 import type { StepSettings } from './settings';
+import { parkedReason, StepCrashGuard, StepStart } from './step-crashes';
 import { StepHandler, toStepError } from './step-handlers';
 import { printableText } from '../../validation/src';
 
@@ -35,6 +36,12 @@ export interface StepDependencies {
   onHandoff?: (step: string, seconds: number) => void;
   /** Observes each attempt (metrics). */
   onAttempt?: (step: string, outcome: 'succeeded' | 'failed', seconds: number) => void;
+  /** Counts the crashes of each run's step and parks a step that keeps killing the process (the service; not the runner, whose Job has its own limit). */
+  crashes?: StepCrashGuard;
+  /** Observes a step found to have been at work when its process died (metrics). */
+  onCrashFound?: (step: string) => void;
+  /** Observes a step parked: failed for crashing the process MAX_STEP_CRASHES times (metrics). */
+  onParked?: (step: string) => void;
 }
 
 /** A step's durable consumer in the service: `step-<step>`, shared by every replica. */
@@ -60,6 +67,8 @@ const STORE_RETRY_MAX_MS = 5000;
 export class StepProcessor {
   /** Runs whose step is being worked on in this process: a redelivery meanwhile waits its turn. */
   private readonly activeRuns = new Set<string>();
+  /** Runs whose step this process has put in flight in the crash records, with the crashes counted so far. */
+  private readonly inFlight = new Map<string, number>();
   private readonly commands: RunCommandPort;
 
   constructor(
@@ -82,7 +91,7 @@ export class StepProcessor {
   };
 
   private async runStep(event: StoredEvent, deliveryCount: number): Promise<Disposition> {
-    const { settings, logger } = this.deps;
+    const { logger } = this.deps;
     const step: Step = this.handler.step;
     const runId = event.run_id;
     const ids = { run_id: runId, event_id: event.id, step };
@@ -106,6 +115,71 @@ export class StepProcessor {
     if (latestTrigger && latestTrigger.seq !== event.seq)
       return skipped(`trigger not run: a later trigger (sequence ${latestTrigger.seq}) runs the step`);
     const log = new RunLog(this.deps.logs, runId, step);
+    const start = await this.putInFlight(runId);
+    try {
+      if (start.parked) return await this.park(event, start.crashes, log);
+      return await this.work(event, gate.state, deliveryCount, log);
+    } finally {
+      await this.settleInFlight(runId);
+    }
+  }
+
+  /** Records the step in flight before its work can take the process down; says whether it crashed too often to run. */
+  private async putInFlight(runId: string): Promise<StepStart> {
+    const guard = this.deps.crashes;
+    if (!guard) return { crashes: 0, crashFound: false, parked: false };
+    const step = this.handler.step;
+    const start = await guard.started(runId, step);
+    this.inFlight.set(runId, start.crashes);
+    if (start.crashFound) {
+      this.deps.onCrashFound?.(step);
+      this.deps.logger.warn(
+        { run_id: runId, step, crashes: start.crashes, max_step_crashes: guard.maxCrashes },
+        'the step was at work when its process died',
+      );
+    }
+    return start;
+  }
+
+  /** This process settles the delivery itself (an ack or a nak, never a crash): the record leaves flight. */
+  private async settleInFlight(runId: string): Promise<void> {
+    const crashes = this.inFlight.get(runId);
+    if (crashes === undefined || !this.deps.crashes) return;
+    this.inFlight.delete(runId);
+    // Not written (a store outage): the record names this process, so a delivery here still counts no crash.
+    await this.deps.crashes
+      .settled(runId, this.handler.step, crashes)
+      .catch((e) => this.deps.logger.warn({ run_id: runId, err: String(e) }, 'could not settle the crash record'));
+  }
+
+  /**
+   * On shutdown, after the consumer handed its unfinished deliveries back to the stream: they were given back,
+   * not lost with the process, so their next delivery counts no crash even if this process never gets to settle them.
+   */
+  async handedBack(): Promise<void> {
+    await Promise.all([...this.inFlight.keys()].map((runId) => this.settleInFlight(runId)));
+  }
+
+  /** The step crashed the process MAX_STEP_CRASHES times: it fails for good, with a reason, instead of running again. */
+  private async park(event: StoredEvent, crashes: number, log: RunLog): Promise<Disposition> {
+    const step = this.handler.step;
+    const reason = parkedReason(crashes);
+    await log.line(`${step} not run: ${reason}`, 'error');
+    await this.commands.handle(
+      event.run_id,
+      { type: 'FailStep', step, reason, retryable: false },
+      { causationId: event.id, seenSeq: event.seq },
+    );
+    this.deps.logger.error({ run_id: event.run_id, event_id: event.id, step, crashes }, 'step parked');
+    this.deps.onParked?.(step);
+    return ACK;
+  }
+
+  private async work(event: StoredEvent, state: RunState, deliveryCount: number, log: RunLog): Promise<Disposition> {
+    const { settings, logger } = this.deps;
+    const step: Step = this.handler.step;
+    const runId = event.run_id;
+    const ids = { run_id: runId, event_id: event.id, step };
     const started = Date.now();
     // Redeliveries carry the retry pause: only a first delivery says how quickly steps hand off.
     if (deliveryCount === 1) this.deps.onHandoff?.(step, Math.max(0, started - Date.parse(event.time)) / 1000);
@@ -116,7 +190,7 @@ export class StepProcessor {
       const stop = new AbortController();
       const ctx = {
         runId,
-        state: gate.state,
+        state,
         commands: this.commands,
         inputs: this.deps.inputs,
         settings,
