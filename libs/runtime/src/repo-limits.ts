@@ -15,9 +15,10 @@ export interface RepoLimits {
 const MiB = 1024 * 1024;
 
 /**
- * 5 MiB per file: the largest manifest of the shipped references and of the fleets measured is below
- * 200 KiB (a CRD bundle); 256 MiB and 20,000 files per checkout: a 200-cluster fleet repository holds about
- * 6,000 files and 30 MiB, so a repository over either is not a fleet repository the service was made for.
+ * 5 MiB per file: Flux's own limit on a decrypted file, and above the largest file a fleet commits (flux
+ * bootstrap's gotk-components.yaml, under 1 MB); the shipped references' largest manifest is 1.9 KB.
+ * 256 MiB and 20,000 files per checkout: 200 copies of the shipped reference's cluster hold 4,040 files and
+ * 6.9 MB, so a repository past either is not a fleet repository the service was made for.
  */
 export const DEFAULT_REPO_LIMITS: RepoLimits = {
   maxFileBytes: 5 * MiB,
