@@ -312,6 +312,11 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env, opts: { requ
       sealedSecretsDeadlineMs: env.SEALED_SECRETS_DEADLINE_SECONDS * 1000,
       pollInitialMs: env.SEALED_SECRETS_POLL_INITIAL_MS,
       pollMaxMs: env.SEALED_SECRETS_POLL_MAX_MS,
+      repoLimits: {
+        maxFileBytes: env.MAX_REPO_FILE_BYTES,
+        maxRepoBytes: env.MAX_REPO_BYTES,
+        maxRepoFiles: env.MAX_REPO_FILES,
+      },
     },
     kubernetes: {
       namespace: env.JOB_NAMESPACE,

@@ -1,4 +1,5 @@
 import { BOX_SETTINGS } from '../../libs/git/src/build-box';
+import { DEFAULT_REPO_LIMITS } from '../../libs/runtime/src';
 import { DEFAULT_REPLY_PREFIXES } from './reply-subjects';
 
 /**
@@ -66,6 +67,10 @@ export const ENV_SCHEMA = {
     MAX_CREATES_PER_MINUTE_PER_KEY: integer(30, 1, 100_000),
     MAX_PREVIEWS_PER_MINUTE_PER_KEY: integer(10, 1, 100_000),
     MAX_PREVIEWS_IN_FLIGHT_PER_KEY: integer(2, 1, 1000),
+    // A tenant's repository is code: what one may make the service check out and read (libs/runtime/src/repo-limits.ts).
+    MAX_REPO_FILE_BYTES: integer(DEFAULT_REPO_LIMITS.maxFileBytes, 1024, 1024 ** 3),
+    MAX_REPO_BYTES: integer(DEFAULT_REPO_LIMITS.maxRepoBytes, 1024 * 1024, 64 * 1024 ** 3),
+    MAX_REPO_FILES: integer(DEFAULT_REPO_LIMITS.maxRepoFiles, 10, 10_000_000),
     PREVIEW_TIMEOUT_SECONDS: seconds(120, 3600),
     MAX_SSE_STREAMS_PER_KEY: integer(20, 1, 100_000),
     MAX_SSE_STREAMS: integer(200, 1, 1_000_000),

@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative, resolve, sep } from 'node:path';
+import { readdirSync, statSync } from 'node:fs';
+import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { KUSTOMIZATION_FILES } from './reference';
 import { readBodies } from './yaml-docs';
+import { readRepoFile } from './repo-files';
 
 /** Beyond this many files a build's inputs are not digested (the build runs): reading a whole fleet to skip one build costs more than it saves. */
 const MAX_INPUT_FILES = 5000;
@@ -21,7 +22,8 @@ export function buildInputsDigest(absDir: string, settings: readonly string[]): 
   const seenDirs = new Set<string>();
   const addFile = (abs: string) => {
     if (files.has(abs)) return;
-    const bytes = readFileSync(abs);
+    // Bounded and never through a link (refused: no digest, so the build runs uncached and its sandbox decides).
+    const bytes = readRepoFile(dirname(abs), basename(abs));
     files.set(abs, createHash('sha256').update(bytes).digest('base64'));
     if (KUSTOMIZATION_FILES.some((name) => abs.endsWith(sep + name))) followStrings(abs, bytes.toString('utf8'));
   };

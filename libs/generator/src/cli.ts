@@ -6,6 +6,7 @@ import { SEALING_SCOPES, SealingScope } from '../../sealing/src';
 import { parseSuppliedCredentials, SuppliedCredentials } from './credential-plan';
 import type { RegistryCredentials } from './credentials';
 import { GeneratorInputError } from './errors';
+import { DEFAULT_REPO_LIMITS, RepoLimits } from '../../runtime/src';
 import {
   generate,
   GenerateOptions,
@@ -78,6 +79,8 @@ Registry pull credentials for the full pass come from REGISTRY_SERVER, REGISTRY_
 REGISTRY_PASSWORD or from --registry-auth FILE, never from command-line values. Supplied credentials
 (keys named in a Secret's gitops-scaffolder.io/supplied annotation, or with a name such as api-token)
 come from --credentials FILE and are never invented; the full pass refuses to run without them.
+Files are read without following links and up to MAX_REPO_FILE_BYTES (default 5 MiB) each; a
+repository over MAX_REPO_FILES (20000) files or MAX_REPO_BYTES (256 MiB) is refused, as the service does.
 Exit codes: 0 written, 1 the tree failed validation or an internal error, 2 bad input.
 `;
 
@@ -133,6 +136,24 @@ function registryFrom(env: NodeJS.ProcessEnv, authFile: string | undefined): Reg
   if (!server || !username || !password)
     throw new GeneratorInputError('set all of REGISTRY_SERVER, REGISTRY_USERNAME and REGISTRY_PASSWORD, or none');
   return { server, username, password };
+}
+
+/** The service's limits on what a repository makes the generator read, from the same variables (unset: the defaults). */
+function repoLimitsFrom(env: NodeJS.ProcessEnv): RepoLimits {
+  const setting = (name: string, fallback: number) => {
+    const given = env[name];
+    if (given === undefined || given === '') return fallback;
+    if (!/^[1-9][0-9]*$/.test(given))
+      throw new GeneratorInputError(
+        `${name} must be a positive whole number of ${name === 'MAX_REPO_FILES' ? 'files' : 'bytes'}`,
+      );
+    return Number(given);
+  };
+  return {
+    maxFileBytes: setting('MAX_REPO_FILE_BYTES', DEFAULT_REPO_LIMITS.maxFileBytes),
+    maxRepoBytes: setting('MAX_REPO_BYTES', DEFAULT_REPO_LIMITS.maxRepoBytes),
+    maxRepoFiles: setting('MAX_REPO_FILES', DEFAULT_REPO_LIMITS.maxRepoFiles),
+  };
 }
 
 /** The supplied credentials file: readable by its owner only (it holds third-party credentials). Errors name keys, never values. */
@@ -251,6 +272,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
     const pass = values['infra-only'] ? 'infra' : 'full';
     const options: GenerateOptions = {
       repoDir: resolve(values.repo),
+      repoLimits: repoLimitsFrom(env),
       templateDir: values.template ? resolve(values.template) : undefined,
       referenceEnv: values['reference-env'],
       clusterName: values['cluster-name'],

@@ -4,7 +4,7 @@
  * repointed and its secrets regenerated. The shared base and platform are never edited: the
  * values reach every component through Flux's post-build substitution.
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, normalize, posix, relative } from 'node:path';
 import { Document, stringify } from 'yaml';
@@ -67,6 +67,7 @@ import {
 import { isYamlFile, parseDocuments, stringifyDocuments } from './yaml-docs';
 import { registryHostWarnings } from './registry-hosts';
 import { hostsIn } from './hosts';
+import { isRepoFolder, readRepoFile, readRepoFileIfPresent, repoPathExists } from './repo-files';
 
 export { loadClusterVarsReference };
 
@@ -448,23 +449,24 @@ async function renderClusterFolder(ctx: VarsContext): Promise<Map<string, Buffer
   const fullOnly = fullPassFiles(ctx);
   // An infra pass after a full pass leaves the full pass's files and references alone.
   const afterFull =
-    ctx.opts.pass === 'infra' && [...fullOnly].some((rel) => existsSync(join(ctx.opts.repoDir, ctx.clusterDir, rel)));
+    ctx.opts.pass === 'infra' &&
+    [...fullOnly].some((rel) => repoPathExists(ctx.opts.repoDir, `${ctx.clusterDir}/${rel}`));
   if (afterFull) ref.kustomizations.forEach((k) => ctx.applied.add(k.name));
   const files = new Map<string, Buffer>();
   for (const rel of ref.envFiles) {
     if (ctx.opts.pass === 'infra' && fullOnly.has(rel)) {
-      const existing = join(ctx.opts.repoDir, ctx.clusterDir, rel);
-      if (afterFull && existsSync(existing)) files.set(rel, readFileSync(existing));
+      const existing = afterFull && readRepoFileIfPresent(ctx.opts.repoDir, `${ctx.clusterDir}/${rel}`);
+      if (existing) files.set(rel, existing);
       continue;
     }
-    const raw = readFileSync(join(ref.root, ref.envDir, rel));
+    const raw = readRepoFile(ref.root, `${ref.envDir}/${rel}`);
     const firstPassOnly = ctx.opts.pass === 'infra' && !afterFull;
     if (ref.rootKustomizationFile !== undefined && `${ref.envDir}/${rel}` === rootKustomizationPath(ref))
       files.set(rel, firstPassOnly ? infraRootKustomization(ctx, raw) : raw);
     else if (firstPassOnly && isKustomizationFile(rel)) files.set(rel, withoutLaterFiles(ctx, rel, raw, fullOnly));
     else files.set(rel, isYamlFile(rel) ? await transformEnvFile(ctx, rel, raw) : raw);
   }
-  for (const [copy, source] of ctx.copiedFiles) files.set(copy, readFileSync(join(ref.root, source)));
+  for (const [copy, source] of ctx.copiedFiles) files.set(copy, readRepoFile(ref.root, source));
   // Generators the infra pass leaves for the full pass stay as the repository has them.
   const generated = [...ref.applied, ...ref.kustomizations.flatMap((k) => k.objects)].filter(
     (o) => !(ctx.opts.pass === 'infra' && fullOnly.has(o.file.slice(ref.envDir.length + 1))),
@@ -574,7 +576,7 @@ const SPLITTABLE_KEYS = new Set(['apiVersion', 'kind', 'resources']);
 function firstPassEntry(ctx: VarsContext, rel: string): string {
   const { ref } = ctx;
   // Listed from the entry folder's kustomization (the environment folder, or home-ops' flux/ inside it).
-  if (isInEnv(ref, rel) || statSync(join(ref.root, rel)).isDirectory()) return posix.relative(ref.entryDir, rel) || '.';
+  if (isInEnv(ref, rel) || isRepoFolder(ref.root, rel)) return posix.relative(ref.entryDir, rel) || '.';
   const listed = `${FIRST_PASS_COPIES}/${rel}`;
   ctx.copiedFiles.set(posix.join(posix.relative(ref.envDir, ref.entryDir), listed), rel);
   return listed;
@@ -599,7 +601,7 @@ function infraEntries(ctx: VarsContext, fromDir: string, entries: unknown[]): st
       continue;
     }
     // A file that waits is left for the full pass; a folder mixing both passes is opened into its entries.
-    if (!statSync(join(ref.root, rel)).isDirectory()) continue;
+    if (!isRepoFolder(ref.root, rel)) continue;
     const k = referenceKustomization(ref, rel);
     const extra = Object.keys(k).filter((key) => !SPLITTABLE_KEYS.has(key));
     if (extra.length > 0) {
@@ -614,7 +616,7 @@ function infraEntries(ctx: VarsContext, fromDir: string, entries: unknown[]): st
 
 /** The objects one resource entry of a kustomization brings: a file's, or all a folder pulls in. */
 function broughtBy(ref: ClusterVarsReference, rel: string): ReferenceObject[] {
-  if (statSync(join(ref.root, rel)).isDirectory()) return collectTree(ref.root, ref.envDir, rel, []).objects;
+  if (isRepoFolder(ref.root, rel)) return collectTree(ref.root, ref.envDir, rel, []).objects;
   return ref.applied.filter((o) => o.file === rel);
 }
 

@@ -5,7 +5,6 @@
  * of Flux Kustomizations that substitute cluster-vars (`postBuild.substituteFrom`) into shared
  * platform folders. Environments differ only by cluster-vars and their secrets.
  */
-import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { environmentName, referenceEnvDir } from './environment-folder';
 import { GeneratorInputError } from './errors';
@@ -15,6 +14,7 @@ import { isFluxKustomization, normalizePath } from './flux-sync';
 import { checkRegenerable } from './protect';
 import { collectTree, findKustomizationFile, listFiles, readYamlObject, ReferenceObject } from './reference';
 import { readBodies } from './yaml-docs';
+import { isRepoFolder, readRepoFile } from './repo-files';
 
 export interface SubstitutionSource {
   kind: string;
@@ -108,7 +108,7 @@ export function substitutionOf(body: any): {
 export function loadClusterVarsReference(root: string, referenceEnv: string): ClusterVarsReference | undefined {
   const envDir = referenceEnvDir(root, referenceEnv);
   const absEnv = join(root, envDir);
-  if (!existsSync(absEnv) || !statSync(absEnv).isDirectory()) return undefined;
+  if (!isRepoFolder(root, envDir)) return undefined;
   // The cluster's own sync applies the folder (a flux-system Kustomization or FluxInstance) or one inside it.
   const entryDir = findKustomizationFile(absEnv) ? envDir : selfSyncedFolder(root, envDir);
   if (!entryDir) {
@@ -166,7 +166,7 @@ function yamlFilesUnder(root: string, dir: string): string[] {
 /** The objects of a YAML file; one that does not parse has none here (the walk reports it where it matters). */
 function objectsOfFile(root: string, file: string): any[] {
   try {
-    return [...readBodies(readFileSync(join(root, file), 'utf8'), file)];
+    return [...readBodies(readRepoFile(root, file, 'utf8'), file)];
   } catch {
     return [];
   }
@@ -234,7 +234,7 @@ function readKustomization(
   const where = `${declaration.file} Kustomization ${declaration.name}`;
   if (typeof body.spec?.path !== 'string') throw new GeneratorInputError(`${where} has no spec.path`);
   const path = normalizePath(body.spec.path);
-  if (path.startsWith('..') || !existsSync(join(root, path)) || !statSync(join(root, path)).isDirectory()) {
+  if (path.startsWith('..') || !isRepoFolder(root, path)) {
     throw new GeneratorInputError(`${where}: path ${body.spec.path} is not a folder of the reference repository`);
   }
   const tree = collectTree(root, envDir, path, warnings, { fluxApplied: true });
@@ -408,5 +408,5 @@ export function isInEnv(ref: ClusterVarsReference, path: string): boolean {
 export function referenceKustomization(ref: ClusterVarsReference, dir: string): any {
   const file = findKustomizationFile(join(ref.root, dir));
   if (!file) throw new GeneratorInputError(`reference: ${dir} has no kustomization.yaml`);
-  return readYamlObject(join(ref.root, dir, file), `${dir}/${file}`);
+  return readYamlObject(ref.root, `${dir}/${file}`);
 }

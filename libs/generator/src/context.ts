@@ -1,3 +1,4 @@
+import type { RepoLimits } from '../../runtime/src';
 import type { SealingCertificate, SealingScope } from '../../sealing/src';
 import type { CredentialPlan, CredentialPlanEntry, SuppliedCredentials } from './credential-plan';
 import type { RegistryCredentials } from './credentials';
@@ -16,6 +17,8 @@ export const SOPS_DECRYPTION_SECRET = 'sops-age';
 
 export interface GenerateOptions {
   repoDir: string;
+  /** How much of the working copy and the reference is read (MAX_REPO_FILE_BYTES, MAX_REPO_BYTES, MAX_REPO_FILES); default DEFAULT_REPO_LIMITS. */
+  repoLimits?: RepoLimits;
   templateDir?: string;
   referenceEnv?: string;
   /** The kubectl that builds and validates (default: `kubectl` on PATH). Missing, a validated pass fails. */

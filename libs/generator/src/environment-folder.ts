@@ -5,11 +5,9 @@
  * single-cluster repository); the new cluster goes beside it, or, into another repository, at the
  * reference's own path.
  */
-import { existsSync, statSync } from 'node:fs';
-import { join, posix, resolve } from 'node:path';
+import { posix, resolve } from 'node:path';
 import { GeneratorInputError } from './errors';
-
-const isFolder = (abs: string) => existsSync(abs) && statSync(abs).isDirectory();
+import { isRepoFolder } from './repo-files';
 
 /**
  * The repository-relative folder of a reference environment: `clusters/<name>` for a name, the
@@ -19,7 +17,7 @@ const isFolder = (abs: string) => existsSync(abs) && statSync(abs).isDirectory()
 export function referenceEnvDir(root: string, referenceEnv: string): string {
   if (referenceEnv.includes('/')) return referenceEnv;
   const underClusters = `clusters/${referenceEnv}`;
-  if (!isFolder(join(root, underClusters)) && isFolder(join(root, referenceEnv))) return referenceEnv;
+  if (!isRepoFolder(root, underClusters) && isRepoFolder(root, referenceEnv)) return referenceEnv;
   return underClusters;
 }
 

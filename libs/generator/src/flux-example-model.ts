@@ -5,7 +5,6 @@
  * external-dns, hosts) in its own Kustomizations' spec.patches, and apps/<name>/ as a copy of the
  * reference overlay with every host moved. Shared folders and the reference are never edited.
  */
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Document, parse, stringify } from 'yaml';
 import { isArtifactGenerator } from './artifacts';
@@ -41,6 +40,7 @@ import { substituteObject } from './substitution';
 import { checkOwnership, ownerOf, planFolder, planOwnerMarker, stageFoldersAndCheck } from './target';
 import { moveAcmeEmails, sharedValuePatches, withPatchEntries } from './shared-values';
 import { isYamlFile, parseDocuments, readBodies, stringifyDocuments, YamlPath } from './yaml-docs';
+import { readRepoFile } from './repo-files';
 
 export interface ExampleContext extends Context {
   ref: FluxExampleReference;
@@ -145,7 +145,7 @@ export function referenceHostOccurrences(ref: FluxExampleReference, applied?: Se
   for (const overlay of ref.overlays) {
     for (const file of listFiles(join(ref.root, overlay)).filter(isYamlFile)) {
       const rel = `${overlay}/${file}`;
-      for (const body of readBodies(readFileSync(join(ref.root, rel), 'utf8'), rel)) {
+      for (const body of readBodies(readRepoFile(ref.root, rel, 'utf8'), rel)) {
         if (body?.kind && body.kind !== 'Kustomization')
           found.push(
             ...hostsIn(
@@ -214,7 +214,7 @@ function renderClusterFolder(ctx: ExampleContext): Map<string, Buffer> {
   const files = new Map<string, Buffer>();
   for (const rel of ctx.ref.envFiles) {
     const file = `${ctx.ref.envDir}/${rel}`;
-    const raw = readFileSync(join(ctx.ref.root, file));
+    const raw = readRepoFile(ctx.ref.root, file);
     if (!isYamlFile(rel)) {
       files.set(rel, raw);
       continue;
@@ -334,7 +334,10 @@ async function renderOverlay(ctx: ExampleContext, overlay: string): Promise<Map<
   const kfile = findKustomizationFile(abs);
   const patchTargets = new Map<string, any>(
     kfile
-      ? ((readBodies(readFileSync(join(abs, kfile), 'utf8'), `${overlay}/${kfile}`)[0]?.patches ?? []) as any[])
+      ? (
+          (readBodies(readRepoFile(ctx.ref.root, `${overlay}/${kfile}`, 'utf8'), `${overlay}/${kfile}`)[0]?.patches ??
+            []) as any[]
+        )
           .filter((p) => typeof p?.path === 'string')
           .map((p) => [normalizePath(p.path), p.target])
       : [],
@@ -347,7 +350,7 @@ async function renderOverlay(ctx: ExampleContext, overlay: string): Promise<Map<
   const written = (rel: string) =>
     !rel.split('/').some((p) => p.startsWith('.')) && !later.some((dir) => rel.startsWith(dir + '/'));
   for (const rel of listFiles(abs).filter(written)) {
-    const raw = readFileSync(join(abs, rel));
+    const raw = readRepoFile(ctx.ref.root, `${overlay}/${rel}`);
     if (!isYamlFile(rel)) {
       files.set(rel, raw);
       continue;

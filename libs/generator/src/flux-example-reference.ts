@@ -6,7 +6,6 @@
  * (apps/<env>), from the flux-system GitRepository or, since Flux 2.7, from ExternalArtifacts
  * an ArtifactGenerator (clusters/<env>/artifacts.yaml) copies out of it.
  */
-import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   artifactHolds,
@@ -22,6 +21,7 @@ import { isFluxKustomization, normalizePath } from './flux-sync';
 import { checkRegenerable } from './protect';
 import { collectTree, findKustomizationFile, listFiles, ReferenceObject } from './reference';
 import { isYamlFile, readBodies } from './yaml-docs';
+import { isRepoFolder, readRepoFile, repoPathExists } from './repo-files';
 
 /** One Flux Kustomization the reference cluster runs. */
 export interface ExampleKustomization {
@@ -66,7 +66,7 @@ export interface FluxExampleReference {
 const isHidden = (rel: string) => rel.split('/').some((p) => p.startsWith('.'));
 
 function objectsOfFile(root: string, file: string): ReferenceObject[] {
-  return readBodies(readFileSync(join(root, file), 'utf8'), file).flatMap((body, index) => {
+  return readBodies(readRepoFile(root, file, 'utf8'), file).flatMap((body, index) => {
     if (!body || typeof body !== 'object' || !body.kind) return [];
     const namespace = body.metadata?.namespace;
     return [
@@ -102,7 +102,7 @@ const ownedBy = (path: string, envName: string) => path.split('/').includes(envN
 export function loadFluxExampleReference(root: string, envName: string): FluxExampleReference | undefined {
   const envDir = `clusters/${envName}`;
   const absEnv = join(root, envDir);
-  if (!existsSync(absEnv) || !statSync(absEnv).isDirectory() || findKustomizationFile(absEnv)) return undefined;
+  if (!isRepoFolder(root, envDir) || findKustomizationFile(absEnv)) return undefined;
   const envFiles = listFiles(absEnv).filter((f) => !isHidden(f));
   const envObjects = envFiles.filter(isYamlFile).flatMap((f) => objectsOfFile(root, `${envDir}/${f}`));
   const declarations = envObjects.filter((o) => isFluxKustomization(o.body));
@@ -163,7 +163,7 @@ export function loadFluxExampleReference(root: string, envName: string): FluxExa
  * name it) whose path this repository does not hold: a tenant's or another team's repository.
  */
 const inAnotherRepository = (root: string, sourceName: string, path: string) =>
-  sourceName !== 'flux-system' && !existsSync(join(root, path));
+  sourceName !== 'flux-system' && !repoPathExists(root, path);
 
 /** The overlay folder is the path up to the part named like the environment (apps/staging/podinfo -> apps/staging). */
 function overlayRoot(path: string, envName: string): string {
@@ -220,7 +220,7 @@ function readKustomization(
   const inEnv = repoPath !== undefined && (repoPath === envDir || repoPath.startsWith(envDir + '/'));
   if (repoPath === undefined || inEnv)
     return { ...base, environmentOwned: inEnv, objects: [], sharedDirs: [], holdsSecrets: false };
-  if (repoPath.startsWith('..') || !existsSync(join(root, repoPath)) || !statSync(join(root, repoPath)).isDirectory()) {
+  if (repoPath.startsWith('..') || !isRepoFolder(root, repoPath)) {
     throw new GeneratorInputError(`${where}: path ./${path} is not a folder of the reference repository`);
   }
   const environmentOwned = ownedBy(repoPath, envName);

@@ -2,7 +2,7 @@
  * Validation for the flux-example model: every Kustomization the new cluster applies is built as
  * Flux would build it, from the staged folders, and what it builds is checked.
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { isSeq, stringify } from 'yaml';
@@ -28,6 +28,7 @@ import {
 } from './validate';
 import { isYamlFile, readBodies } from './yaml-docs';
 import type { Context } from './context';
+import { readRepoFile } from './repo-files';
 
 /** What validation needs of a pass. */
 export interface ExampleValidation {
@@ -62,7 +63,7 @@ export async function validateStaged(v: ExampleValidation, staged: Map<string, s
     .flatMap((rel) => {
       const file = `${ctx.clusterDir}/${rel}`;
       // A copy: the kept values are frozen, and the schema check looks at objects through proxies, which a frozen object refuses.
-      return readBodies(readFileSync(join(clusterStaging, rel), 'utf8'), file).map((body) => ({
+      return readBodies(readRepoFile(clusterStaging, rel, 'utf8'), file).map((body) => ({
         body: structuredClone(body),
         file,
       }));

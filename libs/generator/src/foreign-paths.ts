@@ -1,10 +1,10 @@
-import { existsSync } from 'node:fs';
-import { join, posix } from 'node:path';
+import { posix } from 'node:path';
 import type { Document } from 'yaml';
 import type { Context } from './context';
 import { referenceEnvironmentName } from './environment-folder';
 import { GeneratorInputError } from './errors';
 import { isYamlFile, parseFresh, stringifyDocuments } from './yaml-docs';
+import { repoPathExists } from './repo-files';
 
 /**
  * Paths the new cluster hands to other repositories: a Flux Kustomization's `spec.path` in a source
@@ -53,7 +53,7 @@ function inAnotherRepository(ctx: Context, body: any, path: string): boolean {
   const source = body.spec?.sourceRef ?? {};
   if (!['GitRepository', 'OCIRepository', 'Bucket'].includes(source.kind) || source.name === 'flux-system')
     return false;
-  return !existsSync(join(ctx.referenceRoot, normalised(path)));
+  return !repoPathExists(ctx.referenceRoot, normalised(path));
 }
 
 /**

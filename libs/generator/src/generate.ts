@@ -30,6 +30,7 @@ import { checkPathMap, checkPathMapUsed } from './foreign-paths';
 import { checkReferenceExists, loadReference } from './reference';
 import { checkReadableLayout } from './readable-layout';
 import { throwIfPassAborted } from './pass-signal';
+import { checkWorkingCopy, withRepoLimits } from './repo-files';
 import { applyPlan, checkOwnership, insideRepo, ownedBy, ownerOf, planOwnerMarker, planSopsRules } from './target';
 import {
   canonicalReferenceEnv,
@@ -393,8 +394,14 @@ function refuseFolderFormOutsideClusterVars(root: string, referenceEnv: string) 
  * Flux Kustomizations substitute a cluster-vars ConfigMap gets a new cluster-vars; otherwise the
  * environment's overlay layers are copied with the new domain patched in.
  */
-export async function planGeneration(options: GenerateOptions): Promise<GenerationPlan> {
+export function planGeneration(options: GenerateOptions): Promise<GenerationPlan> {
+  return withRepoLimits(options.repoLimits, () => planWithinLimits(options));
+}
+
+async function planWithinLimits(options: GenerateOptions): Promise<GenerationPlan> {
   checkInputs(options);
+  // Before anything of it is read: a pass reads the tenant's files, and a preview and a run refuse the same links.
+  checkWorkingCopy(options.repoDir);
   const opts: ResolvedOptions = {
     ...options,
     referenceEnv: canonicalReferenceEnv(options.referenceEnv ?? 'development'),
@@ -442,9 +449,11 @@ export async function planGeneration(options: GenerateOptions): Promise<Generati
 }
 
 /** One pass for a new cluster, planned then written into the working copy. */
-export async function generate(options: GenerateOptions): Promise<GenerateResult> {
-  const plan = await planGeneration(options);
-  // A pass aborted while it planned (its step passed its deadline) writes nothing.
-  throwIfPassAborted();
-  return applyPlan(options.repoDir, plan);
+export function generate(options: GenerateOptions): Promise<GenerateResult> {
+  return withRepoLimits(options.repoLimits, async () => {
+    const plan = await planGeneration(options);
+    // A pass aborted while it planned (its step passed its deadline) writes nothing.
+    throwIfPassAborted();
+    return applyPlan(options.repoDir, plan);
+  });
 }

@@ -4,8 +4,6 @@
  * layers with its domain patched into every Ingress, external-dns and the issuers repointed, and
  * its Secrets regenerated and protected.
  */
-import { readFileSync } from 'node:fs';
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Document } from 'yaml';
 import { Context, GenerateSummary, SOPS_DECRYPTION_SECRET, usesSops } from './context';
@@ -36,6 +34,7 @@ import {
 import { planFile, planFolder, stageAndCheck } from './target';
 import { BuiltObject, checkBuilt, checkWithFileNamesWhereNeeded, kustomizeBuild, kustomizeBuildAll } from './validate';
 import { holdsString, isYamlFile, parseDocuments, sharedDocuments, stringifyDocuments } from './yaml-docs';
+import { readRepoFile, repoPathExists } from './repo-files';
 
 interface OverlayContext extends Context {
   ref: ReferenceEnv;
@@ -78,7 +77,9 @@ export async function generateFromOverlays(base: Context, ref: ReferenceEnv): Pr
     opts.pass === 'infra'
       ? ref.layers.filter(
           (l) =>
-            !rendered.has(l.name) && l.name !== 'flux-system' && existsSync(join(opts.repoDir, ctx.clusterDir, l.name)),
+            !rendered.has(l.name) &&
+            l.name !== 'flux-system' &&
+            repoPathExists(opts.repoDir, `${ctx.clusterDir}/${l.name}`),
         )
       : [];
   const syncLayers = ['flux-system', ...rendered.keys(), ...kept.map((l) => l.name)];
@@ -132,7 +133,7 @@ async function renderLayer(ctx: OverlayContext, layer: ReferenceLayer): Promise<
   const patches = [...ingress, ...shared];
   const kfile = findKustomizationFile(join(ctx.ref.root, layer.dir));
   for (const rel of layer.files) {
-    const raw = readFileSync(join(ctx.ref.root, layer.dir, rel));
+    const raw = readRepoFile(ctx.ref.root, `${layer.dir}/${rel}`);
     if (rel === kfile)
       files.set(
         rel,
@@ -216,7 +217,7 @@ function renderFluxSystem(ctx: OverlayContext, layers: string[]): Map<string, Bu
     throw new GeneratorInputError(`${flux.dir} has no Flux Kustomization to learn the sync layout from`);
   for (const rel of flux.files) {
     const file = `${flux.dir}/${rel}`;
-    const raw = readFileSync(join(ctx.ref.root, file));
+    const raw = readRepoFile(ctx.ref.root, file);
     if (!syncFiles.has(file)) {
       files.set(rel, raw);
       continue;

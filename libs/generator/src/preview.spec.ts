@@ -21,7 +21,7 @@ describe('preview', () => {
     symlinkSync(outside, join(repo, 'clusters'));
     await expect(preview(options(repo))).rejects.toThrow(
       new GeneratorInputError(
-        'the working copy has links that lead out of it, which a preview would write through: clusters',
+        'the working copy has links that lead out of it, which are never read or written through: clusters',
       ),
     );
     const relativeOut = tempDir('preview-links-rel');

@@ -1,11 +1,10 @@
-import { existsSync, lstatSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
-import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
-import { GeneratorInputError } from './errors';
+import { join } from 'node:path';
 import { createTwoFilesPatch } from 'diff';
 import { Document } from 'yaml';
 import type { GenerateOptions, GenerateSummary, GenerationPlan } from './context';
 import { planGeneration } from './generate';
 import { listFiles } from './reference';
+import { readRepoFile, repoEntry, withRepoLimits } from './repo-files';
 import { parseDocuments, stringifyDocuments } from './yaml-docs';
 
 export interface PreviewChange {
@@ -24,26 +23,6 @@ export interface PreviewChange {
 export interface PreviewResult {
   summary: GenerateSummary;
   changes: PreviewChange[];
-}
-
-/**
- * A link in the working copy that leads out of it: an absolute one, or one leading up and out. The
- * preview stages its files and the shared folders in the working copy (each write refuses a path
- * through a link), and it promises to leave everything outside the working copy untouched: a working
- * copy with such a link is refused before anything is staged.
- */
-function escapingLinks(root: string, rel = ''): string[] {
-  return readdirSync(join(root, rel), { withFileTypes: true }).flatMap((e) => {
-    if (e.name === '.git') return [];
-    const child = rel ? `${rel}/${e.name}` : e.name;
-    if (e.isSymbolicLink()) {
-      const target = readlinkSync(join(root, child));
-      const inside =
-        !isAbsolute(target) && !relative(root, resolve(dirname(join(root, child)), target)).startsWith('..');
-      return inside ? [] : [child];
-    }
-    return e.isDirectory() ? escapingLinks(root, child) : [];
-  });
 }
 
 const keyCount = (values: unknown) => Object.keys((values as object) ?? {}).length;
@@ -74,9 +53,8 @@ export function maskProtected(text: string, path: string): string {
 
 /** A file of the working copy (null: absent, or a symbolic link, which is never followed). */
 function read(root: string, rel: string): Buffer | null {
-  const abs = join(root, rel);
-  if (!existsSync(abs) || lstatSync(abs).isSymbolicLink()) return null;
-  return readFileSync(abs);
+  const kind = repoEntry(root, rel);
+  return kind === undefined || kind === 'link' ? null : readRepoFile(root, rel);
 }
 
 /** What a file will hold after the plan (null: absent), and the reference file it is a copy of. */
@@ -90,7 +68,7 @@ function plannedFiles(plan: GenerationPlan): Map<string, PlannedFile> {
   const after = new Map<string, PlannedFile>();
   for (const { dir, root } of plan.sharedCopies)
     for (const rel of listFiles(join(root, dir)))
-      after.set(`${dir}/${rel}`, { bytes: readFileSync(join(root, dir, rel)), copiedFrom: `${dir}/${rel}` });
+      after.set(`${dir}/${rel}`, { bytes: readRepoFile(root, `${dir}/${rel}`), copiedFrom: `${dir}/${rel}` });
   for (const path of plan.removals) after.set(path, { bytes: null });
   for (const [path, bytes] of plan.writes) after.set(path, { bytes, copiedFrom: plan.copiedFiles.get(path) });
   return after;
@@ -123,14 +101,14 @@ function describeChange(path: string, before: Buffer | null, planned: PlannedFil
 /**
  * What a pass would do to the repository, without writing to it: the pass's plan compared with the
  * files of the working copy (links are never followed; a link counts as no file). Errors are the real
- * pass's (bad input, a tree that fails validation), so exit codes agree.
+ * pass's (bad input, a working copy with links out of it or over the limits, a tree that fails
+ * validation), so exit codes agree.
  */
-export async function preview(options: GenerateOptions): Promise<PreviewResult> {
-  const links = escapingLinks(options.repoDir);
-  if (links.length > 0)
-    throw new GeneratorInputError(
-      `the working copy has links that lead out of it, which a preview would write through: ${links.join(', ')}`,
-    );
+export function preview(options: GenerateOptions): Promise<PreviewResult> {
+  return withRepoLimits(options.repoLimits, () => previewWithinLimits(options));
+}
+
+async function previewWithinLimits(options: GenerateOptions): Promise<PreviewResult> {
   const plan = await planGeneration(options);
   const after = plannedFiles(plan);
   const changes = [...after.keys()]

@@ -1,5 +1,3 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { sopsEncrypt } from '../../sealing/src/sops';
 import { buildSealedSecret, SEALED_BY_ANNOTATION } from '../../sealing/src';
 import { Context, usesSops } from './context';
@@ -10,6 +8,7 @@ import { referenceSecretShapes } from './secret-examples';
 import { GeneratorInputError } from './errors';
 import type { ReferenceObject } from './reference';
 import { readBodies } from './yaml-docs';
+import { readRepoFileIfPresent } from './repo-files';
 
 const sameRecipients = (a: string[], b: string[]) => [...a].sort().join(',') === [...b].sort().join(',');
 
@@ -31,10 +30,12 @@ function protectsFor(ctx: Context, b: any, name: string, namespace: string): boo
 
 /** The protected Secret already in the target, when it needs no change (same key material, no rotation asked). */
 function existingProtected(ctx: Context, targetFile: string, name: string, namespace: string): any | undefined {
-  const abs = join(ctx.opts.repoDir, targetFile);
-  if (ctx.opts.rotateCredentials || !existsSync(abs)) return undefined;
+  if (ctx.opts.rotateCredentials) return undefined;
+  // A link, a device or a file over the limit is refused by name; only a file that does not parse is taken as none.
+  const bytes = readRepoFileIfPresent(ctx.opts.repoDir, targetFile);
+  if (!bytes) return undefined;
   try {
-    return readBodies(readFileSync(abs, 'utf8'), targetFile).find((b) => protectsFor(ctx, b, name, namespace));
+    return readBodies(bytes.toString('utf8'), targetFile).find((b) => protectsFor(ctx, b, name, namespace));
   } catch {
     return undefined;
   }

@@ -1,8 +1,9 @@
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { referenceEnvDir } from './environment-folder';
 import { GeneratorInputError } from './errors';
 import { sharedDocuments } from './yaml-docs';
+import { isRepoFolder, readRepoFile } from './repo-files';
 
 /** Where every refusal points: what the generator reads, and where that is described. */
 const LAYOUTS =
@@ -41,10 +42,9 @@ interface TypeMeta {
 
 /** apiVersion and kind of each object of a YAML file; a file that does not parse (the models report it) has none. */
 function objectsIn(root: string, file: string): TypeMeta[] {
-  const abs = join(root, file);
-  if (statSync(abs).size > MAX_MANIFEST_BYTES) return [];
+  if (lstatSync(join(root, file)).size > MAX_MANIFEST_BYTES) return [];
   try {
-    return sharedDocuments(readFileSync(abs, 'utf8'), file).map((d) => ({
+    return sharedDocuments(readRepoFile(root, file, 'utf8'), file).map((d) => ({
       apiVersion: String(d.get('apiVersion') ?? ''),
       kind: String(d.get('kind') ?? ''),
     }));
@@ -63,7 +63,7 @@ const refuse = (what: string, todo: string) => new GeneratorInputError(`${what}.
 export function checkReadableLayout(root: string, envName: string): void {
   if (!existsSync(root) || !statSync(root).isDirectory()) return;
   const envDir = referenceEnvDir(root, envName);
-  const hasEnv = existsSync(join(root, envDir)) && statSync(join(root, envDir)).isDirectory();
+  const hasEnv = isRepoFolder(root, envDir);
   const files = filesUnder(root, hasEnv ? envDir : '');
   const template = files.find((f) => f.endsWith('.j2')) ?? (hasEnv ? undefined : files.find(isMakejinjaConfig));
   if (template)

@@ -1,9 +1,10 @@
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, posix } from 'node:path';
 import { isFolderForm, referenceEnvDir } from './environment-folder';
 import { GeneratorInputError } from './errors';
 import { isRemoteReference, remoteResourceError } from './remote-resources';
 import { readBodies } from './yaml-docs';
+import { isRepoFolder, readRepoFile, repoPathExists } from './repo-files';
 import { generatorSecretBody, readSecretGenerators, SecretGeneratorShape } from './secret-generators';
 
 /** One Kubernetes object found by following a layer's kustomization resources. */
@@ -54,7 +55,7 @@ export interface ReferenceEnv {
 export const KUSTOMIZATION_FILES = ['kustomization.yaml', 'kustomization.yml', 'Kustomization'];
 
 export function findKustomizationFile(absDir: string): string | undefined {
-  return KUSTOMIZATION_FILES.find((f) => existsSync(join(absDir, f)));
+  return KUSTOMIZATION_FILES.find((f) => repoPathExists(absDir, f));
 }
 
 export function listFiles(absDir: string, rel = ''): string[] {
@@ -69,8 +70,8 @@ export function listFiles(absDir: string, rel = ''): string[] {
   return out;
 }
 
-export function readYamlObject(abs: string, rel: string): any {
-  return readBodies(readFileSync(abs, 'utf8'), rel)[0] ?? {};
+export function readYamlObject(root: string, rel: string): any {
+  return readBodies(readRepoFile(root, rel, 'utf8'), rel)[0] ?? {};
 }
 
 /**
@@ -114,7 +115,7 @@ export function generatedResources(
 
 /** kustomize's resource check (kyaml `GetValidatedMetadata`): every document names a kind, and a name unless it is a List. */
 function refuseNonKubernetes(root: string, fileRel: string, dirRel: string) {
-  for (const body of readBodies(readFileSync(join(root, fileRel), 'utf8'), fileRel)) {
+  for (const body of readBodies(readRepoFile(root, fileRel, 'utf8'), fileRel)) {
     if (body === null || body === undefined) continue;
     const kind = typeof body === 'object' ? body.kind : undefined;
     const named = typeof kind === 'string' && (kind.endsWith('List') || Boolean(body.metadata?.name));
@@ -143,7 +144,7 @@ interface WalkState {
 function kustomizationAt(state: WalkState, dirRel: string, isLayerRoot: boolean): { k: any; file: string } {
   const abs = join(state.root, dirRel);
   const kfile = findKustomizationFile(abs);
-  if (kfile) return { k: readYamlObject(join(abs, kfile), posix.join(dirRel, kfile)), file: posix.join(dirRel, kfile) };
+  if (kfile) return { k: readYamlObject(state.root, posix.join(dirRel, kfile)), file: posix.join(dirRel, kfile) };
   if (isLayerRoot && state.fluxApplied)
     return {
       k: { resources: generatedResources(state.root, dirRel) },
@@ -184,10 +185,10 @@ function walk(
     const rel = posix.normalize(posix.join(dirRel, entry));
     if (rel.startsWith('..') || posix.isAbsolute(rel))
       throw new GeneratorInputError(`reference: ${dirRel} points outside the template (${entry})`);
-    const target = join(state.root, rel);
-    if (!existsSync(target)) throw new GeneratorInputError(`reference: ${dirRel} lists ${entry}, which does not exist`);
+    if (!repoPathExists(state.root, rel))
+      throw new GeneratorInputError(`reference: ${dirRel} lists ${entry}, which does not exist`);
     if (!rel.startsWith(state.envDir + '/')) state.sharedDirs.add(rel);
-    if (statSync(target).isDirectory()) walk(state, rel, effective, inner, false);
+    if (isRepoFolder(state.root, rel)) walk(state, rel, effective, inner, false);
     else collectObjects(state, rel, effective, inner);
   }
 }
@@ -204,7 +205,7 @@ function collectObjects(
   namespace: string | undefined,
   innerNamespace: string | undefined,
 ) {
-  readBodies(readFileSync(join(state.root, fileRel), 'utf8'), fileRel).forEach((body, index) => {
+  readBodies(readRepoFile(state.root, fileRel, 'utf8'), fileRel).forEach((body, index) => {
     if (!body || typeof body !== 'object' || !body.kind || isLocalConfig(body)) return;
     const declared = body.metadata?.namespace;
     state.objects.push({
@@ -279,7 +280,7 @@ export function collectTree(
   walk(state, dir, undefined, undefined, true);
   return {
     objects: state.objects,
-    sharedDirs: [...state.sharedDirs].filter((d) => statSync(join(root, d)).isDirectory()),
+    sharedDirs: [...state.sharedDirs].filter((d) => isRepoFolder(root, d)),
   };
 }
 
@@ -292,14 +293,13 @@ export function checkReferenceExists(root: string, envName: string): void {
     throw new GeneratorInputError(`template folder ${root} does not exist`);
   const envDir = referenceEnvDir(root, envName);
   if (isFolderForm(envDir)) {
-    if (!existsSync(join(root, envDir)) || !statSync(join(root, envDir)).isDirectory())
+    if (!isRepoFolder(root, envDir))
       throw new GeneratorInputError(`reference environment folder ${envDir}/ does not exist in ${root}`);
     return;
   }
-  const clusters = join(root, 'clusters');
-  if (!existsSync(clusters))
+  if (!isRepoFolder(root, 'clusters'))
     throw new GeneratorInputError(`${root} has no clusters/ folder, so it is not a reference repository`);
-  const environments = readdirSync(clusters, { withFileTypes: true })
+  const environments = readdirSync(join(root, 'clusters'), { withFileTypes: true })
     .filter((d) => d.isDirectory())
     .map((d) => d.name)
     .sort();
@@ -314,7 +314,7 @@ export function checkReferenceExists(root: string, envName: string): void {
 export function loadReference(root: string, envName: string): ReferenceEnv {
   const envDir = `clusters/${envName}`;
   const absEnv = join(root, envDir);
-  if (!existsSync(absEnv) || !statSync(absEnv).isDirectory()) {
+  if (!isRepoFolder(root, envDir)) {
     throw new GeneratorInputError(`reference environment "${envName}" does not exist (no ${envDir}/ in ${root})`);
   }
   const warnings: string[] = [];
@@ -332,7 +332,7 @@ export function loadReference(root: string, envName: string): ReferenceEnv {
       name: entry.name,
       dir,
       files: listFiles(join(root, dir)),
-      kustomization: readYamlObject(join(root, dir, kfile), `${dir}/${kfile}`),
+      kustomization: readYamlObject(root, `${dir}/${kfile}`),
       ...tree,
     });
   }
@@ -340,7 +340,7 @@ export function loadReference(root: string, envName: string): ReferenceEnv {
     throw new GeneratorInputError(`reference environment "${envName}" has no flux-system/ layer`);
   const rootFile = findKustomizationFile(absEnv);
   const rootKustomization = rootFile
-    ? { file: rootFile, body: readYamlObject(join(absEnv, rootFile), `${envDir}/${rootFile}`) }
+    ? { file: rootFile, body: readYamlObject(root, `${envDir}/${rootFile}`) }
     : undefined;
   return { root, envName, envDir, layers, rootKustomization, warnings };
 }

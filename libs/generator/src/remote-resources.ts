@@ -5,10 +5,11 @@
  * naming the file; only paths in the repository are built (a local entry that leads out of it, by
  * `..` or a symbolic link, is refused too).
  */
-import { readFileSync, realpathSync, statSync } from 'node:fs';
+import { realpathSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve, sep } from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
 import { GeneratorInputError } from './errors';
+import { readRepoFile } from './repo-files';
 
 /** kustomize's file names for a kustomization, all of which it reads. */
 const KUSTOMIZATION_FILES = ['kustomization.yaml', 'kustomization.yml', 'Kustomization'];
@@ -206,7 +207,7 @@ function pluginConfigs(
     throw new GeneratorInputError(
       `${shown(file)}: ${field} entry ${JSON.stringify(entry)} is a folder, whose build kustomize would take as plugin configurations; only files of them are built`,
     );
-  return isFile(local) ? readDocuments(readFileSync(local, 'utf8'), shown(local)) : [];
+  return isFile(local) ? readDocuments(readRepoFile(dirname(local), basename(local), 'utf8'), shown(local)) : [];
 }
 
 /** Refuses a plugin configuration kubectl would not run as a builtin, naming where it is. */
@@ -223,7 +224,11 @@ function refuseUnknownPlugin(config: unknown, where: string): void {
 function readKustomization(file: string, shown: (abs: string) => string): Record<string, unknown> {
   try {
     // Merge keys (`<<: *base`) as kustomize's YAML 1.1 reader applies them, so a list hidden in an anchor is seen.
-    const body: unknown = parse(readFileSync(file, 'utf8'), { merge: true, uniqueKeys: false, maxAliasCount: 1000 });
+    const body: unknown = parse(readRepoFile(dirname(file), basename(file), 'utf8'), {
+      merge: true,
+      uniqueKeys: false,
+      maxAliasCount: 1000,
+    });
     return body && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
   } catch (e) {
     throw new GeneratorInputError(

@@ -5,7 +5,7 @@
  * file), so the generator also reads its `gitops-scaffolder.io/*` annotations from the example of
  * the same Secret. The reference's own annotations win.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   referenceSecrets,
@@ -17,6 +17,7 @@ import { GeneratorInputError } from './errors';
 import { withSourceUse } from './source-secrets';
 import type { ReferenceObject } from './reference';
 import { readBodies } from './yaml-docs';
+import { readRepoFile } from './repo-files';
 
 const EXAMPLE_FILE = /\.ya?ml\.example$/;
 /** Folders that never hold a platform's own files (and can be large). */
@@ -40,7 +41,7 @@ export function secretExamples(root: string): ReferenceSecret[] {
   return exampleFiles(root).flatMap((file) => {
     let bodies: any[];
     try {
-      bodies = [...readBodies(readFileSync(join(root, file), 'utf8'), file)];
+      bodies = [...readBodies(readRepoFile(root, file, 'utf8'), file)];
     } catch (e) {
       throw new GeneratorInputError(
         `${file}: an example Secret file that is not YAML (${(e as Error).message.split('\n')[0]})`,

@@ -9,8 +9,7 @@
  *   Secret the controller unseals; the content hash (and the restart it forces on change) is lost,
  *   which the summary says.
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { join, posix } from 'node:path';
+import { posix } from 'node:path';
 import { sopsEncryptFile } from '../../sealing/src/sops';
 import { Context, usesSops } from './context';
 import { GeneratorInputError } from './errors';
@@ -19,6 +18,7 @@ import type { ReferenceObject } from './reference';
 import { GeneratorSource, SecretGeneratorShape, secretData, sourceContent } from './secret-generators';
 import { readSopsFile } from './sops-files';
 import { parseDocuments } from './yaml-docs';
+import { readRepoFileIfPresent } from './repo-files';
 
 const sameRecipients = (a: string[], b: string[]) => [...a].sort().join(',') === [...b].sort().join(',');
 
@@ -122,9 +122,8 @@ async function encryptSources(
 
 /** The repository's file for a source, when it is already encrypted in the same format for the same recipients. */
 function existingFor(ctx: Context, targetPath: string, s: GeneratorSource, recipients: string[]): Buffer | undefined {
-  const abs = join(ctx.opts.repoDir, targetPath);
-  if (!existsSync(abs)) return undefined;
-  const bytes = readFileSync(abs);
+  const bytes = readRepoFileIfPresent(ctx.opts.repoDir, targetPath);
+  if (!bytes) return undefined;
   const file = readSopsFile(bytes.toString('utf8'), s.format);
   return file && sameRecipients(file.recipients, recipients) ? bytes : undefined;
 }

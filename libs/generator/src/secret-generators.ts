@@ -6,14 +6,11 @@
  * with `generator` set), and written for the new cluster encrypted again (SOPS backend) or replaced
  * by a SealedSecret of the same name, namespace and type (sealed backend).
  */
-import { readFileSync, statSync } from 'node:fs';
-import { join, posix } from 'node:path';
+import { posix } from 'node:path';
 import { stringify as stringifyYaml } from 'yaml';
 import { GeneratorInputError } from './errors';
 import { formatForPath, readSopsFile, SopsFile, SopsFormat, allValuesEncrypted, encryptedLeaves } from './sops-files';
-
-/** Encrypted files above this size are refused (Flux's own limit on a decrypted file is 5 MiB). */
-const MAX_SOURCE_BYTES = 5 * 1024 * 1024;
+import { readRepoFile, repoPathExists } from './repo-files';
 
 /** One encrypted file a generator reads. */
 export interface GeneratorSource {
@@ -110,15 +107,8 @@ function readSource(root: string, dirRel: string, where: string, field: 'envs' |
     throw new GeneratorInputError(
       `${where}: ${field} entry ${pathPart} is ${format}, which is not read: ${SOPS_PATTERN_HINT}`,
     );
-  const abs = join(root, path);
-  let size: number;
-  try {
-    size = statSync(abs).size;
-  } catch {
-    throw new GeneratorInputError(`${where} reads ${pathPart}, which does not exist`);
-  }
-  if (size > MAX_SOURCE_BYTES) throw new GeneratorInputError(`${where}: ${pathPart} is larger than 5 MiB`);
-  const file = readSopsFile(readFileSync(abs, 'utf8'), format);
+  if (!repoPathExists(root, path)) throw new GeneratorInputError(`${where} reads ${pathPart}, which does not exist`);
+  const file = readSopsFile(readRepoFile(root, path, 'utf8'), format);
   if (!file || !allValuesEncrypted(file))
     throw new GeneratorInputError(
       `${where} builds a plaintext Secret from ${pathPart}, which is not SOPS-encrypted as ${format} (every value ENC[...], a MAC): ${SOPS_PATTERN_HINT}`,

@@ -17,6 +17,7 @@ import { clusterRules, SOPS_CONFIG, withClusterRule } from './sops-rules';
 import { listFiles } from './reference';
 import { referenceEnvironmentName } from './environment-folder';
 import { movePathsIntoOtherRepositories } from './foreign-paths';
+import { isRepoFile, readRepoFile, readRepoFileIfPresent } from './repo-files';
 
 /** Marks a cluster folder as written by the scaffolder for one cluster. */
 export const OWNER_FILE = '.gitops-scaffolder.json';
@@ -67,8 +68,10 @@ export function ownerOf(opts: {
 }
 
 function readMarker(repoDir: string, dir: string): Record<string, unknown> | undefined {
-  const markerPath = insideRepo(repoDir, `${dir}/${OWNER_FILE}`);
-  return existsSync(markerPath) ? JSON.parse(readFileSync(markerPath, 'utf8')) : undefined;
+  const rel = `${dir}/${OWNER_FILE}`;
+  insideRepo(repoDir, rel); // a link on the way is refused as a write through it would be
+  const marker = readRepoFileIfPresent(repoDir, rel);
+  return marker && JSON.parse(marker.toString('utf8'));
 }
 
 /**
@@ -141,11 +144,11 @@ export function writeChangedFile(root: string, rel: string, content: Buffer): bo
  * used to decide. A path through a symbolic link is refused here, before anything is written.
  */
 function plannedBytes(ctx: Context, rel: string): Buffer | null {
-  const abs = insideRepo(ctx.opts.repoDir, rel);
+  insideRepo(ctx.opts.repoDir, rel);
   const planned = ctx.changes.writes.get(rel);
   if (planned !== undefined) return planned;
   if (ctx.changes.removals.includes(rel)) return null;
-  return existsSync(abs) ? readFileSync(abs) : null;
+  return readRepoFileIfPresent(ctx.opts.repoDir, rel) ?? null;
 }
 
 /**
@@ -164,8 +167,7 @@ export function planFile(ctx: Context, repoRel: string, content: Buffer, referen
 
 /** A regular file of the reference (null: absent, or not a plain file, which is never taken for a copy). */
 function referenceBytes(ctx: Context, rel: string): Buffer | null {
-  const abs = join(ctx.referenceRoot, rel);
-  return existsSync(abs) && lstatSync(abs).isFile() ? readFileSync(abs) : null;
+  return isRepoFile(ctx.referenceRoot, rel) ? readRepoFile(ctx.referenceRoot, rel) : null;
 }
 
 function planRemoval(ctx: Context, repoRel: string) {

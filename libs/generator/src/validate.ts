@@ -1,5 +1,5 @@
 import { isEncValue, isEncryptedGeneratedValue } from './sops-files';
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join, normalize, relative, resolve, sep } from 'node:path';
 import { parse, stringify } from 'yaml';
@@ -15,6 +15,7 @@ import { insideRoots, realLocation, refuseRemoteResources } from './remote-resou
 import { BuiltObject, checkSchemas, SchemaCheck } from './schema';
 import { substituteObject } from './substitution';
 import { parseFresh } from './yaml-docs';
+import { readRepoFile } from './repo-files';
 import { buildInputsDigest } from './build-inputs';
 import { boundFromHeapLimit, LruByBytes } from './lru';
 import { passSignal, throwIfPassAborted } from './pass-signal';
@@ -355,7 +356,7 @@ export function asFluxBuildsIt(
   const resources = generatedResources(dir, '', (rel) => refuseOutside(join(dir, rel))).map((rel) => {
     if (findKustomizationFile(join(dir, rel))) return relative(at, join(dir, rel));
     mkdirSync(join(at, rel, '..'), { recursive: true });
-    copyFileSync(join(dir, rel), join(at, rel));
+    writeFileSync(join(at, rel), readRepoFile(dir, rel));
     return rel;
   });
   mkdirSync(at, { recursive: true });

@@ -1,1 +1,2 @@
 export * from './compiled-file';
+export * from './repo-limits';

@@ -1,5 +1,6 @@
 import type { RegistryCredentials } from '../../generator/src';
 import type { GitIdentity } from '../../git/src';
+import type { RepoLimits } from '../../runtime/src';
 
 /** What the step handlers need from configuration (filled from the environment by the app and the runner). */
 export interface StepSettings {
@@ -23,4 +24,6 @@ export interface StepSettings {
   sealedSecretsDeadlineMs: number;
   pollInitialMs: number;
   pollMaxMs: number;
+  /** MAX_REPO_FILE_BYTES, MAX_REPO_BYTES, MAX_REPO_FILES: how much of a tenant's repository a pass or preview takes in. */
+  repoLimits?: RepoLimits;
 }

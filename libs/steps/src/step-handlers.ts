@@ -388,6 +388,7 @@ export function passOptions(
     ...passScope(req, settings),
     suppliedCredentials,
     repoDir,
+    repoLimits: settings.repoLimits,
     kubectl: settings.kubectl,
     domain: req.domain,
     region: req.region,
