@@ -107,51 +107,61 @@ describe("generator, Flux's example layout with nested Kustomizations over folde
   // copied into an Ingress host whose check once quoted it) is refused before it runs, naming the file.
   it('refuses a kustomization below such a folder whose inline generator reads outside the repository, naming it and quoting nothing', async () => {
     const { reference, options } = fleet();
-    process.env.TENANT_CANARY_47 = 'canary-value-5c1d7e0b';
-    const generator = [
-      'apiVersion: builtin',
-      'kind: ConfigMapGenerator',
-      'metadata: {name: leak}',
-      'options: {disableNameSuffixHash: true}',
-      'files: [leak=/proc/self/environ]',
-    ].join('\n');
-    writeTree(reference, {
-      'apps/extras/staging/leak/kustomization.yaml': [
-        'resources: [ingress.yaml]',
-        'generators:',
-        `  - |\n${generator.replace(/^/gm, '    ')}`,
-        'replacements:',
-        '  - source: {kind: ConfigMap, name: leak, fieldPath: data.leak}',
-        '    targets: [{select: {kind: Ingress}, fieldPaths: [spec.rules.0.host]}]',
-        '',
-      ].join('\n'),
-      'apps/extras/staging/leak/ingress.yaml':
-        'apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: leak, namespace: default}\nspec:\n  rules: [{host: leak.staging.example.net}]\n',
-    });
-    const run = (async () => {
-      await generate(options());
-      await generate(options({ pass: 'full', sealingCertPem: makeRsaCert().certPem }));
-    })();
-    const refusal = await run.then(
-      () => undefined,
-      (e: Error) => e,
-    );
-    delete process.env.TENANT_CANARY_47;
+    writeTree(reference, leakingKustomization('apps/extras/staging/leak', 'leak.staging.example.net'));
+    const refusal = await refusalOfBothPasses(options);
     expect(refusal).toBeInstanceOf(GeneratorInputError);
     expect(refusal!.message).toMatch(
       /^apps\/extras\/acme\/leak\/kustomization\.yaml: generators\[\]\.ConfigMapGenerator\.files entry "\/proc\/self\/environ" leads outside the repository/,
     );
-    expect(refusal!.message).not.toContain('canary-value-5c1d7e0b');
+    expect(refusal!.message).not.toContain(CANARY);
   });
 });
 
+const CANARY = 'canary-value-5c1d7e0b';
+
+/** A kustomization at `dir` whose inline generator reads the process's environment into an Ingress host. */
+function leakingKustomization(dir: string, host: string): Record<string, string> {
+  const generator = [
+    'apiVersion: builtin',
+    'kind: ConfigMapGenerator',
+    'metadata: {name: leak}',
+    'options: {disableNameSuffixHash: true}',
+    'files: [leak=/proc/self/environ]',
+  ].join('\n');
+  return {
+    [`${dir}/kustomization.yaml`]: [
+      'resources: [ingress.yaml]',
+      'generators:',
+      `  - |\n${generator.replace(/^/gm, '    ')}`,
+      'replacements:',
+      '  - source: {kind: ConfigMap, name: leak, fieldPath: data.leak}',
+      '    targets: [{select: {kind: Ingress}, fieldPaths: [spec.rules.0.host]}]',
+      '',
+    ].join('\n'),
+    [`${dir}/ingress.yaml`]: `apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: leak, namespace: default}\nspec:\n  rules: [{host: ${host}}]\n`,
+  };
+}
+
+/** How the infra pass, then the full pass, fail (undefined: they do not), with a canary in the environment kubectl would inherit. */
+async function refusalOfBothPasses(options: (extra?: Partial<GenerateOptions>) => GenerateOptions) {
+  process.env.TENANT_CANARY_47 = CANARY;
+  try {
+    await generate(options());
+    await generate(options({ pass: 'full', sealingCertPem: makeRsaCert().certPem }));
+    return undefined;
+  } catch (e) {
+    return e as Error;
+  } finally {
+    delete process.env.TENANT_CANARY_47;
+  }
+}
+
 describe('generator, cluster-vars model with a Flux-applied folder without kustomization.yaml', () => {
-  it('reads and builds apps/staging as Flux generates its kustomization, through both passes; a second run writes nothing', async () => {
+  const settingsFleet = () => {
     const reference = tempDir('generated-settings');
     writeSettingsReference(reference, { generatedApps: true });
-    const referenceBefore = readTree(reference);
     const repo = tempDir('generated-settings-repo');
-    const options = (extra: Partial<GenerateOptions>): GenerateOptions => ({
+    const options = (extra: Partial<GenerateOptions> = {}): GenerateOptions => ({
       repoDir: repo,
       templateDir: reference,
       referenceEnv: 'staging',
@@ -162,6 +172,12 @@ describe('generator, cluster-vars model with a Flux-applied folder without kusto
       pass: 'infra',
       ...extra,
     });
+    return { reference, repo, options };
+  };
+
+  it('reads and builds apps/staging as Flux generates its kustomization, through both passes; a second run writes nothing', async () => {
+    const { reference, repo, options } = settingsFleet();
+    const referenceBefore = readTree(reference);
     const cert = makeRsaCert();
     const infra = await generate(options({}));
     // smoke depends on shop-extras, which apps applies: both wait, with apps, for the full pass.
@@ -192,5 +208,16 @@ describe('generator, cluster-vars model with a Flux-applied folder without kusto
     expect(graph.get('smoke')!.k.spec.dependsOn).toEqual([{ name: 'shop-extras' }]);
     expect(existsSync(join(repo, 'apps/staging/kustomization.yaml'))).toBe(false);
     expect(readTree(reference)).toEqual(referenceBefore);
+  });
+
+  it('refuses a kustomization below apps/staging whose inline generator reads outside the repository, naming it and quoting nothing', async () => {
+    const { reference, options } = settingsFleet();
+    writeTree(reference, leakingKustomization('apps/staging/leak', "'leak.${SECRET_DOMAIN}'"));
+    const refusal = await refusalOfBothPasses(options);
+    expect(refusal).toBeInstanceOf(GeneratorInputError);
+    expect(refusal!.message).toMatch(
+      /^apps\/staging\/leak\/kustomization\.yaml: generators\[\]\.ConfigMapGenerator\.files entry "\/proc\/self\/environ" leads outside the repository/,
+    );
+    expect(refusal!.message).not.toContain(CANARY);
   });
 });

@@ -58,7 +58,14 @@ function pathIn(root: string, rel: string): string {
 
 /** What `rel` is in `root` (undefined: absent), links never followed. */
 export function repoEntry(root: string, rel: string): RepoEntryKind | undefined {
-  const stat = lstatSync(pathIn(root, rel), { throwIfNoEntry: false });
+  let stat: ReturnType<typeof lstatSync>;
+  try {
+    stat = lstatSync(pathIn(root, rel), { throwIfNoEntry: false });
+  } catch (e) {
+    // A file where a folder of the path should be (`apps.yaml/kustomization.yaml`): nothing is there.
+    if ((e as NodeJS.ErrnoException).code === 'ENOTDIR') return undefined;
+    throw e;
+  }
   if (!stat) return undefined;
   if (stat.isSymbolicLink()) return 'link';
   return stat.isFile() ? 'file' : stat.isDirectory() ? 'folder' : 'other';
