@@ -42,6 +42,8 @@ export type RepoEntryKind = 'file' | 'folder' | 'link' | 'other';
  */
 function pathIn(root: string, rel: string): string {
   const abs = join(root, rel);
+  // The root itself (`.`) is the caller's to trust: its folder is above it.
+  if (relative(root, abs) === '') return abs;
   let folder: string;
   try {
     folder = realpathSync(dirname(abs));
