@@ -73,7 +73,13 @@ class BuildBoxReport implements OnApplicationBootstrap {
 
   onApplicationBootstrap(): void {
     boxLevel(this.config.steps.kubectl ?? 'kubectl').then(
-      (level) => this.logger.info({ level }, `builds of repository content run in the ${level} box`),
+      (level) =>
+        level === 'none'
+          ? this.logger.warn(
+              { level },
+              'builds of repository content run without a box here (no bwrap, no network namespace): only the checks before a build, the environment allowlist and the limits hold; see docs/operations.md "Tenant content"',
+            )
+          : this.logger.info({ level }, `builds of repository content run in the ${level} box`),
       (e: Error) => this.logger.error({ err: e.message }, 'no build can run: the demanded box cannot start'),
     );
   }

@@ -147,7 +147,7 @@ describe('generator on a differently shaped reference repository', () => {
       ),
     ).rejects.toThrow(
       new GeneratorInputError(
-        'clusters/staging/services/gateway.yaml Ingress gateway: host "admin.other.example.com" does not end in the reference domain "stg.corp.example.org"',
+        'clusters/staging/services/gateway.yaml Ingress gateway spec.rules[1].host: a host that does not end in the reference domain "stg.corp.example.org"',
       ),
     );
     expect(allFiles(join(repo, 'clusters/tenant-42')).some((f) => f.startsWith('services/'))).toBe(false);

@@ -173,6 +173,8 @@ describe('tenants stay apart (REST and NATS)', () => {
         aliceRepo.url.replace(/\.git$/, ''),
         `${aliceRepo.url}/`,
         aliceRepo.url.replace('https://127.0.0.1', 'HTTPS://127.0.0.1'),
+        // A forge's paths ignore case (GitHub's org/Fleet is org/fleet): the ownership check does too (#47 review).
+        aliceRepo.url.replace('/alice/fleet', '/Alice/Fleet'),
       ];
       for (const url of variants) {
         // Probing with Bob's own values (what used to answer `domain is "shop.alice-corp.example"`)...

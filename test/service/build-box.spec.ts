@@ -18,6 +18,7 @@ import { useListeners } from '../support/listeners';
 jest.setTimeout(120_000);
 
 const CANARY = 'canary-0d6f1e29c4b84a1f';
+/** On a machine with bwrap, as root (CI, a developer's), every level must start: a test of a level is never skipped there. */
 const hasBubblewrap = (() => {
   try {
     execFileSync('bwrap', ['--version'], { stdio: 'ignore' });
@@ -109,6 +110,26 @@ describe('the build box', () => {
     });
   }
 
+  // Found by an attacker's review of #47: a kustomization that slipped past the checks named another
+  // repository on the machine as a remote base (file://), which kustomize cloned with git.
+  for (const level of levels)
+    it(`${level}: kustomize cannot clone a repository of this machine (no git on PATH, no protocol allowed)`, async () => {
+      if (!(await startsAt(level))) return console.warn(`${level} cannot start here`);
+      const victim = mkdtempSync(join(tmpdir(), 'build-box-victim-'));
+      execFileSync('git', ['init', '-q', '--initial-branch=main', victim]);
+      mkdirSync(join(victim, 'app'));
+      writeFileSync(
+        join(victim, 'app/kustomization.yaml'),
+        stringify({ configMapGenerator: [{ name: 'victim', literals: [`password=${CANARY}`] }] }),
+      );
+      execFileSync('git', ['-C', victim, 'add', '.']);
+      execFileSync('git', ['-C', victim, '-c', 'user.name=v', '-c', 'user.email=v@example.com', 'commit', '-qm', 'v']);
+      const { repo } = repository({ resources: [`file://${victim}//app?ref=main`] });
+      const built = await looseBuild(level, repo);
+      expect(built.ok).toBe(false);
+      expect(built.text).not.toContain(CANARY);
+    });
+
   it('a read without end (a link to /dev/zero) is stopped by the limits in seconds', async () => {
     const level = await boxLevel('kubectl', 'auto');
     const { repo } = repository(generatorOf(['z=zero']));
@@ -158,7 +179,7 @@ describe('the build box', () => {
 
 const started = new Map<BoxLevel, Promise<boolean>>();
 /** Whether a box of `level` starts on this machine (a demanded level that cannot is refused). */
-function startsAt(level: BoxLevel): Promise<boolean> {
+async function startsAt(level: BoxLevel): Promise<boolean> {
   if (!started.has(level))
     started.set(
       level,
@@ -167,5 +188,7 @@ function startsAt(level: BoxLevel): Promise<boolean> {
         () => false,
       ),
     );
-  return started.get(level)!;
+  const starts = await started.get(level)!;
+  if (hasBubblewrap && process.getuid?.() === 0) expect({ level, starts }).toEqual({ level, starts: true });
+  return starts;
 }

@@ -1,5 +1,6 @@
 import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { programPath } from '../../git/src/build-box';
 import { tempDir, writeTree } from '../../../test/support/files';
 import { buildInputsDigest } from './build-inputs';
 import { GeneratorValidationError } from './errors';
@@ -42,13 +43,18 @@ describe('buildInputsDigest', () => {
   });
 });
 
-/** A kubectl that logs each kustomize build it runs, then runs the real one. */
+/**
+ * A kubectl that logs each kustomize build it runs, then runs the real one (by its path: a build's
+ * PATH leads nowhere). A shell script does not start in the bubblewrap box, so its builds run in the
+ * next box this machine has, where the log is writable.
+ */
 function countingKubectl(): { path: string; builds: () => number } {
   const dir = tempDir('kubectl');
   const log = join(dir, 'builds.log');
   writeFileSync(log, '');
   const path = join(dir, 'kubectl');
-  writeFileSync(path, `#!/bin/sh\n[ "$1" = kustomize ] && echo build >> '${log}'\nexec kubectl "$@"\n`, {
+  const real = programPath('kubectl');
+  writeFileSync(path, `#!/bin/sh\n[ "$1" = kustomize ] && echo build >> '${log}'\nexec '${real}' "$@"\n`, {
     mode: 0o755,
   });
   return { path, builds: () => readFileSync(log, 'utf8').split('\n').filter(Boolean).length };

@@ -4,6 +4,7 @@
  * repointed and its secrets regenerated. The shared base and platform are never edited: the
  * values reach every component through Flux's post-build substitution.
  */
+import { shownName, shownPath } from './shown-values';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, normalize, posix, relative } from 'node:path';
@@ -769,7 +770,7 @@ async function buildSync(ctx: VarsContext, staging: string, body: any): Promise<
   const abs = stagedPath(ctx, staging, path);
   if (!existsSync(abs))
     throw new GeneratorValidationError(
-      `Kustomization ${body.metadata?.name}: path ./${path} does not exist in the repository`,
+      `Kustomization ${shownName(body.metadata?.name)}: path ${shownPath(`./${path}`)} does not exist in the repository`,
     );
   const objects = await buildAsFlux(ctx, abs, path, body.spec?.patches);
   const k = ctx.ref.kustomizations.find((k) => k.name === body.metadata?.name);

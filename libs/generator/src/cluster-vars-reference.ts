@@ -5,6 +5,7 @@
  * of Flux Kustomizations that substitute cluster-vars (`postBuild.substituteFrom`) into shared
  * platform folders. Environments differ only by cluster-vars and their secrets.
  */
+import { shownKind, shownName, shownPath } from './shown-values';
 import { join } from 'node:path';
 import { environmentName, referenceEnvDir } from './environment-folder';
 import { GeneratorInputError } from './errors';
@@ -235,7 +236,9 @@ function readKustomization(
   if (typeof body.spec?.path !== 'string') throw new GeneratorInputError(`${where} has no spec.path`);
   const path = normalizePath(body.spec.path);
   if (path.startsWith('..') || !isRepoFolder(root, path)) {
-    throw new GeneratorInputError(`${where}: path ${body.spec.path} is not a folder of the reference repository`);
+    throw new GeneratorInputError(
+      `${where}: path ${shownPath(body.spec.path)} is not a folder of the reference repository`,
+    );
   }
   const tree = collectTree(root, envDir, path, warnings, { fluxApplied: true });
   // The Flux Kustomizations this one applies are reconciled as its inline patches leave them.
@@ -369,7 +372,7 @@ function guardSecrets(ref: ClusterVarsReference) {
   );
   for (const o of early) {
     throw new GeneratorInputError(
-      `${o.file} holds ${o.kind} ${o.name}, applied by the cluster's own sync in the first pass, before the cluster can open secrets: move it to a Flux Kustomization that depends on sealed-secrets`,
+      `${o.file} holds ${shownKind(o.kind)} ${shownName(o.name)}, applied by the cluster's own sync in the first pass, before the cluster can open secrets: move it to a Flux Kustomization that depends on sealed-secrets`,
     );
   }
   for (const k of ref.kustomizations) {
@@ -377,7 +380,7 @@ function guardSecrets(ref: ClusterVarsReference) {
       checkRegenerable(o);
       if (o.kind === 'Secret' && o.shared)
         throw new GeneratorInputError(
-          `${o.file} is shared by every cluster and holds Secret ${o.name}: keep secrets in the environment's folder`,
+          `${o.file} is shared by every cluster and holds Secret ${shownName(o.name)}: keep secrets in the environment's folder`,
         );
     }
   }

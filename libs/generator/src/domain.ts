@@ -16,7 +16,7 @@ export function swapDomain(host: string, referenceDomain: string, domain: string
 export function swapIngressHost(host: string, referenceDomain: string, domain: string, where: string): string {
   const swapped = swapDomain(host, referenceDomain, domain);
   if (swapped === undefined) {
-    throw new GeneratorInputError(`${where}: host "${host}" does not end in the reference domain "${referenceDomain}"`);
+    throw new GeneratorInputError(`${where}: a host that does not end in the reference domain "${referenceDomain}"`);
   }
   return swapped;
 }

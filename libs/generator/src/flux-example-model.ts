@@ -5,6 +5,7 @@
  * external-dns, hosts) in its own Kustomizations' spec.patches, and apps/<name>/ as a copy of the
  * reference overlay with every host moved. Shared folders and the reference are never edited.
  */
+import { shownName } from './shown-values';
 import { join } from 'node:path';
 import { Document, parse, stringify } from 'yaml';
 import { isArtifactGenerator } from './artifacts';
@@ -364,7 +365,7 @@ async function renderOverlay(ctx: ExampleContext, overlay: string): Promise<Map<
       else if (body?.kind === 'Secret' && body.apiVersion === 'v1') {
         if (ctx.opts.pass === 'infra')
           throw new GeneratorInputError(
-            `${overlay}/${rel} holds Secret ${body.metadata?.name}, but the infra pass writes it: apply it through a Flux Kustomization of its own (it then goes out in the full pass)`,
+            `${overlay}/${rel} holds Secret ${shownName(body.metadata?.name)}, but the infra pass writes it: apply it through a Flux Kustomization of its own (it then goes out in the full pass)`,
           );
         docs[i] = new Document(
           await protectSecret(

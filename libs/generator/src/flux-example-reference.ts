@@ -6,6 +6,7 @@
  * (apps/<env>), from the flux-system GitRepository or, since Flux 2.7, from ExternalArtifacts
  * an ArtifactGenerator (clusters/<env>/artifacts.yaml) copies out of it.
  */
+import { shownKind, shownName } from './shown-values';
 import { join } from 'node:path';
 import {
   artifactHolds,
@@ -239,7 +240,7 @@ function readKustomization(
 function guardSecrets(ref: FluxExampleReference) {
   for (const o of ref.envObjects.filter((o) => o.kind === 'Secret' || o.kind === 'SealedSecret')) {
     throw new GeneratorInputError(
-      `${o.file} holds ${o.kind} ${o.name}, applied by the cluster's own sync in the first pass, before the cluster can open secrets: move it to the environment's overlay`,
+      `${o.file} holds ${shownKind(o.kind)} ${shownName(o.name)}, applied by the cluster's own sync in the first pass, before the cluster can open secrets: move it to the environment's overlay`,
     );
   }
   for (const k of ref.kustomizations) {
@@ -247,7 +248,7 @@ function guardSecrets(ref: FluxExampleReference) {
       checkRegenerable(o);
       if (o.kind === 'Secret' && o.shared)
         throw new GeneratorInputError(
-          `${o.file} is shared by every cluster and holds Secret ${o.name}: keep secrets in the environment's overlay`,
+          `${o.file} is shared by every cluster and holds Secret ${shownName(o.name)}: keep secrets in the environment's overlay`,
         );
     }
   }

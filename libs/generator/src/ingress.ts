@@ -40,7 +40,12 @@ export function ingressPatches(objects: ReferenceObject[], referenceDomain: stri
     const from: string[] = [];
     const to: string[] = [];
     const move = (host: string, path: string) => {
-      const next = swapIngressHost(host, referenceDomain, domain, where);
+      // The field, not the value: a host is what the reference's build made, and may hold anything it read.
+      const field = path
+        .slice(1)
+        .replace(/\/(\d+)/g, '[$1]')
+        .replaceAll('/', '.');
+      const next = swapIngressHost(host, referenceDomain, domain, `${where} ${field}`);
       ops.push({ op: 'replace', path, value: next });
       if (!from.includes(host)) {
         from.push(host);

@@ -4,6 +4,7 @@
  * layers with its domain patched into every Ingress, external-dns and the issuers repointed, and
  * its Secrets regenerated and protected.
  */
+import { shownName } from './shown-values';
 import { join } from 'node:path';
 import { Document } from 'yaml';
 import { Context, GenerateSummary, SOPS_DECRYPTION_SECRET, usesSops } from './context';
@@ -110,11 +111,11 @@ function guardSecretPlacement(ctx: OverlayContext, infra: ReferenceLayer) {
     for (const o of layer.objects.filter((o) => o.kind === 'Secret')) {
       if (o.shared)
         throw new GeneratorInputError(
-          `${o.file} is shared by every cluster and holds Secret ${o.name}: keep secrets in the environment's layers`,
+          `${o.file} is shared by every cluster and holds Secret ${shownName(o.name)}: keep secrets in the environment's layers`,
         );
       if (layer === infra)
         throw new GeneratorInputError(
-          `${o.file} holds Secret ${o.name}, but the ${infra.name} layer is pushed before the cluster can open sealed secrets`,
+          `${o.file} holds Secret ${shownName(o.name)}, but the ${infra.name} layer is pushed before the cluster can open sealed secrets`,
         );
     }
   }

@@ -115,14 +115,13 @@ describe('remote resources in kustomizations: refused before any build', () => {
       );
     });
 
-    it('checks every field kustomize loads from, and lists hidden behind a merge key', () => {
+    it('checks every field kustomize loads from', () => {
       const cases: Record<string, string> = {
         patches: 'patches:\n  - path: http://127.0.0.1:1/p.yaml\n',
         patchesStrategicMerge: 'patchesStrategicMerge:\n  - git::https://example.com/x\n',
         configMapGenerator: 'configMapGenerator:\n  - name: x\n    files:\n      - key=http://127.0.0.1:1/f\n',
         openapi: 'openapi:\n  path: https://example.com/schema.json\n',
         helmCharts: 'helmCharts:\n  - name: x\n    repo: https://charts.example.com\n',
-        merge: 'x: &base\n  resources:\n    - github.com/org/repo\ny:\n  <<: *base\n<<: *base\n',
         bases: 'bases:\n  - ssh://git@127.0.0.1:6379/x\n',
       };
       for (const text of Object.values(cases))
@@ -175,6 +174,42 @@ describe('remote resources in kustomizations: refused before any build', () => {
           'repo/k',
         ),
       ).toBeNull();
+    });
+
+    // Found by an attacker's review of #47: where this parser and kustomize's (Go, YAML 1.1) read a text
+    // differently, a field one of them sees the other does not; such a text is refused, not read one way.
+    it('refuses a text the two YAML readers could read differently: Go-only line breaks, tags, merge keys, alias bombs', () => {
+      const bomb = [
+        'a: &a [x, x, x, x, x, x, x, x, x, x]',
+        ...Array.from({ length: 10 }, (_, i) => {
+          const prev = String.fromCharCode(97 + i);
+          const next = String.fromCharCode(98 + i);
+          return `${next}: &${next} [*${prev}, *${prev}, *${prev}, *${prev}, *${prev}, *${prev}, *${prev}, *${prev}, *${prev}, *${prev}]`;
+        }),
+      ].join('\n');
+      const cases: Record<string, [string, RegExp]> = {
+        u2028: ['# a note\u2028resources: [../outside/base]\n', /line break only YAML 1\.1 knows/],
+        u0085: ['# a note\u0085resources: ["http://127.0.0.1:9/x.yaml"]\n', /line break only YAML 1\.1 knows/],
+        u2029: ['# a note\u2029resources: [../outside]\n', /line break only YAML 1\.1 knows/],
+        binary: ['resources: [!!binary Li4vb3V0c2lkZS9iYXNl]\n', /tagged tag:yaml\.org,2002:binary/],
+        custom: ['resources: [!path ../outside]\n', /tagged !path/],
+        mergeAfter: [
+          'labels:\n- pairs: {x: z}\n  fields: [&evil {path: evil.yaml}]\npatches:\n- {path: ok.yaml, <<: *evil}\n',
+          /merge key/,
+        ],
+        mergeHidden: ['x: &base\n  resources:\n    - github.com/org/repo\n<<: *base\n', /merge key/],
+        bomb: [`${bomb}\nresources: []\n`, /more aliases than it can be read with/],
+      };
+      for (const [name, [text, why]] of Object.entries(cases)) {
+        const message = refusal(tree({ 'k/kustomization.yaml': text }), 'k');
+        expect({ name, message }).toEqual({ name, message: expect.stringMatching(/^k\/kustomization\.yaml: /) });
+        expect(message).toMatch(why);
+      }
+      const plugin = refusal(
+        tree({ 'p/kustomization.yaml': 'transformers: [gen.yaml]\n', 'p/gen.yaml': `${bomb}\n` }),
+        'p',
+      );
+      expect(plugin).toMatch(/^p\/gen\.yaml: holds more aliases/);
     });
 
     describe('plugin configurations (generators, transformers, validators): what each loads is checked too', () => {
@@ -295,7 +330,7 @@ describe('remote resources in kustomizations: refused before any build', () => {
         'bad/kustomization.yaml': 'resources: [\n',
       });
       expect(refusal(root, 'a')).toBeNull();
-      expect(refusal(root, 'bad')).toMatch(/^bad\/kustomization\.yaml: cannot be read as a kustomization/);
+      expect(refusal(root, 'bad')).toMatch(/^bad\/kustomization\.yaml: cannot be read as YAML/);
     });
   });
 });

@@ -7,7 +7,7 @@
  */
 import { realpathSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve, sep } from 'node:path';
-import { parse, parseAllDocuments } from 'yaml';
+import { isScalar, parseAllDocuments, visit } from 'yaml';
 import { GeneratorInputError } from './errors';
 import { readRepoFile } from './repo-files';
 
@@ -222,28 +222,51 @@ function refuseUnknownPlugin(config: unknown, where: string): void {
 
 /** The kustomization's body. One kustomize cannot be sure to read as this parser does is refused rather than skipped. */
 function readKustomization(file: string, shown: (abs: string) => string): Record<string, unknown> {
-  try {
-    // Merge keys (`<<: *base`) as kustomize's YAML 1.1 reader applies them, so a list hidden in an anchor is seen.
-    const body: unknown = parse(readRepoFile(dirname(file), basename(file), 'utf8'), {
-      merge: true,
-      uniqueKeys: false,
-      maxAliasCount: 1000,
-    });
-    return body && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
-  } catch (e) {
-    throw new GeneratorInputError(
-      `${shown(file)}: cannot be read as a kustomization (${(e as Error).message.split('\n')[0]}), so it is not built`,
-    );
-  }
+  const [body, ...more] = readAsKustomizeReads(readRepoFile(dirname(file), basename(file), 'utf8'), shown(file));
+  if (more.length > 0)
+    throw new GeneratorInputError(`${shown(file)}: holds more than one YAML document, so it is not built`);
+  return body && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
 }
 
-/** Every document of a YAML text (plugin configurations), read as readKustomization reads one; unreadable text is refused. */
+/** Every document of a YAML text (plugin configurations), read as a kustomization is. */
 function readDocuments(text: string, where: string): unknown[] {
-  const docs = parseAllDocuments(text, { merge: true, uniqueKeys: false });
+  return readAsKustomizeReads(text, where).filter((body) => body !== null && body !== undefined);
+}
+
+/**
+ * Characters Go's YAML 1.1 reader (kustomize's) takes as line breaks and this parser does not: a
+ * `# comment<U+2028>resources: [...]` is a comment here and a field there.
+ */
+const GO_ONLY_LINE_BREAKS = /[\u0085\u2028\u2029]/;
+/** Tags both readers resolve alike; any other (`!!binary`, which Go decodes to a string this parser does not see, custom tags) is refused. */
+const PLAIN_TAGS = new Set(['str', 'seq', 'map', 'int', 'float', 'bool', 'null'].map((t) => `tag:yaml.org,2002:${t}`));
+
+/**
+ * The documents of a kustomization or plugin configuration, where this parser and kustomize's are sure
+ * to read the same: a text in which they could differ (Go-only line breaks, tags other than the plain
+ * ones, merge keys, which Go lets override a key written before them) is refused, naming `where`,
+ * rather than read one way here and another way by the build. Bounded: at most 1000 aliases.
+ */
+function readAsKustomizeReads(text: string, where: string): unknown[] {
+  const refuse = (why: string) =>
+    new GeneratorInputError(`${where}: ${why}, which kustomize may read otherwise, so it is not built`);
+  if (GO_ONLY_LINE_BREAKS.test(text)) throw refuse('holds a line break only YAML 1.1 knows (U+0085, U+2028, U+2029)');
+  const docs = parseAllDocuments(text, { merge: false, uniqueKeys: false });
+  if (!Array.isArray(docs) || docs.some((doc) => doc.errors.length > 0)) throw refuse('cannot be read as YAML');
   for (const doc of docs)
-    if (doc.errors.length > 0)
-      throw new GeneratorInputError(`${where}: cannot be read as plugin configurations, so it is not built`);
-  return docs.map((doc) => doc.toJS({ maxAliasCount: 1000 }) as unknown).filter((body) => body !== null);
+    visit(doc, {
+      Node(_, node) {
+        if (node.tag && !PLAIN_TAGS.has(node.tag)) throw refuse(`holds a value tagged ${node.tag.slice(0, 40)}`);
+      },
+      Pair(_, pair) {
+        if (isScalar(pair.key) && pair.key.value === '<<') throw refuse('holds a merge key (<<)');
+      },
+    });
+  try {
+    return docs.map((doc) => doc.toJS({ maxAliasCount: 1000 }) as unknown);
+  } catch {
+    throw refuse('holds more aliases than it can be read with');
+  }
 }
 
 function isFolder(path: string): boolean {

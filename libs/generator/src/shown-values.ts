@@ -17,3 +17,7 @@ export const shownName = (name: unknown): string =>
 /** The kind, or a placeholder for one that is not a kind. */
 export const shownKind = (kind: unknown): string =>
   typeof kind === 'string' && KIND.test(kind) ? kind : '(not a Kubernetes kind)';
+
+/** A path in a repository (`./apps/staging`): shown when it has a path's shape and length, else a placeholder. */
+export const shownPath = (path: unknown): string =>
+  typeof path === 'string' && /^[\w./@+-]{1,200}$/.test(path) ? path : '(not a repository path)';

@@ -38,9 +38,13 @@ export const BUILD_ADDRESS_SPACE_BYTES = 2 * 1024 ** 3;
 /** CPU time a build may use: a 200-service layer takes under 5 s; a build looping on crafted input is stopped. */
 export const BUILD_CPU_SECONDS = 120;
 
-/** The whole environment of a boxed program: nothing inherited, git local-only, every proxy unreachable. */
+/**
+ * The whole environment of a boxed program: nothing inherited, no program to find on PATH (kustomize
+ * would start git for a remote base, which is never wanted), git allowed no protocol, every proxy
+ * unreachable.
+ */
 export function boxEnvironment(): Record<string, string> {
-  return { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: '/nonexistent', LANG: 'C.UTF-8', ...offlineBuildEnvironment() };
+  return { PATH: '/nonexistent', HOME: '/nonexistent', LANG: 'C.UTF-8', ...offlineBuildEnvironment() };
 }
 
 /** A command as the helper process runs it: the program, its arguments and its whole environment. */
@@ -106,11 +110,13 @@ export function boxedCommand(
   prlimit: string | undefined = PRLIMIT,
 ): BoxedCommand {
   const real = programPath(program);
+  // Absolute paths, found as the service finds them: the box's own PATH leads nowhere.
+  const [unshare, ...unshareOptions] = UNSHARE_NETWORK;
   const boxed =
     level === 'bubblewrap'
-      ? ['bwrap', ...bubblewrapArguments(real, readable)]
+      ? [programPath('bwrap'), ...bubblewrapArguments(real, readable)]
       : level === 'network-namespace'
-        ? [...UNSHARE_NETWORK, real]
+        ? [programPath(unshare), ...unshareOptions, real]
         : [real];
   const [file, ...rest] = [...limitPrefix(prlimit), ...boxed, ...args];
   return { file, args: rest, env: boxEnvironment() };

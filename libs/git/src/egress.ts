@@ -51,13 +51,17 @@ const PROXY_VARIABLES = [
   'ftp_proxy',
 ];
 
-/** The environment of a build program (kubectl kustomize): git limited to local files, every proxy unreachable. */
+/**
+ * The environment of a build program (kubectl kustomize): every proxy unreachable, and git (which
+ * kustomize starts for a remote base) allowed no protocol at all, `file` included: nothing a build
+ * legitimately needs comes through git, and `file://` would reach any repository on the machine.
+ */
 export function offlineBuildEnvironment(): Record<string, string> {
   const proxies = Object.fromEntries(PROXY_VARIABLES.map((name) => [name, UNREACHABLE_PROXY]));
   return {
     ...proxies,
     NO_PROXY: '',
     no_proxy: '',
-    ...gitConfigEnvironment([...onlyProtocols(['file']), NO_REDIRECTS], ['file']),
+    ...gitConfigEnvironment([...onlyProtocols([]), NO_REDIRECTS], []),
   };
 }

@@ -13,17 +13,21 @@ export type GitCall = GitCommand & { env: Record<string, string>; binary: ['git'
 
 /**
  * The only inherited variables git gets: where programs and the home folder are, the locale, the
- * system's CA bundle, an ssh agent, the operator's proxy for git's own traffic, and git's traces.
- * Nothing else of the service's environment (its API keys, database and NATS passwords) reaches git
- * or the programs it starts (a hook, a filter, ssh), and no inherited variable makes git run another
- * program or read other configuration: only the access environment sets such variables.
+ * system's CA bundle, an ssh agent and the operator's proxy for git's own traffic. Nothing else of
+ * the service's environment (its API keys, database and NATS passwords) reaches git or the programs
+ * it starts (a hook, a filter, ssh), and no inherited variable makes git run another program or read
+ * other configuration: only the access environment sets such variables. Of git's traces only the
+ * trace2 event log into a file passes: the others write to stderr, which becomes a run's message,
+ * and the curl trace would carry credential headers there.
  */
 const INHERITED_VARIABLES =
-  /^(PATH|HOME|USER|LOGNAME|TMPDIR|TZ|LANG|LANGUAGE|LC_[A-Z]+|SSL_CERT_FILE|SSL_CERT_DIR|GIT_SSL_CAINFO|SSH_AUTH_SOCK|(HTTPS?|ALL|NO)_PROXY|(https?|all|no)_proxy|GIT_TRACE[A-Z0-9_]*)$/;
+  /^(PATH|HOME|USER|LOGNAME|TMPDIR|TZ|LANG|LANGUAGE|LC_[A-Z]+|SSL_CERT_FILE|SSL_CERT_DIR|GIT_SSL_CAINFO|SSH_AUTH_SOCK|(HTTPS?|ALL|NO)_PROXY|(https?|all|no)_proxy)$/;
+const inheritedByGit = ([name, value]: [string, string]) =>
+  INHERITED_VARIABLES.test(name) || (name === 'GIT_TRACE2_EVENT' && value.startsWith('/'));
 
 function gitEnvironment(access: Record<string, string>): Record<string, string> {
   const inherited = Object.entries(process.env).filter(
-    (e): e is [string, string] => e[1] !== undefined && INHERITED_VARIABLES.test(e[0]),
+    (e): e is [string, string] => e[1] !== undefined && inheritedByGit(e as [string, string]),
   );
   return { ...Object.fromEntries(inherited), ...access };
 }

@@ -20,6 +20,8 @@ describe('repository URLs', () => {
     ['ssh://git@127.0.0.1/acme/fleet', 'ssh://git@127.1/acme/fleet'],
     ['https://git.example.org/acme/fleet', 'https://git.example.org./acme/fleet'],
     ['git@git.example.org:acme/fleet.git', 'ssh://git@Git.Example.Org./acme/fleet'],
+    // A forge's paths ignore case: another key spelling Acme/Fleet must not pass for another repository (#47 review).
+    ['https://github.com/acme/Fleet.git', 'https://github.com/ACME/fleet.git'],
   ])('%s and %s are one repository', (a, b) => {
     expect(sameRepository(a, b)).toBe(true);
   });
@@ -27,7 +29,7 @@ describe('repository URLs', () => {
   it.each([
     ['https://github.com/acme/fleet.git', 'https://github.com/acme/fleet-staging.git'],
     ['https://github.com/acme/fleet.git', 'https://gitlab.com/acme/fleet.git'],
-    ['https://github.com/acme/Fleet.git', 'https://github.com/acme/fleet.git'],
+    ['/srv/git/Fleet.git', 'file:///srv/git/fleet.git'],
     ['not a url', 'not a url'],
   ])('%s and %s are not', (a, b) => {
     expect(sameRepository(a, b)).toBe(false);

@@ -143,7 +143,9 @@ function identity(url: string): string | undefined {
       .normalize(decodeURIComponent(written[1]))
       .replace(/^\/+|\/+$/g, '')
       .replace(/\.git$/, '');
-    return u.protocol === 'file:' ? `file:/${path}` : `${canonicalHost(u.hostname)}/${path}`;
+    // A forge's paths name one repository whatever their case (GitHub, GitLab, Gitea: org/Repo is org/repo), so a
+    // key cannot take over a cluster folder by spelling its repository otherwise; a local folder's case is its own.
+    return u.protocol === 'file:' ? `file:/${path}` : `${canonicalHost(u.hostname)}/${path.toLowerCase()}`;
   } catch {
     return undefined;
   }
