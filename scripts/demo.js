@@ -1,6 +1,6 @@
 // The demo: a local bare repository, a throwaway sealing certificate, the real service, one run,
 // each phase with its duration and the run's events as they happen. --keep (or DEMO_KEEP=1) leaves
-// the service running and prints its URL, key and commands to try.
+// the service (and its database) running and prints its URL, key and commands to try.
 'use strict';
 const { execFileSync, spawn } = require('node:child_process');
 const { existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, writeFileSync, rmSync } = require('node:fs');
@@ -105,6 +105,8 @@ const checkoutTag = createHash('sha256').update(root).digest('hex').slice(0, 8);
 const demoDatabase = `scaffolder_demo_${checkoutTag}`;
 const adminDatabaseUrl = process.env.DEMO_POSTGRES_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
 const spawned = [];
+/** Whether this demo made its database (then it drops it at the end, unless the service keeps running). */
+let databaseMade = false;
 
 async function startNats() {
   const port = await freePort();
@@ -130,16 +132,20 @@ async function startNats() {
   return `nats://127.0.0.1:${port}`;
 }
 
-/** The demo's database, empty: its read-model must match the demo's new, empty event stream. */
-async function freshDatabase() {
+/** Runs statements on the machine's PostgreSQL as its administrator (the `postgres` database). */
+async function asAdmin(...statements) {
   const admin = new Client({ connectionString: adminDatabaseUrl });
   await admin.connect();
   try {
-    await admin.query(`DROP DATABASE IF EXISTS ${demoDatabase} WITH (FORCE)`);
-    await admin.query(`CREATE DATABASE ${demoDatabase}`);
+    for (const statement of statements) await admin.query(statement);
   } finally {
     await admin.end();
   }
+}
+
+/** The demo's database, empty: its read-model must match the demo's new, empty event stream. */
+async function freshDatabase() {
+  await asAdmin(`DROP DATABASE IF EXISTS ${demoDatabase} WITH (FORCE)`, `CREATE DATABASE ${demoDatabase}`);
   const url = new URL(adminDatabaseUrl);
   url.pathname = `/${demoDatabase}`;
   return url.toString();
@@ -200,6 +206,7 @@ const call = async (method, path, body) => {
     await phase(`the demo's own nats-server and database ${demoDatabase}, then the service`, async () => {
       env.NATS_URL = await startNats();
       env.DATABASE_URL = await freshDatabase();
+      databaseMade = true;
       startService();
       for (let i = 0; ; i++) {
         const ok = await fetch(`${base}/readyz`).then(
@@ -286,6 +293,14 @@ const call = async (method, path, body) => {
     process.exitCode = 1;
   } finally {
     // The service first, and to its end (it drains its NATS connection), then its nats-server.
-    if (!keep || process.exitCode) for (const p of spawned.reverse()) await stopped(p);
+    const stopping = !keep || process.exitCode;
+    if (stopping) for (const p of spawned.reverse()) await stopped(p);
+    // The machine's PostgreSQL is shared: a demo that leaves no service behind leaves no database either.
+    if (stopping && databaseMade) {
+      await asAdmin(`DROP DATABASE IF EXISTS ${demoDatabase} WITH (FORCE)`).then(
+        () => console.log(`dropped the demo's database ${demoDatabase} (npm run demo -- --keep keeps it)`),
+        (e) => console.error(`could not drop the demo's database ${demoDatabase}: ${e.message}`),
+      );
+    }
   }
 })();

@@ -168,6 +168,24 @@ describe('configuration: one schema for every variable', () => {
     expect(message).toContain('STEP_CONCURRENCY');
   });
 
+  it('names a too-short API key with the other bad settings, and every bad key', () => {
+    const message = problemOf({
+      API_KEY: 'short',
+      API_KEYS: 'team-a:operator:also-short,team-b:owner:team-b-key-0123456789',
+      PORT: 'abc',
+      NATS_REPLY_PREFIXES: ' , ',
+    })!;
+    expect(message).toMatch(/^invalid configuration: /);
+    for (const problem of [
+      'PORT="abc" must be integer',
+      'API key "default" is shorter than 16 characters',
+      'API key "team-a" is shorter than 16 characters',
+      'API_KEYS: key "team-b" has role "owner"',
+      'NATS_REPLY_PREFIXES: give at least one inbox prefix',
+    ])
+      expect(message).toContain(problem);
+  });
+
   it('refuses to start without an API key or with a short one, but the CLI tools need none', () => {
     expect(() => loadConfig({})).toThrow(/API_KEY/);
     expect(() => loadConfig({ API_KEY: 'short' })).toThrow(/shorter than 16/);

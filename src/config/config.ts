@@ -94,19 +94,56 @@ const validateEnv = ajv.compile(ENV_SCHEMA);
 
 type Env = Record<string, any>;
 
-/** The variables of the schema, typed and defaulted; empty strings count as unset. */
-function checkedEnv(env: NodeJS.ProcessEnv): Env {
+/**
+ * Every problem of the settings, so a start that fails names them all at once: each check runs, and a
+ * ConfigError it throws is kept rather than ending the others.
+ */
+class SettingProblems {
+  readonly found: string[] = [];
+  /** Whether a variable failed the schema (its problem then reads `NAME=value must ...`, under a heading). */
+  private schemaFailed = false;
+
+  add(problem: string): void {
+    this.found.push(problem);
+  }
+
+  addSchema(problem: string): void {
+    this.schemaFailed = true;
+    this.add(problem);
+  }
+
+  /** `read`'s value, or undefined when it found a problem (kept). */
+  check<T>(read: () => T): T | undefined {
+    try {
+      return read();
+    } catch (e) {
+      if (!(e instanceof ConfigError)) throw e;
+      this.add(e.message);
+      return undefined;
+    }
+  }
+
+  /** One problem alone in its own words; several (or a schema failure) under one heading. */
+  throwIfAny(): void {
+    if (this.found.length === 0) return;
+    throw new ConfigError(
+      this.found.length === 1 && !this.schemaFailed ? this.found[0] : `invalid configuration: ${this.found.join('; ')}`,
+    );
+  }
+}
+
+/** The variables of the schema, typed and defaulted; empty strings count as unset. Every failure goes to `problems`. */
+function checkedEnv(env: NodeJS.ProcessEnv, problems: SettingProblems): Env {
   const values: Env = {};
   for (const name of Object.keys(ENV_SCHEMA.properties))
     if (env[name] !== undefined && env[name] !== '') values[name] = env[name];
   if (!validateEnv(values)) {
-    const problems = validateEnv.errors!.map((e) => {
+    for (const e of validateEnv.errors!) {
       const name = e.instancePath.slice(1);
       // Only non-secret settings can fail the schema; the guard keeps it so if one ever can.
       const shown = /KEY|PASSWORD|TOKEN|SECRET/.test(name) ? '***' : JSON.stringify(env[name]);
-      return `${name}=${shown} ${e.message}`;
-    });
-    throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
+      problems.addSchema(`${name}=${shown} ${e.message}`);
+    }
   }
   return values;
 }
@@ -115,7 +152,7 @@ function checkedEnv(env: NodeJS.ProcessEnv): Env {
  * API_KEY (name "default", role admin) and API_KEYS: `name:role:key` entries, or the older `name=key`
  * (role operator), separated by commas. These keys are unscoped.
  */
-function envKeys(env: Env): Map<string, { key: string; role: Role }> {
+function envKeys(env: Env, problems: SettingProblems): Map<string, { key: string; role: Role }> {
   const keys = new Map<string, { key: string; role: Role }>();
   if (env.API_KEY) keys.set('default', { key: env.API_KEY, role: 'admin' });
   for (const entry of list(env.API_KEYS ?? '')) {
@@ -124,20 +161,20 @@ function envKeys(env: Env): Map<string, { key: string; role: Role }> {
     if (structured) {
       const role = structured[2] as Role;
       if (!(ROLES as readonly string[]).includes(role))
-        throw new ConfigError(`API_KEYS: key "${structured[1]}" has role "${role}", not one of ${ROLES.join(', ')}`);
-      keys.set(structured[1], { key: structured[3], role });
+        problems.add(`API_KEYS: key "${structured[1]}" has role "${role}", not one of ${ROLES.join(', ')}`);
+      else keys.set(structured[1], { key: structured[3], role });
     } else if (legacy) keys.set(legacy[1], { key: legacy[2], role: 'operator' });
-    else throw new ConfigError('API_KEYS must be name:role:key (or name=key) entries separated by commas');
+    else problems.add('API_KEYS must be name:role:key (or name=key) entries separated by commas');
   }
   for (const [name, { key }] of keys)
-    if (key.length < 16) throw new ConfigError(`API key "${name}" is shorter than 16 characters`);
+    if (key.length < 16) problems.add(`API key "${name}" is shorter than 16 characters`);
   return keys;
 }
 
 /** Every key, as digests: API_KEY and API_KEYS (unscoped), and API_KEYS_FILE (optionally scoped). A name may appear once. */
-function apiKeys(env: Env): Map<string, ApiKey> {
+function apiKeys(env: Env, problems: SettingProblems): Map<string, ApiKey> {
   const keys = new Map<string, ApiKey>(
-    [...envKeys(env)].map(([name, { key, role }]) => [name, { sha256: sha256Of(key), role }]),
+    [...envKeys(env, problems)].map(([name, { key, role }]) => [name, { sha256: sha256Of(key), role }]),
   );
   let fromFile: Map<string, ApiKey>;
   try {
@@ -247,18 +284,27 @@ export function defaultGeneratorThreads(cores: number): number {
 }
 
 export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env, opts: { requireApiKey?: boolean } = {}): AppConfig {
-  const env = checkedEnv(rawEnv);
-  const keys = apiKeys(env);
-  if (keys.size === 0 && opts.requireApiKey !== false)
-    throw new ConfigError('API_KEY (or API_KEYS, API_KEYS_FILE) is required: the service refuses to start without one');
+  const problems = new SettingProblems();
+  const env = checkedEnv(rawEnv, problems);
+  const problemsBeforeKeys = problems.found.length;
+  const keys = problems.check(() => apiKeys(env, problems)) ?? new Map<string, ApiKey>();
+  // No key at all, unless a key given was refused (its problem says more than "required").
+  if (keys.size === 0 && opts.requireApiKey !== false && problems.found.length === problemsBeforeKeys)
+    problems.add('API_KEY (or API_KEYS, API_KEYS_FILE) is required: the service refuses to start without one');
+  // The settings that can be wrong beyond their schema, each checked whatever the others are.
+  const natsSettings = problems.check(() => nats(env));
+  const natsReplyPrefixes = problems.check(() => replyPrefixes(env));
+  const databaseSslCa = problems.check(() => optionalFile('DATABASE_SSL_CA', env.DATABASE_SSL_CA));
+  const serviceUrl = problems.check(() => runnerServiceUrl(env));
+  problems.throwIfAny();
   return {
     port: env.PORT,
     host: env.HOST,
     logLevel: env.LOG_LEVEL,
     apiKeys: keys,
     secretNamespaces: list(env.SECRET_NAMESPACES ?? ''),
-    nats: nats(env),
-    natsReplyPrefixes: replyPrefixes(env),
+    nats: natsSettings!,
+    natsReplyPrefixes: natsReplyPrefixes!,
     quotas: {
       maxActiveRunsPerKey: env.MAX_ACTIVE_RUNS_PER_KEY,
       maxCreatesPerMinutePerKey: env.MAX_CREATES_PER_MINUTE_PER_KEY,
@@ -270,7 +316,7 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env, opts: { requ
     },
     previewTimeoutMs: env.PREVIEW_TIMEOUT_SECONDS * 1000,
     databaseUrl: env.DATABASE_URL,
-    databaseSslCa: optionalFile('DATABASE_SSL_CA', env.DATABASE_SSL_CA),
+    databaseSslCa,
     executor: env.EXECUTOR,
     platformRepoUrl: env.PLATFORM_REPO_URL,
     defaultBranch: env.DEFAULT_BRANCH,
@@ -325,7 +371,7 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env, opts: { requ
       configMapName: env.JOB_CONFIGMAP,
       envSecretNames: list(env.JOB_ENV_SECRETS),
       gitSecretName: env.JOB_GIT_SECRET,
-      serviceUrl: runnerServiceUrl(env),
+      serviceUrl: serviceUrl!,
       imagePullSecretNames: list(env.JOB_IMAGE_PULL_SECRETS),
       backoffLimit: env.JOB_BACKOFF_LIMIT,
       activeDeadlineSeconds: env.JOB_ACTIVE_DEADLINE_SECONDS,

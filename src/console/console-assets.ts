@@ -45,12 +45,23 @@ function withConsoleHeaders(_req: Request, res: Response, next: NextFunction): v
 }
 
 /**
+ * `/ui` itself is sent to `/ui/`: the page loads its scripts and styles by relative paths, which resolve
+ * under `/ui/` only (static serving answers the bare mount path 404, having been told not to redirect).
+ */
+function withTrailingSlash(req: Request, res: Response, next: NextFunction): void {
+  const url = new URL(req.originalUrl, 'http://console');
+  if (url.pathname !== CONSOLE_PATH) return next();
+  res.redirect(301, `${CONSOLE_PATH}/${url.search}`);
+}
+
+/**
  * The read-only console's static files: public like /metrics, since they hold no data; everything the
  * console shows comes from the API with the signed-in key, under the API's own checks.
  */
 export function consoleRouter(dir: string = consoleAssetsDir()): Router {
   const router = Router();
   router.use(withConsoleHeaders);
+  router.use(withTrailingSlash);
   router.use(express.static(dir, { index: 'index.html', dotfiles: 'ignore', redirect: false, fallthrough: true }));
   router.use((_req: Request, res: Response) => {
     res.status(404).type('text/plain').send('not found');

@@ -199,7 +199,7 @@ export const API_COMMANDS: Record<string, ApiCommand> = {
         ctx,
         `${answer.pass} pass${answer.note ? ` (${answer.note})` : ''}\n` +
           describeChanges(answer.changes ?? []) +
-          describeSummary(answer.summary) +
+          describeSummary(answer.summary, { planned: true }) +
           describePlan(answer.summary),
       );
     return EXIT.succeeded;

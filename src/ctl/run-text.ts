@@ -3,22 +3,34 @@
 const short = (commit: unknown) => (typeof commit === 'string' ? commit.slice(0, 12) : '-');
 const seconds = (ms: unknown) => `${Math.round(Number(ms) / 1000)} s`;
 
+/**
+ * SealedSecretsReady in words: the controller that was found Available, or that none was checked (a
+ * certificate given in the request skips the wait). The console says the same words (src/console/ui/format.ts;
+ * test/console/event-sentences.spec.ts holds the two to them).
+ */
+function sealingReadyText(d: any): string {
+  const controller = d.controller;
+  return d.source === 'cluster' && controller
+    ? `sealed-secrets controller ${controller.namespace}/${controller.name} is ready`
+    : 'no controller checked: the request gave the sealing certificate';
+}
+
 /** What one event of a run says, in a line. */
-function eventText(type: string, d: any): string {
+export function eventText(type: string, d: any): string {
   switch (type) {
     case 'ScaffoldRequested':
       return `requested: ${d.cluster_name} (${d.domain}) into ${d.repo_url} ${d.branch}`;
     case 'InfraPushed':
       return d.unchanged
-        ? `infra pass: nothing to push (at ${short(d.commit)})`
+        ? `infrastructure already on the branch: nothing pushed (at ${short(d.commit)})`
         : `infra pass pushed ${short(d.commit)} (${d.files_changed} files)`;
     case 'SealedSecretsReady':
-      return 'the sealed-secrets controller is ready';
+      return sealingReadyText(d);
     case 'CertFetched':
       return `sealing certificate fetched (valid until ${d.not_after})`;
     case 'FullPushed':
       return d.unchanged
-        ? `full pass: nothing to push (at ${short(d.commit)})`
+        ? `full tree already on the branch: nothing pushed (at ${short(d.commit)})`
         : `full pass pushed ${short(d.commit)} (${d.objects_sealed} objects sealed)`;
     case 'ScaffoldSucceeded':
       return `succeeded (infra ${short(d.infra_commit)}, full ${short(d.full_commit)})`;

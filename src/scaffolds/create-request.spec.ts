@@ -41,6 +41,25 @@ describe('create request validation reports every problem at once', () => {
     expect(e.details!.map((d) => d.field)).toEqual(['domain', 'region', 'repo.url', 'repo.branch']);
   });
 
+  it('names both a missing repository and a missing target, and the shape problems with the values', () => {
+    const { repo: _repo, target: _target, ...rest } = body();
+    expect(refusal(rest).details).toEqual([
+      { field: 'target', problem: 'is required' },
+      { field: 'repo.url', problem: 'is required (no PLATFORM_REPO_URL default is configured)' },
+    ]);
+    const e = refusal({ ...rest, domain: 'not a domain', cluster_name: 42 });
+    expect(e.details!.map((d) => d.field)).toEqual(['target', 'cluster_name', 'domain', 'repo.url']);
+  });
+
+  it("lists the target's problems with the others", () => {
+    const sops = refusal(
+      body({ region: 'EU WEST', secrets_backend: 'sops', target: { age_recipients: ['AGE-SECRET-KEY-1', 'x'] } }),
+    );
+    expect(sops.details!.map((d) => d.field)).toEqual(['region', 'target.age_recipients.0', 'target.age_recipients.1']);
+    const cert = refusal(body({ region: 'EU WEST', target: { sealing_cert_pem: 'not a certificate' } }));
+    expect(cert.details!.map((d) => d.field)).toEqual(['region', 'target.sealing_cert_pem']);
+  });
+
   it('reports at most 20 problems for a body of thousands of unknown fields', () => {
     const junk = Object.fromEntries(Array.from({ length: 5000 }, (_, i) => [`f${i}`, i]));
     expect(refusal(body(junk)).details).toHaveLength(20);

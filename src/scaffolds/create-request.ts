@@ -201,7 +201,11 @@ function checkFluxUrl(url: string, allowedHosts: string[] = []): string | null {
   return checkRepoUrl(url, FLUX_SCHEMES, allowedHosts);
 }
 
-/** Validates a create body completely before anything is appended. */
+/**
+ * Validates a create body completely before anything is appended, reporting every problem at once (400): the
+ * shape's, then each field's own, the target's. A field whose shape is wrong is not checked further (one
+ * problem for it, not two). Refusals of a service setting (422) come only once the request itself is sound.
+ */
 export function parseCreateRequest(
   body: unknown,
   opts: {
@@ -213,34 +217,49 @@ export function parseCreateRequest(
   } & ReferenceSettings,
 ): CreateRequest {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw invalid('body', 'must be a JSON object');
-  if (!validateShape(body)) throw invalidAll(shapeProblems(validateShape.errors ?? []));
+  const shape = validateShape(body) ? [] : shapeProblems(validateShape.errors ?? []);
+  const problems: FieldProblem[] = [...shape];
+  const shapeWrong = (field: string) =>
+    shape.some((p) => p.field === field || field.startsWith(`${p.field}.`) || p.field.startsWith(`${field}.`));
+  /** Notes what `check` finds wrong with a field, unless its shape already is (then the check could not read it). */
+  const note = (field: string, check: () => string | null) => {
+    if (shapeWrong(field)) return;
+    const problem = check();
+    if (problem) problems.push({ field, problem });
+  };
   const b = body as any;
-  const problems: FieldProblem[] = [];
-  const note = (field: string, problem: string | null) => void (problem && problems.push({ field, problem }));
-  const checks: Array<[string, unknown, FieldCheck]> = [
-    ['cluster_name', b.cluster_name, isClusterName],
-    ['domain', b.domain, isDomain],
-    ['region', b.region, isRegion],
-    ['acme_email', b.acme_email, isEmail],
+  const checks: Array<[string, FieldCheck]> = [
+    ['cluster_name', isClusterName],
+    ['domain', isDomain],
+    ['region', isRegion],
+    ['acme_email', isEmail],
   ];
-  for (const [field, value, check] of checks) note(field, check(value));
+  for (const [field, check] of checks) note(field, () => check(b[field]));
   const repoUrl: string | undefined = b.repo?.url ?? opts.platformRepoUrl;
-  note(
-    'repo.url',
+  note('repo.url', () =>
     repoUrl
       ? checkRepoUrl(repoUrl, opts.allowedSchemes, opts.allowedHosts)
       : 'is required (no PLATFORM_REPO_URL default is configured)',
   );
   const branch: string = b.repo?.branch ?? opts.defaultBranch;
-  note('repo.branch', branchProblem(branch));
-  note('repo.flux_url', b.repo?.flux_url === undefined ? null : checkFluxUrl(b.repo.flux_url, opts.allowedHosts));
-  note('reference_domain', b.reference_domain === undefined ? null : isDomain(b.reference_domain));
-  note('reference_env', b.reference_env === undefined ? null : isReferenceEnv(b.reference_env));
-  for (const [from, to] of Object.entries((b.host_map ?? {}) as Record<string, string>))
-    note(`host_map.${from}`, isHostName(from) ?? isHostName(to));
-  for (const [from, to] of Object.entries((b.path_map ?? {}) as Record<string, string>))
-    note(`path_map.${from}`, pathMapValueProblem(from) ?? pathMapValueProblem(to));
-  if (problems.length > 0) throw invalidAll(problems);
+  note('repo.branch', () => branchProblem(branch));
+  note('repo.flux_url', () =>
+    b.repo?.flux_url === undefined ? null : checkFluxUrl(b.repo.flux_url, opts.allowedHosts),
+  );
+  note('reference_domain', () => (b.reference_domain === undefined ? null : isDomain(b.reference_domain)));
+  note('reference_env', () => (b.reference_env === undefined ? null : isReferenceEnv(b.reference_env)));
+  if (!shapeWrong('host_map'))
+    for (const [from, to] of Object.entries((b.host_map ?? {}) as Record<string, string>))
+      note(`host_map.${from}`, () => isHostName(from) ?? isHostName(to));
+  if (!shapeWrong('path_map'))
+    for (const [from, to] of Object.entries((b.path_map ?? {}) as Record<string, string>))
+      note(`path_map.${from}`, () => pathMapValueProblem(from) ?? pathMapValueProblem(to));
+  if (!shapeWrong('credentials_secret') && b.credentials_secret)
+    problems.push(...credentialsSecretProblems(b.credentials_secret));
+  const target = shapeWrong('target') || shapeWrong('secrets_backend') ? undefined : targetOf(b);
+  if (target && 'problems' in target) problems.push(...target.problems);
+  if (problems.length > 0) throw invalidAll(problems.slice(0, MAX_PROBLEMS));
+
   const reference = referenceOf(b.reference_env, opts);
   const common = {
     cluster_name: b.cluster_name,
@@ -256,25 +275,49 @@ export function parseCreateRequest(
     ...(b.path_map && Object.keys(b.path_map).length > 0 ? { path_map: b.path_map as Record<string, string> } : {}),
     ...credentialsSecret(b.credentials_secret, Boolean(opts.acceptKubeconfigTargets)),
   };
-  // The backend and the target must agree: SOPS takes age public keys, Sealed Secrets a certificate or a cluster to fetch it from.
-  const sops = b.secrets_backend === 'sops';
-  if (sops !== Boolean(b.target.age_recipients)) {
-    throw invalid(
-      'target',
-      sops ? 'secrets_backend sops needs target.age_recipients' : 'target.age_recipients needs secrets_backend sops',
+  const checked = (target as { target: CreateTarget }).target;
+  if (checked.kind === 'kubeconfig_secret' && !opts.acceptKubeconfigTargets) {
+    throw new ApiError(
+      422,
+      'unsupported_target',
+      `target.kubeconfig_secret: reading the target cluster needs ${MANAGEMENT_CLUSTER}; give target.sealing_cert_pem`,
     );
   }
-  if (sops) {
-    const bad = (b.target.age_recipients as string[]).findIndex((r) => !isAgeRecipient(r));
-    if (bad >= 0) throw invalid(`target.age_recipients.${bad}`, 'must be an age public key (age1...)');
-    return { ...common, target: { kind: 'age_recipients', recipients: b.target.age_recipients } };
+  return { ...common, target: checked };
+}
+
+/**
+ * The request's target, or every problem with it. The backend and the target must agree: SOPS takes age
+ * public keys, Sealed Secrets a certificate or a cluster to fetch it from.
+ */
+function targetOf(b: any): { target: CreateTarget } | { problems: FieldProblem[] } {
+  const sops = b.secrets_backend === 'sops';
+  if (sops !== Boolean(b.target.age_recipients)) {
+    const problem = sops
+      ? 'secrets_backend sops needs target.age_recipients'
+      : 'target.age_recipients needs secrets_backend sops';
+    return { problems: [{ field: 'target', problem }] };
   }
-  if (b.target.kubeconfig_secret)
-    return { ...common, target: kubeconfigTarget(b.target.kubeconfig_secret, Boolean(opts.acceptKubeconfigTargets)) };
+  if (sops) {
+    const recipients = b.target.age_recipients as string[];
+    const problems = recipients.flatMap((r, i) =>
+      isAgeRecipient(r)
+        ? []
+        : [{ field: `target.age_recipients.${i}`, problem: 'must be an age public key (age1...)' }],
+    );
+    return problems.length > 0 ? { problems } : { target: { kind: 'age_recipients', recipients } };
+  }
+  if (b.target.kubeconfig_secret) {
+    const ref = b.target.kubeconfig_secret;
+    const problems = kubeconfigSecretProblems(ref);
+    return problems.length > 0
+      ? { problems }
+      : { target: { kind: 'kubeconfig_secret', ref: { namespace: ref.namespace, name: ref.name, key: ref.key } } };
+  }
   try {
-    return { ...common, target: { kind: 'sealing_cert', cert: parseSealingCertificate(b.target.sealing_cert_pem) } };
+    return { target: { kind: 'sealing_cert', cert: parseSealingCertificate(b.target.sealing_cert_pem) } };
   } catch (e) {
-    if (e instanceof CertificateError) throw invalid('target.sealing_cert_pem', e.message);
+    if (e instanceof CertificateError) return { problems: [{ field: 'target.sealing_cert_pem', problem: e.message }] };
     throw e;
   }
 }
@@ -348,7 +391,18 @@ const MANAGEMENT_CLUSTER = 'access to the management cluster (KUBECONFIG, a serv
 const SECRET_KEY = /^[-._a-zA-Z0-9]{1,253}$/;
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
 
-/** The management-cluster Secret holding the supplied credentials (a reference; read when it is used). */
+/** What is wrong with the reference to the management-cluster Secret holding the supplied credentials. */
+function credentialsSecretProblems(ref: { namespace: string; name: string }): FieldProblem[] {
+  const namespaceProblem = isClusterName(ref.namespace);
+  return [
+    ...(namespaceProblem ? [{ field: 'credentials_secret.namespace', problem: namespaceProblem }] : []),
+    ...(DNS_SUBDOMAIN.test(ref.name)
+      ? []
+      : [{ field: 'credentials_secret.name', problem: 'must be a DNS-1123 subdomain' }]),
+  ];
+}
+
+/** The management-cluster Secret holding the supplied credentials (a reference, checked already; read when it is used). */
 function credentialsSecret(
   ref: { namespace: string; name: string } | undefined,
   accepted: boolean,
@@ -360,25 +414,24 @@ function credentialsSecret(
       'unsupported_credentials_secret',
       `credentials_secret: reading it needs ${MANAGEMENT_CLUSTER}`,
     );
-  const namespaceProblem = isClusterName(ref.namespace);
-  if (namespaceProblem) throw invalid('credentials_secret.namespace', namespaceProblem);
-  if (!DNS_SUBDOMAIN.test(ref.name)) throw invalid('credentials_secret.name', 'must be a DNS-1123 subdomain');
   return { credentials_secret: { namespace: ref.namespace, name: ref.name } };
 }
 
-function kubeconfigTarget(ref: { namespace: string; name: string; key: string }, accepted: boolean): CreateTarget {
-  if (!accepted) {
-    throw new ApiError(
-      422,
-      'unsupported_target',
-      `target.kubeconfig_secret: reading the target cluster needs ${MANAGEMENT_CLUSTER}; give target.sealing_cert_pem`,
-    );
-  }
+/** What is wrong with a target's kubeconfig Secret reference. */
+function kubeconfigSecretProblems(ref: { namespace: string; name: string; key: string }): FieldProblem[] {
   const namespaceProblem = isClusterName(ref.namespace);
-  if (namespaceProblem) throw invalid('target.kubeconfig_secret.namespace', namespaceProblem);
-  if (ref.name.length > 253 || !DNS_SUBDOMAIN.test(ref.name))
-    throw invalid('target.kubeconfig_secret.name', 'must be a DNS-1123 subdomain');
-  if (!SECRET_KEY.test(ref.key))
-    throw invalid('target.kubeconfig_secret.key', 'must be a Secret data key (letters, digits, "-", "_", ".")');
-  return { kind: 'kubeconfig_secret', ref: { namespace: ref.namespace, name: ref.name, key: ref.key } };
+  return [
+    ...(namespaceProblem ? [{ field: 'target.kubeconfig_secret.namespace', problem: namespaceProblem }] : []),
+    ...(ref.name.length <= 253 && DNS_SUBDOMAIN.test(ref.name)
+      ? []
+      : [{ field: 'target.kubeconfig_secret.name', problem: 'must be a DNS-1123 subdomain' }]),
+    ...(SECRET_KEY.test(ref.key)
+      ? []
+      : [
+          {
+            field: 'target.kubeconfig_secret.key',
+            problem: 'must be a Secret data key (letters, digits, "-", "_", ".")',
+          },
+        ]),
+  ];
 }

@@ -1,7 +1,8 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, cpSync, existsSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SHIPPED_TEMPLATE } from '../../libs/generator/src';
+import { PINNED_KUBECTL, PINNED_KUBECTL_INSTALL } from '../../libs/generator/src/kubectl-version';
 import { makeRsaCert } from '../support/certs';
 import { allFiles, childEnv, readTree, tempDir, yamlObjects } from '../support/files';
 import { CORP_PLANTED, writeCorpReference } from '../support/reference-repos';
@@ -416,6 +417,9 @@ describe('generate-gitops-env command line', () => {
     expect(shown.code).toBe(0);
     expect(readTree(repo)).toEqual(before);
     expect(shown.stdout).toMatch(/^dry run: \d+ files would change \(nothing was written\)/);
+    // Nothing was written, so the summary says what would be, never "files written".
+    expect(shown.stdout).toMatch(/^ {2}files that would be written: [1-9]\d*, removed: \d+$/m);
+    expect(shown.stdout).not.toContain('files written');
     expect(shown.stdout).toContain('  added    clusters/dry/database/postgresql-credentials.yaml');
     expect(shown.stdout).toContain('+++ b/clusters/dry/database/postgresql-credentials.yaml');
     expect(shown.stdout).toContain('encryptedData: "<sealed: 4 keys>"');
@@ -434,6 +438,37 @@ describe('generate-gitops-env command line', () => {
 
     // Bad input fails a dry run as it fails the real one.
     expect(run([...dry, '--sealing-cert', certFile, '--dry-run']).code).toBe(2);
+  });
+
+  it('warns once, naming the pinned version and its install command, when the first kubectl on PATH is another', () => {
+    // An older kubectl first on PATH (a fresh shell on this machine finds v1.32): it answers its version and builds nothing.
+    const older = tempDir('older-kubectl');
+    writeFileSync(
+      join(older, 'kubectl'),
+      `#!/bin/sh\n[ "$1" = version ] && printf 'Client Version: v1.32.3\\nKustomize Version: v5.5.0\\n' && exit 0\nexit 1\n`,
+    );
+    chmodSync(join(older, 'kubectl'), 0o755);
+    const repo = tempDir('older-kubectl-repo');
+    const r = run(['--repo', repo, ...common, '--infra-only'], { PATH: `${older}:${process.env.PATH}` });
+    const warnings = r.stderr.split('\n').filter((l) => l.includes('warning'));
+    expect(warnings).toEqual([
+      `generate-gitops-env: warning: the kubectl first on PATH is v1.32.3, not the pinned ${PINNED_KUBECTL} the tests and the service validate with (its kustomize may build trees differently); install the pinned one: ${PINNED_KUBECTL_INSTALL}`,
+    ]);
+    expect(PINNED_KUBECTL_INSTALL).toContain('bash scripts/install-kube-tools.sh');
+    // The pinned one (first on PATH in the tests) says nothing; without validation kubectl is not asked.
+    expect(run(['--repo', tempDir('pinned-kubectl-repo'), ...common, '--infra-only']).stderr).toBe('');
+    expect(
+      run(['--repo', tempDir('unvalidated-repo'), ...common, '--infra-only', '--no-validate'], {
+        PATH: `${older}:${process.env.PATH}`,
+      }).stderr,
+    ).toBe('');
+  });
+
+  it('pins the same kubectl as the scripts that install it', () => {
+    for (const script of ['scripts/ensure-services.sh', 'scripts/demo-tools.sh']) {
+      const pinned = readFileSync(join(__dirname, '../..', script), 'utf8').match(/^KUBECTL_PINNED=(\S+)$/m)?.[1];
+      expect({ script, pinned }).toEqual({ script, pinned: PINNED_KUBECTL });
+    }
   });
 
   describe("the GitRepository URL from --repo's origin remote", () => {

@@ -94,6 +94,12 @@ describe('the console (/ui) in Chromium', () => {
       expect(res.headers.get('x-content-type-options')).toBe('nosniff');
       expect(res.headers.get('referrer-policy')).toBe('no-referrer');
     }
+    // The bare path is sent to the page itself (its relative script and style paths resolve under /ui/ only).
+    const bare = await fetch(`${stack.svc.base}/ui?x=1`, { redirect: 'manual' });
+    expect({ status: bare.status, location: bare.headers.get('location') }).toEqual({
+      status: 301,
+      location: '/ui/?x=1',
+    });
     const index = await (await fetch(`${stack.svc.base}/ui/`)).text();
     expect(index).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);
     expect(index).not.toMatch(/\sstyle=|\son[a-z]+=/i);
@@ -201,6 +207,43 @@ describe('the console (/ui) in Chromium', () => {
     await signIn(page, stack.svc.base, API_KEY, 'default (admin)');
     await page.waitForSelector(`tr[data-run-id="${id}"] td.owner:text-is("team-a")`);
 
+    expect(pageProblems).toEqual([]);
+  });
+
+  it('shows a failed run on a 420 px screen: every description on screen, each failure listed once', async () => {
+    const remote = bareRepo();
+    const created = await api(
+      stack.svc.base,
+      'POST',
+      '/api/v1/scaffolds',
+      { ...request('console-narrow', remote.url, cert.certPem), repo: { url: remote.url, branch: 'no-such-branch' } },
+      { 'x-api-key': TEAM_A },
+    );
+    const run = await untilTerminal(stack.svc.base, created.json.id);
+    expect(run.status).toBe('failed');
+
+    const page = await newPage();
+    await page.setViewportSize({ width: 420, height: 900 });
+    await page.goto(`${stack.svc.base}/ui`);
+    expect(new URL(page.url()).pathname).toBe('/ui/');
+    await page.fill('#api-key', TEAM_A);
+    await page.click('#sign-in button[type=submit]');
+    await page.waitForSelector('#who:text-is("team-a (operator)")');
+    await page.goto(`${stack.svc.base}/ui/#/runs/${run.id}`);
+    await page.waitForSelector('#timeline li[data-type="ScaffoldFailed"]');
+    await page.waitForSelector('#problems li');
+    await page.waitForSelector('#log:has-text("run failed")');
+
+    const overflowing = await page.$$eval('#timeline .summary, #problems li', (items) =>
+      items.filter((e) => e.getBoundingClientRect().right > (globalThis as any).innerWidth).map((e) => e.textContent),
+    );
+    expect(overflowing).toEqual([]);
+    expect(await page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth)).toBeLessThanOrEqual(
+      420,
+    );
+    const listed = await page.$$eval('#problems li', (items) => items.map((e) => e.textContent));
+    expect(listed).toEqual([expect.stringMatching(/^ScaffoldFailed: .*the branch does not exist on the remote/)]);
+    await page.screenshot({ path: artifactPath('console-run-420px.png'), fullPage: true });
     expect(pageProblems).toEqual([]);
   });
 

@@ -124,6 +124,8 @@ describe('scaffolderctl as a client of the REST API (the built command against t
     expect([r.code, r.stderr]).toEqual([0, '']);
     expect(r.stdout).toMatch(/^full pass\n/);
     expect(r.stdout).toMatch(/dry run: \d+ files would change \(nothing was written\)/);
+    expect(r.stdout).toMatch(/^ {2}files that would be written: \d+, removed: \d+$/m);
+    expect(r.stdout).not.toContain('files written');
     expect(r.stdout).toContain('clusters/cli-preview/');
     const json = JSON.parse((await ctl(['preview', '-f', file, '--json'])).stdout);
     expect(json).toMatchObject({ pass: 'full', summary: { cluster_name: 'cli-preview' } });

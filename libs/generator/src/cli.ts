@@ -14,6 +14,7 @@ import {
   SHIPPED_SOPS_TEMPLATE,
   SHIPPED_TEMPLATE,
 } from './generate';
+import { kubectlVersionWarning } from './kubectl-version';
 import { preview } from './preview';
 import { describeChanges, describePlan, describeSummary } from './summary-text';
 
@@ -300,12 +301,15 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
       sourceBranch: values['source-branch'],
       validate: !values['no-validate'],
     };
+    // Validation builds with the first kubectl on PATH: say so once when that is not the pinned one.
+    const kubectlWarning = options.validate ? await kubectlVersionWarning() : null;
+    if (kubectlWarning) process.stderr.write(`generate-gitops-env: warning: ${kubectlWarning}\n`);
     if (values['dry-run']) {
       const { summary, changes } = await preview(options);
       process.stdout.write(
         values.json
           ? JSON.stringify({ summary, changes }, null, 2) + '\n'
-          : describeChanges(changes) + describeSummary(summary) + describePlan(summary),
+          : describeChanges(changes) + describeSummary(summary, { planned: true }) + describePlan(summary),
       );
       return 0;
     }

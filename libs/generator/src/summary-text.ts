@@ -54,7 +54,14 @@ export function describePlan(summary: GenerateSummary): string {
 const schemaCounts = (summary: GenerateSummary) =>
   summary.schema_checked ? `, ${plural(summary.schema_checked.objects, 'object')} against their schemas` : '';
 
-export function describeSummary(summary: GenerateSummary): string {
+/**
+ * A pass's summary. `planned`: a dry run's or a preview's, whose files were not written: it says what would be
+ * written and removed (its lines follow describeChanges' "nothing was written").
+ */
+export function describeSummary(summary: GenerateSummary, { planned = false } = {}): string {
+  const files = planned
+    ? `  files that would be written: ${summary.paths_written.length}, removed: ${summary.paths_removed.length}`
+    : `  files written: ${summary.paths_written.length}, removed: ${summary.paths_removed.length}`;
   const lines = [
     `${summary.pass} pass for ${summary.cluster_name} (${summary.domain}, ${summary.region}) from ${summary.reference_env} (${summary.reference_domain})`,
     ...summary.hosts.map((h) => `  host ${h.from} -> ${h.to}`),
@@ -66,7 +73,7 @@ export function describeSummary(summary: GenerateSummary): string {
         ? `  folders: ${[summary.gitops_path, ...summary.overlay_paths].join(', ')}`
         : `  layers: ${summary.layers.join(', ')}`,
     `  kustomizations: ${summary.kustomizations.map((k) => k.name).join(', ')}`,
-    `  files written: ${summary.paths_written.length}, removed: ${summary.paths_removed.length}`,
+    files,
     ...(summary.shared_paths_copied.length > 0
       ? [`  shared folders copied into the repository (they were missing): ${summary.shared_paths_copied.join(', ')}`]
       : []),

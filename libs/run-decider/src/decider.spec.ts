@@ -50,6 +50,34 @@ describe('run decider', () => {
     expect(state.refused).toEqual([]);
   });
 
+  describe('says what the run pushed, true to its passes', () => {
+    const succeeded = (infraPass: EventDraft, fullPass: EventDraft): EventDraft => ({
+      type: 'ScaffoldSucceeded',
+      data: { infra_commit: 'a'.repeat(40), full_commit: (fullPass.data as { commit: string }).commit },
+    });
+    const unchanged = <T extends EventDraft>(e: T): T => ({ ...e, data: { ...e.data, unchanged: true } });
+    const outcome = (infraPass: EventDraft, fullPass: EventDraft) =>
+      fold(at([requested, infraPass, ready, fetched, fullPass, succeeded(infraPass, fullPass)])).message;
+
+    it.each([
+      ['both passes pushed', infra, full, 'both passes pushed'],
+      ['nothing: both trees already on the branch', unchanged(infra), unchanged(full), /^nothing pushed/],
+      ['the full pass only', unchanged(infra), full, /^full pass pushed; the infrastructure was already on the branch/],
+      ['the infrastructure only', infra, unchanged(full), /^infrastructure pushed; the full tree was already/],
+    ])('%s', (_what, infraPass, fullPass, said) => {
+      expect(outcome(infraPass, fullPass)).toMatch(said);
+    });
+
+    it('names no controller when the request gave the certificate, and the one it checked otherwise', () => {
+      expect(fold(at([requested, infra, ready])).message).toMatch(/^no controller checked/);
+      const checked: EventDraft = {
+        type: 'SealedSecretsReady',
+        data: { source: 'cluster', controller: { namespace: 'kube-system', name: 'sealed-secrets' } },
+      };
+      expect(fold(at([requested, infra, checked])).message).toMatch(/^sealed-secrets controller available/);
+    });
+  });
+
   it('takes a SOPS run from the infrastructure pass straight to the full pass', () => {
     const sopsRequested: EventDraft = {
       type: 'ScaffoldRequested',

@@ -19,6 +19,11 @@ export interface RunState {
   message: string;
   infraCommit: string | null;
   fullCommit: string | null;
+  /**
+   * The passes that found their tree already on the branch and pushed nothing (absent in states kept by
+   * versions before it: read as none).
+   */
+  unchangedPasses?: Array<'infra-pass' | 'full-pass'>;
   certFingerprint: string | null;
   /** The target's sealed-secrets controller, once found Available. */
   sealedSecretsController: { namespace: string; name: string } | null;
@@ -48,6 +53,7 @@ export const initialState: RunState = {
   message: '',
   infraCommit: null,
   fullCommit: null,
+  unchangedPasses: [],
   certFingerprint: null,
   sealedSecretsController: null,
   attempts: {},
@@ -93,6 +99,23 @@ const RESULT_STEP = Object.fromEntries(Object.entries(STEP_RESULT).map(([step, t
   Record<EventDraft['type'], Step>
 >;
 const short = (fingerprint: string) => fingerprint.slice(0, 16);
+
+/** What a run that succeeded pushed, in words: a pass that found its tree already on the branch pushed nothing. */
+export function pushedOutcome(unchanged: ReadonlyArray<Step>): string {
+  const infra = !unchanged.includes('infra-pass');
+  const full = !unchanged.includes('full-pass');
+  if (infra && full) return 'both passes pushed';
+  if (!infra && !full) return 'nothing pushed: the branch already held both trees';
+  return infra
+    ? 'infrastructure pushed; the full tree was already on the branch'
+    : 'full pass pushed; the infrastructure was already on the branch';
+}
+
+/** A pass's result recorded in the state's list of passes that pushed nothing. */
+const withPass = (state: RunState, pass: 'infra-pass' | 'full-pass', unchanged: boolean | undefined) => [
+  ...(state.unchangedPasses ?? []).filter((p) => p !== pass),
+  ...(unchanged ? [pass] : []),
+];
 
 /**
  * Why an event on the run's subject cannot be part of this run, or null when it can. The service only
@@ -166,6 +189,7 @@ function apply(state: RunState, event: StoredEvent | (EventDraft & { time: strin
         status: 'running',
         step: sops ? 'full-pass' : NEXT_STEP['infra-pass'],
         infraCommit: event.data.commit,
+        unchangedPasses: withPass(s, 'infra-pass', event.data.unchanged),
         message: `infrastructure ${event.data.unchanged ? 'unchanged at' : 'pushed as'} ${event.data.commit.slice(0, 12)}; ${sops ? 'running the full pass' : 'waiting for sealed-secrets'}`,
       };
     }
@@ -175,7 +199,11 @@ function apply(state: RunState, event: StoredEvent | (EventDraft & { time: strin
         status: 'running',
         step: NEXT_STEP['sealed-secrets-wait'],
         sealedSecretsController: event.data.controller ?? null,
-        message: 'sealed-secrets controller available; fetching its certificate',
+        // A certificate given in the request skips the check: no controller was looked at.
+        message:
+          event.data.source === 'cluster'
+            ? 'sealed-secrets controller available; fetching its certificate'
+            : 'no controller checked (the request gave the sealing certificate); reading that certificate',
       };
     case 'CertFetched':
       return {
@@ -189,10 +217,11 @@ function apply(state: RunState, event: StoredEvent | (EventDraft & { time: strin
       return {
         ...s,
         fullCommit: event.data.commit,
+        unchangedPasses: withPass(s, 'full-pass', event.data.unchanged),
         message: `full tree ${event.data.unchanged ? 'unchanged at' : 'pushed as'} ${event.data.commit.slice(0, 12)}`,
       };
     case 'ScaffoldSucceeded':
-      return { ...s, status: 'succeeded', finishedAt: event.time, message: 'both passes pushed' };
+      return { ...s, status: 'succeeded', finishedAt: event.time, message: pushedOutcome(s.unchangedPasses ?? []) };
     case 'StepFailed':
       return {
         ...s,

@@ -21,6 +21,17 @@ export const shortCommit = (commit: unknown): string => (typeof commit === 'stri
 
 const str = (v: unknown): string => (v === undefined || v === null ? '' : String(v));
 
+/**
+ * SealedSecretsReady in words, as scaffolderctl says it (src/ctl/run-text.ts; test/console/event-sentences.spec.ts
+ * holds the two to the same words): the controller found Available, or that none was checked.
+ */
+function sealingReady(d: Record<string, unknown>): string {
+  const controller = d.controller as { namespace?: unknown; name?: unknown } | null | undefined;
+  return d.source === 'cluster' && controller
+    ? `sealed-secrets controller ${str(controller.namespace)}/${str(controller.name)} is ready`
+    : 'no controller checked: the request gave the sealing certificate';
+}
+
 /** One line about an event's data (events hold names, references and fingerprints only: no credential). */
 export function eventSummary(e: RunEvent): string {
   const d = e.data;
@@ -31,15 +42,15 @@ export function eventSummary(e: RunEvent): string {
     }
     case 'InfraPushed':
       return d.unchanged
-        ? `infrastructure unchanged at ${shortCommit(d.commit)}`
+        ? `infrastructure already on the branch: nothing pushed (at ${shortCommit(d.commit)})`
         : `infrastructure commit ${shortCommit(d.commit)}, ${str(d.files_changed)} files changed`;
     case 'SealedSecretsReady':
-      return `sealing ready (${str(d.source).replace('_', ' ')})`;
+      return sealingReady(d);
     case 'CertFetched':
       return `sealing certificate ${str(d.fingerprint_sha256).slice(0, 16)}…, valid until ${str(d.not_after)}`;
     case 'FullPushed':
       return d.unchanged
-        ? `full tree unchanged at ${shortCommit(d.commit)}`
+        ? `full tree already on the branch: nothing pushed (at ${shortCommit(d.commit)})`
         : `full commit ${shortCommit(d.commit)}, ${str(d.objects_sealed)} objects sealed`;
     case 'ScaffoldSucceeded':
       return `succeeded (infra ${shortCommit(d.infra_commit)}, full ${shortCommit(d.full_commit)})`;

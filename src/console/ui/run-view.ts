@@ -67,12 +67,20 @@ function credentialPlan(items: CredentialPlanItem[]): HTMLElement {
   );
 }
 
-/** What was refused, failed or skipped: failure events, and the log's warnings and errors. */
+/**
+ * What was refused, failed or skipped, each once. Failures come from the events; the log repeats each of them
+ * (a step's ERROR line, the run's closing `[run]` line), so from the log only the steps' warnings are taken,
+ * which no event carries. A StepFailed that will not be retried is the same failure as the ScaffoldFailed after it.
+ */
 function problems(events: RunEvent[], log: string): HTMLElement {
   const fromEvents = events
-    .filter((e) => ['StepFailed', 'ScaffoldFailed', 'ScaffoldCancelled', 'ScaffoldCancelRequested'].includes(e.type))
+    .filter((e) =>
+      e.type === 'StepFailed'
+        ? e.data.will_retry === true
+        : ['ScaffoldFailed', 'ScaffoldCancelled', 'ScaffoldCancelRequested'].includes(e.type),
+    )
     .map((e) => `${e.type}: ${eventSummary(e)}`);
-  const fromLog = log.split('\n').filter((l) => /^\S+ (WARN|ERROR) /.test(l));
+  const fromLog = log.split('\n').filter((l) => /^\S+ WARN \[(?!run\])/.test(l));
   const all = [...fromEvents, ...fromLog];
   if (all.length === 0) return h('p', { id: 'problems' }, 'Nothing was refused or skipped.');
   return h('ul', { id: 'problems' }, ...all.map((p) => h('li', {}, p)));
