@@ -139,7 +139,9 @@ export async function main(
     args = parsed.positionals;
   } catch (e) {
     if (!(e instanceof UsageError)) throw e;
-    err(`scaffolderctl: ${e.message}\n${name && command ? `(scaffolderctl ${name} --help for its options)` : USAGE}\n`);
+    // One line, as docs/cli.md promises (the whole usage would push the mistake off the screen); after a command's
+    // name a second one says where its options are.
+    err(`scaffolderctl: ${e.message}\n${command ? `(scaffolderctl ${name} --help for its options)\n` : ''}`);
     return EXIT.usage;
   }
   if (values.version) {
