@@ -49,4 +49,16 @@ describe('what the built scaffolderctl loads', () => {
       ]);
     }
   });
+
+  it('loads NATS for the stream commands, and neither the framework nor the database driver for those reading only NATS', () => {
+    for (const argv of [['events', RUN], ['stream-info'], ['tail'], ['replay', '--from-seq', '1']]) {
+      const r = loadedBy(...argv);
+      expect([argv, r.status]).toEqual([argv, 1]); // NATS is not there
+      expect(r.packages).toContain('@nats-io/transport-node');
+      expect([argv, r.packages.filter((p) => /^(@nestjs\/|typeorm$|pg$|nestjs-pino$|pino$|rxjs$)/.test(p))]).toEqual([
+        argv,
+        [],
+      ]);
+    }
+  });
 });
