@@ -8,7 +8,7 @@ import type { StoredEvent } from '../../libs/events/src';
 import type { RefusedEvent } from '../../libs/run-decider/src';
 import { databaseFromEnv, makeDataSource } from '../projection/data-source';
 import { SkippedStreamMessage } from '../projection/entities';
-import { applyEvent } from '../projection/projector';
+import { applyEvent } from '../projection/run-rows';
 import { rebuildProjection } from '../projection/rebuild';
 import { RunReadModel } from '../projection/run-read-model';
 
