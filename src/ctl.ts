@@ -29,8 +29,7 @@ const STREAM_ENVIRONMENT = `  NATS_URL                      NATS servers, comma-
   NATS_CREDS | NATS_NKEY_SEED_FILE | NATS_USER + NATS_PASSWORD(_FILE) | NATS_TOKEN(_FILE)
                                 how to authenticate (deploy/nats: the ops identity)
   NATS_TLS_CA, NATS_TLS_CERT, NATS_TLS_KEY, NATS_INBOX_PREFIX
-  DATABASE_URL, DATABASE_SSL_CA the read-model (status, replay --apply, rebuild-projection)
-  LOG_LEVEL                     debug shows the framework's own lines`;
+  DATABASE_URL, DATABASE_SSL_CA the read-model (status, replay --apply, rebuild-projection)`;
 
 /** What the API commands read. */
 const API_ENVIRONMENT = `  SCAFFOLDER_URL                the service's REST API (create, preview, get, list, logs, cancel, redrive)
@@ -139,7 +138,9 @@ export async function main(
     args = parsed.positionals;
   } catch (e) {
     if (!(e instanceof UsageError)) throw e;
-    err(`scaffolderctl: ${e.message}\n${name && command ? `(scaffolderctl ${name} --help for its options)` : USAGE}\n`);
+    // One line, as docs/cli.md promises (the whole usage would push the mistake off the screen); after a command's
+    // name a second one says where its options are.
+    err(`scaffolderctl: ${e.message}\n${command ? `(scaffolderctl ${name} --help for its options)\n` : ''}`);
     return EXIT.usage;
   }
   if (values.version) {
@@ -165,7 +166,7 @@ export async function main(
   }
   const stdin = io.stdin ?? (() => readStdin());
   if (command.via === 'api') return runApiCommand(name, args, values, env, { out, err, stdin, signal: io.signal });
-  // Loaded only for them: the API commands and completion start without the framework, NATS or a database driver.
+  // Loaded only for them: the API commands and completion start without NATS, the event schemas or a database driver.
   const { runStreamCommand } = await import('./ctl/stream-runner');
   return runStreamCommand(name, args, values, env, { out, err });
 }

@@ -1,5 +1,6 @@
 import { BOX_SETTINGS } from '../../libs/git/src/build-box';
 import { DEFAULT_REPO_LIMITS } from '../../libs/runtime/src';
+import { DEFAULT_NATS_URL } from './nats-settings';
 import { DEFAULT_REPLY_PREFIXES } from './reply-subjects';
 
 /**
@@ -38,7 +39,7 @@ export const ENV_SCHEMA = {
       type: 'string',
       pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\s*,\\s*[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$',
     },
-    NATS_URL: { type: 'string', minLength: 1, default: 'nats://127.0.0.1:4222' },
+    NATS_URL: { type: 'string', minLength: 1, default: DEFAULT_NATS_URL },
     NATS_CREDS: text(),
     NATS_NKEY_SEED_FILE: text(),
     NATS_USER: text(),

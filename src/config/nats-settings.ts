@@ -42,6 +42,9 @@ export interface NatsEnv {
   NATS_INBOX_PREFIX?: string;
 }
 
+/** Where every process looks for NATS when NATS_URL is not set: a server on this machine. */
+export const DEFAULT_NATS_URL = 'nats://127.0.0.1:4222';
+
 const SCHEMES = new Set(['nats:', 'tls:', 'ws:', 'wss:']);
 
 function servers(value: string): string[] {

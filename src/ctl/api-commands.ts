@@ -5,8 +5,8 @@
  */
 import { readFileSync, statSync } from 'node:fs';
 import { UsageError } from '../../libs/cli/src';
-import { isRunId } from '../../libs/events/src';
-import { describeChanges, describePlan, describeSummary } from '../../libs/generator/src/summary-text';
+// The one file each: the libraries' indexes load the event schemas (ajv), NATS and YAML, which no API command needs.
+import { isRunId } from '../../libs/events/src/run-id';
 import { ApiClient, ApiRefusal, apiTarget, Unreachable } from './api-client';
 import { progressLine, runTable, runText } from './run-text';
 
@@ -193,15 +193,19 @@ export const API_COMMANDS: Record<string, ApiCommand> = {
   async preview(ctx, _args, stdin) {
     const body = await requestFile('preview', ctx.opts.file, stdin);
     const answer = await ctx.client.json('preview', 'POST', '/api/v1/scaffolds/preview', { body });
-    if (ctx.opts.json) ctx.out(JSON.stringify(answer));
-    else
-      printText(
-        ctx,
-        `${answer.pass} pass${answer.note ? ` (${answer.note})` : ''}\n` +
-          describeChanges(answer.changes ?? []) +
-          describeSummary(answer.summary, { planned: true }) +
-          describePlan(answer.summary),
-      );
+    if (ctx.opts.json) {
+      ctx.out(JSON.stringify(answer));
+      return EXIT.succeeded;
+    }
+    // Loaded here only: the generator's words for a summary bring YAML, which no other command needs.
+    const { describeChanges, describePlan, describeSummary } = await import('../../libs/generator/src/summary-text');
+    printText(
+      ctx,
+      `${answer.pass} pass${answer.note ? ` (${answer.note})` : ''}\n` +
+        describeChanges(answer.changes ?? []) +
+        describeSummary(answer.summary, { planned: true }) +
+        describePlan(answer.summary),
+    );
     return EXIT.succeeded;
   },
 

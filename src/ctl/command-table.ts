@@ -3,7 +3,7 @@
  * texts and the shell completion are all made from this one table.
  */
 import { type OptionSpec, type OptionTable, SHELLS } from '../../libs/cli/src';
-import { RUN_STATUSES } from '../../libs/run-decider/src';
+import { RUN_STATUSES } from '../../libs/run-decider/src/run-statuses';
 
 export interface CommandSpec {
   args: string;

@@ -2,20 +2,16 @@
  * The commands that read the event stream (NATS, the read-only ops identity) and the read-model
  * (PostgreSQL): events, tail, replay, rebuild-projection, stream-info, status.
  */
-import type { DataSource } from 'typeorm';
 import { UsageError } from '../../libs/cli/src';
-import { JetStreamEventStore } from '../../libs/event-store/src';
-import { StoredEvent } from '../../libs/events/src';
-import { RefusedEvent } from '../../libs/run-decider/src';
-import { SkippedStreamMessage } from '../projection/entities';
-import { RunReadModel } from '../projection/run-read-model';
-import { applyEvent } from '../projection/projector';
-import { rebuildProjection } from '../projection/rebuild';
+import type { JetStreamEventStore } from '../../libs/event-store/src';
+import type { StoredEvent } from '../../libs/events/src';
 import { runIdArgument } from './api-commands';
+import type { CtlReadModel } from './read-model';
 
 export interface Ctx {
   store: JetStreamEventStore;
-  db: () => Promise<DataSource>;
+  /** Opened on the first call, by the commands that use it. */
+  readModel: () => Promise<CtlReadModel>;
   out: (line: string) => void;
   json: boolean;
 }
@@ -47,18 +43,6 @@ async function consumerStates(store: JetStreamEventStore) {
       ack_floor_seq: c.ackFloorSeq,
       lag: c.lag,
     })),
-  };
-}
-
-/** What the projector recorded of messages no run accepted: the newest 20 of each kind. */
-async function skippedMessages(ds: DataSource) {
-  const invalid = await ds.getRepository(SkippedStreamMessage).find({ order: { seq: 'DESC' }, take: 20 });
-  const rows: Array<{ id: string; refused: RefusedEvent[] }> = await ds.query(
-    `SELECT id, state->'refused' AS refused FROM scaffold_runs WHERE jsonb_array_length(COALESCE(state->'refused', '[]'::jsonb)) > 0 ORDER BY updated_at DESC LIMIT 20`,
-  );
-  return {
-    invalid_messages: invalid.map((m) => ({ seq: Number(m.seq), subject: m.subject, reason: m.reason })),
-    refused_events: rows.flatMap((r) => r.refused.map((e) => ({ run_id: r.id, ...e }))),
   };
 }
 
@@ -98,14 +82,14 @@ export const STREAM_COMMANDS: Record<string, (ctx: Ctx, args: string[], opts: Re
       throw new UsageError('replay needs --from-seq N or --since TIME');
     const since = opts.since ? new Date(opts.since) : undefined;
     if (since && Number.isNaN(since.getTime())) throw new UsageError('--since must be an RFC 3339 time');
-    const ds = opts.apply ? await ctx.db() : undefined;
+    const readModel = opts.apply ? await ctx.readModel() : undefined;
     let fromSeq: number | undefined = opts['from-seq'];
     let count = 0;
     let applied = 0;
     const handle = async (events: StoredEvent[]) => {
       for (const e of events) {
         count++;
-        if (ds) applied += (await ds.transaction((m) => applyEvent(m, e))) ? 1 : 0;
+        if (readModel) applied += (await readModel.apply(e)) ? 1 : 0;
         else print(ctx, e);
       }
     };
@@ -121,7 +105,7 @@ export const STREAM_COMMANDS: Record<string, (ctx: Ctx, args: string[], opts: Re
       await handle(page.events);
       fromSeq = page.nextSeq ?? undefined;
     }
-    if (ds)
+    if (readModel)
       ctx.out(
         ctx.json
           ? JSON.stringify({ replayed: count, applied })
@@ -130,7 +114,7 @@ export const STREAM_COMMANDS: Record<string, (ctx: Ctx, args: string[], opts: Re
   },
 
   async 'rebuild-projection'(ctx, _args, opts) {
-    const result = await rebuildProjection(ctx.store, await ctx.db(), { keepOld: Boolean(opts['keep-old']) });
+    const result = await (await ctx.readModel()).rebuild(ctx.store, { keepOld: Boolean(opts['keep-old']) });
     ctx.out(
       ctx.json
         ? JSON.stringify(result)
@@ -152,16 +136,9 @@ export const STREAM_COMMANDS: Record<string, (ctx: Ctx, args: string[], opts: Re
 
   async status(ctx, _args, opts) {
     const s = await consumerStates(ctx.store);
-    const ds = await ctx.db();
-    const stuckAfter = new Date(Date.now() - (opts['stuck-minutes'] ?? 30) * 60_000);
-    const stuck = await new RunReadModel(ds).stuck(stuckAfter);
-    const stuckRuns = stuck.map((r) => ({
-      id: r.id,
-      status: r.status,
-      step: r.step,
-      updated_at: r.updated_at.toISOString(),
-    }));
-    const skipped = await skippedMessages(ds);
+    const readModel = await ctx.readModel();
+    const stuckRuns = await readModel.stuckRuns(new Date(Date.now() - (opts['stuck-minutes'] ?? 30) * 60_000));
+    const skipped = await readModel.skippedMessages();
     if (ctx.json) return ctx.out(JSON.stringify({ ...s, stuck_runs: stuckRuns, ...skipped }));
     await STREAM_COMMANDS['stream-info'](ctx, [], {});
     ctx.out(

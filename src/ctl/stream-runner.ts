@@ -1,19 +1,19 @@
-/** How scaffolderctl runs a stream command: the service's modules for NATS and PostgreSQL, in a context of their own. */
-import 'reflect-metadata';
-import type { INestApplicationContext } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
-import { Logger as NestPinoLogger } from 'nestjs-pino';
-import type { DataSource } from 'typeorm';
+/**
+ * How scaffolderctl runs a stream command: one NATS connection and the event store on it, and the read-model only
+ * for the commands that use it. No framework: the service's modules (NestJS, its logger, TypeORM) took most of a
+ * second to load, for a command that reads a few messages (#49).
+ */
+import type { NatsConnection } from '@nats-io/nats-core';
 import { UsageError } from '../../libs/cli/src';
 import { JetStreamEventStore } from '../../libs/event-store/src';
-import { CtlModule } from '../app/ctl.module';
-import { AppConfig, loadConfig } from '../config/config';
-import { makeLogger } from '../logging/logger';
-import { makeDataSource } from '../projection/data-source';
+import { DEFAULT_NATS_URL, type NatsSettings, natsSettings } from '../config/nats-settings';
+import { SettingError } from '../config/setting-files';
+import { openNatsConnection } from '../event-store/nats-client';
 import { EXIT } from './api-commands';
+import type { CtlReadModel } from './read-model';
 import { STREAM_COMMANDS } from './stream-commands';
 
-/** A stream command with its own context of the service's modules, closed when it is done; its exit code. */
+/** A stream command on a connection of its own, closed when it is done; its exit code. */
 export async function runStreamCommand(
   name: string,
   args: string[],
@@ -21,40 +21,38 @@ export async function runStreamCommand(
   env: NodeJS.ProcessEnv,
   { out, err }: { out: (line: string) => void; err: (text: string) => void },
 ): Promise<number> {
-  let config: AppConfig;
+  let settings: NatsSettings;
   try {
-    config = loadConfig(env, { requireApiKey: false });
+    settings = natsSettings({ ...env, NATS_URL: env.NATS_URL || DEFAULT_NATS_URL });
   } catch (e) {
-    err(`scaffolderctl: ${(e as Error).message}\n`);
+    if (!(e instanceof SettingError)) throw e;
+    err(`scaffolderctl: ${e.message}\n`);
     return EXIT.usage;
   }
-  let app: INestApplicationContext | undefined;
-  let ds: DataSource | undefined;
+  let nc: NatsConnection | undefined;
+  let readModel: CtlReadModel | undefined;
   try {
-    // Quiet by default: the output is the command's; LOG_LEVEL=debug shows the framework's lines.
-    const logger = makeLogger(env.LOG_LEVEL ? config.logLevel : 'warn');
-    app = await NestFactory.createApplicationContext(CtlModule.forRoot(config, logger), {
-      bufferLogs: true,
-      abortOnError: false,
-      // A failure to connect is the one line below, not the framework's stack first (LOG_LEVEL=debug shows both).
-      ...(/^(debug|trace)$/.test(env.LOG_LEVEL ?? '') ? {} : { logger: false as const }),
-    });
-    app.useLogger(app.get(NestPinoLogger));
-    const store = app.get(JetStreamEventStore);
-    const db = async () => {
-      if (!ds) {
-        ds = makeDataSource({ url: config.databaseUrl, sslCaFile: config.databaseSslCa });
-        await ds.initialize();
+    nc = await openNatsConnection(settings, 'scaffolderctl');
+    // Read only: the ops identity may not delete consumers (#28), so its readers leave theirs to expire.
+    const store = await JetStreamEventStore.open(nc, undefined, { readOnly: true });
+    store.onInvalid = (m) =>
+      err(`scaffolderctl: skipped seq ${m.seq} on ${m.subject}, not an event of that run: ${m.reason}\n`);
+    const openReadModel = async () => {
+      if (!readModel) {
+        const { CtlReadModel } = await import('./read-model');
+        readModel = await CtlReadModel.open(env);
       }
-      return ds;
+      return readModel;
     };
-    await STREAM_COMMANDS[name]({ store, db, out, json: Boolean(values.json) }, args, values);
+    await STREAM_COMMANDS[name]({ store, readModel: openReadModel, out, json: Boolean(values.json) }, args, values);
     return 0;
   } catch (e) {
     err(`scaffolderctl: ${(e as Error).message.split('\n')[0]}\n`);
     return e instanceof UsageError ? EXIT.usage : 1;
   } finally {
-    await ds?.destroy().catch(() => undefined);
-    await app?.close().catch(() => undefined);
+    await readModel?.close().catch(() => undefined);
+    // Closed, not drained: a reader has nothing of its own to flush, and draining waits on the readers'
+    // subscriptions (the server expires their consumers).
+    await nc?.close().catch(() => undefined);
   }
 }

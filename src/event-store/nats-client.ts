@@ -22,6 +22,15 @@ export function connectFailure(e: unknown, settings: NatsSettings): NatsConnectE
   return new NatsConnectError(`${where} is not reachable (${err.message ?? e})`);
 }
 
+/** A first connection to NATS (reconnecting after), or the error saying in words why there is none. */
+export async function openNatsConnection(settings: NatsSettings, name: string): Promise<NatsConnection> {
+  try {
+    return await connect(natsConnectOptions(settings, name));
+  } catch (e) {
+    throw connectFailure(e, settings);
+  }
+}
+
 /** The process's NATS connection for the event log; drained (pending publishes flushed) when the app shuts down. */
 export class NatsClient implements OnApplicationShutdown {
   private constructor(
@@ -30,13 +39,9 @@ export class NatsClient implements OnApplicationShutdown {
   ) {}
 
   static async connect(settings: NatsSettings, name: string, logger: Logger): Promise<NatsClient> {
-    try {
-      const connection = await connect(natsConnectOptions(settings, name));
-      logger.info({ nats: settings.description, server: connection.getServer() }, 'connected to NATS');
-      return new NatsClient(connection, logger);
-    } catch (e) {
-      throw connectFailure(e, settings);
-    }
+    const connection = await openNatsConnection(settings, name);
+    logger.info({ nats: settings.description, server: connection.getServer() }, 'connected to NATS');
+    return new NatsClient(connection, logger);
   }
 
   async onApplicationShutdown(): Promise<void> {

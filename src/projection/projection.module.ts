@@ -1,5 +1,5 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { TypeOrmModule } from '@nestjs/typeorm';
+import { getDataSourceToken, TypeOrmModule } from '@nestjs/typeorm';
 import type { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
 import { DataSource } from 'typeorm';
@@ -37,7 +37,10 @@ export class ProjectionModule {
         }),
       ],
       // Where it projects (the service) it also reports the active runs as metrics.
-      providers: [RunReadModel, ...(opts.project ? [Projector, RunGauges] : [])],
+      providers: [
+        { provide: RunReadModel, inject: [getDataSourceToken()], useFactory: (ds: DataSource) => new RunReadModel(ds) },
+        ...(opts.project ? [Projector, RunGauges] : []),
+      ],
       exports: [RunReadModel],
     };
   }

@@ -2,7 +2,8 @@ import { DataSource, In } from 'typeorm';
 import type { EventStore } from '../../libs/event-store/src';
 import { evolve, initialState, RunState } from '../../libs/run-decider/src';
 import { ProjectionCheckpoint, ScaffoldRunRebuildRow } from './entities';
-import { applyEvents, PROJECTOR, rowOf } from './projector';
+import { PROJECTOR } from '../event-store/consumer-names';
+import { applyEvents, rowOf } from './run-rows';
 
 const REBUILD_CHECKPOINT = 'projector-rebuild';
 const BATCH = 1000;

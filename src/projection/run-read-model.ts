@@ -1,16 +1,17 @@
-import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, In, LessThan } from 'typeorm';
-import { sameRepository } from '../../libs/git/src';
-import { ACTIVE_STATUSES } from '../../libs/run-decider/src';
+// The one file each, not the libraries' indexes: scaffolderctl status reads this without git or the event store.
+import { sameRepository } from '../../libs/git/src/repository-url';
+import { ACTIVE_STATUSES } from '../../libs/run-decider/src/decider';
 import { ScaffoldRunRow } from './entities';
 
 const ACTIVE = In([...ACTIVE_STATUSES]);
 
-/** The queries the API, the Job watcher and the operators make of the read-model. */
-@Injectable()
+/**
+ * The queries the API, the Job watcher and the operators make of the read-model. No framework decorator: the
+ * projection module provides it, and scaffolderctl makes one without NestJS.
+ */
 export class RunReadModel {
-  constructor(@InjectDataSource() private readonly ds: DataSource) {}
+  constructor(private readonly ds: DataSource) {}
 
   private get runs() {
     return this.ds.getRepository(ScaffoldRunRow);

@@ -48,6 +48,17 @@ describe('scaffolderctl usage errors', () => {
     expect([r.code, r.err.split('\n')[0]]).toEqual([2, message]);
   });
 
+  it('answers a wrong command line in one line, not the whole usage (docs/cli.md: -V gets its likely meaning)', async () => {
+    for (const [argv, line] of [
+      [['-V'], 'scaffolderctl: unknown option -V; did you mean --version?'],
+      [['statsu'], 'scaffolderctl: unknown command statsu; did you mean status?'],
+      [['--frobnicate'], 'scaffolderctl: unknown option --frobnicate'],
+    ]) {
+      const r = await ctl(...argv);
+      expect([r.code, r.out, r.err]).toEqual([2, '', `${line}\n`]);
+    }
+  });
+
   it('refuses plain HTTP to another machine (the key would cross the network in clear) unless told the network is private', async () => {
     const remote = {
       SCAFFOLDER_URL: 'http://scaffolder.corp.example:8080',

@@ -6,6 +6,7 @@ import {
   DEFAULT_STREAMS,
   handleCommand,
   JetStreamEventStore,
+  type RangeQuery,
   JetStreamIdempotencyKeys,
   runSubject,
   serverAtLeast,
@@ -123,6 +124,25 @@ describe('JetStream event store (real nats-server 2.9)', () => {
       ).rejects.toThrow('handler failed');
       expect(calls).toBe(2);
       expect(await reader(first)).toBeUndefined();
+    });
+  });
+
+  describe('range reads with nothing to read', () => {
+    // A pull with nothing to deliver stays open until it expires (2 s): `scaffolderctl replay` paid that for each
+    // empty page (#49). The reader's consumer says at its creation how many messages it has for the reader.
+    it('answer at once: a time after the last event, a run with nothing after a sequence', async () => {
+      const run = randomUUID();
+      const [appended] = await store.append(run, [requestedEvent(run)], 0);
+      const later = randomUUID(); // the run's event is not the stream's last
+      await store.append(later, [requestedEvent(later)], 0);
+      const emptyAndQuick = async (range: RangeQuery) => {
+        const started = Date.now();
+        const { events, nextSeq } = await store.readRange(range);
+        return { events, nextSeq, quick: Date.now() - started < 1000 };
+      };
+      const answer = { events: [], nextSeq: null, quick: true };
+      expect(await emptyAndQuick({ since: new Date(Date.now() + 60_000), limit: 10 })).toEqual(answer);
+      expect(await emptyAndQuick({ runId: run, fromSeq: appended.seq + 1, limit: 10 })).toEqual(answer);
     });
   });
 

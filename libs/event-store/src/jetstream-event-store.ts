@@ -187,6 +187,12 @@ export class JetStreamEventStore implements EventStore {
     { ahead = false } = {},
   ): AsyncGenerator<T[]> {
     const consumer = await openReader(this.js, this.streams.events, config);
+    // The reader's consumer counts at its creation what it has for the reader: with nothing (a time after the last
+    // event, a run with nothing after the sequence), a pull would wait out its expiry for no message.
+    if ((await consumer.info(true)).num_pending === 0) {
+      await releaseReader(consumer, this.cleanup);
+      return;
+    }
     const pull = () => new PagePull(consumer, pageSize, until, take);
     // The pull not yet handed on (one at a time: an ordered consumer refuses a second while one is open).
     let pulled: PagePull<T> | undefined = pull();

@@ -4,9 +4,10 @@
  */
 import type { Decider } from '../../event-store/src';
 import type { EventDraft, ScaffoldRequestedData, Step, StoredEvent } from '../../events/src';
+import { RUN_STATUSES } from './run-statuses';
 
-/** What a run's status can be, as both APIs report and filter it ('retrying': a step failed and will be tried again). */
-export const RUN_STATUSES = ['queued', 'running', 'retrying', 'succeeded', 'failed', 'cancelled'] as const;
+export { RUN_STATUSES };
+
 /** A run that has not ended. */
 export const ACTIVE_STATUSES = ['queued', 'running', 'retrying'] as const;
 export type RunStatus = 'none' | (typeof RUN_STATUSES)[number];
