@@ -7,4 +7,7 @@ cd "$(dirname "$0")/.."
 # shellcheck source=scripts/lib.sh
 source scripts/lib.sh
 node_bin=$(pinned_node_bin)
-PATH="$node_bin:$PATH" npm ci --no-audit --no-fund "$@"
+# npm looks for its global npmrc (a machine's CA file, registry or proxy) beside the Node it runs on: the
+# machine's is kept.
+global_npmrc=$(npm config get globalconfig)
+PATH="$node_bin:$PATH" npm ci --globalconfig="$global_npmrc" --no-audit --no-fund "$@"
