@@ -5,7 +5,7 @@
  * project declares no engines of its own for npx to check against the machine's.
  */
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 
@@ -48,12 +48,16 @@ describe('npm and npx as the README calls them', () => {
     expect(warnings(output)).toEqual([]);
   });
 
-  it.each(['npm test --help', 'npm run node-version', 'npx scaffolderctl --help', 'npx generate-gitops-env --help'])(
-    '%s warns of no engine',
-    (command) => {
-      // A fresh npm cache: npx builds its tree of the project once per cache, and checks engines then.
-      const output = typed(command, root, mkdtempSync(join(tmpdir(), 'npm-cache-')));
-      expect(warnings(output)).toEqual([]);
-    },
+  /** Every program the README starts with npx, started with --help. */
+  const readmeNpx = [...new Set(readFileSync(join(root, 'README.md'), 'utf8').match(/\bnpx [\w-]+/g))].map(
+    (command) => `${command} --help`,
   );
+
+  it("finds the README's npx calls", () => expect(readmeNpx.length).toBeGreaterThan(0));
+
+  it.each(['npm test --help', 'npm run node-version', ...readmeNpx])('%s warns of no engine', (command) => {
+    // A fresh npm cache: npx builds its tree of the project once per cache, and checks engines then.
+    const output = typed(command, root, mkdtempSync(join(tmpdir(), 'npm-cache-')));
+    expect(warnings(output)).toEqual([]);
+  });
 });
