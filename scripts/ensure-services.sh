@@ -30,12 +30,16 @@ for entry in "${DEBIAN_PROGRAMS[@]}"; do
   program=${entry%%:*}
   [ -x "$TOOLS_BIN/$program" ] || command -v "$program" >/dev/null || missing_packages+=("${entry#*:}")
 done
-[ ${#missing_packages[@]} -eq 0 ] || apt_install $(printf '%s\n' "${missing_packages[@]}" | sort -u)
+if [ ${#missing_packages[@]} -gt 0 ]; then
+  mapfile -t missing_packages < <(printf '%s\n' "${missing_packages[@]}" | sort -u)
+  apt_install "${missing_packages[@]}"
+fi
 for entry in "${DEBIAN_PROGRAMS[@]}"; do
   program=${entry%%:*}
   [ -x "$TOOLS_BIN/$program" ] && continue
-  # The package's own file list, not PATH: the program may be installed but off this PATH.
-  found=$(command -v "$program" || dpkg -L "${entry#*:}" | grep -m1 "/bin/$program\$")
+  # On PATH, else in the package's own file list: the program may be installed but off this PATH.
+  found=$(command -v "$program" || dpkg -L "${entry#*:}" 2>/dev/null | grep -m1 "/bin/$program\$" || true)
+  [ -n "$found" ] || { echo "$program: not found, not even in Debian's ${entry#*:} package" >&2 && exit 1; }
   ln -sfn "$found" "$TOOLS_BIN/$program"
 done
 
