@@ -1,3 +1,5 @@
+const path = require('node:path');
+
 /**
  * Tests run against real NATS JetStream, PostgreSQL, git and kubectl; see .ci/run.
  * @kubernetes/client-node 2.x and several dependencies ship only ES modules: plain Node loads them
@@ -41,6 +43,13 @@ const SCHEMA_PACKAGE_FILES = {
     '<rootDir>/node_modules/@kubernetes-models/validate/dist/runtime/$1.js',
   '^(kubernetes-models|@kubernetes-models/[a-z-]+)/_schemas/(.*?)(\\.js)?$': '<rootDir>/node_modules/$1/_schemas/$2.js',
 };
+
+/**
+ * The programs the tests start by name (kubectl, helm, promtool, age, zsh, fish, chromium) are in the
+ * checkout's .tools/bin, which npm test's pretest fills (scripts/ensure-services.sh): first on PATH, so
+ * the pinned kubectl wins over a machine's own, whatever PATH jest was started with. Workers inherit it.
+ */
+process.env.PATH = [path.join(__dirname, '.tools/bin'), process.env.PATH].join(path.delimiter);
 
 module.exports = {
   testEnvironment: 'node',

@@ -18,8 +18,8 @@ phase() {
 
 phase "git, nats-server, PostgreSQL and kubectl (installed where missing; scripts/demo-tools.sh says what)" bash scripts/demo-tools.sh
 if [ ! -d node_modules ]; then
-  # npm ci's prepare step compiles the TypeScript: no second build.
-  phase "npm packages and the TypeScript build" npm ci --no-audit --no-fund --loglevel=error
+  # npm ci (on the pinned Node: scripts/npm-ci.sh); its prepare step compiles the TypeScript: no second build.
+  phase "npm packages and the TypeScript build" bash scripts/npm-ci.sh --loglevel=error
 else
   # Incremental: a no-op of a few seconds when nothing changed since the last build.
   phase "TypeScript build" npm run build --silent

@@ -10,7 +10,7 @@ dest="$root/.tools/bin"
 # shellcheck source=scripts/lib.sh
 source "$root/scripts/lib.sh"
 # One download per machine: each checkout (a fresh CI clone) copies it from the user's cache.
-cache="${XDG_CACHE_HOME:-$HOME/.cache}/gitops-scaffolder"
+cache=$MACHINE_CACHE
 if [ ! -x "$cache/promtool" ]; then
   work=$(mktemp -d)
   trap 'rm -rf "$work"' EXIT

@@ -27,3 +27,26 @@ ensure_postgres() {
 ensure_nats_server_binary() {
   command -v nats-server >/dev/null || [ -x /usr/sbin/nats-server ] || apt_install nats-server
 }
+# Downloads kept once per machine (each checkout, a fresh CI clone too, copies from here).
+MACHINE_CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/gitops-scaffolder"
+# The folder of the pinned Node (package.json's `node` devDependency, the one every npm script runs on),
+# fetched once per machine from the npm registry. npm itself runs on the Node that starts it and checks
+# every package's `engines` against that one: run on the machine's Node it warns EBADENGINE for each
+# package that needs a newer Node than the machine's, though none of them ever runs there.
+pinned_node_bin() {
+  local version arch dir work
+  version=$(node -p 'require(require("path").resolve(process.argv[1])).devDependencies.node' \
+    "$(dirname "${BASH_SOURCE[0]}")/../package.json") || return 1
+  case $(uname -m) in x86_64) arch=x64 ;; aarch64) arch=arm64 ;; *) echo "no Node build for $(uname -m)" >&2 && return 1 ;; esac
+  dir="$MACHINE_CACHE/node-v$version-linux-$arch"
+  if [ ! -x "$dir/bin/node" ]; then
+    echo "fetching Node $version (node-linux-$arch from the npm registry) into $dir" >&2
+    work=$(mktemp -d)
+    (cd "$work" && npm pack --silent "node-linux-$arch@$version" >/dev/null && tar xzf ./*.tgz package/bin/node)
+    mkdir -p "$dir/bin"
+    # Atomic, so a second run at the same time never starts a half-written binary.
+    mv "$work/package/bin/node" "$dir/bin/node.$$" && mv -f "$dir/bin/node.$$" "$dir/bin/node"
+    rm -rf "$work"
+  fi
+  echo "$dir/bin"
+}

@@ -5,14 +5,13 @@ import { completion as generatorCompletion } from '../../libs/generator/src/cli'
 import { completion as ctlCompletion } from '../../src/ctl';
 import { completion as runnerCompletion } from '../../src/runner';
 import { tempDir } from '../support/files';
+import { requiredTool } from '../support/tools';
 
 const SCRIPTS = {
   scaffolderctl: ctlCompletion,
   'generate-gitops-env': generatorCompletion,
   'scaffold-runner': runnerCompletion,
 };
-
-const has = (shell: string) => spawnSync('sh', ['-c', `command -v ${shell}`]).status === 0;
 
 /**
  * What bash offers for a command line whose last word is being typed: the generated script is
@@ -69,11 +68,11 @@ describe('shell completion from the option tables', () => {
     expect(() => ctlCompletion('tcsh')).toThrow('completion needs a shell: bash, zsh, fish, not "tcsh"');
   });
 
-  const zsh = has('zsh') ? it : it.skip;
-  zsh('writes zsh scripts zsh parses, registered with compdef', () => {
+  it('writes zsh scripts zsh parses, registered with compdef', () => {
+    const zsh = requiredTool('zsh');
     for (const [command, script] of Object.entries(SCRIPTS)) {
       const text = script('zsh');
-      const r = spawnSync('zsh', ['-n'], { input: text, encoding: 'utf8' });
+      const r = spawnSync(zsh, ['-n'], { input: text, encoding: 'utf8' });
       expect([command, r.status, r.stderr]).toEqual([command, 0, '']);
       expect(text).toMatch(new RegExp(`^#compdef ${command}\\n`));
       expect(text).toContain(`compdef _${command.replace(/-/g, '_')} ${command}`);
@@ -82,25 +81,25 @@ describe('shell completion from the option tables', () => {
     const file = join(tempDir('zsh'), 'ctl.zsh');
     writeFileSync(file, SCRIPTS.scaffolderctl('zsh'));
     const loaded = spawnSync(
-      'zsh',
+      zsh,
       ['-f', '-c', `autoload -Uz compinit && compinit -u -D && source ${file} && print -r -- $_comps[scaffolderctl]`],
       { encoding: 'utf8' },
     );
     expect([loaded.status, loaded.stdout]).toEqual([0, '_scaffolderctl\n']);
   });
 
-  const fish = has('fish') ? it : it.skip;
-  fish('writes fish scripts fish parses, and fish completes from them', () => {
+  it('writes fish scripts fish parses, and fish completes from them', () => {
+    const fish = requiredTool('fish');
     for (const [command, script] of Object.entries(SCRIPTS)) {
       const file = join(tempDir('fish'), `${command}.fish`);
       writeFileSync(file, script('fish'));
-      const r = spawnSync('fish', ['--no-execute', file], { encoding: 'utf8' });
+      const r = spawnSync(fish, ['--no-execute', file], { encoding: 'utf8' });
       expect([command, r.status, r.stderr]).toEqual([command, 0, '']);
     }
     const file = join(tempDir('fish'), 'ctl.fish');
     writeFileSync(file, SCRIPTS.scaffolderctl('fish'));
     const completions = (line: string) =>
-      spawnSync('fish', ['--no-config', '-c', `source ${file}; complete -C '${line}'`], { encoding: 'utf8' })
+      spawnSync(fish, ['--no-config', '-c', `source ${file}; complete -C '${line}'`], { encoding: 'utf8' })
         .stdout.split('\n')
         .filter(Boolean);
     const offered = (line: string) => completions(line).map((l) => l.split('\t')[0]);

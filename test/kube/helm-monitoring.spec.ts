@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { execFile } from 'node:child_process';
-import { existsSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { PATH_METADATA } from '@nestjs/common/constants';
@@ -11,17 +11,15 @@ import { MetricsController } from '../../src/metrics/metrics.controller';
 import { DASHBOARD_FILE, dashboardJson, MONITORING_ON, renderedKind } from '../support/chart-monitoring';
 import { tempDir } from '../support/files';
 import { helmLint, helmTemplate, helmTemplateError, Rendered } from '../support/helm';
+import { requiredTool } from '../support/tools';
 
 const run = promisify(execFile);
-
-/** promtool from PATH, or where scripts/install-promtool.sh puts it (ensure-services.sh runs it when missing). */
-const PROMTOOL = [join(__dirname, '../../.tools/bin/promtool')].find(existsSync) ?? 'promtool';
 
 async function promtool(args: string[], files: Record<string, unknown>): Promise<string> {
   const dir = tempDir('promtool');
   for (const [name, content] of Object.entries(files)) writeFileSync(join(dir, name), stringify(content));
   try {
-    const { stdout, stderr } = await run(PROMTOOL, args, { cwd: dir });
+    const { stdout, stderr } = await run(requiredTool('promtool'), args, { cwd: dir });
     return stdout + stderr;
   } catch (e: any) {
     throw new Error(`promtool ${args.join(' ')} failed:\n${e.stdout ?? ''}${e.stderr ?? e.message}`, { cause: e });

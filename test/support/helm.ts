@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { parseAllDocuments, stringify } from 'yaml';
 import { tempDir } from './files';
+import { requiredTool } from './tools';
 
 const run = promisify(execFile);
 
@@ -29,7 +30,7 @@ export async function helmTemplate(
   namespace = 'kubeopera-core',
 ): Promise<Rendered[]> {
   const { stdout } = await run(
-    'helm',
+    requiredTool('helm'),
     ['template', release, CHART, '--namespace', namespace, '-f', valuesFile(values)],
     { maxBuffer: 16 * 1024 * 1024 },
   );
@@ -54,6 +55,6 @@ export async function helmTemplateError(values: object): Promise<string> {
 
 /** `helm lint --strict` with extra values: its output; throws (with the output) when lint fails. */
 export async function helmLint(values: object = {}): Promise<string> {
-  const { stdout } = await run('helm', ['lint', '--strict', CHART, '-f', valuesFile(values)]);
+  const { stdout } = await run(requiredTool('helm'), ['lint', '--strict', CHART, '-f', valuesFile(values)]);
   return stdout;
 }

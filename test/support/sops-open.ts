@@ -4,13 +4,14 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { tempDir } from './files';
+import { requiredTool } from './tools';
 
 /** An age identity made by the real age-keygen (Debian package `age`). */
 export function ageIdentity(): { keyFile: string; recipient: string } {
   const dir = tempDir('age');
   const keyFile = join(dir, 'key.txt');
-  execFileSync('age-keygen', ['-o', keyFile], { stdio: 'ignore' });
-  const recipient = execFileSync('age-keygen', ['-y', keyFile], { encoding: 'utf8' }).trim();
+  execFileSync(requiredTool('age-keygen'), ['-o', keyFile], { stdio: 'ignore' });
+  const recipient = execFileSync(requiredTool('age-keygen'), ['-y', keyFile], { encoding: 'utf8' }).trim();
   return { keyFile, recipient };
 }
 
@@ -34,7 +35,7 @@ export function sopsOpen(doc: any, keyFile: string): { plain: any; macOk: boolea
   const dir = tempDir('sops-open');
   const entry = doc.sops.age[0];
   writeFileSync(join(dir, 'enc.age'), entry.enc);
-  const key = execFileSync('age', ['-d', '-i', keyFile, join(dir, 'enc.age')]);
+  const key = execFileSync(requiredTool('age'), ['-d', '-i', keyFile, join(dir, 'enc.age')]);
   if (key.length !== 32) throw new Error(`data key is ${key.length} bytes`);
   const hash = createHash('sha512');
   const walk = (node: any, path: string[]): any => {
