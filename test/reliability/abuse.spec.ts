@@ -332,6 +332,11 @@ describe('abuse resistance at the edge (REST and NATS)', () => {
       const expected = [
         { field: 'clustr_name', problem: 'unknown field' },
         { field: 'cluster_name', problem: 'is required' },
+        // Field problems too, beside the shape's (#49: one problem at a time made the caller come back).
+        {
+          field: 'domain',
+          problem: 'must be a lowercase DNS name with at least two labels (for example apps.example.com)',
+        },
       ];
       expect((await api(stack.svc.base, 'POST', '/api/v1/scaffolds', body)).json.error.details).toEqual(expected);
       expect((await nats.request('scaffolds.v1.create', body)).json.error.details).toEqual(expected);

@@ -73,7 +73,7 @@ describe('the run contract (REST and NATS)', () => {
     ]) {
       expect(log).toContain('full pass changed nothing; main already holds this tree');
       expect(log.trimEnd().split('\n').at(-1)).toMatch(
-        /^\S+ INFO \[run\] run succeeded: both passes pushed \(infra [0-9a-f]{12}, full [0-9a-f]{12}\)$/,
+        /^\S+ INFO \[run\] run succeeded: nothing pushed: the branch already held both trees \(infra [0-9a-f]{12}, full [0-9a-f]{12}\)$/,
       );
     }
   });
