@@ -3,7 +3,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import { JetStreamEventStore, streamReplicas } from '../../libs/event-store/src';
 import type { StoredEvent } from '../../libs/events/src';
 import { PROJECTOR } from '../event-store/consumer-names';
-import { VERSION } from '../version';
+import { VERSION } from '../../libs/cli/src/version';
 import { ScrapeRead } from './scrape-read';
 
 /**
