@@ -16,7 +16,7 @@ import { makeLogger } from './logging/logger';
 import type { RunnerApiSettings } from './runner/runner-api-client';
 import { RunnerSteps } from './runner/runner-steps';
 import { commandCompletion, parseCommandLine, UsageError, versionLine } from '../libs/cli/src';
-import { VERSION } from './version';
+import { VERSION } from '../libs/cli/src/version';
 
 /** The runner's options (parseArgs's table; the shell completion reads it with the option lines of USAGE). */
 const OPTIONS = {

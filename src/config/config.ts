@@ -275,9 +275,7 @@ function runnerServiceUrl(env: Env): string {
  * Generator threads when GENERATOR_THREADS is not set: one core fewer than the process may use (Node's count,
  * or CPU_LIMIT when lower: Node may count the node's cores in a pod, not its CPU limit), at least one. A pass is
  * not the only work: the main thread answers the API and hands events on, and each pass starts kubectl and git.
- * Measured in the 200-run load on 2 cores (512 MiB limit, docs/benchmarks.md), one pass per thread: one thread against two finished in
- * 132 to 142 s against 113 to 121 s, GET p99 25 to 32 against 46 to 60 ms, peak 215 to 219 against 266 to 269 MiB:
- * two are faster on a busy machine (one leaves it 15 % idle) but miss the answer-time and memory goals.
+ * On 2 cores two threads finish a load sooner but miss the answer-time and memory goals (figures: docs/configuration.md).
  */
 export function defaultGeneratorThreads(cores: number): number {
   return Math.max(1, cores - 1);

@@ -1,9 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { JetStreamEventStore, streamReplicas } from '../../libs/event-store/src';
+import { JetStreamEventStore } from '../../libs/event-store/src';
 import type { StoredEvent } from '../../libs/events/src';
 import { PROJECTOR } from '../event-store/consumer-names';
-import { VERSION } from '../version';
+import { VERSION } from '../../libs/cli/src/version';
+import { figuresByKind } from './consumer-kinds';
 import { ScrapeRead } from './scrape-read';
 
 /**
@@ -111,17 +112,17 @@ export class Metrics {
       lastSeq: lagGauge('scaffold_stream_last_seq', 'Last sequence of the event stream'),
       consumerLag: lagGauge(
         'scaffold_consumer_lag_events',
-        'Stream last sequence minus the consumer ack floor (per-run consumers: the furthest behind of their step)',
+        'Stream last sequence minus the consumer ack floor, by durable of the service ("other": the furthest behind of the rest)',
         ['consumer'],
       ),
       consumerPending: lagGauge(
         'scaffold_consumer_pending',
-        'Messages not yet delivered to the consumer (per-run consumers: summed by step)',
+        'Messages not yet delivered to the consumer ("other": summed over the durables not the service\'s)',
         ['consumer'],
       ),
       consumerRedelivered: lagGauge(
         'scaffold_consumer_redelivered',
-        'Messages redelivered and not yet acknowledged (per-run consumers: summed by step)',
+        'Messages redelivered and not yet acknowledged ("other": summed over the durables not the service\'s)',
         ['consumer'],
       ),
       projectionLagEvents: lagGauge('scaffold_projection_lag_events', 'Events appended but not yet in the read-model'),
@@ -157,10 +158,10 @@ export class Metrics {
     const { stream, consumers } = await this.store.consumers.states();
     g.lastSeq.set(stream.lastSeq);
     for (const gauge of [g.consumerLag, g.consumerPending, g.consumerRedelivered]) gauge.reset();
-    for (const c of consumers) {
-      g.consumerLag.set({ consumer: c.name }, c.lag);
-      g.consumerPending.set({ consumer: c.name }, c.pending);
-      g.consumerRedelivered.set({ consumer: c.name }, c.redelivered);
+    for (const [consumer, figures] of figuresByKind(consumers)) {
+      g.consumerLag.set({ consumer }, figures.lag);
+      g.consumerPending.set({ consumer }, figures.pending);
+      g.consumerRedelivered.set({ consumer }, figures.redelivered);
     }
     const projector = consumers.find((c) => c.name === PROJECTOR);
     if (projector) {
@@ -175,15 +176,13 @@ export class Metrics {
    * going quiet.
    */
   private async setReplicaGauges(): Promise<void> {
-    await Promise.all(
-      Object.values(this.store.streams).map(async (stream) => {
-        const info = await this.store.jsm.streams.info(stream).catch(() => undefined);
-        if (!info) return this.gauges.replicasCurrent.set({ stream }, 0);
-        const replicas = streamReplicas(info);
+    for (const [stream, replicas] of await this.store.replicas()) {
+      if (!replicas) this.gauges.replicasCurrent.set({ stream }, 0);
+      else {
         this.gauges.replicasConfigured.set({ stream }, replicas.configured);
         this.gauges.replicasCurrent.set({ stream }, replicas.current);
-      }),
-    );
+      }
+    }
   }
 
   /** Called by the projector after an event is in the read-model. */

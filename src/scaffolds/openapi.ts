@@ -5,7 +5,7 @@ import { ROLES } from '../config/api-key';
 import { RUNNER_API_PREFIX } from '../runner-api/contract';
 import { LOG_SCHEMA, REPORT_SCHEMA } from '../runner-api/runner-reports';
 import { CREATE_SCHEMA } from './create-request';
-import { VERSION } from '../version';
+import { VERSION } from '../../libs/cli/src/version';
 
 /**
  * The OpenAPI document, built from the same schemas the code validates with (the create body, the

@@ -4,7 +4,8 @@ import ts from 'typescript';
 
 /**
  * The libraries depend on each other one way only (a higher library imports a lower one, never
- * the reverse), and no file imports itself round a loop. Imports are read as tsc reads them:
+ * the reverse), no folder (at any depth, src/ itself included) imports one that imports it, and no
+ * file imports itself round a loop. Imports are read as tsc reads them:
  * `import`, `import type`, `export ... from`, `require()` and `import()`, relative ones resolved to
  * `file.ts`, `file.d.ts` or `folder/index.ts` (and `./file.js` to `file.ts`, as the console's browser
  * modules spell them); packages are not the repository's and are left out.
@@ -109,10 +110,13 @@ function inWords(graph: Graph, loop: string[]): string {
 const libraryOf = (file: string) => /^libs\/([^/]+)\//.exec(file)?.[1];
 /** The service's module folder of a file (src/<concern>/...); the entry points at src/ itself compose them and have none. */
 const concernOf = (file: string) => /^src\/([^/]+)\//.exec(file)?.[1];
+/** The folder a file stands in, at any depth (src/console/ui apart from src/console; libs/x/src/schema apart from libs/x/src). */
+const folderOf = (file: string) => file.slice(0, file.lastIndexOf('/'));
 
 const files: Graph = new Map();
 const libraries: Graph = new Map();
 const concerns: Graph = new Map();
+const folders: Graph = new Map();
 for (const file of [...sources('libs'), ...sources('src')]) {
   const from = path(file);
   for (const to of importsOf(file)) {
@@ -121,6 +125,8 @@ for (const file of [...sources('libs'), ...sources('src')]) {
     if (a && b && a !== b) addEdge(libraries, `libs/${a}`, `libs/${b}`, `${from} imports ${to}`);
     const [c, d] = [concernOf(from), concernOf(to)];
     if (c && d && c !== d) addEdge(concerns, `src/${c}`, `src/${d}`, `${from} imports ${to}`);
+    const [e, f] = [folderOf(from), folderOf(to)];
+    if (e !== f) addEdge(folders, e, f, `${from} imports ${to}`);
   }
 }
 
@@ -139,6 +145,11 @@ describe('the import graph', () => {
   it("has no loop among the service's module folders (src/<concern>): a concern never imports one that imports it", () => {
     expect(concerns.get('src/scaffolds')?.has('src/event-store')).toBe(true);
     expect(loops(concerns).map((loop) => inWords(concerns, loop))).toEqual([]);
+  });
+
+  it('has no loop among the folders of libs/ and src/, at any depth: a folder never imports one that imports it', () => {
+    expect(folders.get('src/console/ui')?.has('src/common')).toBe(true);
+    expect(loops(folders).map((loop) => inWords(folders, loop))).toEqual([]);
   });
 
   it('has no loop among the files of libs/ and src/', () => {

@@ -136,16 +136,26 @@ describe('observability: metrics, OpenAPI, log redaction', () => {
     expect(text).toMatch(/^scaffold_projection_lag_events 5$/m);
   });
 
-  it('counts every consumer of the event stream, past the first page of the listing (256)', async () => {
-    const consumers = Array.from({ length: 260 }, (_, i) => `consumer-${i}`);
-    const text = await scrapeOfStream(async ({ name, store }) => {
+  it('counts every consumer of the event stream, past the first page of the listing (256), under a few label values', async () => {
+    // Per-run consumers of earlier versions count under their step's durable, any other durable as "other".
+    const perRun = Array.from({ length: 130 }, (_, i) => `${durableNameFor('infra-pass')}-run-${randomUUID()}-${i}`);
+    const others = Array.from({ length: 130 }, (_, i) => `consumer-${i}`);
+    const text = await scrapeOfStream(async ({ subject, name, store }) => {
+      await store.js.publish(subject(randomUUID()), '{}');
       await Promise.all(
-        consumers.map((durable_name) =>
+        [...perRun, ...others].map((durable_name) =>
           store.jsm.consumers.add(name, { durable_name, ack_policy: AckPolicy.Explicit, mem_storage: true }),
         ),
       );
     });
-    expect([...byConsumer(text, 'scaffold_consumer_pending').keys()].sort()).toEqual([...consumers].sort());
+    expect(Object.fromEntries(byConsumer(text, 'scaffold_consumer_pending'))).toEqual({
+      'step-infra-pass': 130,
+      other: 130,
+    });
+    expect(Object.fromEntries(byConsumer(text, 'scaffold_consumer_lag_events'))).toEqual({
+      'step-infra-pass': 1,
+      other: 1,
+    });
   });
 
   it('documents every registered route in the OpenAPI document, and the examples of docs/api.md validate against it', async () => {

@@ -15,7 +15,7 @@ import {
 import { InvalidStreamMessage, ScaffoldEvent, StoredEvent, tryParseEvent } from '../../events/src';
 import { ConcurrencyConflict, EventStore, FollowOptions, RangeQuery, ScanRange } from './event-store';
 import { openReader, ReaderCleanup, readSubject, releaseReader } from './jetstream-reads';
-import { requireJetStreamServer } from './stream-admin';
+import { requireJetStreamServer, StreamReplicas, streamReplicas } from './stream-admin';
 import { StreamConsumers } from './stream-consumers';
 import { ALL_RUNS, DEFAULT_STREAMS, runSubject, StreamNames } from './streams';
 
@@ -121,6 +121,16 @@ export class JetStreamEventStore implements EventStore {
         },
       );
     return (await Promise.all(Object.values(this.streams).map(absent))).flat();
+  }
+
+  /**
+   * The replicas of each of the log's streams, by name; undefined for a stream whose info does not come
+   * (no leader elected, the API timed out).
+   */
+  async replicas(): Promise<Map<string, StreamReplicas | undefined>> {
+    const names = Object.values(this.streams);
+    const infos = await Promise.all(names.map((name) => this.jsm.streams.info(name).catch(() => undefined)));
+    return new Map(names.map((name, i) => [name, infos[i] && streamReplicas(infos[i])]));
   }
 
   async lastSeq(): Promise<number> {

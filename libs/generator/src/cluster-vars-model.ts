@@ -4,34 +4,16 @@
  * repointed and its secrets regenerated. The shared base and platform are never edited: the
  * values reach every component through Flux's post-build substitution.
  */
-import { shownName, shownPath } from './shown-values';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, normalize, posix, relative } from 'node:path';
-import { Document, stringify } from 'yaml';
+import { Document } from 'yaml';
 import { closest } from '../../cli/src/suggest';
-import {
-  ClusterVarsReference,
-  isInEnv,
-  loadClusterVarsReference,
-  referenceKustomization,
-  substitutionOf,
-  VarsKustomization,
-} from './cluster-vars-reference';
-import {
-  clusterSettingsFacts,
-  ReferenceFacts as CommonFacts,
-  valueByKeyName,
-  valueForNewCluster,
-} from './cluster-values';
+import { ClusterVarsReference, isInEnv, loadClusterVarsReference, VarsKustomization } from './cluster-vars-reference';
+import { clusterSettingsFacts, ReferenceFacts as CommonFacts, valueForNewCluster } from './cluster-values';
 import { TEMPLATE_ANNOTATION_PREFIX } from './credential-plan';
 import { Context, SOPS_DECRYPTION_SECRET, usesSops } from './context';
 import { swapDomain } from './domain';
-import { GeneratorInputError, GeneratorValidationError } from './errors';
+import { GeneratorInputError } from './errors';
 import { discoverReferenceDns, isExternalDns, isIssuer, readExternalDns } from './external-dns';
 import {
-  buildFluxInstanceSync,
-  fluxInstanceSyncObjects,
   fluxInstanceSyncPath,
   isFluxInstance,
   leftoverRuntimeValues,
@@ -51,41 +33,25 @@ import { ingressHosts } from './ingress';
 import { checkConsistentReuse, planCredentials, protectSecret } from './protect';
 import { renderSecretGenerators } from './secret-generator-output';
 import { moveRemoteKeysIn } from './remote-keys';
-import { collectTree, isRemote, KUSTOMIZATION_FILES, ReferenceObject } from './reference';
+import { ReferenceObject } from './reference';
 import { substituteObject, substitutionDisabled, VARIABLE_NAME, variableUses } from './substitution';
-import { leftoverReferenceValues, ReferenceValues, warnOnce } from './shared-values';
 import { planFolder, stageAndCheck } from './target';
-import {
-  asFluxBuildsIt,
-  buildKustomizationGraph,
-  BuiltObject,
-  checkBuilt,
-  checkDependencies,
-  FluxBuild,
-  kustomizeBuild,
-  substituteBuilt,
-} from './validate';
 import { isYamlFile, parseDocuments, stringifyDocuments } from './yaml-docs';
 import { registryHostWarnings } from './registry-hosts';
 import { hostsIn } from './hosts';
-import { isRepoFolder, readRepoFile, readRepoFileIfPresent, repoPathExists } from './repo-files';
+import { readRepoFile, readRepoFileIfPresent, repoPathExists } from './repo-files';
+import { VarsContext, substitutes, variablesFor, clusterValuesOf, clusterPath } from './cluster-vars-context';
+import {
+  rootKustomizationPath,
+  isKustomizationFile,
+  withoutLaterFiles,
+  instanceSync,
+  fullPassFiles,
+  infraRootKustomization,
+} from './cluster-vars-first-pass';
+import { validateStaged } from './cluster-vars-validate';
 
 export { loadClusterVarsReference };
-
-interface VarsContext extends Context {
-  ref: ClusterVarsReference;
-  /** The new cluster's variables. */
-  vars: Record<string, string>;
-  /** Names of the Kustomizations this pass applies. */
-  applied: Set<string>;
-  /** Infra pass: plain files of an opened shared folder, copied into the cluster folder (cluster-relative -> template-relative). */
-  copiedFiles: Map<string, string>;
-  /** What names the reference cluster: whatever of it the new cluster still applies is a warning. */
-  referenceValues: ReferenceValues;
-}
-
-/** Where the infra pass puts plain files of a shared folder it opens: kustomize loads no file outside a kustomization's folder. */
-export const FIRST_PASS_COPIES = 'infra-pass-files';
 
 export async function generateFromClusterVars(base: Context, ref: ClusterVarsReference): Promise<void> {
   checkEntrySecretsProtectable(base, ref);
@@ -165,10 +131,6 @@ function substitutedObjects(ref: ClusterVarsReference, vars: Record<string, stri
     return k.objects.map((o) => ({ ...o, body: substituteObject(o.body, { ...vars, ...k.substitute }).body }));
   });
 }
-
-type Substitution = Pick<VarsKustomization, 'substituteFrom' | 'substitute'>;
-
-const substitutes = (k: Substitution) => k.substituteFrom.length > 0 || Object.keys(k.substitute).length > 0;
 
 /**
  * The reference cluster's domain, region and ACME e-mail, read from what its platform is given. The
@@ -338,47 +300,6 @@ function dependsOnTransitively(ref: ClusterVarsReference, name: string, on: stri
 const waitsForReady = (k: VarsKustomization) =>
   k.declaration.body.spec?.wait === true || (k.declaration.body.spec?.healthChecks ?? []).length > 0;
 
-/** The variables a Kustomization substitutes for the new cluster, or undefined when a source is outside what the generator can see. */
-function variablesFor(ctx: VarsContext, k: Substitution): Record<string, string> | undefined {
-  let vars: Record<string, string> = {};
-  for (const source of k.substituteFrom) {
-    if (source.kind === 'ConfigMap' && source.name === ctx.ref.vars.object.name) {
-      vars = { ...vars, ...ctx.vars };
-      continue;
-    }
-    const found = ctx.ref.applied.find((o) => o.kind === source.kind && o.name === source.name && !o.shared);
-    if (found)
-      vars = {
-        ...vars,
-        ...Object.fromEntries(
-          Object.keys({ ...found.body.data, ...found.body.stringData }).map((key) => [
-            key,
-            (found.kind === 'Secret' ? clusterValuesOf(ctx, found)[key] : undefined) ?? '',
-          ]),
-        ),
-      };
-    else if (!source.optional) return undefined;
-  }
-  return { ...vars, ...k.substitute };
-}
-
-/**
- * What a Secret the cluster's Kustomizations substitute from (cluster-template's SOPS-encrypted
- * cluster-secrets) holds of the cluster's values rather than credentials, known by key name
- * (SECRET_DOMAIN, SECRET_ACME_EMAIL, ...): the new cluster's, since the reference's are unreadable.
- */
-function clusterValuesOf(ctx: VarsContext, secret: ReferenceObject): Record<string, string> {
-  const substituted = ctx.ref.entrySecrets.some((e) => e.file === secret.file && e.index === secret.index);
-  if (secret.kind !== 'Secret' || !substituted) return {};
-  const keys = Object.keys({ ...secret.body.data, ...secret.body.stringData });
-  return Object.fromEntries(
-    keys.flatMap((key) => {
-      const value = valueByKeyName(key, ctx.opts);
-      return value === undefined ? [] : [[key, value]];
-    }),
-  );
-}
-
 /**
  * Such a Secret as the credential plan reads it: each cluster value declared as a literal template
  * (the way a reference declares a value it cannot show), unless the reference declares one itself,
@@ -486,141 +407,6 @@ async function renderClusterFolder(ctx: VarsContext): Promise<Map<string, Buffer
   return files;
 }
 
-const rootKustomizationPath = (ref: ClusterVarsReference) => `${ref.entryDir}/${ref.rootKustomizationFile}`;
-
-const isKustomizationFile = (rel: string) => KUSTOMIZATION_FILES.includes(posix.basename(rel));
-
-/**
- * A kustomization of the environment (not its entry) for the first pass: the resources it lists
- * that only the full pass writes are left out (home-ops' apps/<namespace>/kustomization.yaml listing
- * the ks.yaml of an app whose folder holds Secrets), and so is a folder all of whose files are.
- */
-function withoutLaterFiles(ctx: VarsContext, rel: string, raw: Buffer, fullOnly: Set<string>): Buffer {
-  const file = `${ctx.ref.envDir}/${rel}`;
-  const [doc] = parseDocuments(raw.toString('utf8'), file);
-  const resources = doc?.toJS()?.resources;
-  if (!Array.isArray(resources)) return raw;
-  const dir = posix.dirname(rel);
-  const later = (entry: unknown) => {
-    if (typeof entry !== 'string' || isRemote(entry)) return false;
-    const target = posix.normalize(posix.join(dir, entry));
-    const below = ctx.ref.envFiles.filter((f) => f === target || f.startsWith(target + '/'));
-    return below.length > 0 && below.every((f) => fullOnly.has(f));
-  };
-  if (!resources.some(later)) return raw;
-  doc.set('resources', doc.createNode(resources.filter((entry) => !later(entry))));
-  return Buffer.from(doc.toString({ lineWidth: 0 }));
-}
-
-/** The Kustomization Flux Operator creates for the new cluster's FluxInstance (none without one). */
-function instanceSync(ctx: VarsContext): FluxLayerKustomization[] {
-  const body = ctx.ref.fluxInstance?.body;
-  const sync = fluxInstanceSyncObjects(body).find(isFluxKustomization);
-  return sync
-    ? [{ name: sync.metadata.name, path: `./${clusterPath(ctx, fluxInstanceSyncPath(body)!)}`, dependsOn: [] }]
-    : [];
-}
-
-/** A reference path as the new cluster sees it: the environment folder becomes the cluster folder. */
-function clusterPath(ctx: VarsContext, path: string): string {
-  return isInEnv(ctx.ref, path) ? ctx.clusterDir + path.slice(ctx.ref.envDir.length) : path;
-}
-
-/** Environment files that only the full pass may write: those of full-pass Kustomizations in the environment. */
-function fullPassFiles(ctx: VarsContext): Set<string> {
-  const { ref } = ctx;
-  const out = new Set<string>();
-  const toEnvRel = (file: string) => file.slice(ref.envDir.length + 1);
-  const waitsForSecrets = (o: ReferenceObject) => ref.kustomizations.some((k) => k.declaration === o && k.fullPass);
-  const later = new Set(ref.kustomizations.filter((k) => k.fullPass).map((k) => k.name));
-  const declaredIn = (file: string) =>
-    [...ref.applied, ...ref.kustomizations.flatMap((k) => k.objects)].filter((o) => o.file === file);
-  for (const k of ref.kustomizations.filter((k) => k.fullPass && !k.declaration.shared)) {
-    // A ks.yaml declaring Kustomizations of both passes (an app and its issuers) is written without the later ones instead.
-    const split = declaredIn(k.declaration.file).some((o) => isFluxKustomization(o.body) && !later.has(o.name));
-    if (!split) out.add(toEnvRel(k.declaration.file));
-    if (isInEnv(ref, k.path))
-      ref.envFiles.filter((f) => `${ref.envDir}/${f}`.startsWith(k.path + '/')).forEach((f) => out.add(f));
-  }
-  // A declaration file holding a first-pass object as well cannot be left out.
-  for (const file of out) {
-    const mixed = ref.applied.find((o) => !o.shared && toEnvRel(o.file) === file && !waitsForSecrets(o));
-    if (mixed)
-      throw new GeneratorInputError(
-        `${mixed.file} mixes ${mixed.kind} ${mixed.name} (first pass) with a Kustomization that waits for the cluster's secrets: split the file`,
-      );
-  }
-  return out;
-}
-
-/**
- * The entry folder's kustomization for the infrastructure pass: resources that bring only
- * first-pass objects are kept; a folder (shared or the environment's own) that also brings
- * full-pass ones is opened into its entries; files of the full pass are left out.
- */
-function infraRootKustomization(ctx: VarsContext, raw: Buffer): Buffer {
-  const { ref } = ctx;
-  const [doc] = parseDocuments(raw.toString('utf8'), rootKustomizationPath(ref));
-  const resources = infraEntries(ctx, ref.entryDir, (doc.toJS()?.resources ?? []) as unknown[]);
-  doc.set('resources', doc.createNode(resources));
-  return Buffer.from(doc.toString({ lineWidth: 0 }));
-}
-
-const SPLITTABLE_KEYS = new Set(['apiVersion', 'kind', 'resources']);
-
-/**
- * A first-pass resource as the environment's kustomization lists it. A plain file of a shared folder
- * that was opened cannot be listed from outside that folder (kustomize refuses files outside a
- * kustomization's root), so it is copied, byte for byte, into the cluster folder for this pass; the
- * full pass lists the shared folder itself again and the copy goes.
- */
-function firstPassEntry(ctx: VarsContext, rel: string): string {
-  const { ref } = ctx;
-  // Listed from the entry folder's kustomization (the environment folder, or home-ops' flux/ inside it).
-  if (isInEnv(ref, rel) || isRepoFolder(ref.root, rel)) return posix.relative(ref.entryDir, rel) || '.';
-  const listed = `${FIRST_PASS_COPIES}/${rel}`;
-  ctx.copiedFiles.set(posix.join(posix.relative(ref.envDir, ref.entryDir), listed), rel);
-  return listed;
-}
-
-function infraEntries(ctx: VarsContext, fromDir: string, entries: unknown[]): string[] {
-  const { ref } = ctx;
-  const out: string[] = [];
-  for (const entry of entries) {
-    if (typeof entry !== 'string') continue;
-    if (isRemote(entry)) {
-      out.push(entry);
-      continue;
-    }
-    const rel = posix.normalize(posix.join(fromDir, entry));
-    const waits = broughtBy(ref, rel).some(
-      (o) =>
-        (isFluxKustomization(o.body) && !ctx.applied.has(o.name)) || o.kind === 'Secret' || o.kind === 'SealedSecret',
-    );
-    if (!waits) {
-      out.push(firstPassEntry(ctx, rel));
-      continue;
-    }
-    // A file that waits is left for the full pass; a folder mixing both passes is opened into its entries.
-    if (!isRepoFolder(ref.root, rel)) continue;
-    const k = referenceKustomization(ref, rel);
-    const extra = Object.keys(k).filter((key) => !SPLITTABLE_KEYS.has(key));
-    if (extra.length > 0) {
-      throw new GeneratorInputError(
-        `${rel} holds Kustomizations of both passes and sets ${extra.join(', ')}, so it cannot be opened for the infrastructure pass: keep phases in folders without transformations`,
-      );
-    }
-    out.push(...infraEntries(ctx, rel, k.resources ?? []));
-  }
-  return out;
-}
-
-/** The objects one resource entry of a kustomization brings: a file's, or all a folder pulls in. */
-function broughtBy(ref: ClusterVarsReference, rel: string): ReferenceObject[] {
-  if (isRepoFolder(ref.root, rel)) return collectTree(ref.root, ref.envDir, rel, []).objects;
-  return ref.applied.filter((o) => o.file === rel);
-}
-
 /** One file of the environment folder for the new cluster. */
 async function transformEnvFile(ctx: VarsContext, rel: string, raw: Buffer): Promise<Buffer> {
   const { ref } = ctx;
@@ -671,114 +457,4 @@ function repointKustomization(ctx: VarsContext, doc: Document, obj: ReferenceObj
   if (k?.holdsSecrets && usesSops(ctx)) setSopsDecryption(doc, SOPS_DECRYPTION_SECRET);
   // Sealed Secrets need no decryption: a SOPS reference's setting would wait for a sops-age Secret the cluster may not have.
   else if (!usesSops(ctx)) doc.deleteIn(['spec', 'decryption']);
-}
-
-/**
- * The staged cluster folder built as Flux would: the folder itself, then every Kustomization it
- * applies, with the new cluster's variables substituted, checked for plaintext Secrets, hosts
- * outside the domain, undefined variables and dependencies this pass does not provide.
- */
-async function validateStaged(ctx: VarsContext, staging: string): Promise<void> {
-  if (!ctx.summary.validated) return;
-  const { objects: root, path: entry, entrySyncs } = await buildEntryFolder(ctx, staging);
-  checkBuilt(ctx.summary, root, entry, ctx.opts.domain);
-  warnOnce(ctx.summary.warnings, leftoverReferenceValues(root, ctx.referenceValues, entry));
-  const syncs = root.map((o) => o.body).filter(isFluxKustomization);
-  const { kustomizations, checked } = await buildKustomizationGraph(syncs, (b) => buildSync(ctx, staging, b));
-  const names = new Set(kustomizations.map((b) => String(b.metadata?.name)));
-  // The pass applies exactly the Kustomizations it should, nested ones included: none missing, none that waits for secrets.
-  const missingSync = [...ctx.applied].find((name) => !names.has(name));
-  if (missingSync)
-    throw new GeneratorValidationError(
-      `${ctx.clusterDir}: this ${ctx.opts.pass} pass should apply Kustomization ${missingSync}, but neither the cluster folder nor a folder it applies builds it`,
-    );
-  const early = [...names].find((name) => !ctx.applied.has(name) && !entrySyncs.has(name));
-  if (early)
-    throw new GeneratorValidationError(
-      `${ctx.clusterDir}: Kustomization ${early} waits for the cluster's secrets but the ${ctx.opts.pass} pass applies it`,
-    );
-  checkDependencies(kustomizations, ctx.clusterDir);
-  ctx.summary.validated.push(entry, ...checked.filter((p): p is string => p !== undefined));
-}
-
-/** Where a path of the new cluster is while the pass is checked: in the staging folder when it is the cluster's, else in the repository. */
-function stagedPath(ctx: VarsContext, staging: string, path: string): string {
-  if (path === ctx.clusterDir) return staging;
-  return path.startsWith(ctx.clusterDir + '/')
-    ? join(staging, path.slice(ctx.clusterDir.length + 1))
-    : join(ctx.opts.repoDir, path);
-}
-
-/**
- * The staged entry folder (the cluster folder, or home-ops' flux/ inside it) as the cluster's own sync
- * applies it: built as it is, or with the kustomization Flux generates where it has none; plus, for
- * Flux Operator, the source and Kustomization the FluxInstance makes the operator create, with its
- * patches; the folder is substituted when that Kustomization substitutes variables. `entrySyncs`
- * names the operator's sync Kustomization.
- */
-async function buildEntryFolder(
-  ctx: VarsContext,
-  staging: string,
-): Promise<{ objects: BuiltObject[]; path: string; entrySyncs: Set<string> }> {
-  const path = clusterPath(ctx, ctx.ref.entryDir);
-  const folder = await buildAsFlux(ctx, stagedPath(ctx, staging, path), path);
-  if (!ctx.ref.fluxInstance) return { objects: folder, path, entrySyncs: new Set() };
-  const instance = folder.find((o) => isFluxInstance(o.body) && fluxInstanceSyncPath(o.body) === path);
-  if (!instance)
-    throw new GeneratorValidationError(
-      `${path}: no FluxInstance in the cluster folder syncs ./${path}, so Flux Operator would never apply it`,
-    );
-  const sync = await buildFluxInstanceSync(instance.body, `${instance.file ?? path} (its spec.sync)`, {
-    roots: [ctx.opts.repoDir],
-    kubectl: ctx.opts.kubectl,
-  });
-  const entryKustomization = sync.find((o) => isFluxKustomization(o.body))!.body;
-  // A reference may patch postBuild into the sync Kustomization: the folder is then substituted, as Flux would.
-  const substitution = substitutionOf(entryKustomization);
-  const vars = substitutes(substitution) ? variablesFor(ctx, substitution) : undefined;
-  const applied = vars ? folder.map((o) => substituteBuilt(o, vars, path)) : folder;
-  return { objects: [...applied, ...sync], path, entrySyncs: new Set([String(entryKustomization.metadata?.name)]) };
-}
-
-/**
- * kustomize's build of a Flux Kustomization's folder, with the kustomization Flux generates when it
- * has none, and the Kustomization's inline `spec.patches` applied as kustomize-controller applies them.
- */
-async function buildAsFlux(ctx: VarsContext, abs: string, path: string, patches?: unknown[]): Promise<BuiltObject[]> {
-  const scratch = mkdtempSync(join(tmpdir(), 'flux-generated-'));
-  try {
-    const roots = [ctx.opts.repoDir, scratch];
-    const shown = (file: string) => normalize(join(path, relative(abs, file)));
-    const flux = asFluxBuildsIt(abs, join(scratch, 'generated'), roots, shown);
-    let dir = flux.dir;
-    if (patches && patches.length > 0) {
-      dir = join(scratch, 'patched');
-      mkdirSync(dir);
-      writeFileSync(join(dir, 'kustomization.yaml'), stringify({ resources: [relative(dir, flux.dir)], patches }));
-    }
-    return await kustomizeBuild(dir, path, { roots, kubectl: ctx.opts.kubectl, shown: flux.shown });
-  } finally {
-    rmSync(scratch, { recursive: true, force: true });
-  }
-}
-
-/** Builds what one Flux Kustomization of the new cluster applies, substituted; returns the path checked. */
-async function buildSync(ctx: VarsContext, staging: string, body: any): Promise<FluxBuild<string | undefined>> {
-  const path = normalizePath(String(body.spec?.path ?? ''));
-  // The cluster's entry folder (its own sync applies it): built above.
-  if (path === clusterPath(ctx, ctx.ref.entryDir)) return { checked: undefined, objects: [] };
-  const abs = stagedPath(ctx, staging, path);
-  if (!existsSync(abs))
-    throw new GeneratorValidationError(
-      `Kustomization ${shownName(body.metadata?.name)}: path ${shownPath(`./${path}`)} does not exist in the repository`,
-    );
-  const objects = await buildAsFlux(ctx, abs, path, body.spec?.patches);
-  const k = ctx.ref.kustomizations.find((k) => k.name === body.metadata?.name);
-  // Substituted as Flux will; a source outside the repository leaves the values unknown, so unchecked.
-  const vars = k && substitutes(k) ? variablesFor(ctx, k) : undefined;
-  const applied = vars ? objects.map((o) => substituteBuilt(o, vars, path)) : objects;
-  checkBuilt(ctx.summary, applied, path, ctx.opts.domain);
-  // The shared platform is every cluster's: a literal reference value in it has no per-cluster place to move to.
-  warnOnce(ctx.summary.warnings, leftoverReferenceValues(applied, ctx.referenceValues, path));
-  return { checked: path, objects: applied };
 }

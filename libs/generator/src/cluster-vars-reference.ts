@@ -5,14 +5,14 @@
  * of Flux Kustomizations that substitute cluster-vars (`postBuild.substituteFrom`) into shared
  * platform folders. Environments differ only by cluster-vars and their secrets.
  */
-import { shownKind, shownName, shownPath } from './shown-values';
+import { shownPath } from './shown-values';
 import { join } from 'node:path';
 import { environmentName, referenceEnvDir } from './environment-folder';
 import { GeneratorInputError } from './errors';
 import { fluxInstanceSyncPath, isFluxInstance } from './flux-instance';
 import { withParentPatches } from './flux-inline-patches';
 import { isFluxKustomization, normalizePath } from './flux-sync';
-import { checkRegenerable } from './protect';
+import { guardReferenceSecrets } from './protect';
 import { collectTree, findKustomizationFile, listFiles, readYamlObject, ReferenceObject } from './reference';
 import { readBodies } from './yaml-docs';
 import { isRepoFolder, readRepoFile } from './repo-files';
@@ -367,23 +367,11 @@ export function followNested<K extends { name: string; objects: ReferenceObject[
  * shared base is the same for every cluster and the flux-system sync goes out first.
  */
 function guardSecrets(ref: ClusterVarsReference) {
-  const early = ref.applied.filter(
-    (o) => (o.kind === 'Secret' || o.kind === 'SealedSecret') && !ref.entrySecrets.includes(o),
+  guardReferenceSecrets(
+    ref.applied.filter((o) => !ref.entrySecrets.includes(o)),
+    ref.kustomizations,
+    { moveTo: 'a Flux Kustomization that depends on sealed-secrets', keepIn: "the environment's folder" },
   );
-  for (const o of early) {
-    throw new GeneratorInputError(
-      `${o.file} holds ${shownKind(o.kind)} ${shownName(o.name)}, applied by the cluster's own sync in the first pass, before the cluster can open secrets: move it to a Flux Kustomization that depends on sealed-secrets`,
-    );
-  }
-  for (const k of ref.kustomizations) {
-    for (const o of k.objects) {
-      checkRegenerable(o);
-      if (o.kind === 'Secret' && o.shared)
-        throw new GeneratorInputError(
-          `${o.file} is shared by every cluster and holds Secret ${shownName(o.name)}: keep secrets in the environment's folder`,
-        );
-    }
-  }
 }
 
 /**

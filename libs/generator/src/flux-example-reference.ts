@@ -6,7 +6,6 @@
  * (apps/<env>), from the flux-system GitRepository or, since Flux 2.7, from ExternalArtifacts
  * an ArtifactGenerator (clusters/<env>/artifacts.yaml) copies out of it.
  */
-import { shownKind, shownName } from './shown-values';
 import { join } from 'node:path';
 import {
   artifactHolds,
@@ -19,7 +18,7 @@ import {
 import { followNested, markFullPass } from './cluster-vars-reference';
 import { GeneratorInputError } from './errors';
 import { isFluxKustomization, normalizePath } from './flux-sync';
-import { checkRegenerable } from './protect';
+import { guardReferenceSecrets } from './protect';
 import { collectTree, findKustomizationFile, listFiles, ReferenceObject } from './reference';
 import { isYamlFile, readBodies } from './yaml-docs';
 import { isRepoFolder, readRepoFile, repoPathExists } from './repo-files';
@@ -238,20 +237,10 @@ function readKustomization(
 
 /** Secrets belong in the environment's overlay: shared folders are the same for every cluster, and the cluster's own sync goes out first. */
 function guardSecrets(ref: FluxExampleReference) {
-  for (const o of ref.envObjects.filter((o) => o.kind === 'Secret' || o.kind === 'SealedSecret')) {
-    throw new GeneratorInputError(
-      `${o.file} holds ${shownKind(o.kind)} ${shownName(o.name)}, applied by the cluster's own sync in the first pass, before the cluster can open secrets: move it to the environment's overlay`,
-    );
-  }
-  for (const k of ref.kustomizations) {
-    for (const o of k.objects) {
-      checkRegenerable(o);
-      if (o.kind === 'Secret' && o.shared)
-        throw new GeneratorInputError(
-          `${o.file} is shared by every cluster and holds Secret ${shownName(o.name)}: keep secrets in the environment's overlay`,
-        );
-    }
-  }
+  guardReferenceSecrets(ref.envObjects, ref.kustomizations, {
+    moveTo: "the environment's overlay",
+    keepIn: "the environment's overlay",
+  });
 }
 
 /**

@@ -59,10 +59,8 @@ function unwrap<T>(outcome: WorkerOutcome<T>): T {
 /**
  * Passes one thread runs at once by default. A pass spends most of its time waiting for kubectl: with one pass per thread the
  * thread idles meanwhile, and the passes queued for it with it; with two, one pass plans while the other builds, in
- * the same heap (a second thread costs another isolate, about 50 MiB). Measured in bench/load.bench.ts (200 runs,
- * 2 cores, one thread): the machine went from 85 % to 98 % busy, 0.71-0.86x to 1.01-1.05x the plain tools'
- * throughput, at the same peak memory; the API's answers wait longer for the busier cores (GET p99 25-32 ms to
- * 42-62 ms), which is why GENERATOR_PASSES_PER_THREAD=1 remains a setting.
+ * the same heap (a second thread costs another isolate). The cores stay busy, but the API's answers wait longer
+ * for them, which is why GENERATOR_PASSES_PER_THREAD=1 remains a setting (figures: docs/benchmarks.md).
  */
 export const PASSES_PER_THREAD = 2;
 /**

@@ -48,8 +48,7 @@ export class LruByBytes<V> {
  * A cache's bound as a share of this thread's heap limit, at most `ceiling` bytes. Node sizes each
  * isolate's heap limit from the memory the process may use: in a pod with the chart's 512 MiB limit
  * a heap may grow to about 268 MiB (on a host without a limit, about 4 GiB). A fixed bound that suits
- * a large host held a fifth of a small pod's heap in caches (measured: the generator threads' heaps
- * took 120 MiB at 64/32 MiB bounds against 98 MiB at a 16th/32nd of the limit, in the 200-run load).
+ * a large host held a fifth of a small pod's heap in caches (docs/benchmarks.md).
  */
 export function boundFromHeapLimit(
   shareOfHeapLimit: number,

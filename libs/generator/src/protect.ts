@@ -6,6 +6,7 @@ import { externalPlanEntries, unmovedRemoteKeys } from './external-secrets';
 import { remoteKeyNamesFor } from './remote-keys';
 import { referenceSecretShapes } from './secret-examples';
 import { GeneratorInputError } from './errors';
+import { shownKind, shownName } from './shown-values';
 import type { ReferenceObject } from './reference';
 import { readBodies } from './yaml-docs';
 import { readRepoFileIfPresent } from './repo-files';
@@ -141,5 +142,31 @@ export function checkRegenerable(o: ReferenceObject) {
     throw new GeneratorInputError(
       `${o.file} holds SealedSecret ${o.name}, sealed for the reference cluster: the new cluster could not open it. Use a reference environment with plain Secrets (such as a development cluster)`,
     );
+  }
+}
+
+/**
+ * What the references' secret rules share: no Secret or SealedSecret among `early` (applied by the cluster's
+ * own sync in the first pass, before the cluster can open secrets), every Secret regenerable, and none in a
+ * shared folder (the same for every cluster). `moveTo` and `keepIn` name, in the errors, where they belong.
+ */
+export function guardReferenceSecrets(
+  early: readonly ReferenceObject[],
+  kustomizations: readonly { objects: readonly ReferenceObject[] }[],
+  where: { moveTo: string; keepIn: string },
+): void {
+  for (const o of early.filter((o) => o.kind === 'Secret' || o.kind === 'SealedSecret')) {
+    throw new GeneratorInputError(
+      `${o.file} holds ${shownKind(o.kind)} ${shownName(o.name)}, applied by the cluster's own sync in the first pass, before the cluster can open secrets: move it to ${where.moveTo}`,
+    );
+  }
+  for (const k of kustomizations) {
+    for (const o of k.objects) {
+      checkRegenerable(o);
+      if (o.kind === 'Secret' && o.shared)
+        throw new GeneratorInputError(
+          `${o.file} is shared by every cluster and holds Secret ${shownName(o.name)}: keep secrets in ${where.keepIn}`,
+        );
+    }
   }
 }

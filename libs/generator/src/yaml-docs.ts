@@ -17,10 +17,8 @@ interface KeptParse {
  * of a worker's time. The key is the digest, not the text (the text as a key kept every file's text
  * beside its parse); the bound is the memory the parses take, so it stays flat whatever the
  * reference's size: a parsed document (the yaml library's nodes with their source ranges) takes
- * about 27 times its text on the heap (measured on the shipped template), so 64 MiB keeps about
- * 2.4 MiB of YAML, a large reference's worth, per thread (counted as text, the bound of 16 MiB let
- * a worker keep some 400 MiB of parses). In a smaller heap (a pod's memory limit), a 16th of the
- * heap's limit: 16.7 MiB, about 570 KiB of YAML, in a 512 MiB pod.
+ * about 27 times its text on the heap (docs/benchmarks.md), so 64 MiB keeps a large reference's
+ * worth per thread; in a smaller heap (a pod's memory limit), a 16th of the heap's limit.
  */
 const PARSE_HEAP_PER_TEXT_BYTE = 30;
 const kept = new LruByBytes<KeptParse>(boundFromHeapLimit(1 / 16, 64 * 1024 * 1024));

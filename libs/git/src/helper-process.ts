@@ -29,12 +29,12 @@ export class HelperError extends Error {
 
 /**
  * Programs (git, kubectl) started by a small helper process instead of this one. Starting a program
- * from a large process stalls it: fork copies the page tables of the whole address space, about 20 ms
- * at 300 MB (measured on the 2-core machine), and a pass starts about twenty programs; the thread
- * that forks waits, and the others fault on the copy-on-write pages after it. From the helper (tens
- * of MB) a start costs about 1 ms. The helper starts with the first request, is started again after
- * a crash (requests in flight fail) and exits with its parent (its IPC channel closes), killing the
- * process groups of the programs it started, so none outlives the service.
+ * from a large process stalls it: fork copies the page tables of the whole address space, and a pass
+ * starts about twenty programs; the thread that forks waits, and the others fault on the copy-on-write
+ * pages after it (docs/benchmarks.md). From the helper (tens of MB) a start costs about 1 ms. The helper
+ * starts with the first request, is started again after a crash (requests in flight fail) and exits with
+ * its parent (its IPC channel closes), killing the process groups of the programs it started, so none
+ * outlives the service.
  */
 export class HelperProcess {
   private child?: ChildProcess;
