@@ -20,7 +20,7 @@ export function planDurables() {
   try {
     events = require('../../dist/libs/events/src/run-plans.js');
   } catch (e) {
-    throw new Error(`render.mjs reads the run plans from dist: run npm run build first (${e.message})`);
+    throw new Error(`render.mjs reads the run plans from dist: run npm run build first (${e.message})`, { cause: e });
   }
   const { durableNameFor, stepNames } = require('../../dist/libs/events/src/run-plan.js');
   return stepNames(events.keptPlans()).map(durableNameFor);
