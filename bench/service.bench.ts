@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from '@nats-io/transport-node';
 import { headers } from '@nats-io/nats-core';
+import { RUN_PLANS } from '../libs/events/src';
 import { makeRsaCert } from '../test/support/certs';
 import { bareRepo, TestDatabase, TestNats } from '../test/support/services';
 import { createBody } from '../test/support/run-fixtures';
@@ -27,20 +28,12 @@ const round = (x: number, d = 1) => Math.round(x * 10 ** d) / 10 ** d;
 
 const INFRA_LAYERS = ['flux-system', 'infrastructure'];
 const ALL_LAYERS = ['flux-system', 'infrastructure', 'apps', 'database', 'cert-manager-config'];
-/** The event that starts each step. */
-const TRIGGERS: Record<string, string> = {
-  'infra-pass': 'ScaffoldRequested',
-  'sealed-secrets-wait': 'InfraPushed',
-  'cert-fetch': 'SealedSecretsReady',
-  'full-pass': 'CertFetched',
-};
-/** The event each step ends with. */
-const RESULTS: Record<string, string> = {
-  'infra-pass': 'InfraPushed',
-  'sealed-secrets-wait': 'SealedSecretsReady',
-  'cert-fetch': 'CertFetched',
-  'full-pass': 'FullPushed',
-};
+/** A sealing run's steps in order, from the run plan: the event that starts each (the step before's result) and ends it. */
+const PLAN_STEPS = RUN_PLANS.scaffold.steps;
+const TRIGGERS: Record<string, string> = Object.fromEntries(
+  PLAN_STEPS.map((s, i) => [s.name, i === 0 ? RUN_PLANS.scaffold.start : PLAN_STEPS[i - 1].result]),
+);
+const RESULTS: Record<string, string> = Object.fromEntries(PLAN_STEPS.map((s) => [s.name, s.result]));
 
 /** The same work as one run, by hand, layer by layer as a person's script would. */
 function plainTools(remoteDir: string, tree: string, cluster: string): number {

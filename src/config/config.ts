@@ -1,6 +1,8 @@
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import Ajv from 'ajv';
+import { keptPlans } from '../../libs/events/src/run-plans';
+import type { RunPlan } from '../../libs/events/src/run-plan';
 import type { RegistryCredentials } from '../../libs/generator/src';
 import type { GitAccessSettings } from '../../libs/git/src';
 import { JobSettings, RUNNER_IMAGE } from '../../libs/kube/src/job-spec';
@@ -194,16 +196,20 @@ const LONGEST_RETRY_PAUSE_MS = 30_000;
 
 /**
  * STALLED_RUN_SECONDS, or by default the longest a run being worked on can go without an event, so a re-drive never
- * lands beside a live worker: a step's deadline (a Job's, with the Kubernetes executor), the sealed-secrets wait's
- * progress cadence (an event a minute, a poll apart), then a dead worker's hand-back (twice the ack wait and a retry
- * pause). Past it nobody holds the run: its trigger was lost (a JetStream consumer leader change can lose a delivery).
+ * lands beside a live worker: a step's deadline (a Job's, with the Kubernetes executor), the progress cadence of the
+ * run plans' long steps (the sealed-secrets wait: an event a minute, a poll apart, appended within 30 s), then a dead
+ * worker's hand-back (twice the ack wait and a retry pause). Past it nobody holds the run: its trigger was lost (a
+ * JetStream consumer leader change can lose a delivery).
  */
-function stalledRunMs(env: Env): number {
+export function stalledRunMs(env: Env, plans: readonly RunPlan[] = keptPlans()): number {
   if (env.STALLED_RUN_SECONDS !== undefined) return env.STALLED_RUN_SECONDS * 1000;
+  const progressSilences = plans.flatMap((plan) =>
+    plan.steps.flatMap(({ progress: p }) => (p ? [p.reportEveryMs + Number(env[p.pollSetting]) + p.slackMs] : [])),
+  );
   const stepSilence = Math.max(
     env.STEP_TIMEOUT_SECONDS * 1000,
     env.EXECUTOR === 'kubernetes' ? env.JOB_ACTIVE_DEADLINE_SECONDS * 1000 : 0,
-    60_000 + env.SEALED_SECRETS_POLL_MAX_MS + 30_000,
+    ...progressSilences,
   );
   return stepSilence + 2 * env.ACK_WAIT_SECONDS * 1000 + LONGEST_RETRY_PAUSE_MS;
 }

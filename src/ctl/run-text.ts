@@ -32,6 +32,8 @@ export function eventText(type: string, d: any): string {
       return d.unchanged
         ? `full tree already on the branch: nothing pushed (at ${short(d.commit)})`
         : `full pass pushed ${short(d.commit)} (${d.objects_sealed} objects sealed)`;
+    case 'StepCompleted':
+      return `${d.step} done: ${d.summary}`;
     case 'ScaffoldSucceeded':
       return `succeeded (infra ${short(d.infra_commit)}, full ${short(d.full_commit)})`;
     case 'StepFailed':

@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import Ajv from 'ajv';
 import { EventStore, handleCommand, RunInputs, RunLogStore, StaleRead } from '../../libs/event-store/src';
-import { checkEventData, isEventType, isRunId, Step, STEPS, StoredEvent } from '../../libs/events/src';
-import { Command, fold, isTerminal, runDecider } from '../../libs/run-decider/src';
+import { allSteps, checkEventData, isEventType, isRunId, keptPlans, Step, StoredEvent } from '../../libs/events/src';
+import { Command, fold, isTerminal, runDecider, runPlanOf } from '../../libs/run-decider/src';
 import { parseSealingCertificate } from '../../libs/sealing/src';
 import { redact, SEALING_CERT_INPUT } from '../../libs/steps/src';
 import { ApiError, invalid } from '../common/api-error';
@@ -14,14 +14,26 @@ import { APP_CONFIG } from '../config/config.module';
 import { EVENT_STORE, RUN_INPUTS, RUN_LOGS } from '../event-store/event-store.module';
 import { RUN_ENDED } from './contract';
 
-/** The inputs a runner may read, and the step during which it may write each (the certificate it fetched). */
-const RUNNER_INPUTS: Record<string, Step> = { [SEALING_CERT_INPUT]: 'cert-fetch' };
+/**
+ * The inputs a runner may read, and the step during which it may write each (the certificate it fetched): what the
+ * run plans let a runner write for each step.
+ */
+export function runnerInputs(): Record<string, Step> {
+  const inputs: Record<string, Step> = {};
+  for (const plan of keptPlans())
+    for (const s of plan.steps) for (const name of s.runner.writesInputs) inputs[name] = s.name as Step;
+  return inputs;
+}
+const RUNNER_INPUTS = runnerInputs();
+if (!Object.hasOwn(RUNNER_INPUTS, SEALING_CERT_INPUT))
+  throw new Error('no step of the run plans writes the certificate');
 const MAX_CERTIFICATE_BYTES = 16 * 1024;
 const MAX_LOG_ENTRIES = 50;
 /** Progress a step may record: the wait reports what it sees when that changes; more than this is noise. */
 const MAX_PROGRESS_PER_STEP = 200;
 
-const step = { enum: STEPS };
+/** The steps a runner may report for: every step of the kept run plans. */
+const step = { enum: allSteps() };
 const commandOf = (type: string, required: string[], properties: object) => ({
   type: 'object',
   additionalProperties: false,
@@ -145,6 +157,8 @@ export class RunnerReports {
     if (isTerminal(state)) throw runEnded();
     if (state.step !== report.command.step)
       throw forbidden('not_current_step', `the run is not at step ${report.command.step}`);
+    if (report.command.type === 'ReportProgress' && !reportsProgress(state, report.command.step))
+      throw forbidden('progress_not_allowed', `the run's plan has no progress for ${report.command.step}`);
     if (tooMuchProgress(report.command, events)) return { appended: [], history: events };
     await this.checkResult(runId, report.command);
     try {
@@ -236,6 +250,10 @@ export class RunnerReports {
     return { appended: entries.length };
   }
 }
+
+/** Whether the run's plan lets a runner report progress for the step (its long waits). */
+const reportsProgress = (state: ReturnType<typeof fold>, stepName: string) =>
+  runPlanOf(state)?.steps.find((s) => s.name === stepName)?.runner.progress === true;
 
 /** A wait that already reported this many times for its step: further progress is dropped, not appended. */
 function tooMuchProgress(command: Command, events: StoredEvent[]): boolean {

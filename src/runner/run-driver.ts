@@ -1,5 +1,5 @@
 import type { StoredEvent } from '../../libs/events/src';
-import { fold, isTerminal, RunState, triggers } from '../../libs/run-decider/src';
+import { fold, isTerminal, RunState, runPlanOf, triggers } from '../../libs/run-decider/src';
 import type { StepProcessor } from '../../libs/steps/src';
 
 export interface RunDriverOptions {
@@ -38,7 +38,8 @@ export async function driveRun(options: RunDriverOptions): Promise<DriveOutcome>
     const state = fold(events);
     if (isTerminal(state)) return state.status;
     const step = state.step;
-    const trigger = step ? events.filter((e) => triggers(e, step)).at(-1) : undefined;
+    const plan = runPlanOf(state);
+    const trigger = step ? events.filter((e) => triggers(e, step, plan)).at(-1) : undefined;
     const processor = options.processors.find((p) => p.handler.step === step);
     if (!trigger || !processor || settled.has(trigger.id)) {
       await sleep(pollMs, options.signal);

@@ -2,7 +2,7 @@ import { Inject, Injectable, Optional } from '@nestjs/common';
 import type { Logger } from 'pino';
 import type { TreeGenerator } from '../../libs/generator/src';
 import type { GitWorkspaces } from '../../libs/git/src';
-import { LOCAL_STEP_HANDLERS, StepProcessor, SuppliedCredentialsSource, TargetClusters } from '../../libs/steps/src';
+import { handlersFor, StepProcessor, SuppliedCredentialsSource, TargetClusters } from '../../libs/steps/src';
 import type { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
 import { TREE_GENERATOR } from '../generation/generation.module';
@@ -41,7 +41,7 @@ export class RunnerSteps {
       generator,
       workspaces,
     };
-    this.processors = LOCAL_STEP_HANDLERS.map((handler) => new StepProcessor(handler, deps));
+    this.processors = handlersFor().map((handler) => new StepProcessor(handler, deps));
   }
 
   /** Works on the run until it has ended (or `signal` stops it between steps). */

@@ -5,7 +5,7 @@ import { EventStore, RunInputs, RunLogStore } from '../../libs/event-store/src';
 import type { GitWorkspaces } from '../../libs/git/src';
 import { RunCommands } from '../../libs/run-decider/src';
 import {
-  LOCAL_STEP_HANDLERS,
+  handlersFor,
   RunInputStepCrashRecords,
   StepCrashGuard,
   stepConsumer,
@@ -71,7 +71,7 @@ export class StepConsumers implements EventConsumer {
       onCrashFound: (step: string) => metrics.stepCrashes.inc({ step }),
       onParked: (step: string) => metrics.stepsParked.inc({ step }),
     };
-    this.specs = LOCAL_STEP_HANDLERS.map((handler) => {
+    this.specs = handlersFor().map((handler) => {
       const processor = new StepProcessor(handler, deps);
       return {
         options: stepConsumer(handler.step, config.steps),

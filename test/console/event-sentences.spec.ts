@@ -50,6 +50,14 @@ describe('the sentences of a run, in the terminal and in the console', () => {
       event('FullPushed', { commit: COMMIT, objects_sealed: 3, unchanged: true }),
       'full tree already on the branch: nothing pushed (at 1a2b3c4d5e6f)',
     ],
+    [
+      "a step of a run plan whose result carries nothing but what it saw (any plan's step, by its name)",
+      event('StepCompleted', {
+        step: 'flux-ready-wait',
+        summary: 'Kustomization infrastructure Ready at 1a2b3c4d5e6f',
+      }),
+      'flux-ready-wait done: Kustomization infrastructure Ready at 1a2b3c4d5e6f',
+    ],
   ])('%s', (_what, e, said) => {
     expect({ terminal: eventText(e.type, e.data), console: eventSummary(e) }).toEqual({
       terminal: said,

@@ -366,9 +366,13 @@ describe('the shipped permission sets', () => {
     expect(INBOX.controller).toBe('_INBOX_controller');
   });
 
-  it("service_durables, which ops may not create (#28), are exactly the service's durable names", () => {
+  it("the durables ops may not create (#28) are exactly the service's durable names: its own and the run plans' steps'", () => {
     const names = [PROJECTOR, LAUNCHER, ...STEPS.map((step) => durableNameFor(step))];
-    expect([...permissions.service_durables].sort()).toEqual(names.sort());
+    expect([...permissions.service_durables].sort()).toEqual([PROJECTOR, LAUNCHER].sort());
+    const conf = readFileSync(join(__dirname, '../../deploy/nats/permissions.conf'), 'utf8');
+    const denied = conf.split('OPS_PERMISSIONS = {\n')[1].split('deny: [')[1].split(']')[0];
+    const create = '$JS.API.CONSUMER.CREATE.SCAFFOLD_EVENTS.';
+    expect(denied).toBe([...names.map((n) => `"${create}${n}"`), ...names.map((n) => `"${create}${n}.>"`)].join(', '));
   });
 
   it('permissions.conf is exactly what render.mjs makes of permissions.json (one source for server users and nsc)', () => {

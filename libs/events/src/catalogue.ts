@@ -3,8 +3,15 @@
  * Events carry references, names and fingerprints only: never a credential or certificate body.
  */
 
-export type Step = 'infra-pass' | 'sealed-secrets-wait' | 'cert-fetch' | 'full-pass';
-export const STEPS: readonly Step[] = ['infra-pass', 'sealed-secrets-wait', 'cert-fetch', 'full-pass'];
+import type { EventType } from './event-types';
+import type { PlanRef } from './run-plan';
+import { allSteps, Step } from './run-plans';
+
+export type { Step };
+export { EVENT_TYPES, isEventType } from './event-types';
+export type { EventType } from './event-types';
+/** Every step of the kept run plans, in order (libs/events/src/run-plans.ts): the step enums follow from them. */
+export const STEPS: readonly Step[] = allSteps() as Step[];
 
 export type ScaffoldTarget =
   | { kind: 'sealing_cert'; fingerprint_sha256: string; not_after: string }
@@ -37,6 +44,8 @@ export interface ScaffoldRequestedData {
   flux_url?: string;
   /** The key owning the cluster folder when it is not requested_by: an admin's run for a folder another key scaffolded first. */
   cluster_owner?: string;
+  /** The run plan the run started with (and finishes on); version 1 events have none and are read as the first plan. */
+  plan?: PlanRef;
 }
 
 export interface EventDataByType {
@@ -49,6 +58,8 @@ export interface EventDataByType {
   };
   CertFetched: { fingerprint_sha256: string; not_after: string };
   FullPushed: { commit: string; objects_sealed: number; unchanged?: boolean };
+  /** A step whose result carries nothing the run keeps (a plan's wait): which step, and what it saw, in words. */
+  StepCompleted: { step: Step; summary: string };
   ScaffoldSucceeded: { infra_commit: string; full_commit: string };
   StepFailed: { step: Step; attempt: number; reason: string; will_retry: boolean };
   ScaffoldFailed: { step: Step; reason: string };
@@ -60,21 +71,9 @@ export interface EventDataByType {
   StepRedriveRequested: { step: Step; requested_by: string };
 }
 
-export type EventType = keyof EventDataByType;
-export const EVENT_TYPES = [
-  'ScaffoldRequested',
-  'InfraPushed',
-  'SealedSecretsReady',
-  'CertFetched',
-  'FullPushed',
-  'ScaffoldSucceeded',
-  'StepFailed',
-  'ScaffoldFailed',
-  'ScaffoldCancelRequested',
-  'ScaffoldCancelled',
-  'StepProgress',
-  'StepRedriveRequested',
-] as const satisfies readonly EventType[];
+/** Every event type has its data here, and nothing else does. */
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : never) : never;
+export const CATALOGUE_COVERS_EVENT_TYPES: Same<keyof EventDataByType, EventType> = true;
 
 export const TERMINAL_EVENTS: readonly EventType[] = ['ScaffoldSucceeded', 'ScaffoldFailed', 'ScaffoldCancelled'];
 
@@ -92,7 +91,3 @@ export type ScaffoldEvent = EventDraft & {
 
 /** An event as read back from the stream, with its stream sequence. */
 export type StoredEvent = ScaffoldEvent & { seq: number };
-
-export function isEventType(value: unknown): value is EventType {
-  return typeof value === 'string' && (EVENT_TYPES as readonly string[]).includes(value);
-}

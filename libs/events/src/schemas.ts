@@ -1,5 +1,6 @@
 import Ajv, { ValidateFunction } from 'ajv';
-import type { EventType } from './catalogue';
+import type { EventType } from './event-types';
+import { allSteps, FIRST_PLAN, plansGeneration } from './run-plans';
 
 /**
  * The current schema of every event's data, and how older versions are raised to it. A replay of an
@@ -7,7 +8,6 @@ import type { EventType } from './catalogue';
  * ever see current shapes.
  */
 const str = { type: 'string' } as const;
-const step = { enum: ['infra-pass', 'sealed-secrets-wait', 'cert-fetch', 'full-pass'] } as const;
 const obj = (properties: Record<string, unknown>, required = Object.keys(properties)) => ({
   type: 'object',
   additionalProperties: false,
@@ -17,11 +17,12 @@ const obj = (properties: Record<string, unknown>, required = Object.keys(propert
 const controller = obj({ namespace: str, name: str });
 
 export const CURRENT_VERSION: Record<EventType, number> = {
-  ScaffoldRequested: 1,
+  ScaffoldRequested: 2,
   InfraPushed: 1,
   SealedSecretsReady: 2,
   CertFetched: 1,
   FullPushed: 1,
+  StepCompleted: 1,
   ScaffoldSucceeded: 1,
   StepFailed: 1,
   ScaffoldFailed: 1,
@@ -31,76 +32,100 @@ export const CURRENT_VERSION: Record<EventType, number> = {
   StepRedriveRequested: 1,
 };
 
-export const DATA_SCHEMAS: Record<EventType, object> = {
-  // cluster_vars, credentials_secret, flux_url, host_map, path_map, reference_domain, reference_env and cluster_owner are optional: events written before they existed stay valid at version 1.
-  // cluster_owner: the key owning the cluster folder when it is not requested_by (an admin acting for the owner).
-  ScaffoldRequested: obj(
-    {
-      cluster_name: str,
-      domain: str,
-      region: str,
-      acme_email: str,
-      repo_url: str,
-      branch: str,
-      requested_by: str,
-      target: {
-        oneOf: [
-          obj({ kind: { const: 'sealing_cert' }, fingerprint_sha256: str, not_after: str }),
-          obj({ kind: { const: 'kubeconfig_secret' }, namespace: str, name: str, key: str }),
-          obj({ kind: { const: 'age_recipients' }, recipients: { type: 'array', minItems: 1, items: str } }),
-        ],
+/**
+ * The data schemas with the step enum of these steps (by default every step of the kept run plans: a plan's new
+ * step is in them by itself).
+ */
+export function dataSchemas(steps: readonly string[] = allSteps()): Record<EventType, object> {
+  const step = { enum: [...steps] };
+  return {
+    // cluster_vars, credentials_secret, flux_url, host_map, path_map, reference_domain, reference_env and cluster_owner are optional: events written before they existed stay valid at version 1.
+    // cluster_owner: the key owning the cluster folder when it is not requested_by (an admin acting for the owner).
+    ScaffoldRequested: obj(
+      {
+        cluster_name: str,
+        domain: str,
+        region: str,
+        acme_email: str,
+        repo_url: str,
+        branch: str,
+        requested_by: str,
+        target: {
+          oneOf: [
+            obj({ kind: { const: 'sealing_cert' }, fingerprint_sha256: str, not_after: str }),
+            obj({ kind: { const: 'kubeconfig_secret' }, namespace: str, name: str, key: str }),
+            obj({ kind: { const: 'age_recipients' }, recipients: { type: 'array', minItems: 1, items: str } }),
+          ],
+        },
+        cluster_vars: { type: 'object', additionalProperties: str },
+        credentials_secret: obj({ namespace: str, name: str }),
+        flux_url: str,
+        host_map: { type: 'object', additionalProperties: str },
+        path_map: { type: 'object', additionalProperties: str },
+        reference_domain: str,
+        reference_env: str,
+        cluster_owner: str,
+        // v2: the run plan the run started with.
+        plan: obj({ kind: str, version: { type: 'integer', minimum: 1 } }),
       },
-      cluster_vars: { type: 'object', additionalProperties: str },
-      credentials_secret: obj({ namespace: str, name: str }),
-      flux_url: str,
-      host_map: { type: 'object', additionalProperties: str },
-      path_map: { type: 'object', additionalProperties: str },
-      reference_domain: str,
-      reference_env: str,
-      cluster_owner: str,
-    },
-    ['cluster_name', 'domain', 'region', 'acme_email', 'repo_url', 'branch', 'requested_by', 'target'],
-  ),
-  // unchanged is optional: events written before it existed stay valid at version 1.
-  InfraPushed: obj({ commit: str, files_changed: { type: 'integer' }, unchanged: { type: 'boolean' } }, [
-    'commit',
-    'files_changed',
-  ]),
-  // v2: which controller was found (null when the certificate came with the request).
-  SealedSecretsReady: obj({
-    source: { enum: ['given_certificate', 'cluster'] },
-    controller: { oneOf: [{ type: 'null' }, controller] },
-  }),
-  CertFetched: obj({ fingerprint_sha256: str, not_after: str }),
-  FullPushed: obj({ commit: str, objects_sealed: { type: 'integer' }, unchanged: { type: 'boolean' } }, [
-    'commit',
-    'objects_sealed',
-  ]),
-  ScaffoldSucceeded: obj({ infra_commit: str, full_commit: str }),
-  StepFailed: obj({ step, attempt: { type: 'integer', minimum: 1 }, reason: str, will_retry: { type: 'boolean' } }),
-  ScaffoldFailed: obj({ step, reason: str }),
-  ScaffoldCancelRequested: obj({ requested_by: str }),
-  ScaffoldCancelled: obj({ step: { oneOf: [{ type: 'null' }, step] } }),
-  StepProgress: obj({
-    step,
-    waited_ms: { type: 'integer', minimum: 0 },
-    deadline_ms: { type: 'integer', minimum: 0 },
-    seen: str,
-  }),
-  StepRedriveRequested: obj({ step, requested_by: str }),
-};
+      ['cluster_name', 'domain', 'region', 'acme_email', 'repo_url', 'branch', 'requested_by', 'target'],
+    ),
+    // unchanged is optional: events written before it existed stay valid at version 1.
+    InfraPushed: obj({ commit: str, files_changed: { type: 'integer' }, unchanged: { type: 'boolean' } }, [
+      'commit',
+      'files_changed',
+    ]),
+    // v2: which controller was found (null when the certificate came with the request).
+    SealedSecretsReady: obj({
+      source: { enum: ['given_certificate', 'cluster'] },
+      controller: { oneOf: [{ type: 'null' }, controller] },
+    }),
+    CertFetched: obj({ fingerprint_sha256: str, not_after: str }),
+    FullPushed: obj({ commit: str, objects_sealed: { type: 'integer' }, unchanged: { type: 'boolean' } }, [
+      'commit',
+      'objects_sealed',
+    ]),
+    StepCompleted: obj({ step, summary: str }),
+    ScaffoldSucceeded: obj({ infra_commit: str, full_commit: str }),
+    StepFailed: obj({ step, attempt: { type: 'integer', minimum: 1 }, reason: str, will_retry: { type: 'boolean' } }),
+    ScaffoldFailed: obj({ step, reason: str }),
+    ScaffoldCancelRequested: obj({ requested_by: str }),
+    ScaffoldCancelled: obj({ step: { oneOf: [{ type: 'null' }, step] } }),
+    StepProgress: obj({
+      step,
+      waited_ms: { type: 'integer', minimum: 0 },
+      deadline_ms: { type: 'integer', minimum: 0 },
+      seen: str,
+    }),
+    StepRedriveRequested: obj({ step, requested_by: str }),
+  };
+}
+
+/** The data schemas of this build's kept plans, as they were at start (the API documents). */
+export const DATA_SCHEMAS: Record<EventType, object> = dataSchemas();
 
 type Upcaster = (data: any) => any;
 
 /** UPCASTERS[type][n] raises version n data to version n + 1. */
 export const UPCASTERS: Partial<Record<EventType, Record<number, Upcaster>>> = {
   SealedSecretsReady: { 1: (d) => ({ source: d.source, controller: null }) },
+  // Runs requested before run plans were started with the first one.
+  ScaffoldRequested: { 1: (d) => ({ ...d, plan: d.plan ?? { ...FIRST_PLAN } }) },
 };
 
 const ajv = new Ajv({ strict: true, allErrors: false });
-const validators = new Map<EventType, ValidateFunction>(
-  Object.entries(DATA_SCHEMAS).map(([t, s]) => [t as EventType, ajv.compile(s)]),
-);
+let validators: Map<EventType, ValidateFunction> | undefined;
+let validatorsOf = -1;
+
+/** The validators of the kept plans' schemas, compiled again when a plan is deployed. */
+function validatorFor(type: EventType): ValidateFunction {
+  if (!validators || validatorsOf !== plansGeneration()) {
+    const schemas = validatorsOf === -1 && plansGeneration() === 0 ? DATA_SCHEMAS : dataSchemas();
+    validators = new Map(Object.entries(schemas).map(([t, s]) => [t as EventType, ajv.compile(s)]));
+    validatorsOf = plansGeneration();
+  }
+  return validators.get(type)!;
+}
 
 export function upcastData(type: EventType, version: number, data: unknown): unknown {
   let v = version;
@@ -118,7 +143,7 @@ export function upcastData(type: EventType, version: number, data: unknown): unk
 
 /** Null when valid, else the first problem. */
 export function checkEventData(type: EventType, data: unknown): string | null {
-  const validate = validators.get(type)!;
+  const validate = validatorFor(type);
   if (validate(data)) return null;
   const e = validate.errors![0];
   return `${type}${e.instancePath || ''} ${e.message}`;

@@ -18,7 +18,10 @@ const full: EventDraft = { type: 'FullPushed', data: { commit: 'b'.repeat(40), o
 
 describe('run decider', () => {
   it('requests a run once', () => {
-    expect(given().when({ type: 'RequestScaffold', data: request })).toEqual([requested]);
+    // The run records the plan it starts with: the current one.
+    expect(given().when({ type: 'RequestScaffold', data: request })).toEqual([
+      { type: 'ScaffoldRequested', data: { ...request, plan: { kind: 'scaffold', version: 1 } } },
+    ]);
     expect(given(requested).when({ type: 'RequestScaffold', data: request })).toEqual([]);
   });
 

@@ -3,7 +3,20 @@
  * the state into new events. No I/O, no clock, no ids: the caller supplies those.
  */
 import type { Decider } from '../../event-store/src';
-import type { EventDraft, ScaffoldRequestedData, Step, StoredEvent } from '../../events/src';
+import {
+  currentPlan,
+  FIRST_PLAN,
+  firstStep,
+  isLastStep,
+  keptPlans,
+  nextStep,
+  planOf,
+  planStep,
+  resultStepOf,
+  RUN_PLANS,
+  triggerTable,
+} from '../../events/src';
+import type { EventDraft, RunPlan, ScaffoldRequestedData, Step, StoredEvent } from '../../events/src';
 import { RUN_STATUSES } from './run-statuses';
 
 export { RUN_STATUSES };
@@ -69,36 +82,48 @@ export const initialState: RunState = {
 
 export const MAX_ATTEMPTS_PER_STEP = 5;
 
-const NEXT_STEP: Record<Step, Step | null> = {
-  'infra-pass': 'sealed-secrets-wait',
-  'sealed-secrets-wait': 'cert-fetch',
-  'cert-fetch': 'full-pass',
-  'full-pass': null,
-};
+/** The current scaffold plan's steps, as tables (the benchmarks and the documents read them; the rules read the run's plan). */
+const SCAFFOLD = RUN_PLANS.scaffold;
 
-/** The event each step appends when it succeeds. */
-export const STEP_RESULT = {
-  'infra-pass': 'InfraPushed',
-  'sealed-secrets-wait': 'SealedSecretsReady',
-  'cert-fetch': 'CertFetched',
-  'full-pass': 'FullPushed',
-} as const satisfies Record<Step, EventDraft['type']>;
+/** The event each step of the current plan appends when it succeeds. */
+export const STEP_RESULT = Object.fromEntries(SCAFFOLD.steps.map((s) => [s.name, s.result])) as Record<
+  Step,
+  EventDraft['type']
+>;
 
-/** The events that may start each step (the state decides whether they do: a SOPS run goes from InfraPushed to the full pass). */
-export const STEP_TRIGGERS: Record<Step, ReadonlyArray<EventDraft['type']>> = {
-  'infra-pass': ['ScaffoldRequested'],
-  'sealed-secrets-wait': ['InfraPushed'],
-  'cert-fetch': ['SealedSecretsReady'],
-  'full-pass': ['CertFetched', 'InfraPushed'],
-};
+/** The events that may start each step of the current plan (the state decides whether they do: a SOPS run goes from InfraPushed to the full pass). */
+export const STEP_TRIGGERS = Object.fromEntries(
+  Object.entries(triggerTable(SCAFFOLD)).map(([step, list]) => [step, [...new Set(list.map((t) => t.type))]]),
+) as unknown as Record<Step, ReadonlyArray<EventDraft['type']>>;
+
+/** The plan a run follows: the one its ScaffoldRequested names (runs from before plans: the first). */
+export function runPlanOf(state: Pick<RunState, 'request'>): RunPlan | undefined {
+  return planOf(state.request?.plan ?? FIRST_PLAN);
+}
+
+/** The events that end a step (when the run's plan has one that ends with them). */
+const RESULT_EVENTS: ReadonlyArray<EventDraft['type']> = [
+  'InfraPushed',
+  'SealedSecretsReady',
+  'CertFetched',
+  'FullPushed',
+  'StepCompleted',
+];
+
+/**
+ * The step after `step` in the run's plan for the run's target, and what the run does then: `usual` when it is the
+ * step version 1 of the plan goes on with (its words kept), else the next step's title.
+ */
+function then(state: RunState, step: string, usual: string, usualText: string): { step: Step | null; text: string } {
+  const plan = runPlanOf(state)!;
+  const next = nextStep(plan, step, state.request?.target.kind) as Step | null;
+  if (next === usual) return { step: next, text: usualText };
+  return { step: next, text: next ? `next: ${planStep(plan, next)?.title ?? next}` : 'no step left' };
+}
 
 export const isTerminal = (s: RunState) =>
   s.status === 'succeeded' || s.status === 'failed' || s.status === 'cancelled';
 
-/** The step whose result each result event is. */
-const RESULT_STEP = Object.fromEntries(Object.entries(STEP_RESULT).map(([step, type]) => [type, step])) as Partial<
-  Record<EventDraft['type'], Step>
->;
 const short = (fingerprint: string) => fingerprint.slice(0, 16);
 
 /** What a run that succeeded pushed, in words: a pass that found its tree already on the branch pushed nothing. */
@@ -124,12 +149,21 @@ const withPass = (state: RunState, pass: 'infra-pass' | 'full-pass', unchanged: 
  * the subject): they are refused whatever NATS permissions say, never folded into the run.
  */
 export function refusal(state: RunState, event: EventDraft): string | null {
-  if (event.type === 'ScaffoldRequested')
-    return state.status === 'none' ? null : 'a second ScaffoldRequested on a run that was already requested';
+  if (event.type === 'ScaffoldRequested') {
+    if (state.status !== 'none') return 'a second ScaffoldRequested on a run that was already requested';
+    const plan = event.data.plan ?? FIRST_PLAN;
+    return planOf(plan)
+      ? null
+      : `ScaffoldRequested of run plan ${plan.kind} v${plan.version}, which this build does not keep`;
+  }
   if (state.status === 'none' || !state.request) return `${event.type} before the run's ScaffoldRequested`;
   if (isTerminal(state)) return `${event.type} after the run ended (${state.status})`;
-  const resultOf = RESULT_STEP[event.type];
-  if (resultOf && state.step !== resultOf) return `${event.type} while the run is at ${state.step}`;
+  if (RESULT_EVENTS.includes(event.type)) {
+    const resultOf = resultStepOf(runPlanOf(state)!, event);
+    if (!resultOf)
+      return `${event.type}${event.type === 'StepCompleted' ? ` for ${event.data.step}` : ''}, which ends no step of the run's plan`;
+    if (state.step !== resultOf) return `${event.type} while the run is at ${state.step}`;
+  }
   if ((event.type === 'StepFailed' || event.type === 'StepProgress') && event.data.step !== state.step)
     return `${event.type} for ${event.data.step} while the run is at ${state.step}`;
   if (event.type === 'CertFetched') {
@@ -177,43 +211,65 @@ function apply(state: RunState, event: StoredEvent | (EventDraft & { time: strin
       return {
         ...s,
         status: 'queued',
-        step: 'infra-pass',
+        step: firstOf(event.data),
         request: event.data,
         createdAt: event.time,
-        message: 'waiting for the infrastructure pass',
+        message: `waiting for ${planStep(runPlanOf({ request: event.data })!, firstOf(event.data))!.title}`,
       };
     case 'InfraPushed': {
-      // SOPS runs have no controller to wait for and no certificate to fetch: the full pass is next.
+      // SOPS runs have no controller to wait for and no certificate to fetch: the plan skips to the full pass.
       const sops = s.request?.target.kind === 'age_recipients';
+      const next = then(
+        s,
+        'infra-pass',
+        sops ? 'full-pass' : 'sealed-secrets-wait',
+        sops ? 'running the full pass' : 'waiting for sealed-secrets',
+      );
       return {
         ...s,
         status: 'running',
-        step: sops ? 'full-pass' : NEXT_STEP['infra-pass'],
+        step: next.step,
         infraCommit: event.data.commit,
         unchangedPasses: withPass(s, 'infra-pass', event.data.unchanged),
-        message: `infrastructure ${event.data.unchanged ? 'unchanged at' : 'pushed as'} ${event.data.commit.slice(0, 12)}; ${sops ? 'running the full pass' : 'waiting for sealed-secrets'}`,
+        message: `infrastructure ${event.data.unchanged ? 'unchanged at' : 'pushed as'} ${event.data.commit.slice(0, 12)}; ${next.text}`,
       };
     }
-    case 'SealedSecretsReady':
+    case 'SealedSecretsReady': {
+      // A certificate given in the request skips the check: no controller was looked at.
+      const cluster = event.data.source === 'cluster';
+      const next = then(
+        s,
+        'sealed-secrets-wait',
+        'cert-fetch',
+        cluster ? 'fetching its certificate' : 'reading that certificate',
+      );
       return {
         ...s,
         status: 'running',
-        step: NEXT_STEP['sealed-secrets-wait'],
+        step: next.step,
         sealedSecretsController: event.data.controller ?? null,
-        // A certificate given in the request skips the check: no controller was looked at.
-        message:
-          event.data.source === 'cluster'
-            ? 'sealed-secrets controller available; fetching its certificate'
-            : 'no controller checked (the request gave the sealing certificate); reading that certificate',
+        message: `${cluster ? 'sealed-secrets controller available' : 'no controller checked (the request gave the sealing certificate)'}; ${next.text}`,
       };
-    case 'CertFetched':
+    }
+    case 'CertFetched': {
+      const next = then(s, 'cert-fetch', 'full-pass', 'running the full pass');
       return {
         ...s,
         status: 'running',
-        step: NEXT_STEP['cert-fetch'],
+        step: next.step,
         certFingerprint: event.data.fingerprint_sha256,
-        message: 'certificate fetched; running the full pass',
+        message: `certificate fetched; ${next.text}`,
       };
+    }
+    case 'StepCompleted': {
+      const next = then(s, event.data.step, '', '');
+      return {
+        ...s,
+        status: 'running',
+        step: next.step ?? s.step,
+        message: `${event.data.step}: ${event.data.summary}; ${next.text}`,
+      };
+    }
     case 'FullPushed':
       return {
         ...s,
@@ -291,20 +347,31 @@ export function decide(command: Command, state: RunState): EventDraft[] {
   switch (command.type) {
     case 'RequestScaffold':
       // The same request twice (an idempotent retry) creates nothing new.
-      return state.status === 'none' ? [{ type: 'ScaffoldRequested', data: command.data }] : [];
+      // The run records the plan it starts with (the current one) and finishes on it.
+      return state.status === 'none'
+        ? [{ type: 'ScaffoldRequested', data: { ...command.data, plan: currentRef() } }]
+        : [];
     case 'CompleteStep': {
       // A late or duplicate result (redelivery after the step already advanced) is dropped.
-      if (isTerminal(state) || state.step !== command.step || command.result.type !== STEP_RESULT[command.step])
+      const plan = runPlanOf(state);
+      if (
+        isTerminal(state) ||
+        !plan ||
+        state.step !== command.step ||
+        resultStepOf(plan, command.result) !== command.step
+      )
         return [];
+      const last = isLastStep(plan, command.step);
       // FullPushed landed but the process died before ScaffoldSucceeded: finish without a second FullPushed.
-      const events: EventDraft[] = command.step === 'full-pass' && state.fullCommit ? [] : [command.result];
-      if (command.step === 'full-pass' && command.result.type === 'FullPushed') {
+      const events: EventDraft[] = last && state.fullCommit ? [] : [command.result];
+      if (last && command.result.type === 'FullPushed') {
         events.push({
           type: 'ScaffoldSucceeded',
           data: { infra_commit: state.infraCommit ?? '', full_commit: state.fullCommit ?? command.result.data.commit },
         });
       } else if (state.cancelRequested) {
-        events.push({ type: 'ScaffoldCancelled', data: { step: NEXT_STEP[command.step] } });
+        const next = nextStep(plan, command.step, state.request?.target.kind) as Step | null;
+        events.push({ type: 'ScaffoldCancelled', data: { step: next } });
       }
       return events;
     }
@@ -370,9 +437,29 @@ export function decide(command: Command, state: RunState): EventDraft[] {
 /** The run's rules whole, as the event store's `handleCommand` runs them (it knows no aggregate of its own). */
 export const runDecider: Decider<RunState, Command> = { initialState, evolve, decide };
 
-/** Whether an event starts `step`: its trigger, or an operator's re-drive of it. */
-export function triggers(event: EventDraft, step: Step): boolean {
-  return (
-    STEP_TRIGGERS[step].includes(event.type) || (event.type === 'StepRedriveRequested' && event.data.step === step)
+/** The plan a new run records: the current one of its kind. */
+function currentRef() {
+  const plan = currentPlan('scaffold');
+  return { kind: plan.kind, version: plan.version };
+}
+
+/** The step a request's run starts with, in its plan. */
+const firstOf = (request: ScaffoldRequestedData) => firstStep(runPlanOf({ request })!, request.target.kind) as Step;
+
+const triggerTables = new WeakMap<RunPlan, ReturnType<typeof triggerTable>>();
+const triggerTableOf = (plan: RunPlan) => {
+  if (!triggerTables.has(plan)) triggerTables.set(plan, triggerTable(plan));
+  return triggerTables.get(plan)!;
+};
+
+/**
+ * Whether an event starts `step`: its trigger in `plan` (the run's; without one, in any kept plan, as a step's
+ * consumer sees it before it reads the run), or an operator's re-drive of it.
+ */
+export function triggers(event: EventDraft, step: string, plan?: RunPlan): boolean {
+  if (event.type === 'StepRedriveRequested') return event.data.step === step;
+  const named = event.type === 'StepCompleted' ? event.data.step : undefined;
+  return (plan ? [plan] : keptPlans()).some((p) =>
+    (triggerTableOf(p)[step] ?? []).some((t) => t.type === event.type && t.step === named),
   );
 }

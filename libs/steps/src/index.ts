@@ -5,3 +5,4 @@ export * from './step-handlers';
 export * from './step-processor';
 export * from './step-crashes';
 export * from './crash-points';
+export * from './step-registry';

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { RunInputs } from '../../event-store/src';
+import { planStep, RUN_PLANS } from '../../events/src';
 import type { EventDraft, ScaffoldRequestedData, Step } from '../../events/src';
 import {
   GenerateOptions,
@@ -52,11 +53,10 @@ export interface StepContext {
   signal?: AbortSignal;
 }
 
-export interface StepHandler {
-  step: Step;
+/** What a step does; its deadline, progress cadence and durable come from its declaration in the run plan. */
+export interface StepHandler<S extends string = Step> {
+  step: S;
   run(ctx: StepContext): Promise<EventDraft>;
-  /** A step with its own deadline (the readiness wait); others use the per-step timeout. */
-  deadlineMs?(settings: StepSettings): number;
 }
 
 function request(ctx: StepContext): ScaffoldRequestedData {
@@ -275,7 +275,7 @@ class PushRace {
   }
 }
 
-export const infraPass: StepHandler = {
+export const infraPass: StepHandler<'infra-pass'> = {
   step: 'infra-pass',
   async run(ctx) {
     const { commit, files, unchanged } = await pushPass(ctx, 'infra');
@@ -315,13 +315,15 @@ function clusterTarget(ctx: StepContext): { ref: KubeconfigRef; targets: TargetC
   return { ref: { namespace: target.namespace, name: target.name, key: target.key }, targets: ctx.targets };
 }
 
+/** How often the wait reports what it sees when nothing changes (its plan's progress settings). */
+const WAIT_PROGRESS = planStep(RUN_PLANS.scaffold, 'sealed-secrets-wait')!.progress!;
+
 /**
  * Waits until the target's sealed-secrets controller is Available. With a certificate given in the
  * request there is nothing to wait for once the certificate checks out.
  */
-export const sealedSecretsWait: StepHandler = {
+export const sealedSecretsWait: StepHandler<'sealed-secrets-wait'> = {
   step: 'sealed-secrets-wait',
-  deadlineMs: (s) => s.sealedSecretsDeadlineMs + 60_000,
   async run(ctx) {
     const cluster = clusterTarget(ctx);
     if (!cluster) {
@@ -332,7 +334,7 @@ export const sealedSecretsWait: StepHandler = {
     let lastReport = -Infinity;
     const deadlineMs = ctx.settings.sealedSecretsDeadlineMs;
     const controller = await cluster.targets.waitForSealedSecrets(cluster.ref, async (seen, waitedMs) => {
-      if (seen === lastSeen && waitedMs - lastReport < 60_000) return;
+      if (seen === lastSeen && waitedMs - lastReport < WAIT_PROGRESS.reportEveryMs) return;
       await ctx.log.line(
         `waiting for sealed-secrets (${Math.round(waitedMs / 1000)} s of ${Math.round(deadlineMs / 1000)} s): ${seen}`,
       );
@@ -352,7 +354,7 @@ export const sealedSecretsWait: StepHandler = {
 };
 
 /** The certificate: from the target through the service proxy, or the one given in the request; checked either way. */
-export const certFetch: StepHandler = {
+export const certFetch: StepHandler<'cert-fetch'> = {
   step: 'cert-fetch',
   async run(ctx) {
     const cluster = clusterTarget(ctx);
@@ -441,7 +443,7 @@ function secretsBackendOf(req: Pick<ScaffoldRequestedData, 'target'>): {
     : { secretsBackend: 'sealed-secrets' };
 }
 
-export const fullPass: StepHandler = {
+export const fullPass: StepHandler<'full-pass'> = {
   step: 'full-pass',
   async run(ctx) {
     const sops = request(ctx).target.kind === 'age_recipients';
@@ -450,5 +452,3 @@ export const fullPass: StepHandler = {
     return { type: 'FullPushed', data: { commit, objects_sealed: sealed, ...(unchanged ? { unchanged } : {}) } };
   },
 };
-
-export const LOCAL_STEP_HANDLERS: StepHandler[] = [infraPass, sealedSecretsWait, certFetch, fullPass];

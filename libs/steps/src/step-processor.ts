@@ -1,7 +1,8 @@
 import type { Delivery, Disposition, ProcessorOptions, RunInputs, RunLogStore } from '../../event-store/src';
 import { ACK, ALL_RUNS, isStoreUnavailable, nakAfter, retryDelayMs } from '../../event-store/src';
+import { durableNameFor } from '../../events/src';
 import type { Step, StoredEvent } from '../../events/src';
-import { isTerminal, RunCommandPort, RunState, triggers } from '../../run-decider/src';
+import { isTerminal, RunCommandPort, RunState, runPlanOf, triggers } from '../../run-decider/src';
 import { IN_PROCESS_GENERATOR, TreeGenerator } from '../../generator/src';
 import type { GitWorkspaces } from '../../git/src';
 import { crashPoint } from './crash-points';
@@ -10,6 +11,7 @@ import { RunLog } from './run-log';
 import type { StepSettings } from './settings';
 import { parkedReason, StepCrashGuard, StepStart } from './step-crashes';
 import { StepHandler, toStepError } from './step-handlers';
+import { stepDeadlineMs } from './step-registry';
 import { printableText } from '../../validation/src';
 
 export interface StepLogger {
@@ -44,8 +46,8 @@ export interface StepDependencies {
   onParked?: (step: string) => void;
 }
 
-/** A step's durable consumer in the service: `step-<step>`, shared by every replica. */
-export const durableNameFor = (step: string) => `step-${step}`;
+/** A step's durable consumer in the service: `step-<step>`, shared by every replica (from the run plan). */
+export { durableNameFor };
 
 /** The consumer a step's processor pulls from: every run's events. */
 export function stepConsumer(step: Step, settings: StepSettings): ProcessorOptions {
@@ -111,7 +113,9 @@ export class StepProcessor {
       return skipped('trigger not run: the run is not at this step');
     // A step with two triggers (the full pass: CertFetched, or InfraPushed on SOPS runs) runs for the later one only:
     // an earlier trigger delivered late, after the later one, must not start the step a second time beside it.
-    const latestTrigger = gate.history.filter((e) => triggers(e, step)).at(-1);
+    // The run's own plan says what starts the step: a run finishes on the plan it started with.
+    const plan = runPlanOf(gate.state);
+    const latestTrigger = gate.history.filter((e) => triggers(e, step, plan)).at(-1);
     if (latestTrigger && latestTrigger.seq !== event.seq)
       return skipped(`trigger not run: a later trigger (sequence ${latestTrigger.seq}) runs the step`);
     const log = new RunLog(this.deps.logs, runId, step);
@@ -186,7 +190,7 @@ export class StepProcessor {
     try {
       logger.info(ids, 'step started');
       await log.line(`${step} started (delivery ${deliveryCount})`);
-      const deadline = this.handler.deadlineMs?.(settings) ?? settings.stepTimeoutMs;
+      const deadline = stepDeadlineMs(step, settings);
       const stop = new AbortController();
       const ctx = {
         runId,

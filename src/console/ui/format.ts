@@ -52,6 +52,8 @@ export function eventSummary(e: RunEvent): string {
       return d.unchanged
         ? `full tree already on the branch: nothing pushed (at ${shortCommit(d.commit)})`
         : `full commit ${shortCommit(d.commit)}, ${str(d.objects_sealed)} objects sealed`;
+    case 'StepCompleted':
+      return `${str(d.step)} done: ${str(d.summary)}`;
     case 'ScaffoldSucceeded':
       return `succeeded (infra ${shortCommit(d.infra_commit)}, full ${shortCommit(d.full_commit)})`;
     case 'StepFailed':

@@ -1,0 +1,42 @@
+import { defineRunPlan } from '../run-plan';
+
+/**
+ * A scaffold run, version 1: infrastructure first (no secret of any kind), then, once the new cluster's
+ * sealed-secrets controller is up and its certificate was fetched, everything else. SOPS runs (age recipients)
+ * have no controller to wait for and no certificate to fetch: they go from the infrastructure to the full pass.
+ */
+export const SCAFFOLD_V1 = defineRunPlan({
+  kind: 'scaffold',
+  version: 1,
+  start: 'ScaffoldRequested',
+  steps: [
+    {
+      name: 'infra-pass',
+      title: 'the infrastructure pass',
+      result: 'InfraPushed',
+      runner: { progress: false, writesInputs: [] },
+    },
+    {
+      name: 'sealed-secrets-wait',
+      title: 'the wait for sealed-secrets',
+      result: 'SealedSecretsReady',
+      skippedFor: ['age_recipients'],
+      deadline: { setting: 'sealedSecretsDeadlineMs', graceMs: 60_000 },
+      progress: { reportEveryMs: 60_000, pollSetting: 'SEALED_SECRETS_POLL_MAX_MS', slackMs: 30_000 },
+      runner: { progress: true, writesInputs: [] },
+    },
+    {
+      name: 'cert-fetch',
+      title: 'the certificate fetch',
+      result: 'CertFetched',
+      skippedFor: ['age_recipients'],
+      runner: { progress: false, writesInputs: ['sealing-cert'] },
+    },
+    {
+      name: 'full-pass',
+      title: 'the full pass',
+      result: 'FullPushed',
+      runner: { progress: false, writesInputs: [] },
+    },
+  ],
+});
