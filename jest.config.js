@@ -62,7 +62,12 @@ module.exports = {
       { diagnostics: false, tsconfig: { allowJs: true, module: 'commonjs', target: 'ES2022', esModuleInterop: true } },
     ],
   },
-  moduleNameMapper: SCHEMA_PACKAGE_FILES,
+  moduleNameMapper: {
+    // The libraries by name, as package.json's `imports` maps them for the built code (tsconfig's `paths` for tsc).
+    '^#libs/([a-z-]+)$': '<rootDir>/libs/$1/src',
+    '^#libs/([a-z-]+)/(.*)$': '<rootDir>/libs/$1/src/$2',
+    ...SCHEMA_PACKAGE_FILES,
+  },
   transformIgnorePatterns: [`/node_modules/(?!(${ESM_PACKAGES.join('|')})/)`],
   // A hang guard, not a speed check: a generator test that builds every phase with kubectl took over 60 s on a
   // machine running two suites and benchmarks at once (load average 20 on two cores).

@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateKeyPairSync } from 'node:crypto';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { generate, GenerateOptions, SHIPPED_PHASED_TEMPLATE, SHIPPED_TEMPLATE } from '../libs/generator/src';
+import { generate, GenerateOptions, SHIPPED_PHASED_TEMPLATE, SHIPPED_TEMPLATE } from '#libs/generator';
 
 const list = (v: string | undefined, d: string) => (v ?? d).split(',').filter(Boolean);
 /** Reference sizes for the overlays model (run time and memory should grow linearly). */

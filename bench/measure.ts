@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import type { JetStreamEventStore } from '../libs/event-store/src';
+import type { JetStreamEventStore } from '#libs/event-store';
 import { summariseFolder } from './profile-summary';
 
 /** Seconds a piece of work takes, and its result. */

@@ -6,8 +6,8 @@
 import { randomUUID } from 'node:crypto';
 import { connect } from '@nats-io/transport-node';
 import { ConsumerMessages, DeliverPolicy, FetchOptions } from '@nats-io/jetstream';
-import { JetStreamEventStore, StreamAdmin } from '../libs/event-store/src';
-import { EventDraft, stamp } from '../libs/events/src';
+import { JetStreamEventStore, StreamAdmin } from '#libs/event-store';
+import { EventDraft, stamp } from '#libs/events';
 import { makeDataSource } from '../src/projection/data-source';
 import { rebuildProjection } from '../src/projection/rebuild';
 import { TestDatabase, TestNats } from '../test/support/services';

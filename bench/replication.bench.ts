@@ -6,8 +6,8 @@
 import { randomUUID } from 'node:crypto';
 import { connect } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
-import { JetStreamEventStore, StreamAdmin } from '../libs/event-store/src';
-import { EventDraft, stamp } from '../libs/events/src';
+import { JetStreamEventStore, StreamAdmin } from '#libs/event-store';
+import { EventDraft, stamp } from '#libs/events';
 import { TestNatsCluster } from '../test/support/services';
 import { replayAll, timed } from './measure';
 

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from '@nats-io/transport-node';
 import { headers } from '@nats-io/nats-core';
-import { RUN_PLANS } from '../libs/events/src';
+import { RUN_PLANS } from '#libs/events';
 import { makeRsaCert } from '../test/support/certs';
 import { bareRepo, TestDatabase, TestNats } from '../test/support/services';
 import { createBody } from '../test/support/run-fixtures';

@@ -12,8 +12,8 @@ import { cpSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { generate, passCheckoutFolders } from '../libs/generator/src';
-import { CheckoutScope, GitAccess, GitWorkspace, LocalGitWorkspaces, RepositoryCache } from '../libs/git/src';
+import { generate, passCheckoutFolders } from '#libs/generator';
+import { CheckoutScope, GitAccess, GitWorkspace, LocalGitWorkspaces, RepositoryCache } from '#libs/git';
 import { makeRsaCert } from '../test/support/certs';
 import { allFiles } from '../test/support/files';
 import { bareRepo } from '../test/support/services';

@@ -10,6 +10,15 @@ const { dirname, join, relative, resolve } = require('node:path');
 const root = join(__dirname, '..');
 const entry = join(root, 'dist/src/ctl.js');
 
+/** The built file of a library named by package.json's `imports` (`#libs/git/build-box`), or undefined for any other specifier. */
+function libraryFile(spec) {
+  const library = /^#libs\/([a-z-]+)(?:\/(.+))?$/.exec(spec);
+  if (!library) return undefined;
+  const file = join(root, 'dist/libs', library[1], 'src', `${library[2] ?? 'index'}.js`);
+  if (!existsSync(file)) throw new Error(`${spec} is not built (${relative(root, file)})`);
+  return file;
+}
+
 /**
  * Every built file reachable from `entry` through require() (tsc writes `import` and `import()` as require calls),
  * and the packages they require by name. Read from the text, not by running it: every command's files, the lazily
@@ -23,6 +32,12 @@ function reachable(start) {
     files.add(file);
     for (const [, spec] of readFileSync(file, 'utf8').matchAll(/\brequire\(["']([^"']+)["']\)/g)) {
       if (spec.startsWith('node:')) continue;
+      // A library by name: package.json's `imports` map (carried into the package's manifest) names its built file.
+      const library = libraryFile(spec);
+      if (library) {
+        visit(library);
+        continue;
+      }
       if (!spec.startsWith('.')) {
         packages.add(
           spec
@@ -58,6 +73,8 @@ function manifest(packages) {
     // Run on Node 20 and 26 (the repository's own): the API client is Node's fetch, the rest plain CommonJS.
     engines: { node: '>=20' },
     bin: { scaffolderctl: 'bin/scaffolderctl' },
+    // The libraries by name, as the built files require them (the package keeps the repository's dist/ layout).
+    imports: repo.imports,
     // TypeORM loads the PostgreSQL driver by name when a command opens the read-model: required, though never by a
     // require() of ours.
     dependencies: Object.fromEntries([...new Set([...packages, 'pg'])].sort().map((p) => [p, versionOf(p)])),

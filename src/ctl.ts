@@ -16,10 +16,10 @@ import {
   UsageError,
   versionLine,
   wholeNumber,
-} from '../libs/cli/src';
+} from '#libs/cli';
 import { EXIT, readStdin, runApiCommand } from './ctl/api-commands';
 import { COMMANDS, COMMON, type CommandSpec, GLOBAL, type NumberOption } from './ctl/command-table';
-import { printableText } from '../libs/validation/src';
+import { printableText } from '#libs/validation';
 
 /** A mistake in how the command was called (exit code 2). */
 export { UsageError as CtlError };

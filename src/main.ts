@@ -3,7 +3,7 @@ import { createServiceApp } from './app/service-app';
 import { closeOnSignals } from './app/shutdown';
 import { loadConfig } from './config/config';
 import { makeLogger } from './logging/logger';
-import { VERSION } from '../libs/cli/src/version';
+import { VERSION } from '#libs/cli/version';
 
 /** The service process: configuration checked, the hybrid Nest application listening, a clean stop on SIGTERM. */
 async function main() {

@@ -8,15 +8,15 @@ import 'reflect-metadata';
 import { readFileSync } from 'node:fs';
 import { NestFactory } from '@nestjs/core';
 import { Logger as NestPinoLogger } from 'nestjs-pino';
-import { isRunId } from '../libs/events/src';
+import { isRunId } from '#libs/events';
 import { RunnerModule } from './app/runner.module';
 import { closeOnSignals } from './app/shutdown';
 import { loadConfig } from './config/config';
 import { makeLogger } from './logging/logger';
 import type { RunnerApiSettings } from './runner/runner-api-client';
 import { RunnerSteps } from './runner/runner-steps';
-import { commandCompletion, parseCommandLine, UsageError, versionLine } from '../libs/cli/src';
-import { VERSION } from '../libs/cli/src/version';
+import { commandCompletion, parseCommandLine, UsageError, versionLine } from '#libs/cli';
+import { VERSION } from '#libs/cli/version';
 
 /** The runner's options (parseArgs's table; the shell completion reads it with the option lines of USAGE). */
 const OPTIONS = {

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import Ajv, { ErrorObject } from 'ajv';
 import { parse, YAMLError } from 'yaml';
-import { repositoryPrefixProblem } from '../../libs/git/src';
+import { repositoryPrefixProblem } from '#libs/git';
 import { ApiKey, ROLES, sha256Of } from './api-key';
 import { readableFile, SettingError } from './setting-files';
 

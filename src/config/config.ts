@@ -1,12 +1,12 @@
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import Ajv from 'ajv';
-import { keptPlans } from '../../libs/events/src/run-plans';
-import type { RunPlan } from '../../libs/events/src/run-plan';
-import type { RegistryCredentials } from '../../libs/generator/src';
-import type { GitAccessSettings } from '../../libs/git/src';
-import { JobSettings, RUNNER_IMAGE } from '../../libs/kube/src/job-spec';
-import type { StepSettings } from '../../libs/steps/src';
+import { keptPlans } from '#libs/events/run-plans';
+import type { RunPlan } from '#libs/events/run-plan';
+import type { RegistryCredentials } from '#libs/generator';
+import type { GitAccessSettings } from '#libs/git';
+import { JobSettings, RUNNER_IMAGE } from '#libs/kube/job-spec';
+import type { StepSettings } from '#libs/steps';
 import { ApiKey, Role, ROLES, sha256Of } from './api-key';
 import { readApiKeysFile } from './api-keys-file';
 import { ENV_SCHEMA } from './env.schema';

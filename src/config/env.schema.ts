@@ -1,5 +1,5 @@
-import { BOX_SETTINGS } from '../../libs/git/src/build-box';
-import { DEFAULT_REPO_LIMITS } from '../../libs/runtime/src';
+import { BOX_SETTINGS } from '#libs/git/build-box';
+import { DEFAULT_REPO_LIMITS } from '#libs/runtime';
 import { DEFAULT_NATS_URL } from './nats-settings';
 import { DEFAULT_REPLY_PREFIXES } from './reply-subjects';
 

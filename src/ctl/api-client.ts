@@ -4,7 +4,7 @@
  * else), every answer read up to a bound, every refusal one line with the API's status and error code.
  */
 import { readFileSync, statSync } from 'node:fs';
-import { UsageError } from '../../libs/cli/src';
+import { UsageError } from '#libs/cli';
 
 /** The service refused, answered something unreadable or could not be reached (exit code 1). */
 export class ApiRefusal extends Error {

@@ -4,9 +4,9 @@
  * key may see (another key's run is a 404, as in the API).
  */
 import { readFileSync, statSync } from 'node:fs';
-import { UsageError } from '../../libs/cli/src';
+import { UsageError } from '#libs/cli';
 // The one file each: the libraries' indexes load the event schemas (ajv), NATS and YAML, which no API command needs.
-import { isRunId } from '../../libs/events/src/run-id';
+import { isRunId } from '#libs/events/run-id';
 import { ApiClient, ApiRefusal, apiTarget, Unreachable } from './api-client';
 import { progressLine, runTable, runText } from './run-text';
 
@@ -198,7 +198,7 @@ export const API_COMMANDS: Record<string, ApiCommand> = {
       return EXIT.succeeded;
     }
     // Loaded here only: the generator's words for a summary bring YAML, which no other command needs.
-    const { describeChanges, describePlan, describeSummary } = await import('../../libs/generator/src/summary-text');
+    const { describeChanges, describePlan, describeSummary } = await import('#libs/generator/summary-text');
     printText(
       ctx,
       `${answer.pass} pass${answer.note ? ` (${answer.note})` : ''}\n` +

@@ -2,8 +2,8 @@
  * Every scaffolderctl command with its arguments, what it does and its options: the parser, the help
  * texts and the shell completion are all made from this one table.
  */
-import { type OptionSpec, type OptionTable, SHELLS } from '../../libs/cli/src';
-import { RUN_STATUSES } from '../../libs/run-decider/src/run-statuses';
+import { type OptionSpec, type OptionTable, SHELLS } from '#libs/cli';
+import { RUN_STATUSES } from '#libs/run-decider/run-statuses';
 
 export interface CommandSpec {
   args: string;

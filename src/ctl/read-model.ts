@@ -3,9 +3,9 @@
  * (status, replay --apply, rebuild-projection), so that the others start without TypeORM and the database driver.
  */
 import type { DataSource } from 'typeorm';
-import type { EventStore } from '../../libs/event-store/src';
-import type { StoredEvent } from '../../libs/events/src';
-import type { RefusedEvent } from '../../libs/run-decider/src';
+import type { EventStore } from '#libs/event-store';
+import type { StoredEvent } from '#libs/events';
+import type { RefusedEvent } from '#libs/run-decider';
 import { databaseFromEnv, makeDataSource } from '../projection/data-source';
 import { SkippedStreamMessage } from '../projection/entities';
 import { applyEvent } from '../projection/run-rows';

@@ -2,9 +2,9 @@
  * The commands that read the event stream (NATS, the read-only ops identity) and the read-model
  * (PostgreSQL): events, tail, replay, rebuild-projection, stream-info, status.
  */
-import { UsageError } from '../../libs/cli/src';
-import type { JetStreamEventStore } from '../../libs/event-store/src';
-import type { StoredEvent } from '../../libs/events/src';
+import { UsageError } from '#libs/cli';
+import type { JetStreamEventStore } from '#libs/event-store';
+import type { StoredEvent } from '#libs/events';
 import { runIdArgument } from './api-commands';
 import type { CtlReadModel } from './read-model';
 

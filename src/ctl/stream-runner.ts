@@ -4,8 +4,8 @@
  * second to load, for a command that reads a few messages (#49).
  */
 import type { NatsConnection } from '@nats-io/nats-core';
-import { UsageError } from '../../libs/cli/src';
-import { JetStreamEventStore } from '../../libs/event-store/src';
+import { UsageError } from '#libs/cli';
+import { JetStreamEventStore } from '#libs/event-store';
 import { DEFAULT_NATS_URL, type NatsSettings, natsSettings } from '../config/nats-settings';
 import { SettingError } from '../config/setting-files';
 import { openNatsConnection } from '../event-store/nats-client';

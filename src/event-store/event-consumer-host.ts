@@ -1,7 +1,7 @@
 import { BeforeApplicationShutdown, Inject, Injectable, OnApplicationBootstrap, OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, Reflector } from '@nestjs/core';
 import type { Logger } from 'pino';
-import { JetStreamEventStore, JetStreamProcessor } from '../../libs/event-store/src';
+import { JetStreamEventStore, JetStreamProcessor } from '#libs/event-store';
 import { LOGGER } from '../logging/logging.module';
 import { OwnedConsumers } from './event-store-health';
 import { ConsumerSpec, EVENT_CONSUMER, EventConsumer } from './event-consumer';

@@ -1,5 +1,5 @@
 import { SetMetadata } from '@nestjs/common';
-import type { Delivery, Disposition, ProcessorOptions } from '../../libs/event-store/src';
+import type { Delivery, Disposition, ProcessorOptions } from '#libs/event-store';
 
 /** One durable consumer of the event stream: its options and what it does with a batch. */
 export interface ConsumerSpec {

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { Logger } from 'pino';
-import { DurableConsumerConfig, JetStreamEventStore, StreamAdmin } from '../../libs/event-store/src';
+import { DurableConsumerConfig, JetStreamEventStore, StreamAdmin } from '#libs/event-store';
 
 /**
  * The durable consumers this process pulls from (step processors, projector, Job launcher), each with

@@ -8,8 +8,8 @@ import {
   JetStreamRunInputs,
   JetStreamRunLogStore,
   StreamAdmin,
-} from '../../libs/event-store/src';
-import { RunCommands } from '../../libs/run-decider/src';
+} from '#libs/event-store';
+import { RunCommands } from '#libs/run-decider';
 import type { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
 import { LOGGER } from '../logging/logging.module';

@@ -10,8 +10,8 @@ import {
 } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { Gauge } from 'prom-client';
-import { boxLevel } from '../../libs/git/src/build-box';
-import { GeneratorPool, TreeGenerator } from '../../libs/generator/src';
+import { boxLevel } from '#libs/git/build-box';
+import { GeneratorPool, TreeGenerator } from '#libs/generator';
 import type { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
 import { LOGGER } from '../logging/logging.module';

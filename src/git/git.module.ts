@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { Module } from '@nestjs/common';
-import { GitAccess, GitAccessError, LocalGitWorkspaces, RepositoryCache } from '../../libs/git/src';
+import { GitAccess, GitAccessError, LocalGitWorkspaces, RepositoryCache } from '#libs/git';
 import { AppConfig, ConfigError } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
 

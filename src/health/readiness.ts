@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { JetStreamEventStore } from '../../libs/event-store/src';
+import { JetStreamEventStore } from '#libs/event-store';
 import { EventStoreHealth } from '../event-store/event-store-health';
 import { NatsClient } from '../event-store/nats-client';
 

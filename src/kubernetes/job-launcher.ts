@@ -1,10 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { V1Job } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { ACK, ALL_RUNS, Delivery, Disposition, EventStore, nakAfter } from '../../libs/event-store/src';
-import { ScaffoldJobs } from '../../libs/kube/src';
-import { KubeError } from '../../libs/kube/src/errors';
-import { fold, isTerminal, RunCommands } from '../../libs/run-decider/src';
+import { ACK, ALL_RUNS, Delivery, Disposition, EventStore, nakAfter } from '#libs/event-store';
+import { ScaffoldJobs } from '#libs/kube';
+import { KubeError } from '#libs/kube/errors';
+import { fold, isTerminal, RunCommands } from '#libs/run-decider';
 import { LAUNCHER } from '../event-store/consumer-names';
 import { ConsumerSpec, ConsumesEvents, EventConsumer } from '../event-store/event-consumer';
 import { EVENT_STORE } from '../event-store/event-store.module';

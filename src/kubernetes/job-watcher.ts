@@ -1,7 +1,7 @@
 import { Inject, Injectable, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import type { Logger } from 'pino';
-import { ScaffoldJobs } from '../../libs/kube/src';
-import { RunCommands } from '../../libs/run-decider/src';
+import { ScaffoldJobs } from '#libs/kube';
+import { RunCommands } from '#libs/run-decider';
 import type { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
 import { LOGGER } from '../logging/logging.module';

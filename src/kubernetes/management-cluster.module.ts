@@ -1,5 +1,5 @@
 import { Global, Module } from '@nestjs/common';
-import { KubeCredentialsSecrets, KubeTargetClusters } from '../../libs/kube/src';
+import { KubeCredentialsSecrets, KubeTargetClusters } from '#libs/kube';
 import type { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
 import { SUPPLIED_CREDENTIALS, TARGET_CLUSTERS } from './credentials-source';

@@ -1,5 +1,5 @@
 import { Global, Module } from '@nestjs/common';
-import { ScaffoldJobs } from '../../libs/kube/src';
+import { ScaffoldJobs } from '#libs/kube';
 import type { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
 import { JOB_LOGS, JobLogs } from './job-logs';

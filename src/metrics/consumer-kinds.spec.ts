@@ -1,4 +1,4 @@
-import type { ConsumerState } from '../../libs/event-store/src';
+import type { ConsumerState } from '#libs/event-store';
 import { consumerKind, figuresByKind, OTHER_CONSUMERS } from './consumer-kinds';
 
 const state = (name: string, lag: number, pending: number, redelivered = 0): ConsumerState => ({

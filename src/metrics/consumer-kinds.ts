@@ -1,6 +1,6 @@
-import type { ConsumerState } from '../../libs/event-store/src';
-import { STEPS } from '../../libs/events/src';
-import { durableNameFor } from '../../libs/steps/src';
+import type { ConsumerState } from '#libs/event-store';
+import { STEPS } from '#libs/events';
+import { durableNameFor } from '#libs/steps';
 import { LAUNCHER, PROJECTOR } from '../event-store/consumer-names';
 
 /** The label value every consumer that is not one of the service's own durables is counted under. */

@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { JetStreamEventStore } from '../../libs/event-store/src';
-import type { StoredEvent } from '../../libs/events/src';
+import { JetStreamEventStore } from '#libs/event-store';
+import type { StoredEvent } from '#libs/events';
 import { PROJECTOR } from '../event-store/consumer-names';
-import { VERSION } from '../../libs/cli/src/version';
+import { VERSION } from '#libs/cli/version';
 import { figuresByKind } from './consumer-kinds';
 import { ScrapeRead } from './scrape-read';
 

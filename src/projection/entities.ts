@@ -1,5 +1,5 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
-import type { RunState } from '../../libs/run-decider/src';
+import type { RunState } from '#libs/run-decider';
 
 /** One row per run: what GET returns, plus the folded state and the last applied stream sequence. */
 export abstract class RunRowColumns {

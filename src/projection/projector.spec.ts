@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { FindOperator } from 'typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
-import { Delivery, InMemoryEventStore, JetStreamEventStore } from '../../libs/event-store/src';
-import { RunCommands } from '../../libs/run-decider/src';
+import { Delivery, InMemoryEventStore, JetStreamEventStore } from '#libs/event-store';
+import { RunCommands } from '#libs/run-decider';
 import { loadConfig } from '../config/config';
 import { Metrics } from '../metrics/metrics';
 import { ProjectionCheckpoint, ScaffoldRunRow } from './entities';

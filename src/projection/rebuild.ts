@@ -1,6 +1,6 @@
 import { DataSource, In } from 'typeorm';
-import type { EventStore } from '../../libs/event-store/src';
-import { evolve, initialState, RunState } from '../../libs/run-decider/src';
+import type { EventStore } from '#libs/event-store';
+import { evolve, initialState, RunState } from '#libs/run-decider';
 import { ProjectionCheckpoint, ScaffoldRunRebuildRow } from './entities';
 import { PROJECTOR } from '../event-store/consumer-names';
 import { applyEvents, rowOf } from './run-rows';

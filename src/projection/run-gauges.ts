@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Gauge } from 'prom-client';
-import { STEPS } from '../../libs/events/src';
+import { STEPS } from '#libs/events';
 import { Metrics } from '../metrics/metrics';
 import { ScrapeRead } from '../metrics/scrape-read';
 import { RunReadModel } from './run-read-model';

@@ -1,7 +1,7 @@
 import { DataSource, In, LessThan } from 'typeorm';
 // The one file each, not the libraries' indexes: scaffolderctl status reads this without git or the event store.
-import { sameRepository } from '../../libs/git/src/repository-url';
-import { ACTIVE_STATUSES } from '../../libs/run-decider/src/decider';
+import { sameRepository } from '#libs/git/repository-url';
+import { ACTIVE_STATUSES } from '#libs/run-decider/decider';
 import { ScaffoldRunRow } from './entities';
 
 const ACTIVE = In([...ACTIVE_STATUSES]);

@@ -3,8 +3,8 @@
  * do in their transactions. TypeORM only, no framework: scaffolderctl loads it without NestJS (#49).
  */
 import { EntityManager, In } from 'typeorm';
-import type { StoredEvent } from '../../libs/events/src';
-import { evolve, fold, initialState, RunState } from '../../libs/run-decider/src';
+import type { StoredEvent } from '#libs/events';
+import { evolve, fold, initialState, RunState } from '#libs/run-decider';
 import { withoutNul } from '../common/without-nul';
 import { PROJECTOR } from '../event-store/consumer-names';
 import { ProjectionCheckpoint, ScaffoldRunRebuildRow, ScaffoldRunRow } from './entities';

@@ -1,5 +1,5 @@
-import { withoutCredentials } from '../../libs/git/src/repository-url';
-import type { RunState } from '../../libs/run-decider/src';
+import { withoutCredentials } from '#libs/git/repository-url';
+import type { RunState } from '#libs/run-decider';
 import type { RunView } from '../common/api-shapes';
 
 export type { RunView } from '../common/api-shapes';

@@ -1,6 +1,6 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import type { Request } from 'express';
-import { isRunId } from '../../libs/events/src';
+import { isRunId } from '#libs/events';
 import { ApiError } from '../common/api-error';
 import { RunnerCredentials } from './runner-credentials';
 

@@ -1,6 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import type { RunInputs } from '../../libs/event-store/src';
+import type { RunInputs } from '#libs/event-store';
 import { RUN_INPUTS } from '../event-store/event-store.module';
 
 /** The input under which a run's runner credential is recorded: its SHA-256 and its expiry, never the token. */

@@ -1,6 +1,6 @@
-import type { StoredEvent } from '../../libs/events/src';
-import { fold, isTerminal, RunState, runPlanOf, triggers } from '../../libs/run-decider/src';
-import type { StepProcessor } from '../../libs/steps/src';
+import type { StoredEvent } from '#libs/events';
+import { fold, isTerminal, RunState, runPlanOf, triggers } from '#libs/run-decider';
+import type { StepProcessor } from '#libs/steps';
 
 export interface RunDriverOptions {
   /** The run's events as the service has them; null once the service says the run has ended. */

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import type { DecideOptions, DecisionResult, RunInputs, RunLogEntry, RunLogStore } from '../../libs/event-store/src';
-import type { StoredEvent } from '../../libs/events/src';
-import { Command, fold, RunCommandPort, RunState } from '../../libs/run-decider/src';
+import type { DecideOptions, DecisionResult, RunInputs, RunLogEntry, RunLogStore } from '#libs/event-store';
+import type { StoredEvent } from '#libs/events';
+import { Command, fold, RunCommandPort, RunState } from '#libs/run-decider';
 import { RUNNER_API_PREFIX } from '../runner-api/contract';
 
 /** A refusal of the runner API (4xx): retrying the same request cannot help. `code` is the API's error code. */

@@ -1,8 +1,8 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import type { Logger } from 'pino';
-import type { TreeGenerator } from '../../libs/generator/src';
-import type { GitWorkspaces } from '../../libs/git/src';
-import { handlersFor, StepProcessor, SuppliedCredentialsSource, TargetClusters } from '../../libs/steps/src';
+import type { TreeGenerator } from '#libs/generator';
+import type { GitWorkspaces } from '#libs/git';
+import { handlersFor, StepProcessor, SuppliedCredentialsSource, TargetClusters } from '#libs/steps';
 import type { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
 import { TREE_GENERATOR } from '../generation/generation.module';

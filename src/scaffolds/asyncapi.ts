@@ -1,5 +1,5 @@
-import { CURRENT_VERSION, DATA_SCHEMAS, EVENT_TYPES } from '../../libs/events/src';
-import { VERSION } from '../../libs/cli/src/version';
+import { CURRENT_VERSION, DATA_SCHEMAS, EVENT_TYPES } from '#libs/events';
+import { VERSION } from '#libs/cli/version';
 import { ROUTES, SHARED_SCHEMAS } from './openapi';
 
 /**

@@ -1,24 +1,16 @@
 import Ajv, { ErrorObject } from 'ajv';
-import type { ScaffoldRequestedData } from '../../libs/events/src';
+import type { ScaffoldRequestedData } from '#libs/events';
 import {
   canonicalReferenceEnv,
   clusterVarsProblem,
   hostMapProblem,
   pathMapValueProblem,
   referenceEnvProblem,
-} from '../../libs/generator/src';
-import { branchProblem, isScpLike, normaliseRepoUrl, repoUrlProblem } from '../../libs/git/src';
-import { CertificateError, parseSealingCertificate, SealingCertificate } from '../../libs/sealing/src';
-import { isAgeRecipient } from '../../libs/sealing/src/sops';
-import {
-  FieldCheck,
-  isClusterName,
-  isDomain,
-  isEmail,
-  isHostName,
-  isReferenceEnv,
-  isRegion,
-} from '../../libs/validation/src';
+} from '#libs/generator';
+import { branchProblem, isScpLike, normaliseRepoUrl, repoUrlProblem } from '#libs/git';
+import { CertificateError, parseSealingCertificate, SealingCertificate } from '#libs/sealing';
+import { isAgeRecipient } from '#libs/sealing/sops';
+import { FieldCheck, isClusterName, isDomain, isEmail, isHostName, isReferenceEnv, isRegion } from '#libs/validation';
 import { ApiError, FieldProblem, invalid, invalidAll } from '../common/api-error';
 
 /** JSON schema of POST /api/v1/scaffolds (also the OpenAPI request body). */

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
-import { InMemoryEventStore } from '../../libs/event-store/src';
-import { stamp } from '../../libs/events/src';
+import { InMemoryEventStore } from '#libs/event-store';
+import { stamp } from '#libs/events';
 import { loadConfig } from '../config/config';
 import type { RunReadModel } from '../projection/run-read-model';
 import { CredentialPlanQuery } from './credential-plan-query';

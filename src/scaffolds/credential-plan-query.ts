@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { EventStore } from '../../libs/event-store/src';
+import type { EventStore } from '#libs/event-store';
 import type { CredentialPlanItem } from '../common/api-shapes';
-import { fold } from '../../libs/run-decider/src';
+import { fold } from '#libs/run-decider';
 import type { CallerIdentity } from '../common/api-keys';
 import { EVENT_STORE } from '../event-store/event-store.module';
 import { RequestChecks } from './request-checks';

@@ -1,4 +1,4 @@
-import { isRunId } from '../../libs/events/src';
+import { isRunId } from '#libs/events';
 import { invalid } from '../common/api-error';
 
 /** The list cursor: the last row's (created_at, id), so runs created in the same millisecond are neither lost nor repeated. */

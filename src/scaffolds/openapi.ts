@@ -1,11 +1,11 @@
-import { DATA_SCHEMAS, EVENT_TYPES, STEPS } from '../../libs/events/src';
-import { CREDENTIAL_CLASSES } from '../../libs/generator/src';
-import { RUN_STATUSES } from '../../libs/run-decider/src';
+import { DATA_SCHEMAS, EVENT_TYPES, STEPS } from '#libs/events';
+import { CREDENTIAL_CLASSES } from '#libs/generator';
+import { RUN_STATUSES } from '#libs/run-decider';
 import { ROLES } from '../config/api-key';
 import { RUNNER_API_PREFIX } from '../runner-api/contract';
 import { LOG_SCHEMA, REPORT_SCHEMA } from '../runner-api/runner-reports';
 import { CREATE_SCHEMA } from './create-request';
-import { VERSION } from '../../libs/cli/src/version';
+import { VERSION } from '#libs/cli/version';
 
 /**
  * The OpenAPI document, built from the same schemas the code validates with (the create body, the

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { ApiError } from '../common/api-error';
-import { repositoryPrefixProblem, withinPrefix } from '../../libs/git/src';
+import { repositoryPrefixProblem, withinPrefix } from '#libs/git';
 import { checkRepositoryScope, checkSecretScope } from './repository-scope';
 
 const segment = fc.stringMatching(/^[a-z0-9][a-z0-9_-]{0,11}$/);

@@ -1,4 +1,4 @@
-import { withinPrefix } from '../../libs/git/src';
+import { withinPrefix } from '#libs/git';
 import { ApiError } from '../common/api-error';
 import type { CallerIdentity } from '../common/api-keys';
 import type { CreateRequest } from './create-request';

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
-import { ScaffoldRequestedData, ScaffoldTarget } from '../../libs/events/src';
+import { ScaffoldRequestedData, ScaffoldTarget } from '#libs/events';
 import {
   CredentialPlanEntry,
   missingSupplied,
@@ -7,9 +7,9 @@ import {
   referenceEnvProblem,
   refreshReferenceFacts,
   SuppliedCredentials,
-} from '../../libs/generator/src';
-import { isReferenceEnv } from '../../libs/validation/src';
-import type { SuppliedCredentialsSource } from '../../libs/steps/src';
+} from '#libs/generator';
+import { isReferenceEnv } from '#libs/validation';
+import type { SuppliedCredentialsSource } from '#libs/steps';
 import { ApiError } from '../common/api-error';
 import { CallerIdentity, requireOperator } from '../common/api-keys';
 import type { AppConfig } from '../config/config';

@@ -1,6 +1,6 @@
-import type { EventStore } from '../../libs/event-store/src';
-import { isRunId, StoredEvent } from '../../libs/events/src';
-import { fold } from '../../libs/run-decider/src';
+import type { EventStore } from '#libs/event-store';
+import { isRunId, StoredEvent } from '#libs/events';
+import { fold } from '#libs/run-decider';
 import { notFound } from '../common/api-error';
 import { CallerIdentity, owns } from '../common/api-keys';
 

@@ -1,9 +1,9 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import type { EventStore, IdempotencyKeys, RunInputs } from '../../libs/event-store/src';
-import type { ScaffoldRequestedData } from '../../libs/events/src';
-import { Command, fold, RunCommands, RunRuleViolation } from '../../libs/run-decider/src';
-import { SEALING_CERT_INPUT } from '../../libs/steps/src';
+import type { EventStore, IdempotencyKeys, RunInputs } from '#libs/event-store';
+import type { ScaffoldRequestedData } from '#libs/events';
+import { Command, fold, RunCommands, RunRuleViolation } from '#libs/run-decider';
+import { SEALING_CERT_INPUT } from '#libs/steps';
 import { ApiError, invalid, notFound } from '../common/api-error';
 import { CallerIdentity, requireOperator } from '../common/api-keys';
 import { EVENT_STORE, IDEMPOTENCY_KEYS, RUN_INPUTS } from '../event-store/event-store.module';

@@ -1,9 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { ScaffoldRequestedData } from '../../libs/events/src';
-import { GeneratorInputError, GeneratorValidationError, PreviewChange, TreeGenerator } from '../../libs/generator/src';
-import type { GenerateSummary } from '../../libs/generator/src/context';
-import { GitStepError, type GitWorkspaces } from '../../libs/git/src';
-import { passOptions, redact } from '../../libs/steps/src';
+import type { ScaffoldRequestedData } from '#libs/events';
+import { GeneratorInputError, GeneratorValidationError, PreviewChange, TreeGenerator } from '#libs/generator';
+import type { GenerateSummary } from '#libs/generator/context';
+import { GitStepError, type GitWorkspaces } from '#libs/git';
+import { passOptions, redact } from '#libs/steps';
 import { ApiError } from '../common/api-error';
 import type { CallerIdentity } from '../common/api-keys';
 import type { AppConfig } from '../config/config';

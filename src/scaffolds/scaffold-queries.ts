@@ -1,9 +1,9 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
-import { EventStore, formatLogLine, RunLogStore } from '../../libs/event-store/src';
-import { EVENT_TYPES, isEventType, StoredEvent, TERMINAL_EVENTS } from '../../libs/events/src';
-import { withoutCredentials } from '../../libs/git/src';
-import { isClusterName } from '../../libs/validation/src';
-import { fold, isTerminal, RUN_STATUSES, type RunState } from '../../libs/run-decider/src';
+import { EventStore, formatLogLine, RunLogStore } from '#libs/event-store';
+import { EVENT_TYPES, isEventType, StoredEvent, TERMINAL_EVENTS } from '#libs/events';
+import { withoutCredentials } from '#libs/git';
+import { isClusterName } from '#libs/validation';
+import { fold, isTerminal, RUN_STATUSES, type RunState } from '#libs/run-decider';
 import { ApiError, invalid, notFound } from '../common/api-error';
 import type { EventView } from '../common/api-shapes';
 import { CallerIdentity, owns } from '../common/api-keys';

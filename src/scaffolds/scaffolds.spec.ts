@@ -1,14 +1,9 @@
 import { createHash } from 'node:crypto';
-import {
-  InMemoryEventStore,
-  InMemoryIdempotencyKeys,
-  InMemoryRunInputs,
-  InMemoryRunLogStore,
-} from '../../libs/event-store/src';
-import { IN_PROCESS_GENERATOR } from '../../libs/generator/src';
+import { InMemoryEventStore, InMemoryIdempotencyKeys, InMemoryRunInputs, InMemoryRunLogStore } from '#libs/event-store';
+import { IN_PROCESS_GENERATOR } from '#libs/generator';
 import { localGitWorkspaces } from '../git/git.module';
-import { RunCommands } from '../../libs/run-decider/src';
-import { SEALING_CERT_INPUT, type SuppliedCredentialsSource } from '../../libs/steps/src';
+import { RunCommands } from '#libs/run-decider';
+import { SEALING_CERT_INPUT, type SuppliedCredentialsSource } from '#libs/steps';
 import { makeRsaCert } from '../../test/support/certs';
 import { tempDir } from '../../test/support/files';
 import { writeSuppliedReference } from '../../test/support/reference-repos';

@@ -1,8 +1,8 @@
 import { Inject, Injectable, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import type { Logger } from 'pino';
-import { JetStreamEventStore } from '../../libs/event-store/src';
-import { RunCommands } from '../../libs/run-decider/src';
-import { durableNameFor } from '../../libs/steps/src';
+import { JetStreamEventStore } from '#libs/event-store';
+import { RunCommands } from '#libs/run-decider';
+import { durableNameFor } from '#libs/steps';
 import { PeriodicTask } from '../common/periodic-task';
 import type { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';

@@ -1,9 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Logger } from 'pino';
-import type { TreeGenerator } from '../../libs/generator/src';
-import { EventStore, RunInputs, RunLogStore } from '../../libs/event-store/src';
-import type { GitWorkspaces } from '../../libs/git/src';
-import { RunCommands } from '../../libs/run-decider/src';
+import type { TreeGenerator } from '#libs/generator';
+import { EventStore, RunInputs, RunLogStore } from '#libs/event-store';
+import type { GitWorkspaces } from '#libs/git';
+import { RunCommands } from '#libs/run-decider';
 import {
   handlersFor,
   RunInputStepCrashRecords,
@@ -12,7 +12,7 @@ import {
   StepProcessor,
   SuppliedCredentialsSource,
   TargetClusters,
-} from '../../libs/steps/src';
+} from '#libs/steps';
 import type { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
 import { ConsumerSpec, ConsumesEvents, EventConsumer } from '../event-store/event-consumer';

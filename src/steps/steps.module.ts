@@ -1,5 +1,5 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import type { SuppliedCredentialsSource, TargetClusters } from '../../libs/steps/src';
+import type { SuppliedCredentialsSource, TargetClusters } from '#libs/steps';
 import { GitModule } from '../git/git.module';
 import { SUPPLIED_CREDENTIALS, TARGET_CLUSTERS } from '../kubernetes/credentials-source';
 import { StalledRunCheck } from './stalled-run-check';

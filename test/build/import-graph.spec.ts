@@ -15,24 +15,33 @@ const root = join(__dirname, '../..');
 const path = (file: string) => relative(root, file).split('\\').join('/');
 
 /** The TypeScript sources under a folder of the repository, specs left out. */
-function sources(folder: string): string[] {
+function sources(folder: string, { specs = false } = {}): string[] {
   return readdirSync(join(root, folder), { recursive: true, encoding: 'utf8' })
-    .filter((f) => f.endsWith('.ts') && !f.endsWith('.spec.ts') && !f.endsWith('.d.ts'))
+    .filter((f) => f.endsWith('.ts') && (specs || !f.endsWith('.spec.ts')) && !f.endsWith('.d.ts'))
     .map((f) => join(root, folder, f))
     .sort();
 }
 
+/** A library by name (`#libs/git`, `#libs/git/build-box`), as package.json's `imports` maps it: its file in the repository. */
+const LIBRARY_NAME = /^#libs\/([a-z-]+)(?:\/(.+))?$/;
+
+/** The specifiers a file imports. */
+const specifiersOf = (file: string) =>
+  ts.preProcessFile(readFileSync(file, 'utf8'), true, true).importedFiles.map((i) => i.fileName);
+
 /** The repository's files a file imports, as paths from the repository's root. */
 function importsOf(file: string): string[] {
-  const { importedFiles } = ts.preProcessFile(readFileSync(file, 'utf8'), true, true);
-  return importedFiles
-    .map((i) => i.fileName)
-    .filter((name) => name.startsWith('.'))
+  return specifiersOf(file)
     .map((name) => {
-      const base = resolve(dirname(file), name);
+      const library = LIBRARY_NAME.exec(name);
+      if (library) return join(root, 'libs', library[1], 'src', library[2] ?? '');
+      return name.startsWith('.') ? resolve(dirname(file), name) : undefined;
+    })
+    .filter((base): base is string => base !== undefined)
+    .map((base) => {
       const candidates = [`${base}.ts`, `${base}.d.ts`, base.replace(/\.js$/, '.ts'), join(base, 'index.ts'), base];
       const found = candidates.find((f) => existsSync(f) && statSync(f).isFile());
-      if (!found) throw new Error(`${path(file)} imports ${name}, which is no file`);
+      if (!found) throw new Error(`${path(file)} imports ${path(base)}, which is no file`);
       return path(found);
     });
 }
@@ -150,6 +159,20 @@ describe('the import graph', () => {
   it('has no loop among the folders of libs/ and src/, at any depth: a folder never imports one that imports it', () => {
     expect(folders.get('src/console/ui')?.has('src/common')).toBe(true);
     expect(loops(folders).map((loop) => inWords(folders, loop))).toEqual([]);
+  });
+
+  // Issue #50: a library is imported by its name, never by a path that climbs into it.
+  it('imports another library by its name (#libs/<name>), never by a relative path', () => {
+    const climbing: string[] = [];
+    for (const folder of ['src', 'libs', 'test', 'bench', 'migrations'])
+      for (const file of sources(folder, { specs: true })) {
+        const own = libraryOf(path(file));
+        for (const name of specifiersOf(file).filter((n) => n.startsWith('.'))) {
+          const target = libraryOf(path(resolve(dirname(file), name)) + '/');
+          if (target && target !== own) climbing.push(`${path(file)} imports ${name}`);
+        }
+      }
+    expect(climbing).toEqual([]);
   });
 
   it('has no loop among the files of libs/ and src/', () => {

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { completion as generatorCompletion } from '../../libs/generator/src/cli';
+import { completion as generatorCompletion } from '#libs/generator/cli';
 import { completion as ctlCompletion } from '../../src/ctl';
 import { completion as runnerCompletion } from '../../src/runner';
 import { tempDir } from '../support/files';

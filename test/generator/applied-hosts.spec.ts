@@ -1,6 +1,6 @@
 import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { generate, hostMapProblem, refreshReferenceFacts } from '../../libs/generator/src';
+import { generate, hostMapProblem, refreshReferenceFacts } from '#libs/generator';
 import { tempDir } from '../support/files';
 import { EXAMPLE_HOSTS, exampleFirstPass, writeFluxExampleReference } from '../support/flux-example-repo';
 

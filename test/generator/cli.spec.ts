@@ -1,8 +1,8 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, cpSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { SHIPPED_TEMPLATE } from '../../libs/generator/src';
-import { PINNED_KUBECTL, PINNED_KUBECTL_INSTALL } from '../../libs/generator/src/kubectl-version';
+import { SHIPPED_TEMPLATE } from '#libs/generator';
+import { PINNED_KUBECTL, PINNED_KUBECTL_INSTALL } from '#libs/generator/kubectl-version';
 import { makeRsaCert } from '../support/certs';
 import { allFiles, childEnv, readTree, tempDir, yamlObjects } from '../support/files';
 import { CORP_PLANTED, writeCorpReference } from '../support/reference-repos';

@@ -1,6 +1,6 @@
 import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { generate, GenerateOptions, SHIPPED_PHASED_TEMPLATE } from '../../libs/generator/src';
+import { generate, GenerateOptions, SHIPPED_PHASED_TEMPLATE } from '#libs/generator';
 import { makeRsaCert } from '../support/certs';
 import { allFiles, kustomize, readTree, tempDir, yamlObjects } from '../support/files';
 

@@ -1,6 +1,6 @@
 import { cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { generate, GenerateOptions, GeneratorInputError, SHIPPED_PHASED_TEMPLATE } from '../../libs/generator/src';
+import { generate, GenerateOptions, GeneratorInputError, SHIPPED_PHASED_TEMPLATE } from '#libs/generator';
 import { makeRsaCert } from '../support/certs';
 import { allFiles, kustomize, readTree, tempDir, writeTree, yamlObjects } from '../support/files';
 import { SHIPPED_PLANTED, withBase64 } from '../support/planted';

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { generate, GenerateOptions, GeneratorInputError } from '../../libs/generator/src';
+import { generate, GenerateOptions, GeneratorInputError } from '#libs/generator';
 import { makeRsaCert } from '../support/certs';
 import { allFiles, kustomize, readTree, tempDir, yamlObjects } from '../support/files';
 import { CORP_PLANTED, writeCorpReference } from '../support/reference-repos';

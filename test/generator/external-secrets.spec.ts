@@ -1,7 +1,7 @@
 import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { generate, GenerateOptions } from '../../libs/generator/src';
+import { generate, GenerateOptions } from '#libs/generator';
 import { makeRsaCert } from '../support/certs';
 import { kustomize, readTree, tempDir, writeTree, yamlObjects } from '../support/files';
 import { exampleFirstPass, writeFluxExampleReference } from '../support/flux-example-repo';

@@ -1,8 +1,8 @@
 import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
-import { generate, GeneratorInputError, planGeneration, referenceCredentialPlan } from '../../libs/generator/src';
-import { sopsEncrypt } from '../../libs/sealing/src/sops';
+import { generate, GeneratorInputError, planGeneration, referenceCredentialPlan } from '#libs/generator';
+import { sopsEncrypt } from '#libs/sealing/sops';
 import { makeRsaCert } from '../support/certs';
 import { allFiles, readTree, tempDir, yamlObjects } from '../support/files';
 import { writeFluxExampleReference, exampleFirstPass } from '../support/flux-example-repo';

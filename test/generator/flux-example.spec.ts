@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { cpSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { generate, GenerateOptions, GeneratorInputError, GeneratorValidationError } from '../../libs/generator/src';
+import { generate, GenerateOptions, GeneratorInputError, GeneratorValidationError } from '#libs/generator';
 import { makeRsaCert } from '../support/certs';
 import { childEnv, kustomize, readTree, tempDir, yamlObjects } from '../support/files';
 import {

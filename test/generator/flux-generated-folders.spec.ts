@@ -6,7 +6,7 @@
  */
 import { cpSync, existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { generate, GenerateOptions, GeneratorInputError } from '../../libs/generator/src';
+import { generate, GenerateOptions, GeneratorInputError } from '#libs/generator';
 import { makeRsaCert } from '../support/certs';
 import { readTree, tempDir, writeTree, yamlObjects } from '../support/files';
 import { fluxGraph } from '../support/flux-build';

@@ -6,7 +6,7 @@
 import { cpSync, existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { generate, GenerateOptions } from '../../libs/generator/src';
+import { generate, GenerateOptions } from '#libs/generator';
 import { makeRsaCert } from '../support/certs';
 import { acmeFirstPass } from '../support/new-cluster';
 import { ageIdentity } from '../support/sops-open';

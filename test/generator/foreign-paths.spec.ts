@@ -1,7 +1,7 @@
 import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { generate, GenerateOptions, GeneratorInputError, planGeneration } from '../../libs/generator/src';
+import { generate, GenerateOptions, GeneratorInputError, planGeneration } from '#libs/generator';
 import { makeRsaCert } from '../support/certs';
 import { readTree, tempDir } from '../support/files';
 import { exampleFirstPass, writeFluxExampleReference } from '../support/flux-example-repo';

@@ -1,8 +1,8 @@
 import { cpSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
-import { generate, GenerateOptions, GeneratorInputError } from '../../libs/generator/src';
-import { sopsEncrypt } from '../../libs/sealing/src/sops';
+import { generate, GenerateOptions, GeneratorInputError } from '#libs/generator';
+import { sopsEncrypt } from '#libs/sealing/sops';
 import { makeRsaCert } from '../support/certs';
 import { kustomize, readTree, tempDir, yamlObjects } from '../support/files';
 import { ageIdentity, sopsOpen } from '../support/sops-open';

@@ -7,7 +7,7 @@ import {
   preview,
   SHIPPED_PHASED_TEMPLATE,
   SHIPPED_TEMPLATE,
-} from '../../libs/generator/src';
+} from '#libs/generator';
 import { makeRsaCert } from '../support/certs';
 import { allFiles, tempDir } from '../support/files';
 import { EXAMPLE_HOSTS, writeFluxExampleReference } from '../support/flux-example-repo';

@@ -1,10 +1,4 @@
-import {
-  buildSealedSecret,
-  CertificateError,
-  parseSealingCertificate,
-  sealingLabel,
-  sealValue,
-} from '../../libs/sealing/src';
+import { buildSealedSecret, CertificateError, parseSealingCertificate, sealingLabel, sealValue } from '#libs/sealing';
 import { makeEcCert, makeRsaCert } from '../support/certs';
 import { unseal, unsealManifest } from '../support/unseal';
 

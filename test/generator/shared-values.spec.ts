@@ -7,8 +7,8 @@
 import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Document } from 'yaml';
-import { generate, GenerateOptions, SHIPPED_PHASED_TEMPLATE, SHIPPED_TEMPLATE } from '../../libs/generator/src';
-import { rewriteStrings } from '../../libs/generator/src/yaml-docs';
+import { generate, GenerateOptions, SHIPPED_PHASED_TEMPLATE, SHIPPED_TEMPLATE } from '#libs/generator';
+import { rewriteStrings } from '#libs/generator/yaml-docs';
 import { makeRsaCert } from '../support/certs';
 import { kustomize, readTree, tempDir, yamlObjects } from '../support/files';
 import { clusterView, outsideNewCluster } from '../support/flux-build';

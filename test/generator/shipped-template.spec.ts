@@ -6,7 +6,7 @@ import {
   GeneratorInputError,
   GeneratorValidationError,
   SHIPPED_TEMPLATE,
-} from '../../libs/generator/src';
+} from '#libs/generator';
 import { makeRsaCert } from '../support/certs';
 import { allFiles, kustomize, readTree, tempDir, yamlObjects } from '../support/files';
 import { unsealManifest } from '../support/unseal';

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { generate, GenerateOptions, GeneratorInputError } from '../../libs/generator/src';
+import { generate, GenerateOptions, GeneratorInputError } from '#libs/generator';
 import { allFiles, kustomize, readTree, tempDir, yamlObjects } from '../support/files';
 import { SHIPPED_PLANTED, withBase64 } from '../support/planted';
 import { ageIdentity, sopsOpen } from '../support/sops-open';

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { decryptSops } from 'sops-age';
 import { ageIdentity, sopsDocument, sopsOpen } from '../support/sops-open';
-import { sopsEncryptFile, SopsFormat } from '../../libs/sealing/src/sops';
+import { sopsEncryptFile, SopsFormat } from '#libs/sealing/sops';
 
 /** Files encrypted as `sops --encrypt --input-type <format>` writes them, opened by two independent readers. */
 describe('sops files in every format kustomize-controller decrypts', () => {

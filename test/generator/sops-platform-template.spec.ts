@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { decryptSops } from 'sops-age';
-import { SHIPPED_SOPS_TEMPLATE } from '../../libs/generator/src';
+import { SHIPPED_SOPS_TEMPLATE } from '#libs/generator';
 import { makeRsaCert } from '../support/certs';
 import { childEnv, kustomize, readTree, tempDir, yamlObjects } from '../support/files';
 import { ageIdentity, sopsOpen } from '../support/sops-open';

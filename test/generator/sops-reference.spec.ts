@@ -1,8 +1,8 @@
 import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
-import { generate, GenerateOptions, GeneratorInputError, SHIPPED_TEMPLATE } from '../../libs/generator/src';
-import { sopsEncrypt } from '../../libs/sealing/src/sops';
+import { generate, GenerateOptions, GeneratorInputError, SHIPPED_TEMPLATE } from '#libs/generator';
+import { sopsEncrypt } from '#libs/sealing/sops';
 import { makeRsaCert } from '../support/certs';
 import { readTree, tempDir, yamlObjects } from '../support/files';
 import { SHIPPED_PLANTED } from '../support/planted';

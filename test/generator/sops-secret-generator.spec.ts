@@ -8,8 +8,8 @@ import {
   GeneratorInputError,
   SHIPPED_SOPS_TEMPLATE,
   SHIPPED_TEMPLATE,
-} from '../../libs/generator/src';
-import { sopsEncryptFile } from '../../libs/sealing/src/sops';
+} from '#libs/generator';
+import { sopsEncryptFile } from '#libs/sealing/sops';
 import { makeRsaCert } from '../support/certs';
 import { kustomize, readTree, tempDir, writeTree, yamlObjects } from '../support/files';
 import { exampleFirstPass, writeFluxExampleReference } from '../support/flux-example-repo';

@@ -1,4 +1,4 @@
-import { isAgeRecipient, sopsEncrypt, SopsError } from '../../libs/sealing/src/sops';
+import { isAgeRecipient, sopsEncrypt, SopsError } from '#libs/sealing/sops';
 import { ageIdentity, sopsOpen } from '../support/sops-open';
 
 describe('SOPS with age recipients (checked with the age command line)', () => {

@@ -1,4 +1,4 @@
-import { substitute, substituteObject, variableUses } from '../../libs/generator/src/substitution';
+import { substitute, substituteObject, variableUses } from '#libs/generator/substitution';
 
 describe('Flux post-build substitution', () => {
   it('replaces ${NAME}, takes defaults only when unset, and keeps $${NAME} as a literal', () => {

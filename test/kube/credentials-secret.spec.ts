@@ -1,5 +1,5 @@
 import { KubeConfig } from '@kubernetes/client-node';
-import { KubeCredentialsSecrets, KubeError } from '../../libs/kube/src';
+import { KubeCredentialsSecrets, KubeError } from '#libs/kube';
 import { FakeKube } from '../support/fake-kube';
 
 /** Supplied credentials from a management-cluster Secret (test API server, production client). */

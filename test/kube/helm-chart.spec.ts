@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { scaffoldJob } from '../../libs/kube/src/job-spec';
+import { scaffoldJob } from '#libs/kube/job-spec';
 import { helmLint, helmTemplate, helmTemplateError, Rendered } from '../support/helm';
 
 /** Every object the chart renders, through the real helm binary (4.x). */

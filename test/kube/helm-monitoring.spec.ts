@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { PATH_METADATA } from '@nestjs/common/constants';
 import { stringify } from 'yaml';
-import { checkSchemas } from '../../libs/generator/src/schema';
+import { checkSchemas } from '#libs/generator/schema';
 import { IS_PUBLIC } from '../../src/common/public.decorator';
 import { MetricsController } from '../../src/metrics/metrics.controller';
 import { DASHBOARD_FILE, dashboardJson, MONITORING_ON, renderedKind } from '../support/chart-monitoring';

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { KubeConfig } from '@kubernetes/client-node';
 import pino from 'pino';
-import { ACK, InMemoryEventStore, InMemoryRunInputs } from '../../libs/event-store/src';
-import { jobNameFor, RUNNER_IMAGE, runnerSecretNameFor, ScaffoldJobs } from '../../libs/kube/src';
-import { RunCommands } from '../../libs/run-decider/src';
+import { ACK, InMemoryEventStore, InMemoryRunInputs } from '#libs/event-store';
+import { jobNameFor, RUNNER_IMAGE, runnerSecretNameFor, ScaffoldJobs } from '#libs/kube';
+import { RunCommands } from '#libs/run-decider';
 import { JobLauncher } from '../../src/kubernetes/job-launcher';
 import { RunnerCredentials } from '../../src/runner-api/runner-credentials';
 import { FakeKube } from '../support/fake-kube';

@@ -9,7 +9,7 @@ import {
   RUNNER_IMAGE,
   runnerSecretNameFor,
   ScaffoldJobs,
-} from '../../libs/kube/src';
+} from '#libs/kube';
 import { FakeKube } from '../support/fake-kube';
 
 const settings = {

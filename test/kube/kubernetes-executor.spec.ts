@@ -1,7 +1,7 @@
 import { parseAllDocuments } from 'yaml';
 import { execFileSync } from 'node:child_process';
-import { jobNameFor, RUN_ID_LABEL } from '../../libs/kube/src';
-import { parseSealingCertificate } from '../../libs/sealing/src';
+import { jobNameFor, RUN_ID_LABEL } from '#libs/kube';
+import { parseSealingCertificate } from '#libs/sealing';
 import { makeRsaCert } from '../support/certs';
 import { FakeKube } from '../support/fake-kube';
 import { tempDir } from '../support/files';

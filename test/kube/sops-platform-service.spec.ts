@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { parse } from 'yaml';
-import { SHIPPED_SOPS_TEMPLATE } from '../../libs/generator/src';
-import { jobNameFor } from '../../libs/kube/src';
+import { SHIPPED_SOPS_TEMPLATE } from '#libs/generator';
+import { jobNameFor } from '#libs/kube';
 import { makeRsaCert } from '../support/certs';
 import { FakeKube } from '../support/fake-kube';
 import { tempDir } from '../support/files';

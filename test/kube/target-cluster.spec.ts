@@ -5,8 +5,8 @@ import {
   KubeError,
   targetKubeConfig,
   waitForSealedSecrets,
-} from '../../libs/kube/src';
-import { parseSealingCertificate } from '../../libs/sealing/src';
+} from '#libs/kube';
+import { parseSealingCertificate } from '#libs/sealing';
 import { makeRsaCert } from '../support/certs';
 import { FakeKube } from '../support/fake-kube';
 

@@ -291,7 +291,7 @@ describe('abuse resistance at the edge (REST and NATS)', () => {
     });
 
     it('a run stored with credentials in its URL (accepted before this check) is shown with them redacted', async () => {
-      const { stamp } = await import('../../libs/events/src');
+      const { stamp } = await import('#libs/events');
       const { randomUUID } = await import('node:crypto');
       const id = randomUUID();
       const legacy = {
@@ -461,7 +461,7 @@ describe('abuse resistance at the edge (REST and NATS)', () => {
   });
 
   it('a reference whose shared folder holds a link out of the reference is refused naming the link', async () => {
-    const { SHIPPED_TEMPLATE, generate } = await import('../../libs/generator/src');
+    const { SHIPPED_TEMPLATE, generate } = await import('#libs/generator');
     const reference = tempDir('linked-reference');
     execFileSync('cp', ['-r', `${SHIPPED_TEMPLATE}/.`, reference]);
     const options = {

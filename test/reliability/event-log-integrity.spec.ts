@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { stamp } from '../../libs/events/src';
+import { stamp } from '#libs/events';
 import { main as ctl } from '../../src/ctl';
 import { makeRsaCert } from '../support/certs';
 import { createBody } from '../support/run-fixtures';

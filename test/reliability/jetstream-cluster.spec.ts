@@ -5,7 +5,7 @@ import { makeRsaCert } from '../support/certs';
 import { createBody, SUCCEEDED_RUN_EVENTS } from '../support/run-fixtures';
 import { api, RunningService, startService, untilTerminal, waitFor } from '../support/service';
 import { bareRepo, readModelRows, runCommits, TestDatabase, TestNatsCluster } from '../support/services';
-import { jobNameFor } from '../../libs/kube/src';
+import { jobNameFor } from '#libs/kube';
 import { FakeKube } from '../support/fake-kube';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { artifactPath, tempDir } from '../support/files';

@@ -1,6 +1,6 @@
 import { connect } from '@nats-io/transport-node';
 import type { NatsConnection } from '@nats-io/nats-core';
-import { JetStreamRunInputs, JetStreamRunLogStore, StreamAdmin } from '../../libs/event-store/src';
+import { JetStreamRunInputs, JetStreamRunLogStore, StreamAdmin } from '#libs/event-store';
 import { waitFor } from '../support/service';
 import { TestNats } from '../support/services';
 

@@ -1,6 +1,6 @@
 import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { jobNameFor } from '../../libs/kube/src';
+import { jobNameFor } from '#libs/kube';
 import { makeRsaCert } from '../support/certs';
 import { FailoverProxy } from '../support/failover-proxy';
 import { FakeKube } from '../support/fake-kube';

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { parseAllDocuments } from 'yaml';
-import { jobNameFor } from '../../libs/kube/src';
+import { jobNameFor } from '#libs/kube';
 import { makeRsaCert } from '../support/certs';
 import { dataPlaces, hitsIn } from '../support/data-places';
 import { FakeKube } from '../support/fake-kube';

@@ -1,7 +1,7 @@
 import type { NatsConnection } from '@nats-io/nats-core';
 import { connect } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
-import { JetStreamEventStore, StreamAdmin } from '../../libs/event-store/src';
+import { JetStreamEventStore, StreamAdmin } from '#libs/event-store';
 import { Metrics } from '../../src/metrics/metrics';
 import { waitFor } from '../support/service';
 import { TestNatsCluster } from '../support/services';

@@ -7,7 +7,7 @@
  */
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { SHIPPED_TEMPLATE } from '../../libs/generator/src';
+import { SHIPPED_TEMPLATE } from '#libs/generator';
 import { makeRsaCert } from '../support/certs';
 import { dataPlaces, hitsIn } from '../support/data-places';
 import { readTree } from '../support/files';

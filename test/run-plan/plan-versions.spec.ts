@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { connect } from '@nats-io/transport-node';
 import type { NatsConnection } from '@nats-io/nats-core';
-import { InMemoryRunInputs, InMemoryRunLogStore, JetStreamEventStore, StreamAdmin } from '../../libs/event-store/src';
-import { currentPlan, deployRunPlan, EventDraft, keptPlans, StoredEvent } from '../../libs/events/src';
-import type { GitWorkspaces } from '../../libs/git/src';
-import { fold, RunCommands } from '../../libs/run-decider/src';
-import { handlersFor, StepHandler, StepProcessor, StepSettings } from '../../libs/steps/src';
+import { InMemoryRunInputs, InMemoryRunLogStore, JetStreamEventStore, StreamAdmin } from '#libs/event-store';
+import { currentPlan, deployRunPlan, EventDraft, keptPlans, StoredEvent } from '#libs/events';
+import type { GitWorkspaces } from '#libs/git';
+import { fold, RunCommands } from '#libs/run-decider';
+import { handlersFor, StepHandler, StepProcessor, StepSettings } from '#libs/steps';
 import { SCAFFOLD_REQUEST } from '../support/run-fixtures';
 import { TestNats } from '../support/services';
 import { fluxReadyWait } from './flux-ready-wait/handler';

@@ -1,6 +1,6 @@
-import { dataSchemas, durableNameFor, EventDraft, RUN_PLANS, stepNames, triggerTable } from '../../libs/events/src';
-import { SCAFFOLD_V1 } from '../../libs/events/src/plans/scaffold-v1';
-import { handlersFor, HandlersFor, STEP_HANDLERS } from '../../libs/steps/src';
+import { dataSchemas, durableNameFor, EventDraft, RUN_PLANS, stepNames, triggerTable } from '#libs/events';
+import { SCAFFOLD_V1 } from '#libs/events/scaffold-v1-plan';
+import { handlersFor, HandlersFor, STEP_HANDLERS } from '#libs/steps';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { loadConfig, stalledRunMs } from '../../src/config/config';

@@ -1,5 +1,5 @@
-import { defineRunPlan } from '../../libs/events/src';
-import { SCAFFOLD_V1 } from '../../libs/events/src/plans/scaffold-v1';
+import { defineRunPlan } from '#libs/events';
+import { SCAFFOLD_V1 } from '#libs/events/scaffold-v1-plan';
 
 /**
  * A test-only version 2 of the scaffold plan: one more step, a wait for the new cluster's Flux to report the

@@ -10,9 +10,9 @@ import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import fc from 'fast-check';
 import { stringify } from 'yaml';
-import { BoxLevel, boxedCommand, boxLevel } from '../../libs/git/src/build-box';
-import { execInHelper } from '../../libs/git/src/helper-process';
-import { kustomizeBuild } from '../../libs/generator/src/validate';
+import { BoxLevel, boxedCommand, boxLevel } from '#libs/git/build-box';
+import { execInHelper } from '#libs/git/helper-process';
+import { kustomizeBuild } from '#libs/generator/validate';
 import { useListeners } from '../support/listeners';
 import { requiredTool } from '../support/tools';
 

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { connect } from '@nats-io/transport-node';
 import { headers, NatsConnection } from '@nats-io/nats-core';
 import { parse, parseAllDocuments } from 'yaml';
-import { SHIPPED_PHASED_TEMPLATE } from '../../libs/generator/src';
+import { SHIPPED_PHASED_TEMPLATE } from '#libs/generator';
 import { makeRsaCert } from '../support/certs';
 import { SHIPPED_PLANTED, withBase64 } from '../support/planted';
 import { ageIdentity, sopsOpen } from '../support/sops-open';

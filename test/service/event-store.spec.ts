@@ -11,8 +11,8 @@ import {
   runSubject,
   serverAtLeast,
   StreamAdmin,
-} from '../../libs/event-store/src';
-import { runDecider } from '../../libs/run-decider/src';
+} from '#libs/event-store';
+import { runDecider } from '#libs/run-decider';
 import { eventStoreContract, requestedEvent } from '../support/event-store-contract';
 import { SCAFFOLD_REQUEST } from '../support/run-fixtures';
 import { TestNats } from '../support/services';

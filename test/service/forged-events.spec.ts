@@ -1,11 +1,11 @@
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { parse } from 'yaml';
-import type { InMemoryRunInputs } from '../../libs/event-store/src';
-import { EventDraft, stamp, StoredEvent } from '../../libs/events/src';
-import { fold } from '../../libs/run-decider/src';
-import { parseSealingCertificate } from '../../libs/sealing/src';
-import { SEALING_CERT_INPUT } from '../../libs/steps/src';
+import type { InMemoryRunInputs } from '#libs/event-store';
+import { EventDraft, stamp, StoredEvent } from '#libs/events';
+import { fold } from '#libs/run-decider';
+import { parseSealingCertificate } from '#libs/sealing';
+import { SEALING_CERT_INPUT } from '#libs/steps';
 import { loadConfig } from '../../src/config/config';
 import { localGitWorkspaces } from '../../src/git/git.module';
 import { makeRsaCert } from '../support/certs';

@@ -1,6 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { GitAccess, GitAccessError, GitAccessSettings, GitStepError, GitWorkspace } from '../../libs/git/src';
+import { GitAccess, GitAccessError, GitAccessSettings, GitStepError, GitWorkspace } from '#libs/git';
 import { tempDir } from '../support/files';
 import { credentialsDir, HttpsGitServer, SshGitServer } from '../support/git-servers';
 import { gitLog } from '../support/services';

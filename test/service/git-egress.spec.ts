@@ -1,7 +1,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { GitAccess, GitStepError, GitWorkspace } from '../../libs/git/src';
+import { GitAccess, GitStepError, GitWorkspace } from '#libs/git';
 import { makeTestTls } from '../support/certs';
 import { CountingListener, eventually, processesWith, redirectTo } from '../support/listeners';
 

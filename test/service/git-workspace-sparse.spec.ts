@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CheckoutScope, GitAccess, GitWorkspace, RepositoryCache } from '../../libs/git/src';
+import { CheckoutScope, GitAccess, GitWorkspace, RepositoryCache } from '#libs/git';
 import { allFiles, tempDir } from '../support/files';
 import { gitProgramsDuring } from '../support/git-trace';
 import { bareRepo, gitLog, pushAsAnotherWriter } from '../support/services';

@@ -4,8 +4,8 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { getPriority } from 'node:os';
 import { join } from 'node:path';
 import { deflateSync } from 'node:zlib';
-import { GitAccess, GitStepError, GitWorkspace, LocalGitWorkspaces, RepositoryCache } from '../../libs/git/src';
-import type { HelperProcess } from '../../libs/git/src';
+import { GitAccess, GitStepError, GitWorkspace, LocalGitWorkspaces, RepositoryCache } from '#libs/git';
+import type { HelperProcess } from '#libs/git';
 import { tempDir } from '../support/files';
 import { gitProgramsDuring } from '../support/git-trace';
 import { bareRepo, gitLog, pushAsAnotherWriter } from '../support/services';

@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import { join } from 'node:path';
-import { HelperProcess } from '../../libs/git/src';
+import { HelperProcess } from '#libs/git';
 import { eventually, processesWith } from '../support/listeners';
 
 jest.setTimeout(60_000);

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { STEPS } from '../../libs/events/src';
+import { STEPS } from '#libs/events';
 import { monitoringExpressions, renderMonitoring, unknownMetrics } from '../support/chart-monitoring';
 import { Rendered } from '../support/helm';
 import { exportedSeriesNames } from '../support/promql';

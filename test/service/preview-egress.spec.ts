@@ -1,6 +1,6 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { SHIPPED_TEMPLATE } from '../../libs/generator/src';
+import { SHIPPED_TEMPLATE } from '#libs/generator';
 import { makeRsaCert } from '../support/certs';
 import { readTree } from '../support/files';
 import { CountingListener, eventually, processesWith, useListeners } from '../support/listeners';

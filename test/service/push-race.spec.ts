@@ -7,7 +7,7 @@ import {
   IN_PROCESS_GENERATOR,
   SHIPPED_TEMPLATE,
   TreeGenerator,
-} from '../../libs/generator/src';
+} from '#libs/generator';
 import { loadConfig } from '../../src/config/config';
 import { localGitWorkspaces } from '../../src/git/git.module';
 import { makeRsaCert } from '../support/certs';

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { cpSync } from 'node:fs';
 import { parseAllDocuments } from 'yaml';
-import { SHIPPED_TEMPLATE } from '../../libs/generator/src';
+import { SHIPPED_TEMPLATE } from '#libs/generator';
 import { makeRsaCert } from '../support/certs';
 import { tempDir } from '../support/files';
 import { api, eventCount, natsApi, untilTerminal, waitFor } from '../support/service';

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { InMemoryRunInputs } from '../../libs/event-store/src';
-import { jobNameFor, runnerSecretNameFor, RUNNER_TOKEN_KEY } from '../../libs/kube/src';
+import { InMemoryRunInputs } from '#libs/event-store';
+import { jobNameFor, runnerSecretNameFor, RUNNER_TOKEN_KEY } from '#libs/kube';
 import { RunnerCredentials } from '../../src/runner-api/runner-credentials';
 import { reportEventId } from '../../src/runner-api/runner-reports';
-import { parseSealingCertificate } from '../../libs/sealing/src';
+import { parseSealingCertificate } from '#libs/sealing';
 import { makeRsaCert } from '../support/certs';
 import { FakeKube } from '../support/fake-kube';
 import { createBody } from '../support/run-fixtures';

@@ -1,7 +1,7 @@
 import { connect } from '@nats-io/transport-node';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { jetstreamManager } from '@nats-io/jetstream';
-import { StreamAdmin } from '../../libs/event-store/src';
+import { StreamAdmin } from '#libs/event-store';
 import { main } from '../../src/ctl';
 import { makeDataSource } from '../../src/projection/data-source';
 import { TestDatabase, TestNats } from '../support/services';

@@ -1,4 +1,4 @@
-import { jobNameFor, RUN_ID_LABEL } from '../../libs/kube/src';
+import { jobNameFor, RUN_ID_LABEL } from '#libs/kube';
 import { makeRsaCert } from '../support/certs';
 import { FakeKube } from '../support/fake-kube';
 import { tempDir } from '../support/files';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { ConcurrencyConflict, EventStore, handleCommand } from '../../libs/event-store/src';
-import { stamp } from '../../libs/events/src';
-import { runDecider } from '../../libs/run-decider/src';
+import { ConcurrencyConflict, EventStore, handleCommand } from '#libs/event-store';
+import { stamp } from '#libs/events';
+import { runDecider } from '#libs/run-decider';
 import { SCAFFOLD_REQUEST } from './run-fixtures';
 
 export const requestedEvent = (runId: string, id: string = randomUUID()) =>

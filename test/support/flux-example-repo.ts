@@ -6,7 +6,7 @@
  * folders into ExternalArtifacts). Hosts sit in HelmRelease values, an HTTPRoute, a Certificate
  * and a Gateway, not only under a DNS domain.
  */
-import type { GenerateOptions } from '../../libs/generator/src';
+import type { GenerateOptions } from '#libs/generator';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';

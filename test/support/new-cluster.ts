@@ -1,4 +1,4 @@
-import type { GenerateOptions } from '../../libs/generator/src';
+import type { GenerateOptions } from '#libs/generator';
 
 /**
  * The options of a first pass for the tests' new cluster, acme (acme.io, us-east-1, ops@acme.io),

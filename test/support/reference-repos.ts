@@ -1,5 +1,5 @@
 import { cpSync, readFileSync, writeFileSync } from 'node:fs';
-import { SHIPPED_TEMPLATE } from '../../libs/generator/src';
+import { SHIPPED_TEMPLATE } from '#libs/generator';
 import { writeTree } from './files';
 
 /** Credentials planted in the second reference repository; none may reach any output. */

@@ -1,4 +1,4 @@
-import type { ScaffoldRequestedData } from '../../libs/events/src';
+import type { ScaffoldRequestedData } from '#libs/events';
 
 /** A run's request as ScaffoldRequested records it: the given of unit tests on the decider, the stores and the processors. */
 export const SCAFFOLD_REQUEST: ScaffoldRequestedData = {

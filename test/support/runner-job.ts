@@ -1,7 +1,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { RUN_ID_LABEL, runnerSecretNameFor, RUNNER_TOKEN_KEY } from '../../libs/kube/src';
+import { RUN_ID_LABEL, runnerSecretNameFor, RUNNER_TOKEN_KEY } from '#libs/kube';
 import type { FakeKube } from './fake-kube';
 import { childEnv, projectRoot, tempDir } from './files';
 import { waitFor } from './service';

@@ -6,7 +6,7 @@
 import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments, parseDocument, stringify } from 'yaml';
-import { SHIPPED_TEMPLATE } from '../../libs/generator/src';
+import { SHIPPED_TEMPLATE } from '#libs/generator';
 import { tempDir } from './files';
 import { EXAMPLE_HOSTS, writeFluxExampleReference } from './flux-example-repo';
 

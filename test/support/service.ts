@@ -2,7 +2,7 @@ import type { INestApplication } from '@nestjs/common';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import pino from 'pino';
 import type { DataSource } from 'typeorm';
-import { JetStreamEventStore } from '../../libs/event-store/src';
+import { JetStreamEventStore } from '#libs/event-store';
 import { createServiceApp } from '../../src/app/service-app';
 import { loadConfig } from '../../src/config/config';
 import { Metrics } from '../../src/metrics/metrics';

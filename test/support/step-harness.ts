@@ -1,17 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import { InMemoryEventStore, InMemoryRunInputs, InMemoryRunLogStore } from '../../libs/event-store/src';
-import type { ScaffoldRequestedData, StoredEvent } from '../../libs/events/src';
-import type { TreeGenerator } from '../../libs/generator/src';
-import type { GitWorkspaces } from '../../libs/git/src';
-import { fold, isTerminal, RunCommands } from '../../libs/run-decider/src';
-import { parseSealingCertificate } from '../../libs/sealing/src';
+import { InMemoryEventStore, InMemoryRunInputs, InMemoryRunLogStore } from '#libs/event-store';
+import type { ScaffoldRequestedData, StoredEvent } from '#libs/events';
+import type { TreeGenerator } from '#libs/generator';
+import type { GitWorkspaces } from '#libs/git';
+import { fold, isTerminal, RunCommands } from '#libs/run-decider';
+import { parseSealingCertificate } from '#libs/sealing';
 import {
   LOCAL_STEP_HANDLERS,
   SEALING_CERT_INPUT,
   StepProcessor,
   StepSettings,
   SuppliedCredentialsSource,
-} from '../../libs/steps/src';
+} from '#libs/steps';
 
 const silent = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { EventDraft, StoredEvent } from '../../events/src';
-import { stamp } from '../../events/src';
+import type { EventDraft, StoredEvent } from '#libs/events';
+import { stamp } from '#libs/events';
 import { ConcurrencyConflict, EventStore, StaleRead } from './event-store';
 
 /**

@@ -1,4 +1,4 @@
-import type { ScaffoldEvent, StoredEvent } from '../../events/src';
+import type { ScaffoldEvent, StoredEvent } from '#libs/events';
 
 /** Another writer appended to the run first: re-read, decide again. */
 export class ConcurrencyConflict extends Error {

@@ -1,4 +1,4 @@
-import type { ScaffoldEvent, StoredEvent } from '../../events/src';
+import type { ScaffoldEvent, StoredEvent } from '#libs/events';
 import { ConcurrencyConflict, EventStore, FollowOptions, RangeQuery, ScanRange } from './event-store';
 
 /**

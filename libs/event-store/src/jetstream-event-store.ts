@@ -12,7 +12,7 @@ import {
   jetstreamManager,
   OrderedConsumerOptions,
 } from '@nats-io/jetstream';
-import { InvalidStreamMessage, ScaffoldEvent, StoredEvent, tryParseEvent } from '../../events/src';
+import { InvalidStreamMessage, ScaffoldEvent, StoredEvent, tryParseEvent } from '#libs/events';
 import { ConcurrencyConflict, EventStore, FollowOptions, RangeQuery, ScanRange } from './event-store';
 import { openReader, ReaderCleanup, readSubject, releaseReader } from './jetstream-reads';
 import { requireJetStreamServer, StreamReplicas, streamReplicas } from './stream-admin';

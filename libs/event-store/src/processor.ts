@@ -1,5 +1,5 @@
 import { Consumer, ConsumerMessages, JsMsg } from '@nats-io/jetstream';
-import { InvalidStreamMessage, StoredEvent, tryParseEvent } from '../../events/src';
+import { InvalidStreamMessage, StoredEvent, tryParseEvent } from '#libs/events';
 import type { DurableConsumerConfig, StreamConsumers } from './stream-consumers';
 
 /** One event handed to a processor's handler. */

@@ -2,7 +2,7 @@ import type { NatsConnection } from '@nats-io/nats-core';
 import { jetstream } from '@nats-io/jetstream';
 import { readSubject } from './jetstream-reads';
 import { DEFAULT_STREAMS, logSubject, StreamNames } from './streams';
-import { printableLine } from '../../validation/src';
+import { printableLine } from '#libs/validation';
 import { managerForLaterReads } from './later-reads';
 
 export interface RunLogEntry {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { RunCommands, runDecider } from '../../run-decider/src';
-import { LOCAL_STEP_HANDLERS, StepProcessor } from '../../steps/src';
+import { RunCommands, runDecider } from '#libs/run-decider';
+import { LOCAL_STEP_HANDLERS, StepProcessor } from '#libs/steps';
 import { SCAFFOLD_REQUEST } from '../../../test/support/run-fixtures';
 import { handleCommand } from './command-handler';
 import { StaleRead } from './event-store';

@@ -3,7 +3,7 @@
  * a run in flight may still have started with (a run finishes on the plan it started with). A deploy that changes a
  * run's shape adds a version here and keeps the old one until no run of it can be in flight.
  */
-import { SCAFFOLD_V1 } from './plans/scaffold-v1';
+import { SCAFFOLD_V1 } from './scaffold-v1-plan';
 import { PlanRef, RunPlan, StepNameOf, stepNames } from './run-plan';
 
 /** The current plan of each kind. */

@@ -1,6 +1,6 @@
 import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { programPath } from '../../git/src/build-box';
+import { programPath } from '#libs/git/build-box';
 import { tempDir, writeTree } from '../../../test/support/files';
 import { buildInputsDigest } from './build-inputs';
 import { GeneratorValidationError } from './errors';

@@ -1,12 +1,12 @@
 import { readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { commandCompletion, parseCommandLine, UsageError, versionLine } from '../../cli/src';
-import { fluxUrlOf, hasCredentials, originUrl, sameRepository } from '../../git/src/repository-url';
-import { SEALING_SCOPES, SealingScope } from '../../sealing/src';
+import { commandCompletion, parseCommandLine, UsageError, versionLine } from '#libs/cli';
+import { fluxUrlOf, hasCredentials, originUrl, sameRepository } from '#libs/git/repository-url';
+import { SEALING_SCOPES, SealingScope } from '#libs/sealing';
 import { parseSuppliedCredentials, SuppliedCredentials } from './credential-plan';
 import type { RegistryCredentials } from './credentials';
 import { GeneratorInputError } from './errors';
-import { DEFAULT_REPO_LIMITS, RepoLimits } from '../../runtime/src';
+import { DEFAULT_REPO_LIMITS, RepoLimits } from '#libs/runtime';
 import {
   generate,
   GenerateOptions,

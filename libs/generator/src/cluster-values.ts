@@ -2,7 +2,7 @@
  * Values that name the reference cluster, moved to the new one: used for the cluster-vars
  * ConfigMap and for a Kustomization's inline postBuild.substitute alike.
  */
-import { isDomain, isRegion } from '../../validation/src';
+import { isDomain, isRegion } from '#libs/validation';
 import { swapDomain } from './domain';
 
 /** What the reference cluster is known by. */

@@ -5,7 +5,7 @@
  * values reach every component through Flux's post-build substitution.
  */
 import { Document } from 'yaml';
-import { closest } from '../../cli/src/suggest';
+import { closest } from '#libs/cli/suggest';
 import { ClusterVarsReference, isInEnv, loadClusterVarsReference, VarsKustomization } from './cluster-vars-reference';
 import { clusterSettingsFacts, ReferenceFacts as CommonFacts, valueForNewCluster } from './cluster-values';
 import { TEMPLATE_ANNOTATION_PREFIX } from './credential-plan';

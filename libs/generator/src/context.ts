@@ -1,5 +1,5 @@
-import type { RepoLimits } from '../../runtime/src';
-import type { SealingCertificate, SealingScope } from '../../sealing/src';
+import type { RepoLimits } from '#libs/runtime';
+import type { SealingCertificate, SealingScope } from '#libs/sealing';
 import type { CredentialPlan, CredentialPlanEntry, SuppliedCredentials } from './credential-plan';
 import type { RegistryCredentials } from './credentials';
 import type { ExternalDnsSettings } from './external-dns';

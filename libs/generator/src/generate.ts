@@ -1,8 +1,8 @@
 import { existsSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { isAgeRecipient } from '../../sealing/src/sops';
-import { parseSealingCertificate, SealingCertificate, SealingScope, CertificateError } from '../../sealing/src';
-import { isClusterName, isDomain, isEmail, isHostName, isReferenceEnv, isRegion } from '../../validation/src';
+import { isAgeRecipient } from '#libs/sealing/sops';
+import { parseSealingCertificate, SealingCertificate, SealingScope, CertificateError } from '#libs/sealing';
+import { isClusterName, isDomain, isEmail, isHostName, isReferenceEnv, isRegion } from '#libs/validation';
 import { CredentialPlan, CredentialPlanEntry } from './credential-plan';
 import { referenceSecretShapes } from './secret-examples';
 import {

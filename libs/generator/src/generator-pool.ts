@@ -6,7 +6,7 @@
  */
 import { MessageChannel } from 'node:worker_threads';
 import Piscina from 'piscina';
-import { compiledFile } from '../../runtime/src';
+import { compiledFile } from '#libs/runtime';
 import type { GenerateOptions, GenerateResult } from './context';
 import { GeneratorInputError, GeneratorValidationError } from './errors';
 import { generate } from './generate';

@@ -1,5 +1,5 @@
-import { sopsEncrypt } from '../../sealing/src/sops';
-import { buildSealedSecret, SEALED_BY_ANNOTATION } from '../../sealing/src';
+import { sopsEncrypt } from '#libs/sealing/sops';
+import { buildSealedSecret, SEALED_BY_ANNOTATION } from '#libs/sealing';
 import { Context, usesSops } from './context';
 import { CredentialPlan, CredentialPlanEntry } from './credential-plan';
 import { externalPlanEntries, unmovedRemoteKeys } from './external-secrets';

@@ -17,7 +17,7 @@ import {
   realpathSync,
 } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { checkoutLimitProblem, CheckoutSize, DEFAULT_REPO_LIMITS, RepoLimits } from '../../runtime/src';
+import { checkoutLimitProblem, CheckoutSize, DEFAULT_REPO_LIMITS, RepoLimits } from '#libs/runtime';
 import { GeneratorInputError } from './errors';
 
 /**

@@ -10,7 +10,7 @@
  *   which the summary says.
  */
 import { posix } from 'node:path';
-import { sopsEncryptFile } from '../../sealing/src/sops';
+import { sopsEncryptFile } from '#libs/sealing/sops';
 import { Context, usesSops } from './context';
 import { GeneratorInputError } from './errors';
 import { plannedValues, protectSecret } from './protect';

@@ -4,8 +4,8 @@
  * value protected. Key names are readable without any key, values never are.
  */
 import { parse as parseYaml } from 'yaml';
-import type { SopsFormat } from '../../sealing/src/sops';
-import { UNENCRYPTED_SUFFIX } from '../../sealing/src/sops';
+import type { SopsFormat } from '#libs/sealing/sops';
+import { UNENCRYPTED_SUFFIX } from '#libs/sealing/sops';
 
 export type { SopsFormat };
 

@@ -7,7 +7,7 @@
  */
 import { posix } from 'node:path';
 import { Document, isMap, isNode, isScalar, isSeq, YAMLSeq } from 'yaml';
-import { FLUX_ENCRYPTED_REGEX } from '../../sealing/src/sops';
+import { FLUX_ENCRYPTED_REGEX } from '#libs/sealing/sops';
 import { GeneratorInputError } from './errors';
 import { parseDocuments } from './yaml-docs';
 

@@ -1,5 +1,5 @@
 import { ChildProcess, fork } from 'node:child_process';
-import { compiledFile } from '../../runtime/src';
+import { compiledFile } from '#libs/runtime';
 import type { GitCall } from './git-command';
 
 /** How a program runs: its folder, an output limit, and its whole environment (default: the helper's own). */

@@ -1,5 +1,5 @@
 import type { KubeConfig } from '@kubernetes/client-node';
-import type { KubeconfigRef, TargetClusters } from '../../steps/src/ports';
+import type { KubeconfigRef, TargetClusters } from '#libs/steps/ports';
 import {
   fetchSealingCertificate,
   SealedSecretsLocation,

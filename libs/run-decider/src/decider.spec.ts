@@ -1,4 +1,4 @@
-import type { EventDraft } from '../../events/src';
+import type { EventDraft } from '#libs/events';
 import { Command, decide, fold, MAX_ATTEMPTS_PER_STEP, RunRuleViolation, STALL_CHECK, triggers } from './decider';
 import { SCAFFOLD_REQUEST } from '../../../test/support/run-fixtures';
 

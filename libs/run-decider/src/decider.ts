@@ -2,7 +2,7 @@
  * The run's rules as a pure decider: evolve folds events into state, decide turns a command and
  * the state into new events. No I/O, no clock, no ids: the caller supplies those.
  */
-import type { Decider } from '../../event-store/src';
+import type { Decider } from '#libs/event-store';
 import {
   currentPlan,
   FIRST_PLAN,
@@ -15,8 +15,8 @@ import {
   resultStepOf,
   RUN_PLANS,
   triggerTable,
-} from '../../events/src';
-import type { EventDraft, RunPlan, ScaffoldRequestedData, Step, StoredEvent } from '../../events/src';
+} from '#libs/events';
+import type { EventDraft, RunPlan, ScaffoldRequestedData, Step, StoredEvent } from '#libs/events';
 import { RUN_STATUSES } from './run-statuses';
 
 export { RUN_STATUSES };

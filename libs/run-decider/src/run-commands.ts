@@ -1,4 +1,4 @@
-import { DecideOptions, DecisionResult, EventStore, handleCommand } from '../../event-store/src';
+import { DecideOptions, DecisionResult, EventStore, handleCommand } from '#libs/event-store';
 import { Command, runDecider, RunState } from './decider';
 
 /**

@@ -2,7 +2,7 @@
  * What the steps need from Kubernetes, declared here and implemented outside (libs/kube), so the
  * steps depend on no implementation: an adapter imports this file, never the reverse.
  */
-import type { SuppliedCredentials } from '../../generator/src';
+import type { SuppliedCredentials } from '#libs/generator';
 
 /** The new cluster, reached through the kubeconfig Secret the request names (read at the moment of use). */
 export interface TargetClusters {

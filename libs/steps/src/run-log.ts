@@ -1,4 +1,4 @@
-import type { RunLogStore } from '../../event-store/src';
+import type { RunLogStore } from '#libs/event-store';
 
 /** A key that names a secret, then how its value is attached. */
 const SECRET_KEY = /(password|passwd|secret|token|api[_-]?key|authorization|auth)(["']?\s*[:=]\s*["']?)([^\s"',}]+)/gi;

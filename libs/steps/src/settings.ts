@@ -1,6 +1,6 @@
-import type { RegistryCredentials } from '../../generator/src';
-import type { GitIdentity } from '../../git/src';
-import type { RepoLimits } from '../../runtime/src';
+import type { RegistryCredentials } from '#libs/generator';
+import type { GitIdentity } from '#libs/git';
+import type { RepoLimits } from '#libs/runtime';
 
 /** What the step handlers need from configuration (filled from the environment by the app and the runner). */
 export interface StepSettings {

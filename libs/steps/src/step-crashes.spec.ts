@@ -1,4 +1,4 @@
-import { InMemoryRunInputs } from '../../event-store/src';
+import { InMemoryRunInputs } from '#libs/event-store';
 import { parkedReason, RunInputStepCrashRecords, StepCrashGuard, startedRecord } from './step-crashes';
 
 describe('startedRecord: a step left in flight by another process is one more crash, anything settled none', () => {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { RunInputs } from '../../event-store/src';
-import type { Step } from '../../events/src';
+import type { RunInputs } from '#libs/event-store';
+import type { Step } from '#libs/events';
 
 /**
  * Poison steps. A step that kills its process (a planted file read whole until the pod's memory limit) would be

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import type { RunInputs } from '../../event-store/src';
-import { planStep, RUN_PLANS } from '../../events/src';
-import type { EventDraft, ScaffoldRequestedData, Step } from '../../events/src';
+import type { RunInputs } from '#libs/event-store';
+import { planStep, RUN_PLANS } from '#libs/events';
+import type { EventDraft, ScaffoldRequestedData, Step } from '#libs/events';
 import {
   GenerateOptions,
   GenerateResult,
@@ -12,10 +12,10 @@ import {
   passCheckoutFolders,
   SuppliedCredentials,
   TreeGenerator,
-} from '../../generator/src';
-import { fluxUrlOf, GitStepError, GitWorkspace, GitWorkspaces, originUrl, sameRepository } from '../../git/src';
-import type { RunCommandPort, RunState } from '../../run-decider/src';
-import { CertificateError, parseSealingCertificate } from '../../sealing/src';
+} from '#libs/generator';
+import { fluxUrlOf, GitStepError, GitWorkspace, GitWorkspaces, originUrl, sameRepository } from '#libs/git';
+import type { RunCommandPort, RunState } from '#libs/run-decider';
+import { CertificateError, parseSealingCertificate } from '#libs/sealing';
 import { crashPoint } from './crash-points';
 import { isClassifiedError, KubeconfigRef, SuppliedCredentialsSource, TargetClusters } from './ports';
 import { RunLog } from './run-log';

@@ -7,9 +7,9 @@ import {
   InMemoryRunInputs,
   InMemoryRunLogStore,
   retryDelayMs,
-} from '../../event-store/src';
-import type { EventDraft } from '../../events/src';
-import { MAX_ATTEMPTS_PER_STEP, RunCommands } from '../../run-decider/src';
+} from '#libs/event-store';
+import type { EventDraft } from '#libs/events';
+import { MAX_ATTEMPTS_PER_STEP, RunCommands } from '#libs/run-decider';
 import type { StepSettings } from './settings';
 import { StepError, StepHandler } from './step-handlers';
 import { StepProcessor } from './step-processor';

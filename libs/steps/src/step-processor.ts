@@ -1,10 +1,10 @@
-import type { Delivery, Disposition, ProcessorOptions, RunInputs, RunLogStore } from '../../event-store/src';
-import { ACK, ALL_RUNS, isStoreUnavailable, nakAfter, retryDelayMs } from '../../event-store/src';
-import { durableNameFor } from '../../events/src';
-import type { Step, StoredEvent } from '../../events/src';
-import { isTerminal, RunCommandPort, RunState, runPlanOf, triggers } from '../../run-decider/src';
-import { IN_PROCESS_GENERATOR, TreeGenerator } from '../../generator/src';
-import type { GitWorkspaces } from '../../git/src';
+import type { Delivery, Disposition, ProcessorOptions, RunInputs, RunLogStore } from '#libs/event-store';
+import { ACK, ALL_RUNS, isStoreUnavailable, nakAfter, retryDelayMs } from '#libs/event-store';
+import { durableNameFor } from '#libs/events';
+import type { Step, StoredEvent } from '#libs/events';
+import { isTerminal, RunCommandPort, RunState, runPlanOf, triggers } from '#libs/run-decider';
+import { IN_PROCESS_GENERATOR, TreeGenerator } from '#libs/generator';
+import type { GitWorkspaces } from '#libs/git';
 import { crashPoint } from './crash-points';
 import type { SuppliedCredentialsSource, TargetClusters } from './ports';
 import { RunLog } from './run-log';
@@ -12,7 +12,7 @@ import type { StepSettings } from './settings';
 import { parkedReason, StepCrashGuard, StepStart } from './step-crashes';
 import { StepHandler, toStepError } from './step-handlers';
 import { stepDeadlineMs } from './step-registry';
-import { printableText } from '../../validation/src';
+import { printableText } from '#libs/validation';
 
 export interface StepLogger {
   debug(obj: object, msg: string): void;

@@ -2,8 +2,8 @@
  * The step handlers, by the steps of the run plans: a mapped type over a plan's steps, so a plan whose step has no
  * handler does not compile (libs/steps/src/step-registry.spec.ts shows the compiler refusing one).
  */
-import { keptPlans, planStep, RUN_PLANS } from '../../events/src';
-import type { RunPlan, StepNameOf } from '../../events/src';
+import { keptPlans, planStep, RUN_PLANS } from '#libs/events';
+import type { RunPlan, StepNameOf } from '#libs/events';
 import type { StepSettings } from './settings';
 import { certFetch, fullPass, infraPass, sealedSecretsWait, StepHandler } from './step-handlers';
 

@@ -1,5 +1,5 @@
-import type { EventDraft } from '../../../libs/events/src';
-import type { StepHandler } from '../../../libs/steps/src';
+import type { EventDraft } from '#libs/events';
+import type { StepHandler } from '#libs/steps';
 
 /** The test plan's extra step: here it finds the infrastructure Ready at once and says so. */
 export const fluxReadyWait: StepHandler<'flux-ready-wait'> = {

@@ -1,4 +1,4 @@
-import { defineRunPlan } from '../run-plan';
+import { defineRunPlan } from './run-plan';
 
 /**
  * A scaffold run, version 1: infrastructure first (no secret of any kind), then, once the new cluster's
