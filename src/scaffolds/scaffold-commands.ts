@@ -26,7 +26,8 @@ function canonical(v: unknown): unknown {
 }
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
-const requestDigest = (data: ScaffoldRequestedData) => sha256(JSON.stringify(canonical(data)));
+/** The caller's request: the plan a run started on is the service's choice, recorded beside it, not part of what was asked. */
+const requestDigest = ({ plan: _plan, ...asked }: ScaffoldRequestedData) => sha256(JSON.stringify(canonical(asked)));
 
 /** Whether a stored request is the one a new body describes (an Idempotency-Key retry), whoever's clock recorded it. */
 function sameRequest(stored: ScaffoldRequestedData | null, fresh: ScaffoldRequestedData): boolean {

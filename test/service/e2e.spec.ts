@@ -93,7 +93,8 @@ describe('scaffold service end to end (real NATS JetStream, PostgreSQL, git)', (
     expect(history.json.items.map((e: any) => e.type)).toEqual(SUCCEEDED_RUN_EVENTS);
     expect(history.json.items.every((e: any, i: number, all: any[]) => i === 0 || e.seq > all[i - 1].seq)).toBe(true);
     expect(history.json.items[0]).toMatchObject({
-      schema_version: 1,
+      // Version 2 records the run's plan (#50).
+      schema_version: 2,
       data: { requested_by: 'default', target: { kind: 'sealing_cert' } },
     });
     expect(JSON.stringify(history.json)).not.toContain('BEGIN CERTIFICATE');
