@@ -1,6 +1,6 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { GeneratorInputError, parseSuppliedCredentials, SuppliedCredentials } from '#libs/generator';
-import type { CredentialsSecretRef, SuppliedCredentialsSource } from '#libs/steps/ports';
+import type { CredentialsSecretRef, SuppliedCredentialsSource } from '#libs/steps/handler/ports';
 import { KubeError } from './errors';
 import { readInputSecret } from './input-secret';
 

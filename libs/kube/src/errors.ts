@@ -1,4 +1,4 @@
-import type { ClassifiedError } from '#libs/steps/ports';
+import type { ClassifiedError } from '#libs/steps/handler/ports';
 
 /** A Kubernetes call failed; `retryable` says whether waiting and trying again can help. */
 export class KubeError extends Error implements ClassifiedError {

@@ -1,5 +1,5 @@
 import type { KubeConfig } from '@kubernetes/client-node';
-import type { KubeconfigRef, TargetClusters } from '#libs/steps/ports';
+import type { KubeconfigRef, TargetClusters } from '#libs/steps/handler/ports';
 import {
   fetchSealingCertificate,
   SealedSecretsLocation,

@@ -45,6 +45,11 @@ export interface RunState {
   /** While a step is being retried: which, the attempt that failed and why. */
   retry: { step: Step; attempt: number; reason: string } | null;
   cancelRequested: boolean;
+  /**
+   * The plan's last step recorded its result: the run's success is all that is left (absent in states kept by
+   * versions before it: read from fullCommit, the result of version 1's last step).
+   */
+  lastStepDone?: boolean;
   /** The long wait's progress, while it lasts. */
   progress: { waitedMs: number; deadlineMs: number } | null;
   createdAt: string | null;
@@ -73,6 +78,7 @@ export const initialState: RunState = {
   attempts: {},
   retry: null,
   cancelRequested: false,
+  lastStepDone: false,
   progress: null,
   createdAt: null,
   updatedAt: null,
@@ -120,6 +126,9 @@ function then(state: RunState, step: string, usual: string, usualText: string): 
   if (next === usual) return { step: next, text: usualText };
   return { step: next, text: next ? `next: ${planStep(plan, next)?.title ?? next}` : 'no step left' };
 }
+
+/** Whether the run's plan's last step recorded its result (so the run succeeds). */
+const lastStepDone = (s: RunState) => s.lastStepDone ?? s.fullCommit !== null;
 
 export const isTerminal = (s: RunState) =>
   s.status === 'succeeded' || s.status === 'failed' || s.status === 'cancelled';
@@ -173,10 +182,11 @@ export function refusal(state: RunState, event: EventDraft): string | null {
     if (expected && expected !== event.data.fingerprint_sha256)
       return `CertFetched for certificate ${short(event.data.fingerprint_sha256)}… while the run's certificate is ${short(expected)}…`;
   }
+  // A success before the plan's last step recorded its result, or naming commits the run does not hold.
   if (
     event.type === 'ScaffoldSucceeded' &&
-    (!state.fullCommit ||
-      event.data.full_commit !== state.fullCommit ||
+    (!lastStepDone(state) ||
+      event.data.full_commit !== (state.fullCommit ?? '') ||
       event.data.infra_commit !== (state.infraCommit ?? ''))
   ) {
     return 'ScaffoldSucceeded that names commits the run did not push';
@@ -193,7 +203,11 @@ export function evolve(state: RunState, event: StoredEvent | (EventDraft & { tim
     const entry = { seq: 'seq' in event ? event.seq : null, type: event.type, reason: refused };
     return { ...state, refused: [...(state.refused ?? []), entry].slice(-REFUSED_KEPT) };
   }
-  return apply(state, event);
+  const next = apply(state, event);
+  // The result of the plan's last step: the run's success follows from the plan, whatever that result is.
+  if (RESULT_EVENTS.includes(event.type) && isLastStep(runPlanOf(next)!, resultStepOf(runPlanOf(next)!, event) ?? ''))
+    return { ...next, lastStepDone: true };
+  return next;
 }
 
 function apply(state: RunState, event: StoredEvent | (EventDraft & { time: string })): RunState {
@@ -270,13 +284,18 @@ function apply(state: RunState, event: StoredEvent | (EventDraft & { time: strin
         message: `${event.data.step}: ${event.data.summary}; ${next.text}`,
       };
     }
-    case 'FullPushed':
+    case 'FullPushed': {
+      // The end of the run in version 1 of the plan; a plan with a step after it goes on to that one.
+      const next = then(s, 'full-pass', '', '');
+      const pushed = `full tree ${event.data.unchanged ? 'unchanged at' : 'pushed as'} ${event.data.commit.slice(0, 12)}`;
       return {
         ...s,
+        step: next.step ?? s.step,
         fullCommit: event.data.commit,
         unchangedPasses: withPass(s, 'full-pass', event.data.unchanged),
-        message: `full tree ${event.data.unchanged ? 'unchanged at' : 'pushed as'} ${event.data.commit.slice(0, 12)}`,
+        message: next.step ? `${pushed}; ${next.text}` : pushed,
       };
+    }
     case 'ScaffoldSucceeded':
       return { ...s, status: 'succeeded', finishedAt: event.time, message: pushedOutcome(s.unchangedPasses ?? []) };
     case 'StepFailed':
@@ -361,15 +380,9 @@ export function decide(command: Command, state: RunState): EventDraft[] {
         resultStepOf(plan, command.result) !== command.step
       )
         return [];
-      const last = isLastStep(plan, command.step);
-      // FullPushed landed but the process died before ScaffoldSucceeded: finish without a second FullPushed.
-      const events: EventDraft[] = last && state.fullCommit ? [] : [command.result];
-      if (last && command.result.type === 'FullPushed') {
-        events.push({
-          type: 'ScaffoldSucceeded',
-          data: { infra_commit: state.infraCommit ?? '', full_commit: state.fullCommit ?? command.result.data.commit },
-        });
-      } else if (state.cancelRequested) {
+      if (isLastStep(plan, command.step)) return succeeded(state, command.result);
+      const events: EventDraft[] = [command.result];
+      if (state.cancelRequested) {
         const next = nextStep(plan, command.step, state.request?.target.kind) as Step | null;
         events.push({ type: 'ScaffoldCancelled', data: { step: next } });
       }
@@ -432,6 +445,21 @@ export function decide(command: Command, state: RunState): EventDraft[] {
       return [{ type: 'StepRedriveRequested', data: { step: state.step, requested_by: STALL_CHECK } }];
     }
   }
+}
+
+/**
+ * The last step of the run's plan recorded `result`: the run succeeds, naming the commits the run's state holds
+ * once the result is folded in (whatever the last step is: the full pass's FullPushed, or a StepCompleted). Its
+ * work is done, so a cancel requested meanwhile changes nothing. When the result landed but the process died
+ * before the success, the run finishes without a second result.
+ */
+function succeeded(state: RunState, result: EventDraft): EventDraft[] {
+  const recorded = lastStepDone(state);
+  const after = recorded ? state : evolve(state, { ...result, time: state.updatedAt ?? '' });
+  return [
+    ...(recorded ? [] : [result]),
+    { type: 'ScaffoldSucceeded', data: { infra_commit: after.infraCommit ?? '', full_commit: after.fullCommit ?? '' } },
+  ];
 }
 
 /** The run's rules whole, as the event store's `handleCommand` runs them (it knows no aggregate of its own). */

@@ -10,8 +10,8 @@ import {
 } from '#libs/event-store';
 import type { EventDraft } from '#libs/events';
 import { MAX_ATTEMPTS_PER_STEP, RunCommands } from '#libs/run-decider';
-import type { StepSettings } from './settings';
-import { StepError, StepHandler } from './step-handlers';
+import type { StepSettings } from './handler/settings';
+import { StepError, StepHandler } from './handler/step-handler';
 import { StepProcessor } from './step-processor';
 import { RunInputStepCrashRecords, StepCrashGuard, StepCrashRecords } from './step-crashes';
 import { SCAFFOLD_REQUEST } from '../../../test/support/run-fixtures';

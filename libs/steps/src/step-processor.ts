@@ -5,12 +5,12 @@ import type { Step, StoredEvent } from '#libs/events';
 import { isTerminal, RunCommandPort, RunState, runPlanOf, triggers } from '#libs/run-decider';
 import { IN_PROCESS_GENERATOR, TreeGenerator } from '#libs/generator';
 import type { GitWorkspaces } from '#libs/git';
-import { crashPoint } from './crash-points';
-import type { SuppliedCredentialsSource, TargetClusters } from './ports';
-import { RunLog } from './run-log';
-import type { StepSettings } from './settings';
+import { crashPoint } from './handler/crash-points';
+import type { SuppliedCredentialsSource, TargetClusters } from './handler/ports';
+import { RunLog } from './handler/run-log';
+import type { StepSettings } from './handler/settings';
+import { StepHandler, toStepError } from './handler/step-handler';
 import { parkedReason, StepCrashGuard, StepStart } from './step-crashes';
-import { StepHandler, toStepError } from './step-handlers';
 import { stepDeadlineMs } from './step-registry';
 import { printableText } from '#libs/validation';
 

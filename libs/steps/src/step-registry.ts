@@ -1,11 +1,16 @@
 /**
  * The step handlers, by the steps of the run plans: a mapped type over a plan's steps, so a plan whose step has no
- * handler does not compile (libs/steps/src/step-registry.spec.ts shows the compiler refusing one).
+ * handler does not compile (test/run-plan/run-plan.spec.ts shows the compiler refusing one). Each step's handler
+ * lives in its own folder, libs/steps/src/steps/<step>/, with its spec beside it.
  */
 import { keptPlans, planStep, RUN_PLANS } from '#libs/events';
 import type { RunPlan, StepNameOf } from '#libs/events';
-import type { StepSettings } from './settings';
-import { certFetch, fullPass, infraPass, sealedSecretsWait, StepHandler } from './step-handlers';
+import type { StepSettings } from './handler/settings';
+import type { StepHandler } from './handler/step-handler';
+import { certFetch } from './steps/cert-fetch/handler';
+import { fullPass } from './steps/full-pass/handler';
+import { infraPass } from './steps/infra-pass/handler';
+import { sealedSecretsWait } from './steps/sealed-secrets-wait/handler';
 
 /** A handler for every step of plan P, each for its own step. */
 export type HandlersFor<P extends RunPlan> = { readonly [S in StepNameOf<P>]: StepHandler<S> };
