@@ -38,6 +38,7 @@ COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts && npm cache clean --force
 # Only what runs: no compiled benchmarks or test support in the runtime image.
 COPY --from=build /app/dist/src dist/src
+COPY --from=build /app/dist/console dist/console
 COPY --from=build /app/dist/libs dist/libs
 COPY --from=build /app/dist/migrations dist/migrations
 COPY bin bin

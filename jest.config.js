@@ -67,6 +67,8 @@ module.exports = {
     '^#libs/([a-z-]+)$': '<rootDir>/libs/$1/src',
     '^#libs/([a-z-]+)/(.*)$': '<rootDir>/libs/$1/src/$2',
     ...SCHEMA_PACKAGE_FILES,
+    // The console's browser modules import the shared event sentences by the .js name the browser loads.
+    '^\\.\\./\\.\\./common/texts/([a-z-]+)\\.js$': '<rootDir>/src/common/texts/$1',
   },
   transformIgnorePatterns: [`/node_modules/(?!(${ESM_PACKAGES.join('|')})/)`],
   // A hang guard, not a speed check: a generator test that builds every phase with kubectl took over 60 s on a

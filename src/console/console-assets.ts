@@ -31,12 +31,14 @@ export const CONSOLE_HEADERS: Readonly<Record<string, string>> = {
 };
 
 /**
- * The built console: beside this file once compiled (dist/src/console/ui, where `npm run build` puts
- * it); when the service runs from its TypeScript sources (the in-process tests), the build's copy.
+ * The built console: dist/console, where `npm run build` compiles the browser code (src/console/ui/tsconfig.json:
+ * ES modules under the repository's own paths, src/console/ui/main.js and the event sentences it shares with
+ * scaffolderctl, src/common/texts/) and copies index.html and console.css; found from this file compiled
+ * (dist/src/console) or, when the service runs from its TypeScript sources (the in-process tests), from src/console.
  */
 export function consoleAssetsDir(): string {
-  const beside = join(__dirname, 'ui');
-  return existsSync(join(beside, 'main.js')) ? beside : resolve(__dirname, '../../dist/src/console/ui');
+  const built = resolve(__dirname, '../../console');
+  return existsSync(join(built, 'src/console/ui/main.js')) ? built : resolve(__dirname, '../../dist/console');
 }
 
 function withConsoleHeaders(_req: Request, res: Response, next: NextFunction): void {

@@ -1,62 +1,13 @@
 /** Runs and their events in words, for a terminal (--json prints the service's own answers instead). */
-
-const short = (commit: unknown) => (typeof commit === 'string' ? commit.slice(0, 12) : '-');
-const seconds = (ms: unknown) => `${Math.round(Number(ms) / 1000)} s`;
+import { eventSentence } from '../common/texts/event-sentences';
 
 /**
- * SealedSecretsReady in words: the controller that was found Available, or that none was checked (a
- * certificate given in the request skips the wait). The console says the same words (src/console/ui/format.ts;
- * test/console/event-sentences.spec.ts holds the two to them).
+ * `10:00:03  InfraPushed             infra pass pushed 1a2b3c4d5e6f (14 files)`: the event's sentence, the same the
+ * console shows (src/common/texts/event-sentences.ts).
  */
-function sealingReadyText(d: any): string {
-  const controller = d.controller;
-  return d.source === 'cluster' && controller
-    ? `sealed-secrets controller ${controller.namespace}/${controller.name} is ready`
-    : 'no controller checked: the request gave the sealing certificate';
-}
-
-/** What one event of a run says, in a line. */
-export function eventText(type: string, d: any): string {
-  switch (type) {
-    case 'ScaffoldRequested':
-      return `requested: ${d.cluster_name} (${d.domain}) into ${d.repo_url} ${d.branch}`;
-    case 'InfraPushed':
-      return d.unchanged
-        ? `infrastructure already on the branch: nothing pushed (at ${short(d.commit)})`
-        : `infra pass pushed ${short(d.commit)} (${d.files_changed} files)`;
-    case 'SealedSecretsReady':
-      return sealingReadyText(d);
-    case 'CertFetched':
-      return `sealing certificate fetched (valid until ${d.not_after})`;
-    case 'FullPushed':
-      return d.unchanged
-        ? `full tree already on the branch: nothing pushed (at ${short(d.commit)})`
-        : `full pass pushed ${short(d.commit)} (${d.objects_sealed} objects sealed)`;
-    case 'StepCompleted':
-      return `${d.step} done: ${d.summary}`;
-    case 'ScaffoldSucceeded':
-      return `succeeded (infra ${short(d.infra_commit)}, full ${short(d.full_commit)})`;
-    case 'StepFailed':
-      return `${d.step} failed (attempt ${d.attempt}): ${d.reason}${d.will_retry ? '; will retry' : ''}`;
-    case 'ScaffoldFailed':
-      return `failed at ${d.step}: ${d.reason}`;
-    case 'ScaffoldCancelRequested':
-      return `cancel requested by ${d.requested_by}`;
-    case 'ScaffoldCancelled':
-      return `cancelled${d.step ? ` at ${d.step}` : ''}`;
-    case 'StepProgress':
-      return `${d.step}: waited ${seconds(d.waited_ms)} of ${seconds(d.deadline_ms)}${d.seen ? ` (${d.seen})` : ''}`;
-    case 'StepRedriveRequested':
-      return `${d.step} re-driven by ${d.requested_by}`;
-    default:
-      return '';
-  }
-}
-
-/** `10:00:03  InfraPushed           infra pass pushed 1a2b3c4d5e6f (14 files)` */
 export function progressLine(e: { type: string; time?: string; data: unknown }): string {
   const time = typeof e.time === 'string' ? e.time.slice(11, 19) : '--:--:--';
-  return `${time}  ${e.type.padEnd(24)}${eventText(e.type, e.data ?? {})}`.trimEnd();
+  return `${time}  ${e.type.padEnd(24)}${eventSentence(e.type, e.data)}`.trimEnd();
 }
 
 /** A run's fields, a line each (the answer of GET /api/v1/scaffolds/{id}). */

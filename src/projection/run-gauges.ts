@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Gauge } from 'prom-client';
-import { STEPS } from '#libs/events';
+import { allSteps } from '#libs/events';
 import { Metrics } from '../metrics/metrics';
 import { ScrapeRead } from '../metrics/scrape-read';
 import { RunReadModel } from './run-read-model';
@@ -42,7 +42,8 @@ export class RunGauges {
     this.active.reset();
     this.idle.reset();
     if (!byStep) return;
-    for (const step of [...STEPS, NO_STEP]) {
+    // Every step of the kept run plans, as they are at this scrape (a plan deployed adds its steps).
+    for (const step of [...allSteps(), NO_STEP]) {
       this.active.set({ step }, 0);
       this.idle.set({ step }, 0);
     }

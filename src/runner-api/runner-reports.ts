@@ -1,8 +1,17 @@
 import { createHash } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import Ajv from 'ajv';
+import Ajv, { ValidateFunction } from 'ajv';
 import { EventStore, handleCommand, RunInputs, RunLogStore, StaleRead } from '#libs/event-store';
-import { allSteps, checkEventData, isEventType, isRunId, keptPlans, Step, StoredEvent } from '#libs/events';
+import {
+  allSteps,
+  checkEventData,
+  isEventType,
+  isRunId,
+  keptPlans,
+  plansGeneration,
+  Step,
+  StoredEvent,
+} from '#libs/events';
 import { Command, fold, isTerminal, runDecider, runPlanOf } from '#libs/run-decider';
 import { parseSealingCertificate } from '#libs/sealing';
 import { redact, SEALING_CERT_INPUT } from '#libs/steps';
@@ -32,51 +41,54 @@ const MAX_LOG_ENTRIES = 50;
 /** Progress a step may record: the wait reports what it sees when that changes; more than this is noise. */
 const MAX_PROGRESS_PER_STEP = 200;
 
-/** The steps a runner may report for: every step of the kept run plans. */
-const step = { enum: allSteps() };
-const commandOf = (type: string, required: string[], properties: object) => ({
-  type: 'object',
-  additionalProperties: false,
-  required: ['type', 'step', ...required],
-  properties: { type: { const: type }, step, ...properties },
-});
-
-/** POST /api/runner/v1/runs/{id}/commands: what a runner may record, only for a step of its own run. */
-export const REPORT_SCHEMA = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['report_id', 'command'],
-  properties: {
-    report_id: { type: 'string', maxLength: 36 },
-    causation_id: { type: ['string', 'null'], maxLength: 36 },
-    seen_seq: { type: 'integer', minimum: 0 },
-    command: {
-      oneOf: [
-        commandOf('StopIfCancelled', [], {}),
-        commandOf('CompleteStep', ['result'], {
-          result: {
-            type: 'object',
-            additionalProperties: false,
-            required: ['type', 'data'],
-            properties: { type: { type: 'string', maxLength: 64 }, data: { type: 'object' } },
-          },
-        }),
-        commandOf('FailStep', ['reason', 'retryable'], {
-          reason: { type: 'string', maxLength: 4096 },
-          retryable: { type: 'boolean' },
-        }),
-        commandOf('ReportProgress', ['waitedMs', 'deadlineMs', 'seen'], {
-          waitedMs: { type: 'number', minimum: 0, maximum: 1e10 },
-          deadlineMs: { type: 'number', minimum: 0, maximum: 1e10 },
-          seen: { type: 'string', maxLength: 2048 },
-        }),
-      ],
+/**
+ * POST /api/runner/v1/runs/{id}/commands: what a runner may record, only for a step of its own run. The steps a
+ * runner may report for: every step of the kept run plans (built again when a plan is deployed).
+ */
+export const reportSchema = (steps: readonly string[] = allSteps()) => {
+  const step = { enum: [...steps] };
+  const commandOf = (type: string, required: string[], properties: object) => ({
+    type: 'object',
+    additionalProperties: false,
+    required: ['type', 'step', ...required],
+    properties: { type: { const: type }, step, ...properties },
+  });
+  return {
+    type: 'object',
+    additionalProperties: false,
+    required: ['report_id', 'command'],
+    properties: {
+      report_id: { type: 'string', maxLength: 36 },
+      causation_id: { type: ['string', 'null'], maxLength: 36 },
+      seen_seq: { type: 'integer', minimum: 0 },
+      command: {
+        oneOf: [
+          commandOf('StopIfCancelled', [], {}),
+          commandOf('CompleteStep', ['result'], {
+            result: {
+              type: 'object',
+              additionalProperties: false,
+              required: ['type', 'data'],
+              properties: { type: { type: 'string', maxLength: 64 }, data: { type: 'object' } },
+            },
+          }),
+          commandOf('FailStep', ['reason', 'retryable'], {
+            reason: { type: 'string', maxLength: 4096 },
+            retryable: { type: 'boolean' },
+          }),
+          commandOf('ReportProgress', ['waitedMs', 'deadlineMs', 'seen'], {
+            waitedMs: { type: 'number', minimum: 0, maximum: 1e10 },
+            deadlineMs: { type: 'number', minimum: 0, maximum: 1e10 },
+            seen: { type: 'string', maxLength: 2048 },
+          }),
+        ],
+      },
     },
-  },
+  };
 };
 
-/** POST /api/runner/v1/runs/{id}/logs: the run's log lines; the service stamps the time. */
-export const LOG_SCHEMA = {
+/** POST /api/runner/v1/runs/{id}/logs: the run's log lines, each of a step of the kept plans; the service stamps the time. */
+export const logSchema = (steps: readonly string[] = allSteps()) => ({
   type: 'object',
   additionalProperties: false,
   required: ['entries'],
@@ -89,15 +101,28 @@ export const LOG_SCHEMA = {
         type: 'object',
         additionalProperties: false,
         required: ['level', 'step', 'msg'],
-        properties: { level: { enum: ['info', 'warn', 'error'] }, step, msg: { type: 'string', maxLength: 4096 } },
+        properties: {
+          level: { enum: ['info', 'warn', 'error'] },
+          step: { enum: [...steps] },
+          msg: { type: 'string', maxLength: 4096 },
+        },
       },
     },
   },
-};
+});
 
 const ajv = new Ajv({ allErrors: false, strict: true });
-const validReport = ajv.compile(REPORT_SCHEMA);
-const validLogs = ajv.compile(LOG_SCHEMA);
+/** The validators of the kept plans' steps, compiled again when a plan is deployed. */
+let validators: { generation: number; report: ValidateFunction; logs: ValidateFunction } | undefined;
+function validatorsNow() {
+  if (validators?.generation !== plansGeneration())
+    validators = {
+      generation: plansGeneration(),
+      report: ajv.compile(reportSchema()),
+      logs: ajv.compile(logSchema()),
+    };
+  return validators;
+}
 
 interface Report {
   report_id: string;
@@ -233,6 +258,7 @@ export class RunnerReports {
   /** Appends log lines, redacted again and stamped with the service's clock. */
   async appendLogs(runId: string, raw: unknown): Promise<{ appended: number }> {
     const body = withoutNul(raw);
+    const validLogs = validatorsNow().logs;
     if (!validLogs(body))
       throw invalid(`body${validLogs.errors?.[0]?.instancePath ?? ''}`, problemOf(validLogs.errors));
     const state = fold((await this.events(runId)).items);
@@ -262,9 +288,10 @@ function tooMuchProgress(command: Command, events: StoredEvent[]): boolean {
   return reported >= MAX_PROGRESS_PER_STEP;
 }
 
-const problemOf = (errors: typeof validReport.errors) => errors?.[0]?.message ?? 'is invalid';
+const problemOf = (errors: ValidateFunction['errors']) => errors?.[0]?.message ?? 'is invalid';
 
 function parseReport(body: unknown): Report {
+  const validReport = validatorsNow().report;
   if (!validReport(body))
     throw invalid(`body${validReport.errors?.[0]?.instancePath ?? ''}`, problemOf(validReport.errors));
   const report = body as unknown as Report;

@@ -1,6 +1,6 @@
-import { CURRENT_VERSION, DATA_SCHEMAS, EVENT_TYPES } from '#libs/events';
+import { CURRENT_VERSION, dataSchemas, EVENT_TYPES } from '#libs/events';
 import { VERSION } from '#libs/cli/version';
-import { ROUTES, SHARED_SCHEMAS } from './openapi';
+import { ROUTES, sharedSchemas } from './openapi';
 
 /**
  * The AsyncAPI 3.0 document of what the service serves and writes on NATS: the request/reply API on
@@ -135,8 +135,9 @@ function requestReply(n: NatsOperation) {
   };
 }
 
-/** One message per event type: the stored envelope with that type's data (current schema version). */
+/** One message per event type: the stored envelope with that type's data (current schema version, the kept plans' steps). */
 function eventMessages() {
+  const data = dataSchemas();
   return Object.fromEntries(
     EVENT_TYPES.map((type) => [
       type,
@@ -156,7 +157,7 @@ function eventMessages() {
             run_id: { type: 'string', format: 'uuid' },
             time: { type: 'string' },
             causation_id: { type: ['string', 'null'] },
-            data: DATA_SCHEMAS[type],
+            data: data[type],
           },
         },
       },
@@ -232,6 +233,6 @@ export function asyncApiDocument(): object {
     },
     channels,
     operations,
-    components: { schemas: SHARED_SCHEMAS },
+    components: { schemas: sharedSchemas() },
   };
 }

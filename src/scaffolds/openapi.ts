@@ -1,18 +1,19 @@
-import { DATA_SCHEMAS, EVENT_TYPES, STEPS } from '#libs/events';
+import { allSteps, dataSchemas, EVENT_TYPES } from '#libs/events';
 import { CREDENTIAL_CLASSES } from '#libs/generator';
 import { RUN_STATUSES } from '#libs/run-decider';
 import { ROLES } from '../config/api-key';
 import { RUNNER_API_PREFIX } from '../runner-api/contract';
-import { LOG_SCHEMA, REPORT_SCHEMA } from '../runner-api/runner-reports';
+import { logSchema, reportSchema } from '../runner-api/runner-reports';
 import { CREATE_SCHEMA } from './create-request';
 import { VERSION } from '#libs/cli/version';
 
 /**
  * The OpenAPI document, built from the same schemas the code validates with (the create body, the
- * event data schemas) and the route table below; a test checks every registered route is here.
+ * event data schemas) and the route table below; a test checks every registered route is here. Its step enums are
+ * the steps of the kept run plans when it is asked for (a plan deployed adds its steps).
  */
 const nullable = (type: string) => ({ type: [type, 'null'] });
-const RUN_VIEW = {
+const runView = (steps: readonly string[]) => ({
   type: 'object',
   additionalProperties: false,
   required: [
@@ -39,7 +40,7 @@ const RUN_VIEW = {
     id: { type: 'string', format: 'uuid' },
     owner: { type: 'string', description: 'the name of the key that created the run' },
     status: { enum: [...RUN_STATUSES] },
-    step: { enum: [...STEPS, null] },
+    step: { enum: [...steps, null] },
     message: { type: 'string' },
     cluster_name: { type: 'string' },
     domain: { type: 'string' },
@@ -76,8 +77,8 @@ const RUN_VIEW = {
       ],
     },
   },
-};
-const EVENT = {
+});
+const eventSchema = (data: Record<string, object>) => ({
   type: 'object',
   required: ['seq', 'id', 'type', 'schema_version', 'time', 'causation_id', 'data'],
   properties: {
@@ -88,9 +89,9 @@ const EVENT = {
     schema_version: { type: 'integer' },
     time: { type: 'string' },
     causation_id: nullable('string'),
-    data: { oneOf: Object.values(DATA_SCHEMAS) },
+    data: { oneOf: Object.values(data) },
   },
-};
+});
 const ERROR = {
   type: 'object',
   required: ['error'],
@@ -395,7 +396,7 @@ const RUNNER = `/${RUNNER_API_PREFIX}/{id}`;
 const asRunner = { security: [{ runnerToken: [] }], parameters: [idParam] };
 const inputParam = { name: 'name', in: 'path', required: true, schema: { enum: ['sealing-cert'] } };
 const runnerErrors = errors(400, 403);
-const RUNNER_ROUTES: Array<{ method: string; path: string; op: object }> = [
+const runnerRoutes = (): Array<{ method: string; path: string; op: object }> => [
   {
     method: 'get',
     path: `${RUNNER}/events`,
@@ -421,7 +422,7 @@ const RUNNER_ROUTES: Array<{ method: string; path: string; op: object }> = [
       summary:
         'Runner: report on the step the run is at (decided by the run rules); the same report_id again answers what it appended',
       ...asRunner,
-      requestBody: { required: true, ...json(REPORT_SCHEMA) },
+      requestBody: { required: true, ...json(reportSchema()) },
       responses: {
         '200': {
           description: 'decided',
@@ -470,7 +471,7 @@ const RUNNER_ROUTES: Array<{ method: string; path: string; op: object }> = [
     op: {
       summary: "Runner: lines of the run's log (redacted again, stamped with the service's clock)",
       ...asRunner,
-      requestBody: { required: true, ...json(LOG_SCHEMA) },
+      requestBody: { required: true, ...json(logSchema()) },
       responses: {
         '200': { description: 'appended', ...json({ type: 'object', properties: { appended: { type: 'integer' } } }) },
         ...runnerErrors,
@@ -479,12 +480,17 @@ const RUNNER_ROUTES: Array<{ method: string; path: string; op: object }> = [
   },
 ];
 
-/** The schemas both documents share (the AsyncAPI one refers to them at the same place). */
-export const SHARED_SCHEMAS = { CreateScaffold: CREATE_SCHEMA, Run: RUN_VIEW, Event: EVENT, Error: ERROR };
+/** The schemas both documents share (the AsyncAPI one refers to them at the same place), with the kept plans' steps. */
+export const sharedSchemas = (steps: readonly string[] = allSteps()) => ({
+  CreateScaffold: CREATE_SCHEMA,
+  Run: runView(steps),
+  Event: eventSchema(dataSchemas(steps)),
+  Error: ERROR,
+});
 
 export function openApiDocument(): object {
   const paths: Record<string, Record<string, object>> = {};
-  for (const r of [...ROUTES, ...RUNNER_ROUTES]) (paths[r.path] ??= {})[r.method] = r.op;
+  for (const r of [...ROUTES, ...runnerRoutes()]) (paths[r.path] ??= {})[r.method] = r.op;
   return {
     openapi: '3.1.0',
     info: {
@@ -500,7 +506,7 @@ export function openApiDocument(): object {
         apiKey: { type: 'apiKey', in: 'header', name: 'X-Api-Key' },
         runnerToken: { type: 'http', scheme: 'bearer', description: "a run's runner credential (its Job's Secret)" },
       },
-      schemas: SHARED_SCHEMAS,
+      schemas: sharedSchemas(),
     },
   };
 }

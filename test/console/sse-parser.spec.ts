@@ -61,11 +61,11 @@ describe("the console's wording", () => {
       data,
     });
     expect(eventSummary(e('FullPushed', { commit: 'a'.repeat(40), objects_sealed: 3 }))).toBe(
-      'full commit aaaaaaaaaaaa, 3 objects sealed',
+      'full pass pushed aaaaaaaaaaaa (3 objects sealed)',
     );
     expect(
       eventSummary(e('StepFailed', { step: 'full-pass', attempt: 2, reason: 'push refused', will_retry: true })),
-    ).toBe('full-pass attempt 2 failed, will retry: push refused');
+    ).toBe('full-pass failed (attempt 2): push refused; will retry');
     expect(eventSummary(e('SomethingNew', {}))).toBe('');
   });
 });

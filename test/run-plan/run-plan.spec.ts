@@ -4,7 +4,7 @@ import { handlersFor, HandlersFor, STEP_HANDLERS } from '#libs/steps';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { loadConfig, stalledRunMs } from '../../src/config/config';
-import { eventText } from '../../src/ctl/run-text';
+import { progressLine } from '../../src/ctl/run-text';
 import { eventSummary } from '../../src/console/ui/format';
 import { fluxReadyWait } from './flux-ready-wait/handler';
 import { SCAFFOLD_V2 } from './scaffold-v2';
@@ -87,10 +87,16 @@ describe('a run plan with one more step: everything that follows from the plan c
       data: { step: 'flux-ready-wait', summary: 'Kustomization infrastructure Ready at 1a2b3c4d5e6f' },
     } as unknown as EventDraft;
     const said = 'flux-ready-wait done: Kustomization infrastructure Ready at 1a2b3c4d5e6f';
-    expect(eventText(done.type, done.data)).toBe(said);
-    expect(eventSummary({ ...done, seq: 1, id: 'x', schema_version: 1, time: '', causation_id: null } as any)).toBe(
-      said,
-    );
+    const received = {
+      ...done,
+      seq: 1,
+      id: 'x',
+      schema_version: 1,
+      time: '2026-01-01T10:00:41.000Z',
+      causation_id: null,
+    } as any;
+    expect(progressLine(received)).toBe(`10:00:41  StepCompleted           ${said}`);
+    expect(eventSummary(received)).toBe(said);
   });
 });
 

@@ -82,7 +82,7 @@ describe('the console (/ui) in Chromium', () => {
   }
 
   it('serves the console with a strict Content-Security-Policy, no framing and no sniffing', async () => {
-    for (const path of ['/ui/', '/ui/main.js', '/ui/console.css', '/ui/missing.js']) {
+    for (const path of ['/ui/', '/ui/src/console/ui/main.js', '/ui/console.css', '/ui/missing.js']) {
       const res = await fetch(stack.svc.base + path);
       expect({ path, status: res.status }).toEqual({ path, status: path.includes('missing') ? 404 : 200 });
       const csp = res.headers.get('content-security-policy') ?? '';
