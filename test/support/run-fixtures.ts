@@ -1,4 +1,4 @@
-import type { ScaffoldRequestedData } from '#libs/events';
+import type { EventDraft, ScaffoldRequestedData, Step } from '#libs/events';
 
 /** A run's request as ScaffoldRequested records it: the given of unit tests on the decider, the stores and the processors. */
 export const SCAFFOLD_REQUEST: ScaffoldRequestedData = {
@@ -10,6 +10,14 @@ export const SCAFFOLD_REQUEST: ScaffoldRequestedData = {
   branch: 'main',
   target: { kind: 'sealing_cert', fingerprint_sha256: 'ab', not_after: '2030-01-01T00:00:00.000Z' },
   requested_by: 'default',
+};
+
+/** What each step of the scaffold plan appends when it succeeds: the decider specs' givens. */
+export const STEP_RESULTS: Readonly<Record<Step, EventDraft>> = {
+  'infra-pass': { type: 'InfraPushed', data: { commit: 'a'.repeat(40), files_changed: 3 } },
+  'sealed-secrets-wait': { type: 'SealedSecretsReady', data: { source: 'given_certificate', controller: null } },
+  'cert-fetch': { type: 'CertFetched', data: { fingerprint_sha256: 'ab', not_after: '2030-01-01T00:00:00.000Z' } },
+  'full-pass': { type: 'FullPushed', data: { commit: 'b'.repeat(40), objects_sealed: 3 } },
 };
 
 /** A create request body as the REST and NATS APIs take it. */

@@ -1,6 +1,6 @@
 import type { EventDraft } from '#libs/events';
 import { Command, decide, fold, MAX_ATTEMPTS_PER_STEP, RunRuleViolation, STALL_CHECK, triggers } from './decider';
-import { SCAFFOLD_REQUEST } from '../../../test/support/run-fixtures';
+import { SCAFFOLD_REQUEST, STEP_RESULTS } from '../../../test/support/run-fixtures';
 
 const request = SCAFFOLD_REQUEST;
 const at = (drafts: EventDraft[]) => drafts.map((d) => ({ ...d, time: '2026-01-01T00:00:00.000Z' }));
@@ -8,13 +8,7 @@ const at = (drafts: EventDraft[]) => drafts.map((d) => ({ ...d, time: '2026-01-0
 const given = (...events: EventDraft[]) => ({ when: (c: Command) => decide(c, fold(at(events))) });
 
 const requested: EventDraft = { type: 'ScaffoldRequested', data: request };
-const infra: EventDraft = { type: 'InfraPushed', data: { commit: 'a'.repeat(40), files_changed: 3 } };
-const ready: EventDraft = { type: 'SealedSecretsReady', data: { source: 'given_certificate', controller: null } };
-const fetched: EventDraft = {
-  type: 'CertFetched',
-  data: { fingerprint_sha256: 'ab', not_after: '2030-01-01T00:00:00.000Z' },
-};
-const full: EventDraft = { type: 'FullPushed', data: { commit: 'b'.repeat(40), objects_sealed: 3 } };
+const { 'infra-pass': infra, 'sealed-secrets-wait': ready, 'cert-fetch': fetched, 'full-pass': full } = STEP_RESULTS;
 
 describe('run decider', () => {
   it('requests a run once', () => {

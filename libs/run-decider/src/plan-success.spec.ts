@@ -6,7 +6,7 @@
 import { defineRunPlan, deployRunPlan, RUN_PLANS } from '#libs/events';
 import type { EventDraft, Step } from '#libs/events';
 import { given } from '../../../test/support/given-when-then';
-import { SCAFFOLD_REQUEST } from '../../../test/support/run-fixtures';
+import { SCAFFOLD_REQUEST, STEP_RESULTS } from '../../../test/support/run-fixtures';
 
 const SCAFFOLD_AND_WAIT = defineRunPlan({
   ...RUN_PLANS.scaffold,
@@ -29,13 +29,7 @@ const requested: EventDraft = {
   type: 'ScaffoldRequested',
   data: { ...SCAFFOLD_REQUEST, plan: { kind: SCAFFOLD_AND_WAIT.kind, version: 1 } },
 };
-const infra: EventDraft = { type: 'InfraPushed', data: { commit: 'a'.repeat(40), files_changed: 3 } };
-const ready: EventDraft = { type: 'SealedSecretsReady', data: { source: 'given_certificate', controller: null } };
-const fetched: EventDraft = {
-  type: 'CertFetched',
-  data: { fingerprint_sha256: 'ab', not_after: '2030-01-01T00:00:00.000Z' },
-};
-const full: EventDraft = { type: 'FullPushed', data: { commit: 'b'.repeat(40), objects_sealed: 3 } };
+const { 'infra-pass': infra, 'sealed-secrets-wait': ready, 'cert-fetch': fetched, 'full-pass': full } = STEP_RESULTS;
 const reconciled: EventDraft = { type: 'StepCompleted', data: { step: wait, summary: 'Kustomization apps Ready' } };
 const succeeded: EventDraft = {
   type: 'ScaffoldSucceeded',

@@ -6,7 +6,7 @@
 import { firstStep, nextStep, RUN_PLANS, triggerTable } from '#libs/events';
 import type { EventDraft, ScaffoldTarget, Step, TargetKind } from '#libs/events';
 import { given } from '../../../test/support/given-when-then';
-import { SCAFFOLD_REQUEST } from '../../../test/support/run-fixtures';
+import { SCAFFOLD_REQUEST, STEP_RESULTS } from '../../../test/support/run-fixtures';
 import { RunRuleViolation, triggers } from './decider';
 
 const plan = RUN_PLANS.scaffold;
@@ -15,13 +15,7 @@ const TARGETS: Record<TargetKind, ScaffoldTarget> = {
   kubeconfig_secret: { kind: 'kubeconfig_secret', namespace: 'clusters', name: 'c1', key: 'value' },
   age_recipients: { kind: 'age_recipients', recipients: ['age1x'] },
 };
-/** What each step of the plan appends when it succeeds. */
-const RESULTS: Record<Step, EventDraft> = {
-  'infra-pass': { type: 'InfraPushed', data: { commit: 'a'.repeat(40), files_changed: 3 } },
-  'sealed-secrets-wait': { type: 'SealedSecretsReady', data: { source: 'given_certificate', controller: null } },
-  'cert-fetch': { type: 'CertFetched', data: { fingerprint_sha256: 'ab', not_after: '2030-01-01T00:00:00.000Z' } },
-  'full-pass': { type: 'FullPushed', data: { commit: 'b'.repeat(40), objects_sealed: 3 } },
-};
+const RESULTS = STEP_RESULTS;
 const SUCCEEDED: EventDraft = {
   type: 'ScaffoldSucceeded',
   data: { infra_commit: 'a'.repeat(40), full_commit: 'b'.repeat(40) },
