@@ -6,7 +6,7 @@ import { currentPlan, deployRunPlan, EventDraft, keptPlans, StoredEvent } from '
 import type { GitWorkspaces } from '#libs/git';
 import { fold, RunCommands } from '#libs/run-decider';
 import { handlersFor, StepHandler, StepProcessor, StepSettings } from '#libs/steps';
-import { SCAFFOLD_REQUEST } from '../support/run-fixtures';
+import { SCAFFOLD_REQUEST, SUCCEEDED_RUN_EVENTS } from '../support/run-fixtures';
 import { TestNats } from '../support/services';
 import { fluxReadyWait } from './flux-ready-wait/handler';
 import { SCAFFOLD_V2 } from './scaffold-v2';
@@ -90,14 +90,7 @@ describe('a run finishes on the plan it started with (real nats-server)', () => 
     const v2 = deploy();
     expect(v2.map((p) => p.handler.step)).toContain('flux-ready-wait');
     const events = await advance(early, v2, seenEarly);
-    expect(path(events)).toEqual([
-      'ScaffoldRequested',
-      'InfraPushed',
-      'SealedSecretsReady',
-      'CertFetched',
-      'FullPushed',
-      'ScaffoldSucceeded',
-    ]);
+    expect(path(events)).toEqual(SUCCEEDED_RUN_EVENTS);
     expect(events[0].data).toMatchObject({ plan: { kind: 'scaffold', version: 1 } });
     expect(fold(events).status).toBe('succeeded');
 
