@@ -83,3 +83,18 @@ export class ForgeError extends Error {
     this.name = 'ForgeError';
   }
 }
+
+/** What a request may say about its forge (`delivery.forge`, `delivery.api_url`); the settings fill the rest. */
+export interface RequestedForge {
+  forge?: ForgeKind;
+  apiUrl?: string;
+}
+
+/**
+ * Which forge serves a repository and as which API repository, from the settings (`FORGE_*`, per repository
+ * prefix, with the token read like git's credentials). Null when none is configured for the URL: a
+ * `merge_request` delivery is then refused naming `delivery.forge`.
+ */
+export interface ForgeResolver {
+  forgeFor(repoUrl: string, requested?: RequestedForge): { port: ForgePort; repository: ForgeRepository } | null;
+}
