@@ -196,13 +196,18 @@ describe("reference_env: an environment of the service's template, by name or re
     expect(parseCreateRequest(body(), opts).reference_env).toBeUndefined();
   });
 
+  it.each([['kubernetes//main'], ['kubernetes/main/'], ['./kubernetes/main'], ['./kubernetes/./main/']])(
+    'reads %j as kubernetes/main, the way people write a folder, and records that one spelling',
+    (value) => {
+      expect(parse(value).reference_env).toBe('kubernetes/main');
+    },
+  );
+
   it.each([
     ['../kubernetes/main'],
     ['kubernetes/../main'],
     ['/kubernetes/main'],
-    ['kubernetes//main'],
-    ['kubernetes/main/'],
-    ['./kubernetes/main'],
+    ['./../kubernetes/main'],
     ['kubernetes/.git'],
     ['.hidden/main'],
     ['kubernetes/ma in'],

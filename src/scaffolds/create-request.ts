@@ -10,7 +10,16 @@ import {
 import { branchProblem, isScpLike, normaliseRepoUrl, repoUrlProblem } from '#libs/git';
 import { CertificateError, parseSealingCertificate, SealingCertificate } from '#libs/sealing';
 import { isAgeRecipient } from '#libs/sealing/sops';
-import { FieldCheck, isClusterName, isDomain, isEmail, isHostName, isReferenceEnv, isRegion } from '#libs/validation';
+import {
+  FieldCheck,
+  isClusterName,
+  isDomain,
+  isEmail,
+  isHostName,
+  isReferenceEnv,
+  normaliseReferenceEnv,
+  isRegion,
+} from '#libs/validation';
 import { ApiError, FieldProblem, invalid, invalidAll } from '../common/api-error';
 
 /** JSON schema of POST /api/v1/scaffolds (also the OpenAPI request body). */
@@ -219,7 +228,9 @@ export function parseCreateRequest(
     const problem = check();
     if (problem) problems.push({ field, problem });
   };
-  const b = body as any;
+  // `./kubernetes` and `kubernetes/` are `kubernetes`: recorded, offered and read in one spelling.
+  const b = { ...(body as any), reference_env: normaliseReferenceEnv((body as any).reference_env) };
+  if (b.reference_env === undefined) delete b.reference_env;
   const checks: Array<[string, FieldCheck]> = [
     ['cluster_name', isClusterName],
     ['domain', isDomain],

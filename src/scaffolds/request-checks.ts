@@ -8,7 +8,7 @@ import {
   refreshReferenceFacts,
   SuppliedCredentials,
 } from '#libs/generator';
-import { isReferenceEnv } from '#libs/validation';
+import { isReferenceEnv, normaliseReferenceEnv } from '#libs/validation';
 import type { SuppliedCredentialsSource } from '#libs/steps';
 import { ApiError } from '../common/api-error';
 import { CallerIdentity, requireOperator } from '../common/api-keys';
@@ -87,7 +87,7 @@ export class RequestChecks {
   private async readReference(body: unknown): Promise<void> {
     const given = (body as { reference_env?: unknown } | null)?.reference_env;
     const { templateDir, referenceEnv, kubectl } = this.config.steps;
-    const env = given === undefined ? referenceEnv : given;
+    const env = normaliseReferenceEnv(given === undefined ? referenceEnv : given);
     if (typeof env !== 'string' || isReferenceEnv(env) !== null || !offersReferenceEnv(this.config, env)) return;
     if (referenceEnvProblem(templateDir, env) !== null) return;
     await refreshReferenceFacts(templateDir, env, kubectl);

@@ -528,4 +528,31 @@ describe('generate-gitops-env command line', () => {
       expect(readTree(repo)).toEqual({});
     });
   });
+  it('reads --reference-env ./kubernetes/main/ as kubernetes/main (the way people write a folder)', () => {
+    const template = join(__dirname, '../fixtures/public/onedr0p-cluster-template');
+    const written = (spelling: string) => {
+      const repo = tempDir('cli-env-spelling');
+      const r = run([
+        '--repo',
+        repo,
+        '--template',
+        template,
+        '--reference-env',
+        spelling,
+        ...common,
+        '--infra-only',
+        '--secrets-backend',
+        'sops',
+        '--age-recipient',
+        ageIdentity().recipient,
+        '--json',
+      ]);
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
+      expect(JSON.parse(r.stdout)).toMatchObject({ reference_env: 'kubernetes/main' });
+      return Object.keys(readTree(repo)).sort();
+    };
+    // The same files (their SOPS values are encrypted afresh each time, so the bytes differ).
+    expect(written('./kubernetes/main/')).toEqual(written('kubernetes/main'));
+  });
 });

@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { commandCompletion, parseCommandLine, UsageError, versionLine } from '#libs/cli';
 import { fluxUrlOf, hasCredentials, originUrl, sameRepository } from '#libs/git/repository-url';
 import { SEALING_SCOPES, SealingScope } from '#libs/sealing';
+import { normaliseReferenceEnv } from '#libs/validation';
 import { parseSuppliedCredentials, SuppliedCredentials } from './credential-plan';
 import type { RegistryCredentials } from './credentials';
 import { GeneratorInputError } from './errors';
@@ -275,7 +276,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
       repoDir: resolve(values.repo),
       repoLimits: repoLimitsFrom(env),
       templateDir: values.template ? resolve(values.template) : undefined,
-      referenceEnv: values['reference-env'],
+      referenceEnv: normaliseReferenceEnv(values['reference-env']),
       clusterName: values['cluster-name'],
       domain: values.domain,
       region: values.region,

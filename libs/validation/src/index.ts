@@ -51,7 +51,7 @@ const MAX_ENV_DEPTH = 6;
 
 /**
  * A reference environment: a name under clusters/ (`dev`), or the repository-relative folder of the
- * environment (`kubernetes/main`, `kubernetes`): normalised (no `./`, `//`, trailing `/`), bounded,
+ * environment (`kubernetes/main`, `kubernetes`), in the spelling normaliseReferenceEnv gives it, bounded,
  * never absolute, never `..`, never a hidden folder. A one-segment value is a DNS label: the generator
  * reads it as clusters/<name>, or as a folder at the root (`kubernetes`) when the reference has no such
  * environment under clusters/.
@@ -65,6 +65,17 @@ export const isReferenceEnv: FieldCheck = (v) => {
     ? null
     : `must be a DNS-1123 label (an environment under clusters/) or a repository-relative folder such as kubernetes/main (at most ${MAX_ENV_DEPTH} folders of letters, digits, ".", "_", "-", none hidden, no "..", not absolute, at most ${MAX_ENV_PATH} characters)`;
 };
+
+/**
+ * The one spelling of a repository folder given as a reference environment: `./kubernetes`, `kubernetes/` and
+ * `kubernetes//main` are how people write `kubernetes` and `kubernetes/main`, not other environments. Only `.`
+ * and empty folders are dropped; an absolute path or `..` is left as it is, for isReferenceEnv to refuse.
+ */
+export function normaliseReferenceEnv<T>(v: T): T | string {
+  if (typeof v !== 'string' || v.startsWith('/') || !v.includes('/')) return v;
+  const kept = v.split('/').filter((part) => part !== '' && part !== '.');
+  return kept.length > 0 ? kept.join('/') : v;
+}
 
 /** A host name an Ingress, route or certificate may carry: DNS labels, optionally a leading wildcard; one label is allowed (podinfo.staging is two). */
 export const isHostName: FieldCheck = (v) => {
