@@ -1,4 +1,4 @@
-import { readdirSync, writeFileSync } from 'node:fs';
+import { cpSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tempDir, writeTree } from '../../../test/support/files';
 import { main } from './cli';
@@ -67,19 +67,42 @@ describe('references the generator cannot read the way Flux does are refused wit
     expect(refusal(operator, 'prod')).toBeNull();
   });
 
-  it('refuses template sources that must be rendered first, naming the file', () => {
+  it('refuses template sources Flux would read unrendered, naming every one at once', () => {
+    const syncMain = FLUX_SYNC.replace('./clusters/prod', './clusters/main');
     const jinja = tree({
-      'clusters/main/flux-system/gotk-sync.yaml': FLUX_SYNC,
+      'clusters/main/flux-system/gotk-sync.yaml': syncMain,
       'clusters/main/apps/echo/app/helmrelease.yaml.j2': 'spec:\n  values:\n    host: "#{ bootstrap_domain }#"\n',
+      'clusters/main/apps/echo/app/kustomization.yaml.j2': 'resources: [helmrelease.yaml]\n',
     });
     expect(refusal(jinja, 'main')).toMatch(
-      /^clusters\/main\/apps\/echo\/app\/helmrelease\.yaml\.j2 is a template source that must be rendered before Flux can read it\. The generator reads Flux repositories: .* docs\/generator\.md \("Environment models"\)\. Render the templates/,
+      /^clusters\/main\/apps\/echo\/app\/helmrelease\.yaml\.j2 \(and 1 more file: clusters\/main\/apps\/echo\/app\/kustomization\.yaml\.j2\) are each a template source that must be rendered before Flux can read it\. The generator reads Flux repositories: .* docs\/generator\.md \("Environment models"\)\. Render the templates/,
     );
+    // A kustomization that lists a template has kustomize parse the template itself.
+    const listed = tree({
+      'clusters/main/flux-system/gotk-sync.yaml': syncMain,
+      'clusters/main/kustomization.yaml': 'resources: [flux-system, app.yaml.j2]\n',
+      'clusters/main/app.yaml.j2': 'kind: ConfigMap\n',
+      'clusters/main/app.yaml': 'kind: ConfigMap\n',
+    });
+    expect(refusal(listed, 'main')).toMatch(/^clusters\/main\/app\.yaml\.j2 is a template source/);
     // A makejinja project not rendered yet has no environment folder at all.
     const unrendered = tree({ 'makejinja.toml': '[makejinja]\ninputs = ["./templates"]\n', 'templates/x.yaml.j2': '' });
-    expect(refusal(unrendered, 'main')).toMatch(
-      /^makejinja\.toml is a template source|^templates\/x\.yaml\.j2 is a template source/,
-    );
+    expect(refusal(unrendered, 'main')).toMatch(/^makejinja\.toml is a template source/);
+  });
+
+  it('reads a repository whose templates Flux never reads (onedr0p/home-ops: Talos templates beside the Flux tree)', () => {
+    // Old behaviour: "talos/cluster.yaml.j2 is a template source that must be rendered", for files no Kustomization applies.
+    const homeOps = tempDir('home-ops-talos');
+    cpSync(join(__dirname, '../../../test/fixtures/public/onedr0p-home-ops-talos'), homeOps, { recursive: true });
+    expect(refusal(homeOps, 'main')).toBeNull();
+    // Rendered templates (the .yaml beside its .j2) and templates of data files in a folder Flux reads are carried.
+    const rendered = tree({
+      'clusters/main/flux-system/gotk-sync.yaml': FLUX_SYNC.replace('./clusters/prod', './clusters/main'),
+      'clusters/main/apps/helmrelease.yaml.j2': 'spec: {}\n',
+      'clusters/main/apps/helmrelease.yaml': 'spec: {}\n',
+      'clusters/main/apps/config.toml.j2': 'x = "{{ y }}"\n',
+    });
+    expect(refusal(rendered, 'main')).toBeNull();
   });
 
   it('refuses an Argo CD repository, naming the file and the kind', () => {

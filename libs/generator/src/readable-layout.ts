@@ -2,7 +2,9 @@ import { existsSync, lstatSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { referenceEnvDir } from './environment-folder';
 import { GeneratorInputError } from './errors';
+import { Document } from 'yaml';
 import { sharedDocuments } from './yaml-docs';
+import { unrenderedTemplates } from './template-sources';
 import { isRepoFolder, readRepoFile } from './repo-files';
 
 /** Where every refusal points: what the generator reads, and where that is described. */
@@ -38,6 +40,14 @@ function filesUnder(root: string, rel: string, depth = 0, out: string[] = []): s
 interface TypeMeta {
   apiVersion: string;
   kind: string;
+  /** Where Flux starts reading this repository for this object: a Kustomization's or a FluxInstance sync's path. */
+  entryPath?: string;
+}
+
+/** The folder a Flux Kustomization (spec.path) or FluxInstance (spec.sync.path) has Flux read, when it names one. */
+function entryPathOf(doc: Document): string | undefined {
+  const path = doc.getIn(['spec', 'path']) ?? doc.getIn(['spec', 'sync', 'path']);
+  return typeof path === 'string' ? path : undefined;
 }
 
 /** apiVersion and kind of each object of a YAML file; a file that does not parse (the models report it) has none. */
@@ -47,6 +57,7 @@ function objectsIn(root: string, file: string): TypeMeta[] {
     return sharedDocuments(readRepoFile(root, file, 'utf8'), file).map((d) => ({
       apiVersion: String(d.get('apiVersion') ?? ''),
       kind: String(d.get('kind') ?? ''),
+      entryPath: entryPathOf(d),
     }));
   } catch {
     return [];
@@ -57,7 +68,7 @@ const refuse = (what: string, todo: string) => new GeneratorInputError(`${what}.
 
 /**
  * Refuses, with the file it stopped at and what to do, a reference the generator cannot read the way Flux would:
- * template sources that must be rendered first (Jinja, makejinja), an Argo CD repository, an environment with no
+ * template sources Flux would read unrendered (Jinja, makejinja), an Argo CD repository, an environment with no
  * Flux entry point. Reads the objects' apiVersion and kind as YAML (any style). Looks at the reference environment's folder when there is one, else at the whole repository.
  */
 export function checkReadableLayout(root: string, envName: string): void {
@@ -65,14 +76,18 @@ export function checkReadableLayout(root: string, envName: string): void {
   const envDir = referenceEnvDir(root, envName);
   const hasEnv = isRepoFolder(root, envDir);
   const files = filesUnder(root, hasEnv ? envDir : '');
-  const template = files.find((f) => f.endsWith('.j2')) ?? (hasEnv ? undefined : files.find(isMakejinjaConfig));
-  if (template)
-    throw refuse(
-      `${template} is a template source that must be rendered before Flux can read it`,
-      'Render the templates (makejinja, task configure, ...) and give the rendered repository as the reference.',
-    );
   const yaml = files.filter((f) => YAML_FILE.test(f));
   const objects = yaml.map((file) => ({ file, types: objectsIn(root, file) }));
+  const entryPaths = objects.flatMap(({ types }) =>
+    types.filter((t) => FLUX_API.test(t.apiVersion) && t.entryPath !== undefined).map((t) => t.entryPath!),
+  );
+  const templates = unrenderedTemplates(root, files, entryPaths);
+  const template = templates[0] ?? (hasEnv ? undefined : files.find(isMakejinjaConfig));
+  if (template)
+    throw refuse(
+      `${listed(templates, template)} a template source that must be rendered before Flux can read it`,
+      'Render the templates (makejinja, task configure, ...) and give the rendered repository as the reference.',
+    );
   if (objects.some(({ types }) => types.some((t) => FLUX_API.test(t.apiVersion)))) return;
   for (const { file: f, types } of objects) {
     const kind = types.find((t) => ARGO_API.test(t.apiVersion))?.kind;
@@ -90,3 +105,11 @@ export function checkReadableLayout(root: string, envName: string): void {
 }
 
 const isMakejinjaConfig = (f: string) => f === 'makejinja.toml';
+
+/** `a is` or `a (and 3 more files: b, c, d) are`: every file named at once, not one per run. */
+function listed(files: readonly string[], first: string): string {
+  const rest = files.filter((f) => f !== first);
+  if (rest.length === 0) return `${first} is`;
+  const shown = rest.slice(0, 10).join(', ') + (rest.length > 10 ? ', ...' : '');
+  return `${first} (and ${rest.length} more file${rest.length === 1 ? '' : 's'}: ${shown}) are each`;
+}
