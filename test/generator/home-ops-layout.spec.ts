@@ -265,6 +265,33 @@ describe('reference environment outside clusters/ (home-ops, rendered cluster-te
     expect(summary.reference_domain).toBe('example.net');
     expect(summary.cluster_vars?.CLUSTER_DOMAIN).toBe('main.acme.example.com');
   });
+  it("carries a Kustomization over another source without reading it as this repository's (rcdailey/home-ops: an OCI artifact, no spec.path)", async () => {
+    // Before: refused with "Kustomization garage-operator has no spec.path" (optional: the source's root).
+    const template = tempDir('home-ops-other-source');
+    cpSync(FIXTURE, template, { recursive: true });
+    const real = join(
+      __dirname,
+      '../fixtures/public/rcdailey-home-ops/kubernetes/apps/storage/garage-operator/ks.yaml',
+    );
+    const [ks] = yamlObjects(real);
+    delete ks.spec.dependsOn; // its dependency (garage) is another app of that repository, not vendored
+    mkdirSync(join(template, 'kubernetes/main/apps/storage/garage-operator'), { recursive: true });
+    writeFileSync(join(template, 'kubernetes/main/apps/storage/garage-operator/ks.yaml'), stringify(ks));
+    const { infra, full } = await bothPasses(template, template);
+    const repo = template;
+    const carried = yamlObjects(join(repo, 'kubernetes/acme/apps/storage/garage-operator/ks.yaml'));
+    expect(carried).toEqual([ks]);
+    expect(infra.kustomizations.map((k) => k.name)).toContain('garage-operator');
+    // Not built against this repository (its root has no manifests of the artifact), and said so.
+    expect(full.validated?.some((path) => path.includes('garage'))).toBe(false);
+    expect(full.warnings).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(
+          /Kustomization garage-operator: source OCIRepository garage-s3-operator is not this repository; what it applies is not inspected/,
+        ),
+      ]),
+    );
+  });
 });
 
 /** Rewrites a string in every YAML file of a tree (the fixture moved to another shape). */

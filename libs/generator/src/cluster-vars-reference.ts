@@ -12,6 +12,7 @@ import { GeneratorInputError } from './errors';
 import { fluxInstanceSyncPath, isFluxInstance } from './flux-instance';
 import { withParentPatches } from './flux-inline-patches';
 import { isFluxKustomization, normalizePath } from './flux-sync';
+import { describeSource, readsThisRepository, ReferenceSources, referenceSources, sourceRefOf } from './flux-sources';
 import { guardReferenceSecrets } from './protect';
 import { collectTree, findKustomizationFile, listFiles, readYamlObject, ReferenceObject } from './reference';
 import { readBodies } from './yaml-docs';
@@ -44,6 +45,8 @@ export interface VarsKustomization {
   applies?: string[];
   /** The cluster's own sync (its path is the entry folder): it goes out first, whatever it holds. */
   entry?: boolean;
+  /** Its source is not this repository (flux-sources.ts): carried as it is, not read, not built. */
+  otherSource?: boolean;
 }
 
 export interface VarsConfigMap {
@@ -128,7 +131,8 @@ export function loadClusterVarsReference(root: string, referenceEnv: string): Cl
   );
   if (!varsObject) return undefined;
 
-  const read = (d: ReferenceObject) => readKustomization(root, envDir, entryDir, d, warnings);
+  const sources = referenceSources(root);
+  const read = (d: ReferenceObject) => readKustomization(root, envDir, entryDir, d, warnings, sources);
   const kustomizations = followNested(declarations.map(read), read);
   markFullPass(kustomizations);
   const vars: VarsConfigMap = {
@@ -230,11 +234,19 @@ function readKustomization(
   entryDir: string,
   declaration: ReferenceObject,
   warnings: string[],
+  sources: ReferenceSources,
 ): VarsKustomization {
   const body = declaration.body;
   const where = `${declaration.file} Kustomization ${declaration.name}`;
-  if (typeof body.spec?.path !== 'string') throw new GeneratorInputError(`${where} has no spec.path`);
-  const path = normalizePath(body.spec.path);
+  // No spec.path is the source's root, as Flux reads it.
+  const path = normalizePath(typeof body.spec?.path === 'string' ? body.spec.path : './');
+  const source = sourceRefOf(body);
+  if (!inFolder(path, envDir) && !readsThisRepository(root, sources, source, path)) {
+    warnings.push(
+      `${where}: source ${describeSource(source)} is not this repository; what it applies is not inspected`,
+    );
+    return otherSourceKustomization(declaration, path);
+  }
   if (path.startsWith('..') || !isRepoFolder(root, path)) {
     throw new GeneratorInputError(
       `${where}: path ${shownPath(body.spec.path)} is not a folder of the reference repository`,
@@ -263,6 +275,24 @@ function readKustomization(
     holdsSecrets: tree.objects.some((o) => o.kind === 'Secret' || o.kind === 'SealedSecret'),
     fullPass: false,
     entry: path === entryDir,
+  };
+}
+
+/** A Kustomization over another source: carried as it is, nothing of it read here (see flux-sources.ts). */
+function otherSourceKustomization(declaration: ReferenceObject, path: string): VarsKustomization {
+  const body = declaration.body;
+  return {
+    name: declaration.name,
+    declaration,
+    path,
+    dependsOn: (body.spec?.dependsOn ?? []).map((d: any) => String(d?.name)),
+    ...substitutionOf(body),
+    objects: [],
+    sharedDirs: [],
+    holdsSecrets: false,
+    fullPass: false,
+    entry: false,
+    otherSource: true,
   };
 }
 

@@ -113,15 +113,15 @@ async function buildAsFlux(ctx: VarsContext, abs: string, path: string, patches?
 /** Builds what one Flux Kustomization of the new cluster applies, substituted; returns the path checked. */
 async function buildSync(ctx: VarsContext, staging: string, body: any): Promise<FluxBuild<string | undefined>> {
   const path = normalizePath(String(body.spec?.path ?? ''));
-  // The cluster's entry folder (its own sync applies it): built above.
-  if (path === clusterPath(ctx, ctx.ref.entryDir)) return { checked: undefined, objects: [] };
+  const k = ctx.ref.kustomizations.find((k) => k.name === body.metadata?.name);
+  // The cluster's entry folder (its own sync applies it) is built above; another source's path is not here to build.
+  if (path === clusterPath(ctx, ctx.ref.entryDir) || k?.otherSource) return { checked: undefined, objects: [] };
   const abs = stagedPath(ctx, staging, path);
   if (!existsSync(abs))
     throw new GeneratorValidationError(
       `Kustomization ${shownName(body.metadata?.name)}: path ${shownPath(`./${path}`)} does not exist in the repository`,
     );
   const objects = await buildAsFlux(ctx, abs, path, body.spec?.patches);
-  const k = ctx.ref.kustomizations.find((k) => k.name === body.metadata?.name);
   // Substituted as Flux will; a source outside the repository leaves the values unknown, so unchecked.
   const vars = k && substitutes(k) ? variablesFor(ctx, k) : undefined;
   const applied = vars ? objects.map((o) => substituteBuilt(o, vars, path)) : objects;

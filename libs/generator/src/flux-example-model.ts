@@ -280,9 +280,13 @@ const inAnotherRepository = (k: ExampleKustomization) => k.sourceKind === 'GitRe
 function renderKustomization(ctx: ExampleContext, doc: Document, k: ExampleKustomization) {
   const { envName } = ctx.ref;
   const { clusterName } = ctx.opts;
-  // A path in another repository is not this generator's to move: --path-map moves it, or it is a warning (foreign-paths.ts).
-  const path = inAnotherRepository(k) ? k.path : forCluster(k.path, envName, clusterName);
-  doc.setIn(['spec', 'path'], `./${path}`);
+  // A path in another repository is not this generator's to move: --path-map moves it, or it is a warning
+  // (foreign-paths.ts). The document keeps what it says (an overlay's patch says ./staging where the base says none).
+  const written = doc.getIn(['spec', 'path']);
+  const path = inAnotherRepository(k)
+    ? normalizePath(typeof written === 'string' ? written : k.path)
+    : forCluster(k.path, envName, clusterName);
+  if (!inAnotherRepository(k)) doc.setIn(['spec', 'path'], `./${path}`);
   if (k.holdsSecrets && usesSops(ctx)) setSopsDecryption(doc, SOPS_DECRYPTION_SECRET);
   // Sealed Secrets need no decryption: a SOPS reference's setting would wait for a sops-age Secret the cluster may not have.
   else if (!usesSops(ctx)) doc.deleteIn(['spec', 'decryption']);

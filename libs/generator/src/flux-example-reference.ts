@@ -21,7 +21,8 @@ import { isFluxKustomization, normalizePath } from './flux-sync';
 import { guardReferenceSecrets } from './protect';
 import { collectTree, findKustomizationFile, listFiles, ReferenceObject } from './reference';
 import { isYamlFile, readBodies } from './yaml-docs';
-import { isRepoFolder, readRepoFile, repoPathExists } from './repo-files';
+import { isRepoFolder, readRepoFile } from './repo-files';
+import { readsThisRepository, ReferenceSources, referenceSources } from './flux-sources';
 
 /** One Flux Kustomization the reference cluster runs. */
 export interface ExampleKustomization {
@@ -129,7 +130,8 @@ export function loadFluxExampleReference(root: string, envName: string): FluxExa
       artifacts.set(artifact.name, { name: artifact.name, rules: artifact.rules.filter((r) => aliases.has(r.alias)) });
     }
   }
-  const read = (d: ReferenceObject) => readKustomization(root, envDir, envName, d, artifacts, warnings);
+  const sources = referenceSources(root);
+  const read = (d: ReferenceObject) => readKustomization(root, envDir, envName, d, { artifacts, sources }, warnings);
   const kustomizations = followNested(declarations.map(read), read);
   markFullPass(kustomizations);
   const inEnv = (path: string) => path === envDir || path.startsWith(envDir + '/');
@@ -158,13 +160,6 @@ export function loadFluxExampleReference(root: string, envName: string): FluxExa
   return reference;
 }
 
-/**
- * A GitRepository other than the cluster's own sync (`flux-system`, as bootstrap and the Flux Operator
- * name it) whose path this repository does not hold: a tenant's or another team's repository.
- */
-const inAnotherRepository = (root: string, sourceName: string, path: string) =>
-  sourceName !== 'flux-system' && !repoPathExists(root, path);
-
 /** The overlay folder is the path up to the part named like the environment (apps/staging/podinfo -> apps/staging). */
 function overlayRoot(path: string, envName: string): string {
   const parts = path.split('/');
@@ -176,7 +171,7 @@ function readKustomization(
   envDir: string,
   envName: string,
   declaration: ReferenceObject,
-  artifacts: Map<string, GeneratedArtifact>,
+  { artifacts, sources }: { artifacts: Map<string, GeneratedArtifact>; sources: ReferenceSources },
   warnings: string[],
 ): ExampleKustomization {
   const spec = declaration.body.spec ?? {};
@@ -185,9 +180,12 @@ function readKustomization(
   const sourceKind = String(spec.sourceRef?.kind ?? 'GitRepository');
   const sourceName = String(spec.sourceRef?.name ?? '');
   let repoPath: string | undefined;
-  if (sourceKind === 'GitRepository' && inAnotherRepository(root, sourceName, path))
+  if (
+    sourceKind === 'GitRepository' &&
+    !readsThisRepository(root, sources, { kind: sourceKind, name: sourceName }, path)
+  )
     warnings.push(
-      `${where}: source GitRepository ${sourceName} is another repository (./${path} is no folder of this one); it is not inspected`,
+      `${where}: source GitRepository ${sourceName} is another repository or revision; it is not inspected`,
     );
   else if (sourceKind === 'GitRepository') repoPath = path;
   else if (sourceKind === 'ExternalArtifact') {

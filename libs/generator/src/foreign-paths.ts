@@ -46,11 +46,14 @@ const namesEnvironment = (path: string, envName: string) => normalised(path).spl
 
 /**
  * Whether a path lies in another repository: where image automation pushes always may; a Kustomization's
- * when its source is not the cluster's own sync (`flux-system`) and the reference does not hold the path.
+ * when its source is not the cluster's own sync (`flux-system`) and the reference does not hold the path, or,
+ * for an overlay's patch that names no source, when the reference does not hold the path.
  */
 function inAnotherRepository(ctx: Context, body: any, path: string): boolean {
   if (body.kind !== 'Kustomization') return true;
-  const source = body.spec?.sourceRef ?? {};
+  // An overlay's patch names no source (its base does): a path this repository does not hold is another's.
+  if (body.spec?.sourceRef === undefined) return !repoPathExists(ctx.referenceRoot, normalised(path));
+  const source = body.spec.sourceRef;
   if (!['GitRepository', 'OCIRepository', 'Bucket'].includes(source.kind) || source.name === 'flux-system')
     return false;
   return !repoPathExists(ctx.referenceRoot, normalised(path));
