@@ -1,7 +1,8 @@
-import { cpSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { generate, GenerateOptions, GeneratorInputError } from '#libs/generator';
+import { describeSummary } from '#libs/generator/summary-text';
 import { sopsEncrypt } from '#libs/sealing/sops';
 import { makeRsaCert } from '../support/certs';
 import { kustomize, readTree, tempDir, yamlObjects } from '../support/files';
@@ -242,7 +243,9 @@ describe('reference environment outside clusters/ (home-ops, rendered cluster-te
     rewriteAll(reference, '${ACME_EMAIL}', '${SECRET_ACME_EMAIL}');
     const repo = tempDir('home-ops-secret-domain-out');
     // The reference domain is encrypted: the generator asks for it rather than guess.
-    await expect(generate(options(repo, reference))).rejects.toThrow(/no domain to learn .*give --reference-domain/);
+    await expect(generate(options(repo, reference))).rejects.toThrow(
+      /its domain is held where the generator cannot read it: SECRET_DOMAIN \(encrypted in kubernetes\/main\/flux\/vars\/cluster-secrets\.sops\.yaml\)\. Give --reference-domain$/,
+    );
     const { full } = await bothPasses(repo, reference, { referenceDomain: 'main.example.net' });
     const secrets = opened(repo, 'kubernetes/main/flux/vars/cluster-secrets.sops.yaml');
     expect(secrets).toMatchObject({ SECRET_DOMAIN: 'acme.example.com', SECRET_ACME_EMAIL: 'ops@acme.example.com' });
@@ -290,6 +293,38 @@ describe('reference environment outside clusters/ (home-ops, rendered cluster-te
           /Kustomization garage-operator: source OCIRepository garage-s3-operator is not this repository; what it applies is not inspected/,
         ),
       ]),
+    );
+  });
+  it('names a domain the settings do not hold (a Secret made outside the repository), and asks for it', async () => {
+    const reference = tempDir('home-ops-external-domain');
+    cpSync(FIXTURE, reference, { recursive: true });
+    const settings = join(reference, 'kubernetes/main/flux/vars/cluster-settings.yaml');
+    writeFileSync(settings, readFileSync(settings, 'utf8').replace(/^ {2}CLUSTER_DOMAIN: .*\n/m, ''));
+    // Before: "no domain to learn", without saying where the domain is.
+    await expect(generate(options(tempDir('home-ops-external-domain-out'), reference))).rejects.toThrow(
+      /its domain is held where the generator cannot read it: CLUSTER_DOMAIN \(used in kubernetes\/main\/apps\/.*, defined outside cluster-settings\)\. Give --reference-domain$/,
+    );
+  });
+
+  it('scaffolds a cluster that serves no host and names no domain, without inventing --reference-domain', async () => {
+    // The template without what serves hosts (network apps, DNS-01 zones): nothing moves by domain.
+    const reference = tempDir('home-ops-no-domain');
+    cpSync(FIXTURE, reference, { recursive: true });
+    rmSync(join(reference, 'kubernetes/main/apps/network'), { recursive: true });
+    const issuers = join(reference, 'kubernetes/main/apps/cert-manager/cert-manager/issuers/issuers.yaml');
+    writeFileSync(
+      issuers,
+      readFileSync(issuers, 'utf8').replace(/\n {8}selector:\n {10}dnsZones:\n {12}- "\$\{CLUSTER_DOMAIN\}"/g, ''),
+    );
+    const settings = join(reference, 'kubernetes/main/flux/vars/cluster-settings.yaml');
+    writeFileSync(settings, readFileSync(settings, 'utf8').replace(/^ {2}CLUSTER_DOMAIN: .*\n/m, ''));
+    const repo = tempDir('home-ops-no-domain-out');
+    const { infra, full } = await bothPasses(repo, reference);
+    expect(infra.reference_domain).toBe('');
+    expect(full.reference_domain).toBe('');
+    expect(full.cluster_vars).toMatchObject({ CLUSTER_NAME: 'acme', ACME_EMAIL: 'ops@acme.example.com' });
+    expect(describeSummary(full).split('\n')[0]).toBe(
+      'full pass for acme (acme.example.com, eu-west-1) from kubernetes/main',
     );
   });
 });

@@ -26,6 +26,9 @@ const CLUSTER_NAME_KEY = /(^|_)CLUSTER(_NAME)?$/i;
 const DOMAIN_KEY = /(^|_)DOMAIN$/i;
 const REGION_KEY = /(^|_)REGION$/i;
 
+/** A settings key that holds a domain by its name (CLUSTER_DOMAIN, SECRET_DOMAIN). */
+export const namesADomain = (key: string) => DOMAIN_KEY.test(key);
+
 /** Keys that say by their name which of the cluster's values they hold (SECRET_DOMAIN, SECRET_ACME_EMAIL, CLUSTER_NAME, REGION). */
 const VALUE_BY_KEY_NAME: Array<[RegExp, keyof NewClusterFacts]> = [
   [DOMAIN_KEY, 'domain'],

@@ -7,7 +7,12 @@
 import { Document } from 'yaml';
 import { closest } from '#libs/cli/suggest';
 import { ClusterVarsReference, isInEnv, loadClusterVarsReference, VarsKustomization } from './cluster-vars-reference';
-import { clusterSettingsFacts, ReferenceFacts as CommonFacts, valueForNewCluster } from './cluster-values';
+import {
+  clusterSettingsFacts,
+  namesADomain,
+  ReferenceFacts as CommonFacts,
+  valueForNewCluster,
+} from './cluster-values';
 import { TEMPLATE_ANNOTATION_PREFIX } from './credential-plan';
 import { Context, SOPS_DECRYPTION_SECRET, usesSops } from './context';
 import { swapDomain } from './domain';
@@ -70,7 +75,7 @@ export async function generateFromClusterVars(base: Context, ref: ClusterVarsRef
   const everyObject = [...ref.applied, ...ref.kustomizations.flatMap((k) => k.objects)];
   Object.assign(ctx.summary, {
     environment_model: 'cluster-vars',
-    reference_domain: facts.domain,
+    reference_domain: facts.domain ?? '',
     reference_region: facts.region ?? null,
     cluster_vars: vars,
     cluster_vars_inherited: inherited,
@@ -122,7 +127,7 @@ function checkEntrySecretsProtectable(ctx: Context, ref: ClusterVarsReference) {
     );
 }
 
-type ReferenceFacts = Omit<CommonFacts, 'envName' | 'domain'> & { domain: string };
+type ReferenceFacts = Omit<CommonFacts, 'envName'>;
 
 /** Every object the reference's Kustomizations apply, as a cluster with these cluster-vars values would receive it. */
 function substitutedObjects(ref: ClusterVarsReference, vars: Record<string, string>): ReferenceObject[] {
@@ -142,15 +147,34 @@ function referenceFacts(ctx: Context, ref: ClusterVarsReference, objects: Refere
   // Without external-dns in the repository (Flux Operator's runtime info, home-ops), the cluster's settings say it.
   const settings = clusterSettingsFacts(ref.vars.data);
   const domain = ctx.opts.referenceDomain ?? settings.domain ?? dns.domain;
-  if (!domain)
-    throw new GeneratorInputError(
-      `reference environment "${ref.envName}": no domain to learn (no CLUSTER_DOMAIN-style value in ${ref.vars.object.name}, no external-dns domain filter): give --reference-domain`,
-    );
+  if (!domain) refuseHiddenDomain(ref);
   const acmeEmails = objects
     .filter((o) => isIssuer(o.body))
     .map((o) => o.body.spec?.acme?.email)
     .filter((e): e is string => typeof e === 'string');
   return { domain, region: settings.region ?? dns.region, acmeEmails };
+}
+
+/**
+ * A reference that names no domain has nothing to move by one (every host it builds must then lie under the new
+ * domain, which validation checks). One whose domain is there but unreadable — a domain-named variable its
+ * Kustomizations substitute from an encrypted cluster-secrets or a Secret made outside the repository (an
+ * ExternalSecret's) — builds hosts the generator could not tell apart: it asks rather than guess, naming them.
+ */
+function refuseHiddenDomain(ref: ClusterVarsReference) {
+  const hidden = new Map<string, string>();
+  for (const o of ref.entrySecrets)
+    for (const key of Object.keys({ ...o.body.data, ...o.body.stringData }).filter(namesADomain))
+      hidden.set(key, `encrypted in ${o.file}`);
+  for (const o of ref.kustomizations.flatMap((k) => k.objects))
+    for (const use of variableUses(JSON.stringify(o.body)))
+      if (namesADomain(use.name) && !use.hasDefault && !(use.name in ref.vars.data) && !hidden.has(use.name))
+        hidden.set(use.name, `used in ${o.file}, defined outside ${ref.vars.object.name}`);
+  if (hidden.size === 0) return;
+  const named = [...hidden].map(([name, where]) => `${name} (${where})`);
+  throw new GeneratorInputError(
+    `reference environment "${ref.envName}": its domain is held where the generator cannot read it: ${named.slice(0, 5).join('; ')}${named.length > 5 ? `; and ${named.length - 5} more` : ''}. Give --reference-domain`,
+  );
 }
 
 /**

@@ -63,7 +63,7 @@ export function describeSummary(summary: GenerateSummary, { planned = false } = 
     ? `  files that would be written: ${summary.paths_written.length}, removed: ${summary.paths_removed.length}`
     : `  files written: ${summary.paths_written.length}, removed: ${summary.paths_removed.length}`;
   const lines = [
-    `${summary.pass} pass for ${summary.cluster_name} (${summary.domain}, ${summary.region}) from ${summary.reference_env} (${summary.reference_domain})`,
+    `${summary.pass} pass for ${summary.cluster_name} (${summary.domain}, ${summary.region}) from ${summary.reference_env}${summary.reference_domain ? ` (${summary.reference_domain})` : ''}`,
     ...summary.hosts.map((h) => `  host ${h.from} -> ${h.to}`),
     summary.environment_model === 'cluster-vars'
       ? `  cluster-vars: ${Object.entries(summary.cluster_vars ?? {})

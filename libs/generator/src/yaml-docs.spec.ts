@@ -61,3 +61,16 @@ describe('holdsString', () => {
     expect(holdsString(null, ['x'])).toBe(false);
   });
 });
+
+describe('reading values files with Go templates (truxnell/home-cluster: `{{ .PLEX_APIKEY }}` as a map key)', () => {
+  it("reads them without the YAML library's warnings reaching the command line's stderr", () => {
+    const warn = jest.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
+    try {
+      const [body] = readBodies('config:\n  {{ .PLEX_APIKEY }}: x\n', 'helmrelease.yaml');
+      expect(Object.keys(body.config)).toEqual(['{ ? { .PLEX_APIKEY } }']);
+      expect(warn).not.toHaveBeenCalled();
+    } finally {
+      warn.mockRestore();
+    }
+  });
+});

@@ -71,7 +71,9 @@ function deepFreeze<T>(value: T): T {
 
 /** Parses a YAML stream without keeping it (kustomize's output: read once, often large). */
 export function parseFresh(text: string, file: string): Document[] {
-  const docs = parseAllDocuments(text);
+  // logLevel error: the library's warnings (a Go template `{{ .KEY }}` read as a map key) went to the CLI's stderr
+  // as Node process warnings, unrelated to anything the user can act on; errors still refuse the file.
+  const docs = parseAllDocuments(text, { logLevel: 'error' });
   if (!Array.isArray(docs)) throw new Error(`${file}: not a YAML stream`);
   for (const d of docs) {
     if (d.errors.length > 0) throw new Error(`${file}: ${d.errors[0].message}`);
