@@ -127,7 +127,7 @@ async function outgoing(input: string | URL | Request, init: RequestInit = {}): 
 }
 
 /** Whether a failed connection may work later (refused, reset, timed out) rather than never (TLS trust). */
-const isTlsProblem = (code: string) => /CERT|SELF_SIGNED|TLS|SSL|HOSTNAME/i.test(code);
+const isTlsProblem = (code: string) => /CERT|SELF_SIGNED|TLS|SSL|UNABLE_TO_(GET|VERIFY|DECRYPT)|ALTNAME/i.test(code);
 
 function send(
   kind: ForgeKind,

@@ -106,5 +106,13 @@ export interface RequestedForge {
  * `merge_request` delivery is then refused naming `delivery.forge`.
  */
 export interface ForgeResolver {
-  forgeFor(repoUrl: string, requested?: RequestedForge): { port: ForgePort; repository: ForgeRepository } | null;
+  forgeFor(
+    repoUrl: string,
+    requested?: RequestedForge,
+  ): {
+    port: ForgePort;
+    repository: ForgeRepository;
+    /** Whether the settings let requests of this repository ask for auto-merge (absent: they do not). */
+    autoMerge?: boolean;
+  } | null;
 }
