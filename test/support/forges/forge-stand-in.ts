@@ -79,6 +79,19 @@ export function standInTls(): TestTls {
 
 export const randomSha = () => randomBytes(20).toString('hex');
 
+/**
+ * A forge's published schema with every field optional, at any depth: a stand-in's JSON `satisfies` it, so tsc
+ * checks each field it writes (its name, and its type) against the forge's own description (octokit's types come from
+ * GitHub's OpenAPI document, gitea-js's from Gitea's swagger; gitbeaker's, from GitLab's API documentation, admit any
+ * further field, so there only the types of the fields they name are checked).
+ */
+export type SchemaPart<T> = T extends (infer E)[]
+  ? SchemaPart<E>[]
+  : T extends object
+    ? // null too: Gitea (Go) writes an unset optional field as null, which its swagger's types leave out.
+      { [K in keyof T]?: SchemaPart<T[K]> | null }
+    : T;
+
 export abstract class ForgeStandIn {
   /** The token the stand-in accepts. */
   readonly token = `forge-test-token-${randomBytes(12).toString('hex')}`;

@@ -5,7 +5,17 @@
  * found.", 401, and 429 with `Retry-After` as a proxy in front of it answers. The merge call with
  * `merge_when_checks_succeed` schedules the merge for when the checks pass, which the test decides.
  */
-import { Answer, authorizationToken, Call, ForgeStandIn, HeldRequest, routeOf, StandInOptions } from './forge-stand-in';
+import type { PullRequest } from 'gitea-js';
+import {
+  Answer,
+  authorizationToken,
+  Call,
+  ForgeStandIn,
+  HeldRequest,
+  routeOf,
+  SchemaPart,
+  StandInOptions,
+} from './forge-stand-in';
 
 const PREFIX = '/api/v1';
 
@@ -144,7 +154,7 @@ export class GiteaStandIn extends ForgeStandIn {
   }
 
   /** A pull request as Gitea's API writes it (the fields a client reads). */
-  private pull(r: HeldRequest) {
+  private pull(r: HeldRequest): SchemaPart<PullRequest> {
     const [owner] = r.repo.split('/');
     const merged = r.state === 'merged';
     return {

@@ -4,7 +4,20 @@
  * and `Link` pages, 422 "Validation Failed" for a second open pull request of a branch, 404 "Not Found",
  * 401 "Bad credentials", and the primary rate limit's 403 with `x-ratelimit-remaining: 0`.
  */
-import { Answer, authorizationToken, Call, ForgeStandIn, HeldRequest, routeOf, StandInOptions } from './forge-stand-in';
+import type { RestEndpointMethodTypes } from '@octokit/rest';
+import {
+  Answer,
+  authorizationToken,
+  Call,
+  ForgeStandIn,
+  HeldRequest,
+  routeOf,
+  SchemaPart,
+  StandInOptions,
+} from './forge-stand-in';
+
+type PullJson = SchemaPart<RestEndpointMethodTypes['pulls']['get']['response']['data']>;
+type LabelJson = SchemaPart<RestEndpointMethodTypes['issues']['setLabels']['response']['data'][number]>;
 
 const DOCS = 'https://docs.github.com/rest';
 
@@ -145,13 +158,13 @@ export class GitHubStandIn extends ForgeStandIn {
     return { status: 422, body: { message: 'Validation Failed', errors, documentation_url: DOCS, status: '422' } };
   }
 
-  private labelJson(repo: string, name: string) {
+  private labelJson(repo: string, name: string): LabelJson {
     const l = this.label(repo, name);
     return { id: l.id, node_id: `LA_${l.id}`, name: l.name, color: l.color, default: false, description: null };
   }
 
   /** A pull request as GitHub's REST API writes it (the fields a client reads). */
-  private pull(r: HeldRequest) {
+  private pull(r: HeldRequest): PullJson {
     const [owner] = r.repo.split('/');
     const merged = r.state === 'merged';
     const closedAt = r.state === 'open' ? null : r.updatedAt;

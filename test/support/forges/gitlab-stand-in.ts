@@ -5,7 +5,17 @@
  * this source branch: !N"]`, `404 Not found`, `401 Unauthorized`, and 429 with `Retry-After` and `RateLimit-*`.
  * Labels named on a request are created in the project, as GitLab does.
  */
-import { Answer, authorizationToken, Call, ForgeStandIn, HeldRequest, routeOf, StandInOptions } from './forge-stand-in';
+import type { MergeRequestSchema } from '@gitbeaker/core';
+import {
+  Answer,
+  authorizationToken,
+  Call,
+  ForgeStandIn,
+  HeldRequest,
+  routeOf,
+  SchemaPart,
+  StandInOptions,
+} from './forge-stand-in';
 
 const PREFIX = '/api/v4';
 
@@ -136,7 +146,7 @@ export class GitLabStandIn extends ForgeStandIn {
   }
 
   /** A merge request as GitLab's API writes it (the fields a client reads). */
-  private mergeRequest(r: HeldRequest) {
+  private mergeRequest(r: HeldRequest): SchemaPart<MergeRequestSchema> {
     return {
       id: r.id,
       iid: r.number,
