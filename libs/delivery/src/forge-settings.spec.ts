@@ -100,7 +100,7 @@ describe('the forge settings', () => {
     [
       'a missing token file',
       env([{ prefix: 'https://h/a', forge: 'gitea', token_file: join(dir, 'none') }]),
-      'cannot read',
+      'cannot be read (ENOENT)',
     ],
     [
       'a CA file without a certificate',

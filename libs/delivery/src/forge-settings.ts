@@ -17,6 +17,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { normaliseRepoUrl, repoUrlProblem, repositoryPrefixProblem, withinPrefix } from '#libs/git';
+import { credentialFileProblem } from '#libs/runtime';
 import { FORGE_KINDS, ForgeError, ForgeKind, ForgePort, ForgeResolver } from './forge-port';
 import { apiBaseUrl, DEFAULT_FORGE_TIMEOUT_MS, ForgeConnection, sameApi } from './http/forge-fetch';
 import { GitHubForge } from './github/github-forge';
@@ -120,7 +121,8 @@ function defaultApiUrl(forge: ForgeKind, prefix: string, where: string): string 
 function tokenFileOf(given: unknown, where: string, apiUrl: string, credentialsDir: string | undefined): string {
   if (given !== undefined) {
     if (typeof given !== 'string' || given === '') throw new ForgeSettingsError(`${where}.token_file: a file name`);
-    ownerOnly(given, `${where}.token_file`);
+    const problem = credentialFileProblem(given);
+    if (problem) throw new ForgeSettingsError(`${where}.token_file: ${given} ${problem}`);
     return given;
   }
   const key = new URL(apiUrl).host.replace(':', '_');
@@ -130,18 +132,6 @@ function tokenFileOf(given: unknown, where: string, apiUrl: string, credentialsD
   if (!existsSync(file))
     throw new ForgeSettingsError(`${where}: FORGE_CREDENTIALS_DIR ${credentialsDir} has no key ${key}`);
   return file;
-}
-
-/** A credential file named in a setting: readable by its owner only, as the API key and generator credential files. */
-function ownerOnly(file: string, name: string): void {
-  let mode: number;
-  try {
-    mode = statSync(file).mode;
-  } catch (e) {
-    throw new ForgeSettingsError(`${name}: cannot read ${file} (${(e as NodeJS.ErrnoException).code ?? 'error'})`);
-  }
-  if ((mode & 0o077) !== 0)
-    throw new ForgeSettingsError(`${name}: ${file} is readable or writable by group or others: chmod 600 it`);
 }
 
 function caPem(file: string): string {
