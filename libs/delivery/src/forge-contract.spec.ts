@@ -5,6 +5,8 @@
  * however often a step is retried, a person's merge or close is seen, an edited branch is seen, errors carry the
  * status and the forge's wait and never the token, and no redirect is followed.
  */
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
 import { ForgeConnection } from './http/forge-fetch';
 import { ForgeError, ForgePort, ForgeRepository, MergeRequestSpec } from './forge-port';
 import { GitHubForge } from './github/github-forge';
@@ -13,11 +15,14 @@ import { GiteaForge } from './gitea/gitea-forge';
 import {
   ForgeStandIn,
   GitHubStandIn,
+  headsOfBareRepositories,
+  GitLabStandIn,
   randomSha,
   startGiteaStandIn,
   startGitHubStandIn,
   startGitLabStandIn,
 } from '../../../test/support/forges';
+import { tempDir } from '../../../test/support/files';
 
 interface Subject {
   kind: string;
@@ -234,6 +239,9 @@ describe.each(SUBJECTS)('the $kind adapter against its stand-in', ({ kind, start
     const opened = await forge.openMergeRequest(spec(head, { autoMerge: true, headSha: sha }));
     expect(opened.state).toBe('open');
     expect(server.requestsOf(repo).find((r) => r.number === opened.number)!.autoMerge).toEqual({ sha });
+    // The checks pass: the forge merges it, and the adapter reads it merged.
+    expect(server.runScheduledMerges(repo)).toEqual([opened.number]);
+    expect(await forge.readMergeRequest(repository, opened.number)).toMatchObject({ state: 'merged', headSha: sha });
 
     // The branch moved after the push: the forge refuses to merge another commit than the one named.
     const moved = 'scaffolder/acme/create/8888888';
@@ -264,5 +272,41 @@ describe.each(SUBJECTS)('the $kind adapter against its stand-in', ({ kind, start
       const auth = kind === 'gitlab' ? call.headers['private-token'] : call.headers.authorization;
       expect(String(auth)).toContain(server.token);
     }
+  });
+});
+
+describe('a stand-in whose branch heads come from a bare git repository', () => {
+  const root = tempDir('forge-heads');
+  const bare = join(root, 'envs.git');
+  const work = join(root, 'work');
+  const git = (...args: string[]) => execFileSync('git', args, { cwd: work, encoding: 'utf8' }).trim();
+  let server: GitLabStandIn;
+
+  beforeAll(async () => {
+    execFileSync('git', ['init', '--bare', '-q', bare]);
+    execFileSync('git', ['init', '-q', '-b', 'main', work]);
+    git('-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-q', '--allow-empty', '-m', 'base');
+    git('remote', 'add', 'origin', bare);
+    git('push', '-q', 'origin', 'main', 'main:scaffolder/acme/create/0000001');
+    server = (
+      await startGitLabStandIn({ headSha: headsOfBareRepositories((r) => (r === 'platform/envs' ? bare : undefined)) })
+    ).repository('platform/envs');
+  });
+  afterAll(() => server.stop());
+
+  it("reports the branch's commit in the repository, a force-push included, and refuses a branch it lacks", async () => {
+    const forge = new GitLabForge({ apiUrl: server.apiUrl, token: () => server.token, caPem: server.caPem });
+    const repository = { apiUrl: server.apiUrl, path: 'platform/envs' };
+    const head = 'scaffolder/acme/create/0000001';
+    const request = { repository, head, base: 'main', title: 't', body: 'b', labels: [], autoMerge: false };
+    const opened = await forge.openMergeRequest(request);
+    expect(opened.headSha).toBe(git('rev-parse', 'HEAD'));
+
+    git('-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-q', '--allow-empty', '--amend', '-m', 'edited');
+    git('push', '-q', '--force', 'origin', `HEAD:${head}`);
+    expect((await forge.readMergeRequest(repository, opened.number)).headSha).toBe(git('rev-parse', 'HEAD'));
+
+    const missing = await forge.openMergeRequest({ ...request, head: 'no-such-branch' }).catch((e: unknown) => e);
+    expect(missing).toMatchObject({ status: 422 });
   });
 });

@@ -6,6 +6,7 @@
  * call received (method, path, headers, body) to scan it for tokens. Each forge's subclass speaks its REST
  * paths, JSON, authentication, pagination and error bodies.
  */
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, Server } from 'node:https';
@@ -69,6 +70,28 @@ export type HeadShaOf = (repo: string, branch: string) => string | undefined;
 export interface StandInOptions {
   /** Where branch heads come from (an end-to-end test reads them from a bare git repository); default: setHead's. */
   headSha?: HeadShaOf;
+}
+
+/**
+ * Branch heads read from bare git repositories (an end-to-end test pushes there with the service's git): the
+ * stand-in then reports the commit the branch really has, and a test's own push to it is an edit the adapter sees.
+ */
+export function headsOfBareRepositories(gitDirOf: (repo: string) => string | undefined): HeadShaOf {
+  return (repo, branch) => {
+    const gitDir = gitDirOf(repo);
+    if (!gitDir) return undefined;
+    try {
+      return execFileSync(
+        'git',
+        ['--git-dir', gitDir, 'rev-parse', '--verify', '--quiet', `refs/heads/${branch}^{commit}`],
+        {
+          encoding: 'utf8',
+        },
+      ).trim();
+    } catch {
+      return undefined; // no such branch
+    }
+  };
 }
 
 let sharedTls: TestTls | undefined;
@@ -190,6 +213,18 @@ export abstract class ForgeStandIn {
     const held = this.held(repo, number);
     Object.assign(held, { state: 'closed', finalHeadSha: this.currentHead(held) });
     this.touch(held);
+  }
+
+  /**
+   * The checks passed: every open request with auto-merge asked is merged, when its head is still the commit
+   * auto-merge was asked for (a forge merges nothing else). The numbers merged.
+   */
+  runScheduledMerges(repo: string): number[] {
+    const due = this.requestsOf(repo).filter(
+      (r) => r.state === 'open' && r.autoMerge && (!r.autoMerge.sha || r.autoMerge.sha === this.currentHead(r)),
+    );
+    for (const r of due) this.merge(repo, r.number);
+    return due.map((r) => r.number);
   }
 
   /** Creates `count` requests (heads `other-<i>` unless named), as many a busy repository has. */
