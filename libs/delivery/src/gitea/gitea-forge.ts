@@ -114,9 +114,9 @@ async function everyPage<T>(pageOf: (page: number) => Promise<{ data: T[]; heade
   throw new ForgeError(`gitea: a list went on for more than ${MAX_PAGES} pages`);
 }
 
-/** Gitea reports a merged pull request as `closed` with `merged: true`. */
+/** Gitea reports a merged pull request as `closed` with `merged: true`; `open` wins, as on GitHub. */
 function asMergeRequest(pull: GiteaPull): MergeRequest {
-  const state = pull.merged ? 'merged' : pull.state === 'open' ? 'open' : 'closed';
+  const state = pull.state === 'open' ? 'open' : pull.merged ? 'merged' : 'closed';
   return {
     number: pull.number,
     url: pull.html_url,
@@ -124,6 +124,6 @@ function asMergeRequest(pull: GiteaPull): MergeRequest {
     head: pull.head.ref,
     base: pull.base.ref,
     headSha: pull.head.sha,
-    ...(pull.merged && pull.merge_commit_sha ? { mergeCommitSha: pull.merge_commit_sha } : {}),
+    ...(state === 'merged' && pull.merge_commit_sha ? { mergeCommitSha: pull.merge_commit_sha } : {}),
   };
 }

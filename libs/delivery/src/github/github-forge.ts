@@ -15,6 +15,8 @@ interface GitHubPull {
   html_url: string;
   state: string;
   merged_at: string | null;
+  /** On a single pull request only. */
+  merged?: boolean;
   merge_commit_sha: string | null;
   node_id: string;
   head: { ref: string; sha: string };
@@ -113,13 +115,18 @@ export class GitHubForge extends ForgeAdapter {
   }
 }
 
-/** GitHub reports a merged pull request as `closed` with `merged_at`; its merge_commit_sha counts only then. */
+/**
+ * GitHub reports a merged pull request as `closed` with `merged_at` (and `merged` on a single one); its
+ * merge_commit_sha counts only then (an open one's is GitHub's test merge). `state: open` wins over anything
+ * else: GitHub's own documentation example is open with a `merged_at`, and a request taken for merged while it
+ * is open would let a run go on to a pass that needs the first one in the branch.
+ */
 function asMergeRequest(pull: GitHubPull): MergeRequest {
-  const merged = pull.merged_at !== null;
+  const merged = pull.state !== 'open' && (pull.merged_at !== null || pull.merged === true);
   return {
     number: pull.number,
     url: pull.html_url,
-    state: merged ? 'merged' : pull.state === 'open' ? 'open' : 'closed',
+    state: pull.state === 'open' ? 'open' : merged ? 'merged' : 'closed',
     head: pull.head.ref,
     base: pull.base.ref,
     headSha: pull.head.sha,
