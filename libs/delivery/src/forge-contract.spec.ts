@@ -149,6 +149,16 @@ describe.each(SUBJECTS)('the $kind adapter against its stand-in', ({ kind, start
     expect(server.received.slice(calls).map((c) => c.method)).toEqual(['GET']);
   });
 
+  it("takes no fork's request from a branch of the same name for its own", async () => {
+    const head = 'scaffolder/acme/create/9999999';
+    const [fork] = server.precreate(repo, 1, { head: () => head, fromFork: true });
+    expect(await forge.findMergeRequest(repository, head, 'main')).toBeNull();
+    const own = await forge.openMergeRequest(spec(head));
+    expect(own.number).not.toBe(fork.number);
+    expect(await forge.findMergeRequest(repository, head, 'main')).toMatchObject({ number: own.number });
+    expect(server.requestsOf(repo).find((r) => r.number === fork.number)!.body).toBe('');
+  });
+
   it('closes an open request', async () => {
     const head = 'scaffolder/acme/retire/3333333';
     pushed(head);

@@ -37,6 +37,8 @@ export interface HeldRequest {
   /** The head's commit when the request was merged or closed (later the branch may move or go). */
   finalHeadSha?: string;
   mergeCommitSha?: string;
+  /** Opened from a fork (owner `fork`) rather than from a branch of the repository itself. */
+  fromFork?: boolean;
   /** Auto-merge asked for, with the commit it was asked for (if any). */
   autoMerge?: { sha?: string };
   createdAt: string;
@@ -231,12 +233,13 @@ export abstract class ForgeStandIn {
   precreate(
     repo: string,
     count: number,
-    opts: { head?: (i: number) => string; base?: string; state?: HeldRequest['state'] } = {},
+    opts: { head?: (i: number) => string; base?: string; state?: HeldRequest['state']; fromFork?: boolean } = {},
   ): HeldRequest[] {
     return Array.from({ length: count }, (_, i) => {
       const head = opts.head?.(i) ?? `other-${i}`;
       if (!this.headShaOf(repo, head)) this.setHead(repo, head);
       const held = this.hold(repo, { head, base: opts.base ?? 'main', title: `change ${i}`, body: '' });
+      if (opts.fromFork) held.fromFork = true;
       if (opts.state === 'merged') this.merge(repo, held.number);
       if (opts.state === 'closed') this.close(repo, held.number);
       return held;

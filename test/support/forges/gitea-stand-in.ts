@@ -78,7 +78,9 @@ export class GiteaStandIn extends ForgeStandIn {
     if (!repo) return undefined;
     const { head, base, title, body, labels } = call.json ?? {};
     if (!this.headShaOf(repo, head)) return undefined;
-    const open = this.requestsOf(repo).find((r) => r.state === 'open' && r.head === head && r.base === base);
+    const open = this.requestsOf(repo).find(
+      (r) => !r.fromFork && r.state === 'open' && r.head === head && r.base === base,
+    );
     if (open)
       return {
         status: 409,
@@ -166,7 +168,13 @@ export class GiteaStandIn extends ForgeStandIn {
       title: r.title,
       body: r.body,
       labels: r.labels.map((n) => this.label(r.repo, n)),
-      head: { label: r.head, ref: r.head, sha: this.currentHead(r), repo_id: 1, repo: { full_name: r.repo } },
+      head: {
+        label: r.head,
+        ref: r.head,
+        sha: this.currentHead(r),
+        repo_id: r.fromFork ? 2 : 1,
+        repo: { full_name: r.fromFork ? `fork/${r.repo.split('/')[1]}` : r.repo },
+      },
       base: { label: r.base, ref: r.base, repo_id: 1, repo: { full_name: r.repo, owner: { login: owner } } },
       merged,
       merged_at: merged ? r.updatedAt : null,

@@ -84,7 +84,7 @@ export class GitHubStandIn extends ForgeStandIn {
     const [headOwner, headRef] = (q.get('head') ?? ':').split(':');
     const matching = this.requestsOf(repo)
       .filter((r) => state === 'all' || (state === 'open') === (r.state === 'open'))
-      .filter((r) => !q.get('head') || (headOwner === repo.split('/')[0] && r.head === headRef))
+      .filter((r) => !q.get('head') || (headOwner === (r.fromFork ? 'fork' : repo.split('/')[0]) && r.head === headRef))
       .filter((r) => !q.get('base') || r.base === q.get('base'))
       .reverse(); // newest first: sort=created, direction=desc
     const page = this.page(call, matching, 'per_page', 30, 100);
@@ -98,7 +98,7 @@ export class GitHubStandIn extends ForgeStandIn {
       return this.invalid([{ resource: 'PullRequest', code: 'missing_field', field: 'title' }]);
     if (!this.headShaOf(repo, head)) return this.invalid([{ resource: 'PullRequest', field: 'head', code: 'invalid' }]);
     const owner = repo.split('/')[0];
-    if (this.requestsOf(repo).some((r) => r.state === 'open' && r.head === head && r.base === base))
+    if (this.requestsOf(repo).some((r) => !r.fromFork && r.state === 'open' && r.head === head && r.base === base))
       return this.invalid([
         { resource: 'PullRequest', code: 'custom', message: `A pull request already exists for ${owner}:${head}.` },
       ]);
@@ -178,7 +178,12 @@ export class GitHubStandIn extends ForgeStandIn {
       title: r.title,
       body: r.body,
       labels: r.labels.map((n) => this.labelJson(r.repo, n)),
-      head: { label: `${owner}:${r.head}`, ref: r.head, sha: this.currentHead(r), repo: { full_name: r.repo } },
+      head: {
+        label: `${r.fromFork ? 'fork' : owner}:${r.head}`,
+        ref: r.head,
+        sha: this.currentHead(r),
+        repo: { full_name: r.fromFork ? `fork/${r.repo.split('/')[1]}` : r.repo },
+      },
       base: { label: `${owner}:${r.base}`, ref: r.base, repo: { full_name: r.repo } },
       merged,
       merged_at: merged ? r.updatedAt : null,

@@ -97,7 +97,9 @@ export class GitLabStandIn extends ForgeStandIn {
     const { source_branch: head, target_branch: base, title, description, labels } = call.json ?? {};
     if (!title) return { status: 400, body: { message: { title: ["can't be blank"] } } };
     if (!this.headShaOf(project, head)) return { status: 422, body: { message: ['Source branch does not exist'] } };
-    const open = this.requestsOf(project).find((r) => r.state === 'open' && r.head === head && r.base === base);
+    const open = this.requestsOf(project).find(
+      (r) => !r.fromFork && r.state === 'open' && r.head === head && r.base === base,
+    );
     if (open)
       return {
         status: 409,
@@ -151,6 +153,8 @@ export class GitLabStandIn extends ForgeStandIn {
       id: r.id,
       iid: r.number,
       project_id: 1,
+      source_project_id: r.fromFork ? 2 : 1,
+      target_project_id: 1,
       title: r.title,
       description: r.body,
       state: gitlabState(r),

@@ -16,8 +16,8 @@ interface GiteaPull {
   state: string;
   merged: boolean;
   merge_commit_sha?: string | null;
-  head: { ref: string; sha: string };
-  base: { ref: string };
+  head: { ref: string; sha: string; repo_id?: number };
+  base: { ref: string; repo_id?: number };
 }
 
 /** Gitea's largest page by default (MAX_RESPONSE_ITEMS). */
@@ -44,7 +44,10 @@ export class GiteaForge extends ForgeAdapter {
     const pulls = await everyPage((page) =>
       this.api.repos.repoListPullRequests(owner, repo, { state: 'all', page, limit: PAGE_SIZE }),
     );
-    return (pulls as GiteaPull[]).filter((p) => p.head.ref === head && p.base.ref === base).map(asMergeRequest);
+    // A fork's request from a branch of the same name is someone else's: only the repository's own branches count.
+    return (pulls as GiteaPull[])
+      .filter((p) => p.head.ref === head && p.base.ref === base && p.head.repo_id === p.base.repo_id)
+      .map(asMergeRequest);
   }
 
   protected async createRequest(spec: MergeRequestSpec): Promise<number> {

@@ -19,8 +19,8 @@ interface GitHubPull {
   merged?: boolean;
   merge_commit_sha: string | null;
   node_id: string;
-  head: { ref: string; sha: string };
-  base: { ref: string };
+  head: { ref: string; sha: string; repo: { full_name: string } | null };
+  base: { ref: string; repo: { full_name: string } };
 }
 
 /** GitHub's largest page. */
@@ -57,7 +57,10 @@ export class GitHubForge extends ForgeAdapter {
       state: 'all',
       per_page: PER_PAGE,
     });
-    return (pulls as GitHubPull[]).filter((p) => p.head.ref === head && p.base.ref === base).map(asMergeRequest);
+    // The head filter names the owner; a fork of the owner's own (another name) still has another head repository.
+    return (pulls as GitHubPull[])
+      .filter((p) => p.head.ref === head && p.base.ref === base && p.head.repo?.full_name === p.base.repo.full_name)
+      .map(asMergeRequest);
   }
 
   protected async createRequest(spec: MergeRequestSpec): Promise<number> {

@@ -20,6 +20,8 @@ interface GitLabMergeRequest {
   state: string;
   source_branch: string;
   target_branch: string;
+  source_project_id?: number;
+  target_project_id?: number;
   sha: string;
   merge_commit_sha?: string | null;
   squash_commit_sha?: string | null;
@@ -50,10 +52,14 @@ export class GitLabForge extends ForgeAdapter {
       projectId: path,
       sourceBranch: head,
       targetBranch: base,
-      state: undefined,
       perPage: PER_PAGE,
     })) as unknown as GitLabMergeRequest[];
-    return all.filter((r) => r.source_branch === head && r.target_branch === base).map(asMergeRequest);
+    // A fork's merge request from a branch of the same name is someone else's: only the project's own branches count.
+    return all
+      .filter(
+        (r) => r.source_branch === head && r.target_branch === base && r.source_project_id === r.target_project_id,
+      )
+      .map(asMergeRequest);
   }
 
   protected async createRequest(spec: MergeRequestSpec): Promise<number> {
