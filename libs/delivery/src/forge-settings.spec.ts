@@ -181,6 +181,13 @@ describe('the forge resolver', () => {
     // On a path-segment boundary: acme-evil is not under acme.
     expect(forges.forgeFor('https://git.example/acme-evil/envs')!.port.kind).toBe('gitea');
     expect(forges.forgeFor('https://other.example/acme/envs')).toBeNull();
+    // Whatever the scheme, user and port: the same repository over ssh is on the same forge.
+    expect(forges.forgeFor('git@git.example:acme/envs.git')).toMatchObject({
+      repository: { path: 'acme/envs' },
+      autoMerge: true,
+    });
+    expect(forges.forgeFor('ssh://git@git.example:2222/acme/envs')!.port.kind).toBe('github');
+    expect(forges.forgeFor('https://git.example/acme/../ops/envs')).toBeNull();
   });
 
   it('refuses a request naming another forge or API than the settings (the token goes to no other host)', () => {

@@ -3,7 +3,8 @@
  *
  * - `FORGE_DEFAULTS`: a JSON list of `{prefix, forge, api_url?, token_file?, auto_merge?}`, one per repository
  *   URL prefix; the longest prefix a repository URL lies under wins (compared as the git scopes compare them,
- *   on a path-segment boundary, in the one form of a repository URL: libs/git's withinPrefix).
+ *   on a path-segment boundary, in the one form of a repository URL: libs/git's withinPrefix), whatever the
+ *   scheme, user and port: one forge serves a repository over https and ssh alike.
  * - `FORGE_CREDENTIALS_DIR`: a mounted Kubernetes Secret with one key per API host (`api.github.com`,
  *   `gitlab.example`, `gitea.example_3000` for a port), like GIT_CREDENTIALS_DIR for git; an entry's own
  *   `token_file` wins, and must be readable by the service's user only (chmod 600), as every credential file
@@ -177,6 +178,17 @@ export function repositoryPathOf(forge: ForgeKind, repoUrl: string): string {
   return path;
 }
 
+/**
+ * A repository URL (or prefix) as the forge serving it is found: its one form with the scheme, user and port left
+ * aside (https://host/path), so `git@host:org/envs.git` and `https://host/org/envs` are on the same forge. A URL
+ * without a one form stays as it is, and withinPrefix then finds it under no prefix.
+ */
+function onForge(url: string): string {
+  if (repoUrlProblem(url) !== null) return url;
+  const u = new URL(normaliseRepoUrl(url));
+  return `https://${u.hostname}${u.pathname}`;
+}
+
 /** The port for one kind of forge over one connection. */
 export function createForgePort(kind: ForgeKind, connection: ForgeConnection): ForgePort {
   if (kind === 'github') return new GitHubForge(connection);
@@ -211,8 +223,8 @@ export function createForgeResolver(
   return {
     forgeFor(repoUrl, requested) {
       const entry = settings.defaults
-        .filter((d) => withinPrefix(repoUrl, d.prefix))
-        .sort((a, b) => normaliseRepoUrl(b.prefix).length - normaliseRepoUrl(a.prefix).length)[0];
+        .filter((d) => withinPrefix(onForge(repoUrl), onForge(d.prefix)))
+        .sort((a, b) => onForge(b.prefix).length - onForge(a.prefix).length)[0];
       if (!entry) return null;
       if (requested?.forge && requested.forge !== entry.forge)
         throw new ForgeError(`delivery.forge ${requested.forge}: the settings name ${entry.forge} for ${entry.prefix}`);
