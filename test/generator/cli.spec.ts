@@ -356,7 +356,7 @@ describe('generate-gitops-env command line', () => {
     chmodSync(file, 0o644);
     const open = run([...args, '--credentials', file], registry);
     expect(open.code).toBe(2);
-    expect(open.stderr).toContain('readable by group or others');
+    expect(open.stderr).toContain('readable or writable by group or others: chmod 600 it');
 
     chmodSync(file, 0o600);
     const ok = run([...args, '--credentials', file, '--json'], registry);

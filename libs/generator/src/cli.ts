@@ -1,4 +1,4 @@
-import { readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { commandCompletion, parseCommandLine, UsageError, versionLine } from '#libs/cli';
 import { fluxUrlOf, hasCredentials, originUrl, sameRepository } from '#libs/git/repository-url';
@@ -7,7 +7,7 @@ import { normaliseReferenceEnv } from '#libs/validation';
 import { parseSuppliedCredentials, SuppliedCredentials } from './credential-plan';
 import type { RegistryCredentials } from './credentials';
 import { GeneratorInputError } from './errors';
-import { DEFAULT_REPO_LIMITS, RepoLimits } from '#libs/runtime';
+import { credentialFileProblem, DEFAULT_REPO_LIMITS, RepoLimits } from '#libs/runtime';
 import {
   generate,
   GenerateOptions,
@@ -161,13 +161,12 @@ function repoLimitsFrom(env: NodeJS.ProcessEnv): RepoLimits {
 /** The supplied credentials file: readable by its owner only (it holds third-party credentials). Errors name keys, never values. */
 function suppliedFrom(file: string | undefined): SuppliedCredentials | undefined {
   if (!file) return undefined;
+  const problem = credentialFileProblem(file);
+  if (problem) throw new GeneratorInputError(`--credentials ${file} ${problem}`);
   let text: string;
   try {
-    if ((statSync(file).mode & 0o077) !== 0)
-      throw new GeneratorInputError(`--credentials ${file} is readable by group or others: chmod 600 it`);
     text = readFileSync(file, 'utf8');
-  } catch (e) {
-    if (e instanceof GeneratorInputError) throw e;
+  } catch {
     throw new GeneratorInputError(`--credentials ${file} cannot be read`);
   }
   return parseSuppliedCredentials(text, `--credentials ${file}`);

@@ -1,2 +1,3 @@
 export * from './compiled-file';
 export * from './repo-limits';
+export * from './credential-file';
