@@ -1,3 +1,4 @@
+import { DeliveryModule } from '../delivery/delivery.module';
 import { DynamicModule, Module } from '@nestjs/common';
 import type { Logger } from 'pino';
 import type { AppConfig } from '../config/config';
@@ -26,6 +27,7 @@ export class RunnerModule {
         LoggingModule.forRoot(logger),
         GenerationModule.forRoot(),
         GitModule,
+        DeliveryModule,
         ...managementClusterImports(config),
       ],
       providers: [{ provide: RunnerApiClient, useValue: new RunnerApiClient({ ...api, onRetry }) }, RunnerSteps],

@@ -27,6 +27,22 @@ export interface RunView {
   progress: { waited_seconds: number; deadline_seconds: number } | null;
   /** While the status is retrying: the step, the attempt that failed and why. */
   retry: { step: string; failed_attempt: number; reason: string } | null;
+  /** How the passes reach the branch: pushed to it, or proposed as merge requests. */
+  delivery: 'push' | 'merge_request';
+  /** The merge requests the run opened (one per pass that changed something), with their state as last seen. */
+  merge_requests: MergeRequestView[];
+}
+
+/** A run's merge request: where a person finds it and what became of it. */
+export interface MergeRequestView {
+  pass: 'infra' | 'full';
+  number: number;
+  url: string;
+  head: string;
+  base: string;
+  state: 'open' | 'merged' | 'closed';
+  /** Its branch had changes pushed to it after the run pushed it (seen when it was merged). */
+  edited: boolean;
 }
 
 /** An event as GET /api/v1/scaffolds/{id}/events, the SSE route and the audit feed (with run_id) show it. */

@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import Ajv from 'ajv';
 import { keptPlans } from '#libs/events/run-plans';
 import type { RunPlan } from '#libs/events/run-plan';
+import { ForgeSettings, ForgeSettingsError, forgeSettingsFromEnv } from '#libs/delivery/forge-settings';
 import type { RegistryCredentials } from '#libs/generator';
 import type { GitAccessSettings } from '#libs/git';
 import { JobSettings, RUNNER_IMAGE } from '#libs/kube/job-spec';
@@ -56,6 +57,8 @@ export interface AppConfig {
   git: GitAccessSettings;
   /** GIT_ALLOWED_HOSTS: hosts (or *.domain patterns, optionally :port) repository URLs may name; empty: any. */
   allowedHosts: string[];
+  /** FORGE_*: which forge serves which repositories, for merge-request delivery (none configured: no such delivery). */
+  forges: ForgeSettings;
   migrationsRun: boolean;
   streamReplicas: number;
   /** false: no step processors in this process (it still projects; a replica that only answers the API: role api). */
@@ -277,6 +280,15 @@ function runnerServiceUrl(env: Env): string {
   return '';
 }
 
+/** The forges of merge-request delivery; a wrong FORGE_* setting stops the start naming it. */
+function forgeSettings(env: Env): ForgeSettings {
+  try {
+    return forgeSettingsFromEnv(env);
+  } catch (e) {
+    throw e instanceof ForgeSettingsError ? new ConfigError(e.message) : e;
+  }
+}
+
 /**
  * Generator threads when GENERATOR_THREADS is not set: one core fewer than the process may use (Node's count,
  * or CPU_LIMIT when lower: Node may count the node's cores in a pod, not its CPU limit), at least one. A pass is
@@ -300,6 +312,7 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env, opts: { requ
   const natsReplyPrefixes = problems.check(() => replyPrefixes(env));
   const databaseSslCa = problems.check(() => optionalFile('DATABASE_SSL_CA', env.DATABASE_SSL_CA));
   const serviceUrl = problems.check(() => runnerServiceUrl(env));
+  const forges = problems.check(() => forgeSettings(env));
   problems.throwIfAny();
   return {
     port: env.PORT,
@@ -327,6 +340,7 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env, opts: { requ
     allowedSchemes: list(env.GIT_ALLOWED_SCHEMES),
     git: gitAccess(env),
     allowedHosts: list(env.GIT_ALLOWED_HOSTS ?? '').map((h) => h.toLowerCase()),
+    forges: forges!,
     migrationsRun: env.MIGRATIONS_RUN,
     streamReplicas: env.STREAM_REPLICAS,
     runStepWorkers: env.RUN_STEP_WORKERS,
@@ -362,6 +376,9 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env, opts: { requ
       sealedSecretsDeadlineMs: env.SEALED_SECRETS_DEADLINE_SECONDS * 1000,
       pollInitialMs: env.SEALED_SECRETS_POLL_INITIAL_MS,
       pollMaxMs: env.SEALED_SECRETS_POLL_MAX_MS,
+      mergeDeadlineMs: env.MERGE_DEADLINE_SECONDS * 1000,
+      mergePollMaxMs: env.MERGE_POLL_MAX_MS,
+      consoleUrl: env.CONSOLE_URL,
       repoLimits: {
         maxFileBytes: env.MAX_REPO_FILE_BYTES,
         maxRepoBytes: env.MAX_REPO_BYTES,

@@ -198,13 +198,11 @@ export const API_COMMANDS: Record<string, ApiCommand> = {
       return EXIT.succeeded;
     }
     // Loaded here only: the generator's words for a summary bring YAML, which no other command needs.
-    const { describeChanges, describePlan, describeSummary } = await import('#libs/generator/summary-text');
+    const { describeDryRun } = await import('#libs/generator/summary-text');
     printText(
       ctx,
       `${answer.pass} pass${answer.note ? ` (${answer.note})` : ''}\n` +
-        describeChanges(answer.changes ?? []) +
-        describeSummary(answer.summary, { planned: true }) +
-        describePlan(answer.summary),
+        describeDryRun(answer.summary, answer.changes ?? []),
     );
     return EXIT.succeeded;
   },

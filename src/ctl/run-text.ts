@@ -21,6 +21,10 @@ export function runText(run: any): string {
     ['repository', `${run.repo_url} ${run.branch} ${run.gitops_path ?? ''}`.trim()],
     ['infra commit', run.infra_commit],
     ['full commit', run.full_commit],
+    ...(run.merge_requests ?? []).map((m: any): [string, unknown] => [
+      `${m.pass} request`,
+      `#${m.number} ${m.state}${m.edited ? ' (edited after the run pushed it)' : ''} ${m.url}`,
+    ]),
     ['retry', run.retry ? `${run.retry.step} attempt ${run.retry.failed_attempt} failed: ${run.retry.reason}` : null],
     ['progress', run.progress ? `waited ${run.progress.waited_seconds} s of ${run.progress.deadline_seconds} s` : null],
     ['created', run.created_at],

@@ -30,5 +30,15 @@ export function toView(id: string, s: RunState): RunView {
         }
       : null,
     retry: s.retry ? { step: s.retry.step, failed_attempt: s.retry.attempt, reason: s.retry.reason } : null,
+    delivery: r.delivery?.mode ?? 'push',
+    merge_requests: (s.mergeRequests ?? []).map((m) => ({
+      pass: m.pass,
+      number: m.number,
+      url: m.url,
+      head: m.head,
+      base: m.base,
+      state: m.state,
+      edited: m.edited === true,
+    })),
   };
 }

@@ -1,3 +1,5 @@
+import type { ForgeResolver } from '#libs/delivery/forge-port';
+import { FORGE_RESOLVER } from '../delivery/delivery.module';
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import type { Logger } from 'pino';
 import type { TreeGenerator } from '#libs/generator';
@@ -29,6 +31,7 @@ export class RunnerSteps {
     @Inject(GIT_WORKSPACES) workspaces: GitWorkspaces,
     @Optional() @Inject(TARGET_CLUSTERS) targets?: TargetClusters,
     @Optional() @Inject(SUPPLIED_CREDENTIALS) credentials?: SuppliedCredentialsSource,
+    @Optional() @Inject(FORGE_RESOLVER) forges?: ForgeResolver | null,
   ) {
     const deps = {
       commands: api.commands,
@@ -38,6 +41,7 @@ export class RunnerSteps {
       logger,
       targets,
       credentials,
+      forges: forges ?? undefined,
       generator,
       workspaces,
     };

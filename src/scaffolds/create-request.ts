@@ -1,5 +1,6 @@
 import Ajv, { ErrorObject } from 'ajv';
-import type { ScaffoldRequestedData } from '#libs/events';
+import { FORGE_KINDS } from '#libs/delivery/forge-port';
+import type { DeliveryRequest, ScaffoldRequestedData } from '#libs/events';
 import {
   canonicalReferenceEnv,
   clusterVarsProblem,
@@ -58,6 +59,17 @@ export const CREATE_SCHEMA = {
       additionalProperties: false,
       required: ['namespace', 'name'],
       properties: { namespace: { type: 'string', maxLength: 63 }, name: { type: 'string', maxLength: 253 } },
+    },
+    delivery: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['mode'],
+      properties: {
+        mode: { enum: ['push', 'merge_request'] },
+        forge: { enum: [...FORGE_KINDS] },
+        api_url: { type: 'string', maxLength: 2048 },
+        auto_merge: { type: 'boolean' },
+      },
     },
     repo: {
       type: 'object',
@@ -277,6 +289,7 @@ export function parseCreateRequest(
     ...hostMap(b, reference),
     ...(b.path_map && Object.keys(b.path_map).length > 0 ? { path_map: b.path_map as Record<string, string> } : {}),
     ...credentialsSecret(b.credentials_secret, Boolean(opts.acceptKubeconfigTargets)),
+    ...(b.delivery !== undefined ? { delivery: b.delivery as DeliveryRequest } : {}),
   };
   const checked = (target as { target: CreateTarget }).target;
   if (checked.kind === 'kubeconfig_secret' && !opts.acceptKubeconfigTargets) {

@@ -35,6 +35,8 @@ const runView = (steps: readonly string[]) => ({
     'finished_at',
     'progress',
     'retry',
+    'delivery',
+    'merge_requests',
   ],
   properties: {
     id: { type: 'string', format: 'uuid' },
@@ -63,6 +65,25 @@ const runView = (steps: readonly string[]) => ({
           properties: { waited_seconds: { type: 'integer' }, deadline_seconds: { type: 'integer' } },
         },
       ],
+    },
+    delivery: { enum: ['push', 'merge_request'] },
+    merge_requests: {
+      description: 'the merge requests the run opened (merge_request delivery), with their state as last seen',
+      type: 'array',
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['pass', 'number', 'url', 'head', 'base', 'state', 'edited'],
+        properties: {
+          pass: { enum: ['infra', 'full'] },
+          number: { type: 'integer' },
+          url: { type: 'string' },
+          head: { type: 'string' },
+          base: { type: 'string' },
+          state: { enum: ['open', 'merged', 'closed'] },
+          edited: { type: 'boolean' },
+        },
+      },
     },
     retry: {
       description: 'while status is retrying: the step, the attempt that failed and why',

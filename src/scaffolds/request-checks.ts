@@ -1,4 +1,6 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
+import { ForgeError, type ForgeKind } from '#libs/delivery/forge-port';
+import { forgeEntryFor, type ForgeSettings } from '#libs/delivery/forge-settings';
 import { ScaffoldRequestedData, ScaffoldTarget } from '#libs/events';
 import {
   CredentialPlanEntry,
@@ -54,6 +56,43 @@ function requestedData(req: CreateRequest, caller: CallerIdentity, folderOwner: 
 }
 
 /**
+ * A merge-request delivery the settings can carry out (422 otherwise, before anything is cloned or appended): a
+ * forge configured for the repository, the one the request names if it names one, and auto-merge only where the
+ * settings allow it for the repository.
+ */
+export function checkDelivery(req: CreateRequest, forges: ForgeSettings): void {
+  const delivery = req.delivery;
+  if (delivery?.mode !== 'merge_request') {
+    if (delivery && (delivery.forge || delivery.api_url || delivery.auto_merge))
+      throw new ApiError(
+        422,
+        'unsupported_delivery',
+        'delivery: forge, api_url and auto_merge need mode merge_request',
+      );
+    return;
+  }
+  let entry;
+  try {
+    entry = forgeEntryFor(forges, req.repo_url, { forge: delivery.forge as ForgeKind, apiUrl: delivery.api_url });
+  } catch (e) {
+    if (e instanceof ForgeError) throw new ApiError(422, 'unsupported_delivery', e.message);
+    throw e;
+  }
+  if (!entry)
+    throw new ApiError(
+      422,
+      'unsupported_delivery',
+      `delivery.mode merge_request: no forge is configured for ${req.repo_url} (FORGE_DEFAULTS)`,
+    );
+  if (delivery.auto_merge && !entry.autoMerge)
+    throw new ApiError(
+      422,
+      'unsupported_delivery',
+      `delivery.auto_merge: the settings do not allow auto-merge for ${entry.prefix} (FORGE_DEFAULTS auto_merge)`,
+    );
+}
+
+/**
  * The checks a create and a preview share, so both refuse the same request with the same answer
  * before anything is cloned, appended or pushed.
  */
@@ -76,6 +115,7 @@ export class RequestChecks {
     });
     checkRepositoryScope(caller, req);
     checkSecretScope(caller, req, this.config.secretNamespaces);
+    checkDelivery(req, this.config.forges);
     return req;
   }
 

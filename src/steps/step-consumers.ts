@@ -1,5 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Logger } from 'pino';
+import type { ForgeResolver } from '#libs/delivery/forge-port';
+import { FORGE_RESOLVER } from '../delivery/delivery.module';
 import type { TreeGenerator } from '#libs/generator';
 import { EventStore, RunInputs, RunLogStore } from '#libs/event-store';
 import type { GitWorkspaces } from '#libs/git';
@@ -49,6 +51,7 @@ export class StepConsumers implements EventConsumer {
     @Inject(STEP_SCOPE) scope: StepScope,
     @Inject(TREE_GENERATOR) generator: TreeGenerator,
     @Inject(GIT_WORKSPACES) workspaces: GitWorkspaces,
+    @Inject(FORGE_RESOLVER) forges: ForgeResolver | null,
     metrics: Metrics,
   ) {
     const onAttempt = (step: string, outcome: 'succeeded' | 'failed', seconds: number) =>
@@ -63,6 +66,7 @@ export class StepConsumers implements EventConsumer {
       logger,
       targets: scope.targets,
       credentials: scope.credentials,
+      forges: forges ?? undefined,
       generator,
       workspaces,
       onAttempt,

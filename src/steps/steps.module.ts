@@ -1,5 +1,6 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import type { SuppliedCredentialsSource, TargetClusters } from '#libs/steps';
+import { DeliveryModule } from '../delivery/delivery.module';
 import { GitModule } from '../git/git.module';
 import { SUPPLIED_CREDENTIALS, TARGET_CLUSTERS } from '../kubernetes/credentials-source';
 import { StalledRunCheck } from './stalled-run-check';
@@ -24,6 +25,10 @@ export class StepsModule {
         credentials,
       }),
     };
-    return { module: StepsModule, imports: [GitModule], providers: [scope, StepConsumers, StalledRunCheck] };
+    return {
+      module: StepsModule,
+      imports: [GitModule, DeliveryModule],
+      providers: [scope, StepConsumers, StalledRunCheck],
+    };
   }
 }

@@ -119,6 +119,66 @@ const SAID: Array<[string, RunEvent, string]> = [
     event('StepRedriveRequested', { step: 'cert-fetch', requested_by: 'stall-check' }),
     'cert-fetch re-driven by stall-check',
   ],
+  [
+    'a pass proposed as a merge request',
+    event('MergeRequestOpened', {
+      step: 'infra-request',
+      pass: 'infra',
+      commit: 'c'.repeat(40),
+      files_changed: 14,
+      objects_sealed: 0,
+      request: {
+        number: 7,
+        url: 'https://forge.example/fleet/pull/7',
+        head: 'scaffolder/acme-prod/scaffold-infra/r1',
+        base: 'main',
+      },
+    }),
+    'infra pass pushed cccccccccccc to scaffolder/acme-prod/scaffold-infra/r1; merge request #7 open: https://forge.example/fleet/pull/7',
+  ],
+  [
+    'a pass the branch already held, with no merge request',
+    event('MergeRequestOpened', {
+      step: 'full-request',
+      pass: 'full',
+      commit: 'd'.repeat(40),
+      files_changed: 0,
+      objects_sealed: 0,
+      unchanged: true,
+    }),
+    'full pass already on the branch: no merge request needed (at dddddddddddd)',
+  ],
+  [
+    'a merge request merged after a person pushed to its branch',
+    event('MergeRequestMerged', {
+      step: 'infra-merge',
+      pass: 'infra',
+      merge_commit: 'e'.repeat(40),
+      edited: true,
+      request: {
+        number: 7,
+        url: 'https://forge.example/fleet/pull/7',
+        head: 'scaffolder/acme-prod/scaffold-infra/r1',
+        base: 'main',
+      },
+    }),
+    'merge request #7 (infra pass) merged as eeeeeeeeeeee, with changes pushed to it after the run',
+  ],
+  [
+    'a merge request closed unmerged',
+    event('MergeRequestClosed', {
+      step: 'full-merge',
+      pass: 'full',
+      request: {
+        number: 8,
+        url: 'https://forge.example/fleet/pull/8',
+        head: 'scaffolder/acme-prod/scaffold-full/r1',
+        base: 'main',
+      },
+      reason: 'merge request #8 was closed without merging (https://forge.example/fleet/pull/8)',
+    }),
+    'merge request #8 (full pass) closed without merging: merge request #8 was closed without merging (https://forge.example/fleet/pull/8)',
+  ],
 ];
 
 /** Every .ts file under a folder of the repository, as paths from its root. */

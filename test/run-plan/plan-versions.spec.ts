@@ -6,7 +6,7 @@ import { currentPlan, deployRunPlan, EventDraft, keptPlans, StoredEvent } from '
 import type { GitWorkspaces } from '#libs/git';
 import { fold, RunCommands } from '#libs/run-decider';
 import { handlersFor, StepHandler, StepProcessor, StepSettings } from '#libs/steps';
-import { SCAFFOLD_REQUEST, SUCCEEDED_RUN_EVENTS } from '../support/run-fixtures';
+import { SCAFFOLD_REQUEST, STEP_RESULTS, SUCCEEDED_RUN_EVENTS } from '../support/run-fixtures';
 import { TestNats } from '../support/services';
 import { fluxReadyWait } from './flux-ready-wait/handler';
 import { SCAFFOLD_V2 } from './scaffold-v2';
@@ -26,6 +26,13 @@ const HANDLERS = {
   }),
   'full-pass': result('full-pass', { type: 'FullPushed', data: { commit: 'b'.repeat(40), objects_sealed: 2 } }),
   'flux-ready-wait': fluxReadyWait,
+  // The merge-request plan's steps (kept too; no run here takes them).
+  ...Object.fromEntries(
+    (['infra-request', 'infra-merge', 'full-request', 'full-merge'] as const).map((s) => [
+      s,
+      result(s, STEP_RESULTS[s]),
+    ]),
+  ),
 };
 
 /**

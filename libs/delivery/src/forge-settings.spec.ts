@@ -1,7 +1,8 @@
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ForgeError } from './forge-port';
-import { createForgeResolver, forgeSettingsFromEnv, ForgeSettingsError, repositoryPathOf } from './forge-settings';
+import { createForgeResolver } from './forge-resolver';
+import { forgeSettingsFromEnv, ForgeSettingsError, repositoryPathOf } from './forge-settings';
 import { GitHubStandIn, startGitHubStandIn, standInTls } from '../../../test/support/forges';
 import { tempDir } from '../../../test/support/files';
 

@@ -19,11 +19,8 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { normaliseRepoUrl, repoUrlProblem, repositoryPrefixProblem, withinPrefix } from '#libs/git';
 import { credentialFileProblem } from '#libs/runtime';
-import { FORGE_KINDS, ForgeError, ForgeKind, ForgePort, ForgeResolver } from './forge-port';
-import { apiBaseUrl, DEFAULT_FORGE_TIMEOUT_MS, ForgeConnection, sameApi } from './http/forge-fetch';
-import { GitHubForge } from './github/github-forge';
-import { GitLabForge } from './gitlab/gitlab-forge';
-import { GiteaForge } from './gitea/gitea-forge';
+import { FORGE_KINDS, ForgeError, ForgeKind, RequestedForge } from './forge-port';
+import { apiBaseUrl, DEFAULT_FORGE_TIMEOUT_MS, sameApi } from './http/forge-fetch';
 
 /** One FORGE_DEFAULTS entry, checked. */
 export interface ForgeDefault {
@@ -149,18 +146,6 @@ function caPem(file: string): string {
   return text;
 }
 
-/** The token in a file, read now (a mounted Secret may have been rotated). */
-function readToken(file: string): string {
-  let token: string;
-  try {
-    token = readFileSync(file, 'utf8').trim();
-  } catch (e) {
-    throw new ForgeError(`forge token file ${file} cannot be read (${(e as NodeJS.ErrnoException).code ?? 'error'})`);
-  }
-  if (token === '') throw new ForgeError(`forge token file ${file} is empty`);
-  return token;
-}
-
 /**
  * The repository as its forge's API names it: the URL's path without `.git` (scp-like and ssh:// URLs as well as
  * https). GitHub and Gitea take owner/name; GitLab the full namespace path (its adapter URL-encodes it).
@@ -183,60 +168,31 @@ export function repositoryPathOf(forge: ForgeKind, repoUrl: string): string {
  * aside (https://host/path), so `git@host:org/envs.git` and `https://host/org/envs` are on the same forge. A URL
  * without a one form stays as it is, and withinPrefix then finds it under no prefix.
  */
-function onForge(url: string): string {
+export function onForge(url: string): string {
   if (repoUrlProblem(url) !== null) return url;
   const u = new URL(normaliseRepoUrl(url));
   return `https://${u.hostname}${u.pathname}`;
 }
 
-/** The port for one kind of forge over one connection. */
-export function createForgePort(kind: ForgeKind, connection: ForgeConnection): ForgePort {
-  if (kind === 'github') return new GitHubForge(connection);
-  if (kind === 'gitlab') return new GitLabForge(connection);
-  return new GiteaForge(connection);
-}
-
 /**
- * The ForgeResolver of the settings: the longest matching prefix's forge, one adapter per entry. A request that
- * names another forge or API than the settings give for its repository is refused (ForgeError): the token is
- * for the API the settings name, and a request cannot send it elsewhere.
+ * The settings' entry for a repository: the longest prefix it lies under, or null. A request that names another
+ * forge or API than the entry is refused (ForgeError): the token is for the API the settings name, and a request
+ * cannot send it elsewhere. Loads no adapter (the API's request checks call it).
  */
-export function createForgeResolver(
+export function forgeEntryFor(
   settings: ForgeSettings,
-  options: { log?: (line: string) => void } = {},
-): ForgeResolver {
-  const ports = new Map<ForgeDefault, ForgePort>();
-  const portOf = (entry: ForgeDefault) => {
-    if (!ports.has(entry))
-      ports.set(
-        entry,
-        createForgePort(entry.forge, {
-          apiUrl: entry.apiUrl,
-          token: () => readToken(entry.tokenFile),
-          caPem: settings.caPem,
-          timeoutMs: settings.timeoutMs,
-          log: options.log,
-        }),
-      );
-    return ports.get(entry)!;
-  };
-  return {
-    forgeFor(repoUrl, requested) {
-      const entry = settings.defaults
-        .filter((d) => withinPrefix(onForge(repoUrl), onForge(d.prefix)))
-        .sort((a, b) => onForge(b.prefix).length - onForge(a.prefix).length)[0];
-      if (!entry) return null;
-      if (requested?.forge && requested.forge !== entry.forge)
-        throw new ForgeError(`delivery.forge ${requested.forge}: the settings name ${entry.forge} for ${entry.prefix}`);
-      if (requested?.apiUrl && !sameApi(requested.apiUrl, entry.apiUrl))
-        throw new ForgeError(
-          `delivery.api_url ${requested.apiUrl}: the settings name ${entry.apiUrl} for ${entry.prefix} (its token is sent to no other API)`,
-        );
-      return {
-        port: portOf(entry),
-        repository: { apiUrl: entry.apiUrl, path: repositoryPathOf(entry.forge, repoUrl) },
-        autoMerge: entry.autoMerge,
-      };
-    },
-  };
+  repoUrl: string,
+  requested?: RequestedForge,
+): ForgeDefault | null {
+  const entry = settings.defaults
+    .filter((d) => withinPrefix(onForge(repoUrl), onForge(d.prefix)))
+    .sort((a, b) => onForge(b.prefix).length - onForge(a.prefix).length)[0];
+  if (!entry) return null;
+  if (requested?.forge && requested.forge !== entry.forge)
+    throw new ForgeError(`delivery.forge ${requested.forge}: the settings name ${entry.forge} for ${entry.prefix}`);
+  if (requested?.apiUrl && !sameApi(requested.apiUrl, entry.apiUrl))
+    throw new ForgeError(
+      `delivery.api_url ${requested.apiUrl}: the settings name ${entry.apiUrl} for ${entry.prefix} (its token is sent to no other API)`,
+    );
+  return entry;
 }

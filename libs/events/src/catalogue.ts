@@ -44,8 +44,36 @@ export interface ScaffoldRequestedData {
   flux_url?: string;
   /** The key owning the cluster folder when it is not requested_by: an admin's run for a folder another key scaffolded first. */
   cluster_owner?: string;
+  /**
+   * How the run's passes reach the branch Flux reads: absent or `push`, pushed to it; `merge_request`, each pass
+   * on a branch of its own and a merge request a person (or the forge's auto-merge) merges. Names, never a token.
+   */
+  delivery?: DeliveryRequest;
   /** The run plan the run started with (and finishes on); version 1 events have none and are read as the first plan. */
   plan?: PlanRef;
+}
+
+export interface DeliveryRequest {
+  mode: 'push' | 'merge_request';
+  /** The forge (github, gitlab, gitea) when the settings' prefix for the repository does not say it. */
+  forge?: string;
+  /** The forge's API base URL when the settings' prefix does not say it. */
+  api_url?: string;
+  /** Ask the forge to merge once its checks pass (only where the settings allow it for the repository). */
+  auto_merge?: boolean;
+}
+
+/** Which of the run's passes a merge request carries. */
+export type DeliveredPass = 'infra' | 'full';
+
+/** A merge request the run opened, as its events name it: where a person finds it, never a credential. */
+export interface MergeRequestRef {
+  number: number;
+  url: string;
+  /** The branch holding the pass (`scaffolder/<cluster>/<pass>/<run>`). */
+  head: string;
+  /** The branch Flux reads, which the request merges into. */
+  base: string;
 }
 
 export interface EventDataByType {
@@ -69,6 +97,32 @@ export interface EventDataByType {
   StepProgress: { step: Step; waited_ms: number; deadline_ms: number; seen: string };
   /** An operator asks for the current step to run again (after a lost message or a dead consumer). */
   StepRedriveRequested: { step: Step; requested_by: string };
+  /**
+   * A pass pushed to a branch of its own and its merge request opened (or found open by a retry). `unchanged`:
+   * the branch Flux reads already held the pass's tree, so no branch and no request (`request` absent).
+   */
+  MergeRequestOpened: {
+    step: Step;
+    pass: DeliveredPass;
+    commit: string;
+    files_changed: number;
+    objects_sealed: number;
+    unchanged?: boolean;
+    request?: MergeRequestRef;
+  };
+  /**
+   * The pass's request was merged (by a person or the forge): `merge_commit` is what the branch Flux reads now
+   * holds. `edited`: the request's branch no longer ended at the commit the run pushed when it was merged.
+   */
+  MergeRequestMerged: {
+    step: Step;
+    pass: DeliveredPass;
+    merge_commit: string;
+    request?: MergeRequestRef;
+    edited?: boolean;
+  };
+  /** The pass's request was closed without being merged: the run fails with this reason. */
+  MergeRequestClosed: { step: Step; pass: DeliveredPass; request: MergeRequestRef; reason: string };
 }
 
 /** Every event type has its data here, and nothing else does. */

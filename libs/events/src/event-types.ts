@@ -16,6 +16,9 @@ export const EVENT_TYPES = [
   'ScaffoldCancelled',
   'StepProgress',
   'StepRedriveRequested',
+  'MergeRequestOpened',
+  'MergeRequestMerged',
+  'MergeRequestClosed',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

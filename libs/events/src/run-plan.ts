@@ -17,9 +17,9 @@ export interface PlanRef {
 }
 
 /** A step setting (StepSettings) that holds a step's own deadline in milliseconds. */
-export type DeadlineSetting = 'sealedSecretsDeadlineMs';
+export type DeadlineSetting = 'sealedSecretsDeadlineMs' | 'mergeDeadlineMs';
 /** An environment variable that holds a step's longest pause between two polls, in milliseconds. */
-export type PollSetting = 'SEALED_SECRETS_POLL_MAX_MS';
+export type PollSetting = 'SEALED_SECRETS_POLL_MAX_MS' | 'MERGE_POLL_MAX_MS';
 
 export interface PlanStep<Name extends string = string> {
   name: Name;
@@ -27,6 +27,11 @@ export interface PlanStep<Name extends string = string> {
   title: string;
   /** The event the step appends when it succeeds (StepCompleted names its step in its data). */
   result: EventType;
+  /**
+   * An event the step may append instead of its result that ends the run as failed, with the reason its data gives
+   * (a merge request closed by a person: retrying cannot merge it).
+   */
+  failsWith?: EventType;
   /** Runs whose target is of one of these kinds skip the step (the SOPS backend has no controller and no certificate). */
   skippedFor?: readonly TargetKind[];
   /** A step with a deadline of its own (a setting plus a grace); others have the per-step timeout. */
@@ -92,7 +97,7 @@ const TARGET_KINDS: readonly TargetKind[] = ['sealing_cert', 'kubeconfig_secret'
 
 /**
  * What may start each step: the plan's start event for the first step a run can begin with, else the result of
- * any step a run can come from (a skipped step's predecessor too). A trigger of StepCompleted names its step.
+ * any step a run can come from (a skipped step's predecessor too). A trigger whose result names its step names it.
  */
 export function triggerTable(plan: RunPlan): Record<string, Array<{ type: EventType; step?: string }>> {
   const table: Record<string, Array<{ type: EventType; step?: string }>> = Object.fromEntries(
@@ -108,16 +113,33 @@ export function triggerTable(plan: RunPlan): Record<string, Array<{ type: EventT
       if (from.skippedFor?.includes(kind)) continue;
       const next = nextStep(plan, from.name, kind);
       if (next)
-        add(next, from.result === 'StepCompleted' ? { type: from.result, step: from.name } : { type: from.result });
+        add(next, resultNamesStep(plan, from.result) ? { type: from.result, step: from.name } : { type: from.result });
     }
   return table;
 }
 
-/** The step whose result an event is in this plan (StepCompleted: the step its data names), or null. */
+/**
+ * Whether a step's result names its step in its data: StepCompleted always, and any result two steps of the plan
+ * share (both merge waits end with MergeRequestMerged), so an event ends only the step it names.
+ */
+export function resultNamesStep(plan: RunPlan, result: EventType): boolean {
+  return result === 'StepCompleted' || plan.steps.filter((s) => s.result === result).length > 1;
+}
+
+/** The step an event's data names (`data.step`), if any. */
+const namedStep = (event: { data?: unknown }) => (event.data as { step?: unknown } | undefined)?.step;
+
+/** The step whose result an event is in this plan (a result that names its step: the step its data names), or null. */
 export function resultStepOf(plan: RunPlan, event: { type: string; data?: unknown }): string | null {
-  const named = event.type === 'StepCompleted' ? (event.data as { step?: unknown } | undefined)?.step : undefined;
-  const step = plan.steps.find((s) => s.result === event.type && (s.result !== 'StepCompleted' || s.name === named));
+  const step = plan.steps.find(
+    (s) => s.result === event.type && (!resultNamesStep(plan, s.result) || s.name === namedStep(event)),
+  );
   return step?.name ?? null;
+}
+
+/** The step whose failure event (`failsWith`) this is in the plan, or null. */
+export function failureStepOf(plan: RunPlan, event: { type: string; data?: unknown }): string | null {
+  return plan.steps.find((s) => s.failsWith === event.type && s.name === namedStep(event))?.name ?? null;
 }
 
 /** Every step of these plans, each once, in the order they first appear. */

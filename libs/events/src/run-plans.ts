@@ -3,14 +3,15 @@
  * a run in flight may still have started with (a run finishes on the plan it started with). A deploy that changes a
  * run's shape adds a version here and keeps the old one until no run of it can be in flight.
  */
+import { SCAFFOLD_MR_V1 } from './scaffold-mr-v1-plan';
 import { SCAFFOLD_V1 } from './scaffold-v1-plan';
 import { PlanRef, RunPlan, StepNameOf, stepNames } from './run-plan';
 
 /** The current plan of each kind. */
-export const RUN_PLANS = { scaffold: SCAFFOLD_V1 } as const;
+export const RUN_PLANS = { scaffold: SCAFFOLD_V1, 'scaffold-mr': SCAFFOLD_MR_V1 } as const;
 
 /** The plans kept for runs in flight (the current ones included). */
-const KEPT_PLANS = [SCAFFOLD_V1] as const;
+const KEPT_PLANS = [SCAFFOLD_V1, SCAFFOLD_MR_V1] as const;
 
 /** Every step of every kept plan, as a type. */
 export type Step = StepNameOf<(typeof KEPT_PLANS)[number]>;

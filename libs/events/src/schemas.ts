@@ -15,6 +15,9 @@ const obj = (properties: Record<string, unknown>, required = Object.keys(propert
   properties,
 });
 const controller = obj({ namespace: str, name: str });
+const count = { type: 'integer', minimum: 0 } as const;
+const pass = { enum: ['infra', 'full'] } as const;
+const mergeRequest = obj({ number: { type: 'integer', minimum: 1 }, url: str, head: str, base: str });
 
 export const CURRENT_VERSION: Record<EventType, number> = {
   ScaffoldRequested: 2,
@@ -30,6 +33,9 @@ export const CURRENT_VERSION: Record<EventType, number> = {
   ScaffoldCancelled: 1,
   StepProgress: 1,
   StepRedriveRequested: 1,
+  MergeRequestOpened: 1,
+  MergeRequestMerged: 1,
+  MergeRequestClosed: 1,
 };
 
 /**
@@ -65,6 +71,15 @@ export function dataSchemas(steps: readonly string[] = allSteps()): Record<Event
         reference_domain: str,
         reference_env: str,
         cluster_owner: str,
+        delivery: obj(
+          {
+            mode: { enum: ['push', 'merge_request'] },
+            forge: str,
+            api_url: str,
+            auto_merge: { type: 'boolean' },
+          },
+          ['mode'],
+        ),
         // v2: the run plan the run started with.
         plan: obj({ kind: str, version: { type: 'integer', minimum: 1 } }),
       },
@@ -98,6 +113,24 @@ export function dataSchemas(steps: readonly string[] = allSteps()): Record<Event
       seen: str,
     }),
     StepRedriveRequested: obj({ step, requested_by: str }),
+    MergeRequestOpened: obj(
+      {
+        step,
+        pass,
+        commit: str,
+        files_changed: count,
+        objects_sealed: count,
+        unchanged: { type: 'boolean' },
+        request: mergeRequest,
+      },
+      ['step', 'pass', 'commit', 'files_changed', 'objects_sealed'],
+    ),
+    MergeRequestMerged: obj({ step, pass, merge_commit: str, request: mergeRequest, edited: { type: 'boolean' } }, [
+      'step',
+      'pass',
+      'merge_commit',
+    ]),
+    MergeRequestClosed: obj({ step, pass, request: mergeRequest, reason: str }),
   };
 }
 

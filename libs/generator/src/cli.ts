@@ -17,7 +17,7 @@ import {
 } from './generate';
 import { kubectlVersionWarning } from './kubectl-version';
 import { preview } from './preview';
-import { describeChanges, describePlan, describeSummary } from './summary-text';
+import { describeDryRun, describeSummary } from './summary-text';
 
 const HELP = `generate-gitops-env: write a customer-specific Flux CD tree to clusters/<cluster-name>/
 
@@ -307,9 +307,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
     if (values['dry-run']) {
       const { summary, changes } = await preview(options);
       process.stdout.write(
-        values.json
-          ? JSON.stringify({ summary, changes }, null, 2) + '\n'
-          : describeChanges(changes) + describeSummary(summary, { planned: true }) + describePlan(summary),
+        values.json ? JSON.stringify({ summary, changes }, null, 2) + '\n' : describeDryRun(summary, changes),
       );
       return 0;
     }

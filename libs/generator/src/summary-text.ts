@@ -92,3 +92,11 @@ export function describeSummary(summary: GenerateSummary, { planned = false } = 
   ];
   return lines.join('\n') + '\n';
 }
+
+/**
+ * A dry run in words: its changes, its summary and its credential plan. What `generate-gitops-env --dry-run` and
+ * `scaffolderctl preview` print, and the body of a pass's merge request (the same text for the same pass).
+ */
+export function describeDryRun(summary: GenerateSummary, changes: PreviewChange[]): string {
+  return describeChanges(changes) + describeSummary(summary, { planned: true }) + describePlan(summary);
+}

@@ -153,6 +153,9 @@ async function settleCone(
 const inCone = (cone: Set<string>, folder: string) =>
   folder.split('/').some((_, i, parts) => cone.has(parts.slice(0, i + 1).join('/')));
 
+/** Where fetchBranch keeps another branch of the remote (outside refs/remotes: no remote is configured by name). */
+const otherBranchRef = (branch: string) => `refs/scaffolder/${branch}`;
+
 /**
  * One working copy for one pass of one run. User strings reach git only as positional values after
  * validation (the URL scheme and branch are checked at the API edge; git allows only the configured
@@ -244,8 +247,12 @@ export class GitWorkspace {
    * The commit of this run and pass already on the branch, if a previous attempt pushed it: in the
    * working copy, or (`remote`) on the remote branch as last fetched.
    */
-  async findRunCommit(runId: string, pass: string, where: 'local' | 'remote' = 'local'): Promise<string | null> {
-    const ref = where === 'local' ? 'HEAD' : this.remoteRef;
+  async findRunCommit(
+    runId: string,
+    pass: string,
+    where: 'local' | 'remote' | { branch: string } = 'local',
+  ): Promise<string | null> {
+    const ref = where === 'local' ? 'HEAD' : where === 'remote' ? this.remoteRef : otherBranchRef(where.branch);
     const out = await this.git([
       'log',
       '--format=%H',
@@ -326,6 +333,44 @@ export class GitWorkspace {
       this.repo.url,
       `HEAD:refs/heads/${this.repo.branch}`,
     ]);
+  }
+
+  /**
+   * Pushes the working copy's head to another branch of the remote (a merge request's head), only when that branch
+   * is where the caller last saw it: `expected` null, absent (a branch someone else made is never overwritten).
+   */
+  async pushTo(branch: string, expected: string | null): Promise<void> {
+    await this.gitWithRemote([
+      'push',
+      '--porcelain',
+      `--force-with-lease=refs/heads/${branch}:${expected ?? ''}`,
+      '--end-of-options',
+      this.repo.url,
+      `HEAD:refs/heads/${branch}`,
+    ]);
+  }
+
+  /**
+   * Fetches another branch of the remote (a merge request's head) into a ref of its own, for findRunCommit:
+   * its head commit, or null when the remote has no such branch.
+   */
+  async fetchBranch(branch: string): Promise<string | null> {
+    let listed: string;
+    try {
+      listed = await this.git(['ls-remote', '--', this.repo.url, `refs/heads/${branch}`]);
+    } catch (e) {
+      throw classifyGitError(e, this.repo.url);
+    }
+    const head = listed.split('\t')[0].trim();
+    if (!head) return null;
+    await this.gitWithRemote([
+      'fetch',
+      '--no-tags',
+      '--end-of-options',
+      this.repo.url,
+      `+refs/heads/${branch}:${otherBranchRef(branch)}`,
+    ]);
+    return head;
   }
 
   /**

@@ -5,6 +5,7 @@
 import type { Decider } from '#libs/event-store';
 import {
   currentPlan,
+  failureStepOf,
   FIRST_PLAN,
   firstStep,
   isLastStep,
@@ -16,7 +17,15 @@ import {
   RUN_PLANS,
   triggerTable,
 } from '#libs/events';
-import type { EventDraft, RunPlan, ScaffoldRequestedData, Step, StoredEvent } from '#libs/events';
+import type {
+  DeliveredPass,
+  EventDraft,
+  MergeRequestRef,
+  RunPlan,
+  ScaffoldRequestedData,
+  Step,
+  StoredEvent,
+} from '#libs/events';
 import { RUN_STATUSES } from './run-statuses';
 
 export { RUN_STATUSES };
@@ -50,6 +59,8 @@ export interface RunState {
    * versions before it: read from fullCommit, the result of version 1's last step).
    */
   lastStepDone?: boolean;
+  /** The merge requests the run opened (merge-request delivery), with what became of each. */
+  mergeRequests?: MergeRequestSeen[];
   /** The long wait's progress, while it lasts. */
   progress: { waitedMs: number; deadlineMs: number } | null;
   createdAt: string | null;
@@ -57,6 +68,15 @@ export interface RunState {
   finishedAt: string | null;
   /** Events on the run's subject that the rules refused (they changed nothing): the newest few, for reports. */
   refused: RefusedEvent[];
+}
+
+/** A merge request of the run: which pass it carries, the commit the run pushed to its branch, and its state. */
+export interface MergeRequestSeen extends MergeRequestRef {
+  pass: DeliveredPass;
+  commit: string;
+  state: 'open' | 'merged' | 'closed';
+  /** Its branch did not end at the run's commit when it was merged (a person pushed to it). */
+  edited?: boolean;
 }
 
 export interface RefusedEvent {
@@ -114,6 +134,8 @@ const RESULT_EVENTS: ReadonlyArray<EventDraft['type']> = [
   'CertFetched',
   'FullPushed',
   'StepCompleted',
+  'MergeRequestOpened',
+  'MergeRequestMerged',
 ];
 
 /**
@@ -173,6 +195,8 @@ export function refusal(state: RunState, event: EventDraft): string | null {
       return `${event.type}${event.type === 'StepCompleted' ? ` for ${event.data.step}` : ''}, which ends no step of the run's plan`;
     if (state.step !== resultOf) return `${event.type} while the run is at ${state.step}`;
   }
+  if (event.type === 'MergeRequestClosed' && failureStepOf(runPlanOf(state)!, event) !== state.step)
+    return `MergeRequestClosed for ${event.data.step} while the run is at ${state.step}`;
   if ((event.type === 'StepFailed' || event.type === 'StepProgress') && event.data.step !== state.step)
     return `${event.type} for ${event.data.step} while the run is at ${state.step}`;
   if (event.type === 'CertFetched') {
@@ -327,6 +351,67 @@ function apply(state: RunState, event: StoredEvent | (EventDraft & { time: strin
       };
     case 'StepRedriveRequested':
       return { ...s, message: `${event.data.step} re-driven by ${event.data.requested_by}` };
+    case 'MergeRequestOpened':
+    case 'MergeRequestMerged':
+    case 'MergeRequestClosed':
+      return applyMergeRequest(s, event);
+  }
+}
+
+type MergeRequestEvent = Extract<EventDraft, { type: `MergeRequest${string}` }>;
+
+const passWords = { infra: 'infrastructure', full: 'full tree' } as const;
+const passStep = { infra: 'infra-pass', full: 'full-pass' } as const;
+
+/** A merge request's events: the request recorded on the run, and the pass's commit once it is on the branch Flux reads. */
+function applyMergeRequest(s: RunState, event: MergeRequestEvent): RunState {
+  const { pass, step } = event.data;
+  const next = event.type === 'MergeRequestClosed' ? { step: s.step, text: '' } : then(s, step, '', '');
+  const requests = (s.mergeRequests ?? []).filter((r) => r.pass !== pass);
+  const commitField = pass === 'infra' ? 'infraCommit' : 'fullCommit';
+  const base = { ...s, status: 'running' as const, step: next.step ?? s.step };
+  switch (event.type) {
+    case 'MergeRequestOpened': {
+      const { request, commit, unchanged } = event.data;
+      return {
+        ...base,
+        // A pass the branch already held is on it now; one in a request is once the request is merged.
+        ...(unchanged ? { [commitField]: commit } : {}),
+        unchangedPasses: withPass(s, passStep[pass], unchanged),
+        mergeRequests: request ? [...requests, { ...request, pass, commit, state: 'open' }] : requests,
+        message: request
+          ? `${passWords[pass]} pushed to ${request.head} as ${commit.slice(0, 12)}; merge request #${request.number} opened (${request.url}); ${next.text}`
+          : `${passWords[pass]} unchanged at ${commit.slice(0, 12)}: no merge request needed; ${next.text}`,
+      };
+    }
+    case 'MergeRequestMerged': {
+      const seen = s.mergeRequests?.find((r) => r.pass === pass);
+      const merged = seen
+        ? [{ ...seen, state: 'merged' as const, ...(event.data.edited ? { edited: true } : {}) }]
+        : [];
+      const said = seen
+        ? `merge request #${seen.number} merged as ${event.data.merge_commit.slice(0, 12)}`
+        : 'nothing to merge';
+      return {
+        ...base,
+        [commitField]: event.data.merge_commit,
+        mergeRequests: [...requests, ...merged],
+        message:
+          next.step && next.step !== step ? `${passWords[pass]}: ${said}; ${next.text}` : `${passWords[pass]}: ${said}`,
+      };
+    }
+    case 'MergeRequestClosed': {
+      const closed = {
+        ...event.data.request,
+        pass,
+        commit: s.mergeRequests?.find((r) => r.pass === pass)?.commit ?? '',
+      };
+      return {
+        ...base,
+        mergeRequests: [...requests, { ...closed, state: 'closed' }],
+        message: `merge request #${event.data.request.number} closed without merging: ${event.data.reason}`,
+      };
+    }
   }
 }
 
@@ -368,18 +453,19 @@ export function decide(command: Command, state: RunState): EventDraft[] {
       // The same request twice (an idempotent retry) creates nothing new.
       // The run records the plan it starts with (the current one) and finishes on it.
       return state.status === 'none'
-        ? [{ type: 'ScaffoldRequested', data: { ...command.data, plan: currentRef() } }]
+        ? [{ type: 'ScaffoldRequested', data: { ...command.data, plan: currentRef(command.data) } }]
         : [];
     case 'CompleteStep': {
       // A late or duplicate result (redelivery after the step already advanced) is dropped.
       const plan = runPlanOf(state);
-      if (
-        isTerminal(state) ||
-        !plan ||
-        state.step !== command.step ||
-        resultStepOf(plan, command.result) !== command.step
-      )
-        return [];
+      if (isTerminal(state) || !plan || state.step !== command.step) return [];
+      // The step's failure event (a merge request closed unmerged): recorded, and the run fails with its reason.
+      if (failureStepOf(plan, command.result) === command.step && 'reason' in command.result.data)
+        return [
+          command.result,
+          { type: 'ScaffoldFailed', data: { step: command.step, reason: command.result.data.reason } },
+        ];
+      if (resultStepOf(plan, command.result) !== command.step) return [];
       if (isLastStep(plan, command.step)) return succeeded(state, command.result);
       const events: EventDraft[] = [command.result];
       if (state.cancelRequested) {
@@ -465,9 +551,9 @@ function succeeded(state: RunState, result: EventDraft): EventDraft[] {
 /** The run's rules whole, as the event store's `handleCommand` runs them (it knows no aggregate of its own). */
 export const runDecider: Decider<RunState, Command> = { initialState, evolve, decide };
 
-/** The plan a new run records: the current one of its kind. */
-function currentRef() {
-  const plan = currentPlan('scaffold');
+/** The plan a new run records: the current one of its kind (merge-request delivery is a kind of its own). */
+function currentRef(request: ScaffoldRequestedData) {
+  const plan = currentPlan(request.delivery?.mode === 'merge_request' ? 'scaffold-mr' : 'scaffold');
   return { kind: plan.kind, version: plan.version };
 }
 
@@ -486,8 +572,8 @@ const triggerTableOf = (plan: RunPlan) => {
  */
 export function triggers(event: EventDraft, step: string, plan?: RunPlan): boolean {
   if (event.type === 'StepRedriveRequested') return event.data.step === step;
-  const named = event.type === 'StepCompleted' ? event.data.step : undefined;
+  const named = 'step' in event.data ? event.data.step : undefined;
   return (plan ? [plan] : keptPlans()).some((p) =>
-    (triggerTableOf(p)[step] ?? []).some((t) => t.type === event.type && t.step === named),
+    (triggerTableOf(p)[step] ?? []).some((t) => t.type === event.type && (t.step === undefined || t.step === named)),
   );
 }

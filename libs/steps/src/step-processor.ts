@@ -1,3 +1,4 @@
+import type { ForgeResolver } from '#libs/delivery/forge-port';
 import type { Delivery, Disposition, ProcessorOptions, RunInputs, RunLogStore } from '#libs/event-store';
 import { ACK, ALL_RUNS, isStoreUnavailable, nakAfter, retryDelayMs } from '#libs/event-store';
 import { durableNameFor } from '#libs/events';
@@ -30,6 +31,8 @@ export interface StepDependencies {
   logger: StepLogger;
   targets?: TargetClusters;
   credentials?: SuppliedCredentialsSource;
+  /** The forges of merge-request delivery (absent: no forge configured). */
+  forges?: ForgeResolver;
   /** Where passes are generated (default: on this thread). */
   generator?: TreeGenerator;
   /** Where passes get their working copies. */
@@ -201,6 +204,7 @@ export class StepProcessor {
         log,
         targets: this.deps.targets,
         credentials: this.deps.credentials,
+        forges: this.deps.forges,
         generator: this.deps.generator ?? IN_PROCESS_GENERATOR,
         workspaces: this.deps.workspaces,
         signal: stop.signal,

@@ -9,7 +9,11 @@ import type { StepSettings } from './handler/settings';
 import type { StepHandler } from './handler/step-handler';
 import { certFetch } from './steps/cert-fetch/handler';
 import { fullPass } from './steps/full-pass/handler';
+import { fullMerge } from './steps/full-merge/handler';
+import { fullRequest } from './steps/full-request/handler';
+import { infraMerge } from './steps/infra-merge/handler';
 import { infraPass } from './steps/infra-pass/handler';
+import { infraRequest } from './steps/infra-request/handler';
 import { sealedSecretsWait } from './steps/sealed-secrets-wait/handler';
 
 /** A handler for every step of plan P, each for its own step. */
@@ -21,7 +25,11 @@ export const STEP_HANDLERS = {
   'sealed-secrets-wait': sealedSecretsWait,
   'cert-fetch': certFetch,
   'full-pass': fullPass,
-} as const satisfies HandlersFor<typeof RUN_PLANS.scaffold>;
+  'infra-request': infraRequest,
+  'infra-merge': infraMerge,
+  'full-request': fullRequest,
+  'full-merge': fullMerge,
+} as const satisfies HandlersFor<typeof RUN_PLANS.scaffold> & HandlersFor<(typeof RUN_PLANS)['scaffold-mr']>;
 
 /**
  * The handler of each step of these plans, in plan order (a deployed plan's step without a handler stops the

@@ -58,6 +58,16 @@ export const EVENT_SENTENCES: { readonly [T in EventType]: (data: Answered<Event
   StepProgress: (d) =>
     `${str(d.step)}: waited ${span(Number(d.waited_ms))} of ${span(Number(d.deadline_ms))}${d.seen ? ` (${str(d.seen)})` : ''}`,
   StepRedriveRequested: (d) => `${str(d.step)} re-driven by ${str(d.requested_by)}`,
+  MergeRequestOpened: (d) =>
+    d.request
+      ? `${str(d.pass)} pass pushed ${shortCommit(d.commit)} to ${str(d.request.head)}; merge request #${str(d.request.number)} open: ${str(d.request.url)}`
+      : `${str(d.pass)} pass already on the branch: no merge request needed (at ${shortCommit(d.commit)})`,
+  MergeRequestMerged: (d) =>
+    d.request
+      ? `merge request #${str(d.request.number)} (${str(d.pass)} pass) merged as ${shortCommit(d.merge_commit)}${d.edited ? ', with changes pushed to it after the run' : ''}`
+      : `${str(d.pass)} pass: nothing to merge (at ${shortCommit(d.merge_commit)})`,
+  MergeRequestClosed: (d) =>
+    `merge request #${str(d.request?.number)} (${str(d.pass)} pass) closed without merging: ${str(d.reason)}`,
 };
 
 /** What one event says, in a line ('' for a type this build does not know: a newer service's). */

@@ -40,11 +40,20 @@ function details(run: Run): HTMLElement {
 function commits(run: Run): HTMLElement {
   const commit = (label: string, sha: string | null) =>
     h('li', {}, `${label}: `, sha ? h('code', { class: 'commit' }, sha) : 'not pushed yet');
+  const request = (m: Run['merge_requests'][number]) =>
+    h(
+      'li',
+      { class: 'merge-request', 'data-state': m.state },
+      // The address as text, not a link: the console links only to its own routes (dom.ts).
+      `${m.pass === 'infra' ? 'Infrastructure' : 'Full'} pass merge request #${m.number}: ${m.state}${m.edited ? ' (edited after the run pushed it)' : ''} `,
+      h('code', { class: 'merge-request-url' }, m.url),
+    );
   return h(
     'ul',
     { id: 'commits' },
     commit('Infrastructure pass', run.infra_commit),
     commit('Full pass', run.full_commit),
+    ...(run.merge_requests ?? []).map(request),
   );
 }
 

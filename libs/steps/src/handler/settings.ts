@@ -24,6 +24,12 @@ export interface StepSettings {
   sealedSecretsDeadlineMs: number;
   pollInitialMs: number;
   pollMaxMs: number;
+  /** How long a merge-request run waits for a person (or the forge) to merge each pass's request. */
+  mergeDeadlineMs: number;
+  /** The longest pause between two reads of a merge request's state (MERGE_POLL_MAX_MS). */
+  mergePollMaxMs: number;
+  /** The console's public address (CONSOLE_URL), which a merge request's body links the run's page under. */
+  consoleUrl?: string;
   /** MAX_REPO_FILE_BYTES, MAX_REPO_BYTES, MAX_REPO_FILES: how much of a tenant's repository a pass or preview takes in. */
   repoLimits?: RepoLimits;
 }

@@ -2,6 +2,7 @@
  * What a step handler is and what it is given: the contract every step folder (libs/steps/src/steps/<step>/)
  * implements. This folder imports nothing of the steps' own; the shared pass code and the step folders import it.
  */
+import type { ForgeResolver } from '#libs/delivery/forge-port';
 import type { RunInputs } from '#libs/event-store';
 import type { EventDraft, ScaffoldRequestedData, Step } from '#libs/events';
 import { GeneratorInputError, GeneratorValidationError, TreeGenerator } from '#libs/generator';
@@ -36,6 +37,8 @@ export interface StepContext {
   workspaces: GitWorkspaces;
   /** Present where the process can reach Kubernetes (the Job runner, or a service configured for it). */
   targets?: TargetClusters;
+  /** Present where the settings name forges (FORGE_DEFAULTS): merge-request delivery's adapters. */
+  forges?: ForgeResolver;
   /** Present where the process can read the management cluster's Secrets (the Job runner). */
   credentials?: SuppliedCredentialsSource;
   /** Aborted when the step passes its deadline: what the step started (git, a pass and its kustomize) is stopped with it. */

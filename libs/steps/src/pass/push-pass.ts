@@ -12,7 +12,7 @@ import { passOptions, passScope } from './pass-options';
 import { PushRace } from './push-race';
 
 /** The request's supplied credentials, read from the management cluster at the moment of use. */
-async function suppliedCredentials(
+export async function suppliedCredentials(
   ctx: StepContext,
   req: ScaffoldRequestedData,
 ): Promise<SuppliedCredentials | undefined> {
@@ -53,7 +53,7 @@ export async function pushPass(ctx: StepContext, pass: Pass, sealingCertPem?: st
 }
 
 /** The infra pass's working copy when the full pass may take it over, else a sparse clone of the folders the pass needs. */
-async function passWorkspace(ctx: StepContext, req: ScaffoldRequestedData, pass: Pass): Promise<GitWorkspace> {
+export async function passWorkspace(ctx: StepContext, req: ScaffoldRequestedData, pass: Pass): Promise<GitWorkspace> {
   const repo = { url: req.repo_url, branch: req.branch };
   const taken = pass === 'full' ? await ctx.workspaces.takeOver(ctx.runId, repo, ctx.signal) : null;
   if (taken) {
@@ -141,7 +141,7 @@ async function generateUnlessPushed(
 }
 
 /** A settled promise's value, or its error thrown. */
-function settled<T>(outcome: PromiseSettledResult<T>): T {
+export function settled<T>(outcome: PromiseSettledResult<T>): T {
   if (outcome.status === 'rejected') throw outcome.reason;
   return outcome.value;
 }
