@@ -52,6 +52,7 @@ function requestedData(req: CreateRequest, caller: CallerIdentity, folderOwner: 
     ...(req.reference_domain ? { reference_domain: req.reference_domain } : {}),
     ...(req.reference_env ? { reference_env: req.reference_env } : {}),
     ...(folderOwner !== caller.name ? { cluster_owner: folderOwner } : {}),
+    ...(req.delivery ? { delivery: req.delivery } : {}),
   };
 }
 

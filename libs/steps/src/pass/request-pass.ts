@@ -149,6 +149,7 @@ async function proposeMerge(
     : found.state === 'open'
       ? await forge.port.updateMergeRequest(spec, found.number)
       : found;
+  crashPoint(`after-request:${change.pass}`);
   await ctx.log.line(
     `merge request #${request.number} ${found ? 'found' : 'opened'}: ${request.url} (${request.state})`,
   );
