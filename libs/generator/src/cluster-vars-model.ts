@@ -39,6 +39,7 @@ import { checkConsistentReuse, planCredentials, protectSecret } from './protect'
 import { renderSecretGenerators } from './secret-generator-output';
 import { moveRemoteKeysIn } from './remote-keys';
 import { ReferenceObject } from './reference';
+import { omitReferenceCiphertext } from './reference-ciphertext';
 import { substituteObject, substitutionDisabled, VARIABLE_NAME, variableUses } from './substitution';
 import { planFolder, stageAndCheck } from './target';
 import { isYamlFile, parseDocuments, stringifyDocuments } from './yaml-docs';
@@ -97,6 +98,7 @@ export async function generateFromClusterVars(base: Context, ref: ClusterVarsRef
   ctx.summary.warnings.push(...registryHostWarnings(vars, ctx.opts.registry, ctx.summary.credential_plan));
 
   const files = await renderClusterFolder(ctx);
+  omitReferenceCiphertext(ctx, ctx.clusterDir, files, ref.envDir);
   checkConsistentReuse(ctx);
   ctx.summary.shared_paths_copied = await stageAndCheck(
     ctx,

@@ -42,6 +42,7 @@ import { checkOwnership, ownerOf, planFolder, planOwnerMarker, stageFoldersAndCh
 import { moveAcmeEmails, sharedValuePatches, withPatchEntries } from './shared-values';
 import { isYamlFile, parseDocuments, readBodies, stringifyDocuments, YamlPath } from './yaml-docs';
 import { readRepoFile } from './repo-files';
+import { omitReferenceCiphertext } from './reference-ciphertext';
 
 export interface ExampleContext extends Context {
   ref: FluxExampleReference;
@@ -87,6 +88,7 @@ export async function generateFromFluxExample(base: Context, ref: FluxExampleRef
     folders.set(target, await renderOverlay(ctx, overlay));
     sources.set(target, overlay);
   }
+  for (const [dir, files] of folders) omitReferenceCiphertext(ctx, dir, files, sources.get(dir)!);
   checkConsistentReuse(ctx);
   ctx.summary.overlay_paths = [...folders.keys()].filter((dir) => dir !== ctx.clusterDir).sort();
   ctx.summary.shared_paths_copied = await stageFoldersAndCheck(

@@ -36,6 +36,7 @@ import { planFile, planFolder, stageAndCheck } from './target';
 import { BuiltObject, checkBuilt, checkWithFileNamesWhereNeeded, kustomizeBuild, kustomizeBuildAll } from './validate';
 import { holdsString, isYamlFile, parseDocuments, sharedDocuments, stringifyDocuments } from './yaml-docs';
 import { readRepoFile, repoPathExists } from './repo-files';
+import { omitReferenceCiphertext } from './reference-ciphertext';
 
 interface OverlayContext extends Context {
   ref: ReferenceEnv;
@@ -252,6 +253,8 @@ async function writeValidated(
   layers: ReferenceLayer[],
   root?: { file: string; content: Buffer },
 ) {
+  for (const [layer, files] of rendered)
+    omitReferenceCiphertext(ctx, `${ctx.clusterDir}/${layer}`, files, `${ctx.ref.envDir}/${layer}`);
   const staged = new Map<string, Buffer>();
   for (const [layer, files] of rendered) for (const [rel, content] of files) staged.set(`${layer}/${rel}`, content);
   if (root) staged.set(root.file, root.content);
