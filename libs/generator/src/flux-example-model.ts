@@ -43,6 +43,7 @@ import { moveAcmeEmails, sharedValuePatches, withPatchEntries } from './shared-v
 import { isYamlFile, parseDocuments, readBodies, stringifyDocuments, YamlPath } from './yaml-docs';
 import { readRepoFile } from './repo-files';
 import { omitReferenceCiphertext } from './reference-ciphertext';
+import { renameSealedFiles } from './sealed-names';
 
 export interface ExampleContext extends Context {
   ref: FluxExampleReference;
@@ -88,7 +89,10 @@ export async function generateFromFluxExample(base: Context, ref: FluxExampleRef
     folders.set(target, await renderOverlay(ctx, overlay));
     sources.set(target, overlay);
   }
-  for (const [dir, files] of folders) omitReferenceCiphertext(ctx, dir, files, sources.get(dir)!);
+  for (const [dir, files] of folders) {
+    omitReferenceCiphertext(ctx, dir, files, sources.get(dir)!);
+    renameSealedFiles(ctx, dir, files);
+  }
   checkConsistentReuse(ctx);
   ctx.summary.overlay_paths = [...folders.keys()].filter((dir) => dir !== ctx.clusterDir).sort();
   ctx.summary.shared_paths_copied = await stageFoldersAndCheck(
