@@ -39,6 +39,8 @@ import { checkConsistentReuse, planCredentials, protectSecret } from './protect'
 import { renderSecretGenerators } from './secret-generator-output';
 import { moveRemoteKeysIn } from './remote-keys';
 import { ReferenceObject } from './reference';
+import { omitReferenceCiphertext } from './reference-ciphertext';
+import { renameSealedFiles, sealedNameCandidates } from './sealed-names';
 import { substituteObject, substitutionDisabled, VARIABLE_NAME, variableUses } from './substitution';
 import { planFolder, stageAndCheck } from './target';
 import { isYamlFile, parseDocuments, stringifyDocuments } from './yaml-docs';
@@ -97,6 +99,8 @@ export async function generateFromClusterVars(base: Context, ref: ClusterVarsRef
   ctx.summary.warnings.push(...registryHostWarnings(vars, ctx.opts.registry, ctx.summary.credential_plan));
 
   const files = await renderClusterFolder(ctx);
+  omitReferenceCiphertext(ctx, ctx.clusterDir, files, ref.envDir);
+  renameSealedFiles(ctx, ctx.clusterDir, files);
   checkConsistentReuse(ctx);
   ctx.summary.shared_paths_copied = await stageAndCheck(
     ctx,
@@ -401,8 +405,10 @@ async function renderClusterFolder(ctx: VarsContext): Promise<Map<string, Buffer
   const files = new Map<string, Buffer>();
   for (const rel of ref.envFiles) {
     if (ctx.opts.pass === 'infra' && fullOnly.has(rel)) {
-      const existing = afterFull && readRepoFileIfPresent(ctx.opts.repoDir, `${ctx.clusterDir}/${rel}`);
-      if (existing) files.set(rel, existing);
+      // Under the reference's name, or the one the full pass gave a sealed file away from the SOPS rules.
+      const kept = afterFull ? [rel, ...sealedNameCandidates(rel)] : [];
+      const name = kept.find((n) => readRepoFileIfPresent(ctx.opts.repoDir, `${ctx.clusterDir}/${n}`));
+      if (name) files.set(name, readRepoFileIfPresent(ctx.opts.repoDir, `${ctx.clusterDir}/${name}`)!);
       continue;
     }
     const raw = readRepoFile(ref.root, `${ref.envDir}/${rel}`);

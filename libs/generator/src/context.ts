@@ -6,6 +6,7 @@ import type { ExternalDnsSettings } from './external-dns';
 import type { RemoteKeyMove, RemoteKeyNames } from './external-secrets';
 import type { FluxLayerKustomization } from './flux-sync';
 import type { IngressHostChange } from './ingress';
+import type { OmittedEncrypted } from './reference-ciphertext';
 
 export type Pass = 'infra' | 'full';
 export type SecretsBackend = 'sealed-secrets' | 'sops';
@@ -104,8 +105,10 @@ export interface GenerateSummary {
   shared_paths_copied: string[];
   /** Folders outside the cluster folder that belong to the new cluster (the flux-example model's apps/<name>). */
   overlay_paths: string[];
-  /** Files outside the cluster folder that the pass maintains (the repository's .sops.yaml). */
+  /** Files outside the cluster folder that the pass maintains (the repository's .sops.yaml, a .sourceignore carried over). */
   repo_files: string[];
+  /** Reference files encrypted for the reference's keys that nothing regenerates: left out, each with why (never a value). */
+  omitted_encrypted: OmittedEncrypted[];
   secrets_backend: SecretsBackend;
   age_recipients: string[];
   objects_sealed: SealedObjectSummary[];
@@ -145,6 +148,8 @@ export interface SharedCopy {
   dir: string;
   /** The reference's root folder (absolute). */
   root: string;
+  /** Files of the folder (relative to it) left out: they hold the reference's ciphertext. */
+  omit?: string[];
 }
 
 /** What a pass changes in the repository, decided before anything is written there. */

@@ -42,6 +42,8 @@ import { checkOwnership, ownerOf, planFolder, planOwnerMarker, stageFoldersAndCh
 import { moveAcmeEmails, sharedValuePatches, withPatchEntries } from './shared-values';
 import { isYamlFile, parseDocuments, readBodies, stringifyDocuments, YamlPath } from './yaml-docs';
 import { readRepoFile } from './repo-files';
+import { omitReferenceCiphertext } from './reference-ciphertext';
+import { renameSealedFiles } from './sealed-names';
 
 export interface ExampleContext extends Context {
   ref: FluxExampleReference;
@@ -86,6 +88,10 @@ export async function generateFromFluxExample(base: Context, ref: FluxExampleRef
     checkOwnership(opts.repoDir, target, ownerOf(opts));
     folders.set(target, await renderOverlay(ctx, overlay));
     sources.set(target, overlay);
+  }
+  for (const [dir, files] of folders) {
+    omitReferenceCiphertext(ctx, dir, files, sources.get(dir)!);
+    renameSealedFiles(ctx, dir, files);
   }
   checkConsistentReuse(ctx);
   ctx.summary.overlay_paths = [...folders.keys()].filter((dir) => dir !== ctx.clusterDir).sort();

@@ -31,7 +31,16 @@ import { checkReferenceExists, loadReference } from './reference';
 import { checkReadableLayout } from './readable-layout';
 import { throwIfPassAborted } from './pass-signal';
 import { checkWorkingCopy, withRepoLimits } from './repo-files';
-import { applyPlan, checkOwnership, insideRepo, ownedBy, ownerOf, planOwnerMarker, planSopsRules } from './target';
+import {
+  applyPlan,
+  checkOwnership,
+  insideRepo,
+  ownedBy,
+  ownerOf,
+  planOwnerMarker,
+  planSopsRules,
+  planSourceIgnore,
+} from './target';
 import {
   canonicalReferenceEnv,
   isFolderForm,
@@ -142,6 +151,7 @@ function emptySummary(
     shared_paths_copied: [],
     overlay_paths: [],
     repo_files: [],
+    omitted_encrypted: [],
     secrets_backend: opts.secretsBackend ?? 'sealed-secrets',
     age_recipients: opts.ageRecipients ?? [],
     objects_sealed: [],
@@ -444,6 +454,7 @@ async function planWithinLimits(options: GenerateOptions): Promise<GenerationPla
     );
   checkPathMapUsed(ctx);
   if (opts.pass === 'full' && usesSops(ctx)) planSopsRules(ctx);
+  planSourceIgnore(ctx);
   planOwnerMarker(ctx, clusterDir);
   return { ...changes, summary: ctx.summary, credentials: ctx.credentials };
 }

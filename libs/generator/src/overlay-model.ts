@@ -36,6 +36,8 @@ import { planFile, planFolder, stageAndCheck } from './target';
 import { BuiltObject, checkBuilt, checkWithFileNamesWhereNeeded, kustomizeBuild, kustomizeBuildAll } from './validate';
 import { holdsString, isYamlFile, parseDocuments, sharedDocuments, stringifyDocuments } from './yaml-docs';
 import { readRepoFile, repoPathExists } from './repo-files';
+import { omitReferenceCiphertext } from './reference-ciphertext';
+import { renameSealedFiles } from './sealed-names';
 
 interface OverlayContext extends Context {
   ref: ReferenceEnv;
@@ -252,6 +254,10 @@ async function writeValidated(
   layers: ReferenceLayer[],
   root?: { file: string; content: Buffer },
 ) {
+  for (const [layer, files] of rendered) {
+    omitReferenceCiphertext(ctx, `${ctx.clusterDir}/${layer}`, files, `${ctx.ref.envDir}/${layer}`);
+    renameSealedFiles(ctx, `${ctx.clusterDir}/${layer}`, files);
+  }
   const staged = new Map<string, Buffer>();
   for (const [layer, files] of rendered) for (const [rel, content] of files) staged.set(`${layer}/${rel}`, content);
   if (root) staged.set(root.file, root.content);

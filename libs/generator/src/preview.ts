@@ -66,8 +66,8 @@ interface PlannedFile {
 /** Every file the plan copies, removes or writes, with what it will hold: later steps override earlier ones, as in applyPlan. */
 function plannedFiles(plan: GenerationPlan): Map<string, PlannedFile> {
   const after = new Map<string, PlannedFile>();
-  for (const { dir, root } of plan.sharedCopies)
-    for (const rel of listFiles(join(root, dir)))
+  for (const { dir, root, omit = [] } of plan.sharedCopies)
+    for (const rel of listFiles(join(root, dir)).filter((f) => !omit.includes(f)))
       after.set(`${dir}/${rel}`, { bytes: readRepoFile(root, `${dir}/${rel}`), copiedFrom: `${dir}/${rel}` });
   for (const path of plan.removals) after.set(path, { bytes: null });
   for (const [path, bytes] of plan.writes) after.set(path, { bytes, copiedFrom: plan.copiedFiles.get(path) });

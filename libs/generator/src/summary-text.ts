@@ -77,6 +77,7 @@ export function describeSummary(summary: GenerateSummary, { planned = false } = 
     ...(summary.shared_paths_copied.length > 0
       ? [`  shared folders copied into the repository (they were missing): ${summary.shared_paths_copied.join(', ')}`]
       : []),
+    ...summary.omitted_encrypted.map((o) => `  left out ${o.path}: ${o.reason}`),
     ...summary.ingress_hosts.map((i) => `  ingress ${i.namespace ?? 'default'}/${i.name}: ${i.to.join(', ')}`),
     ...summary.objects_sealed.map(
       (s) =>

@@ -15,7 +15,8 @@ import type { Context, GenerateResult, GenerationPlan, SharedCopy } from './cont
 import { GeneratorInputError } from './errors';
 import { clusterRules, SOPS_CONFIG, withClusterRule } from './sops-rules';
 import { listFiles } from './reference';
-import { referenceEnvironmentName } from './environment-folder';
+import { encryptedInSharedCopy } from './reference-ciphertext';
+import { isSeparateRepository, referenceEnvironmentName } from './environment-folder';
 import { movePathsIntoOtherRepositories } from './foreign-paths';
 import { isRepoFile, readRepoFile, readRepoFileIfPresent } from './repo-files';
 
@@ -241,6 +242,24 @@ export function planSopsRules(ctx: Context) {
   if (next !== null || rule.length > 0) ctx.summary.repo_files.push(SOPS_CONFIG);
 }
 
+/** Flux's source-controller leaves out of the artifact what the repository root's `.sourceignore` names. */
+const SOURCE_IGNORE = '.sourceignore';
+
+/**
+ * A new repository gets the reference's `.sourceignore` when it has none: without it Flux packs, and a
+ * Kustomization without its own ignore rules applies, what the reference keeps out (docs, scripts,
+ * Talos or Terraform files beside the Flux tree). A repository's own is never overwritten.
+ */
+export function planSourceIgnore(ctx: Context) {
+  if (!isSeparateRepository(ctx.opts.repoDir, ctx.referenceRoot)) return;
+  const reference = referenceBytes(ctx, SOURCE_IGNORE);
+  const existing = plannedBytes(ctx, SOURCE_IGNORE);
+  if (reference === null || (existing !== null && !existing.equals(reference))) return;
+  // Listed in every pass that carries it (an earlier pass's copy included), as the .sops.yaml is.
+  planFile(ctx, SOURCE_IGNORE, reference, SOURCE_IGNORE);
+  ctx.summary.repo_files.push(SOURCE_IGNORE);
+}
+
 /** The outermost of a set of folders (base/, not base/api/). */
 export function outermost(dirs: Iterable<string>): string[] {
   const all = [...new Set(dirs)].sort();
@@ -283,7 +302,7 @@ export async function stageFoldersAndCheck(
   );
   const copies = outermost(shared.dirs)
     .filter((dir) => !existsSync(insideRepo(repo, dir)))
-    .map((dir) => ({ dir, root: shared.root }));
+    .map((dir) => ({ dir, root: shared.root, omit: encryptedInSharedCopy(ctx, shared.root, dir) }));
   const created: string[] = [];
   try {
     for (const copy of copies) {
@@ -315,13 +334,15 @@ function firstMissing(repo: string, rel: string): string {
  * repository). Links are copied as they are (relative, so they stay links into the copy), and only
  * when they stay inside the reference; a copy refused half-way is removed.
  */
-function copySharedFolder(repo: string, { dir, root }: SharedCopy) {
+function copySharedFolder(repo: string, { dir, root, omit = [] }: SharedCopy) {
   const target = insideRepo(repo, dir);
+  const left = new Set(omit.map((rel) => join(root, dir, rel)));
   try {
     cpSync(join(root, dir), target, {
       recursive: true,
       verbatimSymlinks: true,
-      filter: (src) => linkStaysInside(root, src),
+      // The reference's ciphertext stays behind (listed in the summary's omitted_encrypted).
+      filter: (src) => !left.has(src) && linkStaysInside(root, src),
     });
   } catch (e) {
     rmSync(target, { recursive: true, force: true });
