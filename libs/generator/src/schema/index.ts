@@ -4,6 +4,7 @@
  */
 import { GeneratorValidationError } from '../errors';
 import { artifactGeneratorValidator } from './artifact-generator';
+import { droppedFieldRule } from './dropped-fields';
 import { fluxInstanceValidator } from './flux-instance';
 import { fluxFieldRule, isFluxApi } from './flux-rules';
 import { CompiledValidator, packagedValidator } from './schema-index';
@@ -62,7 +63,8 @@ export function checkSchemas(objects: readonly BuiltObject[], label: string): Sc
     }
     result.checked++;
     const where = `${file ?? label}: ${kind} ${objectName(body)}`;
-    for (const p of strictValidate(validate, asApplied(body), isFluxApi(apiVersion) ? fluxFieldRule : undefined)) {
+    const fieldRule = isFluxApi(apiVersion) ? fluxFieldRule : undefined;
+    for (const p of strictValidate(validate, asApplied(body), fieldRule, droppedFieldRule(apiVersion, kind))) {
       if (localSource(kind, p))
         result.warnings.push(
           `${where}: spec.url is a file:// URL, which Flux cannot fetch (give repo.flux_url or --source-url)`,
