@@ -2,6 +2,7 @@
 import { posix } from 'node:path';
 import { ClusterVarsReference, isInEnv, referenceKustomization } from './cluster-vars-reference';
 import { GeneratorInputError } from './errors';
+import { holdsCredentials } from './filled-secrets';
 import { fluxInstanceSyncObjects, fluxInstanceSyncPath } from './flux-instance';
 import { FluxLayerKustomization, isFluxKustomization } from './flux-sync';
 import { collectTree, isRemote, KUSTOMIZATION_FILES, ReferenceObject } from './reference';
@@ -112,8 +113,7 @@ function infraEntries(ctx: VarsContext, fromDir: string, entries: unknown[]): st
     }
     const rel = posix.normalize(posix.join(fromDir, entry));
     const waits = broughtBy(ref, rel).some(
-      (o) =>
-        (isFluxKustomization(o.body) && !ctx.applied.has(o.name)) || o.kind === 'Secret' || o.kind === 'SealedSecret',
+      (o) => (isFluxKustomization(o.body) && !ctx.applied.has(o.name)) || holdsCredentials(o),
     );
     if (!waits) {
       out.push(firstPassEntry(ctx, rel));

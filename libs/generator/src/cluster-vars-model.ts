@@ -17,6 +17,7 @@ import { TEMPLATE_ANNOTATION_PREFIX } from './credential-plan';
 import { Context, SOPS_DECRYPTION_SECRET, usesSops } from './context';
 import { swapDomain } from './domain';
 import { GeneratorInputError } from './errors';
+import { filledByCluster, holdsCredentials } from './filled-secrets';
 import { discoverReferenceDns, isExternalDns, isIssuer, readExternalDns } from './external-dns';
 import {
   fluxInstanceSyncPath,
@@ -290,11 +291,7 @@ function earlySecretUses(ref: ClusterVarsReference): string[] {
   const later = new Map(
     ref.kustomizations
       .filter((k) => k.fullPass)
-      .flatMap((k) =>
-        k.objects
-          .filter((o) => o.kind === 'Secret' || o.kind === 'SealedSecret')
-          .map((o) => [id(o, o.name), k.name] as const),
-      ),
+      .flatMap((k) => k.objects.filter(holdsCredentials).map((o) => [id(o, o.name), k.name] as const)),
   );
   const warnings = new Set<string>();
   for (const k of ref.kustomizations.filter((k) => !k.fullPass)) {
@@ -453,7 +450,7 @@ async function transformEnvFile(ctx: VarsContext, rel: string, raw: Buffer): Pro
       later.add(i); // declared beside first-pass ones: left out until its pass
     } else if (obj === ref.vars.object) {
       doc.setIn(['data'], doc.createNode(ctx.vars));
-    } else if (obj.kind === 'Secret') {
+    } else if (obj.kind === 'Secret' && !filledByCluster(obj.body)) {
       docs[i] = new Document(
         await protectSecret(ctx, `${ctx.clusterDir}/${rel}`, obj.body, obj.namespace ?? 'default'),
       );

@@ -9,6 +9,7 @@ import { shownPath } from './shown-values';
 import { join } from 'node:path';
 import { environmentName, referenceEnvDir } from './environment-folder';
 import { GeneratorInputError } from './errors';
+import { holdsCredentials } from './filled-secrets';
 import { fluxInstanceSyncPath, isFluxInstance } from './flux-instance';
 import { withParentPatches } from './flux-inline-patches';
 import { isFluxKustomization, normalizePath } from './flux-sync';
@@ -272,7 +273,7 @@ function readKustomization(
     objects,
     // The folder itself is shared too when it lies outside the environment (./infra/controllers).
     sharedDirs: inFolder(path, envDir) ? tree.sharedDirs : [path, ...tree.sharedDirs],
-    holdsSecrets: tree.objects.some((o) => o.kind === 'Secret' || o.kind === 'SealedSecret'),
+    holdsSecrets: tree.objects.some(holdsCredentials),
     fullPass: false,
     entry: path === entryDir,
   };

@@ -12,6 +12,7 @@ import { isArtifactGenerator } from './artifacts';
 import { valueForNewCluster } from './cluster-values';
 import { Context, SOPS_DECRYPTION_SECRET, usesSops } from './context';
 import { GeneratorInputError } from './errors';
+import { filledByCluster } from './filled-secrets';
 import {
   discoverReferenceDns,
   isExternalDns,
@@ -372,7 +373,7 @@ async function renderOverlay(ctx: ExampleContext, overlay: string): Promise<Map<
     for (const [i, doc] of docs.entries()) {
       const body = doc.toJS();
       if (rel === kfile) changed = rewriteInlinePatches(ctx, doc, ['patches']) || changed;
-      else if (body?.kind === 'Secret' && body.apiVersion === 'v1') {
+      else if (body?.kind === 'Secret' && body.apiVersion === 'v1' && !filledByCluster(body)) {
         if (ctx.opts.pass === 'infra')
           throw new GeneratorInputError(
             `${overlay}/${rel} holds Secret ${shownName(body.metadata?.name)}, but the infra pass writes it: apply it through a Flux Kustomization of its own (it then goes out in the full pass)`,

@@ -17,6 +17,7 @@ import {
 } from './artifacts';
 import { followNested, markFullPass } from './cluster-vars-reference';
 import { GeneratorInputError } from './errors';
+import { holdsCredentials } from './filled-secrets';
 import { isFluxKustomization, normalizePath } from './flux-sync';
 import { guardReferenceSecrets } from './protect';
 import { collectTree, findKustomizationFile, listFiles, ReferenceObject } from './reference';
@@ -229,7 +230,7 @@ function readKustomization(
     environmentOwned,
     objects: tree.objects,
     sharedDirs: environmentOwned ? tree.sharedDirs : [repoPath, ...tree.sharedDirs],
-    holdsSecrets: tree.objects.some((o) => o.kind === 'Secret' || o.kind === 'SealedSecret'),
+    holdsSecrets: tree.objects.some(holdsCredentials),
   };
 }
 

@@ -8,6 +8,7 @@ import { join, relative } from 'node:path';
 import { isSeq, stringify } from 'yaml';
 import { GeneratedArtifact, generatedArtifacts, isArtifactGenerator, materialise } from './artifacts';
 import { GeneratorValidationError } from './errors';
+import { filledByCluster } from './filled-secrets';
 import { inlineVariables } from './flux-example-reference';
 import { fluxInstanceSyncObjects, fluxInstanceSyncPath, isFluxInstance } from './flux-instance';
 import { isFluxKustomization, normalizePath } from './flux-sync';
@@ -213,6 +214,6 @@ function checkBuilt(v: ExampleValidation, object: any, label: string) {
       throw new GeneratorValidationError(`${label} builds ${found.where} with a host that is not the new cluster's`);
     }
   }
-  if (v.ctx.opts.pass === 'infra' && object.kind === 'Secret')
+  if (v.ctx.opts.pass === 'infra' && object.kind === 'Secret' && !filledByCluster(object))
     throw new GeneratorValidationError(`${label}: the infra pass applies Secret ${shownName(object.metadata?.name)}`);
 }

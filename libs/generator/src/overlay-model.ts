@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { Document } from 'yaml';
 import { Context, GenerateSummary, SOPS_DECRYPTION_SECRET, usesSops } from './context';
 import { GeneratorInputError } from './errors';
+import { filledByCluster, holdsCredentials } from './filled-secrets';
 import {
   discoverReferenceDns,
   isExternalDns,
@@ -110,7 +111,7 @@ function rootKustomization(ctx: OverlayContext, layers: string[]): { file: strin
 function guardSecretPlacement(ctx: OverlayContext, infra: ReferenceLayer) {
   for (const layer of ctx.ref.layers) {
     layer.objects.forEach(checkRegenerable);
-    for (const o of layer.objects.filter((o) => o.kind === 'Secret')) {
+    for (const o of layer.objects.filter((o) => o.kind === 'Secret' && holdsCredentials(o))) {
       if (o.shared)
         throw new GeneratorInputError(
           `${o.file} is shared by every cluster and holds Secret ${shownName(o.name)}: keep secrets in the environment's layers`,
@@ -185,7 +186,7 @@ async function transformManifestFile(
   for (const [i, shared] of docs.entries()) {
     const obj = objects.find((o) => o.index === i);
     if (!obj) continue;
-    if (obj.kind === 'Secret' && /^v1$/.test(obj.apiVersion)) {
+    if (obj.kind === 'Secret' && /^v1$/.test(obj.apiVersion) && !filledByCluster(obj.body)) {
       docs[i] = new Document(
         await protectSecret(ctx, `${ctx.clusterDir}/${layer.name}/${rel}`, obj.body, obj.namespace ?? 'default'),
       );
@@ -235,7 +236,9 @@ function renderFluxSystem(ctx: OverlayContext, layers: string[]): Map<string, Bu
       sourceBranch: ctx.opts.sourceBranch,
       decrypt: usesSops(ctx)
         ? {
-            layers: ctx.ref.layers.filter((l) => l.objects.some((o) => o.kind === 'Secret')).map((l) => l.name),
+            layers: ctx.ref.layers
+              .filter((l) => l.objects.some((o) => o.kind === 'Secret' && holdsCredentials(o)))
+              .map((l) => l.name),
             secretName: SOPS_DECRYPTION_SECRET,
           }
         : undefined,

@@ -6,6 +6,7 @@ import { externalPlanEntries, unmovedRemoteKeys } from './external-secrets';
 import { remoteKeyNamesFor } from './remote-keys';
 import { referenceSecretShapes } from './secret-examples';
 import { GeneratorInputError } from './errors';
+import { holdsCredentials } from './filled-secrets';
 import { shownKind, shownName } from './shown-values';
 import type { ReferenceObject } from './reference';
 import { readBodies } from './yaml-docs';
@@ -155,7 +156,7 @@ export function guardReferenceSecrets(
   kustomizations: readonly { objects: readonly ReferenceObject[] }[],
   where: { moveTo: string; keepIn: string },
 ): void {
-  for (const o of early.filter((o) => o.kind === 'Secret' || o.kind === 'SealedSecret')) {
+  for (const o of early.filter(holdsCredentials)) {
     throw new GeneratorInputError(
       `${o.file} holds ${shownKind(o.kind)} ${shownName(o.name)}, applied by the cluster's own sync in the first pass, before the cluster can open secrets: move it to ${where.moveTo}`,
     );
@@ -163,7 +164,7 @@ export function guardReferenceSecrets(
   for (const k of kustomizations) {
     for (const o of k.objects) {
       checkRegenerable(o);
-      if (o.kind === 'Secret' && o.shared)
+      if (o.shared && o.kind === 'Secret' && holdsCredentials(o))
         throw new GeneratorInputError(
           `${o.file} is shared by every cluster and holds Secret ${shownName(o.name)}: keep secrets in ${where.keepIn}`,
         );

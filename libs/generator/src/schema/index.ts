@@ -1,9 +1,13 @@
 /**
  * Every built object against the schema of its kind, strictly (unknown fields are errors), with
- * Flux's duration rule; kinds no schema describes are counted, never passed as checked.
+ * Flux's duration rule; a kind no package describes, against the CRD the same build applies;
+ * kinds no schema describes are counted, never passed as checked.
  */
 import { GeneratorValidationError } from '../errors';
 import { artifactGeneratorValidator } from './artifact-generator';
+import { CrdSchemaError } from './crd-shape';
+import { crdSchemas, CrdSchemas, crdValidator } from './crd-schemas';
+import { droppedFieldRule } from './dropped-fields';
 import { fluxInstanceValidator } from './flux-instance';
 import { fluxFieldRule, isFluxApi } from './flux-rules';
 import { CompiledValidator, packagedValidator } from './schema-index';
@@ -26,11 +30,16 @@ export interface SchemaCheck {
 /** At most this many problems are named in one error: enough to fix a file, short enough to read in a step's log. */
 const PROBLEMS_SHOWN = 5;
 
-function validatorFor(apiVersion: string, kind: string): CompiledValidator | undefined {
+/** The schemas written here and the packages' first (known and tested), then the CRDs the build applies. */
+function validatorFor(
+  apiVersion: string,
+  kind: string,
+  crds: CrdSchemas,
+): CompiledValidator | CrdSchemaError | undefined {
   if (apiVersion === 'source.extensions.fluxcd.io/v1beta1' && kind === 'ArtifactGenerator')
     return artifactGeneratorValidator();
   if (apiVersion === 'fluxcd.controlplane.io/v1' && kind === 'FluxInstance') return fluxInstanceValidator();
-  return packagedValidator(apiVersion, kind);
+  return packagedValidator(apiVersion, kind) ?? crdValidator(crds, apiVersion, kind);
 }
 
 /** A variable left for Flux to fill in (its source is outside the repository): its value is not known here. */
@@ -51,18 +60,24 @@ const localSource = (kind: string, p: SchemaProblem) =>
 export function checkSchemas(objects: readonly BuiltObject[], label: string): SchemaCheck {
   const result: SchemaCheck = { checked: 0, withoutSchema: [], warnings: [] };
   const found: string[] = [];
+  const crds = crdSchemas(objects);
   for (const { body, file } of objects) {
     if (!body || typeof body !== 'object' || Array.isArray(body)) continue;
     const apiVersion = String(body.apiVersion ?? '');
     const kind = String(body.kind ?? '');
-    const validate = validatorFor(apiVersion, kind);
+    const validate = validatorFor(apiVersion, kind, crds);
     if (!validate) {
       result.withoutSchema.push(`${apiVersion} ${kind}`);
       continue;
     }
-    result.checked++;
     const where = `${file ?? label}: ${kind} ${objectName(body)}`;
-    for (const p of strictValidate(validate, asApplied(body), isFluxApi(apiVersion) ? fluxFieldRule : undefined)) {
+    if (validate instanceof CrdSchemaError) {
+      found.push(`${where} cannot be checked: ${validate.message}`);
+      continue;
+    }
+    result.checked++;
+    const fieldRule = isFluxApi(apiVersion) ? fluxFieldRule : undefined;
+    for (const p of strictValidate(validate, asApplied(body), fieldRule, droppedFieldRule(apiVersion, kind))) {
       if (localSource(kind, p))
         result.warnings.push(
           `${where}: spec.url is a file:// URL, which Flux cannot fetch (give repo.flux_url or --source-url)`,

@@ -66,19 +66,42 @@ class RecordingView {
 /** A rule on a field the schema declares (not on map entries or free-form values): a message when it is broken. */
 export type FieldRule = (key: string, value: unknown) => string | null;
 
+/**
+ * What to say of a key the validator never looked up, where the packaged schema lost a declared field
+ * (dropped-fields.ts): undefined for an unknown field, null for a declared one of the right type, else why not.
+ */
+export type DroppedFieldRule = (
+  path: ReadonlyArray<string | number>,
+  key: string,
+  value: unknown,
+) => string | null | undefined;
+
 /** Every schema error and every unknown field of `body` under `validate`, and what `fieldRule` says of every declared field. */
-export function strictValidate(validate: CompiledValidator, body: object, fieldRule?: FieldRule): SchemaProblem[] {
+export function strictValidate(
+  validate: CompiledValidator,
+  body: object,
+  fieldRule?: FieldRule,
+  droppedField?: DroppedFieldRule,
+): SchemaProblem[] {
   const view = new RecordingView();
   const valid = validate(view.of(body, []));
   const problems = valid ? [] : (validate.errors ?? []).map((e) => problemOf(e, body));
   for (const visit of view.visits.values()) {
     if (Array.isArray(visit.node) || visit.enumerated || visit.lookedUp.size === 0) continue;
     for (const [key, value] of Object.entries(visit.node)) {
-      const broken = visit.lookedUp.has(key) ? fieldRule?.(key, value) : 'unknown field';
+      const broken = visit.lookedUp.has(key)
+        ? fieldRule?.(key, value)
+        : notLookedUp(visit.path, key, value, droppedField);
       if (broken) problems.push({ path: [...visit.path, key], message: broken, value });
     }
   }
   return problems;
+}
+
+/** A key the validator did not look up: unknown, unless the packaged schema lost it (then its type is checked). */
+function notLookedUp(path: Array<string | number>, key: string, value: unknown, droppedField?: DroppedFieldRule) {
+  const said = droppedField?.(path, key, value);
+  return said === undefined ? 'unknown field' : said;
 }
 
 /** Reads a JSON pointer (ajv's instancePath) as path segments of `body`. */
@@ -122,10 +145,32 @@ function problemOf(error: SchemaError, body: object): SchemaProblem {
       return { path, message: `must be a valid ${p.format}`, value };
     case 'additionalProperties':
       return { path: [...path, p.additionalProperty], message: 'unknown field', value: undefined };
+    case 'minimum':
+    case 'maximum':
+      return { path, message: `must be ${p.comparison} ${p.limit}`, value };
+    case 'minLength':
+    case 'maxLength':
+    case 'minItems':
+    case 'maxItems':
+      return {
+        path,
+        message: `must have ${error.keyword.startsWith('min') ? 'at least' : 'at most'} ${p.limit} ${error.keyword.endsWith('Length') ? 'characters' : 'items'}`,
+        value,
+      };
+    case 'anyOf':
+    case 'oneOf':
+    case 'not':
+      return { path, message: COMBINED[error.keyword], value };
     default:
       return { path, message: `must satisfy ${error.keyword} ${JSON.stringify(p)}`, value };
   }
 }
+
+const COMBINED: Record<string, string> = {
+  anyOf: 'must match one of the schemas its anyOf lists',
+  oneOf: 'must match exactly one of the schemas its oneOf lists',
+  not: 'must not match the schema its not names',
+};
 
 const jsonType = (v: unknown) =>
   v === null ? 'null' : Array.isArray(v) ? 'array' : Number.isInteger(v) ? 'integer' : typeof v;
