@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from 'pg';
+import { durableNameFor, keptPlans, stepNames } from '#libs/events';
 import { main } from '../../src/ctl';
 import { makeRsaCert } from '../support/certs';
 import { createBody, SUCCEEDED_RUN_EVENTS } from '../support/run-fixtures';
@@ -73,13 +74,11 @@ describe('scaffolderctl against real NATS and PostgreSQL', () => {
     const { lines } = await ctl('stream-info', '--json');
     const info = JSON.parse(lines[0]);
     expect(info.stream).toMatchObject({ name: 'SCAFFOLD_EVENTS', messages: 12, last_seq: 12 });
-    expect(info.consumers.map((c: any) => c.name).sort()).toEqual([
-      'projector',
-      'step-cert-fetch',
-      'step-full-pass',
-      'step-infra-pass',
-      'step-sealed-secrets-wait',
-    ]);
+    // The projector and one durable per step of the kept run plans (the push plan's and the merge-request plan's).
+    expect(info.consumers.map((c: any) => c.name).sort()).toEqual(
+      ['projector', ...stepNames(keptPlans()).map(durableNameFor)].sort(),
+    );
+    expect(info.consumers.map((c: any) => c.name)).toContain('step-infra-merge');
     expect(info.consumers.every((c: any) => c.lag === 0 && c.pending === 0)).toBe(true);
     const status = JSON.parse((await ctl('status', '--json', '--stuck-minutes', '0')).lines[0]);
     expect(status.stuck_runs).toEqual([]);
