@@ -6,6 +6,7 @@ import { guardReferenceSecrets } from '#libs/generator/protect';
 import type { ReferenceObject } from '#libs/generator/reference';
 import { tempDir } from '../support/files';
 import { ageIdentity } from '../support/sops-open';
+import { homeOpsOptions } from '../support/home-ops-options';
 
 /**
  * A service-account token Secret as Kubernetes' documentation writes it (kubernetes/website,
@@ -26,23 +27,14 @@ const APP = 'apps/network/echo-server/app';
 
 describe('service-account token Secrets the API server fills', () => {
   const age = ageIdentity();
-  const options = (repo: string, extra: Partial<GenerateOptions>): GenerateOptions => ({
-    repoDir: repo,
-    templateDir: repo,
-    referenceEnv: 'kubernetes/main',
-    clusterName: 'acme',
-    domain: 'acme.example.com',
-    region: 'eu-west-1',
-    acmeEmail: 'ops@acme.example.com',
-    pass: 'infra',
-    secretsBackend: 'sops',
-    ageRecipients: [age.recipient],
-    suppliedCredentials: {
-      'cert-manager/cert-manager-secret/api-token': 'AcmeCloudflareToken-cert-manager-7e7e',
-      'network/external-dns-secret/api-token': 'AcmeCloudflareToken-external-dns-8f8f',
-    },
-    ...extra,
-  });
+  const options = (repo: string, extra: Partial<GenerateOptions>): GenerateOptions =>
+    homeOpsOptions(age.recipient, repo, repo, {
+      suppliedCredentials: {
+        'cert-manager/cert-manager-secret/api-token': 'AcmeCloudflareToken-cert-manager-7e7e',
+        'network/external-dns-secret/api-token': 'AcmeCloudflareToken-external-dns-8f8f',
+      },
+      ...extra,
+    });
 
   it('are carried as they are, in the pass of their folder', async () => {
     const repo = tempDir('sa-token');

@@ -7,6 +7,7 @@ import { sopsEncrypt } from '#libs/sealing/sops';
 import { makeRsaCert } from '../support/certs';
 import { kustomize, readTree, tempDir, yamlObjects } from '../support/files';
 import { ageIdentity, sopsOpen } from '../support/sops-open';
+import { homeOpsOptions } from '../support/home-ops-options';
 
 /**
  * A repository in the rendered shape of onedr0p/cluster-template (MIT, see the fixture's LICENSE and
@@ -29,20 +30,8 @@ const TOKENS = {
 
 describe('reference environment outside clusters/ (home-ops, rendered cluster-template layout)', () => {
   const age = ageIdentity();
-  const options = (repoDir: string, templateDir: string, extra: Partial<GenerateOptions> = {}): GenerateOptions => ({
-    repoDir,
-    templateDir,
-    referenceEnv: 'kubernetes/main',
-    clusterName: 'acme',
-    domain: 'acme.example.com',
-    region: 'eu-west-1',
-    acmeEmail: 'ops@acme.example.com',
-    pass: 'infra',
-    secretsBackend: 'sops',
-    ageRecipients: [age.recipient],
-    suppliedCredentials: TOKENS,
-    ...extra,
-  });
+  const options = (repoDir: string, templateDir: string, extra: Partial<GenerateOptions> = {}): GenerateOptions =>
+    homeOpsOptions(age.recipient, repoDir, templateDir, { suppliedCredentials: TOKENS, ...extra });
   const treeBelow = (root: string, dir: string) =>
     Object.fromEntries(Object.entries(readTree(root)).filter(([path]) => path.startsWith(dir + '/')));
   const opened = (repo: string, file: string) => {

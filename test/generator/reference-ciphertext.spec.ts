@@ -11,6 +11,7 @@ import { generate, GenerateOptions } from '#libs/generator';
 import { describeSummary } from '#libs/generator/summary-text';
 import { allFiles, readTree, tempDir, yamlObjects } from '../support/files';
 import { ageIdentity, sopsOpen } from '../support/sops-open';
+import { homeOpsOptions } from '../support/home-ops-options';
 
 const FIXTURE = join(__dirname, '../fixtures/public/onedr0p-home-ops-sops');
 const REFERENCE_RECIPIENT = 'age15uzrw396e67z9wdzsxzdk7ka0g2gr3l460e0slaea563zll3hdfqwqxdta';
@@ -43,19 +44,8 @@ function referenceCiphertextIn(root: string, files: string[]): string[] {
 
 describe("the reference's ciphertext (onedr0p/home-ops with SOPS, as published)", () => {
   const age = ageIdentity();
-  const options = (repoDir: string, templateDir: string, extra: Partial<GenerateOptions> = {}): GenerateOptions => ({
-    repoDir,
-    templateDir,
-    referenceEnv: 'kubernetes/main',
-    clusterName: 'acme',
-    domain: 'acme.example.com',
-    region: 'eu-west-1',
-    acmeEmail: 'ops@acme.example.com',
-    pass: 'infra',
-    secretsBackend: 'sops',
-    ageRecipients: [age.recipient],
-    ...extra,
-  });
+  const options = (repoDir: string, templateDir: string, extra: Partial<GenerateOptions> = {}): GenerateOptions =>
+    homeOpsOptions(age.recipient, repoDir, templateDir, extra);
   const copyOf = () => {
     const dir = tempDir('home-ops-sops');
     cpSync(FIXTURE, dir, { recursive: true });
