@@ -3,8 +3,8 @@ import { registerHooks } from 'node:module';
 /*
  * KubeConfig without the generated API. @kubernetes/client-node 2.x's config.js (KubeConfig: kubeconfig files, the
  * in-cluster service account, exec plugins, OIDC, client certificates, proxies) imports two names from
- * ./gen/index.js, and that module loads every generated API and model of Kubernetes: about 45 MiB of a process's
- * resident memory for a service that sends nine kinds of request (kube-api.ts). A resolve hook points that one
+ * ./gen/index.js, and that module loads every generated API and model of Kubernetes: about 50 MiB of a process's
+ * resident memory for a service that sends ten kinds of request (kube-api.ts). A resolve hook points that one
  * import of config.js at a module that re-exports the two names from the generated files defining them, so the
  * process loads the authentication and none of the models. Only config.js's import is redirected: anything else
  * that loads the package's index still gets all of it. The hook acts in plain Node only (jest resolves modules
