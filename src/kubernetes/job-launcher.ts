@@ -1,8 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { V1Job } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { ACK, ALL_RUNS, Delivery, Disposition, EventStore, nakAfter } from '#libs/event-store';
-import { ScaffoldJobs } from '#libs/kube';
+import { KubeJob, ScaffoldJobs } from '#libs/kube';
 import { KubeError } from '#libs/kube/errors';
 import { fold, isTerminal, RunCommands } from '#libs/run-decider';
 import { LAUNCHER } from '../event-store/consumer-names';
@@ -43,7 +42,7 @@ export class JobLauncher implements EventConsumer {
    * The Job's credential: its Secret (created, or the one a first launch created) and the hash the
    * runner API checks. Valid until the Job's deadline has passed (and, checked per request, while the run lasts).
    */
-  private async issueRunnerCredential(runId: string, job: V1Job): Promise<void> {
+  private async issueRunnerCredential(runId: string, job: KubeJob): Promise<void> {
     const created = Date.parse(String(job.metadata?.creationTimestamp ?? '')) || Date.now();
     const expires = new Date(created + (this.jobs.settings.activeDeadlineSeconds + CREDENTIAL_MARGIN_SECONDS) * 1000);
     const minted = mintRunnerToken();

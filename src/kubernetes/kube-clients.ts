@@ -1,4 +1,4 @@
-import { KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig } from '#libs/kube';
 
 /** The management cluster: the kubeconfig file named by KUBECONFIG, else the in-cluster service account. */
 export function managementKubeConfig(kubeconfigPath?: string): KubeConfig {

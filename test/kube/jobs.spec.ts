@@ -215,6 +215,29 @@ describe('Job per run in the provisioning namespace (test API server, production
     expect(await jobs.logs(runId, 1)).toContain('attempt 1 line 2\n');
     expect(await jobs.logs(runId, 1)).not.toContain('attempt 1 line 1');
   });
+
+  it('lists the attempts oldest first across a change of day (creationTimestamp is RFC 3339 text)', async () => {
+    // A Sunday's late attempt and the Monday's retry, listed by the API server in another order.
+    for (const [name, created] of [
+      ['scaffold-retry', '2026-12-07T00:30:00Z'],
+      ['scaffold-first', '2026-12-06T23:50:00Z'],
+    ]) {
+      fake.pods.set(`kubeopera-provisioning/${name}`, {
+        metadata: {
+          name,
+          namespace: 'kubeopera-provisioning',
+          labels: { [RUN_ID_LABEL]: runId },
+          creationTimestamp: created,
+        },
+        spec: { containers: [{ name: 'runner' }] },
+      });
+      fake.podLogs.set(`kubeopera-provisioning/${name}/runner`, `${name}\n`);
+    }
+    expect((await jobs.pods(runId)).map((p) => p.metadata?.name)).toEqual(['scaffold-first', 'scaffold-retry']);
+    expect(await jobs.logs(runId)).toBe(
+      '--- pod scaffold-first container runner ---\nscaffold-first\n--- pod scaffold-retry container runner ---\nscaffold-retry\n',
+    );
+  });
 });
 
 describe('the runner image command line', () => {

@@ -1,4 +1,4 @@
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from './kube-config';
 import { GeneratorInputError, parseSuppliedCredentials, SuppliedCredentials } from '#libs/generator';
 import type { CredentialsSecretRef, SuppliedCredentialsSource } from '#libs/steps/handler/ports';
 import { KubeError } from './errors';

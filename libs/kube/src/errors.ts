@@ -12,10 +12,10 @@ export class KubeError extends Error implements ClassifiedError {
   }
 }
 
-/** Maps an API error (ApiException or a raw HTTP status) to a reason that names what was being read. */
+/** Maps an API error (KubeApiError, ApiException or a raw HTTP status) to a reason that names what was being read. */
 export function kubeError(e: unknown, what: string): KubeError {
   if (e instanceof KubeError) return e;
-  // A call aborted at its deadline (api-client.ts) is a DOMException whose legacy `code` (23) is no HTTP status.
+  // A call aborted at its deadline (kube-api.ts) is a DOMException whose legacy `code` (23) is no HTTP status.
   if ((e as Error)?.name === 'TimeoutError' || (e as Error)?.name === 'AbortError')
     return new KubeError(`${what}: the API server did not answer in time`, true);
   const code = Number((e as any)?.code ?? (e as any)?.statusCode ?? 0);

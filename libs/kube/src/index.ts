@@ -5,3 +5,5 @@ export * from './target-cluster';
 export * from './kube-targets';
 export * from './credentials-secret';
 export * from './input-secret';
+export * from './kube-config';
+export * from './kube-api';

@@ -1,6 +1,7 @@
-import { CoreV1Api, KubeConfig, V1Secret } from '@kubernetes/client-node';
-import { apiClient } from './api-client';
+import type { V1Secret } from '@kubernetes/client-node';
 import { kubeError, KubeError } from './errors';
+import { KubeApi, Wire } from './kube-api';
+import type { KubeConfig } from './kube-config';
 
 /** The label a management-cluster Secret must carry (value "true") before the scaffolder reads it as a request's input. */
 export const INPUT_LABEL = 'gitops-scaffolder.io/input';
@@ -14,16 +15,16 @@ export async function readInputSecret(
   management: KubeConfig,
   ref: { namespace: string; name: string },
   what: string,
-): Promise<V1Secret> {
+): Promise<Wire<V1Secret>> {
   const where = `${what} Secret ${ref.namespace}/${ref.name}`;
   const unavailable = new KubeError(
     `${where} is not available: it is missing, lacks the label ${INPUT_LABEL}: "true", or may not be read by the scaffolder`,
     false,
     404,
   );
-  let secret: V1Secret;
+  let secret: Wire<V1Secret>;
   try {
-    secret = await apiClient(management, CoreV1Api).readNamespacedSecret({ namespace: ref.namespace, name: ref.name });
+    secret = await new KubeApi(management).read('secrets', ref.namespace, ref.name);
   } catch (e) {
     const err = kubeError(e, `reading ${where}`);
     throw err.status === 403 || err.status === 404 ? unavailable : err;

@@ -1,6 +1,7 @@
-import { BatchV1Api, CoreV1Api, KubeConfig, V1Job, V1Pod } from '@kubernetes/client-node';
-import { apiClient } from './api-client';
+import type { V1Job, V1Pod } from '@kubernetes/client-node';
 import { kubeError, KubeError } from './errors';
+import { KubeApi, Wire } from './kube-api';
+import type { KubeConfig } from './kube-config';
 import {
   jobNameFor,
   JobSettings,
@@ -10,6 +11,9 @@ import {
   runnerSecretNameFor,
   scaffoldJob,
 } from './job-spec';
+
+/** A Job as the API server answers it. */
+export type KubeJob = Wire<V1Job>;
 
 export type JobOutcome = { state: 'active' | 'succeeded' } | { state: 'failed'; reason: string } | { state: 'missing' };
 
@@ -23,7 +27,7 @@ const MANAGED_SELECTOR = Object.entries(MANAGED_BY)
 export const OUTCOMES_PER_LIST = 50;
 
 /** What a Job's conditions say of its run's steps. */
-function outcomeOf(job: V1Job): JobOutcome {
+function outcomeOf(job: KubeJob): JobOutcome {
   const failed = job.status?.conditions?.find((c) => c.type === 'Failed' && c.status === 'True');
   if (failed)
     return {
@@ -36,29 +40,24 @@ function outcomeOf(job: V1Job): JobOutcome {
 
 /** Jobs in the provisioning namespace of the management cluster: create (idempotent), inspect, read logs. */
 export class ScaffoldJobs {
-  private readonly batch: BatchV1Api;
-  private readonly core: CoreV1Api;
+  private readonly api: KubeApi;
 
   constructor(
     kc: KubeConfig,
     readonly settings: JobSettings,
   ) {
-    this.batch = apiClient(kc, BatchV1Api);
-    this.core = apiClient(kc, CoreV1Api);
+    this.api = new KubeApi(kc);
   }
 
   /** Creates the run's Job; an existing Job of the same run (a redelivered event, another replica) is adopted. */
-  async ensureJob(runId: string): Promise<{ job: V1Job; adopted: boolean }> {
+  async ensureJob(runId: string): Promise<{ job: KubeJob; adopted: boolean }> {
     const ns = this.settings.namespace;
     try {
-      return {
-        job: await this.batch.createNamespacedJob({ namespace: ns, body: scaffoldJob(runId, this.settings) }),
-        adopted: false,
-      };
+      return { job: await this.api.create('jobs', ns, scaffoldJob(runId, this.settings)), adopted: false };
     } catch (e) {
       const err = kubeError(e, `creating Job ${ns}/${jobNameFor(runId)}`);
       if (err.status !== 409) throw err;
-      const existing = await this.batch.readNamespacedJob({ namespace: ns, name: jobNameFor(runId) }).catch((e2) => {
+      const existing = await this.api.read('jobs', ns, jobNameFor(runId)).catch((e2) => {
         throw kubeError(e2, `reading Job ${ns}/${jobNameFor(runId)}`);
       });
       if (existing.metadata?.labels?.[RUN_ID_LABEL] !== runId)
@@ -72,34 +71,31 @@ export class ScaffoldJobs {
    * `token` when there is none, else the token it already holds (a relaunch, another replica) is kept,
    * so a running pod's credential never changes under it. Returns the token the Secret holds.
    */
-  async ensureRunnerSecret(runId: string, job: V1Job, token: string): Promise<string> {
+  async ensureRunnerSecret(runId: string, job: KubeJob, token: string): Promise<string> {
     const ns = this.settings.namespace;
     const name = runnerSecretNameFor(runId);
     const owner = { apiVersion: 'batch/v1', kind: 'Job', name: job.metadata!.name!, uid: job.metadata!.uid! };
     try {
-      await this.core.createNamespacedSecret({
-        namespace: ns,
-        body: {
-          apiVersion: 'v1',
-          kind: 'Secret',
-          type: 'Opaque',
-          metadata: {
-            name,
-            namespace: ns,
-            labels: { ...MANAGED_BY, [RUN_ID_LABEL]: runId },
-            // No blockOwnerDeletion: it would need update on jobs/finalizers where OwnerReferencesPermissionEnforcement
-            // is on, and the garbage collector deletes the Secret with its Job without it.
-            ownerReferences: [{ ...owner, controller: true }],
-          },
-          stringData: { [RUNNER_TOKEN_KEY]: token },
+      await this.api.create('secrets', ns, {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        type: 'Opaque',
+        metadata: {
+          name,
+          namespace: ns,
+          labels: { ...MANAGED_BY, [RUN_ID_LABEL]: runId },
+          // No blockOwnerDeletion: it would need update on jobs/finalizers where OwnerReferencesPermissionEnforcement
+          // is on, and the garbage collector deletes the Secret with its Job without it.
+          ownerReferences: [{ ...owner, controller: true }],
         },
+        stringData: { [RUNNER_TOKEN_KEY]: token },
       });
       return token;
     } catch (e) {
       const err = kubeError(e, `creating Secret ${ns}/${name}`);
       if (err.status !== 409) throw err;
     }
-    const existing = await this.core.readNamespacedSecret({ namespace: ns, name }).catch((e) => {
+    const existing = await this.api.read('secrets', ns, name).catch((e) => {
       throw kubeError(e, `reading Secret ${ns}/${name}`);
     });
     const held = existing.data?.[RUNNER_TOKEN_KEY];
@@ -111,9 +107,9 @@ export class ScaffoldJobs {
   }
 
   async outcome(runId: string): Promise<JobOutcome> {
-    let job: V1Job;
+    let job: KubeJob;
     try {
-      job = await this.batch.readNamespacedJob({ namespace: this.settings.namespace, name: jobNameFor(runId) });
+      job = await this.api.read('jobs', this.settings.namespace, jobNameFor(runId));
     } catch (e) {
       const err = kubeError(e, `Job ${jobNameFor(runId)}`);
       if (err.status === 404) return { state: 'missing' };
@@ -131,15 +127,12 @@ export class ScaffoldJobs {
     const found = new Map<string, JobOutcome>(runIds.map((id) => [id, { state: 'missing' }]));
     for (let i = 0; i < runIds.length; i += OUTCOMES_PER_LIST) {
       const chunk = runIds.slice(i, i + OUTCOMES_PER_LIST);
-      const list = await this.batch
-        .listNamespacedJob({
-          namespace: this.settings.namespace,
-          labelSelector: `${MANAGED_SELECTOR},${RUN_ID_LABEL} in (${chunk.join(',')})`,
-        })
+      const jobs = await this.api
+        .list('jobs', this.settings.namespace, `${MANAGED_SELECTOR},${RUN_ID_LABEL} in (${chunk.join(',')})`)
         .catch((e) => {
           throw kubeError(e, 'listing Jobs');
         });
-      for (const job of list.items) {
+      for (const job of jobs) {
         const runId = job.metadata?.labels?.[RUN_ID_LABEL];
         // The Job of the run's name only, as outcome() reads it: a labelled Job under another name is not its Job.
         if (runId && found.has(runId) && job.metadata?.name === jobNameFor(runId)) found.set(runId, outcomeOf(job));
@@ -150,21 +143,18 @@ export class ScaffoldJobs {
 
   /** Runs that have a Job managed by this service, by run id. */
   async listRunIds(): Promise<string[]> {
-    const list = await this.batch
-      .listNamespacedJob({ namespace: this.settings.namespace, labelSelector: MANAGED_SELECTOR })
-      .catch((e) => {
-        throw kubeError(e, 'listing Jobs');
-      });
-    return list.items.map((j) => j.metadata?.labels?.[RUN_ID_LABEL]).filter((id): id is string => Boolean(id));
+    const jobs = await this.api.list('jobs', this.settings.namespace, MANAGED_SELECTOR).catch((e) => {
+      throw kubeError(e, 'listing Jobs');
+    });
+    return jobs.map((j) => j.metadata?.labels?.[RUN_ID_LABEL]).filter((id): id is string => Boolean(id));
   }
 
-  async pods(runId: string): Promise<V1Pod[]> {
-    const list = await this.core
-      .listNamespacedPod({ namespace: this.settings.namespace, labelSelector: selectorFor(runId) })
-      .catch((e) => {
-        throw kubeError(e, `listing pods of ${jobNameFor(runId)}`);
-      });
-    return [...list.items].sort((a, b) =>
+  /** The pods of the run's Job, oldest first (creationTimestamp is RFC 3339 in UTC, so its text sorts by time). */
+  async pods(runId: string): Promise<Wire<V1Pod>[]> {
+    const pods = await this.api.list('pods', this.settings.namespace, selectorFor(runId)).catch((e) => {
+      throw kubeError(e, `listing pods of ${jobNameFor(runId)}`);
+    });
+    return pods.sort((a, b) =>
       String(a.metadata?.creationTimestamp ?? '').localeCompare(String(b.metadata?.creationTimestamp ?? '')),
     );
   }
@@ -182,9 +172,7 @@ export class ScaffoldJobs {
           ? [true, false]
           : [false]) {
           try {
-            const text = await this.core.readNamespacedPodLog({
-              namespace: this.settings.namespace,
-              name,
+            const text = await this.api.podLog(this.settings.namespace, name, {
               container: c.name,
               previous,
               tailLines,

@@ -1,4 +1,4 @@
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from './kube-config';
 import type { KubeconfigRef, TargetClusters } from '#libs/steps/handler/ports';
 import {
   fetchSealingCertificate,

@@ -1,9 +1,8 @@
-import { request as httpRequest } from 'node:http';
-import { request as httpsRequest, RequestOptions } from 'node:https';
-import { AppsV1Api, CoreV1Api, KubeConfig, V1Deployment } from '@kubernetes/client-node';
-import { apiClient } from './api-client';
+import type { V1Deployment } from '@kubernetes/client-node';
 import { kubeError, KubeError } from './errors';
 import { readInputSecret } from './input-secret';
+import { KubeApi, Wire } from './kube-api';
+import { KubeConfig } from './kube-config';
 
 export interface KubeconfigSecretRef {
   namespace: string;
@@ -50,7 +49,7 @@ export interface AvailabilityCheck {
   seen: string;
 }
 
-function describeDeployment(d: V1Deployment): { ready: boolean; seen: string } {
+function describeDeployment(d: Wire<V1Deployment>): { ready: boolean; seen: string } {
   const available = d.status?.conditions?.find((c) => c.type === 'Available');
   const current = (d.status?.observedGeneration ?? 0) >= (d.metadata?.generation ?? 0);
   const ready = available?.status === 'True' && current;
@@ -60,11 +59,11 @@ function describeDeployment(d: V1Deployment): { ready: boolean; seen: string } {
 
 /** One look at the candidate Deployments: Available with a current observedGeneration. */
 export async function checkSealedSecrets(kc: KubeConfig, loc: SealedSecretsLocation): Promise<AvailabilityCheck> {
-  const apps = apiClient(kc, AppsV1Api);
+  const api = new KubeApi(kc);
   const seen: string[] = [];
   for (const name of loc.names) {
     try {
-      const d = await apps.readNamespacedDeployment({ namespace: loc.namespace, name });
+      const d = await api.read('deployments', loc.namespace, name);
       const state = describeDeployment(d);
       if (state.ready) return { ready: true, name, seen: state.seen };
       seen.push(state.seen);
@@ -117,36 +116,16 @@ export async function waitForSealedSecrets(
   }
 }
 
-/** GET through the API server with the kubeconfig's TLS and credentials (raw path: the proxy path must not be re-encoded). */
-async function rawGet(kc: KubeConfig, path: string, accept: string): Promise<{ status: number; body: string }> {
-  const cluster = kc.getCurrentCluster();
-  if (!cluster) throw new KubeError('kubeconfig names no current cluster', false);
-  const url = new URL(cluster.server.replace(/\/$/, '') + path);
-  const options: RequestOptions = { method: 'GET', headers: { accept }, timeout: 15_000 };
-  await kc.applyToHTTPSOptions(options);
-  const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
-  return new Promise((resolve, reject) => {
-    const req = send(url, options, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (c) => (body += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-    });
-    req.on('timeout', () => req.destroy(new Error('timed out')));
-    req.on('error', reject);
-    req.end();
-  });
-}
-
 /**
  * The controller's certificate through the service-proxy subresource, as kubeseal fetches it: the
  * Service's first port name (empty for controller.yaml, "http" for the Helm chart) in
  * /api/v1/namespaces/<ns>/services/http:<name>:<port>/proxy/v1/cert.pem.
  */
 export async function fetchSealingCertificate(kc: KubeConfig, namespace: string, name: string): Promise<string> {
+  const api = new KubeApi(kc);
   let portName: string;
   try {
-    const svc = await apiClient(kc, CoreV1Api).readNamespacedService({ namespace, name });
+    const svc = await api.read('services', namespace, name);
     portName = svc.spec?.ports?.[0]?.name ?? '';
   } catch (e) {
     throw kubeError(e, `Service ${namespace}/${name}`);
@@ -154,7 +133,7 @@ export async function fetchSealingCertificate(kc: KubeConfig, namespace: string,
   const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/services/http:${encodeURIComponent(name)}:${encodeURIComponent(portName)}/proxy/v1/cert.pem`;
   let res;
   try {
-    res = await rawGet(kc, path, 'application/x-pem-file, */*');
+    res = await api.get(path, 'application/x-pem-file, */*');
   } catch (e) {
     throw kubeError(e, 'certificate fetch through the service proxy');
   }
