@@ -6,7 +6,6 @@ import type { ExternalDnsSettings } from './external-dns';
 import type { RemoteKeyMove, RemoteKeyNames } from './external-secrets';
 import type { FluxLayerKustomization } from './flux-sync';
 import type { IngressHostChange } from './ingress';
-import type { OmittedEncrypted } from './reference-ciphertext';
 
 export type Pass = 'infra' | 'full';
 export type SecretsBackend = 'sealed-secrets' | 'sops';
@@ -81,6 +80,13 @@ export interface SealedObjectSummary {
   reused: boolean;
   /** A secretGenerator's Secret with the SOPS backend: the encrypted files it is generated from (`file` is its kustomization). */
   sources?: string[];
+}
+
+/** A reference file left out of the new cluster, and why (never a value). */
+export interface OmittedEncrypted {
+  /** Repository path of the reference file. */
+  path: string;
+  reason: string;
 }
 
 export interface GenerateSummary {

@@ -7,18 +7,13 @@
  * left out and listed (`omitted_encrypted`); one a kustomization of the new cluster lists is refused.
  */
 import { posix } from 'node:path';
-import type { Context } from './context';
+import type { Context, OmittedEncrypted } from './context';
+
+export type { OmittedEncrypted };
 import { GeneratorInputError } from './errors';
 import { KUSTOMIZATION_FILES, listFiles } from './reference';
 import { isRepoFile, readRepoFile } from './repo-files';
 import { readBodies } from './yaml-docs';
-
-/** A reference file left out of the new cluster, and why (never a value). */
-export interface OmittedEncrypted {
-  /** Repository path of the reference file. */
-  path: string;
-  reason: string;
-}
 
 const SOPS_VALUE = /ENC\[AES256_GCM,data:[^\]\s]*\]/g;
 const ARMORED = /-----BEGIN (AGE ENCRYPTED FILE|PGP MESSAGE)-----[\s\S]*?-----END \1-----/g;
