@@ -58,6 +58,7 @@ import {
   infraRootKustomization,
 } from './cluster-vars-first-pass';
 import { validateStaged } from './cluster-vars-validate';
+import { entryRepositoryUrls } from './leftover-gate';
 
 export { loadClusterVarsReference };
 
@@ -92,6 +93,11 @@ export async function generateFromClusterVars(base: Context, ref: ClusterVarsRef
   checkVariablesDefined(ctx);
   describeOutcome(ctx, referenceView);
   const referenceClusterName = ref.vars.data.CLUSTER_NAME;
+  Object.assign(base.referenceFacts, {
+    clusterNames: typeof referenceClusterName === 'string' ? [referenceClusterName] : [],
+    acmeEmails: facts.acmeEmails.filter((e) => !e.includes('${')),
+    repositoryUrls: entryRepositoryUrls(ref),
+  });
   planCredentials(
     ctx,
     everyObject.map((o) => withClusterValueTemplates(ctx, o)),

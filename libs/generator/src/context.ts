@@ -6,6 +6,7 @@ import type { ExternalDnsSettings } from './external-dns';
 import type { RemoteKeyMove, RemoteKeyNames } from './external-secrets';
 import type { FluxLayerKustomization } from './flux-sync';
 import type { IngressHostChange } from './ingress';
+import type { Leftover } from './leftovers';
 
 export type Pass = 'infra' | 'full';
 export type SecretsBackend = 'sealed-secrets' | 'sops';
@@ -58,6 +59,13 @@ export interface GenerateOptions {
    * and the new cluster's path for each: `./staging` -> `./acme`.
    */
   pathMap?: Record<string, string>;
+  /**
+   * The last rewrite of the new cluster's own files (never shared ones): every OLD, as literal text, becomes NEW.
+   * For what no other flag moves (a CNI's cluster name, an endpoint); the leftover gate suggests each.
+   */
+  replace?: Record<string, string>;
+  /** Refuse the pass while any identifier of the reference is left in the new cluster's files (summary.leftovers). */
+  strict?: boolean;
   /** The reference environment's DNS domain, when its external-dns does not tell it. */
   referenceDomain?: string;
   /** The GitRepository URL and branch Flux should sync from (default: the reference's). */
@@ -132,6 +140,10 @@ export interface GenerateSummary {
   credential_plan: CredentialPlanEntry[];
   /** ExternalSecret remote keys that named the reference environment: moved in the new cluster's files, or listed (shared files). */
   remote_keys: RemoteKeyMove[];
+  /** Identifiers of the reference left in the new cluster's own files: file, object, field and the flag that moves each. */
+  leftovers: Leftover[];
+  /** The new cluster's files --replace rewrote. */
+  replaced: string[];
   warnings: string[];
 }
 
@@ -200,6 +212,8 @@ export interface Context {
   plan?: CredentialPlan;
   /** Per Secret (namespace/name): whether its protected form already in the target was kept. */
   reusedSecrets: Map<string, boolean>;
+  /** What a model learnt of the reference cluster's identifiers, for the leftover gate (one object, shared by every view of the context). */
+  referenceFacts: { clusterNames?: string[]; acmeEmails?: string[]; repositoryUrls?: string[] };
   /** The reference's names in ExternalSecret remote keys and what they become (set with the credential plan). */
   remoteKeyNames?: RemoteKeyNames;
 }

@@ -27,6 +27,7 @@ import { GeneratorInputError, GeneratorValidationError } from './errors';
 import { generateFromOverlays } from './overlay-model';
 import { hostsFluxApplies } from './applied-hosts';
 import { checkPathMap, checkPathMapUsed } from './foreign-paths';
+import { applyReplacements, checkReplacements, leftoverGate } from './leftover-gate';
 import { checkReferenceExists, loadReference } from './reference';
 import { checkReadableLayout } from './readable-layout';
 import { throwIfPassAborted } from './pass-signal';
@@ -101,6 +102,7 @@ function checkInputs(opts: GenerateOptions) {
   if (!existsSync(opts.repoDir) || !statSync(opts.repoDir).isDirectory())
     throw new GeneratorInputError(`--repo ${opts.repoDir} is not a folder`);
   checkPathMap(opts.pathMap ?? {});
+  checkReplacements(opts.replace ?? {});
 }
 
 /** What the full pass protects Secrets with: the sealing certificate, or (sops) checked age recipients. */
@@ -164,6 +166,8 @@ function emptySummary(
     paths_moved: [],
     credential_plan: [],
     remote_keys: [],
+    leftovers: [],
+    replaced: [],
     warnings: [],
   };
 }
@@ -435,6 +439,7 @@ async function planWithinLimits(options: GenerateOptions): Promise<GenerationPla
     changes,
     summary: emptySummary(opts, clusterDir, cert),
     reusedSecrets: new Map(),
+    referenceFacts: {},
   };
 
   const varsReference = loadClusterVarsReference(root, opts.referenceEnv);
@@ -453,9 +458,11 @@ async function planWithinLimits(options: GenerateOptions): Promise<GenerationPla
       `no schema describes ${unchecked.join(', ')}: these objects were built but not checked against a schema`,
     );
   checkPathMapUsed(ctx);
+  applyReplacements(ctx);
   if (opts.pass === 'full' && usesSops(ctx)) planSopsRules(ctx);
   planSourceIgnore(ctx);
   planOwnerMarker(ctx, clusterDir);
+  leftoverGate(ctx);
   return { ...changes, summary: ctx.summary, credentials: ctx.credentials };
 }
 

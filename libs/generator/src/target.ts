@@ -144,7 +144,7 @@ export function writeChangedFile(root: string, rel: string, content: Buffer): bo
  * The pass compares with this, not with the disk, so it decides what the writes one after the other
  * used to decide. A path through a symbolic link is refused here, before anything is written.
  */
-function plannedBytes(ctx: Context, rel: string): Buffer | null {
+export function plannedBytes(ctx: Context, rel: string): Buffer | null {
   insideRepo(ctx.opts.repoDir, rel);
   const planned = ctx.changes.writes.get(rel);
   if (planned !== undefined) return planned;
@@ -180,7 +180,7 @@ function planRemoval(ctx: Context, repoRel: string) {
 }
 
 /** The files a folder will hold once the changes planned so far are applied, relative to it (the disk's in listing order first). */
-function plannedFilesBelow(ctx: Context, dir: string): string[] {
+export function plannedFilesBelow(ctx: Context, dir: string): string[] {
   const abs = insideRepo(ctx.opts.repoDir, dir);
   const planned = [...ctx.changes.writes.keys()]
     .filter((p) => p.startsWith(dir + '/'))

@@ -1,0 +1,173 @@
+/**
+ * The leftover gate, the last step of a pass: `--replace OLD=NEW` rewrites the new cluster's own files, then every
+ * identifier of the reference still in them is listed in the summary (file, object, field, the flag that moves
+ * it), and `--strict` refuses the pass while any is listed. Shared files (applied by several clusters) are never
+ * rewritten here; they are the models' business (patches in the cluster's own files, or warnings).
+ */
+import { GeneratorInputError } from './errors';
+import { Context } from './context';
+import { isSeparateRepository, referenceEnvironmentName } from './environment-folder';
+import { findLeftovers, Leftover, ReferenceIdentifier } from './leftovers';
+import { planFile, plannedBytes, plannedFilesBelow } from './target';
+import { readBodies } from './yaml-docs';
+
+/** The new cluster's own folders: the cluster folder and the folders outside it that are its alone. */
+const ownedFolders = (ctx: Context) => [ctx.clusterDir, ...ctx.summary.overlay_paths];
+
+/** Every file of the new cluster's own folders as the repository will hold it once the pass is applied. */
+function ownedFiles(ctx: Context): Array<[string, Buffer]> {
+  return ownedFolders(ctx).flatMap((dir) =>
+    plannedFilesBelow(ctx, dir).flatMap((rel): Array<[string, Buffer]> => {
+      const bytes = plannedBytes(ctx, `${dir}/${rel}`);
+      return bytes ? [[`${dir}/${rel}`, bytes]] : [];
+    }),
+  );
+}
+
+/** Encrypted files are never rewritten as text: a SOPS file's MAC or a sealed value would no longer open. */
+const isEncrypted = (text: string) => text.includes('ENC[AES256_GCM,') || /^kind:\s*SealedSecret\s*$/m.test(text);
+
+/** `--replace` pairs as given: an OLD that is empty or a value with a line break could change the YAML around it. */
+export function checkReplacements(replace: Record<string, string>) {
+  const problems = Object.entries(replace).flatMap(([from, to]) =>
+    from === '' || /[\p{Cc}]/u.test(from + to)
+      ? [`--replace ${JSON.stringify(from.slice(0, 40))}: OLD must be non-empty and neither may hold a control character`]
+      : [],
+  );
+  if (problems.length > 0) throw new GeneratorInputError(problems.join('; '));
+}
+
+/**
+ * Applies `--replace OLD=NEW` to the new cluster's own files, as literal text, longest OLD first (so
+ * `a.example.com` wins over `example.com`). A file that would no longer parse as YAML refuses the pass, naming it.
+ */
+export function applyReplacements(ctx: Context) {
+  const pairs = Object.entries(ctx.opts.replace ?? {}).sort(([a], [b]) => b.length - a.length);
+  if (pairs.length === 0) return;
+  const used = new Set<string>();
+  for (const [file, bytes] of ownedFiles(ctx)) {
+    const text = bytes.toString('utf8');
+    if (isEncrypted(text)) continue;
+    let next = text;
+    for (const [from, to] of pairs)
+      if (next.includes(from)) {
+        used.add(from);
+        next = next.replaceAll(from, to);
+      }
+    if (next === text) continue;
+    if (/\.ya?ml$/.test(file)) stillYaml(next, file);
+    planFile(ctx, file, Buffer.from(next));
+    ctx.summary.replaced.push(file);
+  }
+  for (const [from] of pairs)
+    if (!used.has(from))
+      ctx.summary.warnings.push(`--replace ${from}=...: no file of the new cluster's own holds ${JSON.stringify(from)}`);
+}
+
+function stillYaml(text: string, file: string) {
+  try {
+    readBodies(text, file);
+  } catch {
+    throw new GeneratorInputError(`--replace makes ${file} unreadable YAML: give a longer OLD`);
+  }
+}
+
+/** Fields whose literal value is the reference cluster's API endpoint (a CNI's, a control plane's). */
+const ENDPOINT_FIELD = /(^|\.)(k8sServiceHost|controlPlaneEndpoint|apiServerEndpoint|apiServerHost|endpoint)$/;
+
+/**
+ * Identifiers found in the files themselves: an ACME e-mail of an Issuer that is not the new cluster's (the
+ * generator sets the new one wherever it knows the issuer), an API endpoint a CNI or control plane is given.
+ */
+function identifiersInFiles(ctx: Context, files: Array<[string, Buffer]>): ReferenceIdentifier[] {
+  const found: ReferenceIdentifier[] = [];
+  for (const [file, bytes] of files) {
+    if (!/\.ya?ml$/.test(file) || isEncrypted(bytes.toString('utf8'))) continue;
+    let bodies: readonly any[];
+    try {
+      bodies = readBodies(bytes.toString('utf8'), file);
+    } catch {
+      continue;
+    }
+    for (const body of bodies) {
+      const email = /^(Cluster)?Issuer$/.test(body?.kind ?? '') ? body.spec?.acme?.email : undefined;
+      if (typeof email === 'string' && !email.includes('${') && email !== ctx.opts.acmeEmail)
+        found.push({ kind: 'acme-email', value: email });
+      if (body?.kind === 'HelmRelease') found.push(...endpointsIn(body.spec?.values, 'spec.values'));
+    }
+  }
+  return found;
+}
+
+function endpointsIn(value: unknown, path: string, depth = 0): ReferenceIdentifier[] {
+  if (depth > 20 || !value || typeof value !== 'object') return [];
+  return Object.entries(value).flatMap(([k, v]) => {
+    const field = `${path}.${k}`;
+    if (typeof v === 'string' && ENDPOINT_FIELD.test(field) && v !== '' && !v.includes('${'))
+      return [{ kind: 'endpoint' as const, value: v.replace(/^https?:\/\//, '').replace(/:\d+$/, '') }];
+    return endpointsIn(v, field, depth + 1);
+  });
+}
+
+/** The URLs the reference cluster's own sync reads: its entry folder's GitRepositories and its FluxInstance's sync. */
+export function entryRepositoryUrls(ref: { applied: ReadonlyArray<{ body: any }>; fluxInstance?: { body: any } }): string[] {
+  const urls = ref.applied.filter((o) => o.body?.kind === 'GitRepository').map((o) => o.body.spec?.url);
+  return [...urls, ref.fluxInstance?.body?.spec?.sync?.url].filter((u): u is string => typeof u === 'string');
+}
+
+/** `host/owner/name` of a Git URL in any spelling (https, ssh://git@host/, git@host:owner/name.git). */
+export function repositoryCore(url: string): string | undefined {
+  const m = /^(?:[a-z+]+:\/\/)?(?:[^@/]+@)?([^/:]+)[/:](.+?)(?:\.git)?\/?$/i.exec(url.trim());
+  return m ? `${m[1]}/${m[2].replace(/^\/+/, '')}` : undefined;
+}
+
+/** Every identifier of the reference the gate looks for, from what the pass learnt of it and from the files. */
+function referenceIdentifiers(ctx: Context, files: Array<[string, Buffer]>): ReferenceIdentifier[] {
+  const { summary, opts } = ctx;
+  const env = referenceEnvironmentName(ctx.referenceRoot, opts.referenceEnv);
+  // The reference's repository is a leftover only where the new cluster syncs from another one.
+  const elsewhere = opts.sourceUrl !== undefined || isSeparateRepository(opts.repoDir, ctx.referenceRoot);
+  const movedSource = (ctx.referenceFacts.repositoryUrls ?? []).flatMap((url) => {
+    const core = repositoryCore(url);
+    return core && elsewhere && core !== repositoryCore(opts.sourceUrl ?? '') ? [core] : [];
+  });
+  return [
+    ...(ctx.referenceFacts.clusterNames ?? []).map((value) => ({ kind: 'cluster-name' as const, value })),
+    ...(env ? [{ kind: 'environment' as const, value: env }] : []),
+    ...summary.hosts.filter((h) => h.from !== h.to).map((h) => ({ kind: 'host' as const, value: h.from })),
+    ...(summary.reference_domain ? [{ kind: 'domain' as const, value: summary.reference_domain }] : []),
+    ...(summary.reference_region ? [{ kind: 'region' as const, value: summary.reference_region }] : []),
+    ...(ctx.referenceFacts.acmeEmails ?? []).map((value) => ({ kind: 'acme-email' as const, value })),
+    ...movedSource.map((value) => ({ kind: 'repository-url' as const, value })),
+    ...identifiersInFiles(ctx, files),
+  ];
+}
+
+/**
+ * Lists every identifier of the reference left in the new cluster's own files (summary.leftovers); with
+ * `--strict`, refuses the pass naming every one at once.
+ */
+export function leftoverGate(ctx: Context) {
+  const files = ownedFiles(ctx);
+  const { opts } = ctx;
+  const scan = findLeftovers(files, referenceIdentifiers(ctx, files), {
+    domain: opts.domain,
+    clusterName: opts.clusterName,
+    acmeEmail: opts.acmeEmail,
+    region: opts.region,
+  });
+  ctx.summary.leftovers = scan.leftovers;
+  if (scan.notListed > 0)
+    ctx.summary.warnings.push(
+      `leftover scan: ${scan.notListed} more finding(s) or file(s) over the scan's bounds were not listed`,
+    );
+  if (opts.strict && (scan.leftovers.length > 0 || scan.notListed > 0))
+    throw new GeneratorInputError(
+      `--strict: ${scan.leftovers.length + scan.notListed} identifier(s) of the reference left in the new cluster: ` +
+        scan.leftovers.map(leftoverLine).join('; '),
+    );
+}
+
+/** `file: Kind ns/name field names the reference's <kind> "<matched>" (move it: <flag>)`. */
+export const leftoverLine = (l: Leftover) =>
+  `${l.file}: ${l.object ? `${l.object} ` : ''}${l.field} names the reference's ${l.identifier} ${JSON.stringify(l.matched)} (${l.flag})`;

@@ -1,0 +1,226 @@
+/**
+ * The leftover scan: where the new cluster's files still name the reference cluster (its name, environment,
+ * domain and subdomains, hosts, region, ACME e-mail, repository, API endpoints). A pure function of the files and
+ * the identifiers; the files are the tenant's, so the scan is bounded in files, bytes, strings and findings.
+ */
+import { readBodies } from './yaml-docs';
+
+export type IdentifierKind =
+  | 'cluster-name'
+  | 'environment'
+  | 'domain'
+  | 'host'
+  | 'region'
+  | 'acme-email'
+  | 'repository-url'
+  | 'endpoint';
+
+/** One identifier of the reference cluster, as the scan looks for it. */
+export interface ReferenceIdentifier {
+  kind: IdentifierKind;
+  value: string;
+}
+
+/** One occurrence of a reference identifier in the new cluster's files, and the flag that moves it. */
+export interface Leftover {
+  file: string;
+  /** `Kind namespace/name` of the document holding it ("" for a file that is not YAML). */
+  object: string;
+  /** Dotted path of the field (`spec.values.cluster.name`), or `line N` in a file that is not YAML. */
+  field: string;
+  /** The field's value, cut to 200 characters (the scanned files are the new cluster's configuration, no Secret). */
+  value: string;
+  identifier: IdentifierKind;
+  /** What of the value is the reference's (the host under its domain, the e-mail, the word). */
+  matched: string;
+  /** The flag that moves it: --var KEY=..., --host-map, --path-map, --source-url or --replace OLD=NEW. */
+  flag: string;
+}
+
+/** The new cluster's own values: a match that is (or lies under) one of these is not a leftover. */
+export interface OwnValues {
+  domain: string;
+  clusterName: string;
+  acmeEmail: string;
+  region: string;
+}
+
+export interface LeftoverScan {
+  leftovers: Leftover[];
+  /** Findings past MAX_LEFTOVERS, files past MAX_SCANNED_FILES or over MAX_SCANNED_FILE_BYTES: counted, not listed. */
+  notListed: number;
+}
+
+export const MAX_LEFTOVERS = 500;
+export const MAX_SCANNED_FILES = 5000;
+export const MAX_SCANNED_FILE_BYTES = 1024 * 1024;
+/** Strings of one file: a generated CRD bundle holds hundreds of thousands; past this the file is counted, not scanned. */
+const MAX_STRINGS_PER_FILE = 100_000;
+const MAX_VALUE_CHARS = 200;
+
+const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/** A matcher per identifier: literal alternatives only (no nested quantifiers), so each test is linear in the string. */
+interface Matcher {
+  id: ReferenceIdentifier;
+  pattern: RegExp;
+  /** A match that is the new cluster's own (a host under the new domain that also lies under the reference's). */
+  own: (matched: string) => boolean;
+}
+
+/** A word: not inside a longer name of letters and digits (`main` in `main-cluster`, not in `domain`). */
+const wordPattern = (value: string, flags = 'g') => new RegExp(`(?<![A-Za-z0-9_])${escape(value)}(?![A-Za-z0-9_])`, flags);
+
+function matcherFor(id: ReferenceIdentifier, own: OwnValues): Matcher | undefined {
+  const newDomain = own.domain.toLowerCase();
+  const underNewDomain = (host: string) => {
+    const h = host.toLowerCase();
+    return h === newDomain || h.endsWith(`.${newDomain}`);
+  };
+  switch (id.kind) {
+    case 'domain':
+      // The domain and every name under it; a label before it is part of the match, so the new domain's own
+      // hosts (acme.example.com when the reference's is example.com) can be told apart.
+      return {
+        id,
+        pattern: new RegExp(`(?<![A-Za-z0-9-])(?:[A-Za-z0-9-]{1,63}\\.){0,10}${escape(id.value)}(?![A-Za-z0-9-])`, 'gi'),
+        own: underNewDomain,
+      };
+    case 'host':
+    case 'acme-email':
+      return {
+        id,
+        pattern: new RegExp(`(?<![A-Za-z0-9.-])${escape(id.value)}(?![A-Za-z0-9-])`, 'gi'),
+        own: underNewDomain,
+      };
+    case 'repository-url': {
+      // host/owner/name, in every spelling of it: https://host/..., ssh://git@host/..., git@host:owner/name.git
+      const [host, ...rest] = id.value.split('/');
+      const path = `${escape(host)}[/:]${escape(rest.join('/'))}`;
+      return { id, pattern: new RegExp(`(?<![A-Za-z0-9-])${path}(?:\\.git)?(?![A-Za-z0-9_.-])`, 'gi'), own: () => false };
+    }
+    default:
+      return { id, pattern: wordPattern(id.value), own: () => false };
+  }
+}
+
+/** Identifiers worth looking for: not empty, not the new cluster's own value, each once. */
+function usefulIdentifiers(ids: readonly ReferenceIdentifier[], own: OwnValues): ReferenceIdentifier[] {
+  const ownValues = new Set([own.domain, own.clusterName, own.acmeEmail, own.region].map((v) => v.toLowerCase()));
+  const seen = new Set<string>();
+  return ids.filter((id) => {
+    const key = `${id.kind}\0${id.value.toLowerCase()}`;
+    if (id.value.length < 2 || ownValues.has(id.value.toLowerCase()) || seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
+/**
+ * Fields whose words are not the cluster's: a Git branch is named `main` in most repositories, and the reference
+ * cluster's name is often `main` too. The generator moves the branch by --source-branch, not as an identifier.
+ */
+const NOT_IDENTIFIER_FIELDS = [/(^|\.)ref\.branch$/, /^metadata\.annotations\./];
+
+/** The flag that moves a finding: the object and field tell which. */
+function flagFor(kind: IdentifierKind, object: string, field: string, matched: string): string {
+  if (kind === 'repository-url' && /^(GitRepository|FluxInstance) /.test(object)) return '--source-url URL';
+  if (kind === 'host') return `--host-map ${matched}=NEW`;
+  if (/^Kustomization /.test(object) && field === 'spec.path') return `--path-map ${matched}=NEW`;
+  if (/^ConfigMap /.test(object) && field.startsWith('data.')) return `--var ${field.slice('data.'.length)}=NEW`;
+  return `--replace ${matched}=NEW`;
+}
+
+function objectName(body: any): string {
+  if (!body || typeof body !== 'object' || typeof body.kind !== 'string') return '';
+  const ns = body.metadata?.namespace;
+  return `${body.kind} ${ns ? `${ns}/` : ''}${body.metadata?.name ?? ''}`;
+}
+
+/** Every string of a document with its dotted field path, up to `budget` strings. */
+function* stringsOf(value: unknown, path: string, budget: { left: number }): Generator<[string, string]> {
+  if (budget.left <= 0) return;
+  if (typeof value === 'string') {
+    budget.left--;
+    yield [path, value];
+  } else if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) yield* stringsOf(value[i], `${path}[${i}]`, budget);
+  } else if (value && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value)) yield* stringsOf(v, path ? `${path}.${k}` : k, budget);
+  }
+}
+
+/** The places of one file: YAML documents' string fields, or a text file's lines. */
+function* placesOf(file: string, text: string): Generator<{ object: string; field: string; value: string }> {
+  const budget = { left: MAX_STRINGS_PER_FILE };
+  if (!/\.ya?ml$/.test(file)) {
+    const lines = text.split('\n');
+    for (let i = 0; i < lines.length && budget.left-- > 0; i++)
+      yield { object: '', field: `line ${i + 1}`, value: lines[i] };
+    return;
+  }
+  let bodies: readonly any[];
+  try {
+    bodies = readBodies(text, file);
+  } catch {
+    return; // not YAML the generator reads; validation reports what it builds
+  }
+  for (const body of bodies) {
+    const object = objectName(body);
+    for (const [field, value] of stringsOf(body, '', budget))
+      if (!(object.startsWith('Secret ') && /^(data|stringData)\./.test(field))) yield { object, field, value };
+  }
+}
+
+/**
+ * Every occurrence of the reference's identifiers in `files` (repository path -> bytes), with the flag that moves
+ * it. Matches that are the new cluster's own (a host under its domain) are not listed.
+ */
+export function findLeftovers(
+  files: Iterable<readonly [string, Buffer]>,
+  identifiers: readonly ReferenceIdentifier[],
+  own: OwnValues,
+): LeftoverScan {
+  const matchers = usefulIdentifiers(identifiers, own)
+    .map((id) => matcherFor(id, own))
+    .filter((m): m is Matcher => m !== undefined);
+  const scan: LeftoverScan = { leftovers: [], notListed: 0 };
+  if (matchers.length === 0) return scan;
+  let count = 0;
+  for (const [file, bytes] of files) {
+    if (++count > MAX_SCANNED_FILES || bytes.length > MAX_SCANNED_FILE_BYTES) {
+      scan.notListed++;
+      continue;
+    }
+    for (const place of placesOf(file, bytes.toString('utf8')))
+      for (const found of matchesIn(place.value, place.field, matchers))
+        record(scan, { file, ...place, value: place.value.slice(0, MAX_VALUE_CHARS), ...found });
+  }
+  return scan;
+}
+
+function record(scan: LeftoverScan, leftover: Omit<Leftover, 'flag'>) {
+  if (scan.leftovers.length >= MAX_LEFTOVERS) {
+    scan.notListed++;
+    return;
+  }
+  scan.leftovers.push({
+    ...leftover,
+    flag: flagFor(leftover.identifier, leftover.object, leftover.field, leftover.matched),
+  });
+}
+
+/** The identifiers a value names (one finding per identifier kind and matched text). */
+function matchesIn(value: string, field: string, matchers: readonly Matcher[]) {
+  const found: Array<{ identifier: IdentifierKind; matched: string }> = [];
+  const wordField = !NOT_IDENTIFIER_FIELDS.some((p) => p.test(field));
+  for (const m of matchers) {
+    if (!wordField && (m.id.kind === 'cluster-name' || m.id.kind === 'environment')) continue;
+    for (const match of value.matchAll(m.pattern)) {
+      const matched = match[0];
+      if (m.own(matched) || found.some((f) => f.matched.toLowerCase() === matched.toLowerCase())) continue;
+      found.push({ identifier: m.id.kind, matched });
+    }
+  }
+  return found;
+}
