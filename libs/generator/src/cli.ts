@@ -58,6 +58,11 @@ Options:
                            Kustomization's path in another source, where image automation pushes):
                            the new cluster's path (./staging=./acme); repeat for more. Unmapped ones
                            are warnings
+  --replace OLD=NEW        the last rewrite of the new cluster's own files (never shared ones): every
+                           OLD, as literal text, becomes NEW (a CNI's cluster name, an API endpoint);
+                           repeat for more. Encrypted files are not rewritten
+  --strict                 refuse the pass while any identifier of the reference is left in the new
+                           cluster's files (the summary's leftovers, each with the flag that moves it)
   --reference-domain DNS   the reference environment's domain (default: its cluster settings' *DOMAIN
                            value or its external-dns domain filter)
   --scope SCOPE            sealing scope: strict (default), namespace-wide, cluster-wide
@@ -109,6 +114,8 @@ const OPTIONS = {
   var: { type: 'string', multiple: true },
   'host-map': { type: 'string', multiple: true },
   'path-map': { type: 'string', multiple: true },
+  replace: { type: 'string', multiple: true },
+  strict: { type: 'boolean' },
   'reference-domain': { type: 'string' },
   'no-validate': { type: 'boolean' },
   'dry-run': { type: 'boolean' },
@@ -292,6 +299,8 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
       clusterVars: parsePairs('var', values.var ?? [], 'KEY=VALUE'),
       hostMap: parsePairs('host-map', values['host-map'] ?? [], 'OLD=NEW'),
       pathMap: parsePairs('path-map', values['path-map'] ?? [], 'OLD=NEW'),
+      replace: parsePairs('replace', values.replace ?? [], 'OLD=NEW'),
+      strict: Boolean(values.strict),
       referenceDomain: values['reference-domain'],
       sourceUrl: sourceUrlFor(
         values['source-url'],

@@ -97,6 +97,7 @@ export async function generateFromClusterVars(base: Context, ref: ClusterVarsRef
     clusterNames: typeof referenceClusterName === 'string' ? [referenceClusterName] : [],
     acmeEmails: facts.acmeEmails.filter((e) => !e.includes('${')),
     repositoryUrls: entryRepositoryUrls(ref),
+    varsConfigMap: ref.vars.object.name,
   });
   planCredentials(
     ctx,

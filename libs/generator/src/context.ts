@@ -213,7 +213,13 @@ export interface Context {
   /** Per Secret (namespace/name): whether its protected form already in the target was kept. */
   reusedSecrets: Map<string, boolean>;
   /** What a model learnt of the reference cluster's identifiers, for the leftover gate (one object, shared by every view of the context). */
-  referenceFacts: { clusterNames?: string[]; acmeEmails?: string[]; repositoryUrls?: string[] };
+  referenceFacts: {
+    clusterNames?: string[];
+    acmeEmails?: string[];
+    repositoryUrls?: string[];
+    /** The cluster-vars ConfigMap's name: its values move by --var. */
+    varsConfigMap?: string;
+  };
   /** The reference's names in ExternalSecret remote keys and what they become (set with the credential plan). */
   remoteKeyNames?: RemoteKeyNames;
 }

@@ -7,9 +7,18 @@
 import { GeneratorInputError } from './errors';
 import { Context } from './context';
 import { isSeparateRepository, referenceEnvironmentName } from './environment-folder';
-import { findLeftovers, Leftover, ReferenceIdentifier } from './leftovers';
-import { planFile, plannedBytes, plannedFilesBelow } from './target';
-import { readBodies } from './yaml-docs';
+import {
+  dottedField,
+  findLeftovers,
+  isSecretValue,
+  leftoverLine,
+  namesCluster,
+  objectName,
+  ReferenceIdentifier,
+  wordPattern,
+} from './leftovers';
+import { OWNER_FILE, planFile, plannedBytes, plannedFilesBelow } from './target';
+import { parseDocuments, readBodies, rewriteStrings, stringifyDocuments } from './yaml-docs';
 
 /** The new cluster's own folders: the cluster folder and the folders outside it that are its alone. */
 const ownedFolders = (ctx: Context) => [ctx.clusterDir, ...ctx.summary.overlay_paths];
@@ -18,7 +27,8 @@ const ownedFolders = (ctx: Context) => [ctx.clusterDir, ...ctx.summary.overlay_p
 function ownedFiles(ctx: Context): Array<[string, Buffer]> {
   return ownedFolders(ctx).flatMap((dir) =>
     plannedFilesBelow(ctx, dir).flatMap((rel): Array<[string, Buffer]> => {
-      const bytes = plannedBytes(ctx, `${dir}/${rel}`);
+      // The owner marker records the pass (its reference among it); Flux never reads it.
+      const bytes = rel === OWNER_FILE ? null : plannedBytes(ctx, `${dir}/${rel}`);
       return bytes ? [[`${dir}/${rel}`, bytes]] : [];
     }),
   );
@@ -31,46 +41,78 @@ const isEncrypted = (text: string) => text.includes('ENC[AES256_GCM,') || /^kind
 export function checkReplacements(replace: Record<string, string>) {
   const problems = Object.entries(replace).flatMap(([from, to]) =>
     from === '' || /[\p{Cc}]/u.test(from + to)
-      ? [`--replace ${JSON.stringify(from.slice(0, 40))}: OLD must be non-empty and neither may hold a control character`]
+      ? [
+          `--replace ${JSON.stringify(from.slice(0, 40))}: OLD must be non-empty and neither may hold a control character`,
+        ]
       : [],
   );
   if (problems.length > 0) throw new GeneratorInputError(problems.join('; '));
 }
 
+/** A --replace pair as the scan matches its identifiers: OLD as a whole word (`main`, never the `main` of `domain`). */
+interface Replacement {
+  from: string;
+  to: string;
+  pattern: RegExp;
+}
+
 /**
- * Applies `--replace OLD=NEW` to the new cluster's own files, as literal text, longest OLD first (so
- * `a.example.com` wins over `example.com`). A file that would no longer parse as YAML refuses the pass, naming it.
+ * Applies `--replace OLD=NEW` to the new cluster's own files, longest OLD first (so `a.example.com` wins over
+ * `example.com`): in YAML, string values only (comments, keys, a Git branch, a Secret's values are kept); in other
+ * files, the text. Encrypted files are never rewritten. Each OLD that no file holds is a warning.
  */
 export function applyReplacements(ctx: Context) {
-  const pairs = Object.entries(ctx.opts.replace ?? {}).sort(([a], [b]) => b.length - a.length);
+  const pairs: Replacement[] = Object.entries(ctx.opts.replace ?? {})
+    .sort(([a], [b]) => b.length - a.length)
+    .map(([from, to]) => ({ from, to, pattern: wordPattern(from) }));
   if (pairs.length === 0) return;
   const used = new Set<string>();
   for (const [file, bytes] of ownedFiles(ctx)) {
     const text = bytes.toString('utf8');
     if (isEncrypted(text)) continue;
-    let next = text;
-    for (const [from, to] of pairs)
-      if (next.includes(from)) {
-        used.add(from);
-        next = next.replaceAll(from, to);
-      }
-    if (next === text) continue;
-    if (/\.ya?ml$/.test(file)) stillYaml(next, file);
+    const next = /\.ya?ml$/.test(file) ? replacedInYaml(text, file, pairs, used) : replacedIn(text, pairs, used);
+    if (next === undefined || next === text) continue;
     planFile(ctx, file, Buffer.from(next));
     ctx.summary.replaced.push(file);
   }
-  for (const [from] of pairs)
+  for (const { from } of pairs)
     if (!used.has(from))
-      ctx.summary.warnings.push(`--replace ${from}=...: no file of the new cluster's own holds ${JSON.stringify(from)}`);
+      ctx.summary.warnings.push(
+        `--replace ${from}=...: no file of the new cluster's own holds ${JSON.stringify(from)}`,
+      );
 }
 
-function stillYaml(text: string, file: string) {
-  try {
-    readBodies(text, file);
-  } catch {
-    throw new GeneratorInputError(`--replace makes ${file} unreadable YAML: give a longer OLD`);
-  }
+function replacedIn(text: string, pairs: readonly Replacement[], used: Set<string>): string {
+  return pairs.reduce((t, { from, to, pattern }) => {
+    const next = t.replace(pattern, () => to);
+    if (next !== t) used.add(from);
+    return next;
+  }, text);
 }
+
+/** The YAML with every pair replaced in its string values; undefined when nothing changed (its bytes are kept). */
+function replacedInYaml(text: string, file: string, pairs: readonly Replacement[], used: Set<string>) {
+  let docs;
+  try {
+    docs = parseDocuments(text, file);
+  } catch {
+    return undefined; // not YAML the generator reads: validation already said so, or Flux never reads it
+  }
+  let changed = false;
+  for (const doc of docs) {
+    const object = objectName(doc.toJS());
+    changed =
+      rewriteStrings(doc, (value, { path }) => {
+        const field = dottedField(path);
+        if (isSecretValue(object, field) || !namesCluster(field)) return undefined;
+        return replacedIn(value, pairs, used);
+      }) || changed;
+  }
+  return changed ? stringifyDocuments(docs) : undefined;
+}
+
+/** An endpoint every cluster has (Talos' KubePrism on 127.0.0.1, localhost), empty, or a ${VARIABLE} substituted later. */
+const LOCAL_OR_VARIABLE = /^$|^(https?:\/\/)?(127\.|localhost\b|\[?::1)|\$\{/;
 
 /** Fields whose literal value is the reference cluster's API endpoint (a CNI's, a control plane's). */
 const ENDPOINT_FIELD = /(^|\.)(k8sServiceHost|controlPlaneEndpoint|apiServerEndpoint|apiServerHost|endpoint)$/;
@@ -103,14 +145,17 @@ function endpointsIn(value: unknown, path: string, depth = 0): ReferenceIdentifi
   if (depth > 20 || !value || typeof value !== 'object') return [];
   return Object.entries(value).flatMap(([k, v]) => {
     const field = `${path}.${k}`;
-    if (typeof v === 'string' && ENDPOINT_FIELD.test(field) && v !== '' && !v.includes('${'))
+    if (typeof v === 'string' && ENDPOINT_FIELD.test(field) && !LOCAL_OR_VARIABLE.test(v))
       return [{ kind: 'endpoint' as const, value: v.replace(/^https?:\/\//, '').replace(/:\d+$/, '') }];
     return endpointsIn(v, field, depth + 1);
   });
 }
 
 /** The URLs the reference cluster's own sync reads: its entry folder's GitRepositories and its FluxInstance's sync. */
-export function entryRepositoryUrls(ref: { applied: ReadonlyArray<{ body: any }>; fluxInstance?: { body: any } }): string[] {
+export function entryRepositoryUrls(ref: {
+  applied: ReadonlyArray<{ body: any }>;
+  fluxInstance?: { body: any };
+}): string[] {
   const urls = ref.applied.filter((o) => o.body?.kind === 'GitRepository').map((o) => o.body.spec?.url);
   return [...urls, ref.fluxInstance?.body?.spec?.sync?.url].filter((u): u is string => typeof u === 'string');
 }
@@ -155,6 +200,8 @@ export function leftoverGate(ctx: Context) {
     clusterName: opts.clusterName,
     acmeEmail: opts.acmeEmail,
     region: opts.region,
+    given: Object.values(opts.replace ?? {}),
+    varsConfigMap: ctx.summary.environment_model === 'cluster-vars' ? ctx.referenceFacts.varsConfigMap : undefined,
   });
   ctx.summary.leftovers = scan.leftovers;
   if (scan.notListed > 0)
@@ -167,7 +214,3 @@ export function leftoverGate(ctx: Context) {
         scan.leftovers.map(leftoverLine).join('; '),
     );
 }
-
-/** `file: Kind ns/name field names the reference's <kind> "<matched>" (move it: <flag>)`. */
-export const leftoverLine = (l: Leftover) =>
-  `${l.file}: ${l.object ? `${l.object} ` : ''}${l.field} names the reference's ${l.identifier} ${JSON.stringify(l.matched)} (${l.flag})`;

@@ -6,14 +6,7 @@
 import { readBodies } from './yaml-docs';
 
 export type IdentifierKind =
-  | 'cluster-name'
-  | 'environment'
-  | 'domain'
-  | 'host'
-  | 'region'
-  | 'acme-email'
-  | 'repository-url'
-  | 'endpoint';
+  'cluster-name' | 'environment' | 'domain' | 'host' | 'region' | 'acme-email' | 'repository-url' | 'endpoint';
 
 /** One identifier of the reference cluster, as the scan looks for it. */
 export interface ReferenceIdentifier {
@@ -43,6 +36,10 @@ export interface OwnValues {
   clusterName: string;
   acmeEmail: string;
   region: string;
+  /** Values given for the new cluster (--replace's NEW): never the reference's, wherever they stand. */
+  given?: readonly string[];
+  /** The cluster-vars ConfigMap's name (cluster-vars references): its values move by --var. */
+  varsConfigMap?: string;
 }
 
 export interface LeftoverScan {
@@ -69,7 +66,8 @@ interface Matcher {
 }
 
 /** A word: not inside a longer name of letters and digits (`main` in `main-cluster`, not in `domain`). */
-const wordPattern = (value: string, flags = 'g') => new RegExp(`(?<![A-Za-z0-9_])${escape(value)}(?![A-Za-z0-9_])`, flags);
+export const wordPattern = (value: string, flags = 'g') =>
+  new RegExp(`(?<![A-Za-z0-9_])${escape(value)}(?![A-Za-z0-9_])`, flags);
 
 function matcherFor(id: ReferenceIdentifier, own: OwnValues): Matcher | undefined {
   const newDomain = own.domain.toLowerCase();
@@ -83,7 +81,10 @@ function matcherFor(id: ReferenceIdentifier, own: OwnValues): Matcher | undefine
       // hosts (acme.example.com when the reference's is example.com) can be told apart.
       return {
         id,
-        pattern: new RegExp(`(?<![A-Za-z0-9-])(?:[A-Za-z0-9-]{1,63}\\.){0,10}${escape(id.value)}(?![A-Za-z0-9-])`, 'gi'),
+        pattern: new RegExp(
+          `(?<![A-Za-z0-9-])(?:[A-Za-z0-9-]{1,63}\\.){0,10}${escape(id.value)}(?![A-Za-z0-9-])`,
+          'gi',
+        ),
         own: underNewDomain,
       };
     case 'host':
@@ -97,7 +98,11 @@ function matcherFor(id: ReferenceIdentifier, own: OwnValues): Matcher | undefine
       // host/owner/name, in every spelling of it: https://host/..., ssh://git@host/..., git@host:owner/name.git
       const [host, ...rest] = id.value.split('/');
       const path = `${escape(host)}[/:]${escape(rest.join('/'))}`;
-      return { id, pattern: new RegExp(`(?<![A-Za-z0-9-])${path}(?:\\.git)?(?![A-Za-z0-9_.-])`, 'gi'), own: () => false };
+      return {
+        id,
+        pattern: new RegExp(`(?<![A-Za-z0-9-])${path}(?:\\.git)?(?![A-Za-z0-9_.-])`, 'gi'),
+        own: () => false,
+      };
     }
     default:
       return { id, pattern: wordPattern(id.value), own: () => false };
@@ -106,7 +111,9 @@ function matcherFor(id: ReferenceIdentifier, own: OwnValues): Matcher | undefine
 
 /** Identifiers worth looking for: not empty, not the new cluster's own value, each once. */
 function usefulIdentifiers(ids: readonly ReferenceIdentifier[], own: OwnValues): ReferenceIdentifier[] {
-  const ownValues = new Set([own.domain, own.clusterName, own.acmeEmail, own.region].map((v) => v.toLowerCase()));
+  const ownValues = new Set(
+    [own.domain, own.clusterName, own.acmeEmail, own.region, ...(own.given ?? [])].map((v) => v.toLowerCase()),
+  );
   const seen = new Set<string>();
   return ids.filter((id) => {
     const key = `${id.kind}\0${id.value.toLowerCase()}`;
@@ -122,16 +129,39 @@ function usefulIdentifiers(ids: readonly ReferenceIdentifier[], own: OwnValues):
  */
 const NOT_IDENTIFIER_FIELDS = [/(^|\.)ref\.branch$/, /^metadata\.annotations\./];
 
-/** The flag that moves a finding: the object and field tell which. */
-function flagFor(kind: IdentifierKind, object: string, field: string, matched: string): string {
-  if (kind === 'repository-url' && /^(GitRepository|FluxInstance) /.test(object)) return '--source-url URL';
-  if (kind === 'host') return `--host-map ${matched}=NEW`;
-  if (/^Kustomization /.test(object) && field === 'spec.path') return `--path-map ${matched}=NEW`;
-  if (/^ConfigMap /.test(object) && field.startsWith('data.')) return `--var ${field.slice('data.'.length)}=NEW`;
-  return `--replace ${matched}=NEW`;
+/** Whether a field's words can name the cluster (not a Git branch, not an annotation). */
+export const namesCluster = (field: string) => !NOT_IDENTIFIER_FIELDS.some((p) => p.test(field));
+
+/** A document's field path as the scan reports it: `spec.values.list[0].name`. */
+export const dottedField = (path: ReadonlyArray<string | number>) =>
+  path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? p : `.${p}`)).join('');
+
+/** A Secret's values are never scanned, rewritten or shown. */
+export const isSecretValue = (object: string, field: string) =>
+  object.startsWith('Secret ') && /^(data|stringData)\./.test(field);
+
+/** What a finding becomes in the new cluster, where the pass knows it (its name, e-mail, region, a host under its domain). */
+function newValueFor(kind: IdentifierKind, matched: string, own: OwnValues, reference: string): string {
+  if (kind === 'cluster-name' || kind === 'environment') return own.clusterName;
+  if (kind === 'acme-email') return own.acmeEmail;
+  if (kind === 'region') return own.region;
+  if (kind === 'domain') return matched.slice(0, matched.length - reference.length) + own.domain;
+  return 'NEW';
 }
 
-function objectName(body: any): string {
+/** The flag that moves a finding: the object and field tell which. */
+function flagFor(found: Omit<Leftover, 'flag'>, own: OwnValues, reference: string): string {
+  const { identifier: kind, object, field, matched } = found;
+  const to = newValueFor(kind, matched, own, reference);
+  if (kind === 'repository-url' && /^(GitRepository|FluxInstance) /.test(object)) return '--source-url URL';
+  if (kind === 'host') return `--host-map ${matched}=NEW`;
+  if (/^Kustomization /.test(object) && field === 'spec.path') return `--path-map ${found.value}=NEW`;
+  if (own.varsConfigMap && new RegExp(`^ConfigMap (.*/)?${escape(own.varsConfigMap)}$`).test(object))
+    return `--var ${field.slice('data.'.length)}=${found.value.replace(matched, to)}`;
+  return `--replace ${matched}=${to}`;
+}
+
+export function objectName(body: any): string {
   if (!body || typeof body !== 'object' || typeof body.kind !== 'string') return '';
   const ns = body.metadata?.namespace;
   return `${body.kind} ${ns ? `${ns}/` : ''}${body.metadata?.name ?? ''}`;
@@ -168,7 +198,7 @@ function* placesOf(file: string, text: string): Generator<{ object: string; fiel
   for (const body of bodies) {
     const object = objectName(body);
     for (const [field, value] of stringsOf(body, '', budget))
-      if (!(object.startsWith('Secret ') && /^(data|stringData)\./.test(field))) yield { object, field, value };
+      if (!isSecretValue(object, field)) yield { object, field, value };
   }
 }
 
@@ -193,34 +223,38 @@ export function findLeftovers(
       continue;
     }
     for (const place of placesOf(file, bytes.toString('utf8')))
-      for (const found of matchesIn(place.value, place.field, matchers))
-        record(scan, { file, ...place, value: place.value.slice(0, MAX_VALUE_CHARS), ...found });
+      for (const { reference, ...found } of matchesIn(place.value, place.field, matchers))
+        record(scan, { file, ...place, value: place.value.slice(0, MAX_VALUE_CHARS), ...found }, own, reference);
   }
   return scan;
 }
 
-function record(scan: LeftoverScan, leftover: Omit<Leftover, 'flag'>) {
+function record(scan: LeftoverScan, leftover: Omit<Leftover, 'flag'>, own: OwnValues, reference: string) {
   if (scan.leftovers.length >= MAX_LEFTOVERS) {
     scan.notListed++;
     return;
   }
   scan.leftovers.push({
     ...leftover,
-    flag: flagFor(leftover.identifier, leftover.object, leftover.field, leftover.matched),
+    flag: flagFor(leftover, own, reference),
   });
 }
 
 /** The identifiers a value names (one finding per identifier kind and matched text). */
 function matchesIn(value: string, field: string, matchers: readonly Matcher[]) {
-  const found: Array<{ identifier: IdentifierKind; matched: string }> = [];
-  const wordField = !NOT_IDENTIFIER_FIELDS.some((p) => p.test(field));
+  const found: Array<{ identifier: IdentifierKind; matched: string; reference: string }> = [];
+  const wordField = namesCluster(field);
   for (const m of matchers) {
     if (!wordField && (m.id.kind === 'cluster-name' || m.id.kind === 'environment')) continue;
     for (const match of value.matchAll(m.pattern)) {
       const matched = match[0];
       if (m.own(matched) || found.some((f) => f.matched.toLowerCase() === matched.toLowerCase())) continue;
-      found.push({ identifier: m.id.kind, matched });
+      found.push({ identifier: m.id.kind, matched, reference: m.id.value });
     }
   }
   return found;
 }
+
+/** `file: Kind ns/name field names the reference's <kind> "<matched>" (move it: <flag>)`. */
+export const leftoverLine = (l: Leftover) =>
+  `${l.file}: ${l.object ? `${l.object} ` : ''}${l.field} names the reference's ${l.identifier} ${JSON.stringify(l.matched)} (${l.flag})`;

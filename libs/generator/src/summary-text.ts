@@ -5,6 +5,7 @@
 import type { GenerateSummary } from './generate';
 import type { PreviewChange } from './preview';
 import { CREDENTIAL_CLASSES } from './credential-plan';
+import { leftoverLine } from './leftovers';
 
 /** "12 generated, 3 derived, 1 supplied" (classes in a fixed order, only those present). */
 function planCounts(summary: GenerateSummary): string {
@@ -88,6 +89,13 @@ export function describeSummary(summary: GenerateSummary, { planned = false } = 
       .filter((m) => m.moved)
       .map((m) => `  remote key ${m.object} ${m.field}: ${m.from} -> ${m.to}`),
     ...summary.paths_moved.map((m) => `  path ${m.where}: ${m.from} -> ${m.to}`),
+    ...(summary.replaced.length > 0 ? [`  --replace rewrote: ${summary.replaced.join(', ')}`] : []),
+    ...(summary.leftovers.length > 0
+      ? [
+          `  leftovers of the reference: ${summary.leftovers.length}`,
+          ...summary.leftovers.map((l) => `  leftover ${leftoverLine(l)}`),
+        ]
+      : []),
     `  validated: ${summary.validated ? plural(summary.validated.length, 'folder') + ' with kustomize' + schemaCounts(summary) : 'no'}`,
     ...summary.warnings.map((w) => `  warning: ${w}`),
   ];
