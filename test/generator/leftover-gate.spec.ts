@@ -220,3 +220,45 @@ describe('the leftover gate (onedr0p/home-ops with SOPS, as published, with the 
     expect((await generate(options(repo, { strict: true, replace: REPLACE }))).summary.leftovers).toEqual([]);
   });
 });
+
+describe('the leftover gate (fluxcd/flux2-multi-tenancy as published)', () => {
+  const options = (repo: string, extra: Partial<GenerateOptions> = {}): GenerateOptions => ({
+    repoDir: repo,
+    templateDir: repo,
+    referenceEnv: 'staging',
+    clusterName: 'acme',
+    domain: 'acme.example.com',
+    region: 'eu-west-1',
+    acmeEmail: 'ops@acme.example.com',
+    pass: 'infra',
+    ...extra,
+  });
+  const fleet = () => {
+    const repo = tempDir('multi-tenancy-gate');
+    cpSync(join(__dirname, '../fixtures/public/fluxcd-flux2-multi-tenancy'), repo, { recursive: true });
+    return repo;
+  };
+
+  it("lists the tenant patch's path into the reference's folder of another branch, with --path-map", async () => {
+    const { summary } = await generate(options(fleet()));
+    expect(summary.leftovers).toEqual([
+      {
+        file: 'tenants/acme/dev-team-patch.yaml',
+        object: 'Kustomization apps/dev-team',
+        field: 'spec.path',
+        value: './staging',
+        identifier: 'environment',
+        matched: 'staging',
+        flag: '--path-map ./staging=NEW',
+      },
+    ]);
+    await expect(generate(options(fleet(), { strict: true }))).rejects.toThrow(
+      /^--strict: 1 identifier\(s\) of the reference left in the new cluster: tenants\/acme\/dev-team-patch\.yaml: Kustomization apps\/dev-team spec\.path names the reference's environment "staging" \(--path-map \.\/staging=NEW\)$/,
+    );
+  });
+
+  it('goes through --strict once --path-map moves it', async () => {
+    const { summary } = await generate(options(fleet(), { strict: true, pathMap: { './staging': './acme' } }));
+    expect(summary.leftovers).toEqual([]);
+  });
+});

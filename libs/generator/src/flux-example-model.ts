@@ -250,6 +250,8 @@ function renderClusterDocument(ctx: ExampleContext, doc: Document, rel: string):
   const { envName, envDir } = ctx.ref;
   const { clusterName } = ctx.opts;
   if (isGitRepository(body)) {
+    // The reference's repository: a leftover wherever the new cluster syncs from another (the leftover gate).
+    if (typeof body.spec?.url === 'string') (ctx.referenceFacts.repositoryUrls ??= []).push(body.spec.url);
     repointGitRepository(doc, ctx.opts.sourceUrl, ctx.opts.sourceBranch);
     return Boolean(ctx.opts.sourceUrl || ctx.opts.sourceBranch);
   }
