@@ -4,12 +4,13 @@
  * the cluster and its API endpoint, a ClusterIssuer with the owner's ACME e-mail, a notification Provider posting
  * commit statuses to the reference repository. Before: all of them reached the new cluster, exit 0, no word.
  */
+import { spawnSync } from 'node:child_process';
 import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { generate, GenerateOptions } from '#libs/generator';
 import { GeneratorInputError } from '#libs/generator/errors';
 import { describeSummary } from '#libs/generator/summary-text';
-import { allFiles, tempDir, yamlObjects } from '../support/files';
+import { allFiles, childEnv, tempDir, yamlObjects } from '../support/files';
 import { ageIdentity } from '../support/sops-open';
 
 const FIXTURE = join(__dirname, '../fixtures/public/onedr0p-home-ops-sops');
@@ -218,6 +219,36 @@ describe('the leftover gate (onedr0p/home-ops with SOPS, as published, with the 
     expect(allFiles(repo).some((f) => f.startsWith('kubernetes/acme/'))).toBe(false);
     // With the replacements, the same strict pass goes through.
     expect((await generate(options(repo, { strict: true, replace: REPLACE }))).summary.leftovers).toEqual([]);
+  });
+
+  it('on the command line: the console lists them, --strict exits 2 naming them, --replace OLD=NEW moves them', () => {
+    const repo = homeOps();
+    const cli = (...extra: string[]) => {
+      const r = spawnSync(
+        process.execPath,
+        [
+          join(__dirname, '../../bin/generate-gitops-env'),
+          ...['--repo', repo, '--template', repo, '--reference-env', 'kubernetes/main', '--cluster-name', 'acme'],
+          ...['--domain', 'acme.example.com', '--region', 'eu-west-1', '--acme-email', 'ops@acme.example.com'],
+          ...['--infra-only', '--secrets-backend', 'sops', '--age-recipient', age.recipient],
+          ...['--source-url', 'ssh://git@git.acme.example.com/platform/acme', ...extra],
+        ],
+        { encoding: 'utf8', env: childEnv() },
+      );
+      return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+    };
+    const strict = cli('--strict');
+    expect(strict.code).toBe(2);
+    expect(strict.stderr).toMatch(/^generate-gitops-env: --strict: 4 identifier\(s\) of the reference left/);
+    const listed = cli('--dry-run');
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toContain('  leftovers of the reference: 4\n');
+    const replaced = cli(
+      '--strict',
+      ...Object.entries(REPLACE).flatMap(([from, to]) => ['--replace', `${from}=${to}`]),
+    );
+    expect(replaced.stderr).toBe('');
+    expect(replaced.code).toBe(0);
   });
 });
 
