@@ -61,6 +61,8 @@ const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 interface Matcher {
   id: ReferenceIdentifier;
   pattern: RegExp;
+  /** The same pattern without the global flag: does the text hold it at all (no lastIndex kept between calls). */
+  anywhere: RegExp;
   /** A match that is the new cluster's own (a host under the new domain that also lies under the reference's). */
   own: (matched: string) => boolean;
 }
@@ -69,7 +71,7 @@ interface Matcher {
 export const wordPattern = (value: string, flags = 'g') =>
   new RegExp(`(?<![A-Za-z0-9_])${escape(value)}(?![A-Za-z0-9_])`, flags);
 
-function matcherFor(id: ReferenceIdentifier, own: OwnValues): Matcher | undefined {
+function matcherFor(id: ReferenceIdentifier, own: OwnValues): Omit<Matcher, 'anywhere'> {
   const newDomain = own.domain.toLowerCase();
   const underNewDomain = (host: string) => {
     const h = host.toLowerCase();
@@ -211,9 +213,10 @@ export function findLeftovers(
   identifiers: readonly ReferenceIdentifier[],
   own: OwnValues,
 ): LeftoverScan {
-  const matchers = usefulIdentifiers(identifiers, own)
-    .map((id) => matcherFor(id, own))
-    .filter((m): m is Matcher => m !== undefined);
+  const matchers = usefulIdentifiers(identifiers, own).map((id) => {
+    const m = matcherFor(id, own);
+    return { ...m, anywhere: new RegExp(m.pattern.source, m.pattern.flags.replace('g', '')) };
+  });
   const scan: LeftoverScan = { leftovers: [], notListed: 0 };
   if (matchers.length === 0) return scan;
   let count = 0;
@@ -222,7 +225,10 @@ export function findLeftovers(
       scan.notListed++;
       continue;
     }
-    for (const place of placesOf(file, bytes.toString('utf8')))
+    const text = bytes.toString('utf8');
+    // Most files name no identifier at all (a gotk-components.yaml): a look at the text spares parsing them.
+    if (!matchers.some((m) => m.anywhere.test(text))) continue;
+    for (const place of placesOf(file, text))
       for (const { reference, ...found } of matchesIn(place.value, place.field, matchers))
         record(scan, { file, ...place, value: place.value.slice(0, MAX_VALUE_CHARS), ...found }, own, reference);
   }
