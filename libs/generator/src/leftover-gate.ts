@@ -124,10 +124,12 @@ const ENDPOINT_FIELD = /(^|\.)(k8sServiceHost|controlPlaneEndpoint|apiServerEndp
 function identifiersInFiles(ctx: Context, files: Array<[string, Buffer]>): ReferenceIdentifier[] {
   const found: ReferenceIdentifier[] = [];
   for (const [file, bytes] of files) {
-    if (!/\.ya?ml$/.test(file) || isEncrypted(bytes.toString('utf8'))) continue;
+    const text = bytes.toString('utf8');
+    // Only issuers and HelmReleases are read here: a file naming neither is not parsed.
+    if (!/\.ya?ml$/.test(file) || !/Issuer|HelmRelease/.test(text) || isEncrypted(text)) continue;
     let bodies: readonly any[];
     try {
-      bodies = readBodies(bytes.toString('utf8'), file);
+      bodies = readBodies(text, file);
     } catch {
       continue;
     }
