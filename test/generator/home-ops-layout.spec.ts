@@ -25,7 +25,10 @@ const REFERENCE_VALUES = [
 const TOKENS = {
   'cert-manager/cert-manager-secret/api-token': 'AcmeCloudflareToken-cert-manager-7e7e',
   'network/external-dns-secret/api-token': 'AcmeCloudflareToken-external-dns-8f8f',
+  // The token GitHub signs its webhook calls with (the Flux Receiver checks it): given to GitHub, so supplied.
+  'flux-system/cluster-secrets/SECRET_WEBHOOK_TOKEN': 'AcmeGithubWebhookToken-9a9a',
 };
+const WEBHOOK_TOKEN = TOKENS['flux-system/cluster-secrets/SECRET_WEBHOOK_TOKEN'];
 
 describe('reference environment outside clusters/ (home-ops, rendered cluster-template layout)', () => {
   const age = ageIdentity();
@@ -125,7 +128,7 @@ describe('reference environment outside clusters/ (home-ops, rendered cluster-te
 
     // The Secrets open with the new cluster's age key: supplied tokens as given, generated values fresh.
     const clusterSecrets = opened(repo, 'kubernetes/acme/flux/vars/cluster-secrets.sops.yaml');
-    expect(clusterSecrets.SECRET_WEBHOOK_TOKEN).toMatch(/^[A-Za-z0-9]{40}$/);
+    expect(clusterSecrets.SECRET_WEBHOOK_TOKEN).toBe(WEBHOOK_TOKEN);
     expect(opened(repo, 'kubernetes/acme/apps/network/external-dns/app/secret.sops.yaml')['api-token']).toBe(
       TOKENS['network/external-dns-secret/api-token'],
     );
@@ -168,7 +171,9 @@ describe('reference environment outside clusters/ (home-ops, rendered cluster-te
     for (const [path, text] of Object.entries(treeBelow(repo, 'kubernetes/main')))
       for (const value of ['main.example.net', 'admin@example.net', 'reference-cluster-webhook-token'])
         expect(`${path}: ${text.includes(value)}`).toBe(`${path}: false`);
-    expect(opened(repo, 'kubernetes/main/flux/vars/cluster-secrets.sops.yaml').SECRET_WEBHOOK_TOKEN).toHaveLength(40);
+    expect(opened(repo, 'kubernetes/main/flux/vars/cluster-secrets.sops.yaml').SECRET_WEBHOOK_TOKEN).toBe(
+      WEBHOOK_TOKEN,
+    );
     expect(full.validated).toEqual(expect.arrayContaining(['kubernetes/main/flux', 'kubernetes/main/apps']));
     // Re-run: the folder is this cluster's (its marker), so it is written again in place and nothing changes.
     expect((await generate(options(repo, FIXTURE, { pass: 'full' }))).summary.paths_written).toEqual([]);
@@ -249,11 +254,11 @@ describe('reference environment outside clusters/ (home-ops, rendered cluster-te
     const { full } = await bothPasses(repo, reference, { referenceDomain: 'main.example.net' });
     const secrets = opened(repo, 'kubernetes/main/flux/vars/cluster-secrets.sops.yaml');
     expect(secrets).toMatchObject({ SECRET_DOMAIN: 'acme.example.com', SECRET_ACME_EMAIL: 'ops@acme.example.com' });
-    expect(secrets.SECRET_WEBHOOK_TOKEN).toMatch(/^[A-Za-z0-9]{40}$/);
+    expect(secrets.SECRET_WEBHOOK_TOKEN).toBe(WEBHOOK_TOKEN);
     expect(full.credential_plan.filter((e) => e.name === 'cluster-secrets').map((e) => [e.key, e.class])).toEqual([
       ['SECRET_ACME_EMAIL', 'derived'],
       ['SECRET_DOMAIN', 'derived'],
-      ['SECRET_WEBHOOK_TOKEN', 'generated'],
+      ['SECRET_WEBHOOK_TOKEN', 'supplied'],
     ]);
     // Validation substituted the new values: external-dns is given the new domain.
     expect(full.external_dns[0].domain_filters).toEqual(['acme.example.com']);

@@ -1,7 +1,7 @@
 import { parse as parseYaml } from 'yaml';
 import { GeneratorInputError } from './errors';
 import type { ReferenceObject } from './reference';
-import { keyKind, KeyKind, nameWords } from './secret-kinds';
+import { keyKind, KeyKind, namesConnectionSetting, nameWords } from './secret-kinds';
 import { dockerConfig, LOWER, PASSWORD_LENGTH, randomString, RegistryCredentials, secretValues } from './credentials';
 
 /**
@@ -266,6 +266,9 @@ export class CredentialPlan {
   valuesFor(namespace: string, name: string): Record<string, Buffer> {
     const id = secretId(namespace, name);
     if (!this.secrets.has(id)) throw new Error(`Secret ${id} is not part of the credential plan`);
+    // A pass that needs no supplied value overall (the infra pass) still writes none empty: the Secret it writes asks for them.
+    const lacking = this.keys.filter((k) => k.secret === id && k.class === 'supplied' && k.fresh === undefined);
+    if (lacking.length > 0) throw new GeneratorInputError(refusal(lacking, []));
     // Registry pull secrets are built when a Secret is written (a pass that keeps its sealed form needs no registry settings).
     const value = (k: KeyState) =>
       k.class === 'registry'
@@ -335,8 +338,18 @@ function classify(s: ReferenceSecret, untemplated: string[]): KeyState[] {
     if (templateOf(key) !== undefined) return { ...base, class: 'derived', template: templateOf(key) };
     if (owned.has(key)) return { ...base, class: 'generated' };
     const leaf = leafName(key);
-    if (encrypted && !files.has(key) && builtFromOthers(leaf)) {
-      untemplated.push(templateHint(s, name, key));
+    const unreadable = encrypted && !files.has(key);
+    if (unreadable && (namesConnectionSetting(leaf) || builtFromOthers(leaf))) {
+      untemplated.push(
+        templateHint(
+          s,
+          name,
+          key,
+          namesConnectionSetting(leaf)
+            ? 'is configuration the new cluster must keep, but it is encrypted for the reference cluster'
+            : 'looks like a value built from other credentials, and it is encrypted',
+        ),
+      );
       return { ...base, class: 'derived' };
     }
     const kind = keyKind(leaf, encrypted ? undefined : base.old, files.has(key));
@@ -400,8 +413,8 @@ function refusal(lacking: KeyState[], untemplated: string[]): string {
   return parts.join('. ');
 }
 
-function templateHint(s: ReferenceSecret, name: string, key: string): string {
-  return `${s.file}: Secret ${name} key ${key} looks like a value built from other credentials, and it is encrypted: declare its value with the annotation ${TEMPLATE_ANNOTATION_PREFIX}${key} (e.g. "postgres://{{${s.namespace}/${name}/username}}:{{${s.namespace}/${name}/password}}@host:5432/db", or a literal)`;
+function templateHint(s: ReferenceSecret, name: string, key: string, why: string): string {
+  return `${s.file}: Secret ${name} key ${key} ${why}: declare its value with the annotation ${TEMPLATE_ANNOTATION_PREFIX}${key} (e.g. "postgres://{{${s.namespace}/${name}/username}}:{{${s.namespace}/${name}/password}}@host:5432/db", or a literal)`;
 }
 
 /** The keys ("<namespace>/<secret>/<key>") a template names. */

@@ -30,6 +30,15 @@ export function nameWords(key: string): string {
   return `_${words.join('_')}_`;
 }
 
+/**
+ * A name without the `SECRET_` / `CLUSTER_SECRET_` prefix cluster-template's cluster-secrets gives
+ * every key (`SECRET_DOMAIN` names a domain, not a secret); `SECRET_KEY` keeps it.
+ */
+function withoutSecretPrefix(words: string): string {
+  const rest = words.replace(/^_(cluster_)?secret_/, '_');
+  return rest === '_' || /^_key(_base)?_$/.test(rest) ? words : rest;
+}
+
 /** Credentials another system issues, by a word or a pair of words of the key's name. */
 const THIRD_PARTY =
   /_(api_?key|apikey|api_?token|token|access_?token|refresh_?token|bot_?token|webhook\w*?|hook_?url|client_?secret|oauth|oidc_client|smtp|mail_?password|dsn|private_?key|privkey|secret_?access_?key|access_?key(_?id)?|user_?key|userkey|account_?id|license|licence|vpn|openvpn|wireguard|wg|ssh|pushover|telegram|discord|slack|sentry|twilio|sendgrid|mailgun|stripe)_/;
@@ -40,8 +49,13 @@ const USER = /_(user|username|login)_$/;
 /** Names of hosts, domains and addresses (`SECRET_DOMAIN_2`, `SMTP_HOST`, `RECORD_NAME`). */
 const ADDRESS =
   /_(domain|domains|host|hosts|hostname|fqdn|ip|ips|address|addr|endpoint|server|record_?name|email|mail|e_?mail)(_\d+)?_/;
-/** What a configuration key (a database's name, a port) holds by its name. */
-const CONFIG = /_(database|db|dbname|port|vhost|schema|sslmode|region|bucket|id)_$/;
+/** Settings a connection is made with (a database's name, a port): a template builds them with the credentials. */
+const CONFIG = /_(database|db|dbname|port|vhost|schema|sslmode)_$/;
+/** Other settings, by their names (an account's or zone's id, a region, a bucket). */
+const SETTING = /_(id|region|bucket|zone|channel|guild|tenant)_$/;
+
+/** A key named like a setting a connection is made with (`database`, `DB_PORT`). */
+export const namesConnectionSetting = (key: string) => CONFIG.test(nameWords(key));
 
 /** A DNS name (`example.com`, `*.example.com`, `k8s-0.home.arpa`) or an IPv4/IPv6 address. */
 const HOST_VALUE = /^(\*\.)?([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\.)+[a-z][-a-z0-9]{0,62}[a-z0-9]\.?$/i;
@@ -89,13 +103,13 @@ export function keyKind(key: string, value: string | undefined, isFile = false):
   const readable = value !== undefined && value.length > 0;
   if (isFile || FILE_KEY.test(key) || (readable && isStructuredValue(value))) return 'file';
   if (readable && isAddressValue(value)) return 'address';
-  const words = nameWords(key);
+  const words = withoutSecretPrefix(nameWords(key));
   const thirdParty = THIRD_PARTY.test(words);
   const owned = OWNED.test(words);
   if (ADDRESS.test(words) && !thirdParty && !owned) return 'address';
   if (thirdParty) return 'third-party';
   if (owned) return 'owned';
   if (USER.test(words)) return 'user';
-  if ((readable && isPlainValue(value)) || CONFIG.test(words)) return 'plain';
+  if ((readable && isPlainValue(value)) || CONFIG.test(words) || SETTING.test(words)) return 'plain';
   return 'unknown';
 }
