@@ -264,6 +264,64 @@ describe('reference environment outside clusters/ (home-ops, rendered cluster-te
     expect(full.external_dns[0].domain_filters).toEqual(['acme.example.com']);
   });
 
+  // A second domain as public home-ops cluster-secrets hold it (SECRET_DOMAIN and SECRET_DOMAIN_2 side by side,
+  // encrypted): the new cluster's second domain is the user's to give, never a random string used as a host.
+  it('asks for a second domain held encrypted in cluster-secrets (SECRET_DOMAIN_2) with the other missing values, at once', async () => {
+    const reference = tempDir('home-ops-domain-2');
+    cpSync(FIXTURE, reference, { recursive: true });
+    const main = (rel: string) => join(reference, 'kubernetes/main', rel);
+    writeFileSync(
+      main('flux/vars/cluster-secrets.sops.yaml'),
+      stringify(
+        await sopsEncrypt(
+          {
+            apiVersion: 'v1',
+            kind: 'Secret',
+            metadata: { name: 'cluster-secrets', namespace: 'flux-system' },
+            stringData: {
+              SECRET_DOMAIN: 'main.example.net',
+              SECRET_DOMAIN_2: 'second.example.org',
+              SECRET_WEBHOOK_TOKEN: 'reference-cluster-webhook-token-4f1b9c',
+            },
+          },
+          { recipients: [ageIdentity().recipient] },
+        ),
+      ),
+    );
+    const release = main('apps/network/echo-server/app/helmrelease.yaml');
+    writeFileSync(
+      release,
+      readFileSync(release, 'utf8').replace(
+        '          - host: echo-server.${CLUSTER_DOMAIN}',
+        '          - host: echo-server.${CLUSTER_DOMAIN}\n            paths: [{ path: /, service: { identifier: app, port: http } }]\n          - host: echo.${SECRET_DOMAIN_2}',
+      ),
+    );
+    const repo = tempDir('home-ops-domain-2-out');
+    const given = { referenceDomain: 'main.example.net' };
+    const without = { ...TOKENS } as Record<string, string>;
+    delete without['flux-system/cluster-secrets/SECRET_WEBHOOK_TOKEN'];
+    const refused = generate(options(repo, reference, { ...given, suppliedCredentials: without }));
+    await expect(refused).rejects.toThrow(GeneratorInputError);
+    await expect(refused).rejects.toThrow(
+      /2 value\(s\) the generator must not invent are missing .*flux-system\/cluster-secrets\/SECRET_DOMAIN_2, flux-system\/cluster-secrets\/SECRET_WEBHOOK_TOKEN/,
+    );
+    expect(readTree(repo)).toEqual({});
+    const second = 'acme-second.example.org';
+    const { full } = await bothPasses(repo, reference, {
+      ...given,
+      suppliedCredentials: { ...TOKENS, 'flux-system/cluster-secrets/SECRET_DOMAIN_2': second },
+    });
+    expect(opened(repo, 'kubernetes/main/flux/vars/cluster-secrets.sops.yaml')).toMatchObject({
+      SECRET_DOMAIN: 'acme.example.com',
+      SECRET_DOMAIN_2: second,
+    });
+    expect(full.credential_plan.filter((e) => e.name === 'cluster-secrets').map((e) => [e.key, e.class])).toEqual([
+      ['SECRET_DOMAIN', 'derived'],
+      ['SECRET_DOMAIN_2', 'supplied'],
+      ['SECRET_WEBHOOK_TOKEN', 'supplied'],
+    ]);
+  });
+
   it('takes --reference-domain over what cluster settings say', async () => {
     const repo = tempDir('home-ops-refdomain');
     const given = generate(options(repo, FIXTURE, { referenceDomain: 'example.net' }));
