@@ -45,6 +45,8 @@ const THIRD_PARTY =
 /** Credentials the cluster's own components share. */
 const OWNED =
   /_(password|passwd|pass|pwd|passphrase|secret|secret_?key(_?base)?|encryption_?key|signing_?key|master_?key|jwt|session|cookie|salt|pepper|hmac|nonce|csrf)_/;
+/** A word that makes a name a credential's even beside a host's (`SMTP_HOST` is a host, `SMTP_HOST_PASSWORD` is not). */
+const SECRET_WORD = /_(password|passwd|pass|pwd|secret|key|token|apikey|userkey|dsn|webhook\w*|license|licence|salt|hmac|jwt)_/;
 const USER = /_(user|username|login)_$/;
 /** Names of hosts, domains and addresses (`SECRET_DOMAIN_2`, `SMTP_HOST`, `RECORD_NAME`). */
 const ADDRESS =
@@ -106,7 +108,7 @@ export function keyKind(key: string, value: string | undefined, isFile = false):
   const words = withoutSecretPrefix(nameWords(key));
   const thirdParty = THIRD_PARTY.test(words);
   const owned = OWNED.test(words);
-  if (ADDRESS.test(words) && !thirdParty && !owned) return 'address';
+  if (ADDRESS.test(words) && !SECRET_WORD.test(words)) return 'address';
   if (thirdParty) return 'third-party';
   if (owned) return 'owned';
   if (USER.test(words)) return 'user';
