@@ -46,7 +46,8 @@ const THIRD_PARTY =
 const OWNED =
   /_(password|passwd|pass|pwd|passphrase|secret|secret_?key(_?base)?|encryption_?key|signing_?key|master_?key|jwt|session|cookie|salt|pepper|hmac|nonce|csrf)_/;
 /** A word that makes a name a credential's even beside a host's (`SMTP_HOST` is a host, `SMTP_HOST_PASSWORD` is not). */
-const SECRET_WORD = /_(password|passwd|pass|pwd|secret|key|token|apikey|userkey|dsn|webhook\w*|license|licence|salt|hmac|jwt)_/;
+const SECRET_WORD =
+  /_(password|passwd|pass|pwd|secret|key|token|apikey|userkey|dsn|webhook\w*|license|licence|salt|hmac|jwt)_/;
 const USER = /_(user|username|login)_$/;
 /** Names of hosts, domains and addresses (`SECRET_DOMAIN_2`, `SMTP_HOST`, `RECORD_NAME`). */
 const ADDRESS =
