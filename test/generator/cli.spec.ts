@@ -530,6 +530,18 @@ describe('generate-gitops-env command line', () => {
   });
   it('reads --reference-env ./kubernetes/main/ as kubernetes/main (the way people write a folder)', () => {
     const template = join(__dirname, '../fixtures/public/onedr0p-cluster-template');
+    // The first pass writes cluster-secrets, whose webhook token GitHub signs with: supplied, never invented.
+    const credentials = join(tempDir('cli-env-spelling-creds'), 'credentials.yaml');
+    writeFileSync(
+      credentials,
+      [
+        'flux-system/cluster-secrets/SECRET_WEBHOOK_TOKEN: AcmeGithubWebhookToken-9a9a',
+        'cert-manager/cert-manager-secret/api-token: AcmeCloudflareToken-cert-manager-7e7e',
+        'network/external-dns-secret/api-token: AcmeCloudflareToken-external-dns-8f8f',
+        '',
+      ].join('\n'),
+    );
+    chmodSync(credentials, 0o600);
     const written = (spelling: string) => {
       const repo = tempDir('cli-env-spelling');
       const r = run([
@@ -545,6 +557,8 @@ describe('generate-gitops-env command line', () => {
         'sops',
         '--age-recipient',
         ageIdentity().recipient,
+        '--credentials',
+        credentials,
         '--json',
       ]);
       expect(r.stderr).toBe('');

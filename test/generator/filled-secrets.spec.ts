@@ -32,6 +32,8 @@ describe('service-account token Secrets the API server fills', () => {
       suppliedCredentials: {
         'cert-manager/cert-manager-secret/api-token': 'AcmeCloudflareToken-cert-manager-7e7e',
         'network/external-dns-secret/api-token': 'AcmeCloudflareToken-external-dns-8f8f',
+        // The token GitHub signs its webhook calls with: given to GitHub, so supplied, never invented.
+        'flux-system/cluster-secrets/SECRET_WEBHOOK_TOKEN': 'AcmeGithubWebhookToken-9a9a',
       },
       ...extra,
     });

@@ -20,6 +20,8 @@ const SUPPLIED = {
   'flux-system/private-charts-auth/username': 'acme-charts',
   'flux-system/private-charts-auth/password': 'charts/issued+for=acme',
   'flux-system/ghcr-pull/.dockerconfigjson': JSON.stringify({ auths: { 'ghcr.io': { auth: 'YWNtZTpnaHA=' } } }),
+  // The token a webhook's sender signs with: given to the sender, so supplied (by its name), never invented.
+  'flux-system/webhook-token/token': 'WebhookTokenGivenToGitHub-0c0c',
 };
 
 /** Where the run writes each Secret, and its namespace/name. */
@@ -99,7 +101,7 @@ describe("generator, Flux example layout whose sources read another system's cre
     expect(classOf('flux-system/private-charts-auth/password')).toEqual(['supplied', 'source', [HELM_SOURCE]]);
     expect(classOf('flux-system/ghcr-pull/.dockerconfigjson')).toEqual(['supplied', 'source', [OCI_SOURCE]]);
     expect(classOf('podinfo/redis-auth/password')).toEqual(['generated', undefined, undefined]);
-    expect(classOf('flux-system/webhook-token/token')).toEqual(['generated', undefined, undefined]);
+    expect(classOf('flux-system/webhook-token/token')).toEqual(['supplied', 'name', undefined]);
     // The service checks a request with the same plan, read from the reference alone.
     expect(referenceCredentialPlan(reference, 'staging')).toEqual(plan);
 
@@ -182,6 +184,8 @@ describe("generator, Flux example layout whose sources read another system's cre
     expect(open('infrastructure/configs/acme/manifests-pull.yaml')).toEqual({
       '.dockerconfigjson': SUPPLIED['flux-system/ghcr-pull/.dockerconfigjson'],
     });
-    expect(open('infrastructure/configs/acme/webhook-token.yaml').token).toMatch(/^[A-Za-z0-9]{40}$/);
+    expect(open('infrastructure/configs/acme/webhook-token.yaml').token).toBe(
+      SUPPLIED['flux-system/webhook-token/token'],
+    );
   });
 });

@@ -26,7 +26,10 @@ const REFERENCE_VALUES = [
 const TOKENS = {
   'cert-manager/cert-manager-secret/api-token': 'AcmeCloudflareToken-cert-manager-7e7e',
   'network/external-dns-secret/api-token': 'AcmeCloudflareToken-external-dns-8f8f',
+  // The token GitHub signs its webhook calls with (the Flux Receiver checks it): given to GitHub, so supplied.
+  'flux-system/cluster-secrets/SECRET_WEBHOOK_TOKEN': 'AcmeGithubWebhookToken-9a9a',
 };
+const WEBHOOK_TOKEN = TOKENS['flux-system/cluster-secrets/SECRET_WEBHOOK_TOKEN'];
 
 describe('reference environment outside clusters/ (home-ops, rendered cluster-template layout)', () => {
   const age = ageIdentity();
@@ -114,7 +117,7 @@ describe('reference environment outside clusters/ (home-ops, rendered cluster-te
 
     // The Secrets open with the new cluster's age key: supplied tokens as given, generated values fresh.
     const clusterSecrets = opened(repo, 'kubernetes/acme/flux/vars/cluster-secrets.sops.yaml');
-    expect(clusterSecrets.SECRET_WEBHOOK_TOKEN).toMatch(/^[A-Za-z0-9]{40}$/);
+    expect(clusterSecrets.SECRET_WEBHOOK_TOKEN).toBe(WEBHOOK_TOKEN);
     expect(opened(repo, 'kubernetes/acme/apps/network/external-dns/app/secret.sops.yaml')['api-token']).toBe(
       TOKENS['network/external-dns-secret/api-token'],
     );
@@ -157,7 +160,9 @@ describe('reference environment outside clusters/ (home-ops, rendered cluster-te
     for (const [path, text] of Object.entries(treeBelow(repo, 'kubernetes/main')))
       for (const value of ['main.example.net', 'admin@example.net', 'reference-cluster-webhook-token'])
         expect(`${path}: ${text.includes(value)}`).toBe(`${path}: false`);
-    expect(opened(repo, 'kubernetes/main/flux/vars/cluster-secrets.sops.yaml').SECRET_WEBHOOK_TOKEN).toHaveLength(40);
+    expect(opened(repo, 'kubernetes/main/flux/vars/cluster-secrets.sops.yaml').SECRET_WEBHOOK_TOKEN).toBe(
+      WEBHOOK_TOKEN,
+    );
     expect(full.validated).toEqual(expect.arrayContaining(['kubernetes/main/flux', 'kubernetes/main/apps']));
     // Re-run: the folder is this cluster's (its marker), so it is written again in place and nothing changes.
     expect((await generate(options(repo, FIXTURE, { pass: 'full' }))).summary.paths_written).toEqual([]);
@@ -238,14 +243,72 @@ describe('reference environment outside clusters/ (home-ops, rendered cluster-te
     const { full } = await bothPasses(repo, reference, { referenceDomain: 'main.example.net' });
     const secrets = opened(repo, 'kubernetes/main/flux/vars/cluster-secrets.sops.yaml');
     expect(secrets).toMatchObject({ SECRET_DOMAIN: 'acme.example.com', SECRET_ACME_EMAIL: 'ops@acme.example.com' });
-    expect(secrets.SECRET_WEBHOOK_TOKEN).toMatch(/^[A-Za-z0-9]{40}$/);
+    expect(secrets.SECRET_WEBHOOK_TOKEN).toBe(WEBHOOK_TOKEN);
     expect(full.credential_plan.filter((e) => e.name === 'cluster-secrets').map((e) => [e.key, e.class])).toEqual([
       ['SECRET_ACME_EMAIL', 'derived'],
       ['SECRET_DOMAIN', 'derived'],
-      ['SECRET_WEBHOOK_TOKEN', 'generated'],
+      ['SECRET_WEBHOOK_TOKEN', 'supplied'],
     ]);
     // Validation substituted the new values: external-dns is given the new domain.
     expect(full.external_dns[0].domain_filters).toEqual(['acme.example.com']);
+  });
+
+  // A second domain as public home-ops cluster-secrets hold it (SECRET_DOMAIN and SECRET_DOMAIN_2 side by side,
+  // encrypted): the new cluster's second domain is the user's to give, never a random string used as a host.
+  it('asks for a second domain held encrypted in cluster-secrets (SECRET_DOMAIN_2) with the other missing values, at once', async () => {
+    const reference = tempDir('home-ops-domain-2');
+    cpSync(FIXTURE, reference, { recursive: true });
+    const main = (rel: string) => join(reference, 'kubernetes/main', rel);
+    writeFileSync(
+      main('flux/vars/cluster-secrets.sops.yaml'),
+      stringify(
+        await sopsEncrypt(
+          {
+            apiVersion: 'v1',
+            kind: 'Secret',
+            metadata: { name: 'cluster-secrets', namespace: 'flux-system' },
+            stringData: {
+              SECRET_DOMAIN: 'main.example.net',
+              SECRET_DOMAIN_2: 'second.example.org',
+              SECRET_WEBHOOK_TOKEN: 'reference-cluster-webhook-token-4f1b9c',
+            },
+          },
+          { recipients: [ageIdentity().recipient] },
+        ),
+      ),
+    );
+    const release = main('apps/network/echo-server/app/helmrelease.yaml');
+    writeFileSync(
+      release,
+      readFileSync(release, 'utf8').replace(
+        '          - host: echo-server.${CLUSTER_DOMAIN}',
+        '          - host: echo-server.${CLUSTER_DOMAIN}\n            paths: [{ path: /, service: { identifier: app, port: http } }]\n          - host: echo.${SECRET_DOMAIN_2}',
+      ),
+    );
+    const repo = tempDir('home-ops-domain-2-out');
+    const given = { referenceDomain: 'main.example.net' };
+    const without = { ...TOKENS } as Record<string, string>;
+    delete without['flux-system/cluster-secrets/SECRET_WEBHOOK_TOKEN'];
+    const refused = generate(options(repo, reference, { ...given, suppliedCredentials: without }));
+    await expect(refused).rejects.toThrow(GeneratorInputError);
+    await expect(refused).rejects.toThrow(
+      /2 value\(s\) the generator must not invent are missing .*flux-system\/cluster-secrets\/SECRET_DOMAIN_2, flux-system\/cluster-secrets\/SECRET_WEBHOOK_TOKEN/,
+    );
+    expect(readTree(repo)).toEqual({});
+    const second = 'acme-second.example.org';
+    const { full } = await bothPasses(repo, reference, {
+      ...given,
+      suppliedCredentials: { ...TOKENS, 'flux-system/cluster-secrets/SECRET_DOMAIN_2': second },
+    });
+    expect(opened(repo, 'kubernetes/main/flux/vars/cluster-secrets.sops.yaml')).toMatchObject({
+      SECRET_DOMAIN: 'acme.example.com',
+      SECRET_DOMAIN_2: second,
+    });
+    expect(full.credential_plan.filter((e) => e.name === 'cluster-secrets').map((e) => [e.key, e.class])).toEqual([
+      ['SECRET_DOMAIN', 'derived'],
+      ['SECRET_DOMAIN_2', 'supplied'],
+      ['SECRET_WEBHOOK_TOKEN', 'supplied'],
+    ]);
   });
 
   it('takes --reference-domain over what cluster settings say', async () => {

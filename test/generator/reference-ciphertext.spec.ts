@@ -42,10 +42,17 @@ function referenceCiphertextIn(root: string, files: string[]): string[] {
   });
 }
 
+const ACCOUNT_ID_KEY = 'flux-system/cluster-secrets/CLUSTER_SECRET_CLOUDFLARE_ACCOUNT_ID';
+const ACCOUNT_ID = 'acme-cloudflare-account-0d0d';
+
 describe("the reference's ciphertext (onedr0p/home-ops with SOPS, as published)", () => {
   const age = ageIdentity();
+  // cluster-secrets holds the reference's Cloudflare account id: the new cluster's is given, never invented.
   const options = (repoDir: string, templateDir: string, extra: Partial<GenerateOptions> = {}): GenerateOptions =>
-    homeOpsOptions(age.recipient, repoDir, templateDir, extra);
+    homeOpsOptions(age.recipient, repoDir, templateDir, {
+      suppliedCredentials: { [ACCOUNT_ID_KEY]: ACCOUNT_ID },
+      ...extra,
+    });
   const copyOf = () => {
     const dir = tempDir('home-ops-sops');
     cpSync(FIXTURE, dir, { recursive: true });
@@ -71,7 +78,9 @@ describe("the reference's ciphertext (onedr0p/home-ops with SOPS, as published)"
     expect(referenceCiphertextIn(repo, written)).toEqual([]);
     // The applied one is the new cluster's: it opens with the test's key.
     const secrets = yamlObjects(join(repo, 'kubernetes/acme/flux/vars/cluster-secrets.secret.sops.yaml'))[0];
-    expect(sopsOpen(secrets, age.keyFile).macOk).toBe(true);
+    const opened = sopsOpen(secrets, age.keyFile);
+    expect(opened.macOk).toBe(true);
+    expect(opened.plain.stringData.CLUSTER_SECRET_CLOUDFLARE_ACCOUNT_ID).toBe(ACCOUNT_ID);
     // The CLI's summary names each file left out.
     const text = describeSummary(full);
     for (const path of UNAPPLIED)

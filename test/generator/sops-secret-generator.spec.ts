@@ -23,6 +23,8 @@ const REFERENCE = {
   token: 'staging-webhook-token-0123456789\n',
 };
 const SMTP = 'smtp-password-from-the-provider';
+/** A generator's `files:` entry is a whole file: supplied, never a random string. */
+const TOKEN_FILE = 'webhook-token-from-the-sender\n';
 const SECRETS = 'apps/staging/secrets';
 
 /**
@@ -99,7 +101,10 @@ describe("secretGenerator over SOPS files (Flux's documented pattern), Flux exam
   beforeAll(() => writeReference(reference));
   const options = (repoDir: string, extra: Partial<GenerateOptions> = {}) =>
     exampleFirstPass(repoDir, reference, {
-      suppliedCredentials: { 'podinfo/podinfo-config/config.yaml:smtp_password': SMTP },
+      suppliedCredentials: {
+        'podinfo/podinfo-config/config.yaml:smtp_password': SMTP,
+        'podinfo/podinfo-config/token': TOKEN_FILE,
+      },
       ...extra,
     });
   const bothPasses = async (extra: Partial<GenerateOptions>) => {
@@ -134,7 +139,7 @@ describe("secretGenerator over SOPS files (Flux's documented pattern), Flux exam
       ['podinfo-config', 'config.yaml:database.password', 'generated'],
       ['podinfo-config', 'config.yaml:database.user', 'generated'],
       ['podinfo-config', 'config.yaml:smtp_password', 'supplied'],
-      ['podinfo-config', 'token', 'generated'],
+      ['podinfo-config', 'token', 'supplied'],
       ['podinfo-env', 'DATABASE_URL', 'derived'],
       ['podinfo-env', 'DB_PASSWORD', 'generated'],
       ['podinfo-env', 'DB_USER', 'generated'],
@@ -165,7 +170,7 @@ describe("secretGenerator over SOPS files (Flux's documented pattern), Flux exam
     expect(config.database.password).toMatch(/^[A-Za-z0-9]{40}$/);
     expect(config.database.password).not.toBe(env.DB_PASSWORD);
     expect(config.smtp_password).toBe(SMTP);
-    expect(token.data).toMatch(/^[A-Za-z0-9]{40}$/);
+    expect(token.data).toBe(TOKEN_FILE);
     expectNothingOfTheReference(repo);
 
     // The kustomization is the reference's: kustomize still hashes podinfo-env and the Deployment follows it.
@@ -226,7 +231,7 @@ describe("secretGenerator over SOPS files (Flux's documented pattern), Flux exam
       },
       smtp_password: SMTP,
     });
-    expect(config.token).toMatch(/^[A-Za-z0-9]{40}$/);
+    expect(config.token).toBe(TOKEN_FILE);
     expect(sealed('podinfo-config').spec.template.metadata.labels).toEqual({ app: 'podinfo' });
     // Without a generator kustomize leaves the name as written: the Deployment names the unsealed Secret.
     const worker = built.find((o) => o.kind === 'Deployment');
@@ -268,6 +273,7 @@ describe("secretGenerator over SOPS files (Flux's documented pattern), Flux exam
 describe('secretGenerator over an encrypted dotenv in the cluster folder, cluster-vars layout (shipped sops-platform)', () => {
   const reference = tempDir('sg-vars-reference');
   const WEBHOOK = { HOOK_TOKEN: 'dev-hook-token-0123456789', SIGNING_KEY: 'dev-signing-key-0123456789' };
+  const HOOK_TOKEN = 'hook-token-the-sender-was-given-0a0a';
   beforeAll(async () => {
     cpSync(SHIPPED_SOPS_TEMPLATE, reference, { recursive: true });
     const dir = join(reference, 'clusters/dev/secrets');
@@ -291,7 +297,11 @@ describe('secretGenerator over an encrypted dotenv in the cluster folder, cluste
     acmeEmail: 'ops@acme.example.com',
     pass: 'full',
     registry: { server: 'registry.shop.example.org', username: 'acme-puller', password: 'AcmeRegistryPassword-0a0a0a' },
-    suppliedCredentials: { 'cert-manager/cloudflare-api-token/api-token': 'CloudflareTokenForAcme-4d4d4d4d4d' },
+    // A token is another system's (the sender signs with it): supplied; a signing key is the cluster's own.
+    suppliedCredentials: {
+      'cert-manager/cloudflare-api-token/api-token': 'CloudflareTokenForAcme-4d4d4d4d4d',
+      'apps/api-webhook/HOOK_TOKEN': HOOK_TOKEN,
+    },
     ...extra,
   });
   const bothPasses = async (extra: Partial<GenerateOptions>) => {
@@ -303,20 +313,19 @@ describe('secretGenerator over an encrypted dotenv in the cluster folder, cluste
     return { repo, full };
   };
 
-  it('SOPS backend: the dotenv encrypted again for the new cluster with fresh values', async () => {
+  it('SOPS backend: the dotenv encrypted again for the new cluster with fresh and supplied values', async () => {
     const cluster = ageIdentity();
     const { repo, full } = await bothPasses({ secretsBackend: 'sops', ageRecipients: [cluster.recipient] });
     const text = readFileSync(join(repo, 'clusters/acme/secrets/webhook.sops.env'), 'utf8');
     const { plain, macOk } = sopsOpen(sopsDocument(text, 'dotenv'), cluster.keyFile);
     expect(macOk).toBe(true);
-    expect(plain.HOOK_TOKEN).toMatch(/^[A-Za-z0-9]{40}$/);
+    expect(plain.HOOK_TOKEN).toBe(HOOK_TOKEN);
     expect(plain.SIGNING_KEY).toMatch(/^[A-Za-z0-9]{40}$/);
-    expect(plain.HOOK_TOKEN).not.toBe(plain.SIGNING_KEY);
     for (const value of Object.values(WEBHOOK)) expect(text).not.toContain(value);
     expect(
       full.summary.credential_plan.filter((e) => e.name === 'api-webhook').map((e) => [e.namespace, e.key, e.class]),
     ).toEqual([
-      ['apps', 'HOOK_TOKEN', 'generated'],
+      ['apps', 'HOOK_TOKEN', 'supplied'],
       ['apps', 'SIGNING_KEY', 'generated'],
     ]);
     const rules = parse(readFileSync(join(repo, '.sops.yaml'), 'utf8')).creation_rules;
@@ -334,13 +343,14 @@ describe('secretGenerator over an encrypted dotenv in the cluster folder, cluste
     expect(sealed.metadata.namespace).toBe('apps');
     const values = unsealManifest(cert.privateKeyPem, sealed);
     expect(Object.keys(values).sort()).toEqual(['HOOK_TOKEN', 'SIGNING_KEY']);
-    expect(values.HOOK_TOKEN).toMatch(/^[A-Za-z0-9]{40}$/);
+    expect(values.HOOK_TOKEN).toBe(HOOK_TOKEN);
   });
 });
 
 describe('secretGenerator over an encrypted JSON file in a layer, overlay layout (shipped platform)', () => {
   const reference = tempDir('sg-overlay-reference');
   const LAYER = 'clusters/development/database';
+  const ACCESS_KEY = 'access-key-from-the-store-0b0b';
   beforeAll(async () => {
     cpSync(SHIPPED_TEMPLATE, reference, { recursive: true });
     const k = parse(readFileSync(join(reference, LAYER, 'kustomization.yaml'), 'utf8'));
@@ -366,32 +376,37 @@ describe('secretGenerator over an encrypted JSON file in a layer, overlay layout
     acmeEmail: 'ops@enc.example.com',
     pass: 'full',
     registry: { server: 'registry.example.net', username: 'puller', password: 'RegistryPassword-0123456789' },
+    // An object store's access key is issued by the store: supplied; the secret beside it is generated.
+    suppliedCredentials: { 'data/backup-target/target.json:access_key': ACCESS_KEY },
     ...extra,
   });
 
   it.each([
     ['SOPS', true],
     ['sealed', false],
-  ])('%s backend: the file regenerated (its clear keys kept), the layer builds', async (_title, sops) => {
-    const cluster = ageIdentity();
-    const cert = makeRsaCert();
-    const backend = sops
-      ? { secretsBackend: 'sops' as const, ageRecipients: [cluster.recipient] }
-      : { sealingCertPem: cert.certPem };
-    const repo = tempDir('sg-overlay-fleet');
-    await generate(options(repo, { ...backend, pass: 'infra' }));
-    await generate(options(repo, backend));
-    const dir = join(repo, 'clusters/enc/database');
-    const json = sops
-      ? sopsOpen(sopsDocument(readFileSync(join(dir, 'backup.enc.json'), 'utf8'), 'json'), cluster.keyFile).plain
-      : JSON.parse(
-          unsealManifest(
-            cert.privateKeyPem,
-            kustomize(dir).find((o) => o.kind === 'SealedSecret' && o.metadata.name === 'backup-target'),
-          )['target.json'],
-        );
-    expect(json.bucket_unencrypted).toBe('dev-backups');
-    expect(json.secret).toMatch(/^[A-Za-z0-9]{40}$/);
-    expect(json.access_key).toMatch(/^[A-Za-z0-9]{40}$/);
-  });
+  ])(
+    '%s backend: the file regenerated (its clear keys kept, the access key supplied), the layer builds',
+    async (_title, sops) => {
+      const cluster = ageIdentity();
+      const cert = makeRsaCert();
+      const backend = sops
+        ? { secretsBackend: 'sops' as const, ageRecipients: [cluster.recipient] }
+        : { sealingCertPem: cert.certPem };
+      const repo = tempDir('sg-overlay-fleet');
+      await generate(options(repo, { ...backend, pass: 'infra' }));
+      await generate(options(repo, backend));
+      const dir = join(repo, 'clusters/enc/database');
+      const json = sops
+        ? sopsOpen(sopsDocument(readFileSync(join(dir, 'backup.enc.json'), 'utf8'), 'json'), cluster.keyFile).plain
+        : JSON.parse(
+            unsealManifest(
+              cert.privateKeyPem,
+              kustomize(dir).find((o) => o.kind === 'SealedSecret' && o.metadata.name === 'backup-target'),
+            )['target.json'],
+          );
+      expect(json.bucket_unencrypted).toBe('dev-backups');
+      expect(json.secret).toMatch(/^[A-Za-z0-9]{40}$/);
+      expect(json.access_key).toBe(ACCESS_KEY);
+    },
+  );
 });

@@ -84,8 +84,10 @@ Options:
 
 Registry pull credentials for the full pass come from REGISTRY_SERVER, REGISTRY_USERNAME and
 REGISTRY_PASSWORD or from --registry-auth FILE, never from command-line values. Supplied credentials
-(keys named in a Secret's gitops-scaffolder.io/supplied annotation, or with a name such as api-token)
-come from --credentials FILE and are never invented; the full pass refuses to run without them.
+(keys named in a Secret's gitops-scaffolder.io/supplied annotation; keys named like another system's
+credential such as api-token; whole files such as config.toml; hosts and domains that are encrypted)
+come from --credentials FILE and are never invented; the full pass refuses to run without them, listing
+every missing key at once. Only password-like keys and usernames the new cluster owns are generated.
 Files are read without following links and up to MAX_REPO_FILE_BYTES (default 5 MiB) each; a
 repository over MAX_REPO_FILES (20000) files or MAX_REPO_BYTES (256 MiB) is refused, as the service does.
 Exit codes: 0 written, 1 the tree failed validation or an internal error, 2 bad input.

@@ -1,6 +1,7 @@
 import { parse as parseYaml } from 'yaml';
 import { GeneratorInputError } from './errors';
 import type { ReferenceObject } from './reference';
+import { keyKind, KeyKind, namesConnectionSetting, nameWords } from './secret-kinds';
 import { dockerConfig, LOWER, PASSWORD_LENGTH, randomString, RegistryCredentials, secretValues } from './credentials';
 
 /**
@@ -66,13 +67,20 @@ export interface ReferenceSecret {
   usedBy?: string[];
 }
 
-/** How a supplied key was recognised. */
-export type SuppliedBy = 'annotation' | 'source' | 'name';
+/**
+ * How a supplied key was recognised: the Secret's annotation, the Flux source that reads it, its
+ * name (another system's credential, or a host, domain or setting whose value is encrypted), a whole
+ * file (by its name, a generator's `files:` entry or a structured value), or a readable value the
+ * generator cannot tell to be the cluster's own credential.
+ */
+export type SuppliedBy = 'annotation' | 'source' | 'name' | 'file' | 'value';
 
 /** Values the caller supplies, by "<namespace>/<secret-name>/<key>". */
 export type SuppliedCredentials = Record<string, string>;
 
 export const SUPPLIED_ANNOTATION = 'gitops-scaffolder.io/supplied';
+/** Keys the reference says are the cluster's own credentials, generated whatever their names suggest. */
+export const GENERATED_ANNOTATION = 'gitops-scaffolder.io/generated';
 /** `gitops-scaffolder.io/template.<KEY>`: how a key's value is built, from `{{<namespace>/<secret>/<key>}}` references and text. */
 export const TEMPLATE_ANNOTATION_PREFIX = 'gitops-scaffolder.io/template.';
 /** `{{namespace/secret/key}}`: not `${...}`, which Flux's post-build substitution would rewrite first. */
@@ -82,29 +90,6 @@ const TEMPLATE_REF = /\{\{\s*([a-z0-9][-a-z0-9]*)\/([a-z0-9][-a-z0-9.]*)\/([-._:
 const TEMPLATE_URL = /^([a-z][a-z0-9+.-]*:\/\/)((?:\{\{[^}]*\}\}|[^/@\s{])*)@(.*)$/is;
 const COMPOSITE_KEY = /(url|uri|dsn|connection[-_.]?string|conn[-_.]?str)$/i;
 
-/**
- * Key names that only a third party issues. Deliberately short: a name here is a credential the
- * generator refuses to invent; anything else that is not configuration is generated.
- */
-export const SUPPLIED_KEY_NAMES = [
-  'api-token',
-  'api_token',
-  'apitoken',
-  'api-key',
-  'api_key',
-  'apikey',
-  'client-secret',
-  'client_secret',
-  'clientsecret',
-  'smtp-password',
-  'smtp_password',
-  'cloudflare_api_token',
-  'cf_api_token',
-  'aws_secret_access_key',
-  'secret-access-key',
-];
-
-const CONFIG_KEY = /(^|[-_.])(database|db|dbname|host|hostname|port|vhost|schema|sslmode)$/i;
 const USER_KEY = /(^|[-_.])(user|username|login)$/i;
 const DOCKER_KEYS = new Set(['.dockerconfigjson', '.dockercfg']);
 /** A value that holds others in a structure (URL, DSN, key=value, JSON/YAML, user:password), not a longer password. */
@@ -168,6 +153,8 @@ interface KeyState {
   /** A template the reference declares for the key. */
   template?: string;
   recognisedBy?: SuppliedBy;
+  /** What the key holds, where its class was decided by that. */
+  kind?: KeyKind;
   /** The Flux sources that read the key's Secret. */
   usedBy?: string[];
   fresh?: Buffer;
@@ -215,20 +202,27 @@ export class CredentialPlan {
     opts: { registry?: RegistryCredentials; supplied?: SuppliedCredentials; requireSupplied: boolean },
   ): CredentialPlan {
     const warnings: string[] = [];
-    const keys = secrets.flatMap((s) => classify(s, warnings));
-    const lacking = keys.filter((k) => k.class === 'supplied' && opts.supplied?.[`${k.secret}/${k.key}`] === undefined);
-    const missing = lacking.map((k) => `${k.secret}/${k.key}`);
-    if (missing.length > 0 && opts.requireSupplied) {
-      throw new GeneratorInputError(
-        `credentials only their issuer can create are missing (give them with --credentials FILE as {"<namespace>/<secret>/<key>": "<value>"}): ${lacking.map(describeMissing).join(', ')}`,
-      );
-    }
+    const untemplated: string[] = [];
+    const keys = secrets.flatMap((s) => classify(s, untemplated));
     const candidates = keys.filter((k) => k.class === 'generated' || k.class === 'supplied');
-    for (const k of keys.filter((k) => k.class === 'generated' && k.old.length > 0)) {
+    // Before the missing ones are counted: a readable file that carries the cluster's credentials is rebuilt, not asked for.
+    for (const k of keys.filter((k) => k.old.length > 0 && (k.class === 'generated' || byShape(k)))) {
       const carried = carriedBy(k, candidates);
       if (carried.length > 0)
-        Object.assign(k, { class: 'derived', from: [...new Set(carried.map((c) => c.secret))].sort() });
+        Object.assign(k, {
+          class: 'derived',
+          recognisedBy: undefined,
+          from: [...new Set(carried.map((c) => c.secret))].sort(),
+        });
     }
+    for (const k of keys.filter((k) => k.class === 'supplied' && k.kind === 'third-party'))
+      warnings.push(
+        `${k.secret}/${k.key} is taken as a supplied credential by its name alone; annotate the Secret with ${SUPPLIED_ANNOTATION}: "${k.key}" to say so, or ${GENERATED_ANNOTATION} if the cluster owns it`,
+      );
+    const lacking = keys.filter((k) => k.class === 'supplied' && opts.supplied?.[`${k.secret}/${k.key}`] === undefined);
+    const missing = lacking.map((k) => `${k.secret}/${k.key}`);
+    if (untemplated.length > 0 || (missing.length > 0 && opts.requireSupplied))
+      throw new GeneratorInputError(refusal(opts.requireSupplied ? lacking : [], untemplated));
     const replacements = freshValues(keys, opts.supplied ?? {});
     const byId = new Map(keys.map((k) => [`${k.secret}/${k.key}`, k]));
     for (const k of keys.filter((k) => k.class === 'derived')) {
@@ -272,6 +266,9 @@ export class CredentialPlan {
   valuesFor(namespace: string, name: string): Record<string, Buffer> {
     const id = secretId(namespace, name);
     if (!this.secrets.has(id)) throw new Error(`Secret ${id} is not part of the credential plan`);
+    // A pass that needs no supplied value overall (the infra pass) still writes none empty: the Secret it writes asks for them.
+    const lacking = this.keys.filter((k) => k.secret === id && k.class === 'supplied' && k.fresh === undefined);
+    if (lacking.length > 0) throw new GeneratorInputError(refusal(lacking, []));
     // Registry pull secrets are built when a Secret is written (a pass that keeps its sealed form needs no registry settings).
     const value = (k: KeyState) =>
       k.class === 'registry'
@@ -293,27 +290,36 @@ export class CredentialPlan {
   }
 }
 
-function classify(s: ReferenceSecret, warnings: string[]): KeyState[] {
-  const namespace = s.namespace;
-  const name = String(s.body?.metadata?.name);
-  const annotations: Record<string, string> = s.body?.metadata?.annotations ?? {};
-  const annotated = new Set(
-    String(annotations[SUPPLIED_ANNOTATION] ?? '')
+function annotatedKeys(annotations: Record<string, string>, annotation: string): Set<string> {
+  return new Set(
+    String(annotations[annotation] ?? '')
       .split(',')
       .map((k) => k.trim())
       .filter(Boolean),
   );
+}
+
+function classify(s: ReferenceSecret, untemplated: string[]): KeyState[] {
+  const namespace = s.namespace;
+  const name = String(s.body?.metadata?.name);
+  const annotations: Record<string, string> = s.body?.metadata?.annotations ?? {};
+  const annotated = annotatedKeys(annotations, SUPPLIED_ANNOTATION);
+  const owned = annotatedKeys(annotations, GENERATED_ANNOTATION);
   // A SOPS-encrypted reference: the key names are readable without any key; the values are not needed.
   const encrypted = Boolean(s.body?.sops);
+  // A generator's `files:` entries read whole (binary): files, whatever their names.
+  const files = new Set<string>(Array.isArray(s.body?.sops?.files) ? s.body.sops.files : []);
   const keyNames = encrypted
     ? [...Object.keys(s.body?.data ?? {}), ...Object.keys(s.body?.stringData ?? {})]
     : Object.keys(secretValues(s.body));
   const values = encrypted ? {} : secretValues(s.body);
-  for (const key of annotated)
-    if (!keyNames.includes(key))
-      throw new GeneratorInputError(
-        `${s.file}: Secret ${name} names ${key} in ${SUPPLIED_ANNOTATION}, but has no such key`,
-      );
+  for (const [annotation, keys] of [
+    [SUPPLIED_ANNOTATION, annotated],
+    [GENERATED_ANNOTATION, owned],
+  ] as const)
+    for (const key of keys)
+      if (!keyNames.includes(key))
+        throw new GeneratorInputError(`${s.file}: Secret ${name} names ${key} in ${annotation}, but has no such key`);
   const templates = Object.entries(annotations).filter(([a]) => a.startsWith(TEMPLATE_ANNOTATION_PREFIX));
   for (const [a] of templates) {
     if (!keyNames.includes(a.slice(TEMPLATE_ANNOTATION_PREFIX.length)))
@@ -330,38 +336,85 @@ function classify(s: ReferenceSecret, warnings: string[]): KeyState[] {
     if (DOCKER_KEYS.has(key)) return { ...base, class: 'registry' };
     if (annotated.has(key)) return { ...base, class: 'supplied', recognisedBy: 'annotation' };
     if (templateOf(key) !== undefined) return { ...base, class: 'derived', template: templateOf(key) };
-    if (CONFIG_KEY.test(leafName(key))) {
-      if (encrypted)
-        throw needsTemplate(
+    if (owned.has(key)) return { ...base, class: 'generated' };
+    const leaf = leafName(key);
+    const unreadable = encrypted && !files.has(key);
+    if (unreadable && (namesConnectionSetting(leaf) || builtFromOthers(leaf))) {
+      untemplated.push(
+        templateHint(
           s,
           name,
           key,
-          'is configuration the new cluster must keep, but it is encrypted for the reference cluster',
-        );
-      return { ...base, class: 'configuration' };
-    }
-    if (SUPPLIED_KEY_NAMES.includes(leafName(key).toLowerCase())) {
-      warnings.push(
-        `${keyId(namespace, name, key)} is taken as a supplied credential by its name alone; annotate the Secret with ${SUPPLIED_ANNOTATION}: "${key}" to say so`,
+          namesConnectionSetting(leaf)
+            ? 'is configuration the new cluster must keep, but it is encrypted for the reference cluster'
+            : 'looks like a value built from other credentials, and it is encrypted',
+        ),
       );
-      return { ...base, class: 'supplied', recognisedBy: 'name' };
+      return { ...base, class: 'derived' };
     }
-    if (encrypted && COMPOSITE_KEY.test(leafName(key)))
-      throw needsTemplate(s, name, key, 'looks like a value built from other credentials, and it is encrypted');
-    return { ...base, class: 'generated' };
+    const kind = keyKind(leaf, encrypted ? undefined : base.old, files.has(key));
+    return { ...base, ...byKind(kind, encrypted), kind };
   });
 }
+
+/** The class a key's kind gives it: only the cluster's own credentials are generated. */
+function byKind(kind: KeyKind, encrypted: boolean): Pick<KeyState, 'class' | 'recognisedBy'> {
+  switch (kind) {
+    case 'owned':
+    case 'user':
+      return { class: 'generated' };
+    case 'file':
+      return { class: 'supplied', recognisedBy: 'file' };
+    case 'third-party':
+      return { class: 'supplied', recognisedBy: 'name' };
+    case 'address':
+    case 'plain':
+      // Unreadable, the new cluster's host or setting can only be given; readable, it is kept (and moved by the domain rewrite).
+      return encrypted ? { class: 'supplied', recognisedBy: 'name' } : { class: 'configuration' };
+    default:
+      return { class: 'supplied', recognisedBy: encrypted ? 'name' : 'value' };
+  }
+}
+
+/**
+ * A supplied key the reference did not declare (recognised by its name or its readable value): rebuilt
+ * instead when it carries credentials of the plan (a webhook URL with the supplied token in it).
+ */
+const byShape = (k: KeyState) =>
+  k.class === 'supplied' && (k.recognisedBy === 'name' || k.recognisedBy === 'file' || k.recognisedBy === 'value');
+
+/** A key named like a connection string of the cluster's own database, queue or cache: built from the cluster's credentials. */
+const builtFromOthers = (leaf: string) =>
+  COMPOSITE_KEY.test(leaf) &&
+  /_(database|db|postgres\w*|pg|mysql|mariadb|redis|valkey|mongo\w*|amqp|rabbit\w*|broker|cache|nats)_/.test(
+    nameWords(leaf),
+  );
 
 /** A missing supplied key as the refusal names it: a source's Secret with the sources that read it. */
 function describeMissing(k: KeyState): string {
   const id = `${k.secret}/${k.key}`;
-  return k.usedBy ? `${id} (Secret ${k.secret} is read by ${k.usedBy.join(' and ')})` : id;
+  const why = k.usedBy
+    ? ` (Secret ${k.secret} is read by ${k.usedBy.join(' and ')})`
+    : k.recognisedBy === 'file'
+      ? ' (a whole file)'
+      : '';
+  return `${id}${why}`;
 }
 
-function needsTemplate(s: ReferenceSecret, name: string, key: string, why: string): GeneratorInputError {
-  return new GeneratorInputError(
-    `${s.file}: Secret ${name} key ${key} ${why}: declare its value with the annotation ${TEMPLATE_ANNOTATION_PREFIX}${key} (e.g. "postgres://{{${s.namespace}/${name}/username}}:{{${s.namespace}/${name}/password}}@host:5432/db", or a literal)`,
-  );
+/** One refusal for every value the plan cannot decide: supplied values missing and encrypted values that need a template. */
+function refusal(lacking: KeyState[], untemplated: string[]): string {
+  const parts: string[] = [];
+  if (lacking.length > 0)
+    parts.push(
+      `${lacking.length} value(s) the generator must not invent are missing (credentials only their issuer can create, files, hosts and settings the reference keeps encrypted; give them with --credentials FILE as {"<namespace>/<secret>/<key>": "<value>"}): ${lacking.map(describeMissing).join(', ')}`,
+    );
+  if (untemplated.length > 0)
+    parts.push(`${untemplated.length} encrypted value(s) need a template: ${untemplated.join('; ')}`);
+  return parts.join('. ');
+}
+
+function templateHint(s: ReferenceSecret, name: string, key: string, why: string): string {
+  return `${s.file}: Secret ${name} key ${key} ${why}: declare its value with the annotation ${TEMPLATE_ANNOTATION_PREFIX}${key} (e.g. "postgres://{{${s.namespace}/${name}/username}}:{{${s.namespace}/${name}/password}}@host:5432/db", or a literal)`;
 }
 
 /** The keys ("<namespace>/<secret>/<key>") a template names. */

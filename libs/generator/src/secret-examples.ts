@@ -8,6 +8,7 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import {
+  GENERATED_ANNOTATION,
   referenceSecrets,
   SUPPLIED_ANNOTATION,
   TEMPLATE_ANNOTATION_PREFIX,
@@ -54,7 +55,7 @@ export function secretExamples(root: string): ReferenceSecret[] {
 }
 
 const isScaffolderAnnotation = (key: string) =>
-  key === SUPPLIED_ANNOTATION || key.startsWith(TEMPLATE_ANNOTATION_PREFIX);
+  key === SUPPLIED_ANNOTATION || key === GENERATED_ANNOTATION || key.startsWith(TEMPLATE_ANNOTATION_PREFIX);
 
 /**
  * The reference Secrets with the scaffolder annotations of their examples added (matched by

@@ -138,8 +138,12 @@ export function generatorSecretBody(g: SecretGeneratorShape, namespace: string |
     },
     type: g.type,
     data: Object.fromEntries(keys.map((k) => [k, ''])),
-    // Read as SOPS-encrypted by the plan: key names only, templates for what must be built.
-    sops: { generator: g.kustomization },
+    // Read as SOPS-encrypted by the plan: key names only, templates for what must be built; a whole
+    // file (binary) is never a password, whatever its key is named.
+    sops: {
+      generator: g.kustomization,
+      files: g.sources.filter((s) => s.field === 'files' && s.format === 'binary').map((s) => s.secretKey!),
+    },
   };
 }
 
