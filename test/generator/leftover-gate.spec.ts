@@ -12,6 +12,7 @@ import { GeneratorInputError } from '#libs/generator/errors';
 import { describeSummary } from '#libs/generator/summary-text';
 import { allFiles, childEnv, tempDir, yamlObjects } from '../support/files';
 import { ageIdentity } from '../support/sops-open';
+import { homeOpsOptions } from '../support/home-ops-options';
 
 const FIXTURE = join(__dirname, '../fixtures/public/onedr0p-home-ops-sops');
 const APPS = 'kubernetes/main/apps/kube-system';
@@ -92,20 +93,16 @@ spec:
 
 describe('the leftover gate (onedr0p/home-ops with SOPS, as published, with the files of its full repository)', () => {
   const age = ageIdentity();
-  const options = (repoDir: string, extra: Partial<GenerateOptions> = {}): GenerateOptions => ({
-    repoDir,
-    templateDir: repoDir,
-    referenceEnv: 'kubernetes/main',
-    clusterName: 'acme',
-    domain: 'acme.example.com',
-    region: 'eu-west-1',
-    acmeEmail: 'ops@acme.example.com',
-    pass: 'infra',
-    secretsBackend: 'sops',
-    ageRecipients: [age.recipient],
-    sourceUrl: 'ssh://git@git.acme.example.com/platform/acme',
-    ...extra,
-  });
+  // cluster-secrets holds the reference's Cloudflare account id: the new cluster's is given, never invented.
+  const supplied = {
+    'flux-system/cluster-secrets/CLUSTER_SECRET_CLOUDFLARE_ACCOUNT_ID': 'acme-cloudflare-account-0d0d',
+  };
+  const options = (repoDir: string, extra: Partial<GenerateOptions> = {}): GenerateOptions =>
+    homeOpsOptions(age.recipient, repoDir, repoDir, {
+      sourceUrl: 'ssh://git@git.acme.example.com/platform/acme',
+      suppliedCredentials: supplied,
+      ...extra,
+    });
   const homeOps = () => {
     const repo = tempDir('leftover-gate');
     cpSync(FIXTURE, repo, { recursive: true });
@@ -223,6 +220,8 @@ describe('the leftover gate (onedr0p/home-ops with SOPS, as published, with the 
 
   it('on the command line: the console lists them, --strict exits 2 naming them, --replace OLD=NEW moves them', () => {
     const repo = homeOps();
+    const credentials = join(tempDir('leftover-credentials'), 'credentials.json');
+    writeFileSync(credentials, JSON.stringify(supplied), { mode: 0o600 });
     const cli = (...extra: string[]) => {
       const r = spawnSync(
         process.execPath,
@@ -231,7 +230,7 @@ describe('the leftover gate (onedr0p/home-ops with SOPS, as published, with the 
           ...['--repo', repo, '--template', repo, '--reference-env', 'kubernetes/main', '--cluster-name', 'acme'],
           ...['--domain', 'acme.example.com', '--region', 'eu-west-1', '--acme-email', 'ops@acme.example.com'],
           ...['--infra-only', '--secrets-backend', 'sops', '--age-recipient', age.recipient],
-          ...['--source-url', 'ssh://git@git.acme.example.com/platform/acme', ...extra],
+          ...['--source-url', 'ssh://git@git.acme.example.com/platform/acme', '--credentials', credentials, ...extra],
         ],
         { encoding: 'utf8', env: childEnv() },
       );
