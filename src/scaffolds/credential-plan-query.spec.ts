@@ -41,7 +41,8 @@ describe('CredentialPlanQuery', () => {
     const { items } = await query(store).forRun(await run(store, 'kubernetes/main'), owner);
     expect(items).toEqual(
       expect.arrayContaining([
-        { namespace: 'flux-system', name: 'cluster-secrets', key: 'SECRET_WEBHOOK_TOKEN', class: 'generated' },
+        // The token GitHub signs its webhook calls with is given to GitHub: supplied, never invented (#48).
+        { namespace: 'flux-system', name: 'cluster-secrets', key: 'SECRET_WEBHOOK_TOKEN', class: 'supplied' },
         { namespace: 'network', name: 'external-dns-secret', key: 'api-token', class: 'supplied' },
       ]),
     );
