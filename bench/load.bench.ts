@@ -12,6 +12,8 @@
  * Jobs on other nodes would not take the service's cores); the service serves the APIs, projects and runs the Jobs.
  * BENCH_TOPOLOGY=split: two replicas, one answering the controller (SERVICE_ROLE=api), one doing the runs' work
  * (SERVICE_ROLE=worker), each in a memory cgroup of its own when BENCH_MEMORY_LIMIT_MIB is set.
+ * BENCH_TOPOLOGY=split-pinned: the same, the API replica alone on core 0 (a pod with a core of its own) and every
+ * other process of the machine (the worker, NATS, PostgreSQL, git, kubectl, this benchmark) on the other cores.
  */
 import { execFile, execFileSync } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -27,7 +29,14 @@ import { api, API_KEY } from '../test/support/service';
 import { ServiceProcess } from '../test/support/service-process';
 import { FakeKube } from '../test/support/fake-kube';
 import { LocalKubelet } from '../test/support/runner-job';
-import { machineCpuMeter, mainThreadCpuWaitMeter, memoryCgroup, profileReport, profilingArgs } from './measure';
+import {
+  coreOfItsOwn,
+  machineCpuMeter,
+  mainThreadCpuWaitMeter,
+  memoryCgroup,
+  profileReport,
+  profilingArgs,
+} from './measure';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 200);
 const REPOS = Number(process.env.BENCH_REPOS ?? 20);
@@ -35,8 +44,12 @@ const GET_RATE = Number(process.env.BENCH_GET_RATE ?? 20);
 const EXECUTOR = process.env.BENCH_EXECUTOR === 'kubernetes' ? 'kubernetes' : 'local';
 /** Runner Jobs at once (kubernetes executor): the plain tools' and the local steps' parallelism. */
 const JOBS_PARALLEL = Number(process.env.BENCH_JOBS_PARALLEL ?? 4);
-/** `split`: an API replica (SERVICE_ROLE=api) answers the controller, a worker replica does the runs' work. */
-const TOPOLOGY = process.env.BENCH_TOPOLOGY === 'split' ? 'split' : 'one';
+/**
+ * `split`: an API replica (SERVICE_ROLE=api) answers the controller, a worker replica does the runs' work;
+ * `split-pinned`: the same with the API replica on a core of its own.
+ */
+const TOPOLOGY = (['split', 'split-pinned'] as const).find((t) => t === process.env.BENCH_TOPOLOGY) ?? 'one';
+const SPLIT = TOPOLOGY !== 'one';
 /** BENCH_MEMORY_LIMIT_MIB=512: each replica in a memory cgroup of that size, as in a pod with the chart's limit. */
 const MEMORY_LIMIT_MIB = process.env.BENCH_MEMORY_LIMIT_MIB ? Number(process.env.BENCH_MEMORY_LIMIT_MIB) : undefined;
 const pct = (xs: number[], p: number) =>
@@ -315,7 +328,7 @@ async function main() {
       NATS_URL: nats.url,
       DATABASE_URL: db.url,
       ...(management ? { EXECUTOR: 'kubernetes', KUBECONFIG: management.kubeconfigFile() } : {}),
-      ...(TOPOLOGY === 'split' ? { SERVICE_ROLE: 'worker' } : {}),
+      ...(SPLIT ? { SERVICE_ROLE: 'worker' } : {}),
       STEP_CONCURRENCY: '4',
       ACK_WAIT_SECONDS: '30',
       LOG_LEVEL: 'warn',
@@ -330,16 +343,16 @@ async function main() {
   );
   await svc.start();
   // BENCH_TOPOLOGY=split: the controller's creates and GETs go to a replica of its own (SERVICE_ROLE=api, a pod of its own).
-  const apiLimit = TOPOLOGY === 'split' && MEMORY_LIMIT_MIB ? memoryCgroup(MEMORY_LIMIT_MIB, 'api') : undefined;
-  const apiReplica =
-    TOPOLOGY === 'split'
-      ? await ServiceProcess.create(
-          { ...svc.env, SERVICE_ROLE: 'api', WORK_DIR: tempDir('api-work') },
-          [],
-          apiLimit?.procs,
-        )
-      : undefined;
+  const apiLimit = SPLIT && MEMORY_LIMIT_MIB ? memoryCgroup(MEMORY_LIMIT_MIB, 'api') : undefined;
+  const apiReplica = SPLIT
+    ? await ServiceProcess.create(
+        { ...svc.env, SERVICE_ROLE: 'api', WORK_DIR: tempDir('api-work') },
+        profilingArgs(),
+        apiLimit?.procs,
+      )
+    : undefined;
   await apiReplica?.start();
+  const pinned = TOPOLOGY === 'split-pinned' ? coreOfItsOwn(apiReplica!.pid!) : undefined;
   const front = apiReplica ?? svc;
   const exits = () => [...svc.exits, ...(apiReplica?.exits ?? [])];
   const kubelet = management
@@ -503,6 +516,11 @@ async function main() {
             rest: { p50: round(pct(restTimes, 50), 2), p99: round(pct(restTimes, 99), 2), n: restTimes.length },
             nats: { p50: round(pct(natsTimes, 50), 2), p99: round(pct(natsTimes, 99), 2), n: natsTimes.length },
             slowest_percent_by_30_s: slowestByWindow(gets, 30),
+            // When the ten slowest were sent and what they took: a cluster of them names a moment of the load.
+            slowest: [...gets]
+              .sort((a, b) => b.ms - a.ms)
+              .slice(0, 10)
+              .map((g) => ({ api: g.api, at_s: round(g.at, 2), ms: round(g.ms) })),
             // The same GETs as the service timed them (guard to answer, PostgreSQL included): the rest of the time
             // above is the way there and back (sockets, NATS, waiting for a core, the service's event loop).
             in_service: serviceGetTimes(frontMetrics),
@@ -528,6 +546,7 @@ async function main() {
       ),
     );
   } finally {
+    pinned?.restore();
     memory.stop();
     loopDelay.stop();
     kubelet?.stop();

@@ -1,4 +1,6 @@
-import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { JetStreamEventStore } from '#libs/event-store';
 import { summariseFolder } from './profile-summary';
@@ -129,4 +131,56 @@ export function memoryCgroup(
     }
   };
   return { procs: join(dir, 'cgroup.procs'), oomKills, remove };
+}
+
+/** A process's (every thread's) CPU list, as taskset prints it (`0-1`), or undefined when it cannot be read or set. */
+function affinityOf(pid: number): string | undefined {
+  try {
+    return /: (\S+)\s*$/.exec(
+      execFileSync('taskset', ['-c', '-p', String(pid)], { encoding: 'utf8', stdio: 'pipe' }),
+    )?.[1];
+  } catch {
+    return undefined; // gone, or a kernel thread
+  }
+}
+
+function setAffinity(pid: number, cpus: string): void {
+  try {
+    execFileSync('taskset', ['-a', '-c', '-p', cpus, String(pid)], { stdio: 'ignore' });
+  } catch {
+    // a process that exited meanwhile, or a kernel thread bound to its core: nothing to move
+  }
+}
+
+const processIds = () =>
+  readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .map(Number);
+
+/**
+ * A core of its own for one process, as a pod with a whole-CPU request gets under Kubernetes' static CPU manager
+ * (the core leaves the shared pool): `pid` on core 0 and every other process of the machine (this benchmark and what
+ * it started, NATS, PostgreSQL, anything else running) on the other cores. `restore` gives each process its CPU list
+ * back, and every core to those started meanwhile (they inherited the narrowed list). Root only; at least two cores.
+ */
+export function coreOfItsOwn(pid: number): { restore: () => void } {
+  const cores = availableParallelism();
+  if (cores < 2) throw new Error(`BENCH_TOPOLOGY=split-pinned needs two cores or more; this machine has ${cores}`);
+  const all = `0-${cores - 1}`;
+  const rest = cores === 2 ? '1' : `1-${cores - 1}`;
+  const before = new Map<number, string>();
+  for (const other of processIds()) {
+    if (other === pid) continue;
+    const cpus = affinityOf(other);
+    if (cpus === undefined) continue;
+    before.set(other, cpus);
+    setAffinity(other, rest);
+  }
+  setAffinity(pid, '0');
+  return {
+    restore: () => {
+      for (const other of processIds())
+        if (affinityOf(other) !== undefined) setAffinity(other, before.get(other) ?? all);
+    },
+  };
 }
