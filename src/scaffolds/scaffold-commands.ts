@@ -31,7 +31,7 @@ const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
  * asked. `strict: true` is the default every request gets, so a retry of a request recorded before the field existed
  * still names the same run; only an opt-out (`strict: false`) is part of the digest.
  */
-const requestDigest = ({ plan: _plan, strict, ...asked }: ScaffoldRequestedData) =>
+export const requestDigest = ({ plan: _plan, strict, ...asked }: ScaffoldRequestedData) =>
   sha256(JSON.stringify(canonical(strict === false ? { ...asked, strict } : asked)));
 
 /** Whether a stored request is the one a new body describes (an Idempotency-Key retry), whoever's clock recorded it. */
