@@ -202,7 +202,8 @@ export const API_COMMANDS: Record<string, ApiCommand> = {
     printText(
       ctx,
       `${answer.pass} pass${answer.note ? ` (${answer.note})` : ''}\n` +
-        describeDryRun(answer.summary, answer.changes ?? []),
+        describeDryRun(answer.summary, answer.changes ?? []) +
+        (answer.strict_refusal ? `a run of this request would be refused: ${answer.strict_refusal}\n` : ''),
     );
     return EXIT.succeeded;
   },

@@ -7,6 +7,7 @@ import {
   hostMapProblem,
   pathMapValueProblem,
   referenceEnvProblem,
+  replacementProblem,
 } from '#libs/generator';
 import { branchProblem, isScpLike, normaliseRepoUrl, repoUrlProblem } from '#libs/git';
 import { CertificateError, parseSealingCertificate, SealingCertificate } from '#libs/sealing';
@@ -48,6 +49,14 @@ export const CREATE_SCHEMA = {
       propertyNames: { type: 'string', maxLength: 512 },
       additionalProperties: { type: 'string', maxLength: 512 },
     },
+    // What the generator's --replace does; OLD and NEW are identifiers (a cluster name, an endpoint, a URL).
+    replace: {
+      type: 'object',
+      maxProperties: 100,
+      propertyNames: { type: 'string', maxLength: 512 },
+      additionalProperties: { type: 'string', maxLength: 512 },
+    },
+    strict: { type: 'boolean' },
     reference_domain: { type: 'string', maxLength: 253 },
     reference_env: { type: 'string', maxLength: 200 },
     cluster_name: { type: 'string', maxLength: 63 },
@@ -269,6 +278,10 @@ export function parseCreateRequest(
   if (!shapeWrong('path_map'))
     for (const [from, to] of Object.entries((b.path_map ?? {}) as Record<string, string>))
       note(`path_map.${from}`, () => pathMapValueProblem(from) ?? pathMapValueProblem(to));
+  if (!shapeWrong('replace'))
+    for (const [from, to] of Object.entries((b.replace ?? {}) as Record<string, string>))
+      // OLD as a JSON string's body: the control character it is refused for is never echoed as is.
+      note(`replace.${JSON.stringify(from.slice(0, 100)).slice(1, -1)}`, () => replacementProblem(from, to));
   if (!shapeWrong('credentials_secret') && b.credentials_secret)
     problems.push(...credentialsSecretProblems(b.credentials_secret));
   const target = shapeWrong('target') || shapeWrong('secrets_backend') ? undefined : targetOf(b);
@@ -290,6 +303,9 @@ export function parseCreateRequest(
     ...(b.path_map && Object.keys(b.path_map).length > 0 ? { path_map: b.path_map as Record<string, string> } : {}),
     ...credentialsSecret(b.credentials_secret, Boolean(opts.acceptKubeconfigTargets)),
     ...(b.delivery !== undefined ? { delivery: b.delivery as DeliveryRequest } : {}),
+    ...(b.replace && Object.keys(b.replace).length > 0 ? { replace: b.replace as Record<string, string> } : {}),
+    // Strict unless the caller opts out: a run pushes nothing that still names the reference.
+    strict: b.strict !== false,
   };
   const checked = (target as { target: CreateTarget }).target;
   if (checked.kind === 'kubeconfig_secret' && !opts.acceptKubeconfigTargets) {

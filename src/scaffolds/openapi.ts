@@ -163,6 +163,11 @@ export const ROUTES: Array<{ method: string; path: string; op: object }> = [
             properties: {
               pass: { enum: ['infra', 'full'] },
               note: { type: 'string' },
+              strict_refusal: {
+                type: 'string',
+                description:
+                  "why a strict request's run would be refused at this pass: the leftovers of the reference it leaves (summary.leftovers lists each)",
+              },
               summary: { type: 'object' },
               changes: {
                 type: 'array',

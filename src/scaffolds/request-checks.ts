@@ -53,6 +53,8 @@ function requestedData(req: CreateRequest, caller: CallerIdentity, folderOwner: 
     ...(req.reference_env ? { reference_env: req.reference_env } : {}),
     ...(folderOwner !== caller.name ? { cluster_owner: folderOwner } : {}),
     ...(req.delivery ? { delivery: req.delivery } : {}),
+    ...(req.replace ? { replace: req.replace } : {}),
+    strict: req.strict !== false,
   };
 }
 

@@ -26,8 +26,13 @@ function canonical(v: unknown): unknown {
 }
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
-/** The caller's request: the plan a run started on is the service's choice, recorded beside it, not part of what was asked. */
-const requestDigest = ({ plan: _plan, ...asked }: ScaffoldRequestedData) => sha256(JSON.stringify(canonical(asked)));
+/**
+ * The caller's request: the plan a run started on is the service's choice, recorded beside it, not part of what was
+ * asked. `strict: true` is the default every request gets, so a retry of a request recorded before the field existed
+ * still names the same run; only an opt-out (`strict: false`) is part of the digest.
+ */
+export const requestDigest = ({ plan: _plan, strict, ...asked }: ScaffoldRequestedData) =>
+  sha256(JSON.stringify(canonical(strict === false ? { ...asked, strict } : asked)));
 
 /** Whether a stored request is the one a new body describes (an Idempotency-Key retry), whoever's clock recorded it. */
 function sameRequest(stored: ScaffoldRequestedData | null, fresh: ScaffoldRequestedData): boolean {

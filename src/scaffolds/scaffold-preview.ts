@@ -3,7 +3,7 @@ import type { ScaffoldRequestedData } from '#libs/events';
 import { GeneratorInputError, GeneratorValidationError, PreviewChange, TreeGenerator } from '#libs/generator';
 import type { GenerateSummary } from '#libs/generator/context';
 import { GitStepError, type GitWorkspaces } from '#libs/git';
-import { passOptions, redact } from '#libs/steps';
+import { inRequestWords, passOptions, redact, strictRefusal } from '#libs/steps';
 import { ApiError } from '../common/api-error';
 import type { CallerIdentity } from '../common/api-keys';
 import type { AppConfig } from '../config/config';
@@ -18,6 +18,8 @@ import { RequestChecks } from './request-checks';
 export interface PreviewReport {
   pass: 'infra' | 'full';
   note?: string;
+  /** Why a run of this (strict) request would be refused at this pass: the leftovers it leaves, in the summary. */
+  strict_refusal?: string;
   summary: GenerateSummary;
   changes: PreviewChange[];
 }
@@ -65,11 +67,21 @@ export class ScaffoldPreview {
     const certPem = req.target.kind === 'sealing_cert' ? req.target.cert.pem : undefined;
     const supplied = await this.checks.checkSupplied(req.credentials_secret, req.reference_env);
     const options = passOptions(request, this.config.steps, repoDir, full ? 'full' : 'infra', certPem, supplied);
-    const { summary, changes } = await this.generator.preview(options, deadline);
+    const pass = full ? 'full' : 'infra';
+    const planned = await this.generator.preview(options, deadline);
+    // The preview lists every leftover whether or not the request is strict; a strict run would stop there.
+    const summary = inRequestWords(planned.summary);
+    const refusal = request.strict === false ? null : strictRefusal(pass, summary);
     const note = full
       ? undefined
       : "the full pass needs the cluster's sealing certificate, which a run fetches once the cluster is up";
-    return { pass: full ? 'full' : 'infra', ...(note ? { note } : {}), summary, changes };
+    return {
+      pass,
+      ...(note ? { note } : {}),
+      ...(refusal ? { strict_refusal: refusal } : {}),
+      summary,
+      changes: planned.changes,
+    };
   }
 
   /** A failed preview as the caller should see it: 504 past its deadline, 422 for what the request or its repository got wrong. */

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { InMemoryEventStore, InMemoryIdempotencyKeys, InMemoryRunInputs, InMemoryRunLogStore } from '#libs/event-store';
+import type { ScaffoldRequestedData } from '#libs/events';
 import { IN_PROCESS_GENERATOR } from '#libs/generator';
 import { localGitWorkspaces } from '../git/git.module';
 import { RunCommands } from '#libs/run-decider';
@@ -12,7 +13,7 @@ import { AppConfig, loadConfig } from '../config/config';
 import type { RunReadModel } from '../projection/run-read-model';
 import { Quotas } from './quotas';
 import { RequestChecks } from './request-checks';
-import { ScaffoldCommands } from './scaffold-commands';
+import { requestDigest, ScaffoldCommands } from './scaffold-commands';
 import { ScaffoldPreview } from './scaffold-preview';
 import { ScaffoldQueries } from './scaffold-queries';
 
@@ -140,6 +141,25 @@ describe('the scaffolds providers (in-memory event store)', () => {
       code: 'idempotency_key_reused',
     });
     expect(await types(first.run.id)).toEqual(['ScaffoldRequested']);
+  });
+
+  it('records strict (true unless the body says false) and replace; a retry of a request recorded before strict existed is the same request', async () => {
+    const strictRun = await service.commands.create(body('strict'), alice, 'key-strict');
+    const replaced = { ...body('loose'), strict: false, replace: { 'main-cluster': 'loose' } };
+    const looseRun = await service.commands.create(replaced, alice);
+    const recorded = async (id: string) => (await store.readRun(id)).events[0].data as ScaffoldRequestedData;
+    expect(await recorded(strictRun.run.id)).toMatchObject({ strict: true });
+    expect(await recorded(strictRun.run.id)).not.toHaveProperty('replace');
+    expect(await recorded(looseRun.run.id)).toMatchObject({ strict: false, replace: { 'main-cluster': 'loose' } });
+    // The same key: `strict: true` said or not is the same request, `strict: false` another one.
+    expect((await service.commands.create({ ...body('strict'), strict: true }, alice, 'key-strict')).created).toBe(
+      false,
+    );
+    await expect(
+      service.commands.create({ ...body('strict'), strict: false }, alice, 'key-strict'),
+    ).rejects.toMatchObject({ status: 422, code: 'idempotency_key_reused' });
+    const { strict: _strict, ...beforeStrict } = await recorded(strictRun.run.id);
+    expect(requestDigest(beforeStrict)).toBe(requestDigest(await recorded(strictRun.run.id)));
   });
 
   it('gives a random run id for an Idempotency-Key: nobody who knows the key can compute it', async () => {

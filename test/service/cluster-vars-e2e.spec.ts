@@ -96,14 +96,35 @@ describe('scaffold service with a cluster-vars reference (phased platform)', () 
     const age = ageIdentity();
     const h = headers();
     h.set('X-Api-Key', API_KEY);
-    // No EXTERNAL_DNS_ROLE_ARN: the reference's is inherited, and the run's log says it names the reference cluster.
+    // No EXTERNAL_DNS_ROLE_ARN: the reference's is inherited; it names the reference cluster (`dev`), a leftover.
     const request = body('lime', {
       secrets_backend: 'sops',
       target: { age_recipients: [age.recipient] },
       cluster_vars: { CLUSTER_ISSUER: 'letsencrypt-prod' },
     });
+    const leftover = `clusters/lime/cluster-vars.yaml: ConfigMap flux-system/cluster-vars data.EXTERNAL_DNS_ROLE_ARN names the reference's cluster-name "dev" (cluster_vars {"EXTERNAL_DNS_ROLE_ARN":"arn:aws:iam::111111111111:role/external-dns-lime"})`;
+    // Strict by default: the preview lists the leftover in a request's words and says a run would be refused.
+    const preview = await api(stack.svc.base, 'POST', '/api/v1/scaffolds/preview', request);
+    expect(preview.status).toBe(200);
+    expect(preview.json.summary.leftovers).toEqual([
+      expect.objectContaining({ field: 'data.EXTERNAL_DNS_ROLE_ARN', identifier: 'cluster-name', matched: 'dev' }),
+    ]);
+    expect(preview.json.strict_refusal).toContain(leftover);
+    // ...and the run is refused in its infra pass, nothing pushed.
+    const head = git('rev-parse', 'main');
+    const refused = await api(stack.svc.base, 'POST', '/api/v1/scaffolds', request);
+    const failed = await untilTerminal(stack.svc.base, refused.json.id);
+    expect([failed.status, failed.step]).toEqual(['failed', 'infra-pass']);
+    expect(failed.message).toContain(leftover);
+    expect(git('rev-parse', 'main')).toBe(head);
+    // strict: false (over NATS): pushed, and the run's log lists the leftover.
     const reply = JSON.parse(
-      (await nc.request('scaffolds.v1.create', JSON.stringify(request), { timeout: 10_000, headers: h })).string(),
+      (
+        await nc.request('scaffolds.v1.create', JSON.stringify({ ...request, strict: false }), {
+          timeout: 10_000,
+          headers: h,
+        })
+      ).string(),
     );
     expect(reply.status).toBe('queued');
     const done = await untilTerminal(stack.svc.base, reply.id);
@@ -120,6 +141,8 @@ describe('scaffold service with a cluster-vars reference (phased platform)', () 
     expect(log.text).toMatch(
       /infra-pass.*cluster-vars EXTERNAL_DNS_ROLE_ARN keeps the reference's value "arn:aws:iam::111111111111:role\/external-dns-dev"/,
     );
+    expect(log.text).toContain(`infra pass: leftover ${leftover}`);
+    expect(log.text).toContain(`full pass: leftover ${leftover}`);
   });
 
   it.each([

@@ -49,6 +49,16 @@ export interface ScaffoldRequestedData {
    * on a branch of its own and a merge request a person (or the forge's auto-merge) merges. Names, never a token.
    */
   delivery?: DeliveryRequest;
+  /**
+   * The pass's last rewrite of the new cluster's own files (the generator's --replace): each OLD, as a whole word
+   * in string values, becomes NEW. Identifiers, never a credential (a Secret's values are never rewritten).
+   */
+  replace?: Record<string, string>;
+  /**
+   * Refuse a pass whose output still names the reference (a leftover), before anything of it is pushed. The
+   * service records it on every request (default true); an event without it predates the field and was not strict.
+   */
+  strict?: boolean;
   /** The run plan the run started with (and finishes on); version 1 events have none and are read as the first plan. */
   plan?: PlanRef;
 }

@@ -45,7 +45,7 @@ export const CURRENT_VERSION: Record<EventType, number> = {
 export function dataSchemas(steps: readonly string[] = allSteps()): Record<EventType, object> {
   const step = { enum: [...steps] };
   return {
-    // cluster_vars, credentials_secret, flux_url, host_map, path_map, reference_domain, reference_env and cluster_owner are optional: events written before they existed stay valid at version 1.
+    // cluster_vars, credentials_secret, flux_url, host_map, path_map, reference_domain, reference_env, cluster_owner, delivery, replace and strict are optional: events written before they existed stay valid at their version.
     // cluster_owner: the key owning the cluster folder when it is not requested_by (an admin acting for the owner).
     ScaffoldRequested: obj(
       {
@@ -80,6 +80,8 @@ export function dataSchemas(steps: readonly string[] = allSteps()): Record<Event
           },
           ['mode'],
         ),
+        replace: { type: 'object', additionalProperties: str },
+        strict: { type: 'boolean' },
         // v2: the run plan the run started with.
         plan: obj({ kind: str, version: { type: 'integer', minimum: 1 } }),
       },

@@ -142,6 +142,8 @@ export interface GenerateSummary {
   remote_keys: RemoteKeyMove[];
   /** Identifiers of the reference left in the new cluster's own files: file, object, field and the flag that moves each. */
   leftovers: Leftover[];
+  /** Leftovers past the scan's bounds (findings, files, bytes): counted, not listed; --strict refuses them too. */
+  leftovers_not_listed: number;
   /** The new cluster's files --replace rewrote. */
   replaced: string[];
   warnings: string[];

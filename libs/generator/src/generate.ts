@@ -167,6 +167,7 @@ function emptySummary(
     credential_plan: [],
     remote_keys: [],
     leftovers: [],
+    leftovers_not_listed: 0,
     replaced: [],
     warnings: [],
   };

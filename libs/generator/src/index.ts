@@ -11,3 +11,6 @@ export { pathMapValueProblem } from './foreign-paths';
 export { canonicalReferenceEnv } from './environment-folder';
 export { passCheckoutFolders } from './checkout-scope';
 export type { CheckoutScopeOptions } from './checkout-scope';
+export { leftoverLine, requestFieldFor } from './leftovers';
+export type { Leftover } from './leftovers';
+export { replacementProblem } from './leftover-gate';

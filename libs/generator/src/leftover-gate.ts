@@ -37,15 +37,22 @@ function ownedFiles(ctx: Context): Array<[string, Buffer]> {
 /** Encrypted files are never rewritten as text: a SOPS file's MAC or a sealed value would no longer open. */
 const isEncrypted = (text: string) => text.includes('ENC[AES256_GCM,') || /^kind:\s*SealedSecret\s*$/m.test(text);
 
-/** `--replace` pairs as given: an OLD that is empty or a value with a line break could change the YAML around it. */
+/**
+ * What is wrong with one replace pair (null: nothing): an OLD that is empty or a value with a line break could
+ * change the YAML around it. The CLI's --replace and a request's `replace` are checked alike.
+ */
+export function replacementProblem(from: string, to: string): string | null {
+  return from === '' || /[\p{Cc}]/u.test(from + to)
+    ? 'OLD must be non-empty and neither may hold a control character'
+    : null;
+}
+
+/** `--replace` pairs as given, every bad one named at once. */
 export function checkReplacements(replace: Record<string, string>) {
-  const problems = Object.entries(replace).flatMap(([from, to]) =>
-    from === '' || /[\p{Cc}]/u.test(from + to)
-      ? [
-          `--replace ${JSON.stringify(from.slice(0, 40))}: OLD must be non-empty and neither may hold a control character`,
-        ]
-      : [],
-  );
+  const problems = Object.entries(replace).flatMap(([from, to]) => {
+    const problem = replacementProblem(from, to);
+    return problem ? [`--replace ${JSON.stringify(from.slice(0, 40))}: ${problem}`] : [];
+  });
   if (problems.length > 0) throw new GeneratorInputError(problems.join('; '));
 }
 
@@ -206,6 +213,7 @@ export function leftoverGate(ctx: Context) {
     varsConfigMap: ctx.summary.environment_model === 'cluster-vars' ? ctx.referenceFacts.varsConfigMap : undefined,
   });
   ctx.summary.leftovers = scan.leftovers;
+  ctx.summary.leftovers_not_listed = scan.notListed;
   if (scan.notListed > 0)
     ctx.summary.warnings.push(
       `leftover scan: ${scan.notListed} more finding(s) or file(s) over the scan's bounds were not listed`,
@@ -213,6 +221,6 @@ export function leftoverGate(ctx: Context) {
   if (opts.strict && (scan.leftovers.length > 0 || scan.notListed > 0))
     throw new GeneratorInputError(
       `--strict: ${scan.leftovers.length + scan.notListed} identifier(s) of the reference left in the new cluster: ` +
-        scan.leftovers.map(leftoverLine).join('; '),
+        scan.leftovers.map((l) => leftoverLine(l)).join('; '),
     );
 }

@@ -261,6 +261,21 @@ function matchesIn(value: string, field: string, matchers: readonly Matcher[]) {
   return found;
 }
 
-/** `file: Kind ns/name field names the reference's <kind> "<matched>" (move it: <flag>)`. */
-export const leftoverLine = (l: Leftover) =>
-  `${l.file}: ${l.object ? `${l.object} ` : ''}${l.field} names the reference's ${l.identifier} ${JSON.stringify(l.matched)} (${l.flag})`;
+/** `file: Kind ns/name field names the reference's <kind> "<matched>" (<flag>)`: the CLI's flag, or a request's field. */
+export const leftoverLine = (l: Leftover, flag = l.flag) =>
+  `${l.file}: ${l.object ? `${l.object} ` : ''}${l.field} names the reference's ${l.identifier} ${JSON.stringify(l.matched)} (${flag})`;
+
+/** The request fields of the flags flagFor names: a service request moves a leftover with these. */
+const REQUEST_FIELDS: Record<string, string> = {
+  var: 'cluster_vars',
+  'host-map': 'host_map',
+  'path-map': 'path_map',
+  replace: 'replace',
+};
+
+/** A leftover's flag as a scaffold request says it: `--replace a=b` is `replace {"a":"b"}`, `--source-url` is `repo.flux_url`. */
+export function requestFieldFor(flag: string): string {
+  if (flag.startsWith('--source-url')) return 'repo.flux_url';
+  const m = /^--(var|host-map|path-map|replace) ([^=]*)=(.*)$/s.exec(flag);
+  return m ? `${REQUEST_FIELDS[m[1]]} ${JSON.stringify({ [m[2]]: m[3] })}` : flag;
+}

@@ -5,6 +5,7 @@ export * from './handler/step-handler';
 export * from './handler/crash-points';
 export { SEALING_CERT_INPUT } from './target/run-target';
 export { folderOwner, passOptions } from './pass/pass-options';
+export { inRequestWords, strictRefusal } from './pass/leftovers';
 export { infraPass } from './steps/infra-pass/handler';
 export { sealedSecretsWait } from './steps/sealed-secrets-wait/handler';
 export { certFetch } from './steps/cert-fetch/handler';

@@ -32,6 +32,9 @@ export function passOptions(
     clusterVars: req.cluster_vars,
     hostMap: req.host_map,
     referenceDomain: req.reference_domain,
+    replace: req.replace,
+    // The generator only lists leftovers here: a strict request's refusal is the step's (gateLeftovers), in a request's words.
+    strict: false,
     registry: settings.registry,
     sourceUrl: fluxSourceUrl(req, settings),
     sourceBranch: req.branch,

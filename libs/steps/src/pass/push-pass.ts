@@ -8,6 +8,7 @@ import type { ScaffoldRequestedData } from '#libs/events';
 import { GenerateOptions, GenerateResult, Pass, passCheckoutFolders, SuppliedCredentials } from '#libs/generator';
 import type { GitWorkspace } from '#libs/git';
 import { requestOf, StepContext, StepError } from '../handler/step-handler';
+import { gateLeftovers } from './leftovers';
 import { passOptions, passScope } from './pass-options';
 import { PushRace } from './push-race';
 
@@ -85,6 +86,7 @@ async function generateAndPush(
     );
     if ('existing' in generated) return await alreadyPushed(ctx, pass, generated.existing);
     const { summary } = generated;
+    await gateLeftovers(ctx, pass, summary);
     const paths = [
       summary.gitops_path,
       ...summary.overlay_paths,

@@ -11,6 +11,7 @@ import type { Pass, SuppliedCredentials } from '#libs/generator';
 import type { GitWorkspace } from '#libs/git';
 import { crashPoint } from '../handler/crash-points';
 import { requestOf, StepContext, StepError } from '../handler/step-handler';
+import { gateLeftovers, inRequestWords } from './leftovers';
 import { passOptions } from './pass-options';
 import { passWorkspace, suppliedCredentials } from './push-pass';
 import { forgeOf, mergeBranch } from './merge-requests';
@@ -76,7 +77,7 @@ async function planText(
 ): Promise<string> {
   const options = passOptions(requestOf(ctx), ctx.settings, ws.dir, pass, sealingCertPem, supplied);
   const { summary, changes } = await ctx.generator.preview(options, ctx.signal);
-  return describeDryRun(summary, changes);
+  return describeDryRun(inRequestWords(summary), changes);
 }
 
 /**
@@ -108,6 +109,7 @@ async function commitAndPush(
   const req = requestOf(ctx);
   const options = passOptions(req, ctx.settings, ws.dir, pass, sealingCertPem, supplied);
   const { summary } = await ctx.generator.generate(options, ctx.signal);
+  await gateLeftovers(ctx, pass, summary);
   const files = await ws.stage([
     summary.gitops_path,
     ...summary.overlay_paths,
