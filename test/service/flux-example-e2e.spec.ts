@@ -24,9 +24,6 @@ describe("scaffold service with a reference in the layout of Flux's example repo
   const body = (cluster: string, extra: Record<string, unknown> = {}) => ({
     ...createBody(cluster, remote.url, cert.certPem),
     host_map: { [EXAMPLE_HOSTS.podinfo]: `podinfo.${cluster}.example.com` },
-    // The staging environment's ACME server (acme-staging-v02.api.letsencrypt.org, as in Flux's example) holds the
-    // word "staging", which the leftover gate lists as the reference's environment: not strict, so this layout runs.
-    strict: false,
     ...extra,
   });
   const git = (...args: string[]) => execFileSync('git', ['--git-dir', remote.dir, ...args], { encoding: 'utf8' });

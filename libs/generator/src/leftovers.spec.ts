@@ -46,6 +46,36 @@ spec:
     expect(found.map((l) => [l.field, l.matched])).toEqual([['metadata.name', 'main']]);
   });
 
+  it("leaves an environment's word inside another party's host name, but not inside the reference's hosts or a name", () => {
+    const text = `kind: ClusterIssuer
+metadata: {name: letsencrypt-staging}
+spec:
+  acme:
+    server: https://acme-staging-v02.api.letsencrypt.org/directory
+    solvers: [{http01: {ingress: {class: staging.internal-nginx}}}]
+  note: grafana.staging.example.com
+`;
+    const ids: ReferenceIdentifier[] = [
+      { kind: 'environment', value: 'staging' },
+      { kind: 'domain', value: 'example.com' },
+    ];
+    const found = scan(text, ids).leftovers.map((l) => [l.field, l.identifier, l.matched]);
+    expect(found).toEqual([
+      ['metadata.name', 'environment', 'staging'],
+      // Not a DNS name (no top-level label of letters): an ingress class, the cluster's word.
+      ['spec.acme.solvers[0].http01.ingress.class', 'environment', 'staging'],
+      ['spec.note', 'environment', 'staging'],
+      ['spec.note', 'domain', 'grafana.staging.example.com'],
+    ]);
+  });
+
+  it('looks for the host around a word within a DNS name of length, so a long run of host characters stays linear', () => {
+    const text = `a: "${'staging-'.repeat(100_000)}x.org"\n`;
+    const found = scan(text, [{ kind: 'environment', value: 'staging' }]);
+    // Far from the end, the run is no host name (it is cut at 253 characters and holds no dot): listed, once.
+    expect(found.leftovers.map((l) => l.matched)).toEqual(['staging']);
+  });
+
   it("finds a repository in every spelling, and never looks into a Secret's values", () => {
     const ids: ReferenceIdentifier[] = [{ kind: 'repository-url', value: 'github.com/onedr0p/home-ops' }];
     expect(

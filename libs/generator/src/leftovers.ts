@@ -246,15 +246,45 @@ function record(scan: LeftoverScan, leftover: Omit<Leftover, 'flag'>, own: OwnVa
   });
 }
 
+/** The longest a DNS name can be: how far around a word the scan looks for the host name it stands in. */
+const MAX_HOST_CHARS = 253;
+const HOST_CHAR = /[A-Za-z0-9.-]/;
+const HOST_NAME = /^(?:[A-Za-z0-9-]{1,63}\.)+[A-Za-z]{2,63}$/;
+
+/** The host name a match stands in (`acme-staging-v02.api.letsencrypt.org` around `staging`), or undefined. */
+export function enclosingHost(value: string, index: number, length: number): string | undefined {
+  let start = index;
+  let end = index + length;
+  // Bounded on each side, so a long run of host characters costs at most a DNS name's length per match.
+  while (start > 0 && index - start < MAX_HOST_CHARS && HOST_CHAR.test(value[start - 1])) start--;
+  while (end < value.length && end - index < MAX_HOST_CHARS && HOST_CHAR.test(value[end])) end++;
+  const token = value.slice(start, end).replace(/^[.-]+|[.-]+$/g, '');
+  return HOST_NAME.test(token) ? token : undefined;
+}
+
+/**
+ * A cluster-name or environment word inside the host name of another party (Let's Encrypt's
+ * `acme-staging-v02.api.letsencrypt.org` for a reference named staging) is that party's word, not the cluster's:
+ * the new cluster cannot rename it, and --replace would break the address. Hosts under the reference's domains
+ * stay findings (the domain matcher lists them too).
+ */
+function inThirdPartyHost(value: string, match: RegExpMatchArray, referenceDomains: readonly string[]): boolean {
+  const host = enclosingHost(value, match.index!, match[0].length)?.toLowerCase();
+  return host !== undefined && !referenceDomains.some((d) => host === d || host.endsWith(`.${d}`));
+}
+
 /** The identifiers a value names (one finding per identifier kind and matched text). */
 function matchesIn(value: string, field: string, matchers: readonly Matcher[]) {
   const found: Array<{ identifier: IdentifierKind; matched: string; reference: string }> = [];
   const wordField = namesCluster(field);
+  const referenceDomains = matchers.filter((m) => m.id.kind === 'domain').map((m) => m.id.value.toLowerCase());
   for (const m of matchers) {
-    if (!wordField && (m.id.kind === 'cluster-name' || m.id.kind === 'environment')) continue;
+    const word = m.id.kind === 'cluster-name' || m.id.kind === 'environment';
+    if (word && !wordField) continue;
     for (const match of value.matchAll(m.pattern)) {
       const matched = match[0];
       if (m.own(matched) || found.some((f) => f.matched.toLowerCase() === matched.toLowerCase())) continue;
+      if (word && inThirdPartyHost(value, match, referenceDomains)) continue;
       found.push({ identifier: m.id.kind, matched, reference: m.id.value });
     }
   }
