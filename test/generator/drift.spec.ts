@@ -103,7 +103,7 @@ describe('generate-gitops-env drift', () => {
     const { code, report } = await drift(repo, '--json');
     expect(code).toBe(0);
     expect(report).toMatchObject({ drifted: false, changed: [], added: [], missing: [], commits_behind: 0 });
-    expect(report.credentials).toEqual(
+    expect(report.credentials_not_compared).toEqual(
       expect.arrayContaining(['clusters/acme-prod/database/postgresql-credentials.yaml']),
     );
     const text = await drift(repo);
@@ -235,6 +235,26 @@ describe('generate-gitops-env drift', () => {
       marker_version: 2,
       reference_commit: git(reference, 'rev-parse', 'HEAD'),
     });
+  }, 60_000);
+
+  it('refuses, naming it, a file of the recorded commit over MAX_REPO_FILE_BYTES, before any of it is written', async () => {
+    const large = tempDir('drift-ref-large');
+    cpSync(reference, large, { recursive: true });
+    writeFileSync(join(large, 'big.txt'), 'x'.repeat(150_000));
+    git(large, 'add', '-A');
+    git(large, '-c', 'user.name=t', '-c', 'user.email=t@example.com', 'commit', '-q', '-m', 'a large file');
+    const repo = tempDir('drift-env-large');
+    const scaffold = ['--repo', repo, '--template', large, '--cluster-name', 'acme-prod', '--domain', 'acme.io'].concat(
+      ['--region', 'us-east-1', '--acme-email', 'ops@acme.io', '--infra-only', '--no-validate'],
+    );
+    expect((await cli(scaffold)).code).toBe(0);
+    const r = await cli(['drift', '--repo', repo, '--template', large, '--cluster-name', 'acme-prod'], {
+      MAX_REPO_FILE_BYTES: '100000',
+    });
+    expect([r.code, r.stderr]).toEqual([
+      2,
+      'generate-gitops-env drift: big.txt of the reference is larger than 100000 bytes, the limit MAX_REPO_FILE_BYTES sets for a file of a repository; refusing to read it\n',
+    ]);
   }, 60_000);
 
   it('records a dirty reference and says so in the report', async () => {

@@ -117,7 +117,7 @@ export function describeDrift(report: DriftReport): string {
   list('changed (differs from what the recorded commit renders)', report.changed);
   list('added (not rendered by the recorded commit)', report.added);
   list('missing (rendered by the recorded commit, absent here)', report.missing);
-  list('credentials, not compared', report.credentials);
+  list('credentials, not compared', report.credentials_not_compared);
   lines.push(...report.warnings.map((w) => `warning: ${w}`));
   lines.push(report.drifted ? 'drift: the environment differs from its recorded reference commit' : 'no drift');
   return lines.join('\n') + '\n';

@@ -28,7 +28,7 @@ export interface TreeDifference {
   /** Files the render has and the environment has not. */
   missing: string[];
   /** Files both sides have that hold credentials: not compared. */
-  credentials: string[];
+  credentials_not_compared: string[];
 }
 
 /** The files of a side's folders (repository paths), markers left out: they record, they are not rendered. */
@@ -83,7 +83,7 @@ export function sameContent(path: string, ours: Buffer, theirs: Buffer): boolean
 export function compareTrees(ours: TreeSide, theirs: TreeSide): TreeDifference {
   const mine = filesOf(ours);
   const rendered = filesOf(theirs);
-  const difference: TreeDifference = { changed: [], added: [], missing: [], credentials: [] };
+  const difference: TreeDifference = { changed: [], added: [], missing: [], credentials_not_compared: [] };
   for (const path of [...new Set([...mine, ...rendered])].sort()) {
     if (!rendered.has(path)) difference.added.push(path);
     else if (!mine.has(path)) difference.missing.push(path);
@@ -94,7 +94,7 @@ export function compareTrees(ours: TreeSide, theirs: TreeSide): TreeDifference {
         theirs.credentials?.has(path) ||
         holdsCredentials(path, a.toString('utf8')) ||
         holdsCredentials(path, b.toString('utf8'));
-      if (protectedOutput) difference.credentials.push(path);
+      if (protectedOutput) difference.credentials_not_compared.push(path);
       else if (!sameContent(path, a, b)) difference.changed.push(path);
     }
   }
