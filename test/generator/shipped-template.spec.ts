@@ -296,12 +296,13 @@ describe('generator on the shipped reference template', () => {
     const repo = tempDir('owned');
     await generate(options(repo, { owner: 'team-a' }));
     const marker = () => JSON.parse(readFileSync(join(repo, 'clusters/acme-prod/.gitops-scaffolder.json'), 'utf8'));
-    expect(marker()).toEqual({
+    expect(marker()).toMatchObject({
       cluster_name: 'acme-prod',
       domain: 'acme.io',
       region: 'us-east-1',
       reference_env: 'development',
       owner: 'team-a',
+      marker_version: 2,
     });
     const before = readTree(repo);
     for (const extra of [

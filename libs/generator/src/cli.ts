@@ -7,7 +7,9 @@ import { normaliseReferenceEnv } from '#libs/validation';
 import { parseSuppliedCredentials, SuppliedCredentials } from './credential-plan';
 import type { RegistryCredentials } from './credentials';
 import { GeneratorInputError } from './errors';
-import { credentialFileProblem, DEFAULT_REPO_LIMITS, RepoLimits } from '#libs/runtime';
+import { credentialFileProblem } from '#libs/runtime';
+import { repoLimitsFrom } from './repo-limits-env';
+import { driftMain } from './lifecycle/drift-cli';
 import {
   generate,
   GenerateOptions,
@@ -81,6 +83,8 @@ Options:
   --version                the version
   completion bash|zsh|fish (instead of options) the shell completion script, e.g.
                            source <(generate-gitops-env completion bash)
+  drift (instead of a pass) how a scaffolded environment differs from what its recorded reference
+                           commit renders, and how far that commit is behind (generate-gitops-env drift --help)
 
 Registry pull credentials for the full pass come from REGISTRY_SERVER, REGISTRY_USERNAME and
 REGISTRY_PASSWORD or from --registry-auth FILE, never from command-line values. Supplied credentials
@@ -149,24 +153,6 @@ function registryFrom(env: NodeJS.ProcessEnv, authFile: string | undefined): Reg
   return { server, username, password };
 }
 
-/** The service's limits on what a repository makes the generator read, from the same variables (unset: the defaults). */
-function repoLimitsFrom(env: NodeJS.ProcessEnv): RepoLimits {
-  const setting = (name: string, fallback: number) => {
-    const given = env[name];
-    if (given === undefined || given === '') return fallback;
-    if (!/^[1-9][0-9]*$/.test(given))
-      throw new GeneratorInputError(
-        `${name} must be a positive whole number of ${name === 'MAX_REPO_FILES' ? 'files' : 'bytes'}`,
-      );
-    return Number(given);
-  };
-  return {
-    maxFileBytes: setting('MAX_REPO_FILE_BYTES', DEFAULT_REPO_LIMITS.maxFileBytes),
-    maxRepoBytes: setting('MAX_REPO_BYTES', DEFAULT_REPO_LIMITS.maxRepoBytes),
-    maxRepoFiles: setting('MAX_REPO_FILES', DEFAULT_REPO_LIMITS.maxRepoFiles),
-  };
-}
-
 /** The supplied credentials file: readable by its owner only (it holds third-party credentials). Errors name keys, never values. */
 function suppliedFrom(file: string | undefined): SuppliedCredentials | undefined {
   if (!file) return undefined;
@@ -232,6 +218,7 @@ export const completion = commandCompletion('generate-gitops-env', OPTIONS, HELP
 export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   let values: Record<string, any>;
   try {
+    if (argv[0] === 'drift') return await driftMain(argv.slice(1), env);
     if (argv[0] === 'completion') {
       process.stdout.write(completion(argv[1]));
       return 0;

@@ -36,6 +36,7 @@ import {
   applyPlan,
   checkOwnership,
   insideRepo,
+  keepRecordWhenNothingElseChanges,
   ownedBy,
   ownerOf,
   planOwnerMarker,
@@ -464,6 +465,7 @@ async function planWithinLimits(options: GenerateOptions): Promise<GenerationPla
   planSourceIgnore(ctx);
   planOwnerMarker(ctx, clusterDir);
   leftoverGate(ctx);
+  keepRecordWhenNothingElseChanges(ctx);
   return { ...changes, summary: ctx.summary, credentials: ctx.credentials };
 }
 

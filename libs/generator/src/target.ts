@@ -19,6 +19,7 @@ import { encryptedInSharedCopy } from './reference-ciphertext';
 import { isSeparateRepository, referenceEnvironmentName } from './environment-folder';
 import { movePathsIntoOtherRepositories } from './foreign-paths';
 import { isRepoFile, readRepoFile, readRepoFileIfPresent } from './repo-files';
+import { markerProvenance } from './lifecycle/provenance';
 
 /** Marks a cluster folder as written by the scaffolder for one cluster. */
 export const OWNER_FILE = '.gitops-scaffolder.json';
@@ -68,7 +69,7 @@ export function ownerOf(opts: {
   };
 }
 
-function readMarker(repoDir: string, dir: string): Record<string, unknown> | undefined {
+export function readMarker(repoDir: string, dir: string): Record<string, unknown> | undefined {
   const rel = `${dir}/${OWNER_FILE}`;
   insideRepo(repoDir, rel); // a link on the way is refused as a write through it would be
   const marker = readRepoFileIfPresent(repoDir, rel);
@@ -109,12 +110,44 @@ export function ownedBy(repoDir: string, dir: string, owner: Record<string, stri
 /**
  * Marks a folder as this cluster's (and its owner's), so a later run for another cluster or owner
  * refuses to write over it. A pass without an owner (the CLI) keeps the folder's: it never hands
- * a folder over by leaving the owner out.
+ * a folder over by leaving the owner out. The marker also records what made the folder (the reference
+ * commit and the inputs, see lifecycle/provenance.ts); ownership is decided by ownerOf's fields alone,
+ * so markers written before those were recorded are read as they always were.
  */
 export function planOwnerMarker(ctx: Context, dir: string) {
-  const previous = ctx.opts.owner ? undefined : readMarker(ctx.opts.repoDir, dir)?.owner;
-  const marker = { ...ownerOf(ctx.opts), ...(typeof previous === 'string' ? { owner: previous } : {}) };
+  const before = readMarker(ctx.opts.repoDir, dir);
+  const previous = ctx.opts.owner ? undefined : before?.owner;
+  const marker = {
+    ...ownerOf(ctx.opts),
+    ...(typeof previous === 'string' ? { owner: previous } : {}),
+    ...markerProvenance(ctx, (before?.inputs as { pass?: unknown } | undefined)?.pass),
+  };
   planFile(ctx, `${dir}/${OWNER_FILE}`, Buffer.from(JSON.stringify(marker, null, 2) + '\n'));
+}
+
+/** The marker fields that decide ownership (ownerOf's and the owner). */
+const OWNERSHIP_FIELDS = ['cluster_name', 'domain', 'region', 'reference_env', 'owner'];
+
+/**
+ * A pass that changes nothing of the environment but what its markers record writes nothing: the
+ * recorded commit and inputs still render exactly these files, and re-scaffolding an unchanged cluster
+ * must leave nothing to commit (a full pass after the infra pass that adds no file, a renewed
+ * certificate, a newer reference commit that changes nothing here). A marker whose ownership changes,
+ * or one written before markers recorded the reference commit, is still written.
+ */
+export function keepRecordWhenNothingElseChanges(ctx: Context) {
+  const { writes, removals, sharedCopies } = ctx.changes;
+  const markers = [...writes.keys()].filter((rel) => basename(rel) === OWNER_FILE);
+  if (markers.length === 0 || writes.size > markers.length || removals.length > 0 || sharedCopies.length > 0) return;
+  for (const rel of markers) {
+    const before = readMarker(ctx.opts.repoDir, dirname(rel));
+    const next = JSON.parse(writes.get(rel)!.toString('utf8'));
+    const sameOwnership = OWNERSHIP_FIELDS.every((key) => before?.[key] === next[key]);
+    if (before?.marker_version === undefined || !sameOwnership) continue;
+    writes.delete(rel);
+    ctx.changes.copiedFiles.delete(rel);
+    ctx.summary.paths_written = ctx.summary.paths_written.filter((p) => p !== rel);
+  }
 }
 
 /** Writes a file of the working copy `root` (never through a symbolic link). */

@@ -1,0 +1,74 @@
+/** `generate-gitops-env drift`: the command line of computeDrift, parsed as the pass's own (strict, with suggestions). */
+import { parseCommandLine, UsageError } from '#libs/cli';
+import { GeneratorInputError } from '../errors';
+import { repoLimitsFrom } from '../repo-limits-env';
+import { computeDrift, describeDrift } from './drift';
+
+export const DRIFT_HELP = `generate-gitops-env drift: how an environment differs from what its recorded reference commit renders
+
+Usage:
+  generate-gitops-env drift --repo DIR --template DIR --cluster-name NAME [--to REV] [--json]
+
+  --repo DIR               working copy of the environment's repository (read, never written)
+  --template DIR           a git working copy of the reference; its history holds the commit the
+                           environment's marker (.gitops-scaffolder.json) records
+  --cluster-name NAME      the environment
+  --to REV                 the reference revision to count commits behind to (default: HEAD)
+  --json                   print the report as JSON on stdout
+  -h, --help               this text
+
+The recorded commit is read into a scratch folder (the template's working copy, index and refs are
+not touched) and rendered with the inputs the marker records; the environment's folders are compared
+with it: YAML by its documents (re-indentation, key order and comments are no drift), other files
+byte for byte. SealedSecrets and SOPS-encrypted files are listed as credentials, not compared.
+Exit codes: 0 compared (drift or not: the last line says which), 1 an internal error or a render
+that failed, 2 refused (no marker, a marker from before the reference commit was recorded, a commit
+not in the template's history, a file over MAX_REPO_FILE_BYTES) or bad input.
+`;
+
+const OPTIONS = {
+  repo: { type: 'string' },
+  template: { type: 'string' },
+  'cluster-name': { type: 'string' },
+  to: { type: 'string' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+const REQUIRED = ['repo', 'template', 'cluster-name'];
+const USAGE_LINE = `${DRIFT_HELP.split('\n\n')[1]}\n(generate-gitops-env drift --help for every option)\n`;
+
+/** Runs the subcommand with its arguments (after "drift"); resolves to the exit code. */
+export async function driftMain(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
+  let values: Record<string, any>;
+  try {
+    ({ values } = parseCommandLine(argv, OPTIONS, false));
+  } catch (e) {
+    if (!(e instanceof UsageError)) throw e;
+    process.stderr.write(`generate-gitops-env drift: ${e.message}\n${USAGE_LINE}`);
+    return 2;
+  }
+  if (values.help) {
+    process.stdout.write(DRIFT_HELP);
+    return 0;
+  }
+  const missing = REQUIRED.filter((flag) => !values[flag]).map((flag) => `--${flag}`);
+  if (missing.length > 0) {
+    process.stderr.write(`generate-gitops-env drift: missing ${missing.join(', ')}\n${USAGE_LINE}`);
+    return 2;
+  }
+  try {
+    const report = await computeDrift({
+      repoDir: values.repo,
+      templateDir: values.template,
+      clusterName: values['cluster-name'],
+      to: values.to,
+      repoLimits: repoLimitsFrom(env),
+    });
+    process.stdout.write(values.json ? JSON.stringify(report, null, 2) + '\n' : describeDrift(report));
+    return 0;
+  } catch (e) {
+    process.stderr.write(`generate-gitops-env drift: ${(e as Error).message.split('\n')[0]}\n`);
+    return e instanceof GeneratorInputError ? 2 : 1;
+  }
+}

@@ -1,0 +1,103 @@
+/**
+ * What made an environment, recorded in its ownership marker beside who owns it: the reference commit
+ * (when the reference is a git working copy) and every generation input that shapes the output, so git
+ * alone is enough to render the environment again as that commit made it (drift now, upgrades later).
+ * No secret value is recorded: supplied credentials by key name only, registry credentials by
+ * presence. The sealing certificate and age recipients are not recorded at all: they shape only
+ * credentials, which a render never reproduces (they are sealed anew each time), and a certificate
+ * renewed every 30 days would otherwise rewrite the marker of an unchanged environment.
+ */
+import type { SealingScope } from '#libs/sealing';
+import type { Context, Pass, SecretsBackend } from '../context';
+import { isSeparateRepository } from '../environment-folder';
+import { GIT_PROGRAM, GitRunner, referenceRevision } from './reference-git';
+
+/** 1: cluster values and owner only (no marker_version field); 2: with the reference commit and the inputs. */
+export const MARKER_VERSION = 2;
+
+/** The generator options that change a pass's output, as the marker records them (names as in the service's API). */
+export interface GenerationInputs {
+  acme_email: string;
+  pass: Pass;
+  secrets_backend: SecretsBackend;
+  sealing_scope: SealingScope;
+  infra_layer: string;
+  /** Registry pull credentials were given (their values never are recorded). */
+  registry_credentials?: true;
+  /** The keys ("<namespace>/<secret>/<key>") supplied credentials were given for, never their values. */
+  supplied_credentials?: string[];
+  cluster_vars?: Record<string, string>;
+  host_map?: Record<string, string>;
+  path_map?: Record<string, string>;
+  replace?: Record<string, string>;
+  reference_domain?: string;
+  source_url?: string;
+  source_branch?: string;
+}
+
+/** The marker's fields beyond the owner's (ownerOf): what made the folder. */
+export interface MarkerProvenance {
+  marker_version: number;
+  reference_commit?: string;
+  /** The reference's files differed from reference_commit when the pass ran: that commit alone cannot reproduce the output. */
+  reference_dirty?: true;
+  /** The reference's folder inside its repository, when it is not the repository's top (the shipped templates/platform). */
+  reference_path?: string;
+  /** The environment was written into the reference's own working copy. */
+  in_reference_repository?: true;
+  inputs: GenerationInputs;
+}
+
+/** A mapping when it holds anything, else nothing (an empty map shapes no output and would only lengthen the marker). */
+const given = (map: Record<string, string> | undefined) =>
+  map && Object.keys(map).length > 0 ? { ...map } : undefined;
+
+/**
+ * The inputs of a pass that shape its output (strict, validate and rotate_credentials do not: they
+ * refuse, check, or change only credentials). The pass recorded is the furthest the folders hold: an
+ * infra pass after the full pass keeps what the full pass wrote.
+ */
+export function generationInputs(ctx: Context, previousPass?: unknown): GenerationInputs {
+  const o = ctx.opts;
+  const supplied = Object.keys(o.suppliedCredentials ?? {}).sort();
+  const inputs: GenerationInputs = {
+    acme_email: o.acmeEmail,
+    pass: previousPass === 'full' ? 'full' : o.pass,
+    secrets_backend: o.secretsBackend ?? 'sealed-secrets',
+    sealing_scope: o.sealingScope,
+    infra_layer: o.infraLayer,
+    registry_credentials: o.registry ? true : undefined,
+    supplied_credentials: supplied.length > 0 ? supplied : undefined,
+    cluster_vars: given(o.clusterVars),
+    host_map: given(o.hostMap),
+    path_map: given(o.pathMap),
+    replace: given(o.replace),
+    reference_domain: o.referenceDomain,
+    source_url: o.sourceUrl,
+    source_branch: o.sourceBranch,
+  };
+  // Absent rather than undefined: the marker's JSON and a comparison of two records see the same fields.
+  return Object.fromEntries(Object.entries(inputs).filter(([, v]) => v !== undefined)) as unknown as GenerationInputs;
+}
+
+const recorded = new WeakMap<Context, MarkerProvenance>();
+
+/**
+ * The provenance of a pass, read from git once per pass (every folder the pass marks records the same).
+ * `previousPass` is the pass the folder's marker recorded before, if any.
+ */
+export function markerProvenance(ctx: Context, previousPass?: unknown, git: GitRunner = GIT_PROGRAM): MarkerProvenance {
+  const known = recorded.get(ctx);
+  if (known) return known;
+  const revision = referenceRevision(ctx.referenceRoot, git);
+  const provenance: MarkerProvenance = {
+    marker_version: MARKER_VERSION,
+    ...(revision ? { reference_commit: revision.commit } : {}),
+    ...(revision?.dirty ? { reference_dirty: true as const } : {}),
+    ...(revision?.path ? { reference_path: revision.path } : {}),
+    ...(isSeparateRepository(ctx.opts.repoDir, ctx.referenceRoot) ? {} : { in_reference_repository: true as const }),
+    inputs: generationInputs(ctx, previousPass),
+  };
+  recorded.set(ctx, provenance);
+  return provenance;
+}

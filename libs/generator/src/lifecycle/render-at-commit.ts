@@ -1,0 +1,112 @@
+/**
+ * An environment rendered as its recorded reference commit makes it, with its recorded inputs: the
+ * commit's reference folder is read into a scratch folder (the user's working copy, index and refs stay
+ * untouched) and a pass runs into an empty scratch repository. Drift compares with it; an upgrade will
+ * render the recorded commit and the new one the same way.
+ *
+ * Credentials cannot be rendered as they were (they are sealed for the cluster's key, and their values
+ * are never recorded), and need not be: a render seals for a fixed throwaway certificate or age
+ * recipient whose private keys were never kept, with placeholders for the supplied keys recorded.
+ * Every file that holds such output is a credential, never compared by value.
+ */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { RepoLimits } from '#libs/runtime';
+import type { GenerateOptions, GenerateSummary } from '../context';
+import { generate } from '../generate';
+import type { EnvironmentMarker } from './environment-markers';
+import { extractCommitFolder, GIT_PROGRAM, GitRunner } from './reference-git';
+
+/** A self-signed certificate made for renders only; its private key was discarded when it was made. */
+const RENDER_SEALING_CERT = `-----BEGIN CERTIFICATE-----
+MIIDmTCCAoGgAwIBAgIUTubHTGULxpBdtr3EzS0Rk6cGed0wDQYJKoZIhvcNAQEL
+BQAwWzE9MDsGA1UEAww0Z2l0b3BzLXNjYWZmb2xkZXIgZHJpZnQgcmVuZGVyIChu
+byBwcml2YXRlIGtleSBrZXB0KTEaMBgGA1UECgwRZ2l0b3BzLXNjYWZmb2xkZXIw
+IBcNMjYxMjA3MTcxMDU3WhgPMjEyNjExMTMxNzEwNTdaMFsxPTA7BgNVBAMMNGdp
+dG9wcy1zY2FmZm9sZGVyIGRyaWZ0IHJlbmRlciAobm8gcHJpdmF0ZSBrZXkga2Vw
+dCkxGjAYBgNVBAoMEWdpdG9wcy1zY2FmZm9sZGVyMIIBIjANBgkqhkiG9w0BAQEF
+AAOCAQ8AMIIBCgKCAQEAv6w7+RGlGGfMUyt2LUwJentHGe5bFxcRY1D8gYVDvPkT
+lIxTpWLGKjPmsHm0XcyVldmUrQ3O8Eb0/iB7x9wL04gBU7hKFtnxW9XZL6sKd+JR
+fmfmEcE2qo6gi4PEGfW+6wedUIVz8FovCkp8VWVKht6cQ68WqL7uC0TiFIqdvF23
+aFlZ0GahkRrIsTql6pROWeRLbXOkwaEq1y7rzAmbmQwaoddGpv4FxXBZK3teaIVe
+u1dmGu8UxoVhf3JNnbD6dzNQiIQ7LnwbQvNohneU/8cxYzvrbpcCRa3aYRs2PVDf
+0fMVqEBvXW8tRgZXiUt78FKENin6FuIQaoiL78Y3EwIDAQABo1MwUTAdBgNVHQ4E
+FgQUnaXQ6BZRU4C62/TljCZAO86DCp8wHwYDVR0jBBgwFoAUnaXQ6BZRU4C62/Tl
+jCZAO86DCp8wDwYDVR0TAQH/BAUwAwEB/zANBgkqhkiG9w0BAQsFAAOCAQEArwlU
+sSxnWvuPb41u4PGoZChMG9bBYBb+pxnvz0jddJfXPZ2dsGfEPQ0CGIC13j/fMsPx
+V/hi+bqfiCYKmhWVN715ks6nocv1VHmKbghumJqimD8PFEpPDoCVf9EUfhWZ8q6w
+gkgixRkxIrpL16f3ePOtgSUgnapFrFvvPhDCHqem05Dvx714vsnQm8o1RYt5+OYM
+QbhnGmeI2fYV2nXVItczIygKPi5HOL5Hl3cH5uRuWGpQ53HLn5hpJqT9P5FVWjzj
+Az9dbygiVOE8TVgzZ0URXlSnc8Q+cY+tk2rlqS1uJB0BJUfs8izpAsWQxGKm2KCR
+bSuCCUGsSI3y92dr+Q==
+-----END CERTIFICATE-----
+`;
+/** An age public key made for renders only; its identity was discarded when it was made. */
+const RENDER_AGE_RECIPIENT = 'age1ts0tsgs4lylm4ekt8pa07qd7ac0vd4qvtys9fetnxasf3tzx6pjsnnj70p';
+/** What a supplied or registry credential holds in a render (it only ever lands in a credential file). */
+const PLACEHOLDER = 'rendered-for-comparison-only';
+
+/** A render: the scratch repository it was written to, the environment's folders there (those it marks) and its pass summary. */
+export interface RenderedEnvironment {
+  repoDir: string;
+  folders: string[];
+  summary: GenerateSummary;
+}
+
+/** The generator's options that reproduce a marker's pass into `repoDir` from the reference at `templateDir`. */
+export function optionsFromMarker(marker: EnvironmentMarker, repoDir: string, templateDir: string): GenerateOptions {
+  const inputs = marker.inputs!;
+  const full = inputs.pass === 'full';
+  const sops = inputs.secrets_backend === 'sops';
+  return {
+    repoDir,
+    templateDir,
+    referenceEnv: marker.reference_env,
+    clusterName: marker.cluster_name,
+    domain: marker.domain,
+    region: marker.region,
+    acmeEmail: inputs.acme_email,
+    pass: inputs.pass,
+    secretsBackend: inputs.secrets_backend,
+    sealingScope: inputs.sealing_scope,
+    infraLayer: inputs.infra_layer,
+    sealingCertPem: full && !sops ? RENDER_SEALING_CERT : undefined,
+    ageRecipients: full && sops ? [RENDER_AGE_RECIPIENT] : undefined,
+    registry: inputs.registry_credentials
+      ? { server: 'registry.invalid', username: PLACEHOLDER, password: PLACEHOLDER }
+      : undefined,
+    suppliedCredentials: inputs.supplied_credentials
+      ? Object.fromEntries(inputs.supplied_credentials.map((key) => [key, PLACEHOLDER]))
+      : undefined,
+    clusterVars: inputs.cluster_vars,
+    hostMap: inputs.host_map,
+    pathMap: inputs.path_map,
+    replace: inputs.replace,
+    referenceDomain: inputs.reference_domain,
+    sourceUrl: inputs.source_url,
+    sourceBranch: inputs.source_branch,
+    // Validation checks what is written; it changes none of it, and the render is never written anywhere kept.
+    validate: false,
+  };
+}
+
+/**
+ * Renders the environment `marker` records from commit `commit` of the reference repository whose top
+ * is `referenceTop`, inside `scratch` (an empty folder the caller removes).
+ */
+export async function renderAtCommit(
+  referenceTop: string,
+  commit: string,
+  marker: EnvironmentMarker,
+  scratch: string,
+  limits: RepoLimits,
+  git: GitRunner = GIT_PROGRAM,
+): Promise<RenderedEnvironment> {
+  const reference = join(scratch, 'reference');
+  const repoDir = join(scratch, 'environment');
+  extractCommitFolder(referenceTop, commit, marker.reference_path ?? '', reference, scratch, limits, git);
+  mkdirSync(repoDir);
+  const options = { ...optionsFromMarker(marker, repoDir, reference), repoLimits: limits };
+  const { summary } = await generate(options);
+  return { repoDir, folders: [summary.gitops_path, ...summary.overlay_paths], summary };
+}
