@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, cpSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SHIPPED_TEMPLATE } from '#libs/generator';
 import { PINNED_KUBECTL, PINNED_KUBECTL_INSTALL } from '#libs/generator/kubectl-version';
@@ -17,7 +17,10 @@ function run(args: string[], env: Record<string, string> = {}) {
 }
 
 describe('generate-gitops-env command line', () => {
+  // Each run writes into a folder without an origin remote: Flux's URL is given (the origin tests below do without).
+  const SOURCE_URL = ['--source-url', 'https://git.example.org/acme/fleet.git'];
   const common = [
+    ...SOURCE_URL,
     '--cluster-name',
     'cli-test',
     '--domain',
@@ -332,6 +335,7 @@ describe('generate-gitops-env command line', () => {
     ];
     const args = [
       ...corp,
+      ...SOURCE_URL,
       '--region',
       'eu-central-1',
       '--acme-email',
@@ -393,6 +397,7 @@ describe('generate-gitops-env command line', () => {
     const certFile = join(tempDir('cli-dry-cert'), 'cert.pem');
     writeFileSync(certFile, cert.certPem);
     const dry = [
+      ...SOURCE_URL,
       '--repo',
       repo,
       '--cluster-name',
@@ -496,13 +501,15 @@ describe('generate-gitops-env command line', () => {
       return repo;
     };
 
-    it("points Flux at --repo's origin (scp-like made ssh://), keeps the reference's URL without one, and --source-url wins", () => {
+    it("points Flux at --repo's origin (scp-like made ssh://), refuses another repository without one, and --source-url wins", () => {
       const scp = withOrigin('git@github.com:acme/fleet.git');
       expect(run(args(scp)).code).toBe(0);
       expect(gitRepositoryUrl(scp)).toBe('ssh://git@github.com/acme/fleet.git');
+      // Without an origin the new cluster would sync the reference's repository (ssh://git@git.example.net/platform/fleet.git).
       const none = withOrigin();
-      expect(run(args(none)).code).toBe(0);
-      expect(gitRepositoryUrl(none)).toBe('ssh://git@git.example.net/platform/fleet.git');
+      const refused = run(args(none));
+      expect([refused.code, refused.stderr]).toEqual([2, expect.stringContaining('--repo has no origin remote')]);
+      expect(readdirSync(none)).toEqual(['.git']);
       const given = withOrigin('git@github.com:acme/fleet.git');
       expect(run(args(given, ['--source-url', 'https://git.example.org/acme/fleet.git'])).code).toBe(0);
       expect(gitRepositoryUrl(given)).toBe('https://git.example.org/acme/fleet.git');

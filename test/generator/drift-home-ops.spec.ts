@@ -53,7 +53,8 @@ describe('drift of an environment scaffolded from the onedr0p cluster-template s
     expect(report).toMatchObject({ drifted: false, changed: [], added: [], missing: [], commits_behind: 0 });
     expect(report.folders).toEqual(['kubernetes/main']);
     expect(report.credentials_not_compared.length).toBeGreaterThan(0);
-    for (const file of report.credentials_not_compared) expect(readFileSync(join(repo, file), 'utf8')).toContain('ENC[AES256_GCM,');
+    for (const file of report.credentials_not_compared)
+      expect(readFileSync(join(repo, file), 'utf8')).toContain('ENC[AES256_GCM,');
     expect(readTree(repo)).toEqual(before);
   }, 60_000);
 

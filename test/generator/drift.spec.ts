@@ -31,6 +31,8 @@ const REGISTRY = {
   REGISTRY_PASSWORD: 'RegPw-0123456789abcdef',
 };
 const MARKER = 'clusters/acme-prod/.gitops-scaffolder.json';
+/** Flux's URL for the environment's repository, which has no origin remote. */
+const SOURCE_URL = ['--source-url', 'https://git.example.org/acme/fleet.git'];
 
 /** Runs the command line in this process: its exit code and what it printed. */
 async function cli(args: string[], env: NodeJS.ProcessEnv = {}) {
@@ -56,6 +58,7 @@ describe('generate-gitops-env drift', () => {
   beforeAll(async () => {
     const pass = await cli(
       ['--repo', scaffolded, '--template', reference, '--cluster-name', 'acme-prod', '--domain', 'acme.io'].concat([
+        ...SOURCE_URL,
         '--region',
         'us-east-1',
         '--acme-email',
@@ -216,6 +219,7 @@ describe('generate-gitops-env drift', () => {
     const { cluster_name, domain, region, reference_env } = JSON.parse(readFileSync(join(repo, MARKER), 'utf8'));
     writeFileSync(join(repo, MARKER), JSON.stringify({ cluster_name, domain, region, reference_env }, null, 2));
     const args = [
+      ...SOURCE_URL,
       '--repo',
       repo,
       '--template',
@@ -245,7 +249,7 @@ describe('generate-gitops-env drift', () => {
     git(large, '-c', 'user.name=t', '-c', 'user.email=t@example.com', 'commit', '-q', '-m', 'a large file');
     const repo = tempDir('drift-env-large');
     const scaffold = ['--repo', repo, '--template', large, '--cluster-name', 'acme-prod', '--domain', 'acme.io'].concat(
-      ['--region', 'us-east-1', '--acme-email', 'ops@acme.io', '--infra-only', '--no-validate'],
+      ['--region', 'us-east-1', '--acme-email', 'ops@acme.io', '--infra-only', '--no-validate', ...SOURCE_URL],
     );
     expect((await cli(scaffold)).code).toBe(0);
     const r = await cli(['drift', '--repo', repo, '--template', large, '--cluster-name', 'acme-prod'], {
@@ -274,7 +278,7 @@ describe('generate-gitops-env drift', () => {
         'acme.io',
         '--region',
         'us-east-1',
-      ].concat(['--acme-email', 'ops@acme.io', '--infra-only', '--no-validate']),
+      ].concat(['--acme-email', 'ops@acme.io', '--infra-only', '--no-validate', ...SOURCE_URL]),
     );
     expect(pass.code).toBe(0);
     expect(JSON.parse(readFileSync(join(repo, MARKER), 'utf8'))).toMatchObject({

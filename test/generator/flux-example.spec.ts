@@ -20,6 +20,8 @@ import { unsealManifest } from '../support/unseal';
 const NEW_HOSTS = ['*.acme.io', 'api.acme.io', 'podinfo.acme.io', 'status.acme.io'];
 const HOST_MAP = { [EXAMPLE_HOSTS.podinfo]: 'podinfo.acme.io' };
 const BIN = join(__dirname, '../../bin/generate-gitops-env');
+/** Flux's URL for a new repository without an origin remote (the generator refuses to keep the reference's). */
+const SOURCE_URL = ['--source-url', 'https://git.example.org/acme/fleet.git'];
 
 /**
  * Hosts of the kinds the issue names, read here independently of the production code's table:
@@ -336,7 +338,7 @@ describe('generate-gitops-env on a Flux example layout', () => {
       'ops@acme.io',
       '--infra-only',
     ];
-    const common = ['--repo', repo, '--template', reference, '--reference-env', 'staging', ...cluster];
+    const common = ['--repo', repo, '--template', reference, '--reference-env', 'staging', ...cluster, ...SOURCE_URL];
     const refused = run(common);
     expect(refused.status).toBe(2);
     expect(refused.stderr).toContain('podinfo.staging (apps/staging/podinfo-values.yaml');
@@ -353,6 +355,7 @@ describe('generate-gitops-env on a Flux example layout', () => {
       '--repo',
       tempDir('fx-cli-other'),
       ...cluster,
+      ...SOURCE_URL,
       '--reference-domain',
       'dev.example.net',
       '--json',
@@ -367,6 +370,7 @@ describe('generate-gitops-env on a Flux example layout', () => {
       '--repo',
       tempDir('fx-cli-other'),
       ...cluster,
+      ...SOURCE_URL,
       '--host-map',
       'podinfo.staging=podinfo.acme.io',
     ]);
@@ -382,6 +386,7 @@ describe('generate-gitops-env on a Flux example layout', () => {
     writeFileSync(join(reference, 'clusters/staging/flux-system/gotk-components.yaml'), components);
     const repo = tempDir('fx-cli-dry');
     const args = [
+      ...SOURCE_URL,
       '--repo',
       repo,
       '--template',

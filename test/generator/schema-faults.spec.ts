@@ -98,6 +98,8 @@ describe('validation without kubectl', () => {
     symlinkSync('/usr/bin/git', join(bin, 'git'));
     const repo = tempDir('no-kubectl-repo');
     const args = [
+      '--source-url',
+      'https://git.example.org/acme/fleet.git',
       '--repo',
       repo,
       '--cluster-name',

@@ -44,6 +44,9 @@ describe('shipped sops-platform template (SOPS-encrypted reference, supplied DNS
     'eu-west-1',
     '--acme-email',
     'ops@acme.example.com',
+    // Each run writes into a folder without an origin remote: Flux's URL is given.
+    '--source-url',
+    'https://git.example.org/acme/fleet.git',
   ];
   const credentialsFile = join(tempDir('sops-platform-creds'), 'credentials.yaml');
   writeFileSync(credentialsFile, `cert-manager/cloudflare-api-token/api-token: ${TOKEN}\n`);

@@ -6,11 +6,13 @@ import { SEALING_SCOPES, SealingScope } from '#libs/sealing';
 import { normaliseReferenceEnv } from '#libs/validation';
 import { parseSuppliedCredentials, SuppliedCredentials } from './credential-plan';
 import type { RegistryCredentials } from './credentials';
+import { isSeparateRepository } from './environment-folder';
 import { GeneratorInputError } from './errors';
 import { credentialFileProblem } from '#libs/runtime';
 import { repoLimitsFrom } from './repo-limits-env';
 import { driftMain } from './lifecycle/drift-cli';
 import {
+  checkInputs,
   generate,
   GenerateOptions,
   SHIPPED_PHASED_TEMPLATE,
@@ -72,7 +74,8 @@ Options:
   --credentials FILE       credentials only their issuer can create (a DNS provider's API token, an SMTP
                            password): YAML or JSON {"<namespace>/<secret>/<key>": "<value>"}, mode 0600
   --source-url URL         GitRepository URL Flux syncs from (default: --repo's origin remote; the
-                           reference's URL when --repo is the reference's own repository or has no origin)
+                           reference's URL when --repo is the reference's own repository; refused
+                           when --repo is another repository without an origin)
   --source-branch BRANCH   GitRepository branch (default: the reference's)
   --no-validate            skip validation (kustomize build and schema check of every written layer)
   --dry-run                plan the pass without writing it and print what would change (a unified
@@ -182,6 +185,8 @@ function parsePairs(option: string, flags: string[], shape: string): Record<stri
 /**
  * The URL the new cluster's Flux fetches from: --source-url; else --repo's origin remote, unless it is
  * the reference's own repository (its GitRepository URL is kept as Flux knows it). Never one with credentials.
+ * Another repository without an origin is refused: the new cluster's GitRepository would keep the reference's URL,
+ * and the new cluster would sync the reference's repository.
  */
 function sourceUrlFor(given: string | undefined, repoDir: string, templateDir: string): string | undefined {
   if (given !== undefined) {
@@ -193,6 +198,10 @@ function sourceUrlFor(given: string | undefined, repoDir: string, templateDir: s
   }
   const target = originUrl(repoDir);
   const reference = originUrl(templateDir);
+  if (!target && isSeparateRepository(repoDir, templateDir))
+    throw new GeneratorInputError(
+      "--repo has no origin remote, so the new cluster's GitRepository would keep the reference's URL and sync the reference's repository: give --source-url URL (the URL Flux will read --repo at) or add an origin remote",
+    );
   if (!target || (reference && sameRepository(reference, target))) return undefined;
   if (hasCredentials(target))
     throw new GeneratorInputError(
@@ -291,14 +300,16 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
       replace: parsePairs('replace', values.replace ?? [], 'OLD=NEW'),
       strict: Boolean(values.strict),
       referenceDomain: values['reference-domain'],
-      sourceUrl: sourceUrlFor(
-        values['source-url'],
-        resolve(values.repo),
-        values.template ? resolve(values.template) : SHIPPED_TEMPLATE,
-      ),
       sourceBranch: values['source-branch'],
       validate: !values['no-validate'],
     };
+    // Every bad value first, at once; then where the new cluster's Flux will read it from.
+    checkInputs(options);
+    options.sourceUrl = sourceUrlFor(
+      values['source-url'],
+      resolve(values.repo),
+      values.template ? resolve(values.template) : SHIPPED_TEMPLATE,
+    );
     // Validation builds with the first kubectl on PATH: say so once when that is not the pinned one.
     const kubectlWarning = options.validate ? await kubectlVersionWarning() : null;
     if (kubectlWarning) process.stderr.write(`generate-gitops-env: warning: ${kubectlWarning}\n`);

@@ -86,7 +86,8 @@ function checkHostOptions(opts: GenerateOptions, fluxExample: boolean) {
     );
 }
 
-function checkInputs(opts: GenerateOptions) {
+/** The values of a pass's options, every bad one named at once (the CLI asks before resolving the rest). */
+export function checkInputs(opts: GenerateOptions) {
   const fields: Array<[string, unknown, (v: unknown) => string | null]> = [
     ['--cluster-name', opts.clusterName, isClusterName],
     ['--domain', opts.domain, isDomain],
