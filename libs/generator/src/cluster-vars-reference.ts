@@ -116,10 +116,10 @@ export function loadClusterVarsReference(root: string, referenceEnv: string): Cl
   const envDir = referenceEnvDir(root, referenceEnv);
   const absEnv = join(root, envDir);
   if (!isRepoFolder(root, envDir)) return undefined;
-  // The cluster's own sync applies the folder (a flux-system Kustomization or FluxInstance) or one inside it.
+  // The cluster's own sync applies the folder (a flux-system Kustomization, a FluxInstance or the flux-instance chart) or one inside it.
   const entryDir = findKustomizationFile(absEnv) ? envDir : selfSyncedFolder(root, envDir);
   if (!entryDir) {
-    refuseGeneratedRoot(root, envDir);
+    refuseGeneratedRoot(root, envDir, () => 'holds no sync of its own (a Kustomization or FluxInstance over it)');
     return undefined;
   }
   const rootKustomizationFile = findKustomizationFile(join(root, entryDir));
@@ -133,7 +133,16 @@ export function loadClusterVarsReference(root: string, referenceEnv: string): Cl
       !o.shared &&
       declarations.some((k) => substitutionSources(k.body).some((s) => s.kind === 'ConfigMap' && s.name === o.name)),
   );
-  if (!varsObject) return undefined;
+  if (!varsObject) {
+    // Flux's generated kustomization may leave out what substitutes the settings (a `../base` only a written one lists).
+    if (!rootKustomizationFile)
+      refuseGeneratedRoot(
+        root,
+        envDir,
+        (file) => `the one Flux generates from every file of the folder does not apply ${file}`,
+      );
+    return undefined;
+  }
 
   const sources = referenceSources(root);
   const varsData = { name: varsObject.name, data: stringData(varsObject.body.data) };
@@ -231,10 +240,13 @@ function objectsOfFile(root: string, file: string): any[] {
  * - a FluxInstance (Flux Operator) over the environment folder or a folder inside it, or a HelmRelease
  *   of the flux-instance chart whose values.instance.sync does the same (joryirving/home-ops): the
  *   operator syncs it as kustomize-controller reads it, with a generated kustomization;
- * - a Flux Kustomization over a folder inside it (home-ops, cluster-template:
- *   kubernetes/<cluster>/flux/config/cluster.yaml holds the Kustomization `cluster` over
- *   ./kubernetes/<cluster>/flux), the sync Flux bootstraps from. One over the environment folder
- *   itself needs its kustomization.yaml (refuseGeneratedRoot says so).
+ * - a Flux Kustomization over the folder (flux bootstrap's gotk-sync.yaml in flux-system/, which
+ *   writes no kustomization.yaml for the cluster folder itself) or over a folder inside it (home-ops,
+ *   cluster-template: kubernetes/<cluster>/flux/config/cluster.yaml holds the Kustomization `cluster`
+ *   over ./kubernetes/<cluster>/flux), the sync Flux bootstraps from.
+ * Either way the folder is read, built and written as kustomize-controller reads it: with the
+ * kustomization it generates (reference.ts generatedResources), none written for the new cluster
+ * (Flux regenerates it from what the folder holds on every reconciliation).
  */
 function selfSyncedFolder(root: string, envDir: string): string | undefined {
   const objects = yamlFilesUnder(root, envDir).flatMap((file) =>
@@ -249,19 +261,21 @@ function selfSyncedFolder(root: string, envDir: string): string | undefined {
         ? normalizePath(String(body.spec?.path ?? ''))
         : undefined;
     if (path === undefined || !file.startsWith(path + '/')) return [];
-    return (path === envDir && makesFluxInstance(body)) || path.startsWith(envDir + '/') ? [path] : [];
+    return path === envDir || path.startsWith(envDir + '/') ? [path] : [];
   });
   // The outermost one: a nested Kustomization over its own subfolder is no entry.
   return candidates.sort((a, b) => a.length - b.length)[0];
 }
 
 /**
- * Without a kustomization.yaml Flux generates one from every manifest under the folder, so the
- * generator could not tell what the cluster's own sync applies first. An environment that defines
- * a ConfigMap some Flux Kustomization of the repository substitutes must list its resources; an
- * overlay environment keeps its layers in folders and needs none.
+ * A folder without a kustomization.yaml whose generated one cannot be the cluster's: the folder holds
+ * no sync of its own (made at bootstrap outside the repository, or by a hub), or what Flux would
+ * generate leaves out the Kustomization substituting the folder's settings (a `../base` only a
+ * written kustomization lists). An environment that defines a ConfigMap some Flux Kustomization of
+ * the repository substitutes must then list its resources; an overlay environment keeps its layers
+ * in folders and needs none. `why` says which of the two it is (given the substituting file).
  */
-function refuseGeneratedRoot(root: string, envDir: string) {
+function refuseGeneratedRoot(root: string, envDir: string, why: (file: string) => string) {
   const envConfigMaps = yamlFilesUnder(root, envDir)
     .flatMap((file) => objectsOfFile(root, file))
     .filter((b) => b?.kind === 'ConfigMap')
@@ -274,7 +288,7 @@ function refuseGeneratedRoot(root: string, envDir: string) {
       .find((src) => src.kind === 'ConfigMap' && envConfigMaps.includes(src.name));
     if (substituted) {
       throw new GeneratorInputError(
-        `${file} substitutes ConfigMap ${substituted.name}, which ${envDir} defines, but ${envDir} has no kustomization.yaml: add one listing what the cluster's own sync applies (Flux would generate it from every file in the folder)`,
+        `${file} substitutes ConfigMap ${substituted.name}, which ${envDir} defines, but ${envDir} has no kustomization.yaml and ${why(file)}: add one listing what the cluster's own sync applies`,
       );
     }
   }
