@@ -113,6 +113,15 @@ describe('generator, joryirving/home-ops (flux-instance chart entry point, clust
     expect(stray.map((s) => s.file)).toEqual([]);
   });
 
+  it('repoints the release where only the flux-instance Kustomization applies it (a kustomization.yaml of the folder leaving flux-instance/ out)', async () => {
+    const repo = sharedApps();
+    const listed = 'resources:\n  - apps.yaml\n  - cluster-info.yaml\n  - flux-instance.yaml\n';
+    writeFileSync(join(repo, REFERENCE, 'kustomization.yaml'), listed);
+    await generate(options(repo, repo, { sourceUrl: SOURCE_URL, sourceBranch: 'acme' }));
+    const sync = yamlObjects(join(repo, NEW, RELEASE))[1].spec.values.instance.sync;
+    expect([sync.path, sync.url, sync.ref]).toEqual([NEW, SOURCE_URL, 'refs/heads/acme']);
+  });
+
   it("into a repository without origin: the leftover gate lists the chart's sync URL the new cluster would keep", async () => {
     const reference = sharedApps();
     const target = tempDir('jory-target');

@@ -149,6 +149,8 @@ export function loadClusterVarsReference(root: string, referenceEnv: string): Cl
   const read = (d: ReferenceObject) => readKustomization(root, envDir, entryDir, d, warnings, sources, varsData);
   const kustomizations = followNested(declarations.map(read), read);
   markFullPass(kustomizations);
+  // A chart release only a Kustomization of the cluster applies (flux-instance.yaml's folder) is repointed all the same.
+  for (const k of kustomizations) markFluxInstanceReleases(k.objects);
   const vars: VarsConfigMap = { object: varsObject, data: varsData.data };
   // A single-cluster folder (kubernetes/) has no name of its own: its settings' CLUSTER_NAME is it.
   const envName = environmentName(envDir) ?? vars.data.CLUSTER_NAME ?? envDir;
