@@ -202,7 +202,7 @@ function refusePerClusterFolders(root: string, envDir: string, envName: string, 
   }
   if (folders.size === 0) return;
   throw new GeneratorInputError(
-    `reference cluster "${envName}": its Flux Kustomizations apply folders of its own outside ${envDir}: ${[...folders.values()].join('; ')}. The generator copies only ${envDir} for the new cluster and carries folders outside it as shared by every cluster, so the new cluster would run the reference's; move them into ${envDir} and point spec.path there, or write the new cluster's copy by hand`,
+    `reference cluster "${envName}": its Flux Kustomizations apply folders of its own outside ${envDir}: ${[...folders.values()].join('; ')}. The generator copies only ${envDir} for the new cluster and carries folders outside it as shared by every cluster, so the new cluster would run the reference's; move them into ${envDir} and point spec.path there (where the cluster folder has no kustomization.yaml, add one listing only its entry files, or Flux's own sync applies them too), or write the new cluster's copy by hand`,
   );
 }
 
