@@ -71,7 +71,7 @@ describe('generator, joryirving/home-ops (flux-instance chart entry point, clust
     await expect(run).rejects.toThrow(
       /kubernetes\/apps\/test \(spec\.path of Kustomization cluster-apps in kubernetes\/clusters\/test\/apps\.yaml; beside kubernetes\/apps\/main\)/,
     );
-    await expect(run).rejects.not.toThrow(/no kustomization\.yaml/);
+    await expect(run).rejects.not.toThrow(/clusters\/test has no kustomization\.yaml/);
   });
 
   it('reads a nested spec.path as its parent substitutes it (${CLUSTER} from cluster-info) and refuses the folder it names', async () => {
