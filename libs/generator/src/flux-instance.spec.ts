@@ -248,6 +248,19 @@ describe('a HelmRelease of the flux-instance chart (Flux Operator installed by H
       path: './clusters/acme',
     });
     expect(doc.toJS().spec.sync).toBeUndefined();
+    // The chart's defaults: a FluxInstance named flux (or fullnameOverride), a Git sync when no kind is given.
+    const sync = Object.fromEntries(Object.entries(GIT).filter(([key]) => key !== 'kind'));
+    const kindless = release(CHART_REF, {
+      fullnameOverride: 'fleet',
+      instance: { sync: { ...sync, pullSecret: 'git' } },
+    });
+    marked(kindless, oci('oci://ghcr.io/controlplaneio-fluxcd/charts/flux-instance'));
+    expect(fluxInstanceSyncObjects(kindless)[0].kind).toBe('GitRepository');
+    expect(unheldPullSecrets(asReference(kindless), [], 'x')).toEqual([
+      expect.stringMatching(
+        /^x: FluxInstance fleet logs in with Secret flux-system\/git, which the repository does not hold/,
+      ),
+    ]);
     expect(
       fluxInstanceSyncObjects(body).map(
         (o) => `${o.kind} ${o.metadata.namespace}/${o.metadata.name} ${o.spec.path ?? o.spec.url}`,

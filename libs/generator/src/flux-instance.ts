@@ -24,13 +24,22 @@ export const isFluxInstance = (b: any) =>
  * Everything read of an instance (its sync, the objects the operator creates, its pull secrets) is
  * read from this, so the chart is handled as the custom resource is.
  */
-export function asFluxInstance(body: any): any {
-  if (!isFluxInstanceRelease(body)) return body;
+export const asFluxInstance = (body: any): any => (isFluxInstanceRelease(body) ? chartInstance(body) : body);
+
+/** The FluxInstance the flux-instance chart renders from a release's values. */
+function chartInstance(body: any): any {
+  const values = body.spec?.values ?? {};
+  const sync = values.instance?.sync;
   return {
     apiVersion: 'fluxcd.controlplane.io/v1',
     kind: 'FluxInstance',
-    metadata: { name: 'flux', namespace: body.spec?.targetNamespace ?? body.metadata?.namespace },
-    spec: body.spec?.values?.instance,
+    // The chart's fullnameOverride defaults to `flux`; its objects go to the release's namespace.
+    metadata: {
+      name: values.fullnameOverride || 'flux',
+      namespace: body.spec?.targetNamespace ?? body.metadata?.namespace,
+    },
+    // The chart's default sync kind is GitRepository: a release that leaves it out syncs from Git.
+    spec: { ...values.instance, ...(sync ? { sync: { kind: 'GitRepository', ...sync } } : {}) },
   };
 }
 
@@ -100,7 +109,7 @@ function refuseUnmovableChartSync(body: any, file: string) {
     throw new GeneratorInputError(
       `${where} takes values from spec.valuesFrom, which may set values.instance.sync (the folder and repository the new cluster syncs) where the generator cannot move them: put instance.sync in spec.values`,
     );
-  const sync = body.spec?.values?.instance?.sync;
+  const sync = chartInstance(body).spec.sync;
   if (sync === undefined) return;
   if (!SYNC_URL[String(sync?.kind)])
     throw new GeneratorInputError(
