@@ -4,7 +4,7 @@
  * may be nested (applied by a folder another Kustomization applies) to any depth; passes,
  * `dependsOn` and validation follow that whole graph.
  */
-import { cpSync, existsSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { generate, GenerateOptions, GeneratorInputError } from '#libs/generator';
 import { makeRsaCert } from '../support/certs';
@@ -219,5 +219,15 @@ describe('generator, cluster-vars model with a Flux-applied folder without kusto
       /^apps\/staging\/leak\/kustomization\.yaml: generators\[\]\.ConfigMapGenerator\.files entry "\/proc\/self\/environ" leads outside the repository/,
     );
     expect(refusal!.message).not.toContain(CANARY);
+  });
+
+  it('reads a cluster folder without kustomization.yaml as the one Flux generates for its own sync (every folder below it applied)', async () => {
+    // flux bootstrap writes flux-system/kustomization.yaml, not one for the cluster folder: Flux generates that.
+    const { reference, options } = settingsFleet();
+    rmSync(join(reference, 'clusters/staging/kustomization.yaml'));
+    // The generated one lists credentials/ too: the cluster's own sync would apply its Secret first.
+    await expect(generate(options())).rejects.toThrow(
+      "clusters/staging/credentials/db.yaml holds Secret shop-db, applied by the cluster's own sync in the first pass",
+    );
   });
 });

@@ -21,8 +21,8 @@ import { filledByCluster, holdsCredentials } from './filled-secrets';
 import { discoverReferenceDns, isExternalDns, isIssuer, readExternalDns } from './external-dns';
 import {
   fluxInstanceSyncPath,
-  isFluxInstance,
   leftoverRuntimeValues,
+  makesFluxInstance,
   repointFluxInstance,
   unheldPullSecrets,
 } from './flux-instance';
@@ -466,7 +466,7 @@ async function transformEnvFile(ctx: VarsContext, rel: string, raw: Buffer): Pro
       moveIgnoredPaths(doc, ctx.ref.envDir, ctx.clusterDir);
     } else if (isFluxKustomization(obj.body)) {
       repointKustomization(ctx, doc, obj);
-    } else if (isFluxInstance(obj.body) && fluxInstanceSyncPath(obj.body) !== undefined) {
+    } else if (makesFluxInstance(obj.body) && fluxInstanceSyncPath(obj.body) !== undefined) {
       const target = { ...ctx.opts, path: clusterPath(ctx, fluxInstanceSyncPath(obj.body)!) };
       const where = `${ctx.clusterDir}/${rel}`;
       ctx.summary.warnings.push(

@@ -6,17 +6,19 @@
  * platform folders. Environments differ only by cluster-vars and their secrets.
  */
 import { shownPath } from './shown-values';
-import { join } from 'node:path';
+import { readdirSync } from 'node:fs';
+import { join, posix } from 'node:path';
 import { environmentName, referenceEnvDir } from './environment-folder';
 import { GeneratorInputError } from './errors';
 import { holdsCredentials } from './filled-secrets';
-import { fluxInstanceSyncPath, isFluxInstance } from './flux-instance';
+import { fluxInstanceSyncPath, makesFluxInstance, markFluxInstanceReleases } from './flux-instance';
 import { withParentPatches } from './flux-inline-patches';
 import { isFluxKustomization, normalizePath } from './flux-sync';
 import { describeSource, readsThisRepository, ReferenceSources, referenceSources, sourceRefOf } from './flux-sources';
 import { guardReferenceSecrets } from './protect';
 import { collectTree, findKustomizationFile, listFiles, readYamlObject, ReferenceObject } from './reference';
 import { readBodies } from './yaml-docs';
+import { substitute, substitutionDisabled } from './substitution';
 import { isRepoFolder, readRepoFile } from './repo-files';
 
 export interface SubstitutionSource {
@@ -114,15 +116,16 @@ export function loadClusterVarsReference(root: string, referenceEnv: string): Cl
   const envDir = referenceEnvDir(root, referenceEnv);
   const absEnv = join(root, envDir);
   if (!isRepoFolder(root, envDir)) return undefined;
-  // The cluster's own sync applies the folder (a flux-system Kustomization or FluxInstance) or one inside it.
+  // The cluster's own sync applies the folder (a flux-system Kustomization, a FluxInstance or the flux-instance chart) or one inside it.
   const entryDir = findKustomizationFile(absEnv) ? envDir : selfSyncedFolder(root, envDir);
   if (!entryDir) {
-    refuseGeneratedRoot(root, envDir);
+    refuseGeneratedRoot(root, envDir, () => 'holds no sync of its own (a Kustomization or FluxInstance over it)');
     return undefined;
   }
   const rootKustomizationFile = findKustomizationFile(join(root, entryDir));
   const warnings: string[] = [];
   const applied = collectTree(root, envDir, entryDir, warnings, { fluxApplied: true });
+  markFluxInstanceReleases(applied.objects);
   const declarations = applied.objects.filter((o) => isFluxKustomization(o.body));
   const varsObject = applied.objects.find(
     (o) =>
@@ -130,25 +133,36 @@ export function loadClusterVarsReference(root: string, referenceEnv: string): Cl
       !o.shared &&
       declarations.some((k) => substitutionSources(k.body).some((s) => s.kind === 'ConfigMap' && s.name === o.name)),
   );
-  if (!varsObject) return undefined;
+  if (!varsObject) {
+    // Flux's generated kustomization may leave out what substitutes the settings (a `../base` only a written one lists).
+    if (!rootKustomizationFile)
+      refuseGeneratedRoot(
+        root,
+        envDir,
+        (file) => `the one Flux generates from every file of the folder does not apply ${file}`,
+      );
+    return undefined;
+  }
 
   const sources = referenceSources(root);
-  const read = (d: ReferenceObject) => readKustomization(root, envDir, entryDir, d, warnings, sources);
+  const varsData = { name: varsObject.name, data: stringData(varsObject.body.data) };
+  const read = (d: ReferenceObject) => readKustomization(root, envDir, entryDir, d, warnings, sources, varsData);
   const kustomizations = followNested(declarations.map(read), read);
   markFullPass(kustomizations);
-  const vars: VarsConfigMap = {
-    object: varsObject,
-    data: Object.fromEntries(Object.entries(varsObject.body.data ?? {}).map(([k, v]) => [k, String(v)])),
-  };
+  // A chart release only a Kustomization of the cluster applies (flux-instance.yaml's folder) is repointed all the same.
+  for (const k of kustomizations) markFluxInstanceReleases(k.objects);
+  const vars: VarsConfigMap = { object: varsObject, data: varsData.data };
+  // A single-cluster folder (kubernetes/) has no name of its own: its settings' CLUSTER_NAME is it.
+  const envName = environmentName(envDir) ?? vars.data.CLUSTER_NAME ?? envDir;
+  refusePerClusterFolders(root, envDir, envName, kustomizations);
   const reference: ClusterVarsReference = {
     root,
-    // A single-cluster folder (kubernetes/) has no name of its own: its settings' CLUSTER_NAME is it.
-    envName: environmentName(envDir) ?? vars.data.CLUSTER_NAME ?? envDir,
+    envName,
     envDir,
     envFiles: listFiles(absEnv),
     entryDir,
     rootKustomizationFile,
-    fluxInstance: applied.objects.find((o) => isFluxInstance(o.body) && fluxInstanceSyncPath(o.body) === entryDir),
+    fluxInstance: applied.objects.find((o) => makesFluxInstance(o.body) && fluxInstanceSyncPath(o.body) === entryDir),
     applied: applied.objects,
     entrySecrets: applied.objects.filter((o) => o.kind === 'Secret' && isSopsEncrypted(o.body)),
     vars,
@@ -159,6 +173,50 @@ export function loadClusterVarsReference(root: string, referenceEnv: string): Cl
   guardSecrets(reference);
   return reference;
 }
+
+/**
+ * Folders outside the environment folder that a Kustomization of the reference cluster applies and
+ * that are that cluster's, not shared: the path names the cluster, and another cluster of the
+ * repository (a folder beside the environment's) has its own folder there (joryirving/home-ops'
+ * `kubernetes/apps/test` beside `kubernetes/apps/main`, for `kubernetes/clusters/{test,main}`).
+ * This model copies only the environment folder and carries every folder outside it as every
+ * cluster's, so the new cluster would run the reference's apps: refused, all named at once. A folder
+ * that names the cluster without such a sibling stays shared, and the leftover gate lists its path.
+ */
+function refusePerClusterFolders(root: string, envDir: string, envName: string, kustomizations: VarsKustomization[]) {
+  const others = otherClusters(root, envDir);
+  const folders = new Map<string, string>();
+  for (const k of kustomizations.filter((k) => !k.otherSource && !inFolder(k.path, envDir))) {
+    const parts = k.path.split('/');
+    const at = parts.indexOf(envName);
+    if (at < 0) continue;
+    const sibling = others
+      .map((other) => [...parts.slice(0, at), other].join('/'))
+      .find((dir) => isRepoFolder(root, dir));
+    const folder = parts.slice(0, at + 1).join('/');
+    if (sibling && !folders.has(folder))
+      folders.set(
+        folder,
+        `${folder} (spec.path of Kustomization ${k.name} in ${k.declaration.file}; beside ${sibling})`,
+      );
+  }
+  if (folders.size === 0) return;
+  throw new GeneratorInputError(
+    `reference cluster "${envName}": its Flux Kustomizations apply folders of its own outside ${envDir}: ${[...folders.values()].join('; ')}. The generator copies only ${envDir} for the new cluster and carries folders outside it as shared by every cluster, so the new cluster would run the reference's; move them into ${envDir} and point spec.path there (where the cluster folder has no kustomization.yaml, add one listing only its entry files, or Flux's own sync applies them too), or write the new cluster's copy by hand`,
+  );
+}
+
+/** The names of the folders beside the environment's: the repository's other clusters (kubernetes/clusters/main). */
+function otherClusters(root: string, envDir: string): string[] {
+  const parent = posix.dirname(envDir);
+  if (parent === '.' || !isRepoFolder(root, parent)) return [];
+  return readdirSync(join(root, parent), { withFileTypes: true })
+    .filter((e) => e.isDirectory() && e.name !== posix.basename(envDir) && !e.name.startsWith('.'))
+    .map((e) => e.name);
+}
+
+const stringData = (data: unknown): Record<string, string> =>
+  Object.fromEntries(Object.entries(data ?? {}).map(([k, v]) => [k, String(v)]));
 
 const isSopsEncrypted = (body: any) => Boolean(body?.sops && typeof body.sops === 'object');
 
@@ -181,36 +239,45 @@ function objectsOfFile(root: string, file: string): any[] {
 /**
  * The environment folder's entry when it has no kustomization of its own: the folder the cluster's own
  * sync applies and that holds that sync's own file, undefined when there is none. The sync is
- * - a FluxInstance (Flux Operator) over the environment folder or a folder inside it: the operator
- *   syncs it as kustomize-controller reads it, with a generated kustomization;
- * - a Flux Kustomization over a folder inside it (home-ops, cluster-template:
- *   kubernetes/<cluster>/flux/config/cluster.yaml holds the Kustomization `cluster` over
- *   ./kubernetes/<cluster>/flux), the sync Flux bootstraps from. One over the environment folder
- *   itself needs its kustomization.yaml (refuseGeneratedRoot says so).
+ * - a FluxInstance (Flux Operator) over the environment folder or a folder inside it, or a HelmRelease
+ *   of the flux-instance chart whose values.instance.sync does the same (joryirving/home-ops): the
+ *   operator syncs it as kustomize-controller reads it, with a generated kustomization;
+ * - a Flux Kustomization over the folder (flux bootstrap's gotk-sync.yaml in flux-system/, which
+ *   writes no kustomization.yaml for the cluster folder itself) or over a folder inside it (home-ops,
+ *   cluster-template: kubernetes/<cluster>/flux/config/cluster.yaml holds the Kustomization `cluster`
+ *   over ./kubernetes/<cluster>/flux), the sync Flux bootstraps from.
+ * Either way the folder is read, built and written as kustomize-controller reads it: with the
+ * kustomization it generates (reference.ts generatedResources), none written for the new cluster
+ * (Flux regenerates it from what the folder holds on every reconciliation).
  */
 function selfSyncedFolder(root: string, envDir: string): string | undefined {
-  const candidates = yamlFilesUnder(root, envDir).flatMap((file) =>
-    objectsOfFile(root, file).flatMap((body) => {
-      const path = isFluxInstance(body)
-        ? fluxInstanceSyncPath(body)
-        : isFluxKustomization(body)
-          ? normalizePath(String(body.spec?.path ?? ''))
-          : undefined;
-      if (path === undefined || !file.startsWith(path + '/')) return [];
-      return (path === envDir && isFluxInstance(body)) || path.startsWith(envDir + '/') ? [path] : [];
-    }),
+  const objects = yamlFilesUnder(root, envDir).flatMap((file) =>
+    objectsOfFile(root, file).map((body) => ({ body, file })),
   );
+  // The flux-instance chart's release is told apart by its chart source, which may be another object of the folder.
+  markFluxInstanceReleases(objects.filter((o) => o.body && typeof o.body === 'object'));
+  const candidates = objects.flatMap(({ body, file }) => {
+    const path = makesFluxInstance(body)
+      ? fluxInstanceSyncPath(body)
+      : isFluxKustomization(body)
+        ? normalizePath(String(body.spec?.path ?? ''))
+        : undefined;
+    if (path === undefined || !file.startsWith(path + '/')) return [];
+    return path === envDir || path.startsWith(envDir + '/') ? [path] : [];
+  });
   // The outermost one: a nested Kustomization over its own subfolder is no entry.
   return candidates.sort((a, b) => a.length - b.length)[0];
 }
 
 /**
- * Without a kustomization.yaml Flux generates one from every manifest under the folder, so the
- * generator could not tell what the cluster's own sync applies first. An environment that defines
- * a ConfigMap some Flux Kustomization of the repository substitutes must list its resources; an
- * overlay environment keeps its layers in folders and needs none.
+ * A folder without a kustomization.yaml whose generated one cannot be the cluster's: the folder holds
+ * no sync of its own (made at bootstrap outside the repository, or by a hub), or what Flux would
+ * generate leaves out the Kustomization substituting the folder's settings (a `../base` only a
+ * written kustomization lists). An environment that defines a ConfigMap some Flux Kustomization of
+ * the repository substitutes must then list its resources; an overlay environment keeps its layers
+ * in folders and needs none. `why` says which of the two it is (given the substituting file).
  */
-function refuseGeneratedRoot(root: string, envDir: string) {
+function refuseGeneratedRoot(root: string, envDir: string, why: (file: string) => string) {
   const envConfigMaps = yamlFilesUnder(root, envDir)
     .flatMap((file) => objectsOfFile(root, file))
     .filter((b) => b?.kind === 'ConfigMap')
@@ -223,7 +290,7 @@ function refuseGeneratedRoot(root: string, envDir: string) {
       .find((src) => src.kind === 'ConfigMap' && envConfigMaps.includes(src.name));
     if (substituted) {
       throw new GeneratorInputError(
-        `${file} substitutes ConfigMap ${substituted.name}, which ${envDir} defines, but ${envDir} has no kustomization.yaml: add one listing what the cluster's own sync applies (Flux would generate it from every file in the folder)`,
+        `${file} substitutes ConfigMap ${substituted.name}, which ${envDir} defines, but ${envDir} has no kustomization.yaml and ${why(file)}: add one listing what the cluster's own sync applies`,
       );
     }
   }
@@ -236,6 +303,7 @@ function readKustomization(
   declaration: ReferenceObject,
   warnings: string[],
   sources: ReferenceSources,
+  vars: { name: string; data: Record<string, string> },
 ): VarsKustomization {
   const body = declaration.body;
   const where = `${declaration.file} Kustomization ${declaration.name}`;
@@ -262,7 +330,8 @@ function readKustomization(
         `${where}: a JSON6902 patch of Kustomization ${o.name} is not read (its substitution sources are read as written)`,
       ),
     );
-    return patched === o.body ? o : { ...o, body: patched };
+    const placed = withSubstitutedPath(body, patched, vars);
+    return placed === o.body ? o : { ...o, body: placed };
   });
   return {
     name: declaration.name,
@@ -277,6 +346,24 @@ function readKustomization(
     fullPass: false,
     entry: path === entryDir,
   };
+}
+
+/**
+ * A nested Kustomization's `spec.path` as Flux reads it: its parent substitutes the objects it applies,
+ * the nested declaration included (home-ops' `./kubernetes/apps/${CLUSTER}/kube-system/cilium`), from
+ * the cluster's settings when it reads them and from its inline values. Only the path is read so: the
+ * file is carried as written, and the new cluster's settings make the same path its own.
+ */
+function withSubstitutedPath(parent: any, nested: any, vars: { name: string; data: Record<string, string> }): any {
+  const path = nested.spec?.path;
+  if (typeof path !== 'string' || !path.includes('${') || substitutionDisabled(nested)) return nested;
+  const { substituteFrom, substitute: inline } = substitutionOf(parent);
+  if (substituteFrom.length === 0 && Object.keys(inline).length === 0) return nested;
+  const fromSettings = substituteFrom.some((s) => s.kind === 'ConfigMap' && s.name === vars.name) ? vars.data : {};
+  const result = substitute(path, { ...fromSettings, ...inline });
+  // A name the generator cannot read (a Secret's) leaves the path as written: reading it then says so.
+  if (result.undefinedNames.length > 0) return nested;
+  return { ...nested, spec: { ...nested.spec, path: result.text } };
 }
 
 /** A Kustomization over another source: carried as it is, nothing of it read here (see flux-sources.ts). */

@@ -6,7 +6,7 @@ import { join, normalize, relative } from 'node:path';
 import { stringify } from 'yaml';
 import { substitutionOf } from './cluster-vars-reference';
 import { GeneratorValidationError } from './errors';
-import { buildFluxInstanceSync, fluxInstanceSyncPath, isFluxInstance } from './flux-instance';
+import { buildFluxInstanceSync, fluxInstanceSyncPath, makesFluxInstance, markFluxInstanceReleases } from './flux-instance';
 import { isFluxKustomization, normalizePath } from './flux-sync';
 import { leftoverReferenceValues, warnOnce } from './shared-values';
 import {
@@ -71,10 +71,11 @@ async function buildEntryFolder(
   const path = clusterPath(ctx, ctx.ref.entryDir);
   const folder = await buildAsFlux(ctx, stagedPath(ctx, staging, path), path);
   if (!ctx.ref.fluxInstance) return { objects: folder, path, entrySyncs: new Set() };
-  const instance = folder.find((o) => isFluxInstance(o.body) && fluxInstanceSyncPath(o.body) === path);
+  markFluxInstanceReleases(folder.map((o) => ({ body: o.body, file: o.file ?? path })));
+  const instance = folder.find((o) => makesFluxInstance(o.body) && fluxInstanceSyncPath(o.body) === path);
   if (!instance)
     throw new GeneratorValidationError(
-      `${path}: no FluxInstance in the cluster folder syncs ./${path}, so Flux Operator would never apply it`,
+      `${path}: no FluxInstance (or flux-instance chart release) in the cluster folder syncs ./${path}, so Flux Operator would never apply it`,
     );
   const sync = await buildFluxInstanceSync(instance.body, `${instance.file ?? path} (its spec.sync)`, {
     roots: [ctx.opts.repoDir],

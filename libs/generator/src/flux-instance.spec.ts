@@ -2,7 +2,10 @@ import { parseDocument } from 'yaml';
 import { clusterSettingsFacts, valueForNewCluster } from './cluster-values';
 import {
   fluxInstanceSyncObjects,
+  fluxInstanceSyncPath,
+  isFluxInstanceRelease,
   leftoverRuntimeValues,
+  markFluxInstanceReleases,
   repointFluxInstance,
   unheldPullSecrets,
 } from './flux-instance';
@@ -185,5 +188,99 @@ describe("runtime info's cluster values", () => {
     expect(valueForNewCluster('CLUSTER_NAME', 'staging-blue', from, to)).toBeUndefined();
     expect(valueForNewCluster('ENVIRONMENT', 'staging-1', from, to)).toBeUndefined();
     expect(valueForNewCluster('CLUSTER_DOMAIN', 'preview1.example.com', from, to)).toBe('acme.io');
+  });
+});
+
+describe('a HelmRelease of the flux-instance chart (Flux Operator installed by Helm)', () => {
+  const release = (chart: object, values: object = { instance: { sync: GIT } }, extra: object = {}) => ({
+    apiVersion: 'helm.toolkit.fluxcd.io/v2',
+    kind: 'HelmRelease',
+    metadata: { name: 'flux-instance', namespace: 'flux-system' },
+    spec: { interval: '15m', ...chart, values, ...extra },
+  });
+  const CHART_REF = { chartRef: { kind: 'OCIRepository', name: 'flux-instance' } };
+  const oci = (url: string) => ({
+    apiVersion: 'source.toolkit.fluxcd.io/v1',
+    kind: 'OCIRepository',
+    metadata: { name: 'flux-instance', namespace: 'flux-system' },
+    spec: { url, ref: { tag: '0.58.1' } },
+  });
+  const marked = (...bodies: any[]) => markFluxInstanceReleases(bodies.map((body) => ({ body, file: 'fi.yaml' })));
+
+  it('is told by its chartRef source (OCIRepository or HelmChart) or spec.chart.spec.chart, and no other chart is', () => {
+    const byRef = release(CHART_REF);
+    expect(marked(byRef, oci('oci://ghcr.io/controlplaneio-fluxcd/charts/flux-instance'))).toEqual([byRef]);
+    expect(isFluxInstanceRelease(byRef)).toBe(true);
+    const byName = release({
+      chart: { spec: { chart: 'flux-instance', sourceRef: { kind: 'HelmRepository', name: 'cp' } } },
+    });
+    expect(marked(byName)).toEqual([byName]);
+    const helmChart = release({ chartRef: { kind: 'HelmChart', name: 'fi', namespace: 'flux-system' } });
+    const chart = {
+      kind: 'HelmChart',
+      metadata: { name: 'fi', namespace: 'flux-system' },
+      spec: { chart: 'flux-instance' },
+    };
+    expect(marked(helmChart, chart)).toEqual([helmChart]);
+    const operator = release(CHART_REF);
+    expect(marked(operator, oci('oci://ghcr.io/controlplaneio-fluxcd/charts/flux-operator'))).toEqual([]);
+    expect(marked(release(CHART_REF))).toEqual([]); // its source is not among the objects
+    expect(isFluxInstanceRelease(operator)).toBe(false);
+  });
+
+  it('syncs what values.instance.sync says, repointed there as a FluxInstance is, with the objects the operator creates', () => {
+    const body = release(CHART_REF);
+    marked(body, oci('oci://ghcr.io/controlplaneio-fluxcd/charts/flux-instance'));
+    expect(fluxInstanceSyncPath(body)).toBe('clusters/dev');
+    const doc = parseDocument(JSON.stringify(body));
+    expect(
+      repointFluxInstance(
+        doc,
+        body,
+        { path: 'clusters/acme', sourceUrl: 'https://h/o/acme.git', sourceBranch: 'acme' },
+        'x',
+      ),
+    ).toEqual([]);
+    expect(doc.toJS().spec.values.instance.sync).toEqual({
+      ...GIT,
+      url: 'https://h/o/acme.git',
+      ref: 'refs/heads/acme',
+      path: './clusters/acme',
+    });
+    expect(doc.toJS().spec.sync).toBeUndefined();
+    // The chart's defaults: a FluxInstance named flux (or fullnameOverride), a Git sync when no kind is given.
+    const sync = Object.fromEntries(Object.entries(GIT).filter(([key]) => key !== 'kind'));
+    const kindless = release(CHART_REF, {
+      fullnameOverride: 'fleet',
+      instance: { sync: { ...sync, pullSecret: 'git' } },
+    });
+    marked(kindless, oci('oci://ghcr.io/controlplaneio-fluxcd/charts/flux-instance'));
+    expect(fluxInstanceSyncObjects(kindless)[0].kind).toBe('GitRepository');
+    expect(unheldPullSecrets(asReference(kindless), [], 'x')).toEqual([
+      expect.stringMatching(
+        /^x: FluxInstance fleet logs in with Secret flux-system\/git, which the repository does not hold/,
+      ),
+    ]);
+    expect(
+      fluxInstanceSyncObjects(body).map(
+        (o) => `${o.kind} ${o.metadata.namespace}/${o.metadata.name} ${o.spec.path ?? o.spec.url}`,
+      ),
+    ).toEqual([
+      `GitRepository flux-system/flux-system ${GIT.url}`,
+      'Kustomization flux-system/flux-system ./clusters/dev',
+    ]);
+  });
+
+  it('is refused, naming the file and the field, where its sync cannot be moved safely', () => {
+    const source = oci('oci://ghcr.io/controlplaneio-fluxcd/charts/flux-instance');
+    expect(() => marked(release(CHART_REF, {}, { valuesFrom: [{ kind: 'ConfigMap', name: 'v' }] }), source)).toThrow(
+      /^fi\.yaml: HelmRelease flux-instance \(the flux-instance chart, the cluster's Flux entry point\) takes values from spec\.valuesFrom/,
+    );
+    expect(() =>
+      marked(release(CHART_REF, { instance: { sync: { ...GIT, url: 'https://h/${OWNER}/x' } } }), source),
+    ).toThrow(/spec\.values\.instance\.sync\.url holds a \$\{VAR\}/);
+    expect(() =>
+      marked(release(CHART_REF, { instance: { sync: { ...GIT, kind: 'ExternalArtifact' } } }), source),
+    ).toThrow(/spec\.values\.instance\.sync\.kind "ExternalArtifact" is not a source the generator can repoint/);
   });
 });

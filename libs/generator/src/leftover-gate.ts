@@ -6,6 +6,7 @@
  */
 import { GeneratorInputError } from './errors';
 import { Context } from './context';
+import { asFluxInstance } from './flux-instance';
 import { isSeparateRepository, referenceEnvironmentName } from './environment-folder';
 import {
   dottedField,
@@ -160,13 +161,13 @@ function endpointsIn(value: unknown, path: string, depth = 0): ReferenceIdentifi
   });
 }
 
-/** The URLs the reference cluster's own sync reads: its entry folder's GitRepositories and its FluxInstance's sync. */
+/** The URLs the reference cluster's own sync reads: its entry folder's GitRepositories and its FluxInstance's sync (or the flux-instance chart's). */
 export function entryRepositoryUrls(ref: {
   applied: ReadonlyArray<{ body: any }>;
   fluxInstance?: { body: any };
 }): string[] {
   const urls = ref.applied.filter((o) => o.body?.kind === 'GitRepository').map((o) => o.body.spec?.url);
-  return [...urls, ref.fluxInstance?.body?.spec?.sync?.url].filter((u): u is string => typeof u === 'string');
+  return [...urls, asFluxInstance(ref.fluxInstance?.body)?.spec?.sync?.url].filter((u): u is string => typeof u === 'string');
 }
 
 /** `host/owner/name` of a Git URL in any spelling (https, ssh://git@host/, git@host:owner/name.git). */
