@@ -151,6 +151,22 @@ describe('generate-gitops-env upgrade', () => {
     expect(readFileSync(join(repo, ENV, 'infrastructure/external-dns.yaml'), 'utf8')).toContain('version: "1.16.1"');
     expect(readFileSync(join(repo, ENV, 'infrastructure/ingress-nginx.yaml'), 'utf8')).toContain('version: "4.12.0"');
     expect(readFileSync(join(repo, ENV, 'infrastructure/helm-repositories.yaml'))).toEqual(customer);
+    expect(report.shared_not_upgraded).toEqual([]);
+  }, 60_000);
+
+  it('a comment is an edit too: merged into a file the reference changes, kept in one it deletes', async () => {
+    const repo = environment();
+    edit(repo, `${ENV}/infrastructure/external-dns.yaml`, (t) => `# acme: reviewed by security\n${t}`);
+    edit(repo, `${ENV}/infrastructure/legacy-a.yaml`, (t) => `${t}# acme: still read by the billing job\n`);
+    const { code, report } = await upgrade(repo, ...withCert);
+    expect(code).toBe(0);
+    expect(report).toMatchObject({
+      merged: [`${ENV}/infrastructure/external-dns.yaml`],
+      removed: [`${ENV}/infrastructure/legacy-b.yaml`],
+      kept_edited: [`${ENV}/infrastructure/legacy-a.yaml`],
+    });
+    const text = readFileSync(join(repo, ENV, 'infrastructure/external-dns.yaml'), 'utf8');
+    expect(text).toMatch(/^# acme: reviewed by security\n[^]*version: "1\.16\.1"/);
   }, 60_000);
 
   it('(b) a customer edit in another part of a file the reference changes is merged: both edits present', async () => {

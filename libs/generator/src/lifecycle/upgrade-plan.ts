@@ -4,6 +4,8 @@
  * stays as ours byte for byte; one it changed becomes the new render's where ours is still the old
  * render's, else a clean three-way merge, else a conflict. Files it adds are added, files it deletes are
  * removed where unedited and listed where edited. Credentials go through credential-upgrade.ts.
+ * "Unedited" is byte for byte, not YAML-normalised as drift compares: a comment or a re-indentation
+ * is the customer's, and taking the new render over it would drop it.
  */
 import { readRepoFileIfPresent } from '../repo-files';
 import type { GenerateSummary } from '../context';
@@ -15,7 +17,7 @@ import {
   upgradeCredentialFile,
 } from './credential-upgrade';
 import type { ConflictHunk, FileMerger } from './three-way';
-import { filesOf, holdsCredentials, sameContent } from './tree-compare';
+import { filesOf, holdsCredentials } from './tree-compare';
 
 /** One side of the upgrade: a working copy and its summary (renders only). */
 export interface UpgradeSide {
@@ -111,7 +113,7 @@ function planFile(merger: FileMerger, path: string, v: Versions, plan: UpgradePl
   if (!old && !next) return; // the environment's own file
   if (!next) {
     if (!ours) return;
-    if (sameContent(path, ours, old!)) {
+    if (ours.equals(old!)) {
       plan.removed.push(path);
       edits.removals.push(path);
     } else plan.kept_edited.push(path);
@@ -127,7 +129,7 @@ function planFile(merger: FileMerger, path: string, v: Versions, plan: UpgradePl
   }
   if (ours.equals(next)) return;
   if (!old) return conflict('the environment has another file where the reference adds one');
-  if (sameContent(path, ours, old)) {
+  if (ours.equals(old)) {
     plan.changed.push(path);
     edits.writes.set(path, next);
     return;

@@ -71,13 +71,12 @@ async function upgradeWithinLimits(request: UpgradeRequest, tools: UpgradeTools)
   const env = openRecordedEnvironment(request, 'upgrade', git);
   if (env.recorded === env.newest) return report(request, env, emptyPlan(), [], 'up-to-date', git);
   return withScratch('gitops-upgrade-', async (scratch) => {
-    const render = (name: string, commit: string, sealing?: RenderSealing) =>
+    // Both renders seal alike, so files that name the certificate or recipients (.sops.yaml) differ only where the reference changed them.
+    const sealing: RenderSealing = { sealingCertPem: request.sealingCertPem, ageRecipients: request.ageRecipients };
+    const render = (name: string, commit: string) =>
       renderAtCommit(env.referenceTop, commit, env.environment.marker, join(scratch, name), repoLimits(), git, sealing);
     const old = await render('old', env.recorded);
-    const next = await render('new', env.newest, {
-      sealingCertPem: request.sealingCertPem,
-      ageRecipients: request.ageRecipients,
-    });
+    const next = await render('new', env.newest);
     const added = next.folders.filter((f) => !env.environment.folders.includes(f));
     if (added.length > 0)
       throw new GeneratorInputError(
