@@ -282,6 +282,31 @@ describe('generate-gitops-env upgrade', () => {
     expect(snapshot(repo)).toEqual(after);
   }, 60_000);
 
+  it('refuses by name, writing nothing, a key the reference adds that is built from credentials the cluster holds (--to a branch)', async () => {
+    const file = `${REF}/database/postgresql-credentials.yaml`;
+    git(reference, 'checkout', '-q', '-b', 'derived-key');
+    try {
+      edit(reference, file, (t) =>
+        t.replace(
+          '  username: platform_dev\n',
+          '  username: platform_dev\n  jdbc-url: jdbc:postgresql://postgresql.data.svc:5432/platform?user=platform_dev&password=DevPgPassw0rd-Insecure-2024\n',
+        ),
+      );
+      commit(reference, 'reference C: a derived key');
+    } finally {
+      git(reference, 'checkout', '-q', 'main');
+    }
+    const repo = environment();
+    const before = snapshot(repo);
+    const r = await upgrade(repo, '--to', 'derived-key', '--sealing-cert', certFile);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(
+      `${ENV}/database/postgresql-credentials.yaml: data/postgresql-credentials/jdbc-url is built from credentials the cluster already holds, which an upgrade cannot read`,
+    );
+    expect(r.stderr).not.toContain('DevPgPassw0rd');
+    expect(snapshot(repo)).toEqual(before);
+  }, 60_000);
+
   it('refuses, writing nothing, a --to naming no commit and an environment without a marker', async () => {
     const repo = environment();
     const before = snapshot(repo);
