@@ -46,7 +46,9 @@ export const GIT_MERGE_FILE: FileMerger = {
         writeFileSync(join(dir, name), [ours, base, theirs][i]);
         return join(dir, name);
       });
+      // cwd: the scratch folder, so no repository's configuration around the caller is read.
       const result = spawnSync('git', ['merge-file', '-p', '--quiet', ...files], {
+        cwd: dir,
         env: { ...ownEnvironment(), GIT_CONFIG_NOSYSTEM: '1' },
         maxBuffer: 64 * 1024 * 1024,
       });
