@@ -11,6 +11,7 @@ import { GeneratorInputError } from './errors';
 import { credentialFileProblem } from '#libs/runtime';
 import { repoLimitsFrom } from './repo-limits-env';
 import { driftMain } from './lifecycle/drift-cli';
+import { upgradeMain } from './lifecycle/upgrade-cli';
 import {
   checkInputs,
   generate,
@@ -88,6 +89,8 @@ Options:
                            source <(generate-gitops-env completion bash)
   drift (instead of a pass) how a scaffolded environment differs from what its recorded reference
                            commit renders, and how far that commit is behind (generate-gitops-env drift --help)
+  upgrade (instead of a pass) the reference's change since the recorded commit, merged into the
+                           environment, credentials kept (generate-gitops-env upgrade --help)
 
 Registry pull credentials for the full pass come from REGISTRY_SERVER, REGISTRY_USERNAME and
 REGISTRY_PASSWORD or from --registry-auth FILE, never from command-line values. Supplied credentials
@@ -228,6 +231,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
   let values: Record<string, any>;
   try {
     if (argv[0] === 'drift') return await driftMain(argv.slice(1), env);
+    if (argv[0] === 'upgrade') return await upgradeMain(argv.slice(1), env);
     if (argv[0] === 'completion') {
       process.stdout.write(completion(argv[1]));
       return 0;

@@ -1,8 +1,7 @@
 /** `generate-gitops-env drift`: the command line of computeDrift, parsed as the pass's own (strict, with suggestions). */
-import { parseCommandLine, UsageError } from '#libs/cli';
-import { GeneratorInputError } from '../errors';
 import { repoLimitsFrom } from '../repo-limits-env';
 import { computeDrift, describeDrift } from './drift';
+import { runSubcommand } from './subcommand';
 
 export const DRIFT_HELP = `generate-gitops-env drift: how an environment differs from what its recorded reference commit renders
 
@@ -35,40 +34,26 @@ const OPTIONS = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-const REQUIRED = ['repo', 'template', 'cluster-name'];
-const USAGE_LINE = `${DRIFT_HELP.split('\n\n')[1]}\n(generate-gitops-env drift --help for every option)\n`;
-
 /** Runs the subcommand with its arguments (after "drift"); resolves to the exit code. */
-export async function driftMain(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
-  let values: Record<string, any>;
-  try {
-    ({ values } = parseCommandLine(argv, OPTIONS, false));
-  } catch (e) {
-    if (!(e instanceof UsageError)) throw e;
-    process.stderr.write(`generate-gitops-env drift: ${e.message}\n${USAGE_LINE}`);
-    return 2;
-  }
-  if (values.help) {
-    process.stdout.write(DRIFT_HELP);
-    return 0;
-  }
-  const missing = REQUIRED.filter((flag) => !values[flag]).map((flag) => `--${flag}`);
-  if (missing.length > 0) {
-    process.stderr.write(`generate-gitops-env drift: missing ${missing.join(', ')}\n${USAGE_LINE}`);
-    return 2;
-  }
-  try {
-    const report = await computeDrift({
-      repoDir: values.repo,
-      templateDir: values.template,
-      clusterName: values['cluster-name'],
-      to: values.to,
-      repoLimits: repoLimitsFrom(env),
-    });
-    process.stdout.write(values.json ? JSON.stringify(report, null, 2) + '\n' : describeDrift(report));
-    return 0;
-  } catch (e) {
-    process.stderr.write(`generate-gitops-env drift: ${(e as Error).message.split('\n')[0]}\n`);
-    return e instanceof GeneratorInputError ? 2 : 1;
-  }
+export function driftMain(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
+  return runSubcommand(
+    {
+      name: 'drift',
+      help: DRIFT_HELP,
+      options: OPTIONS,
+      required: ['repo', 'template', 'cluster-name'],
+      run: async (values) => {
+        const report = await computeDrift({
+          repoDir: values.repo,
+          templateDir: values.template,
+          clusterName: values['cluster-name'],
+          to: values.to,
+          repoLimits: repoLimitsFrom(env),
+        });
+        process.stdout.write(values.json ? JSON.stringify(report, null, 2) + '\n' : describeDrift(report));
+        return 0;
+      },
+    },
+    argv,
+  );
 }

@@ -3,25 +3,15 @@
  * newest, and every file of its folders that differs from what the recorded commit renders with the
  * recorded inputs now. Nothing is written anywhere but a scratch folder, removed afterwards.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
 import type { RepoLimits } from '#libs/runtime';
-import { GeneratorInputError } from '../errors';
 import { repoLimits, withRepoLimits } from '../repo-files';
-import { Environment, findEnvironment } from './environment-markers';
-import { commitsBetween, GIT_PROGRAM, GitRunner, inHistoryOf, resolveCommit } from './reference-git';
+import { openRecordedEnvironment, RecordedEnvironmentRequest, withScratch } from './recorded-environment';
+import { commitsBetween, GIT_PROGRAM, GitRunner } from './reference-git';
 import { renderAtCommit } from './render-at-commit';
 import { compareTrees, TreeDifference } from './tree-compare';
 
-export interface DriftRequest {
-  /** The environment repository's working copy. */
-  repoDir: string;
-  /** A git working copy of the reference (any folder of it). */
-  templateDir: string;
-  clusterName: string;
-  /** The reference revision to count commits behind to (default HEAD). */
-  to?: string;
+/** `to`: the reference revision to count commits behind to (default HEAD). */
+export interface DriftRequest extends RecordedEnvironmentRequest {
   repoLimits?: RepoLimits;
 }
 
@@ -38,48 +28,20 @@ export interface DriftReport extends TreeDifference {
   warnings: string[];
 }
 
-/** Why an environment's marker cannot be rendered again, or null. */
-function unrenderable(environment: Environment, clusterName: string): string | null {
-  const { marker } = environment;
-  if (marker.marker_version === undefined || !marker.inputs)
-    return `cluster ${clusterName} was scaffolded before markers recorded the reference commit; cannot compute drift`;
-  if (!marker.reference_commit)
-    return `cluster ${clusterName} was scaffolded from a reference that was no git working copy (its marker records no reference commit); cannot compute drift`;
-  if (marker.in_reference_repository)
-    return `cluster ${clusterName} was written into the reference's own working copy; drift is computed for environments in another repository only`;
-  return null;
-}
-
-/** The top of the reference's working copy, refused when `dir` is none. */
-function referenceTop(dir: string, git: GitRunner): string {
-  try {
-    return git.run(dir, ['rev-parse', '--show-toplevel']).trim();
-  } catch {
-    throw new GeneratorInputError(`--template ${dir} is not a git working copy of the reference`);
-  }
-}
-
 /** Drift of the environment `clusterName` in `repoDir` against the reference `templateDir`. Refusals are GeneratorInputErrors. */
 export function computeDrift(request: DriftRequest, git: GitRunner = GIT_PROGRAM): Promise<DriftReport> {
   return withRepoLimits(request.repoLimits, () => driftWithinLimits(request, git));
 }
 
 async function driftWithinLimits(request: DriftRequest, git: GitRunner): Promise<DriftReport> {
-  const repoDir = resolve(request.repoDir);
-  const environment = findEnvironment(repoDir, request.clusterName);
-  const refusal = unrenderable(environment, request.clusterName);
-  if (refusal) throw new GeneratorInputError(refusal);
+  const { repoDir, environment, referenceTop, recorded, newest } = openRecordedEnvironment(
+    request,
+    'compute drift',
+    git,
+  );
   const { marker } = environment;
-  const recorded = marker.reference_commit!;
-  const top = referenceTop(resolve(request.templateDir), git);
-  const newest = resolveCommit(top, request.to ?? 'HEAD', git);
-  if (!inHistoryOf(top, recorded, newest, git))
-    throw new GeneratorInputError(
-      `the recorded reference commit ${recorded} of cluster ${request.clusterName} is not in the history of ${request.to ?? 'HEAD'} of the reference ${top}; cannot compute drift`,
-    );
-  const scratch = mkdtempSync(join(tmpdir(), 'gitops-drift-'));
-  try {
-    const render = await renderAtCommit(top, recorded, marker, scratch, repoLimits(), git);
+  return withScratch('gitops-drift-', async (scratch) => {
+    const render = await renderAtCommit(referenceTop, recorded, marker, scratch, repoLimits(), git);
     const credentials = new Set(render.summary.objects_sealed.flatMap((o) => [o.file, ...(o.sources ?? [])]));
     const difference = compareTrees(
       { root: repoDir, folders: environment.folders },
@@ -90,7 +52,7 @@ async function driftWithinLimits(request: DriftRequest, git: GitRunner): Promise
       folders: environment.folders,
       reference_commit: recorded,
       reference_newest: newest,
-      commits_behind: commitsBetween(top, recorded, newest, git),
+      commits_behind: commitsBetween(referenceTop, recorded, newest, git),
       ...difference,
       drifted: difference.changed.length + difference.added.length + difference.missing.length > 0,
       warnings: marker.reference_dirty
@@ -99,9 +61,7 @@ async function driftWithinLimits(request: DriftRequest, git: GitRunner): Promise
           ]
         : [],
     };
-  } finally {
-    rmSync(scratch, { recursive: true, force: true });
-  }
+  });
 }
 
 /** The report as text for a person: the commits, then each list, then whether the environment drifted. */

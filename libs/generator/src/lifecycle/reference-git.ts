@@ -23,10 +23,10 @@ export interface GitRunner {
  * points git at another repository or index.
  */
 const INHERITED = /^(PATH|HOME|USER|LOGNAME|TMPDIR|TZ|LANG|LANGUAGE|LC_[A-Z]+)$/;
-const ownEnvironment = () =>
+export const ownEnvironment = (): Record<string, string> =>
   Object.fromEntries(
     Object.entries(process.env).filter(([name, value]) => INHERITED.test(name) && value !== undefined),
-  );
+  ) as Record<string, string>;
 
 /**
  * The git program, its configuration narrowed so a read cannot start another program from the

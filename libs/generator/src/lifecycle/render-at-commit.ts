@@ -7,7 +7,9 @@
  * Credentials cannot be rendered as they were (they are sealed for the cluster's key, and their values
  * are never recorded), and need not be: a render seals for a fixed throwaway certificate or age
  * recipient whose private keys were never kept, with placeholders for the supplied keys recorded.
- * Every file that holds such output is a credential, never compared by value.
+ * Every file that holds such output is a credential, never compared by value. An upgrade renders the
+ * new commit with the cluster's own certificate or recipients (RenderSealing) instead, so the keys and
+ * files it adds are sealed for the cluster.
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -53,8 +55,19 @@ export interface RenderedEnvironment {
   summary: GenerateSummary;
 }
 
+/** The cluster's own sealing certificate or age recipients, for a render whose new credentials are kept. */
+export interface RenderSealing {
+  sealingCertPem?: string;
+  ageRecipients?: string[];
+}
+
 /** The generator's options that reproduce a marker's pass into `repoDir` from the reference at `templateDir`. */
-export function optionsFromMarker(marker: EnvironmentMarker, repoDir: string, templateDir: string): GenerateOptions {
+export function optionsFromMarker(
+  marker: EnvironmentMarker,
+  repoDir: string,
+  templateDir: string,
+  sealing: RenderSealing = {},
+): GenerateOptions {
   const inputs = marker.inputs!;
   const full = inputs.pass === 'full';
   const sops = inputs.secrets_backend === 'sops';
@@ -70,8 +83,8 @@ export function optionsFromMarker(marker: EnvironmentMarker, repoDir: string, te
     secretsBackend: inputs.secrets_backend,
     sealingScope: inputs.sealing_scope,
     infraLayer: inputs.infra_layer,
-    sealingCertPem: full && !sops ? RENDER_SEALING_CERT : undefined,
-    ageRecipients: full && sops ? [RENDER_AGE_RECIPIENT] : undefined,
+    sealingCertPem: full && !sops ? (sealing.sealingCertPem ?? RENDER_SEALING_CERT) : undefined,
+    ageRecipients: full && sops ? (sealing.ageRecipients ?? [RENDER_AGE_RECIPIENT]) : undefined,
     registry: inputs.registry_credentials
       ? { server: 'registry.invalid', username: PLACEHOLDER, password: PLACEHOLDER }
       : undefined,
@@ -92,7 +105,8 @@ export function optionsFromMarker(marker: EnvironmentMarker, repoDir: string, te
 
 /**
  * Renders the environment `marker` records from commit `commit` of the reference repository whose top
- * is `referenceTop`, inside `scratch` (an empty folder the caller removes).
+ * is `referenceTop`, inside `scratch` (an empty folder the caller removes), sealing for `sealing` when
+ * given (else for the throwaway certificate or recipient).
  */
 export async function renderAtCommit(
   referenceTop: string,
@@ -101,12 +115,13 @@ export async function renderAtCommit(
   scratch: string,
   limits: RepoLimits,
   git: GitRunner = GIT_PROGRAM,
+  sealing: RenderSealing = {},
 ): Promise<RenderedEnvironment> {
   const reference = join(scratch, 'reference');
   const repoDir = join(scratch, 'environment');
   extractCommitFolder(referenceTop, commit, marker.reference_path ?? '', reference, scratch, limits, git);
-  mkdirSync(repoDir);
-  const options = { ...optionsFromMarker(marker, repoDir, reference), repoLimits: limits };
+  mkdirSync(repoDir, { recursive: true });
+  const options = { ...optionsFromMarker(marker, repoDir, reference, sealing), repoLimits: limits };
   const { summary } = await generate(options);
   return { repoDir, folders: [summary.gitops_path, ...summary.overlay_paths], summary };
 }

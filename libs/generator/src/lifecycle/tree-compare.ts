@@ -32,7 +32,7 @@ export interface TreeDifference {
 }
 
 /** The files of a side's folders (repository paths), markers left out: they record, they are not rendered. */
-function filesOf(side: TreeSide): Set<string> {
+export function filesOf(side: TreeSide): Set<string> {
   const files = new Set<string>();
   for (const folder of side.folders) {
     if (repoEntry(side.root, folder) !== 'folder') continue;
