@@ -46,6 +46,8 @@ describe('generate-gitops-env upgrade with the SOPS backend', () => {
   chmodSync(credentials, 0o600);
   const scaffold = ['--repo', repo, '--template', reference, '--reference-env', 'dev', '--cluster-name', 'acme'].concat(
     ['--domain', 'acme.example.com', '--region', 'eu-west-1', '--acme-email', 'ops@acme.example.com'],
+    // The environment's repository has no origin remote: Flux's URL is given.
+    ['--source-url', 'https://git.example.org/acme/fleet.git'],
   );
   const upgrade = (...extra: string[]) =>
     cli([

@@ -102,6 +102,9 @@ describe('generate-gitops-env upgrade', () => {
   beforeAll(async () => {
     const pass = await cli(
       ['--repo', scaffolded, '--template', reference, '--cluster-name', 'acme-prod', '--domain', 'acme.io'].concat([
+        // The environment's repository has no origin remote: Flux's URL is given.
+        '--source-url',
+        'https://git.example.org/acme/fleet.git',
         '--region',
         'us-east-1',
         '--acme-email',
