@@ -13,7 +13,6 @@ import { repoLimitsFrom } from './repo-limits-env';
 import { driftMain } from './lifecycle/drift-cli';
 import { upgradeMain } from './lifecycle/upgrade-cli';
 import {
-  checkInputs,
   generate,
   GenerateOptions,
   SHIPPED_PHASED_TEMPLATE,
@@ -185,32 +184,37 @@ function parsePairs(option: string, flags: string[], shape: string): Record<stri
   return pairs;
 }
 
+/** Why another repository without an origin remote cannot be written without --source-url. */
+const NO_ORIGIN =
+  "--repo has no origin remote, so the new cluster's GitRepository would keep the reference's URL and sync the reference's repository: give --source-url URL (the URL Flux will read --repo at) or add an origin remote";
+
 /**
  * The URL the new cluster's Flux fetches from: --source-url; else --repo's origin remote, unless it is
  * the reference's own repository (its GitRepository URL is kept as Flux knows it). Never one with credentials.
- * Another repository without an origin is refused: the new cluster's GitRepository would keep the reference's URL,
- * and the new cluster would sync the reference's repository.
+ * Another repository without an origin gets no URL and the problem (the generator refuses the pass with it):
+ * the new cluster's GitRepository would keep the reference's URL, and the new cluster would sync the reference.
  */
-function sourceUrlFor(given: string | undefined, repoDir: string, templateDir: string): string | undefined {
+function sourceUrlFor(
+  given: string | undefined,
+  repoDir: string,
+  templateDir: string,
+): Pick<GenerateOptions, 'sourceUrl' | 'sourceUrlProblem'> {
   if (given !== undefined) {
     if (hasCredentials(given))
       throw new GeneratorInputError(
         '--source-url must not carry credentials: Flux reads them from the GitRepository secretRef',
       );
-    return given;
+    return { sourceUrl: given };
   }
   const target = originUrl(repoDir);
   const reference = originUrl(templateDir);
-  if (!target && isSeparateRepository(repoDir, templateDir))
-    throw new GeneratorInputError(
-      "--repo has no origin remote, so the new cluster's GitRepository would keep the reference's URL and sync the reference's repository: give --source-url URL (the URL Flux will read --repo at) or add an origin remote",
-    );
-  if (!target || (reference && sameRepository(reference, target))) return undefined;
+  if (!target) return isSeparateRepository(repoDir, templateDir) ? { sourceUrlProblem: NO_ORIGIN } : {};
+  if (reference && sameRepository(reference, target)) return {};
   if (hasCredentials(target))
     throw new GeneratorInputError(
       "--repo's origin remote carries credentials, which would be written into the GitRepository: give --source-url",
     );
-  return fluxUrlOf(target);
+  return { sourceUrl: fluxUrlOf(target) };
 }
 
 /** What each option's value completes to in a shell (the rest: free text). */
@@ -304,16 +308,14 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
       replace: parsePairs('replace', values.replace ?? [], 'OLD=NEW'),
       strict: Boolean(values.strict),
       referenceDomain: values['reference-domain'],
+      ...sourceUrlFor(
+        values['source-url'],
+        resolve(values.repo),
+        values.template ? resolve(values.template) : SHIPPED_TEMPLATE,
+      ),
       sourceBranch: values['source-branch'],
       validate: !values['no-validate'],
     };
-    // Every bad value first, at once; then where the new cluster's Flux will read it from.
-    checkInputs(options);
-    options.sourceUrl = sourceUrlFor(
-      values['source-url'],
-      resolve(values.repo),
-      values.template ? resolve(values.template) : SHIPPED_TEMPLATE,
-    );
     // Validation builds with the first kubectl on PATH: say so once when that is not the pinned one.
     const kubectlWarning = options.validate ? await kubectlVersionWarning() : null;
     if (kubectlWarning) process.stderr.write(`generate-gitops-env: warning: ${kubectlWarning}\n`);

@@ -71,6 +71,12 @@ export interface GenerateOptions {
   /** The GitRepository URL and branch Flux should sync from (default: the reference's). */
   sourceUrl?: string;
   sourceBranch?: string;
+  /**
+   * Why the caller cannot tell where Flux will read the new cluster's repository when `sourceUrl` is not given
+   * (the CLI: another repository than the reference's, without an origin remote): the pass is refused with it, once
+   * every other problem of the pass was looked for, so one run names them in order of what a user fixes first.
+   */
+  sourceUrlProblem?: string;
   /** Build every written layer with kustomize before anything is written (default true). */
   validate?: boolean;
   now?: Date;

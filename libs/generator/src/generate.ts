@@ -86,8 +86,7 @@ function checkHostOptions(opts: GenerateOptions, fluxExample: boolean) {
     );
 }
 
-/** The values of a pass's options, every bad one named at once (the CLI asks before resolving the rest). */
-export function checkInputs(opts: GenerateOptions) {
+function checkInputs(opts: GenerateOptions) {
   const fields: Array<[string, unknown, (v: unknown) => string | null]> = [
     ['--cluster-name', opts.clusterName, isClusterName],
     ['--domain', opts.domain, isDomain],
@@ -465,6 +464,7 @@ async function planWithinLimits(options: GenerateOptions): Promise<GenerationPla
   if (opts.pass === 'full' && usesSops(ctx)) planSopsRules(ctx);
   planSourceIgnore(ctx);
   planOwnerMarker(ctx, clusterDir);
+  if (opts.sourceUrl === undefined && opts.sourceUrlProblem) throw new GeneratorInputError(opts.sourceUrlProblem);
   leftoverGate(ctx);
   keepRecordWhenNothingElseChanges(ctx);
   return { ...changes, summary: ctx.summary, credentials: ctx.credentials };

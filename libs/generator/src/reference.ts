@@ -191,6 +191,35 @@ function walk(
     if (isRepoFolder(state.root, rel)) walk(state, rel, effective, inner, false);
     else collectObjects(state, rel, effective, inner);
   }
+  addLoadedFolders(state, dirRel, k);
+}
+
+/** Files a kustomization loads by path (patches, replacements): no objects of their own, but read by the build. */
+function loadedFiles(k: any): unknown[] {
+  const paths = (list: unknown) => (Array.isArray(list) ? list.map((e) => (typeof e === 'string' ? e : e?.path)) : []);
+  return [
+    ...paths(k.patches),
+    ...paths(k.patchesJson6902),
+    ...paths(k.patchesStrategicMerge),
+    ...paths(k.replacements),
+  ];
+}
+
+/**
+ * The folders of loaded files outside the environment (home-ops' `../../../components/replacements/ks.yaml`,
+ * which kustomize-controller's loading allows): a copy of the tree into another repository needs them as it
+ * needs the folders of its resources. A file at the repository's top is not a folder to copy; the build there
+ * fails with kustomize's reason.
+ */
+function addLoadedFolders(state: WalkState, dirRel: string, k: any) {
+  for (const path of loadedFiles(k)) {
+    if (typeof path !== 'string' || path.includes('\n')) continue; // an inline patch, not a path
+    const rel = posix.normalize(posix.join(dirRel, path));
+    if (rel.startsWith('..') || posix.isAbsolute(rel) || rel.startsWith(state.envDir + '/')) continue;
+    const folder = posix.dirname(rel);
+    if (folder !== '.' && isRepoFolder(state.root, folder) && repoPathExists(state.root, rel))
+      state.sharedDirs.add(folder);
+  }
 }
 
 /** kustomize drops objects annotated `config.kubernetes.io/local-config` (unless "false") from what it builds. */

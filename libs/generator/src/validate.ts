@@ -245,16 +245,24 @@ export function withoutMachinePaths(text: string, places: ReadonlyArray<readonly
 }
 
 /**
+ * How a build may load files. kustomize-controller builds with LoadRestrictionsNone inside the source's artifact,
+ * so a kustomization may load `../../components/replacements/ks.yaml` (home-ops repositories do). Bubblewrap's box
+ * shows the build only the repositories' folders, so loading as Flux does reads nothing else of this machine; the
+ * weaker boxes do not confine reads, and there each kustomization loads only below its own folder (kustomize's
+ * root-only loading), which refuses such a repository by kustomize's reason rather than read elsewhere.
+ */
+export const loadRestrictor = (box: BoxLevel) =>
+  box === 'bubblewrap' ? 'LoadRestrictionsNone' : 'LoadRestrictionsRootOnly';
+
+/**
  * `kubectl kustomize` of a folder (a wrapper the build wrote) in the build box, in a build slot: its
- * output. Each kustomization loads files only below its own folder (kustomize's root-only loading,
- * always: a folder Flux would build with a generated kustomization gets one of its own, see
- * asFluxBuildsIt). Aborting the pass kills the kubectl.
+ * output, loaded as loadRestrictor says. Aborting the pass kills the kubectl.
  */
 async function kustomizeOutput({ kubectl, box, roots }: BuildHow, dir: string): Promise<string> {
   const command = boxedCommand(
     box,
     kubectl,
-    ['kustomize', '--load-restrictor=LoadRestrictionsRootOnly', dir],
+    ['kustomize', `--load-restrictor=${loadRestrictor(box)}`, dir],
     [dir, ...roots],
   );
   const { stdout } = await withBuildSlot(() =>
