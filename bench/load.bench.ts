@@ -483,6 +483,8 @@ async function main() {
     console.error(
       `service: ${finishedAt.size} finished in ${round(wall)} s; GET p99 REST ${round(pct(restTimes, 99), 2)} ms, NATS ${round(pct(natsTimes, 99), 2)} ms; peak ${round(peak)} MiB`,
     );
+    // The baseline is the same work on the whole machine, as plain tools would run on it (no core kept for an API).
+    pinned?.restore();
     // BENCH_PLAIN=0: the service's figures only (the baseline takes minutes; a settings comparison does not need it).
     const plainCpu = machineCpuMeter();
     const plainMs =

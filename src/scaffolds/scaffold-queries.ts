@@ -12,6 +12,7 @@ import { JOB_LOGS, type JobLogs } from '../kubernetes/job-logs';
 import { RunReadModel } from '../projection/run-read-model';
 import { RunView, toView } from '../projection/run-view';
 import { decodeCursor, encodeCursor } from './cursor';
+import { LiveRuns } from './live-runs';
 import { checkId, requireRun } from './run-access';
 
 /** How an event is shown to auditors and watchers. */
@@ -105,17 +106,26 @@ export class ScaffoldQueries {
     @Inject(EVENT_STORE) private readonly store: EventStore,
     @Inject(RUN_LOGS) private readonly runLogs: RunLogStore,
     private readonly readModel: RunReadModel,
+    /** The runs this replica followed from their start (answered from memory). */
+    private readonly live: LiveRuns,
     /** The run's Job pod logs (EXECUTOR=kubernetes). */
     @Optional() @Inject(JOB_LOGS) private readonly jobLogs?: JobLogs,
   ) {}
 
-  /** From the read-model; a run the projection has not reached yet is folded from the stream (never a 404 after POST). */
+  /**
+   * A run this replica followed from its start, from memory; else from the read-model, and a run the projection
+   * has not reached yet folded from the stream (never a 404 after POST).
+   */
   async get(id: unknown, caller: CallerIdentity): Promise<RunView> {
     const runId = checkId(id);
-    const row = await fromReadModel(() => this.readModel.byId(runId));
-    const state = row ? row.state : fold((await this.store.readRun(runId)).events);
+    const state = this.live.state(runId) ?? (await this.stored(runId));
     if (!state.request || !owns(caller, state.request.requested_by)) throw notFound();
     return toView(runId, state);
+  }
+
+  private async stored(runId: string): Promise<RunState> {
+    const row = await fromReadModel(() => this.readModel.byId(runId));
+    return row ? row.state : fold((await this.store.readRun(runId)).events);
   }
 
   async list(

@@ -8,6 +8,7 @@ import {
   WhoAmIController,
 } from './scaffolds.controller';
 import { ScaffoldsRpcController } from './scaffolds.rpc.controller';
+import { LiveRuns } from './live-runs';
 import { Quotas } from './quotas';
 import { RequestChecks } from './request-checks';
 import { ScaffoldCommands } from './scaffold-commands';
@@ -24,6 +25,14 @@ import { ScaffoldQueries } from './scaffold-queries';
     ApiDocumentsController,
     ScaffoldsRpcController,
   ],
-  providers: [ScaffoldCommands, ScaffoldQueries, ScaffoldPreview, RequestChecks, Quotas, CredentialPlanQuery],
+  providers: [
+    ScaffoldCommands,
+    ScaffoldQueries,
+    LiveRuns,
+    ScaffoldPreview,
+    RequestChecks,
+    Quotas,
+    CredentialPlanQuery,
+  ],
 })
 export class ScaffoldsModule {}

@@ -15,6 +15,7 @@ import { Quotas } from './quotas';
 import { RequestChecks } from './request-checks';
 import { requestDigest, ScaffoldCommands } from './scaffold-commands';
 import { ScaffoldPreview } from './scaffold-preview';
+import { LiveRuns } from './live-runs';
 import { ScaffoldQueries } from './scaffold-queries';
 
 /** The scaffolds providers on the in-memory event store: given events, when a command, then events. */
@@ -51,7 +52,8 @@ function scaffolds(
       new InMemoryIdempotencyKeys(),
       checks,
     ),
-    queries: new ScaffoldQueries(store, new InMemoryRunLogStore(), readModel),
+    // Not following the log (never bootstrapped): every GET reads the read-model, as these specs check it.
+    queries: new ScaffoldQueries(store, new InMemoryRunLogStore(), readModel, new LiveRuns(store)),
     preview: new ScaffoldPreview(config, quotas, IN_PROCESS_GENERATOR, localGitWorkspaces(config), checks),
   };
 }

@@ -72,7 +72,7 @@ describe('faults: NATS restart, PostgreSQL outage, git failures', () => {
     ids.forEach((id, i) => expect(runCommits(remotes[i].dir, id)).toBe(2));
   });
 
-  it('while PostgreSQL refuses connections: reads answer 503, runs go on, the projection catches up and equals a rebuild', async () => {
+  it('while PostgreSQL refuses connections: lists answer 503 and a run the replica followed from its start answers from memory, runs go on, the projection catches up and equals a rebuild', async () => {
     const remote = bareRepo();
     await admin(`ALTER DATABASE ${db.name} ALLOW_CONNECTIONS false`);
     await admin(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${db.name}'`);
@@ -97,6 +97,12 @@ describe('faults: NATS restart, PostgreSQL outage, git failures', () => {
         return events.some((e) => e.type === 'ScaffoldSucceeded') ? true : undefined;
       });
       expect(runCommits(remote.dir, created.json.id)).toBe(2);
+      // The replica followed this run from its first event: its GET needs no PostgreSQL.
+      const view = await waitFor('the replica to have followed the run to its end', async () => {
+        const got = await api(svc.base, 'GET', `/api/v1/scaffolds/${created.json.id}`);
+        return got.json?.status === 'succeeded' ? got : undefined;
+      });
+      expect(view.status).toBe(200);
     } finally {
       await admin(`ALTER DATABASE ${db.name} ALLOW_CONNECTIONS true`);
     }
