@@ -542,6 +542,8 @@ async function main() {
           steps_at_work: stepsAtWork(metrics, wall),
           service_warnings: warningsByMessage(svc.output),
           ...(apiReplicaFigures ? { api_replica: apiReplicaFigures } : {}),
+          // BENCH_GET_SAMPLES=1: every GET's time, so short runs (a 20-run burst: 230 GETs each way) can be pooled.
+          ...(process.env.BENCH_GET_SAMPLES ? { get_samples_ms: { rest: restTimes, nats: natsTimes } } : {}),
         },
         null,
         2,
