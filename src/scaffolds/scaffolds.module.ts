@@ -25,14 +25,6 @@ import { ScaffoldQueries } from './scaffold-queries';
     ApiDocumentsController,
     ScaffoldsRpcController,
   ],
-  providers: [
-    ScaffoldCommands,
-    ScaffoldQueries,
-    LiveRuns,
-    ScaffoldPreview,
-    RequestChecks,
-    Quotas,
-    CredentialPlanQuery,
-  ],
+  providers: [ScaffoldCommands, ScaffoldQueries, LiveRuns, ScaffoldPreview, RequestChecks, Quotas, CredentialPlanQuery],
 })
 export class ScaffoldsModule {}

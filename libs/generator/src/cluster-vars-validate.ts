@@ -6,7 +6,12 @@ import { join, normalize, relative } from 'node:path';
 import { stringify } from 'yaml';
 import { substitutionOf } from './cluster-vars-reference';
 import { GeneratorValidationError } from './errors';
-import { buildFluxInstanceSync, fluxInstanceSyncPath, makesFluxInstance, markFluxInstanceReleases } from './flux-instance';
+import {
+  buildFluxInstanceSync,
+  fluxInstanceSyncPath,
+  makesFluxInstance,
+  markFluxInstanceReleases,
+} from './flux-instance';
 import { isFluxKustomization, normalizePath } from './flux-sync';
 import { leftoverReferenceValues, warnOnce } from './shared-values';
 import {

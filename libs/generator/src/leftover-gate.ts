@@ -167,7 +167,9 @@ export function entryRepositoryUrls(ref: {
   fluxInstance?: { body: any };
 }): string[] {
   const urls = ref.applied.filter((o) => o.body?.kind === 'GitRepository').map((o) => o.body.spec?.url);
-  return [...urls, asFluxInstance(ref.fluxInstance?.body)?.spec?.sync?.url].filter((u): u is string => typeof u === 'string');
+  return [...urls, asFluxInstance(ref.fluxInstance?.body)?.spec?.sync?.url].filter(
+    (u): u is string => typeof u === 'string',
+  );
 }
 
 /** `host/owner/name` of a Git URL in any spelling (https, ssh://git@host/, git@host:owner/name.git). */
