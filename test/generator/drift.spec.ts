@@ -8,9 +8,9 @@ import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
 import { SHIPPED_TEMPLATE } from '#libs/generator';
-import { main } from '#libs/generator/cli';
 import { makeRsaCert } from '../support/certs';
 import { readTree, tempDir } from '../support/files';
+import { generatorCli } from '../support/generator-cli';
 
 const git = (dir: string, ...args: string[]) =>
   execFileSync('git', ['-C', dir, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
@@ -34,20 +34,8 @@ const MARKER = 'clusters/acme-prod/.gitops-scaffolder.json';
 /** Flux's URL for the environment's repository, which has no origin remote. */
 const SOURCE_URL = ['--source-url', 'https://git.example.org/acme/fleet.git'];
 
-/** Runs the command line in this process: its exit code and what it printed. */
-async function cli(args: string[], env: NodeJS.ProcessEnv = {}) {
-  const out: string[] = [];
-  const err: string[] = [];
-  const stdout = jest.spyOn(process.stdout, 'write').mockImplementation((s) => out.push(String(s)) > 0);
-  const stderr = jest.spyOn(process.stderr, 'write').mockImplementation((s) => err.push(String(s)) > 0);
-  try {
-    const code = await main(args, { PATH: process.env.PATH, ...env });
-    return { code, stdout: out.join(''), stderr: err.join('') };
-  } finally {
-    stdout.mockRestore();
-    stderr.mockRestore();
-  }
-}
+/** The command line, run in this process. */
+const cli = generatorCli;
 
 describe('generate-gitops-env drift', () => {
   const reference = referenceRepository();

@@ -8,9 +8,9 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync, cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SHIPPED_SOPS_TEMPLATE } from '#libs/generator';
-import { main } from '#libs/generator/cli';
 import { allFiles, tempDir } from '../support/files';
 import { ageIdentity } from '../support/sops-open';
+import { generatorCli } from '../support/generator-cli';
 
 const git = (dir: string, ...args: string[]) =>
   execFileSync('git', ['-C', dir, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
@@ -20,19 +20,8 @@ const commit = (dir: string, message: string) => {
 };
 const snapshot = (root: string) => Object.fromEntries(allFiles(root).map((f) => [f, readFileSync(join(root, f))]));
 
-async function cli(args: string[], env: NodeJS.ProcessEnv = {}) {
-  const out: string[] = [];
-  const err: string[] = [];
-  const stdout = jest.spyOn(process.stdout, 'write').mockImplementation((s) => out.push(String(s)) > 0);
-  const stderr = jest.spyOn(process.stderr, 'write').mockImplementation((s) => err.push(String(s)) > 0);
-  try {
-    const code = await main(args, { PATH: process.env.PATH, ...env });
-    return { code, stdout: out.join(''), stderr: err.join('') };
-  } finally {
-    stdout.mockRestore();
-    stderr.mockRestore();
-  }
-}
+/** The command line, run in this process. */
+const cli = generatorCli;
 
 describe('generate-gitops-env upgrade with the SOPS backend', () => {
   const reference = tempDir('upgrade-sops-ref');

@@ -10,10 +10,10 @@ import { cpSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { SHIPPED_TEMPLATE } from '#libs/generator';
-import { main } from '#libs/generator/cli';
 import { makeRsaCert } from '../support/certs';
 import { allFiles, tempDir } from '../support/files';
 import { unsealManifest } from '../support/unseal';
+import { generatorCli } from '../support/generator-cli';
 
 const git = (dir: string, ...args: string[]) =>
   execFileSync('git', ['-C', dir, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
@@ -75,20 +75,8 @@ function moveToB(dir: string): string {
 const snapshot = (root: string) => Object.fromEntries(allFiles(root).map((f) => [f, readFileSync(join(root, f))]));
 const sealed = (root: string, file: string) => parse(readFileSync(join(root, ENV, file), 'utf8'));
 
-/** Runs the command line in this process: its exit code and what it printed. */
-async function cli(args: string[], env: NodeJS.ProcessEnv = {}) {
-  const out: string[] = [];
-  const err: string[] = [];
-  const stdout = jest.spyOn(process.stdout, 'write').mockImplementation((s) => out.push(String(s)) > 0);
-  const stderr = jest.spyOn(process.stderr, 'write').mockImplementation((s) => err.push(String(s)) > 0);
-  try {
-    const code = await main(args, { PATH: process.env.PATH, ...env });
-    return { code, stdout: out.join(''), stderr: err.join('') };
-  } finally {
-    stdout.mockRestore();
-    stderr.mockRestore();
-  }
-}
+/** The command line, run in this process. */
+const cli = generatorCli;
 
 describe('generate-gitops-env upgrade', () => {
   const reference = referenceAtA();

@@ -1,0 +1,16 @@
+import { main } from '#libs/generator/cli';
+
+/** Runs `generate-gitops-env` in this process (with `env` beside PATH): its exit code and what it printed. */
+export async function generatorCli(args: string[], env: NodeJS.ProcessEnv = {}) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const stdout = jest.spyOn(process.stdout, 'write').mockImplementation((s) => out.push(String(s)) > 0);
+  const stderr = jest.spyOn(process.stderr, 'write').mockImplementation((s) => err.push(String(s)) > 0);
+  try {
+    const code = await main(args, { PATH: process.env.PATH, ...env });
+    return { code, stdout: out.join(''), stderr: err.join('') };
+  } finally {
+    stdout.mockRestore();
+    stderr.mockRestore();
+  }
+}
