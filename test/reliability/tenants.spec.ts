@@ -157,11 +157,13 @@ describe('tenants stay apart (REST and NATS)', () => {
     });
 
     it("records Alice as the folder's owner in the marker", () => {
-      expect(marker(aliceRepo.dir, 'shop')).toEqual({
+      // Version 2 also records what made the environment (the reference commit, the inputs): ownership is these fields.
+      expect(marker(aliceRepo.dir, 'shop')).toMatchObject({
         cluster_name: 'shop',
         ...ALICE,
         reference_env: 'development',
         owner: 'alice',
+        marker_version: 2,
       });
     });
 

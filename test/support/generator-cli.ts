@@ -1,4 +1,4 @@
-import { main } from '#libs/generator/cli';
+import { main } from '#libs/generator/commands/main';
 
 /** Runs `generate-gitops-env` in this process (with `env` beside PATH): its exit code and what it printed. */
 export async function generatorCli(args: string[], env: NodeJS.ProcessEnv = {}) {

@@ -10,8 +10,6 @@ import { isSeparateRepository } from './environment-folder';
 import { GeneratorInputError } from './errors';
 import { credentialFileProblem } from '#libs/runtime';
 import { repoLimitsFrom } from './repo-limits-env';
-import { driftMain } from './lifecycle/drift-cli';
-import { upgradeMain } from './lifecycle/upgrade-cli';
 import {
   generate,
   GenerateOptions,
@@ -234,8 +232,6 @@ export const completion = commandCompletion('generate-gitops-env', OPTIONS, HELP
 export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   let values: Record<string, any>;
   try {
-    if (argv[0] === 'drift') return await driftMain(argv.slice(1), env);
-    if (argv[0] === 'upgrade') return await upgradeMain(argv.slice(1), env);
     if (argv[0] === 'completion') {
       process.stdout.write(completion(argv[1]));
       return 0;

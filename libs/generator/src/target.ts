@@ -19,7 +19,7 @@ import { encryptedInSharedCopy } from './reference-ciphertext';
 import { isSeparateRepository, referenceEnvironmentName } from './environment-folder';
 import { movePathsIntoOtherRepositories } from './foreign-paths';
 import { isRepoFile, readRepoFile, readRepoFileIfPresent } from './repo-files';
-import { markerProvenance } from './lifecycle/provenance';
+import { markerProvenance } from './provenance';
 
 /** Marks a cluster folder as written by the scaffolder for one cluster. */
 export const OWNER_FILE = '.gitops-scaffolder.json';
@@ -111,7 +111,7 @@ export function ownedBy(repoDir: string, dir: string, owner: Record<string, stri
  * Marks a folder as this cluster's (and its owner's), so a later run for another cluster or owner
  * refuses to write over it. A pass without an owner (the CLI) keeps the folder's: it never hands
  * a folder over by leaving the owner out. The marker also records what made the folder (the reference
- * commit and the inputs, see lifecycle/provenance.ts); ownership is decided by ownerOf's fields alone,
+ * commit and the inputs, see provenance.ts); ownership is decided by ownerOf's fields alone,
  * so markers written before those were recorded are read as they always were.
  */
 export function planOwnerMarker(ctx: Context, dir: string) {

@@ -6,7 +6,7 @@
 import type { RepoLimits } from '#libs/runtime';
 import { repoLimits, withRepoLimits } from '../repo-files';
 import { openRecordedEnvironment, RecordedEnvironmentRequest, withScratch } from './recorded-environment';
-import { commitsBetween, GIT_PROGRAM, GitRunner } from './reference-git';
+import { commitsBetween, GIT_PROGRAM, GitRunner } from '../reference-git';
 import { renderAtCommit } from './render-at-commit';
 import { compareTrees, TreeDifference } from './tree-compare';
 

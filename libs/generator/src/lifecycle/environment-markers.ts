@@ -8,7 +8,7 @@ import { join, posix } from 'node:path';
 import { GeneratorInputError } from '../errors';
 import { checkWorkingCopy, readRepoFile } from '../repo-files';
 import { OWNER_FILE } from '../target';
-import type { MarkerProvenance } from './provenance';
+import type { MarkerProvenance } from '../provenance';
 
 /** A marker as read: the owner's fields (ownerOf) and, from version 2, the provenance. */
 export type EnvironmentMarker = Partial<MarkerProvenance> & {

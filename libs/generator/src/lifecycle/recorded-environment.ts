@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { GeneratorInputError } from '../errors';
 import { Environment, findEnvironment } from './environment-markers';
-import { GitRunner, inHistoryOf, resolveCommit } from './reference-git';
+import { GitRunner, inHistoryOf, resolveCommit } from '../reference-git';
 
 export interface RecordedEnvironmentRequest {
   /** The environment repository's working copy. */

@@ -17,7 +17,7 @@ import type { RepoLimits } from '#libs/runtime';
 import type { GenerateOptions, GenerateSummary } from '../context';
 import { generate } from '../generate';
 import type { EnvironmentMarker } from './environment-markers';
-import { extractCommitFolder, GIT_PROGRAM, GitRunner } from './reference-git';
+import { extractCommitFolder, GIT_PROGRAM, GitRunner } from '../reference-git';
 
 /** A self-signed certificate made for renders only; its private key was discarded when it was made. */
 const RENDER_SEALING_CERT = `-----BEGIN CERTIFICATE-----

@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { structuredPatch } from 'diff';
-import { ownEnvironment } from './reference-git';
+import { ownEnvironment } from '../reference-git';
 
 /** Lines of a file, 1-based and inclusive; an insertion before line N is [N, N-1]. */
 export interface LineRange {

@@ -19,7 +19,7 @@ import {
   RecordedEnvironmentRequest,
   withScratch,
 } from './recorded-environment';
-import { commitsBetween, GIT_PROGRAM, GitRunner } from './reference-git';
+import { commitsBetween, GIT_PROGRAM, GitRunner } from '../reference-git';
 import { RenderedEnvironment, renderAtCommit, RenderSealing } from './render-at-commit';
 import { FileMerger, GIT_MERGE_FILE } from './three-way';
 import { emptyPlan, planUpgrade, UpgradeEdits, UpgradePlan } from './upgrade-plan';

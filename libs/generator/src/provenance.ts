@@ -8,8 +8,8 @@
  * renewed every 30 days would otherwise rewrite the marker of an unchanged environment.
  */
 import type { SealingScope } from '#libs/sealing';
-import type { Context, Pass, SecretsBackend } from '../context';
-import { isSeparateRepository } from '../environment-folder';
+import type { Context, Pass, SecretsBackend } from './context';
+import { isSeparateRepository } from './environment-folder';
 import { GIT_PROGRAM, GitRunner, referenceRevision } from './reference-git';
 
 /** 1: cluster values and owner only (no marker_version field); 2: with the reference commit and the inputs. */

@@ -9,7 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { checkoutLimitProblem, RepoLimits } from '#libs/runtime';
-import { GeneratorInputError } from '../errors';
+import { GeneratorInputError } from './errors';
 
 /** Runs git in a folder and returns its stdout; throws when git fails. `env` adds variables for this call only. */
 export interface GitRunner {

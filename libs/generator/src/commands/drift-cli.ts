@@ -1,6 +1,6 @@
 /** `generate-gitops-env drift`: the command line of computeDrift, parsed as the pass's own (strict, with suggestions). */
 import { repoLimitsFrom } from '../repo-limits-env';
-import { computeDrift, describeDrift } from './drift';
+import { computeDrift, describeDrift } from '../lifecycle/drift';
 import { runSubcommand } from './subcommand';
 
 export const DRIFT_HELP = `generate-gitops-env drift: how an environment differs from what its recorded reference commit renders

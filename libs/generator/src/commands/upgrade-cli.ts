@@ -3,8 +3,8 @@ import { readFileSync } from 'node:fs';
 import { GeneratorInputError } from '../errors';
 import { repoLimitsFrom } from '../repo-limits-env';
 import { runSubcommand } from './subcommand';
-import type { LineRange } from './three-way';
-import { upgradeEnvironment, UpgradeReport } from './upgrade';
+import type { LineRange } from '../lifecycle/three-way';
+import { upgradeEnvironment, UpgradeReport } from '../lifecycle/upgrade';
 
 export const UPGRADE_HELP = `generate-gitops-env upgrade: replay the reference's change since the recorded commit on an environment
 
