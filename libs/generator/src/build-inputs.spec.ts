@@ -186,6 +186,44 @@ describe('checkWithFileNamesWhereNeeded', () => {
     await expect(refused).rejects.toThrow('apps/deploy.yaml: bad field');
   });
 
+  it('checks with file names at once after a check of the same kind reported, and fast again once one reports nothing', async () => {
+    const runs: boolean[] = [];
+    const check = (warns: boolean) => async (s: { warnings: string[] }, fileNames: boolean) => {
+      runs.push(fileNames);
+      if (warns) s.warnings.push(fileNames ? 'apps/deploy.yaml: warned' : 'clusters/c/apps: warned');
+    };
+    const kind = `reference-${Math.random()}`;
+    const first = { warnings: [] as string[] };
+    await checkWithFileNamesWhereNeeded(first, check(true), kind);
+    const second = { warnings: [] as string[] };
+    await checkWithFileNamesWhereNeeded(second, check(true), kind);
+    // Another kind has no habit yet.
+    await checkWithFileNamesWhereNeeded({ warnings: [] }, check(false), `${kind}-other`);
+    const quiet = { warnings: [] as string[] };
+    await checkWithFileNamesWhereNeeded(quiet, check(false), kind);
+    await checkWithFileNamesWhereNeeded({ warnings: [] }, check(false), kind);
+    expect(runs).toEqual([false, true, true, false, true, false]);
+    expect([first.warnings, second.warnings, quiet.warnings]).toEqual([
+      ['apps/deploy.yaml: warned'],
+      ['apps/deploy.yaml: warned'],
+      [],
+    ]);
+
+    const refusedKind = `${kind}-refused`;
+    await expect(
+      checkWithFileNamesWhereNeeded(
+        { warnings: [] },
+        async () => {
+          throw new GeneratorValidationError('refused');
+        },
+        refusedKind,
+      ),
+    ).rejects.toThrow('refused');
+    runs.length = 0;
+    await checkWithFileNamesWhereNeeded({ warnings: [] }, check(false), refusedKind);
+    expect(runs).toEqual([true]);
+  });
+
   it('does not check again after a failure that is not a finding (kubectl missing, a bug)', async () => {
     const runs: boolean[] = [];
     const failed = checkWithFileNamesWhereNeeded({ warnings: [] }, async (_, fileNames) => {

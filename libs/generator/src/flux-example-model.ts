@@ -39,6 +39,7 @@ import { renderSecretGenerators } from './secret-generator-output';
 import { moveRemoteKeysIn } from './remote-keys';
 import { findKustomizationFile, listFiles, ReferenceObject } from './reference';
 import { substituteObject } from './substitution';
+import { settleProvenance } from './provenance';
 import { checkOwnership, ownerOf, planFolder, planOwnerMarker, stageFoldersAndCheck } from './target';
 import { moveAcmeEmails, sharedValuePatches, withPatchEntries } from './shared-values';
 import { isYamlFile, parseDocuments, readBodies, stringifyDocuments, YamlPath } from './yaml-docs';
@@ -113,6 +114,7 @@ export async function generateFromFluxExample(base: Context, ref: FluxExampleRef
         staged,
       ),
   );
+  await settleProvenance(ctx);
   for (const [dir, files] of folders) {
     planFolder(ctx, dir, files, sources.get(dir));
     if (dir !== ctx.clusterDir) planOwnerMarker(ctx, dir);

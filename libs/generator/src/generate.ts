@@ -23,6 +23,7 @@ import {
   ResolvedOptions,
   usesSops,
 } from './context';
+import { settleProvenance, startProvenanceRead } from './provenance';
 import { GeneratorInputError, GeneratorValidationError } from './errors';
 import { generateFromOverlays } from './overlay-model';
 import { hostsFluxApplies } from './applied-hosts';
@@ -443,6 +444,7 @@ async function planWithinLimits(options: GenerateOptions): Promise<GenerationPla
     reusedSecrets: new Map(),
     referenceFacts: {},
   };
+  startProvenanceRead(ctx);
 
   const varsReference = loadClusterVarsReference(root, opts.referenceEnv);
   const problem = givenVarProblem(varsReference && knownVariables(varsReference), opts.clusterVars ?? {});
@@ -463,6 +465,7 @@ async function planWithinLimits(options: GenerateOptions): Promise<GenerationPla
   applyReplacements(ctx);
   if (opts.pass === 'full' && usesSops(ctx)) planSopsRules(ctx);
   planSourceIgnore(ctx);
+  await settleProvenance(ctx);
   planOwnerMarker(ctx, clusterDir);
   if (opts.sourceUrl === undefined && opts.sourceUrlProblem) throw new GeneratorInputError(opts.sourceUrlProblem);
   leftoverGate(ctx);

@@ -34,7 +34,14 @@ import {
   withPatchEntries,
 } from './shared-values';
 import { planFile, planFolder, stageAndCheck } from './target';
-import { BuiltObject, checkBuilt, checkWithFileNamesWhereNeeded, kustomizeBuild, kustomizeBuildAll } from './validate';
+import {
+  allBuilds,
+  BuiltObject,
+  checkBuilt,
+  checkWithFileNamesWhereNeeded,
+  kustomizeBuild,
+  kustomizeBuildAll,
+} from './validate';
 import { holdsString, isYamlFile, parseDocuments, sharedDocuments, stringifyDocuments } from './yaml-docs';
 import { readRepoFile, repoPathExists } from './repo-files';
 import { omitReferenceCiphertext } from './reference-ciphertext';
@@ -271,26 +278,30 @@ async function writeValidated(
     async (staging) => {
       if (!ctx.summary.validated) return;
       const settings = { roots: [ctx.opts.repoDir], kubectl: ctx.opts.kubectl };
-      await checkWithFileNamesWhereNeeded(ctx.summary, async (summary, fileNames) => {
-        // Layers build independently: one kubectl builds them all, each as it builds alone.
-        const names = [...rendered.keys()];
-        const builds = await kustomizeBuildAll(
-          names.map((layer) => ({ absDir: join(staging, layer), label: `${ctx.clusterDir}/${layer}` })),
-          { ...settings, fileNames },
-        );
-        builds.forEach((objects, i) => checkLayer(ctx, summary, objects, `${ctx.clusterDir}/${names[i]}`));
-        summary.validated!.push(...names.map((l) => `${ctx.clusterDir}/${l}`));
-        if (root) {
-          // What the bootstrap Kustomization applies from the cluster root.
-          checkLayer(
-            ctx,
-            summary,
-            await kustomizeBuild(staging, ctx.clusterDir, { ...settings, fileNames }),
-            ctx.clusterDir,
-          );
-          summary.validated!.push(ctx.clusterDir);
-        }
-      });
+      // Passes of one reference, environment and pass kind report alike (see checkWithFileNamesWhereNeeded).
+      const sameAs = [ctx.ref.root, ctx.ref.envDir, ctx.opts.pass].join('\0');
+      await checkWithFileNamesWhereNeeded(
+        ctx.summary,
+        async (summary, fileNames) => {
+          // Layers build independently: one kubectl builds them all, each as it builds alone; the
+          // cluster root (what the bootstrap Kustomization applies) builds beside them.
+          const names = [...rendered.keys()];
+          const [builds, rootObjects] = await allBuilds([
+            kustomizeBuildAll(
+              names.map((layer) => ({ absDir: join(staging, layer), label: `${ctx.clusterDir}/${layer}` })),
+              { ...settings, fileNames },
+            ),
+            root ? kustomizeBuild(staging, ctx.clusterDir, { ...settings, fileNames }) : undefined,
+          ]);
+          builds.forEach((objects, i) => checkLayer(ctx, summary, objects, `${ctx.clusterDir}/${names[i]}`));
+          summary.validated!.push(...names.map((l) => `${ctx.clusterDir}/${l}`));
+          if (rootObjects) {
+            checkLayer(ctx, summary, rootObjects, ctx.clusterDir);
+            summary.validated!.push(ctx.clusterDir);
+          }
+        },
+        sameAs,
+      );
     },
   );
   for (const [layer, files] of rendered)

@@ -10,7 +10,7 @@
 import type { SealingScope } from '#libs/sealing';
 import type { Context, Pass, SecretsBackend } from './context';
 import { isSeparateRepository } from './environment-folder';
-import { GIT_PROGRAM, GitRunner, referenceRevision } from './reference-git';
+import { ReferenceRevision, referenceRevision } from './reference-git';
 
 /** 1: cluster values and owner only (no marker_version field); 2: with the reference commit and the inputs. */
 export const MARKER_VERSION = 2;
@@ -80,16 +80,41 @@ export function generationInputs(ctx: Context, previousPass?: unknown): Generati
   return Object.fromEntries(Object.entries(inputs).filter(([, v]) => v !== undefined)) as unknown as GenerationInputs;
 }
 
-const recorded = new WeakMap<Context, MarkerProvenance>();
+/**
+ * A pass, as the maps below know it: its planned changes, which every context of the pass shares (a
+ * model's own context is a copy of the pass's with more fields).
+ */
+type PassKey = Context['changes'];
+/** Each pass's read of the reference's revision, started with the pass (startProvenanceRead). */
+const reads = new WeakMap<PassKey, Promise<ReferenceRevision | undefined>>();
+/** Each pass's revision once read (settleProvenance), and the provenance made of it. */
+const revisions = new WeakMap<PassKey, ReferenceRevision | undefined>();
+const recorded = new WeakMap<PassKey, MarkerProvenance>();
 
 /**
- * The provenance of a pass, read from git once per pass (every folder the pass marks records the same).
- * `previousPass` is the pass the folder's marker recorded before, if any.
+ * Starts reading where the reference stands in git (three git programs): started as the pass begins,
+ * they run while its thread reads and generates, instead of holding the thread at the end of the pass.
  */
-export function markerProvenance(ctx: Context, previousPass?: unknown, git: GitRunner = GIT_PROGRAM): MarkerProvenance {
-  const known = recorded.get(ctx);
+export function startProvenanceRead(ctx: Context): void {
+  if (!reads.has(ctx.changes)) reads.set(ctx.changes, referenceRevision(ctx.referenceRoot));
+}
+
+/** Waits for the pass's read of the reference's revision; markerProvenance needs it. */
+export async function settleProvenance(ctx: Context): Promise<void> {
+  startProvenanceRead(ctx);
+  if (!revisions.has(ctx.changes)) revisions.set(ctx.changes, await reads.get(ctx.changes));
+}
+
+/**
+ * The provenance of a pass (every folder the pass marks records the same). `previousPass` is the pass
+ * the folder's marker recorded before, if any. The pass's revision read must have settled first.
+ */
+export function markerProvenance(ctx: Context, previousPass?: unknown): MarkerProvenance {
+  const known = recorded.get(ctx.changes);
   if (known) return known;
-  const revision = referenceRevision(ctx.referenceRoot, git);
+  if (!revisions.has(ctx.changes))
+    throw new Error('markerProvenance before settleProvenance: the reference revision is not read');
+  const revision = revisions.get(ctx.changes);
   const provenance: MarkerProvenance = {
     marker_version: MARKER_VERSION,
     ...(revision ? { reference_commit: revision.commit } : {}),
@@ -98,6 +123,6 @@ export function markerProvenance(ctx: Context, previousPass?: unknown, git: GitR
     ...(isSeparateRepository(ctx.opts.repoDir, ctx.referenceRoot) ? {} : { in_reference_repository: true as const }),
     inputs: generationInputs(ctx, previousPass),
   };
-  recorded.set(ctx, provenance);
+  recorded.set(ctx.changes, provenance);
   return provenance;
 }

@@ -5,7 +5,7 @@
  * another transport can stand in for the git program. Nothing here writes to the reference's working
  * copy, its index or its refs: a commit's files are read through a temporary index of our own.
  */
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { checkoutLimitProblem, RepoLimits } from '#libs/runtime';
@@ -28,17 +28,38 @@ export const ownEnvironment = (): Record<string, string> =>
     Object.entries(process.env).filter(([name, value]) => INHERITED.test(name) && value !== undefined),
   ) as Record<string, string>;
 
-/**
- * The git program, its configuration narrowed so a read cannot start another program from the
- * repository's own settings (an fsmonitor hook) nor take a lock a user's git would then meet.
- */
-export const GIT_PROGRAM: GitRunner = {
-  run: (dir, args, env) =>
-    execFileSync('git', ['-c', 'core.fsmonitor=false', '--no-optional-locks', '-C', dir, ...args], {
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'pipe'],
+/** git's arguments and options for a read in `dir`: configuration narrowed so a read cannot start another program from the
+ * repository's own settings (an fsmonitor hook) nor take a lock a user's git would then meet. */
+const gitRead = (dir: string, args: string[], env?: Record<string, string>) =>
+  [
+    'git',
+    ['-c', 'core.fsmonitor=false', '--no-optional-locks', '-C', dir, ...args],
+    {
+      encoding: 'utf8' as const,
       env: { ...ownEnvironment(), GIT_TERMINAL_PROMPT: '0', ...env },
       maxBuffer: 64 * 1024 * 1024,
+    },
+  ] as const;
+
+/** The git program, waited for (the command line's reads, one after another). */
+export const GIT_PROGRAM: GitRunner = {
+  run: (dir, args, env) => {
+    const [file, gitArgs, options] = gitRead(dir, args, env);
+    return execFileSync(file, gitArgs, { ...options, stdio: ['ignore', 'pipe', 'pipe'] });
+  },
+};
+
+/** Runs git in a folder without waiting for it: its stdout, or a rejection when git fails. */
+export interface AsyncGitRunner {
+  run(dir: string, args: string[]): Promise<string>;
+}
+
+/** The git program, not waited for: a pass's reads run while its thread generates. */
+export const GIT_PROGRAM_ASYNC: AsyncGitRunner = {
+  run: (dir, args) =>
+    new Promise((resolvePromise, reject) => {
+      const [file, gitArgs, options] = gitRead(dir, args);
+      execFile(file, gitArgs, options, (error, stdout) => (error ? reject(error) : resolvePromise(stdout)));
     }),
 };
 
@@ -59,13 +80,26 @@ const attempt = (read: () => string): string | undefined => {
   }
 };
 
-/** The revision of a reference folder, or undefined when it is no git working copy with a commit (a plain folder, an empty repository). */
-export function referenceRevision(dir: string, git: GitRunner = GIT_PROGRAM): ReferenceRevision | undefined {
-  const commit = attempt(() => git.run(dir, ['rev-parse', '--verify', '--quiet', 'HEAD^{commit}']));
-  if (!commit) return undefined;
-  const prefix = attempt(() => git.run(dir, ['rev-parse', '--show-prefix']));
-  const status = attempt(() => git.run(dir, ['status', '--porcelain', '--untracked-files=all', '--', '.']));
-  if (prefix === undefined || status === undefined) return undefined;
+/**
+ * The revision of a reference folder, or undefined when it is no git working copy with a commit (a plain
+ * folder, an empty repository). Its three reads run side by side and never reject: a read that fails
+ * leaves the revision unknown, as a folder outside git does.
+ */
+export async function referenceRevision(
+  dir: string,
+  git: AsyncGitRunner = GIT_PROGRAM_ASYNC,
+): Promise<ReferenceRevision | undefined> {
+  const read = (args: string[]) =>
+    git.run(dir, args).then(
+      (out) => out.trim(),
+      () => undefined,
+    );
+  const [commit, prefix, status] = await Promise.all([
+    read(['rev-parse', '--verify', '--quiet', 'HEAD^{commit}']),
+    read(['rev-parse', '--show-prefix']),
+    read(['status', '--porcelain', '--untracked-files=all', '--', '.']),
+  ]);
+  if (!commit || prefix === undefined || status === undefined) return undefined;
   return { commit, path: prefix.replace(/\/$/, ''), dirty: status !== '' };
 }
 

@@ -37,6 +37,23 @@ export const repoLimits = (): RepoLimits => passLimits.getStore() ?? DEFAULT_REP
 export type RepoEntryKind = 'file' | 'folder' | 'link' | 'other';
 
 /**
+ * Where each root read lately really is. A pass reads hundreds of files of one root, and each lookup
+ * costs a system call per folder of the path; a root (a pass's working copy in a folder of its own
+ * random name, the reference) does not move while it is read. Bounded: the oldest is forgotten.
+ */
+const realRoots = new Map<string, string>();
+const REAL_ROOTS_KEPT = 64;
+
+function realRoot(root: string): string {
+  const known = realRoots.get(root);
+  if (known !== undefined) return known;
+  const real = realpathSync.native(root);
+  if (realRoots.size >= REAL_ROOTS_KEPT) realRoots.delete(realRoots.keys().next().value!);
+  realRoots.set(root, real);
+  return real;
+}
+
+/**
  * The absolute path of `rel` in `root`, refused when the folder holding it leads out of `root` (a link on
  * the way: O_NOFOLLOW and lstat look at the last component only). A folder that does not exist holds nothing.
  */
@@ -46,11 +63,11 @@ function pathIn(root: string, rel: string): string {
   if (relative(root, abs) === '') return abs;
   let folder: string;
   try {
-    folder = realpathSync(dirname(abs));
+    folder = realpathSync.native(dirname(abs));
   } catch {
     return abs;
   }
-  const real = realpathSync(root);
+  const real = realRoot(root);
   if (folder !== real && !folder.startsWith(real + sep))
     throw new GeneratorInputError(
       `${rel}: a folder on its way is a symbolic link out of the repository; refusing to read through it`,

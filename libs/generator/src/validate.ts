@@ -376,26 +376,65 @@ export function asFluxBuildsIt(
   return { dir: at, shown: (file) => shown(original(file)) };
 }
 
+/** A finding of a check (a refusal naming what it found), as opposed to a failure to check (kubectl missing, a bug). */
+const isFinding = (e: unknown) => e instanceof GeneratorValidationError || e instanceof GeneratorInputError;
+
+/**
+ * Whether the last check of each kind of pass (`sameAs`: the reference, its environment and the pass)
+ * reported anything. Passes of one reference mostly report alike (a request shape that always warns),
+ * so after a check that reported, the next of its kind builds with file names at once: one build where
+ * two were made. A kind that stops reporting goes back to the fast build after one check.
+ */
+const reportedLastTime = new Map<string, boolean>();
+const REPORT_HABITS_KEPT = 256;
+
+function rememberReported(sameAs: string | undefined, reported: boolean) {
+  if (sameAs === undefined) return;
+  reportedLastTime.delete(sameAs);
+  if (reportedLastTime.size >= REPORT_HABITS_KEPT) reportedLastTime.delete(reportedLastTime.keys().next().value!);
+  reportedLastTime.set(sameAs, reported);
+}
+
 /**
  * Runs `check` (builds, then checks that throw or add warnings to `summary`) first on builds without
  * file names, which kustomize makes many times faster for large layers; a check that reports anything
  * (refuses, or warns) runs again on builds with them, so every message names its file as before.
- * The first run works on a copy of the summary, kept only when it reported nothing.
+ * The first run works on a copy of the summary, kept only when it reported nothing. When the last
+ * check of the same kind (`sameAs`) reported, the check runs with file names only.
  */
 export async function checkWithFileNamesWhereNeeded<S extends { warnings: string[] }>(
   summary: S,
   check: (summary: S, fileNames: boolean) => Promise<void>,
+  sameAs?: string,
 ): Promise<void> {
+  if (sameAs !== undefined && reportedLastTime.get(sameAs)) return checkWithFileNames(summary, check, sameAs);
   const scratch = structuredClone(summary);
   const reported = await check(scratch, false).then(
     () => scratch.warnings.length !== summary.warnings.length,
     (e) => {
-      if (e instanceof GeneratorValidationError || e instanceof GeneratorInputError) return true;
+      if (isFinding(e)) return true;
       throw e;
     },
   );
+  rememberReported(sameAs, reported);
   if (!reported) return void Object.assign(summary, scratch);
   await check(summary, true);
+}
+
+/** `check` on builds with file names, remembering whether it reported. */
+async function checkWithFileNames<S extends { warnings: string[] }>(
+  summary: S,
+  check: (summary: S, fileNames: boolean) => Promise<void>,
+  sameAs: string,
+): Promise<void> {
+  const before = summary.warnings.length;
+  try {
+    await check(summary, true);
+  } catch (e) {
+    if (isFinding(e)) rememberReported(sameAs, true);
+    throw e;
+  }
+  rememberReported(sameAs, summary.warnings.length !== before);
 }
 
 /** What building one Flux Kustomization's folder gave: what the pass reports as checked, and the objects it applies. */
@@ -449,11 +488,13 @@ export function checkDependencies(kustomizations: readonly any[], where: string)
 }
 
 /** Promise.all for builds side by side, except that every build ends before the first failure is thrown: a pass never returns while its kubectl still runs. */
-export async function allBuilds<T>(builds: Array<Promise<T>>): Promise<T[]> {
-  const results = await Promise.allSettled(builds);
+export async function allBuilds<T extends readonly unknown[]>(builds: {
+  readonly [K in keyof T]: Promise<T[K]> | T[K];
+}): Promise<T> {
+  const results = await Promise.allSettled(builds as readonly unknown[]);
   const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failed) throw failed.reason;
-  return results.map((r) => (r as PromiseFulfilledResult<T>).value);
+  return results.map((r) => (r as PromiseFulfilledResult<unknown>).value) as unknown as T;
 }
 
 /** The object as the folder builds it, and the file its origin annotation names (a generator's kustomization for generated objects), as `located` gives it. */
