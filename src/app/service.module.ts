@@ -16,6 +16,7 @@ import { MetricsModule } from '../metrics/metrics.module';
 import { ProjectionModule } from '../projection/projection.module';
 import { RunnerApiModule } from '../runner-api/runner-api.module';
 import { ScaffoldsModule } from '../scaffolds/scaffolds.module';
+import { EnvironmentsModule } from '../environments/environments.module';
 import { StepsModule } from '../steps/steps.module';
 
 /**
@@ -45,7 +46,7 @@ function roleModules(config: AppConfig): NonNullable<DynamicModule['imports']> {
   const work = doesWork(config.role);
   return [
     ProjectionModule.forRoot({ project: work }),
-    ...(servesApi(config.role) ? [ScaffoldsModule] : []),
+    ...(servesApi(config.role) ? [ScaffoldsModule, EnvironmentsModule] : []),
     ...(work ? [RunnerApiModule, ...executorModules(config)] : apiClusterModules(config)),
   ];
 }

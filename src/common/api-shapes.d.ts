@@ -33,6 +33,38 @@ export interface RunView {
   merge_requests: MergeRequestView[];
 }
 
+/**
+ * An environment (a cluster folder on a branch of a repository) as both APIs return it: what made it and how far its
+ * reference has moved since.
+ */
+export interface EnvironmentView extends Pick<
+  RunView,
+  'cluster_name' | 'domain' | 'region' | 'gitops_path' | 'repo_url' | 'branch'
+> {
+  /** Stable for the repository, branch and cluster folder (however the repository's URL is spelt). */
+  id: string;
+  /** The key owning the cluster folder. */
+  owner: string;
+  /** changing: a run of it is active; live: a run succeeded; incomplete: runs pushed a pass, none finished. */
+  status: 'changing' | 'live' | 'incomplete';
+  /** Runs of this environment that pushed a pass or are active. */
+  runs: number;
+  first_scaffolded_at: string | null;
+  updated_at: string | null;
+  last_run: { id: string; status: string; finished_at: string | null };
+  /** The branch's commits of the newest successful run (infra: of the newest run that pushed one, when none succeeded). */
+  infra_commit: string | null;
+  full_commit: string | null;
+  /** The reference commit the newest pass generated from (null: the reference is no git working copy, or older runs). */
+  reference_commit: string | null;
+  /** The reference's files differed from reference_commit then: that commit alone does not make the environment again. */
+  reference_dirty: boolean;
+  /** The reference's newest commit now (its HEAD), when the reference is a git working copy. */
+  reference_newest: string | null;
+  /** Commits reference_newest has that reference_commit has not (null: either unknown, or no longer in its history). */
+  commits_behind: number | null;
+}
+
 /** A run's merge request: where a person finds it and what became of it. */
 export interface MergeRequestView {
   pass: 'infra' | 'full';

@@ -1,7 +1,7 @@
 import { DataSource, In, LessThan } from 'typeorm';
 // The one file each, not the libraries' indexes: scaffolderctl status reads this without git or the event store.
 import { sameRepository } from '#libs/git/repository-url';
-import { ACTIVE_STATUSES } from '#libs/run-decider/decider';
+import { ACTIVE_STATUSES, type RunState } from '#libs/run-decider/decider';
 import { ScaffoldRunRow } from './entities';
 
 const ACTIVE = In([...ACTIVE_STATUSES]);
@@ -41,6 +41,28 @@ export class RunReadModel {
       [clusterName, [...ACTIVE_STATUSES]],
     );
     return rows.find((r) => sameRepository(r.repo_url, repoUrl))?.owner;
+  }
+
+  /**
+   * The runs environments are made of, oldest first: each that pushed a pass or is still active (a run that ended
+   * before pushing wrote nothing), optionally only of one folder owner (cluster_owner, else requested_by) or cluster.
+   */
+  async environmentRuns(opts: {
+    owner?: string;
+    clusterName?: string;
+  }): Promise<Array<{ id: string; state: RunState }>> {
+    const q = this.runs
+      .createQueryBuilder('r')
+      .select(['r.id', 'r.state'])
+      .where('(r.infra_commit IS NOT NULL OR r.status IN (:...active))', { active: [...ACTIVE_STATUSES] })
+      .orderBy('r.created_at', 'ASC')
+      .addOrderBy('r.id', 'ASC');
+    if (opts.owner !== undefined)
+      q.andWhere(`COALESCE(r.state->'request'->>'cluster_owner', r.state->'request'->>'requested_by') = :owner`, {
+        owner: opts.owner,
+      });
+    if (opts.clusterName !== undefined) q.andWhere('r.cluster_name = :clusterName', { clusterName: opts.clusterName });
+    return q.getMany();
   }
 
   active(): Promise<ScaffoldRunRow[]> {

@@ -52,6 +52,8 @@ export const NATS_OPERATIONS: NatsOperation[] = [
   { subject: 'scaffolds.v1.cancel', route: ['post', '/api/v1/scaffolds/{id}/cancel'] },
   { subject: 'scaffolds.v1.redrive', route: ['post', '/api/v1/scaffolds/{id}/redrive'] },
   { subject: 'scaffolds.v1.events.all', route: ['get', '/api/v1/events'] },
+  { subject: 'environments.v1.list', route: ['get', '/api/v1/environments'] },
+  { subject: 'environments.v1.get', route: ['get', '/api/v1/environments/{id}'] },
 ];
 
 const LOG_ENTRY = {

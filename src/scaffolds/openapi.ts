@@ -13,6 +13,16 @@ import { VERSION } from '#libs/cli/version';
  * the steps of the kept run plans when it is asked for (a plan deployed adds its steps).
  */
 const nullable = (type: string) => ({ type: [type, 'null'] });
+/** Where a run writes and an environment is: the cluster, its values, and its folder on a branch of a repository. */
+const CLUSTER_FOLDER_PROPERTIES = {
+  cluster_name: { type: 'string' },
+  domain: { type: 'string' },
+  region: { type: 'string' },
+  gitops_path: { type: 'string' },
+  repo_url: { type: 'string' },
+  branch: { type: 'string' },
+};
+
 const runView = (steps: readonly string[]) => ({
   type: 'object',
   additionalProperties: false,
@@ -44,12 +54,7 @@ const runView = (steps: readonly string[]) => ({
     status: { enum: [...RUN_STATUSES] },
     step: { enum: [...steps, null] },
     message: { type: 'string' },
-    cluster_name: { type: 'string' },
-    domain: { type: 'string' },
-    region: { type: 'string' },
-    gitops_path: { type: 'string' },
-    repo_url: { type: 'string' },
-    branch: { type: 'string' },
+    ...CLUSTER_FOLDER_PROPERTIES,
     infra_commit: nullable('string'),
     full_commit: nullable('string'),
     created_at: nullable('string'),
@@ -130,8 +135,85 @@ const errors = (...codes: number[]) =>
   Object.fromEntries(
     codes.map((c) => [String(c), { description: 'error', ...json({ $ref: '#/components/schemas/Error' }) }]),
   );
+/** An environment as both APIs answer it (EnvironmentView in src/common/api-shapes.d.ts): every field always present. */
+const ENVIRONMENT_PROPERTIES = {
+  id: { type: 'string', pattern: '^[0-9a-f]{32}$' },
+  ...CLUSTER_FOLDER_PROPERTIES,
+  owner: { type: 'string', description: 'the key owning the cluster folder' },
+  status: {
+    enum: ['changing', 'live', 'incomplete'],
+    description:
+      'changing: a run of it is active; live: a run succeeded; incomplete: runs pushed a pass, none finished',
+  },
+  runs: { type: 'integer', minimum: 1 },
+  first_scaffolded_at: nullable('string'),
+  updated_at: nullable('string'),
+  last_run: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['id', 'status', 'finished_at'],
+    properties: {
+      id: { type: 'string', format: 'uuid' },
+      status: { enum: [...RUN_STATUSES] },
+      finished_at: nullable('string'),
+    },
+  },
+  infra_commit: nullable('string'),
+  full_commit: nullable('string'),
+  reference_commit: { ...nullable('string'), description: 'the reference commit the newest pass generated from' },
+  reference_dirty: { type: 'boolean', description: "the reference's files differed from reference_commit then" },
+  reference_newest: { ...nullable('string'), description: "the reference's newest commit now" },
+  commits_behind: {
+    type: ['integer', 'null'],
+    minimum: 0,
+    description: 'commits reference_newest has that reference_commit has not (null: unknown)',
+  },
+};
+
+const ENVIRONMENT_VIEW = {
+  type: 'object',
+  additionalProperties: false,
+  required: Object.keys(ENVIRONMENT_PROPERTIES),
+  properties: ENVIRONMENT_PROPERTIES,
+};
+
+const environmentIdParam = {
+  name: 'id',
+  in: 'path',
+  required: true,
+  schema: { type: 'string', pattern: '^[0-9a-f]{32}$' },
+};
+const environment = { $ref: '#/components/schemas/Environment' };
+
 const idParam = { name: 'id', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } };
 const run = { $ref: '#/components/schemas/Run' };
+
+/** A paged list of the caller's items (runs, environments): one cluster's, `limit` a page, `cursor` the page after. */
+function listRoute(path: string, summary: string, what: string, item: object, parameters: object[] = []) {
+  return {
+    method: 'get',
+    path,
+    op: {
+      summary,
+      parameters: [
+        ...parameters,
+        { name: 'cluster_name', in: 'query', schema: { type: 'string', maxLength: 63 }, description: 'one cluster' },
+        { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 500 } },
+        { name: 'cursor', in: 'query', schema: { type: 'string' } },
+      ],
+      responses: {
+        '200': {
+          description: what,
+          ...json({
+            type: 'object',
+            properties: { items: { type: 'array', items: item }, next_cursor: nullable('string') },
+          }),
+        },
+        ...errors(400, 401, 503),
+      },
+    },
+  };
+}
 
 export const ROUTES: Array<{ method: string; path: string; op: object }> = [
   {
@@ -192,29 +274,9 @@ export const ROUTES: Array<{ method: string; path: string; op: object }> = [
       },
     },
   },
-  {
-    method: 'get',
-    path: '/api/v1/scaffolds',
-    op: {
-      summary: 'List runs, newest first',
-      parameters: [
-        { name: 'status', in: 'query', schema: { enum: [...RUN_STATUSES] } },
-        { name: 'cluster_name', in: 'query', schema: { type: 'string', maxLength: 63 }, description: 'one cluster' },
-        { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 500 } },
-        { name: 'cursor', in: 'query', schema: { type: 'string' } },
-      ],
-      responses: {
-        '200': {
-          description: 'runs',
-          ...json({
-            type: 'object',
-            properties: { items: { type: 'array', items: run }, next_cursor: nullable('string') },
-          }),
-        },
-        ...errors(400, 401, 503),
-      },
-    },
-  },
+  listRoute('/api/v1/scaffolds', 'List runs, newest first', 'runs', run, [
+    { name: 'status', in: 'query', schema: { enum: [...RUN_STATUSES] } },
+  ]),
   {
     method: 'get',
     path: '/api/v1/scaffolds/{id}',
@@ -222,6 +284,21 @@ export const ROUTES: Array<{ method: string; path: string; op: object }> = [
       summary: 'A run',
       parameters: [idParam],
       responses: { '200': { description: 'the run', ...json(run) }, ...errors(401, 404, 503) },
+    },
+  },
+  listRoute(
+    '/api/v1/environments',
+    "The caller's environments (every one for an admin), by id",
+    'environments',
+    environment,
+  ),
+  {
+    method: 'get',
+    path: '/api/v1/environments/{id}',
+    op: {
+      summary: 'An environment: what made it, and how far its reference has moved since',
+      parameters: [environmentIdParam],
+      responses: { '200': { description: 'the environment', ...json(environment) }, ...errors(401, 404, 503) },
     },
   },
   {
@@ -510,6 +587,7 @@ const runnerRoutes = (): Array<{ method: string; path: string; op: object }> => 
 export const sharedSchemas = (steps: readonly string[] = allSteps()) => ({
   CreateScaffold: CREATE_SCHEMA,
   Run: runView(steps),
+  Environment: ENVIRONMENT_VIEW,
   Event: eventSchema(dataSchemas(steps)),
   Error: ERROR,
 });

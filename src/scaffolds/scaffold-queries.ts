@@ -2,9 +2,9 @@ import { Inject, Injectable, Optional } from '@nestjs/common';
 import { EventStore, formatLogLine, RunLogStore } from '#libs/event-store';
 import { EVENT_TYPES, isEventType, StoredEvent, TERMINAL_EVENTS } from '#libs/events';
 import { withoutCredentials } from '#libs/git';
-import { isClusterName } from '#libs/validation';
 import { fold, isTerminal, RUN_STATUSES, type RunState } from '#libs/run-decider';
-import { ApiError, invalid, notFound } from '../common/api-error';
+import { invalid, notFound } from '../common/api-error';
+import { clusterFilter, fromReadModel, pageLimit } from '../common/list-queries';
 import type { EventView } from '../common/api-shapes';
 import { CallerIdentity, owns } from '../common/api-keys';
 import { EVENT_STORE, RUN_LOGS } from '../event-store/event-store.module';
@@ -40,31 +40,6 @@ function outcomeLine(state: RunState): string | null {
       ? ` (infra ${state.infraCommit?.slice(0, 12)}, full ${state.fullCommit?.slice(0, 12)})`
       : '';
   return `${state.finishedAt} ${level} [run] run ${state.status}: ${state.message}${commits}`;
-}
-
-/** Reads that need PostgreSQL answer 503 while it is down, naming it. */
-async function fromReadModel<T>(work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (e) {
-    if (e instanceof ApiError) throw e;
-    throw new ApiError(503, 'read_model_unavailable', 'PostgreSQL (the read-model) is not answering');
-  }
-}
-
-/** `limit` of a list query: its default when absent, else an integer in 1..max (400 otherwise). */
-function pageLimit(limit: unknown, byDefault: number, max: number): number {
-  const n = limit === undefined ? byDefault : Number(limit);
-  if (!Number.isInteger(n) || n < 1 || n > max) throw invalid('limit', `must be an integer from 1 to ${max}`);
-  return n;
-}
-
-/** `cluster_name` of a list query: one cluster's runs (an exact name; 400 for a name no request would accept). */
-function clusterFilter(value: unknown): string | undefined {
-  if (value === undefined) return undefined;
-  const problem = isClusterName(value);
-  if (problem) throw invalid('cluster_name', problem);
-  return String(value);
 }
 
 /** Where the audit feed starts: after a cursor (a stream sequence) when given, which wins over `since`; both are checked. */

@@ -56,7 +56,7 @@ const hostileReplies = (runId: string) => [
   `scaffold.logs.${runId}`,
   `scaffold.run.${runId}`,
 ];
-const API_SUBJECTS = ['scaffolds.v1.get', 'scaffolds.v1.create', 'scaffolds.v1.logs'];
+const API_SUBJECTS = ['scaffolds.v1.get', 'scaffolds.v1.create', 'scaffolds.v1.logs', 'environments.v1.get'];
 
 /** What a hostile reply subject could change: the streams' message counts and the run's stored certificate. */
 async function whatRepliesCouldChange(svc: RunningService, runId: string) {
@@ -150,6 +150,9 @@ describe('NATS with TLS and one least-privilege identity per role (the shipped d
     });
     expect(done.full_commit).toMatch(/^[0-9a-f]{40}$/);
     expect(gitLog(remote.dir)).toHaveLength(3);
+    // The controller's identity reaches the environments API too (environments.v1.>).
+    const environments = await call(controller, 'environments.v1.list', {});
+    expect(environments.json.items.map((e: any) => e.last_run.id)).toEqual([runId]);
 
     const lines: string[] = [];
     const opsEnv = { ...nats.env('ops'), DATABASE_URL: db.url };
@@ -382,7 +385,7 @@ describe('the shipped permission sets', () => {
     );
     const nsc = execFileSync(process.execPath, [join(dir, 'render.mjs'), 'nsc'], { encoding: 'utf8' });
     expect(nsc).toContain(
-      "nsc add user scaffolder-controller \\\n  --allow-pub 'scaffolds.v1.>' \\\n  --allow-sub '_INBOX_controller.>'",
+      "nsc add user scaffolder-controller \\\n  --allow-pub 'scaffolds.v1.>,environments.v1.>' \\\n  --allow-sub '_INBOX_controller.>'",
     );
   });
 });

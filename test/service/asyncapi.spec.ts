@@ -62,7 +62,7 @@ describe('the AsyncAPI document of the NATS API and the event and log subjects',
     const errors = diagnostics.filter((d) => d.severity <= 1).map((d) => `${d.path.join('.')}: ${d.message}`);
     expect(errors).toEqual([]);
     expect(document!.version()).toBe('3.0.0');
-    expect(document!.operations().length).toBe(11);
+    expect(document!.operations().length).toBe(13);
     // The parser refuses what AsyncAPI 3.0 does not allow: the check above can fail.
     const broken = { ...doc, operations: { ...doc.operations, bad: { action: 'publish', channel: {} } } };
     const refused = await new Parser().parse(JSON.stringify(broken));

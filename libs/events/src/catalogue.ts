@@ -86,16 +86,26 @@ export interface MergeRequestRef {
   base: string;
 }
 
+/**
+ * Where the reference stood when a pass generated (what the environment's ownership marker records): its commit when
+ * it is a git working copy, and whether its files differed from that commit. Absent: not a git working copy, or a
+ * retry that found the pass already pushed.
+ */
+export type ReferenceRevisionData = {
+  reference_commit?: string;
+  reference_dirty?: boolean;
+};
+
 export interface EventDataByType {
   ScaffoldRequested: ScaffoldRequestedData;
   /** unchanged: the branch already held this tree, so nothing was committed (commit is the branch head). */
-  InfraPushed: { commit: string; files_changed: number; unchanged?: boolean };
+  InfraPushed: { commit: string; files_changed: number; unchanged?: boolean } & ReferenceRevisionData;
   SealedSecretsReady: {
     source: 'given_certificate' | 'cluster';
     controller: { namespace: string; name: string } | null;
   };
   CertFetched: { fingerprint_sha256: string; not_after: string };
-  FullPushed: { commit: string; objects_sealed: number; unchanged?: boolean };
+  FullPushed: { commit: string; objects_sealed: number; unchanged?: boolean } & ReferenceRevisionData;
   /** A step whose result carries nothing the run keeps (a plan's wait): which step, and what it saw, in words. */
   StepCompleted: { step: Step; summary: string };
   ScaffoldSucceeded: { infra_commit: string; full_commit: string };
@@ -119,7 +129,7 @@ export interface EventDataByType {
     objects_sealed: number;
     unchanged?: boolean;
     request?: MergeRequestRef;
-  };
+  } & ReferenceRevisionData;
   /**
    * The pass's request was merged (by a person or the forge): `merge_commit` is what the branch Flux reads now
    * holds. `edited`: the request's branch no longer ended at the commit the run pushed when it was merged.

@@ -18,6 +18,11 @@ const controller = obj({ namespace: str, name: str });
 const count = { type: 'integer', minimum: 0 } as const;
 const pass = { enum: ['infra', 'full'] } as const;
 const mergeRequest = obj({ number: { type: 'integer', minimum: 1 }, url: str, head: str, base: str });
+/** A pass's reference revision (optional: events before it existed, a reference outside git, a retry of a pushed pass). */
+const referenceRevision = {
+  reference_commit: { type: 'string', pattern: '^[0-9a-f]{40}([0-9a-f]{24})?$' },
+  reference_dirty: { type: 'boolean' },
+} as const;
 
 export const CURRENT_VERSION: Record<EventType, number> = {
   ScaffoldRequested: 2,
@@ -88,20 +93,21 @@ export function dataSchemas(steps: readonly string[] = allSteps()): Record<Event
       ['cluster_name', 'domain', 'region', 'acme_email', 'repo_url', 'branch', 'requested_by', 'target'],
     ),
     // unchanged is optional: events written before it existed stay valid at version 1.
-    InfraPushed: obj({ commit: str, files_changed: { type: 'integer' }, unchanged: { type: 'boolean' } }, [
-      'commit',
-      'files_changed',
-    ]),
+    // reference_commit and reference_dirty (the pass's reference revision) are optional: earlier events stay valid at version 1.
+    InfraPushed: obj(
+      { commit: str, files_changed: { type: 'integer' }, unchanged: { type: 'boolean' }, ...referenceRevision },
+      ['commit', 'files_changed'],
+    ),
     // v2: which controller was found (null when the certificate came with the request).
     SealedSecretsReady: obj({
       source: { enum: ['given_certificate', 'cluster'] },
       controller: { oneOf: [{ type: 'null' }, controller] },
     }),
     CertFetched: obj({ fingerprint_sha256: str, not_after: str }),
-    FullPushed: obj({ commit: str, objects_sealed: { type: 'integer' }, unchanged: { type: 'boolean' } }, [
-      'commit',
-      'objects_sealed',
-    ]),
+    FullPushed: obj(
+      { commit: str, objects_sealed: { type: 'integer' }, unchanged: { type: 'boolean' }, ...referenceRevision },
+      ['commit', 'objects_sealed'],
+    ),
     StepCompleted: obj({ step, summary: str }),
     ScaffoldSucceeded: obj({ infra_commit: str, full_commit: str }),
     StepFailed: obj({ step, attempt: { type: 'integer', minimum: 1 }, reason: str, will_retry: { type: 'boolean' } }),
@@ -124,6 +130,7 @@ export function dataSchemas(steps: readonly string[] = allSteps()): Record<Event
         objects_sealed: count,
         unchanged: { type: 'boolean' },
         request: mergeRequest,
+        ...referenceRevision,
       },
       ['step', 'pass', 'commit', 'files_changed', 'objects_sealed'],
     ),

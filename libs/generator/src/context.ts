@@ -152,6 +152,10 @@ export interface GenerateSummary {
   leftovers_not_listed: number;
   /** The new cluster's files --replace rewrote. */
   replaced: string[];
+  /** The reference's commit when it is a git working copy (what the ownership marker records). */
+  reference_commit?: string;
+  /** The reference's files differed from reference_commit: that commit alone cannot make this output again. */
+  reference_dirty?: true;
   warnings: string[];
 }
 

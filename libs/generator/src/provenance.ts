@@ -102,7 +102,12 @@ export function startProvenanceRead(ctx: Context): void {
 /** Waits for the pass's read of the reference's revision; markerProvenance needs it. */
 export async function settleProvenance(ctx: Context): Promise<void> {
   startProvenanceRead(ctx);
-  if (!revisions.has(ctx.changes)) revisions.set(ctx.changes, await reads.get(ctx.changes));
+  if (revisions.has(ctx.changes)) return;
+  const revision = await reads.get(ctx.changes);
+  revisions.set(ctx.changes, revision);
+  // The summary tells the caller (the service's pass events) what the markers record.
+  if (revision) ctx.summary.reference_commit = revision.commit;
+  if (revision?.dirty) ctx.summary.reference_dirty = true;
 }
 
 /**

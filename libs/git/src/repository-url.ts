@@ -151,6 +151,9 @@ function identity(url: string): string | undefined {
   }
 }
 
+/** One repository's identity whatever its URL's spelling (https or ssh, .git or not); the URL without credentials where none is known. */
+export const repositoryIdentity = (url: string): string => identity(url) ?? withoutCredentials(url);
+
 /** Whether two URLs name the same repository (scheme, user and port aside). */
 export function sameRepository(a: string, b: string): boolean {
   const ia = identity(a);

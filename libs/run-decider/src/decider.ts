@@ -21,6 +21,7 @@ import type {
   DeliveredPass,
   EventDraft,
   MergeRequestRef,
+  ReferenceRevisionData,
   RunPlan,
   ScaffoldRequestedData,
   Step,
@@ -61,6 +62,11 @@ export interface RunState {
   lastStepDone?: boolean;
   /** The merge requests the run opened (merge-request delivery), with what became of each. */
   mergeRequests?: MergeRequestSeen[];
+  /**
+   * Where the reference stood when the run's latest pass generated (its ownership marker records the same): absent
+   * when the reference is no git working copy, and in states kept by versions before it.
+   */
+  reference?: { commit: string; dirty: boolean };
   /** The long wait's progress, while it lasts. */
   progress: { waitedMs: number; deadlineMs: number } | null;
   createdAt: string | null;
@@ -268,6 +274,7 @@ function apply(state: RunState, event: StoredEvent | (EventDraft & { time: strin
         status: 'running',
         step: next.step,
         infraCommit: event.data.commit,
+        ...referenceOf(event.data),
         unchangedPasses: withPass(s, 'infra-pass', event.data.unchanged),
         message: `infrastructure ${event.data.unchanged ? 'unchanged at' : 'pushed as'} ${event.data.commit.slice(0, 12)}; ${next.text}`,
       };
@@ -316,6 +323,7 @@ function apply(state: RunState, event: StoredEvent | (EventDraft & { time: strin
         ...s,
         step: next.step ?? s.step,
         fullCommit: event.data.commit,
+        ...referenceOf(event.data),
         unchangedPasses: withPass(s, 'full-pass', event.data.unchanged),
         message: next.step ? `${pushed}; ${next.text}` : pushed,
       };
@@ -360,6 +368,10 @@ function apply(state: RunState, event: StoredEvent | (EventDraft & { time: strin
 
 type MergeRequestEvent = Extract<EventDraft, { type: `MergeRequest${string}` }>;
 
+/** A pass event's reference revision as the state keeps it; nothing (the earlier pass's stays) when the event has none. */
+const referenceOf = (data: ReferenceRevisionData): Pick<RunState, 'reference'> =>
+  data.reference_commit ? { reference: { commit: data.reference_commit, dirty: data.reference_dirty === true } } : {};
+
 const passWords = { infra: 'infrastructure', full: 'full tree' } as const;
 const passStep = { infra: 'infra-pass', full: 'full-pass' } as const;
 
@@ -377,6 +389,7 @@ function applyMergeRequest(s: RunState, event: MergeRequestEvent): RunState {
         ...base,
         // A pass the branch already held is on it now; one in a request is once the request is merged.
         ...(unchanged ? { [commitField]: commit } : {}),
+        ...referenceOf(event.data),
         unchangedPasses: withPass(s, passStep[pass], unchanged),
         mergeRequests: request ? [...requests, { ...request, pass, commit, state: 'open' }] : requests,
         message: request

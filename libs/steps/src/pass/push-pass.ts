@@ -4,8 +4,15 @@
  */
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import type { ScaffoldRequestedData } from '#libs/events';
-import { GenerateOptions, GenerateResult, Pass, passCheckoutFolders, SuppliedCredentials } from '#libs/generator';
+import type { ReferenceRevisionData, ScaffoldRequestedData } from '#libs/events';
+import {
+  GenerateOptions,
+  GenerateResult,
+  GenerateSummary,
+  Pass,
+  passCheckoutFolders,
+  SuppliedCredentials,
+} from '#libs/generator';
 import type { GitWorkspace } from '#libs/git';
 import { requestOf, StepContext, StepError } from '../handler/step-handler';
 import { gateLeftovers } from './leftovers';
@@ -26,7 +33,20 @@ export async function suppliedCredentials(
   return ctx.credentials.read(req.credentials_secret);
 }
 
-export type PassOutcome = { commit: string; files: number; sealed: number; unchanged: boolean };
+export type PassOutcome = {
+  commit: string;
+  files: number;
+  sealed: number;
+  unchanged: boolean;
+  /** Where the reference stood when the pass generated (unknown to a retry that finds the pass pushed). */
+  reference: ReferenceRevisionData;
+};
+
+/** The pass event's fields for the reference's revision the generator read (what the environment's marker records). */
+export const referenceRevisionOf = (summary: GenerateSummary): ReferenceRevisionData => ({
+  ...(summary.reference_commit ? { reference_commit: summary.reference_commit } : {}),
+  ...(summary.reference_dirty ? { reference_dirty: true } : {}),
+});
 
 /**
  * Clone, generate, commit, push one pass. Idempotent: a commit of this run and pass already on the
@@ -101,14 +121,15 @@ async function generateAndPush(
       await ctx.log.line(
         `${pass} pass changed nothing; ${req.branch} already holds this tree at ${head}, nothing pushed`,
       );
-      return { commit: head, files: 0, sealed, unchanged: true };
+      return { commit: head, files: 0, sealed, unchanged: true, reference: referenceRevisionOf(summary) };
     }
     const commit = await ws.commitStaged(`scaffold(${req.cluster_name}): ${pass} pass`, ctx.runId, pass);
     await ctx.log.line(`${pass} pass generated ${files} changed files, ${sealed} sealed objects; committed ${commit}`);
     // What the generator noticed but did not refuse (an inherited value naming the reference cluster, a missing dependsOn).
     for (const warning of summary.warnings) await ctx.log.line(`${pass} pass: ${warning}`, 'warn');
     const landed = await race.pushUntilLanded(commit);
-    if (landed.kind === 'pushed') return { commit: landed.commit, files, sealed, unchanged: false };
+    if (landed.kind === 'pushed')
+      return { commit: landed.commit, files, sealed, unchanged: false, reference: referenceRevisionOf(summary) };
     if (landed.kind === 'already') return await alreadyPushed(ctx, pass, landed.commit);
     // Another writer changed the files this pass wrote: generate again on their tree.
     await ctx.log.line(
@@ -150,5 +171,5 @@ export function settled<T>(outcome: PromiseSettledResult<T>): T {
 
 async function alreadyPushed(ctx: StepContext, pass: Pass, commit: string): Promise<PassOutcome> {
   await ctx.log.line(`${pass} pass already on ${requestOf(ctx).branch} as ${commit}; not pushing again`);
-  return { commit, files: 0, sealed: 0, unchanged: false };
+  return { commit, files: 0, sealed: 0, unchanged: false, reference: {} };
 }

@@ -4,7 +4,7 @@
  * already holding this run's commit of the pass is not pushed again, and the request from it is found, not opened
  * a second time. A branch of that name that holds no commit of the run is someone else's and is never overwritten.
  */
-import type { EventDataByType, ScaffoldRequestedData } from '#libs/events';
+import type { EventDataByType, ReferenceRevisionData, ScaffoldRequestedData } from '#libs/events';
 import type { ForgePort, ForgeRepository, MergeRequest } from '#libs/delivery/forge-port';
 import { describeDryRun } from '#libs/generator/summary-text';
 import type { Pass, SuppliedCredentials } from '#libs/generator';
@@ -13,7 +13,7 @@ import { crashPoint } from '../handler/crash-points';
 import { requestOf, StepContext, StepError } from '../handler/step-handler';
 import { gateLeftovers, inRequestWords } from './leftovers';
 import { passOptions } from './pass-options';
-import { passWorkspace, suppliedCredentials } from './push-pass';
+import { passWorkspace, referenceRevisionOf, suppliedCredentials } from './push-pass';
 import { forgeOf, mergeBranch } from './merge-requests';
 
 type Opened = EventDataByType['MergeRequestOpened'];
@@ -40,7 +40,7 @@ export async function requestPass(
   const head = mergeBranch(req.cluster_name, pass, ctx.runId);
   const ws = await passWorkspace(ctx, req, pass);
   try {
-    const body = await planText(ctx, ws, pass, sealingCertPem, supplied);
+    const { body, reference } = await planText(ctx, ws, pass, sealingCertPem, supplied);
     const committed = await pushedBefore(ctx, ws, head, pass);
     const landed = committed ?? (await commitAndPush(ctx, ws, head, pass, sealingCertPem, supplied));
     if (landed === 'unchanged') {
@@ -48,11 +48,12 @@ export async function requestPass(
       await ctx.log.line(
         `${pass} pass changed nothing; ${req.branch} already holds this tree at ${commit}: no merge request`,
       );
-      return opened(step, pass, { commit, files: 0, sealed: 0 }, { unchanged: true });
+      return opened(step, pass, { commit, files: 0, sealed: 0 }, { unchanged: true, ...reference });
     }
     const request = await proposeMerge(ctx, forge, { head, pass, body, commit: landed.commit });
     return opened(step, pass, landed, {
       request: { number: request.number, url: request.url, head, base: req.branch },
+      ...reference,
     });
   } finally {
     await ws.remove();
@@ -74,10 +75,10 @@ async function planText(
   pass: Pass,
   sealingCertPem: string | undefined,
   supplied: SuppliedCredentials | undefined,
-): Promise<string> {
+): Promise<{ body: string; reference: ReferenceRevisionData }> {
   const options = passOptions(requestOf(ctx), ctx.settings, ws.dir, pass, sealingCertPem, supplied);
   const { summary, changes } = await ctx.generator.preview(options, ctx.signal);
-  return describeDryRun(inRequestWords(summary), changes);
+  return { body: describeDryRun(inRequestWords(summary), changes), reference: referenceRevisionOf(summary) };
 }
 
 /**

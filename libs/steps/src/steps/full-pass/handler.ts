@@ -8,7 +8,10 @@ export const fullPass: StepHandler<'full-pass'> = {
   async run(ctx) {
     const sops = requestOf(ctx).target.kind === 'age_recipients';
     const certPem = sops ? undefined : (await storedCertificate(ctx)).pem;
-    const { commit, sealed, unchanged } = await pushPass(ctx, 'full', certPem);
-    return { type: 'FullPushed', data: { commit, objects_sealed: sealed, ...(unchanged ? { unchanged } : {}) } };
+    const { commit, sealed, unchanged, reference } = await pushPass(ctx, 'full', certPem);
+    return {
+      type: 'FullPushed',
+      data: { commit, objects_sealed: sealed, ...(unchanged ? { unchanged } : {}), ...reference },
+    };
   },
 };

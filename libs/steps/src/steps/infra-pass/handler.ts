@@ -5,7 +5,10 @@ import { pushPass } from '../../pass/push-pass';
 export const infraPass: StepHandler<'infra-pass'> = {
   step: 'infra-pass',
   async run(ctx) {
-    const { commit, files, unchanged } = await pushPass(ctx, 'infra');
-    return { type: 'InfraPushed', data: { commit, files_changed: files, ...(unchanged ? { unchanged } : {}) } };
+    const { commit, files, unchanged, reference } = await pushPass(ctx, 'infra');
+    return {
+      type: 'InfraPushed',
+      data: { commit, files_changed: files, ...(unchanged ? { unchanged } : {}), ...reference },
+    };
   },
 };
