@@ -9,6 +9,7 @@ import {
   JetStreamRunLogStore,
   StreamAdmin,
 } from '#libs/event-store';
+import { compileEventValidators } from '#libs/events';
 import { RunCommands } from '#libs/run-decider';
 import type { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
@@ -55,6 +56,7 @@ export class EventStoreModule {
           inject: [NatsClient, APP_CONFIG, LOGGER],
           useFactory: async (nats: NatsClient, config: AppConfig, logger: Logger) => {
             if (options.applyStreams) await new StreamAdmin(nats.connection).apply(config.streamReplicas);
+            compileEventValidators();
             const store = await JetStreamEventStore.open(nats.connection, undefined, { readOnly: options.readOnly });
             store.onInvalid = (m) =>
               logger.warn(m, 'skipped a message on an event subject that is not an event of that run');

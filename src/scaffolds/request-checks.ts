@@ -1,4 +1,4 @@
-import { Inject, Injectable, Optional } from '@nestjs/common';
+import { Inject, Injectable, OnApplicationBootstrap, Optional } from '@nestjs/common';
 import { ForgeError, type ForgeKind } from '#libs/delivery/forge-port';
 import { forgeEntryFor, type ForgeSettings } from '#libs/delivery/forge-settings';
 import { ScaffoldRequestedData, ScaffoldTarget } from '#libs/events';
@@ -100,13 +100,25 @@ export function checkDelivery(req: CreateRequest, forges: ForgeSettings): void {
  * before anything is cloned, appended or pushed.
  */
 @Injectable()
-export class RequestChecks {
+export class RequestChecks implements OnApplicationBootstrap {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly readModel: RunReadModel,
     /** Management-cluster Secrets with supplied credentials (when the service reaches the management cluster). */
     @Optional() @Inject(SUPPLIED_CREDENTIALS) private readonly credentials?: SuppliedCredentialsSource,
   ) {}
+
+  /**
+   * Reads what the offered references hold as the API starts (a tenth of a second of YAML each), so the first
+   * create or preview after a start does not hold the event loop, and every answer waiting behind it, while they
+   * are read. A reference that cannot be read is the request's or the run's to report, as before.
+   */
+  async onApplicationBootstrap(): Promise<void> {
+    const { templateDir, referenceEnv, kubectl } = this.config.steps;
+    for (const env of new Set([referenceEnv, ...this.config.referenceEnvs]))
+      if (referenceEnvProblem(templateDir, env) === null)
+        await refreshReferenceFacts(templateDir, env, kubectl).catch(() => undefined);
+  }
 
   /** A create or preview body, validated, and refused (403) when it reaches outside the caller's role or scope. */
   async parseInScope(body: unknown, caller: CallerIdentity): Promise<CreateRequest> {
