@@ -88,6 +88,8 @@ Options:
                            commit renders, and how far that commit is behind (generate-gitops-env drift --help)
   upgrade (instead of a pass) the reference's change since the recorded commit, merged into the
                            environment, credentials kept (generate-gitops-env upgrade --help)
+  retire (instead of a pass) remove an environment's own files, its last live commit tagged
+                           (generate-gitops-env retire --help)
 
 Registry pull credentials for the full pass come from REGISTRY_SERVER, REGISTRY_USERNAME and
 REGISTRY_PASSWORD or from --registry-auth FILE, never from command-line values. Supplied credentials

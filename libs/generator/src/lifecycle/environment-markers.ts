@@ -57,16 +57,25 @@ function parseMarker(root: string, file: string): EnvironmentMarker | undefined 
  * made them (a later pass wrote one and not the other): no single commit rendered it then.
  */
 export function findEnvironment(root: string, clusterName: string): Environment {
-  checkWorkingCopy(root);
-  const own = markerFiles(root)
-    .map((file) => ({ folder: posix.dirname(file), marker: parseMarker(root, file) }))
-    .filter((m) => m.marker?.cluster_name === clusterName);
+  const own = markedFolders(root).filter((m) => m.marker.cluster_name === clusterName);
   if (own.length === 0)
     throw new GeneratorInputError(`no ownership marker (${OWNER_FILE}) for cluster ${clusterName} in ${root}`);
   const made = (m: EnvironmentMarker) => JSON.stringify([m.reference_commit, m.reference_path, m.inputs]);
-  if (new Set(own.map((m) => made(m.marker!))).size > 1)
+  if (new Set(own.map((m) => made(m.marker))).size > 1)
     throw new GeneratorInputError(
       `the markers of cluster ${clusterName} (${own.map((m) => m.folder).join(', ')}) record different reference commits or inputs; refusing to compute drift`,
     );
-  return { folders: own.map((m) => m.folder), marker: own[0].marker! };
+  return { folders: own.map((m) => m.folder), marker: own[0].marker };
+}
+
+/**
+ * Every folder of the working copy `root` (checked against the repository limits first, as a pass does) whose
+ * ownership marker names a cluster, with its marker, in path order.
+ */
+export function markedFolders(root: string): Array<{ folder: string; marker: EnvironmentMarker }> {
+  checkWorkingCopy(root);
+  return markerFiles(root).flatMap((file) => {
+    const marker = parseMarker(root, file);
+    return marker ? [{ folder: posix.dirname(file), marker }] : [];
+  });
 }
