@@ -8,7 +8,7 @@ import { UsageError } from '#libs/cli';
 // The one file each: the libraries' indexes load the event schemas (ajv), NATS and YAML, which no API command needs.
 import { isRunId } from '#libs/events/run-id';
 import { ApiClient, ApiRefusal, apiTarget, Unreachable } from './api-client';
-import { progressLine, runTable, runText } from './run-text';
+import { environmentTable, environmentText, progressLine, runTable, runText } from './run-text';
 
 /** Exit codes of a command that waits for a run: the run's outcome (documented in docs/cli.md). */
 export const EXIT = { succeeded: 0, refused: 1, usage: 2, failed: 3, cancelled: 4, timeout: 5 } as const;
@@ -223,6 +223,30 @@ export const API_COMMANDS: Record<string, ApiCommand> = {
     else {
       (page.items.length ? runTable(page.items) : ['no runs']).forEach((l) => ctx.out(l));
       if (page.next_cursor) ctx.err(`more: scaffolderctl list --cursor ${page.next_cursor}\n`);
+    }
+    return EXIT.succeeded;
+  },
+
+  async environments(ctx, [arg]) {
+    if (arg !== undefined) {
+      // Ids are 32 hex digits; anything else never reaches the service.
+      if (!/^[0-9a-f]{32}$/.test(arg)) throw new UsageError(`"${arg}" is not an environment id (32 hex digits)`);
+      const environment = await ctx.client.json('environment', 'GET', `/api/v1/environments/${arg}`);
+      ctx.out(ctx.opts.json ? JSON.stringify(environment) : environmentText(environment));
+      return EXIT.succeeded;
+    }
+    const query = new URLSearchParams();
+    for (const [flag, name] of [
+      ['cluster-name', 'cluster_name'],
+      ['limit', 'limit'],
+      ['cursor', 'cursor'],
+    ] as const)
+      if (ctx.opts[flag] !== undefined) query.set(name, String(ctx.opts[flag]));
+    const page = await ctx.client.json('environments', 'GET', `/api/v1/environments${query.size ? `?${query}` : ''}`);
+    if (ctx.opts.json) ctx.out(JSON.stringify(page));
+    else {
+      (page.items.length ? environmentTable(page.items) : ['no environments']).forEach((l) => ctx.out(l));
+      if (page.next_cursor) ctx.err(`more: scaffolderctl environments --cursor ${page.next_cursor}\n`);
     }
     return EXIT.succeeded;
   },

@@ -64,6 +64,18 @@ export const COMMANDS: Record<string, CommandSpec> = {
     via: 'api',
     options: { ...API, ...json('the run as JSON') },
   },
+  environments: {
+    args: '[ID]',
+    does: "the key's environments (one with ID): the reference commit that made each and the commits it is behind",
+    via: 'api',
+    options: {
+      'cluster-name': { type: 'string', value: 'NAME', help: 'only this cluster' },
+      limit: number('at most N environments (1 to 500; default 50)', 1),
+      cursor: { type: 'string', value: 'CURSOR', help: 'the next page (as the last page said)' },
+      ...API,
+      ...json('the answer as JSON'),
+    },
+  },
   list: {
     args: '',
     does: 'runs the key may see, newest first',

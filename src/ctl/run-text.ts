@@ -51,8 +51,14 @@ function age(time: string, now: number): string {
 
 /** A table of runs, newest first, as the list answers them. */
 export function runTable(runs: any[], now = Date.now()): string[] {
-  const rows = runs.map((r) => [r.id, r.status, r.step ?? '-', r.cluster_name, age(r.created_at, now)]);
-  const head = ['ID', 'STATUS', 'STEP', 'CLUSTER', 'AGE'];
+  return table(
+    ['ID', 'STATUS', 'STEP', 'CLUSTER', 'AGE'],
+    runs.map((r) => [r.id, r.status, r.step ?? '-', r.cluster_name, age(r.created_at, now)]),
+  );
+}
+
+/** Columns padded to their widest cell, two spaces apart. */
+function table(head: string[], rows: unknown[][]): string[] {
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)));
   return [head, ...rows].map((r) =>
     r
@@ -60,4 +66,46 @@ export function runTable(runs: any[], now = Date.now()): string[] {
       .join('  ')
       .trimEnd(),
   );
+}
+
+/** How far an environment's reference commit is behind (`-` when unknown). */
+const behind = (e: any) => (e.commits_behind === null ? '-' : String(e.commits_behind));
+const short = (commit: string | null) => (commit ? commit.slice(0, 12) : '-');
+
+/** A table of environments, as the list answers them. */
+export function environmentTable(environments: any[]): string[] {
+  return table(
+    ['ID', 'CLUSTER', 'STATUS', 'REFERENCE', 'BEHIND', 'REPOSITORY'],
+    environments.map((e) => [
+      e.id,
+      e.cluster_name,
+      e.status,
+      short(e.reference_commit),
+      behind(e),
+      `${e.repo_url} ${e.branch}`,
+    ]),
+  );
+}
+
+/** An environment's fields, a line each (the answer of GET /api/v1/environments/{id}). */
+export function environmentText(e: any): string {
+  const fields: Array<[string, unknown]> = [
+    ['id', e.id],
+    ['status', e.status],
+    ['cluster', `${e.cluster_name} (${e.domain}, ${e.region})`],
+    ['repository', `${e.repo_url} ${e.branch} ${e.gitops_path}`],
+    ['owner', e.owner],
+    ['reference', `${e.reference_commit ?? 'unknown'}${e.reference_dirty ? ' (with uncommitted changes)' : ''}`],
+    ['newest', e.reference_newest],
+    ['behind', e.commits_behind === null ? null : `${e.commits_behind} commits`],
+    ['runs', `${e.runs}, the last ${e.last_run.id} ${e.last_run.status}`],
+    ['infra commit', e.infra_commit],
+    ['full commit', e.full_commit],
+    ['scaffolded', e.first_scaffolded_at],
+    ['updated', e.updated_at],
+  ];
+  return fields
+    .filter(([, v]) => v !== null && v !== undefined && v !== '')
+    .map(([k, v]) => `${`${k}:`.padEnd(14)}${String(v)}`)
+    .join('\n');
 }

@@ -149,6 +149,29 @@ describe('scaffolderctl as a client of the REST API (the built command against t
       expect(r.stderr).not.toContain('cli-ok');
     }
     expect((await ctl(['list'], other)).stdout).toBe('no runs\n');
+    expect((await ctl(['environments'], other)).stdout).toBe('no environments\n');
+  });
+
+  it("lists the environments the key's runs made and shows one, in words or as the API's answer", async () => {
+    const list = await ctl(['environments', '--cluster-name', 'cli-ok']);
+    expect([list.code, list.stderr]).toEqual([0, '']);
+    const [head, row, ...rest] = list.stdout.trim().split('\n');
+    expect([head, rest]).toEqual([expect.stringMatching(/^ID +CLUSTER +STATUS +REFERENCE +BEHIND +REPOSITORY$/), []]);
+    const [id, cluster, status] = row.split(/\s+/);
+    expect([id, cluster, status]).toEqual([expect.stringMatching(/^[0-9a-f]{32}$/), 'cli-ok', 'live']);
+    const one = await ctl(['environments', id]);
+    expect(one.stdout).toMatch(new RegExp(`^id: +${id}\nstatus: +live\ncluster: +cli-ok `));
+    expect(JSON.parse((await ctl(['environments', id, '--json'])).stdout)).toMatchObject({
+      id,
+      cluster_name: 'cli-ok',
+    });
+    const bad = await ctl(['environments', 'not-an-id']);
+    expect([bad.code, bad.stderr]).toEqual([2, expect.stringContaining('is not an environment id')]);
+    const theirs = await ctl(['environments', id], keyFile(OTHER_KEY));
+    expect([theirs.code, theirs.stderr]).toEqual([
+      1,
+      expect.stringMatching(/^scaffolderctl: environment refused: 404 /),
+    ]);
   });
 
   it('never takes a key on the command line, refuses a key file others may read, follows no redirect, and never prints the key', async () => {
