@@ -174,6 +174,20 @@ const printText = (ctx: ApiCommandContext, text: string) => {
 
 export type ApiCommand = (ctx: ApiCommandContext, args: string[], stdin: () => Promise<string>) => Promise<number>;
 
+/** A page of a list as the API answered it (--json), or as a table, with the command that gives the next page. */
+function printPage(
+  ctx: ApiCommandContext,
+  page: { items: unknown[]; next_cursor: string | null },
+  how: { command: string; table: (items: any[]) => string[]; none: string },
+): number {
+  if (ctx.opts.json) ctx.out(JSON.stringify(page));
+  else {
+    (page.items.length ? how.table(page.items) : [how.none]).forEach((l) => ctx.out(l));
+    if (page.next_cursor) ctx.err(`more: scaffolderctl ${how.command} --cursor ${page.next_cursor}\n`);
+  }
+  return EXIT.succeeded;
+}
+
 export const API_COMMANDS: Record<string, ApiCommand> = {
   async create(ctx, _args, stdin) {
     const body = await requestFile('create', ctx.opts.file, stdin);
@@ -219,12 +233,7 @@ export const API_COMMANDS: Record<string, ApiCommand> = {
     for (const name of ['status', 'limit', 'cursor'] as const)
       if (ctx.opts[name] !== undefined) query.set(name, String(ctx.opts[name]));
     const page = await ctx.client.json('list', 'GET', `/api/v1/scaffolds${query.size ? `?${query}` : ''}`);
-    if (ctx.opts.json) ctx.out(JSON.stringify(page));
-    else {
-      (page.items.length ? runTable(page.items) : ['no runs']).forEach((l) => ctx.out(l));
-      if (page.next_cursor) ctx.err(`more: scaffolderctl list --cursor ${page.next_cursor}\n`);
-    }
-    return EXIT.succeeded;
+    return printPage(ctx, page, { command: 'list', table: runTable, none: 'no runs' });
   },
 
   async environments(ctx, [arg]) {
@@ -243,12 +252,7 @@ export const API_COMMANDS: Record<string, ApiCommand> = {
     ] as const)
       if (ctx.opts[flag] !== undefined) query.set(name, String(ctx.opts[flag]));
     const page = await ctx.client.json('environments', 'GET', `/api/v1/environments${query.size ? `?${query}` : ''}`);
-    if (ctx.opts.json) ctx.out(JSON.stringify(page));
-    else {
-      (page.items.length ? environmentTable(page.items) : ['no environments']).forEach((l) => ctx.out(l));
-      if (page.next_cursor) ctx.err(`more: scaffolderctl environments --cursor ${page.next_cursor}\n`);
-    }
-    return EXIT.succeeded;
+    return printPage(ctx, page, { command: 'environments', table: environmentTable, none: 'no environments' });
   },
 
   async logs(ctx, [arg]) {

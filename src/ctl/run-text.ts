@@ -31,6 +31,11 @@ export function runText(run: any): string {
     ['updated', run.updated_at],
     ['finished', run.finished_at],
   ];
+  return fieldLines(fields);
+}
+
+/** Named fields, a line each; the empty ones left out. */
+function fieldLines(fields: Array<[string, unknown]>): string {
   return fields
     .filter(([, v]) => v !== null && v !== undefined && v !== '')
     .map(([k, v]) => `${`${k}:`.padEnd(14)}${String(v)}`)
@@ -104,8 +109,5 @@ export function environmentText(e: any): string {
     ['scaffolded', e.first_scaffolded_at],
     ['updated', e.updated_at],
   ];
-  return fields
-    .filter(([, v]) => v !== null && v !== undefined && v !== '')
-    .map(([k, v]) => `${`${k}:`.padEnd(14)}${String(v)}`)
-    .join('\n');
+  return fieldLines(fields);
 }
