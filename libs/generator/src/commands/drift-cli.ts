@@ -1,17 +1,19 @@
 /** `generate-gitops-env drift`: the command line of computeDrift, parsed as the pass's own (strict, with suggestions). */
 import { repoLimitsFrom } from '../repo-limits-env';
 import { computeDrift, describeDrift } from '../lifecycle/drift';
+import { clustersOf, eachEnvironment, printEach } from './each-environment';
 import { runSubcommand } from './subcommand';
 
 export const DRIFT_HELP = `generate-gitops-env drift: how an environment differs from what its recorded reference commit renders
 
 Usage:
-  generate-gitops-env drift --repo DIR --template DIR --cluster-name NAME [--to REV] [--json]
+  generate-gitops-env drift --repo DIR --template DIR (--cluster-name NAME | --all) [--to REV] [--json]
 
   --repo DIR               working copy of the environment's repository (read, never written)
   --template DIR           a git working copy of the reference; its history holds the commit the
                            environment's marker (.gitops-scaffolder.json) records
   --cluster-name NAME      the environment
+  --all                    every environment a marker in the repository names, one after the other
   --to REV                 the reference revision to count commits behind to (default: HEAD)
   --json                   print the report as JSON on stdout
   -h, --help               this text
@@ -22,13 +24,15 @@ with it: YAML by its documents (re-indentation, key order and comments are no dr
 byte for byte. SealedSecrets and SOPS-encrypted files are listed as credentials, not compared.
 Exit codes: 0 compared (drift or not: the last line says which), 1 an internal error or a render
 that failed, 2 refused (no marker, a marker from before the reference commit was recorded, a commit
-not in the template's history, a file over MAX_REPO_FILE_BYTES) or bad input.
+not in the template's history, a file over MAX_REPO_FILE_BYTES) or bad input. With --all, each
+environment's report (or refusal) is printed and the exit code is 2 when any was refused.
 `;
 
 const OPTIONS = {
   repo: { type: 'string' },
   template: { type: 'string' },
   'cluster-name': { type: 'string' },
+  all: { type: 'boolean' },
   to: { type: 'string' },
   json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
@@ -41,17 +45,18 @@ export function driftMain(argv: string[], env: NodeJS.ProcessEnv): Promise<numbe
       name: 'drift',
       help: DRIFT_HELP,
       options: OPTIONS,
-      required: ['repo', 'template', 'cluster-name'],
+      required: ['repo', 'template'],
       run: async (values) => {
-        const report = await computeDrift({
-          repoDir: values.repo,
-          templateDir: values.template,
-          clusterName: values['cluster-name'],
-          to: values.to,
-          repoLimits: repoLimitsFrom(env),
+        const repoLimits = repoLimitsFrom(env);
+        const results = await eachEnvironment(await clustersOf(values, repoLimits), (clusterName) =>
+          computeDrift({ repoDir: values.repo, templateDir: values.template, clusterName, to: values.to, repoLimits }),
+        );
+        return printEach(results, {
+          all: Boolean(values.all),
+          json: Boolean(values.json),
+          text: describeDrift,
+          exitOf: () => 0,
         });
-        process.stdout.write(values.json ? JSON.stringify(report, null, 2) + '\n' : describeDrift(report));
-        return 0;
       },
     },
     argv,

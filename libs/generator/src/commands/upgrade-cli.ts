@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { GeneratorInputError } from '../errors';
 import { repoLimitsFrom } from '../repo-limits-env';
+import { clustersOf, eachEnvironment, printEach } from './each-environment';
 import { runSubcommand } from './subcommand';
 import type { LineRange } from '../lifecycle/three-way';
 import { upgradeEnvironment, UpgradeReport } from '../lifecycle/upgrade';
@@ -9,13 +10,16 @@ import { upgradeEnvironment, UpgradeReport } from '../lifecycle/upgrade';
 export const UPGRADE_HELP = `generate-gitops-env upgrade: replay the reference's change since the recorded commit on an environment
 
 Usage:
-  generate-gitops-env upgrade --repo DIR --template DIR --cluster-name NAME [--to REV]
+  generate-gitops-env upgrade --repo DIR --template DIR (--cluster-name NAME | --all) [--to REV]
                               [--sealing-cert FILE | --age-recipient KEY ...] [--dry-run] [--json]
 
   --repo DIR               working copy of the environment's repository (written unless --dry-run)
   --template DIR           a git working copy of the reference; its history holds the commit the
                            environment's marker (.gitops-scaffolder.json) records
   --cluster-name NAME      the environment
+  --all                    every environment a marker in the repository names, one after the other
+                           (each refused or conflicted one left as it was; no --sealing-cert or
+                           --age-recipient: each cluster has its own)
   --to REV                 the reference revision to upgrade to (default: HEAD)
   --sealing-cert FILE      the cluster's sealed-secrets certificate (PEM): keys and Secrets the
                            reference adds are sealed for it
@@ -35,12 +39,15 @@ The markers then record the new commit. Nothing is committed: review and commit,
 Exit codes: 0 upgraded (or nothing to do, or a dry run's plan), 1 an internal error or a render that
 failed, 2 refused (no marker, a marker without the reference commit, --to naming no commit, a SOPS
 key change, a key the upgrade cannot know the value of) or bad input, 3 a conflict: nothing written.
+With --all, each environment's report (or refusal) is printed; the exit code is 3 when any
+conflicted, else 2 when any was refused (the others are upgraded).
 `;
 
 const OPTIONS = {
   repo: { type: 'string' },
   template: { type: 'string' },
   'cluster-name': { type: 'string' },
+  all: { type: 'boolean' },
   to: { type: 'string' },
   'sealing-cert': { type: 'string' },
   'age-recipient': { type: 'string', multiple: true },
@@ -65,22 +72,33 @@ export function upgradeMain(argv: string[], env: NodeJS.ProcessEnv): Promise<num
       name: 'upgrade',
       help: UPGRADE_HELP,
       options: OPTIONS,
-      required: ['repo', 'template', 'cluster-name'],
+      required: ['repo', 'template'],
       run: async (values) => {
         if (values['sealing-cert'] && values['age-recipient'])
           throw new GeneratorInputError('--sealing-cert and --age-recipient exclude each other');
-        const report = await upgradeEnvironment({
-          repoDir: values.repo,
-          templateDir: values.template,
-          clusterName: values['cluster-name'],
-          to: values.to,
-          sealingCertPem: certificate(values['sealing-cert']),
-          ageRecipients: values['age-recipient'],
-          dryRun: Boolean(values['dry-run']),
-          repoLimits: repoLimitsFrom(env),
+        if (values.all && (values['sealing-cert'] || values['age-recipient']))
+          throw new GeneratorInputError(
+            '--all takes no --sealing-cert or --age-recipient: each cluster has its own; upgrade such clusters one at a time',
+          );
+        const repoLimits = repoLimitsFrom(env);
+        const results = await eachEnvironment(await clustersOf(values, repoLimits), (clusterName) =>
+          upgradeEnvironment({
+            repoDir: values.repo,
+            templateDir: values.template,
+            clusterName,
+            to: values.to,
+            sealingCertPem: certificate(values['sealing-cert']),
+            ageRecipients: values['age-recipient'],
+            dryRun: Boolean(values['dry-run']),
+            repoLimits,
+          }),
+        );
+        return printEach(results, {
+          all: Boolean(values.all),
+          json: Boolean(values.json),
+          text: describeUpgrade,
+          exitOf: (report) => (report.outcome === 'conflicted' ? 3 : 0),
         });
-        process.stdout.write(values.json ? JSON.stringify(report, null, 2) + '\n' : describeUpgrade(report));
-        return report.outcome === 'conflicted' ? 3 : 0;
       },
     },
     argv,
