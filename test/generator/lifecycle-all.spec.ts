@@ -4,19 +4,13 @@
  * an environment a person edited where the reference did is a conflict left as it was while the others are
  * upgraded, and one that cannot be upgraded (its marker from before commits were recorded) is refused by name.
  */
-import { execFileSync } from 'node:child_process';
-import { cpSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { SHIPPED_TEMPLATE } from '#libs/generator';
 import { makeRsaCert } from '../support/certs';
 import { tempDir } from '../support/files';
 import { generatorCli } from '../support/generator-cli';
+import { git, referenceRepository, scaffoldWithCli } from '../support/lifecycle';
 
-const git = (dir: string, ...args: string[]) =>
-  execFileSync('git', ['-C', dir, '-c', 'user.name=t', '-c', 'user.email=t@example.com', ...args], {
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'pipe'],
-  }).trim();
 const CHART = 'clusters/development/infrastructure/ingress-nginx.yaml';
 const chartOf = (repo: string, cluster: string) =>
   readFileSync(join(repo, `clusters/${cluster}/infrastructure/ingress-nginx.yaml`), 'utf8');
@@ -24,32 +18,15 @@ const markerOf = (repo: string, cluster: string) =>
   JSON.parse(readFileSync(join(repo, `clusters/${cluster}/.gitops-scaffolder.json`), 'utf8'));
 
 describe('generate-gitops-env drift --all and upgrade --all', () => {
-  const reference = tempDir('all-ref');
+  const reference = referenceRepository('all-ref');
   const repo = tempDir('all-repo');
   const certFile = join(tempDir('all-cert'), 'cert.pem');
   writeFileSync(certFile, makeRsaCert().certPem);
   let commitB: string;
 
   beforeAll(async () => {
-    cpSync(SHIPPED_TEMPLATE, reference, { recursive: true });
-    git(reference, 'init', '-q', '-b', 'main');
-    git(reference, 'add', '-A');
-    git(reference, 'commit', '-q', '-m', 'reference A');
-    for (const cluster of ['acme-dev', 'acme-prod', 'acme-old']) {
-      const pass = await generatorCli(
-        [
-          ...['--repo', repo, '--template', reference, '--cluster-name', cluster, '--domain', `${cluster}.acme.io`],
-          ...['--source-url', 'https://git.example.org/acme/fleet.git', '--region', 'us-east-1'],
-          ...['--acme-email', 'ops@acme.io', '--sealing-cert', certFile],
-        ],
-        {
-          REGISTRY_SERVER: 'registry.acme.io',
-          REGISTRY_USERNAME: 'puller',
-          REGISTRY_PASSWORD: 'RegPw-0123456789abcdef',
-        },
-      );
-      expect(pass).toMatchObject({ code: 0 });
-    }
+    for (const cluster of ['acme-dev', 'acme-prod', 'acme-old'])
+      expect(await scaffoldWithCli(repo, reference, cluster, certFile)).toMatchObject({ code: 0 });
     // acme-old's marker as written before markers recorded the reference commit (version 1).
     const { cluster_name, domain, region, reference_env } = markerOf(repo, 'acme-old');
     writeFileSync(

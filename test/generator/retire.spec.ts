@@ -4,53 +4,24 @@
  * and the shared folders stay byte for byte, HEAD is tagged first and the printed command restores it; every
  * refusal writes and tags nothing.
  */
-import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SHIPPED_TEMPLATE } from '#libs/generator';
 import { makeRsaCert } from '../support/certs';
 import { readTree, tempDir } from '../support/files';
 import { generatorCli } from '../support/generator-cli';
-
-const git = (dir: string, ...args: string[]) =>
-  execFileSync('git', ['-C', dir, '-c', 'user.name=t', '-c', 'user.email=t@example.com', ...args], {
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'pipe'],
-  }).trim();
-
-const REGISTRY = {
-  REGISTRY_SERVER: 'registry.acme.io',
-  REGISTRY_USERNAME: 'puller',
-  REGISTRY_PASSWORD: 'RegPw-0123456789abcdef',
-};
+import { git, scaffoldWithCli } from '../support/lifecycle';
 
 describe('generate-gitops-env retire', () => {
   const repo = tempDir('retire-repo');
   const certFile = join(tempDir('retire-cert'), 'cert.pem');
   writeFileSync(certFile, makeRsaCert().certPem);
-  const scaffold = (cluster: string) =>
-    generatorCli(
-      [
-        ...[
-          '--repo',
-          repo,
-          '--template',
-          SHIPPED_TEMPLATE,
-          '--cluster-name',
-          cluster,
-          '--domain',
-          `${cluster}.acme.io`,
-        ],
-        ...['--source-url', 'https://git.example.org/acme/fleet.git', '--region', 'us-east-1'],
-        ...['--acme-email', 'ops@acme.io', '--sealing-cert', certFile],
-      ],
-      REGISTRY,
-    );
   let live: Record<string, string>;
 
   beforeAll(async () => {
     git(repo, 'init', '-q', '-b', 'main');
-    for (const cluster of ['acme-prod', 'acme-dev']) expect(await scaffold(cluster)).toMatchObject({ code: 0 });
+    for (const cluster of ['acme-prod', 'acme-dev'])
+      expect(await scaffoldWithCli(repo, SHIPPED_TEMPLATE, cluster, certFile)).toMatchObject({ code: 0 });
     // A fleet kustomization of the user's listing both clusters, with a comment the edit keeps.
     writeFileSync(
       join(repo, 'clusters/kustomization.yaml'),

@@ -1,14 +1,11 @@
-import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { commandCompletion, parseCommandLine, UsageError, versionLine } from '#libs/cli';
 import { fluxUrlOf, hasCredentials, originUrl, sameRepository } from '#libs/git/repository-url';
 import { SEALING_SCOPES, SealingScope } from '#libs/sealing';
 import { normaliseReferenceEnv } from '#libs/validation';
-import { parseSuppliedCredentials, SuppliedCredentials } from './credential-plan';
-import type { RegistryCredentials } from './credentials';
+import { registryFrom, sealingCertFrom, suppliedFrom } from './credential-inputs';
 import { isSeparateRepository } from './environment-folder';
 import { GeneratorInputError } from './errors';
-import { credentialFileProblem } from '#libs/runtime';
 import { repoLimitsFrom } from './repo-limits-env';
 import {
   generate,
@@ -90,6 +87,8 @@ Options:
                            environment, credentials kept (generate-gitops-env upgrade --help)
   retire (instead of a pass) remove an environment's own files, its last live commit tagged
                            (generate-gitops-env retire --help)
+  rotate (instead of a pass) seal an environment's credentials anew, with new values, for its
+                           cluster's current certificate (generate-gitops-env rotate --help)
 
 Registry pull credentials for the full pass come from REGISTRY_SERVER, REGISTRY_USERNAME and
 REGISTRY_PASSWORD or from --registry-auth FILE, never from command-line values. Supplied credentials
@@ -137,40 +136,6 @@ const OPTIONS = {
 
 const REQUIRED = ['repo', 'cluster-name', 'domain', 'region', 'acme-email'];
 const USAGE_LINE = `${HELP.split('\n\n')[1]}\n(generate-gitops-env --help for every option)\n`;
-
-function registryFrom(env: NodeJS.ProcessEnv, authFile: string | undefined): RegistryCredentials | undefined {
-  if (authFile) {
-    const text = readFileSync(authFile, 'utf8');
-    let parsed: any;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      throw new GeneratorInputError(`--registry-auth ${authFile} is not JSON`);
-    }
-    if (!parsed || typeof parsed.auths !== 'object')
-      throw new GeneratorInputError(`--registry-auth ${authFile} has no "auths" object`);
-    return { dockerConfigJson: text };
-  }
-  const { REGISTRY_SERVER: server, REGISTRY_USERNAME: username, REGISTRY_PASSWORD: password } = env;
-  if (!server && !username && !password) return undefined;
-  if (!server || !username || !password)
-    throw new GeneratorInputError('set all of REGISTRY_SERVER, REGISTRY_USERNAME and REGISTRY_PASSWORD, or none');
-  return { server, username, password };
-}
-
-/** The supplied credentials file: readable by its owner only (it holds third-party credentials). Errors name keys, never values. */
-function suppliedFrom(file: string | undefined): SuppliedCredentials | undefined {
-  if (!file) return undefined;
-  const problem = credentialFileProblem(file);
-  if (problem) throw new GeneratorInputError(`--credentials ${file} ${problem}`);
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch {
-    throw new GeneratorInputError(`--credentials ${file} cannot be read`);
-  }
-  return parseSuppliedCredentials(text, `--credentials ${file}`);
-}
 
 /** `--var KEY=VALUE` flags as a map; the generator checks the names against the reference. */
 /** Repeated `--<option> KEY=VALUE` flags as a mapping. */
@@ -273,14 +238,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
     const scope = (values.scope ?? 'strict') as SealingScope;
     if (!SEALING_SCOPES.includes(scope))
       throw new GeneratorInputError(`--scope must be one of ${SEALING_SCOPES.join(', ')}`);
-    let sealingCertPem: string | undefined;
-    if (values['sealing-cert']) {
-      try {
-        sealingCertPem = readFileSync(values['sealing-cert'], 'utf8');
-      } catch {
-        throw new GeneratorInputError(`--sealing-cert ${values['sealing-cert']} cannot be read`);
-      }
-    }
+    const sealingCertPem = sealingCertFrom(values['sealing-cert']);
     const pass = values['infra-only'] ? 'infra' : 'full';
     const options: GenerateOptions = {
       repoDir: resolve(values.repo),

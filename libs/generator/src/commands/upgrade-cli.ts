@@ -1,5 +1,5 @@
 /** `generate-gitops-env upgrade`: the command line of upgradeEnvironment, and its report as text. */
-import { readFileSync } from 'node:fs';
+import { sealingCertFrom } from '../credential-inputs';
 import { GeneratorInputError } from '../errors';
 import { repoLimitsFrom } from '../repo-limits-env';
 import { clustersOf, eachEnvironment, printEach } from './each-environment';
@@ -56,15 +56,6 @@ const OPTIONS = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-function certificate(file: string | undefined): string | undefined {
-  if (file === undefined) return undefined;
-  try {
-    return readFileSync(file, 'utf8');
-  } catch {
-    throw new GeneratorInputError(`--sealing-cert ${file} cannot be read`);
-  }
-}
-
 /** Runs the subcommand with its arguments (after "upgrade"); resolves to the exit code. */
 export function upgradeMain(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
   return runSubcommand(
@@ -87,7 +78,7 @@ export function upgradeMain(argv: string[], env: NodeJS.ProcessEnv): Promise<num
             templateDir: values.template,
             clusterName,
             to: values.to,
-            sealingCertPem: certificate(values['sealing-cert']),
+            sealingCertPem: sealingCertFrom(values['sealing-cert']),
             ageRecipients: values['age-recipient'],
             dryRun: Boolean(values['dry-run']),
             repoLimits,

@@ -1,0 +1,120 @@
+/**
+ * Rotating an environment's credentials for its cluster's current sealing certificate (after the sealed-secrets
+ * controller renewed its key, or a new controller): the environment's recorded reference commit is rendered again
+ * with its recorded inputs, new values and the new certificate, and every credential file that render seals replaces
+ * the environment's. Nothing else of the environment changes. The values inside the environment's SealedSecrets
+ * can be read only by the cluster, so they cannot be kept: a rotation generates new ones (`newValues`, the
+ * generated class; derived values follow them) and takes the supplied and registry credentials again from the user.
+ */
+import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import type { RepoLimits } from '#libs/runtime';
+import type { SuppliedCredentials } from '../credential-plan';
+import type { RegistryCredentials } from '../credentials';
+import { GeneratorInputError } from '../errors';
+import { generate } from '../generate';
+import type { GenerationInputs } from '../provenance';
+import { GIT_PROGRAM, GitRunner, extractCommitFolder } from '../reference-git';
+import { repoLimits, withRepoLimits } from '../repo-files';
+import { openRecordedEnvironment, withScratch } from './recorded-environment';
+import { optionsFromMarker } from './render-at-commit';
+
+export interface RotateRequest {
+  repoDir: string;
+  templateDir: string;
+  clusterName: string;
+  /** The cluster's current sealed-secrets certificate (PEM). */
+  sealingCertPem: string;
+  /** Generate new values: the only way, since the environment's sealed values are the cluster's to read. */
+  newValues: boolean;
+  suppliedCredentials?: SuppliedCredentials;
+  registry?: RegistryCredentials;
+  dryRun?: boolean;
+  repoLimits?: RepoLimits;
+  git?: GitRunner;
+}
+
+export interface RotateReport {
+  cluster_name: string;
+  folders: string[];
+  /** The commit the credentials were rendered from (the environment's recorded one: a rotation upgrades nothing). */
+  reference_commit: string;
+  /** The certificate they are sealed for now (SHA-256 of its DER). */
+  sealing_cert_sha256: string;
+  /** Credential files replaced (or, on a dry run, that would be). */
+  files_replaced: string[];
+  /** Objects sealed anew. */
+  objects_sealed: number;
+  dry_run: boolean;
+}
+
+export function rotateCredentials(request: RotateRequest): Promise<RotateReport> {
+  return withRepoLimits(request.repoLimits, () => rotateWithinLimits(request));
+}
+
+async function rotateWithinLimits(request: RotateRequest): Promise<RotateReport> {
+  const git = request.git ?? GIT_PROGRAM;
+  const { repoDir, environment, referenceTop, recorded } = openRecordedEnvironment(
+    request,
+    'rotate its credentials',
+    git,
+  );
+  const { marker } = environment;
+  const inputs = marker.inputs!;
+  refuseUnrotatable(request, inputs);
+  return withScratch('gitops-rotate-', async (scratch) => {
+    const reference = join(scratch, 'reference');
+    const rendered = join(scratch, 'environment');
+    extractCommitFolder(referenceTop, recorded, marker.reference_path ?? '', reference, scratch, repoLimits(), git);
+    mkdirSync(rendered, { recursive: true });
+    const { summary } = await generate({
+      ...optionsFromMarker(marker, rendered, reference, { sealingCertPem: request.sealingCertPem }),
+      registry: request.registry,
+      suppliedCredentials: request.suppliedCredentials,
+      rotateCredentials: true,
+      repoLimits: repoLimits(),
+    });
+    const files = [...new Set(summary.objects_sealed.map((o) => o.file))].sort();
+    if (!request.dryRun) for (const file of files) replace(join(rendered, file), join(repoDir, file));
+    return {
+      cluster_name: request.clusterName,
+      folders: environment.folders,
+      reference_commit: recorded,
+      sealing_cert_sha256: summary.sealing_cert_sha256 ?? '',
+      files_replaced: files,
+      objects_sealed: summary.objects_sealed.length,
+      dry_run: request.dryRun === true,
+    };
+  });
+}
+
+/** What a rotation cannot do, refused before anything is rendered or written. */
+function refuseUnrotatable(request: RotateRequest, inputs: GenerationInputs) {
+  if (inputs.pass !== 'full')
+    throw new GeneratorInputError(
+      `cluster ${request.clusterName} has had only its infra pass: it has no credentials yet`,
+    );
+  if (inputs.secrets_backend === 'sops')
+    throw new GeneratorInputError(
+      `cluster ${request.clusterName} encrypts its Secrets with SOPS: rotating them (new recipients, a new data key) needs the files' data key and is not supported yet; nothing written`,
+    );
+  if (!request.newValues)
+    throw new GeneratorInputError(
+      `the values in cluster ${request.clusterName}'s SealedSecrets can be read only by the cluster: give --new-values to seal new ones for the new certificate (supplied credentials are asked again with --credentials); nothing written`,
+    );
+  const missing = (inputs.supplied_credentials ?? []).filter((key) => request.suppliedCredentials?.[key] === undefined);
+  if (missing.length > 0)
+    throw new GeneratorInputError(
+      `the environment's supplied credentials must be given again (--credentials): missing ${missing.join(', ')}; nothing written`,
+    );
+  if (inputs.registry_credentials && !request.registry)
+    throw new GeneratorInputError(
+      'the environment has registry pull credentials: give them again (REGISTRY_* or --registry-auth); nothing written',
+    );
+}
+
+/** A rendered credential file over the environment's (its folder made when the environment lacked it). */
+function replace(from: string, to: string) {
+  if (!existsSync(dirname(to))) mkdirSync(dirname(to), { recursive: true });
+  copyFileSync(from, to);
+}
