@@ -1,4 +1,4 @@
-import { initialState, type RunState } from '#libs/run-decider';
+import { initialState } from '#libs/run-decider';
 import { environmentId, EnvironmentRun, groupByEnvironment, toEnvironmentView } from './environment-view';
 
 const request = (repoUrl: string, extra: Record<string, unknown> = {}) =>
@@ -12,11 +12,11 @@ const request = (repoUrl: string, extra: Record<string, unknown> = {}) =>
     requested_by: 'alice',
     target: { kind: 'age_recipients', recipients: ['age1x'] },
     ...extra,
-  }) as RunState['request'];
+  }) as EnvironmentRun['state']['request'];
 
 const run = (
   id: string,
-  state: Partial<RunState>,
+  state: Partial<EnvironmentRun['state']>,
   repoUrl = 'https://git.example.com/org/fleet.git',
 ): EnvironmentRun => ({
   id,
@@ -38,7 +38,7 @@ describe('environments folded from runs', () => {
   });
 
   it('is changing while a run is active, live once one succeeded, incomplete when none finished what it pushed', () => {
-    const status = (...states: Array<Partial<RunState>>) =>
+    const status = (...states: Array<Partial<EnvironmentRun['state']>>) =>
       toEnvironmentView(
         'e',
         states.map((s, i) => run(`r${i}`, s)),

@@ -5,14 +5,11 @@
  */
 import { createHash } from 'node:crypto';
 import { repositoryIdentity, withoutCredentials } from '#libs/git/repository-url';
-import { isTerminal, type RunState } from '#libs/run-decider';
+import { ACTIVE_STATUSES } from '#libs/run-decider';
+import type { EnvironmentRun } from '../projection/run-read-model';
 import type { EnvironmentView } from '../common/api-shapes';
 
-/** A run as the environments read it: its id and folded state (request present). */
-export interface EnvironmentRun {
-  id: string;
-  state: RunState;
-}
+export type { EnvironmentRun };
 
 /** What the reference's history says of a recorded commit (filled in by the queries; null where unknown). */
 export interface ReferenceDistance {
@@ -32,7 +29,7 @@ export function environmentId(repoUrl: string, branch: string, clusterName: stri
 export function groupByEnvironment(runs: readonly EnvironmentRun[]): Map<string, EnvironmentRun[]> {
   const groups = new Map<string, EnvironmentRun[]>();
   for (const run of runs) {
-    const r = run.state.request!;
+    const r = run.state.request;
     const id = environmentId(r.repo_url, r.branch, r.cluster_name);
     groups.set(id, [...(groups.get(id) ?? []), run]);
   }
@@ -40,7 +37,7 @@ export function groupByEnvironment(runs: readonly EnvironmentRun[]): Map<string,
 }
 
 /** The key owning the folder: the first run's folder owner (an admin acting for it records cluster_owner). */
-const folderOwner = (run: EnvironmentRun) => run.state.request!.cluster_owner ?? run.state.request!.requested_by;
+const folderOwner = (run: EnvironmentRun) => run.state.request.cluster_owner ?? run.state.request.requested_by;
 export const ownerOfEnvironment = (runs: readonly EnvironmentRun[]): string => folderOwner(runs[0]);
 
 /**
@@ -48,7 +45,7 @@ export const ownerOfEnvironment = (runs: readonly EnvironmentRun[]): string => f
  * runs pushed a pass but none finished (the infrastructure without the rest).
  */
 function statusOf(runs: readonly EnvironmentRun[]): EnvironmentView['status'] {
-  if (runs.some((r) => !isTerminal(r.state))) return 'changing';
+  if (runs.some((r) => (ACTIVE_STATUSES as readonly string[]).includes(r.state.status))) return 'changing';
   return runs.some((r) => r.state.status === 'succeeded') ? 'live' : 'incomplete';
 }
 
@@ -63,7 +60,7 @@ export function toEnvironmentView(
   distance: ReferenceDistance,
 ): EnvironmentView {
   const latest = runs[runs.length - 1];
-  const request = latest.state.request!;
+  const request = latest.state.request;
   const succeeded = runs.filter((r) => r.state.status === 'succeeded');
   const lastGood = succeeded[succeeded.length - 1];
   const reference = referenceOf(runs);

@@ -1,10 +1,34 @@
 import { DataSource, In, LessThan } from 'typeorm';
 // The one file each, not the libraries' indexes: scaffolderctl status reads this without git or the event store.
 import { sameRepository } from '#libs/git/repository-url';
-import { ACTIVE_STATUSES, type RunState } from '#libs/run-decider/decider';
+import { ACTIVE_STATUSES } from '#libs/run-decider/decider';
+import type { ScaffoldRequestedData } from '#libs/events';
+import type { RunState } from '#libs/run-decider/decider';
 import { ScaffoldRunRow } from './entities';
 
 const ACTIVE = In([...ACTIVE_STATUSES]);
+
+/** What an environment reads of one of its runs: the request's cluster folder and owner, and the run's outcome. */
+export interface EnvironmentRun {
+  id: string;
+  state: Pick<RunState, 'status' | 'infraCommit' | 'fullCommit' | 'finishedAt' | 'updatedAt' | 'reference'> & {
+    request: Pick<
+      ScaffoldRequestedData,
+      'repo_url' | 'branch' | 'cluster_name' | 'cluster_owner' | 'requested_by' | 'domain' | 'region'
+    >;
+  };
+}
+
+/** The request fields an environment shows (src/environments/environment-view.ts). */
+const ENVIRONMENT_REQUEST_FIELDS = [
+  'repo_url',
+  'branch',
+  'cluster_name',
+  'cluster_owner',
+  'requested_by',
+  'domain',
+  'region',
+];
 
 /**
  * The queries the API, the Job watcher and the operators make of the read-model. No framework decorator: the
@@ -46,23 +70,38 @@ export class RunReadModel {
   /**
    * The runs environments are made of, oldest first: each that pushed a pass or is still active (a run that ended
    * before pushing wrote nothing), optionally only of one folder owner (cluster_owner, else requested_by) or cluster.
+   * Only what an environment shows is read of each run (its request's folder and owner fields, its outcome), not
+   * its whole state: a fleet's history is read, not a page of it.
    */
-  async environmentRuns(opts: {
-    owner?: string;
-    clusterName?: string;
-  }): Promise<Array<{ id: string; state: RunState }>> {
-    const q = this.runs
-      .createQueryBuilder('r')
-      .select(['r.id', 'r.state'])
-      .where('(r.infra_commit IS NOT NULL OR r.status IN (:...active))', { active: [...ACTIVE_STATUSES] })
-      .orderBy('r.created_at', 'ASC')
-      .addOrderBy('r.id', 'ASC');
-    if (opts.owner !== undefined)
-      q.andWhere(`COALESCE(r.state->'request'->>'cluster_owner', r.state->'request'->>'requested_by') = :owner`, {
-        owner: opts.owner,
-      });
-    if (opts.clusterName !== undefined) q.andWhere('r.cluster_name = :clusterName', { clusterName: opts.clusterName });
-    return q.getMany();
+  async environmentRuns(opts: { owner?: string; clusterName?: string }): Promise<EnvironmentRun[]> {
+    const where = ['(infra_commit IS NOT NULL OR status = ANY($1))'];
+    const params: unknown[] = [[...ACTIVE_STATUSES]];
+    if (opts.owner !== undefined) {
+      params.push(opts.owner);
+      where.push(`COALESCE(state->'request'->>'cluster_owner', state->'request'->>'requested_by') = $${params.length}`);
+    }
+    if (opts.clusterName !== undefined) {
+      params.push(opts.clusterName);
+      where.push(`cluster_name = $${params.length}`);
+    }
+    const rows: Array<{ id: string; state: EnvironmentRun['state'] }> = await this.ds.query(
+      `SELECT id, jsonb_build_object(
+         'status', status, 'infraCommit', infra_commit, 'fullCommit', full_commit,
+         'finishedAt', state->'finishedAt', 'updatedAt', state->'updatedAt', 'reference', state->'reference',
+         'request', jsonb_build_object(${ENVIRONMENT_REQUEST_FIELDS.map((f) => `'${f}', state->'request'->'${f}'`).join(', ')})
+       ) AS state
+       FROM scaffold_runs WHERE ${where.join(' AND ')} ORDER BY created_at, id`,
+      params,
+    );
+    // jsonb_build_object keeps absent fields as JSON null: an absent cluster_owner or reference is undefined here.
+    return rows.map(({ id, state }) => ({
+      id,
+      state: {
+        ...state,
+        reference: state.reference ?? undefined,
+        request: { ...state.request, cluster_owner: state.request.cluster_owner ?? undefined },
+      },
+    }));
   }
 
   active(): Promise<ScaffoldRunRow[]> {
