@@ -137,3 +137,33 @@ describe('generate-gitops-env retire, a marker in a shared base', () => {
     expect(r.code).toBe(2);
   });
 });
+
+describe('generate-gitops-env retire, shared files', () => {
+  it('refuses when a shared file it would edit holds uncommitted changes (the restore from the tag would lose them)', async () => {
+    const repo = repoOf('retire-dirty-shared', {
+      'clusters/acme-prod/.gitops-scaffolder.json': marker('acme-prod'),
+      'clusters/acme-prod/kustomization.yaml': 'resources: []\n',
+      'clusters/acme-dev/.gitops-scaffolder.json': marker('acme-dev'),
+      'clusters/acme-dev/kustomization.yaml': 'resources: []\n',
+      'clusters/kustomization.yaml': 'resources:\n  - acme-prod\n  - acme-dev\n',
+    });
+    writeTree(repo, { 'clusters/kustomization.yaml': 'resources:\n  - acme-prod\n  - acme-dev\n  - acme-new\n' });
+    const r = await retire(repo, 'acme-prod');
+    expect([r.code, r.stderr]).toEqual([2, expect.stringContaining('uncommitted')]);
+  });
+
+  it(".sops.yaml: keeps a general creation rule that today happens to match only the retired environment's files", async () => {
+    const sops = 'creation_rules:\n  - path_regex: ^clusters/[^/]+/secrets/.*\\.yaml$\n    age: age1example\n';
+    const repo = repoOf('retire-sops', {
+      '.sops.yaml': sops,
+      'clusters/acme-prod/.gitops-scaffolder.json': marker('acme-prod'),
+      'clusters/acme-prod/secrets/db.yaml': 'kind: Secret\n',
+      'clusters/acme-dev/.gitops-scaffolder.json': marker('acme-dev'),
+      'clusters/acme-dev/kustomization.yaml': 'resources: []\n',
+    });
+    const r = await retire(repo, 'acme-prod');
+    expect(r.code).toBe(0);
+    // acme-dev's next `sops -e` needs the rule; it names no folder of acme-prod.
+    expect(readFileSync(join(repo, '.sops.yaml'), 'utf8')).toBe(sops);
+  });
+});

@@ -101,4 +101,14 @@ describe('generate-gitops-env rotate, attacked', () => {
     expect(r.code).toBe(2);
     expect(snapshot(repo)).toEqual(before);
   });
+  it('does not leave a SealedSecret of the environment sealed for the old certificate without saying so', async () => {
+    const repo = copy();
+    const [credential] = sealedFiles(repo).filter((f) => f.startsWith('clusters/acme-prod/'));
+    // A SealedSecret the environment holds that this render does not make (added by hand, or by an older reference).
+    const extra = join(dirname(credential), 'hand-sealed.yaml');
+    cpSync(join(repo, credential), join(repo, extra));
+    const r = await rotate(repo, fileB, '--json');
+    if (r.code === 0) expect(r.stdout + r.stderr).toContain('hand-sealed.yaml');
+    else expect(r.code).toBe(2);
+  });
 });
