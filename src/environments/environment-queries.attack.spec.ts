@@ -2,6 +2,11 @@
  * Attacks on the environments' queries (branch attack-lifecycle). The read-model is faked with the filter its SQL
  * applies (RunReadModel.environmentRuns: owner = COALESCE(cluster_owner, requested_by)), so the queries' own rule,
  * "the folder's first owner decides" (environment-queries.ts), is what is tested.
+ *
+ * Severity low: request-checks.ts records cluster_owner = the folder's first owner (RunReadModel.clusterOwner) for an
+ * admin's run, so the service does not normally append these histories; they show that the post-filter of
+ * environment-queries.ts:63 is dead code (the SQL owner filter already removed every other owner's run), so the
+ * rule it states is not enforced when such runs exist (a race of two first runs, runs from before cluster_owner).
  */
 import { initialState, type RunState } from '#libs/run-decider';
 import type { CallerIdentity } from '../common/api-keys';
