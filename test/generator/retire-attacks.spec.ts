@@ -167,3 +167,16 @@ describe('generate-gitops-env retire, shared files', () => {
     expect(readFileSync(join(repo, '.sops.yaml'), 'utf8')).toBe(sops);
   });
 });
+
+describe('generate-gitops-env retire, odd names', () => {
+  it('refuses a cluster name no tag can hold as bad input (exit 2, a sentence), not an internal error with a git command line', async () => {
+    const repo = repoOf('retire-odd', {
+      'clusters/acme prod/.gitops-scaffolder.json': marker('acme prod'),
+      'clusters/acme prod/kustomization.yaml': 'resources: []\n',
+    });
+    const r = await retire(repo, 'acme prod');
+    expect(r.code).toBe(2);
+    expect(r.stderr).not.toContain('Command failed');
+    expect(existsSync(join(repo, 'clusters/acme prod/kustomization.yaml'))).toBe(true);
+  });
+});

@@ -111,4 +111,19 @@ describe('generate-gitops-env rotate, attacked', () => {
     if (r.code === 0) expect(r.stdout + r.stderr).toContain('hand-sealed.yaml');
     else expect(r.code).toBe(2);
   });
+  it('writes no credential file when it cannot write every one (no half-rotated environment)', async () => {
+    const repo = copy();
+    const files = sealedFiles(repo)
+      .filter((f) => f.startsWith('clusters/acme-prod/'))
+      .sort();
+    expect(files.length).toBeGreaterThan(1);
+    const last = files[files.length - 1];
+    // The last credential file cannot be replaced (a folder where the file goes).
+    rmSync(join(repo, last));
+    writeTree(repo, { [`${last}/keep`]: 'x\n' });
+    const before = snapshot(repo);
+    const r = await rotate(repo, fileB);
+    expect(r.code).not.toBe(0);
+    expect(snapshot(repo)).toEqual(before);
+  });
 });
