@@ -109,8 +109,16 @@ function environmentFolders(repoDir: string, clusterName: string): string[] {
     throw new GeneratorInputError(
       `no ownership marker (.gitops-scaffolder.json) for cluster ${clusterName}; nothing retired`,
     );
+  // The repository's root is never an environment's folder to remove: it holds .git and every shared file.
+  if (folders.includes('.'))
+    throw new GeneratorInputError(
+      `the ownership marker of cluster ${clusterName} is at the repository's root, which retire never removes; nothing retired`,
+    );
+  // Another environment inside one of its folders, or one of its folders inside another environment's.
   const inside = marked.find(
-    (m) => m.marker.cluster_name !== clusterName && folders.some((f) => m.folder.startsWith(`${f}/`) || f === '.'),
+    (m) =>
+      m.marker.cluster_name !== clusterName &&
+      folders.some((f) => m.folder.startsWith(`${f}/`) || m.folder === '.' || f.startsWith(`${m.folder}/`)),
   );
   if (inside)
     throw new GeneratorInputError(

@@ -15,7 +15,7 @@ import { GeneratorInputError } from '../errors';
 import { generate } from '../generate';
 import type { GenerationInputs } from '../provenance';
 import { GIT_PROGRAM, GitRunner, extractCommitFolder } from '../reference-git';
-import { repoLimits, withRepoLimits } from '../repo-files';
+import { repoEntry, repoLimits, withRepoLimits } from '../repo-files';
 import { openRecordedEnvironment, withScratch } from './recorded-environment';
 import { optionsFromMarker } from './render-at-commit';
 
@@ -75,6 +75,7 @@ async function rotateWithinLimits(request: RotateRequest): Promise<RotateReport>
       repoLimits: repoLimits(),
     });
     const files = [...new Set(summary.objects_sealed.map((o) => o.file))].sort();
+    for (const file of files) refuseDestination(repoDir, file, environment.folders);
     if (!request.dryRun) for (const file of files) replace(join(rendered, file), join(repoDir, file));
     return {
       cluster_name: request.clusterName,
@@ -111,6 +112,26 @@ function refuseUnrotatable(request: RotateRequest, inputs: GenerationInputs) {
     throw new GeneratorInputError(
       'the environment has registry pull credentials: give them again (REGISTRY_* or --registry-auth); nothing written',
     );
+}
+
+/**
+ * Checked for every file before any is written: a destination inside the environment's folders, no link on its way
+ * (a link inside the working copy would carry the write into another environment's file), a file or nothing there.
+ */
+function refuseDestination(repoDir: string, file: string, folders: string[]) {
+  if (!folders.some((f) => file.startsWith(`${f}/`)))
+    throw new GeneratorInputError(
+      `${file} is outside the environment's folders (${folders.join(', ')}): was a folder moved? nothing written`,
+    );
+  const parts = file.split('/');
+  for (let i = 1; i <= parts.length; i++) {
+    const entry = repoEntry(repoDir, parts.slice(0, i).join('/'));
+    if (entry === undefined) return;
+    if (entry === 'link' || (i === parts.length && entry !== 'file') || (i < parts.length && entry !== 'folder'))
+      throw new GeneratorInputError(
+        `${parts.slice(0, i).join('/')} is ${entry === 'link' ? 'a symbolic link' : `a ${entry}`} where ${file} is written; nothing written`,
+      );
+  }
 }
 
 /** A rendered credential file over the environment's (its folder made when the environment lacked it). */
