@@ -1,12 +1,9 @@
 /**
- * Attacks on the environments' queries (branch attack-lifecycle). The read-model is faked with the filter its SQL
- * applies (RunReadModel.environmentRuns: owner = COALESCE(cluster_owner, requested_by)), so the queries' own rule,
- * "the folder's first owner decides" (environment-queries.ts), is what is tested.
- *
- * Severity low: request-checks.ts records cluster_owner = the folder's first owner (RunReadModel.clusterOwner) for an
- * admin's run, so the service does not normally append these histories; they show that the post-filter of
- * environment-queries.ts:63 is dead code (the SQL owner filter already removed every other owner's run), so the
- * rule it states is not enforced when such runs exist (a race of two first runs, runs from before cluster_owner).
+ * The environments' queries against histories a hostile or unlucky fleet can hold. The read-model is faked with the
+ * filters its SQL applies (RunReadModel.environmentRuns: owner = COALESCE(cluster_owner, requested_by), clusters), so
+ * the queries' own rule is what is tested: the folder's first owner decides whose environment it is, and the owner
+ * sees every run of it (an admin's run of the folder without cluster_owner included). The service records
+ * cluster_owner for an admin's run, so such histories come from a race of two first runs or runs from before it.
  */
 import { initialState, type RunState } from '#libs/run-decider';
 import type { CallerIdentity } from '../common/api-keys';
@@ -39,9 +36,11 @@ const run = (id: string, requestedBy: string, commit: string, clusterOwner?: str
 
 function queriesOver(runs: Array<ReturnType<typeof run>>) {
   const readModel = {
-    environmentRuns: async ({ owner }: { owner?: string; clusterName?: string }) =>
+    environmentRuns: async ({ owner, clusterNames }: { owner?: string; clusterNames?: string[] }) =>
       runs.filter(
-        (r) => owner === undefined || (r.state.request!.cluster_owner ?? r.state.request!.requested_by) === owner,
+        (r) =>
+          (owner === undefined || (r.state.request!.cluster_owner ?? r.state.request!.requested_by) === owner) &&
+          (clusterNames === undefined || clusterNames.includes(r.state.request!.cluster_name)),
       ),
   } as unknown as RunReadModel;
   const history: ReferenceHistory = { newest: async () => undefined, behind: async () => undefined };

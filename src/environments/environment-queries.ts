@@ -54,12 +54,21 @@ export class EnvironmentQueries {
     return this.view(id, runs);
   }
 
-  /** The caller's environments (an admin's: every one), each with its runs oldest first. */
+  /**
+   * The caller's environments (an admin's: every one), each with all its runs oldest first. A key's are the folders
+   * whose first run it owns: the clusters it ran are found first, then every run of them (an admin's run of its
+   * folder included), and a folder another key ran first is left out.
+   */
   private async environments(caller: CallerIdentity, clusterName?: string): Promise<Map<string, EnvironmentRun[]>> {
     const owner = caller.role === 'admin' ? undefined : caller.name;
-    const runs = await fromReadModel(() => this.readModel.environmentRuns({ owner, clusterName }));
+    const clusterNames = clusterName === undefined ? undefined : [clusterName];
+    const runs = await fromReadModel(async () => {
+      if (owner === undefined) return this.readModel.environmentRuns({ clusterNames });
+      const own = await this.readModel.environmentRuns({ owner, clusterNames });
+      const clusters = [...new Set(own.map((r) => r.state.request.cluster_name))];
+      return clusters.length === 0 ? [] : this.readModel.environmentRuns({ clusterNames: clusters });
+    });
     const groups = groupByEnvironment(runs.filter((r) => r.state.request));
-    // A run an admin made for another key counts as that key's (cluster_owner): the folder's first owner decides.
     if (owner !== undefined) for (const [id, rs] of groups) if (ownerOfEnvironment(rs) !== owner) groups.delete(id);
     return groups;
   }

@@ -1,5 +1,5 @@
 /**
- * Attack on the reference history's reads (branch attack-lifecycle): one listing of many environments that share a
+ * The reference history's reads under a large listing: one listing of many environments that share a
  * recorded commit (the usual case: most were made from the same reference commit) must not start a git process
  * per environment. EnvironmentQueries.list asks `behind` for every environment of a page at once (Promise.all,
  * up to limit=500), and the distance is cached only once a read has finished, so concurrent asks all miss.

@@ -22,7 +22,8 @@ const COMMIT = /^[0-9a-f]{40}([0-9a-f]{24})?$/;
 /** The history of the reference folder `dir` (TEMPLATE_DIR, or the shipped template), read with the git program. */
 export class GitReferenceHistory implements ReferenceHistory {
   private newestRead: { at: number; commit: Promise<string | undefined> } | undefined;
-  private readonly distances = new Map<string, number | undefined>();
+  /** Distances by `from..tip`, kept as the read in flight too: a page of environments made from one commit reads it once. */
+  private readonly distances = new Map<string, Promise<number | undefined>>();
 
   constructor(
     private readonly dir: string,
@@ -36,17 +37,22 @@ export class GitReferenceHistory implements ReferenceHistory {
     return this.newestRead.commit;
   }
 
-  async behind(from: string, tip: string): Promise<number | undefined> {
+  behind(from: string, tip: string): Promise<number | undefined> {
     // Recorded commits come from validated events; anything else is never handed to git.
-    if (!COMMIT.test(from) || !COMMIT.test(tip)) return undefined;
+    if (!COMMIT.test(from) || !COMMIT.test(tip)) return Promise.resolve(undefined);
     const key = `${from}..${tip}`;
-    if (this.distances.has(key)) return this.distances.get(key);
-    const inHistory = (await this.read(['merge-base', '--is-ancestor', from, tip])) !== undefined;
-    const count = inHistory ? Number(await this.read(['rev-list', '--count', key])) : undefined;
-    const distance = count === undefined || Number.isNaN(count) ? undefined : count;
+    const known = this.distances.get(key);
+    if (known) return known;
+    const distance = this.count(from, tip, key);
     if (this.distances.size >= DISTANCES_KEPT) this.distances.delete(this.distances.keys().next().value!);
     this.distances.set(key, distance);
     return distance;
+  }
+
+  private async count(from: string, tip: string, range: string): Promise<number | undefined> {
+    const inHistory = (await this.read(['merge-base', '--is-ancestor', from, tip])) !== undefined;
+    const count = inHistory ? Number(await this.read(['rev-list', '--count', range])) : undefined;
+    return count === undefined || Number.isNaN(count) ? undefined : count;
   }
 
   /** git's trimmed answer, or undefined when it fails (no working copy, an unknown commit). */

@@ -69,20 +69,20 @@ export class RunReadModel {
 
   /**
    * The runs environments are made of, oldest first: each that pushed a pass or is still active (a run that ended
-   * before pushing wrote nothing), optionally only of one folder owner (cluster_owner, else requested_by) or cluster.
+   * before pushing wrote nothing), optionally only of one folder owner (cluster_owner, else requested_by) or clusters.
    * Only what an environment shows is read of each run (its request's folder and owner fields, its outcome), not
    * its whole state: a fleet's history is read, not a page of it.
    */
-  async environmentRuns(opts: { owner?: string; clusterName?: string }): Promise<EnvironmentRun[]> {
+  async environmentRuns(opts: { owner?: string; clusterNames?: string[] }): Promise<EnvironmentRun[]> {
     const where = ['(infra_commit IS NOT NULL OR status = ANY($1))'];
     const params: unknown[] = [[...ACTIVE_STATUSES]];
     if (opts.owner !== undefined) {
       params.push(opts.owner);
       where.push(`COALESCE(state->'request'->>'cluster_owner', state->'request'->>'requested_by') = $${params.length}`);
     }
-    if (opts.clusterName !== undefined) {
-      params.push(opts.clusterName);
-      where.push(`cluster_name = $${params.length}`);
+    if (opts.clusterNames !== undefined) {
+      params.push(opts.clusterNames);
+      where.push(`cluster_name = ANY($${params.length})`);
     }
     const rows: Array<{ id: string; state: EnvironmentRun['state'] }> = await this.ds.query(
       `SELECT id, jsonb_build_object(
