@@ -1,7 +1,7 @@
 /**
- * Attacks on `generate-gitops-env retire` (branch attack-lifecycle): ownership markers a tenant placed where the
- * command does not expect them, and references to the retired folders that it misses. Each test states what should
- * happen; the failing ones are defects. Repositories are made by hand: retire reads only markers, git and YAML.
+ * `generate-gitops-env retire` attacked (an independent reviewer's tests): ownership markers a tenant placed where the
+ * command does not expect them, references to the retired folders it could miss, files the tag would not keep, names
+ * no tag can hold. Repositories are made by hand: retire reads only markers, git and YAML.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';

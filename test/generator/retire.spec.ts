@@ -50,7 +50,7 @@ describe('generate-gitops-env retire', () => {
 
     writeFileSync(join(repo, 'clusters/acme-prod/apps/notes.txt'), 'an edit nobody committed\n');
     const dirty = await retire('--cluster-name', 'acme-prod', '--confirm', 'acme-prod');
-    expect([dirty.code, dirty.stderr]).toEqual([2, expect.stringContaining('uncommitted changes')]);
+    expect([dirty.code, dirty.stderr]).toEqual([2, expect.stringContaining('uncommitted, untracked or ignored files')]);
     expect(tags()).toBe('');
     git(repo, 'clean', '-q', '-f');
     unchanged();

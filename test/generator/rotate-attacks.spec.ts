@@ -1,6 +1,7 @@
 /**
- * Attacks on `generate-gitops-env rotate` (branch attack-lifecycle): writes through links, writes outside the
- * environment's folders, certificates no controller would accept. The failing tests are defects.
+ * `generate-gitops-env rotate` attacked (an independent reviewer's tests): writes through links, writes outside the
+ * environment's folders, a rotation that cannot finish, certificates no controller would accept, SealedSecrets the
+ * render does not make.
  */
 import { cpSync, existsSync, lstatSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';

@@ -21,7 +21,7 @@ export interface SopsCreationRule {
 }
 
 /** Go's RE2 and JavaScript agree on these escapes. */
-const escapeRegex = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+export const escapeRegex = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 const FILE_IN_FOLDER = '/[^/]+\\.ya?ml$';
 /** The form the scaffolder wrote before (the whole cluster folder), still recognised as the cluster's own. */
 const ANY_BELOW = '/.*\\.ya?ml$';

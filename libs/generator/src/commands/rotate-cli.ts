@@ -83,6 +83,9 @@ export function describeRotation(report: RotateReport): string {
       `${report.objects_sealed} objects sealed with new values for certificate ${report.sealing_cert_sha256}`,
       `${report.dry_run ? 'would replace' : 'replaced'}:`,
       ...report.files_replaced.map((f) => `  ${f}`),
+      ...report.not_rotated.map(
+        (f) => `not rotated (the reference does not make it; still sealed for the old certificate): ${f}`,
+      ),
       report.dry_run ? 'dry run: nothing written' : 'rotated: review and commit the changes',
     ].join('\n') + '\n'
   );

@@ -9,12 +9,14 @@
 import { rmSync, writeFileSync } from 'node:fs';
 import { join, posix } from 'node:path';
 import type { Document } from 'yaml';
+import { isClusterName } from '#libs/validation';
 import { GeneratorInputError } from '../errors';
 import { isFluxKustomization } from '../flux-sync';
 import { KUSTOMIZATION_FILES } from '../reference';
 import { GIT_PROGRAM, GitRunner } from '../reference-git';
 import { readRepoFile, withRepoLimits } from '../repo-files';
 import type { RepoLimits } from '#libs/runtime';
+import { escapeRegex } from '../sops-rules';
 import { parseDocuments, stringifyDocuments } from '../yaml-docs';
 import { markedFolders } from './environment-markers';
 
@@ -64,27 +66,33 @@ interface PlannedRetirement {
 function planRetirement(request: RetireRequest): PlannedRetirement {
   const { repoDir, clusterName } = request;
   const git = request.git ?? GIT_PROGRAM;
+  // The name becomes a tag's: a name no cluster could have is bad input, never a git error.
+  const badName = isClusterName(clusterName);
+  if (badName) throw new GeneratorInputError(`--cluster-name ${JSON.stringify(clusterName)} ${badName}`);
   if (request.confirm !== clusterName)
     throw new GeneratorInputError(
       `--confirm ${JSON.stringify(request.confirm)} does not repeat the cluster's name ${clusterName}; nothing retired`,
     );
-  const folders = environmentFolders(repoDir, clusterName);
+  const { folders, others } = environmentFolders(repoDir, clusterName);
   const head = read(git, repoDir, ['rev-parse', '--verify', '--quiet', 'HEAD^{commit}']);
   if (!head) throw new GeneratorInputError(`${repoDir} has no commit to tag as the environment's last live state`);
-  const changed = read(git, repoDir, ['status', '--porcelain', '--untracked-files=all', '--', ...folders]);
-  if (changed)
-    throw new GeneratorInputError(
-      `${folders.join(', ')} hold uncommitted changes, which the tag would not keep; commit or discard them first`,
-    );
+  refuseUncommitted(git, repoDir, folders, 'hold');
   const tracked = (read(git, repoDir, ['ls-files', '-z']) ?? '').split('\0').filter(Boolean);
   const inEnvironment = (path: string) => folders.some((f) => path === f || path.startsWith(`${f}/`));
   const remaining = tracked.filter((path) => !inEnvironment(path));
   refuseAppliedElsewhere(repoDir, remaining, inEnvironment);
   const edits = new Map<string, string>();
   const entries = listedEntries(repoDir, remaining, inEnvironment, edits);
-  const sopsRules = sopsRulesOnlyFor(repoDir, tracked, inEnvironment, edits);
+  const sopsRules = sopsRulesOnlyFor(repoDir, tracked, folders, edits);
+  // Another environment's own files are never edited: one of them listing a folder the marker claims is a refusal.
+  const theirs = [...edits.keys()].filter((file) => others.some((o) => file.startsWith(`${o.folder}/`)));
+  if (theirs.length > 0)
+    throw new GeneratorInputError(
+      `${theirs.join(', ')} of another environment still list${theirs.length === 1 ? 's' : ''} ${folders.join(', ')}; nothing retired`,
+    );
+  refuseUncommitted(git, repoDir, [...edits.keys()], 'would be edited and hold');
   const tag = `retired/${clusterName}/${timestamp(request.now ?? new Date())}`;
-  const restored = [...folders, ...edits.keys()];
+  const restored = [...folders, ...edits.keys()].map(shellWord);
   return {
     edits,
     summary: {
@@ -101,8 +109,11 @@ function planRetirement(request: RetireRequest): PlannedRetirement {
   };
 }
 
-/** The environment's folders (its markers'), refused when none names it or another environment lives inside one. */
-function environmentFolders(repoDir: string, clusterName: string): string[] {
+/**
+ * The environment's folders (its markers'), refused when none names it or another environment lives inside one;
+ * and the other environments' marked folders.
+ */
+function environmentFolders(repoDir: string, clusterName: string) {
   const marked = markedFolders(repoDir);
   const folders = marked.filter((m) => m.marker.cluster_name === clusterName).map((m) => m.folder);
   if (folders.length === 0)
@@ -124,8 +135,27 @@ function environmentFolders(repoDir: string, clusterName: string): string[] {
     throw new GeneratorInputError(
       `${inside.folder} inside the environment's folders belongs to cluster ${inside.marker.cluster_name}; nothing retired`,
     );
-  return folders;
+  return { folders, others: marked.filter((m) => m.marker.cluster_name !== clusterName) };
 }
+
+/**
+ * Refuses paths with changes the tag would not keep: uncommitted, untracked, or ignored by git (a local secrets file
+ * the removal would delete and no restore could bring back).
+ */
+function refuseUncommitted(git: GitRunner, repoDir: string, paths: string[], verb: string) {
+  if (paths.length === 0) return;
+  const changed = read(git, repoDir, ['status', '--porcelain', '--untracked-files=all', '--ignored', '--', ...paths]);
+  if (changed)
+    throw new GeneratorInputError(
+      `${paths.join(', ')} ${verb} uncommitted, untracked or ignored files, which the tag would not keep; commit or remove them first, nothing retired`,
+    );
+}
+
+/** A path as a POSIX shell reads it back (the restore command is pasted into one). */
+const shellWord = (word: string) => (/^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`);
+
+/** A Flux Kustomization's spec.path as a repository path (Flux reads `./x`, `x` and `/x` alike, from the source's root). */
+const repositoryPath = (path: string) => posix.normalize(`/${path}`).replace(/^\/+/, '') || '.';
 
 /** A Flux Kustomization outside the environment that still applies one of its folders would fail once they are gone. */
 function refuseAppliedElsewhere(repoDir: string, remaining: string[], inEnvironment: (path: string) => boolean) {
@@ -133,7 +163,7 @@ function refuseAppliedElsewhere(repoDir: string, remaining: string[], inEnvironm
     documentsOf(repoDir, file)
       .map((doc) => doc.toJS())
       .filter((body) => isFluxKustomization(body) && typeof body.spec?.path === 'string')
-      .filter((body) => inEnvironment(posix.normalize(body.spec.path.replace(/^\.\//, ''))))
+      .filter((body) => inEnvironment(repositoryPath(body.spec.path)))
       .map((body) => `${file} (Kustomization ${body.metadata?.name}, path ${body.spec.path})`),
   );
   if (applying.length > 0)
@@ -152,35 +182,40 @@ function listedEntries(
   const removed: Array<{ file: string; entry: string }> = [];
   for (const file of remaining.filter((f) => KUSTOMIZATION_FILES.includes(posix.basename(f)))) {
     const [doc] = documentsOf(repoDir, file);
-    const resources = doc?.get('resources');
-    if (!doc || !resources || typeof (resources as any).items !== 'object') continue;
-    const items = (resources as any).items as Array<{ value?: unknown }>;
-    const gone = items.filter((item) => {
-      const entry = String(item?.value ?? '');
-      return !/^[a-z][a-z0-9+.-]*:\/\//i.test(entry) && inEnvironment(posix.join(posix.dirname(file), entry));
-    });
-    if (gone.length === 0) continue;
-    for (const item of gone) removed.push({ file, entry: String(item.value) });
-    (resources as any).items = items.filter((item) => !gone.includes(item));
-    edits.set(file, stringifyDocuments([doc]));
+    if (!doc) continue;
+    let edited = false;
+    for (const field of ['resources', 'components']) {
+      const list = doc.get(field) as any;
+      if (!list || !Array.isArray(list.items)) continue;
+      const items = list.items as Array<{ value?: unknown }>;
+      const gone = items.filter((item) => {
+        const entry = String(item?.value ?? '');
+        return !/^[a-z][a-z0-9+.-]*:\/\//i.test(entry) && inEnvironment(posix.join(posix.dirname(file), entry));
+      });
+      for (const item of gone) removed.push({ file, entry: String(item.value) });
+      list.items = items.filter((item) => !gone.includes(item));
+      edited ||= gone.length > 0;
+    }
+    if (edited) edits.set(file, stringifyDocuments([doc]));
   }
   return removed;
 }
 
-/** `.sops.yaml` creation rules that match some of the environment's files and nothing else tracked, taken out (edits). */
-function sopsRulesOnlyFor(
-  repoDir: string,
-  tracked: string[],
-  inEnvironment: (path: string) => boolean,
-  edits: Map<string, string>,
-): string[] {
+/**
+ * `.sops.yaml` creation rules made for the environment, taken out (edits): each names one of its folders (as the
+ * generator writes them, escaped or not) and matches some of its files and nothing else tracked. A general rule
+ * (`^clusters/[^/]+/...`) stays, whatever it matches today.
+ */
+function sopsRulesOnlyFor(repoDir: string, tracked: string[], folders: string[], edits: Map<string, string>): string[] {
+  const inEnvironment = (path: string) => folders.some((f) => path.startsWith(`${f}/`));
+  const namesFolder = (source: string) => folders.some((f) => source.includes(f) || source.includes(escapeRegex(f)));
   if (!tracked.includes('.sops.yaml')) return [];
   const [doc] = documentsOf(repoDir, '.sops.yaml');
   const rules = doc?.get('creation_rules') as any;
   if (!rules || !Array.isArray(rules.items)) return [];
   const onlyOurs = (rule: any) => {
     const source = rule?.get?.('path_regex');
-    if (typeof source !== 'string') return false;
+    if (typeof source !== 'string' || !namesFolder(source)) return false;
     let regex: RegExp;
     try {
       regex = new RegExp(source);

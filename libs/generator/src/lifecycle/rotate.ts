@@ -7,7 +7,7 @@
  * generated class; derived values follow them) and takes the supplied and registry credentials again from the user.
  */
 import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, posix } from 'node:path';
 import type { RepoLimits } from '#libs/runtime';
 import type { SuppliedCredentials } from '../credential-plan';
 import type { RegistryCredentials } from '../credentials';
@@ -15,7 +15,9 @@ import { GeneratorInputError } from '../errors';
 import { generate } from '../generate';
 import type { GenerationInputs } from '../provenance';
 import { GIT_PROGRAM, GitRunner, extractCommitFolder } from '../reference-git';
-import { repoEntry, repoLimits, withRepoLimits } from '../repo-files';
+import { readRepoFile, repoEntry, repoLimits, withRepoLimits } from '../repo-files';
+import { listFiles } from '../reference';
+import { parseDocuments } from '../yaml-docs';
 import { openRecordedEnvironment, withScratch } from './recorded-environment';
 import { optionsFromMarker } from './render-at-commit';
 
@@ -43,6 +45,11 @@ export interface RotateReport {
   sealing_cert_sha256: string;
   /** Credential files replaced (or, on a dry run, that would be). */
   files_replaced: string[];
+  /**
+   * SealedSecrets of the environment's folders the render does not make (sealed by hand, or by an older reference):
+   * still sealed for the old certificate, listed for the user to seal again.
+   */
+  not_rotated: string[];
   /** Objects sealed anew. */
   objects_sealed: number;
   dry_run: boolean;
@@ -83,10 +90,22 @@ async function rotateWithinLimits(request: RotateRequest): Promise<RotateReport>
       reference_commit: recorded,
       sealing_cert_sha256: summary.sealing_cert_sha256 ?? '',
       files_replaced: files,
+      not_rotated: sealedFilesOf(repoDir, environment.folders).filter((file) => !files.includes(file)),
       objects_sealed: summary.objects_sealed.length,
       dry_run: request.dryRun === true,
     };
   });
+}
+
+/** The YAML files of the environment's folders that hold a SealedSecret (repository-relative, sorted). */
+function sealedFilesOf(repoDir: string, folders: string[]): string[] {
+  return folders
+    .flatMap((folder) => listFiles(join(repoDir, folder)).map((file) => posix.join(folder, file)))
+    .filter((file) => /\.ya?ml$/.test(file))
+    .filter((file) =>
+      parseDocuments(readRepoFile(repoDir, file, 'utf8'), file).some((doc) => doc.get('kind') === 'SealedSecret'),
+    )
+    .sort();
 }
 
 /** What a rotation cannot do, refused before anything is rendered or written. */
