@@ -49,6 +49,14 @@ describe('environments folded from runs', () => {
     expect(status({ status: 'failed', infraCommit: 'a'.repeat(40) })).toBe('incomplete');
   });
 
+  it("shows the folder the newest run's passes wrote (a folder-form reference's, not clusters/<name>)", () => {
+    const view = toEnvironmentView('e', [run('r1', { status: 'succeeded', gitopsPath: 'kubernetes/shop' })], {
+      newest: null,
+      commitsBehind: null,
+    });
+    expect(view.gitops_path).toBe('kubernetes/shop');
+  });
+
   it("shows the newest run's reference revision, the newest successful run's commits, and the folder's first owner", () => {
     const view = toEnvironmentView(
       'e',
@@ -72,6 +80,7 @@ describe('environments folded from runs', () => {
       { newest: 'c3', commitsBehind: 2 },
     );
     expect(view).toMatchObject({
+      gitops_path: 'clusters/shop',
       owner: 'alice',
       runs: 2,
       last_run: { id: 'r2', status: 'failed' },

@@ -69,7 +69,7 @@ export function toEnvironmentView(
     cluster_name: request.cluster_name,
     domain: request.domain,
     region: request.region,
-    gitops_path: `clusters/${request.cluster_name}`,
+    gitops_path: latest.state.gitopsPath ?? `clusters/${request.cluster_name}`,
     repo_url: withoutCredentials(request.repo_url),
     branch: request.branch,
     owner: ownerOfEnvironment(runs),

@@ -11,7 +11,10 @@ const ACTIVE = In([...ACTIVE_STATUSES]);
 /** What an environment reads of one of its runs: the request's cluster folder and owner, and the run's outcome. */
 export interface EnvironmentRun {
   id: string;
-  state: Pick<RunState, 'status' | 'infraCommit' | 'fullCommit' | 'finishedAt' | 'updatedAt' | 'reference'> & {
+  state: Pick<
+    RunState,
+    'status' | 'infraCommit' | 'fullCommit' | 'finishedAt' | 'updatedAt' | 'reference' | 'gitopsPath'
+  > & {
     request: Pick<
       ScaffoldRequestedData,
       'repo_url' | 'branch' | 'cluster_name' | 'cluster_owner' | 'requested_by' | 'domain' | 'region'
@@ -88,6 +91,7 @@ export class RunReadModel {
       `SELECT id, jsonb_build_object(
          'status', status, 'infraCommit', infra_commit, 'fullCommit', full_commit,
          'finishedAt', state->'finishedAt', 'updatedAt', state->'updatedAt', 'reference', state->'reference',
+         'gitopsPath', state->'gitopsPath',
          'request', jsonb_build_object(${ENVIRONMENT_REQUEST_FIELDS.map((f) => `'${f}', state->'request'->'${f}'`).join(', ')})
        ) AS state
        FROM scaffold_runs WHERE ${where.join(' AND ')} ORDER BY created_at, id`,
@@ -99,6 +103,7 @@ export class RunReadModel {
       state: {
         ...state,
         reference: state.reference ?? undefined,
+        gitopsPath: state.gitopsPath ?? undefined,
         request: { ...state.request, cluster_owner: state.request.cluster_owner ?? undefined },
       },
     }));

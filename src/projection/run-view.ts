@@ -15,7 +15,7 @@ export function toView(id: string, s: RunState): RunView {
     cluster_name: r.cluster_name,
     domain: r.domain,
     region: r.region,
-    gitops_path: `clusters/${r.cluster_name}`,
+    gitops_path: s.gitopsPath ?? `clusters/${r.cluster_name}`,
     repo_url: withoutCredentials(r.repo_url),
     branch: r.branch,
     infra_commit: s.infraCommit,

@@ -87,25 +87,27 @@ export interface MergeRequestRef {
 }
 
 /**
- * Where the reference stood when a pass generated (what the environment's ownership marker records): its commit when
- * it is a git working copy, and whether its files differed from that commit. Absent: not a git working copy, or a
- * retry that found the pass already pushed.
+ * What made a pass's files and where they are (what the environment's ownership marker records): the reference's
+ * commit when it is a git working copy and whether its files differed from it, and the cluster's folder in the
+ * repository. Absent: not a git working copy, events from before the fields, or a retry that found the pass pushed.
  */
-export type ReferenceRevisionData = {
+export type PassProvenanceData = {
   reference_commit?: string;
   reference_dirty?: boolean;
+  /** The new cluster's folder in the repository (clusters/<name>, or where a folder-form reference puts it). */
+  gitops_path?: string;
 };
 
 export interface EventDataByType {
   ScaffoldRequested: ScaffoldRequestedData;
   /** unchanged: the branch already held this tree, so nothing was committed (commit is the branch head). */
-  InfraPushed: { commit: string; files_changed: number; unchanged?: boolean } & ReferenceRevisionData;
+  InfraPushed: { commit: string; files_changed: number; unchanged?: boolean } & PassProvenanceData;
   SealedSecretsReady: {
     source: 'given_certificate' | 'cluster';
     controller: { namespace: string; name: string } | null;
   };
   CertFetched: { fingerprint_sha256: string; not_after: string };
-  FullPushed: { commit: string; objects_sealed: number; unchanged?: boolean } & ReferenceRevisionData;
+  FullPushed: { commit: string; objects_sealed: number; unchanged?: boolean } & PassProvenanceData;
   /** A step whose result carries nothing the run keeps (a plan's wait): which step, and what it saw, in words. */
   StepCompleted: { step: Step; summary: string };
   ScaffoldSucceeded: { infra_commit: string; full_commit: string };
@@ -129,7 +131,7 @@ export interface EventDataByType {
     objects_sealed: number;
     unchanged?: boolean;
     request?: MergeRequestRef;
-  } & ReferenceRevisionData;
+  } & PassProvenanceData;
   /**
    * The pass's request was merged (by a person or the forge): `merge_commit` is what the branch Flux reads now
    * holds. `edited`: the request's branch no longer ended at the commit the run pushed when it was merged.

@@ -18,10 +18,11 @@ const controller = obj({ namespace: str, name: str });
 const count = { type: 'integer', minimum: 0 } as const;
 const pass = { enum: ['infra', 'full'] } as const;
 const mergeRequest = obj({ number: { type: 'integer', minimum: 1 }, url: str, head: str, base: str });
-/** A pass's reference revision (optional: events before it existed, a reference outside git, a retry of a pushed pass). */
+/** A pass's provenance (optional: events before it existed, a reference outside git, a retry of a pushed pass). */
 const referenceRevision = {
   reference_commit: { type: 'string', pattern: '^[0-9a-f]{40}([0-9a-f]{24})?$' },
   reference_dirty: { type: 'boolean' },
+  gitops_path: { type: 'string', maxLength: 1024 },
 } as const;
 
 export const CURRENT_VERSION: Record<EventType, number> = {
@@ -93,7 +94,7 @@ export function dataSchemas(steps: readonly string[] = allSteps()): Record<Event
       ['cluster_name', 'domain', 'region', 'acme_email', 'repo_url', 'branch', 'requested_by', 'target'],
     ),
     // unchanged is optional: events written before it existed stay valid at version 1.
-    // reference_commit and reference_dirty (the pass's reference revision) are optional: earlier events stay valid at version 1.
+    // reference_commit, reference_dirty and gitops_path (the pass's provenance) are optional: earlier events stay valid at version 1.
     InfraPushed: obj(
       { commit: str, files_changed: { type: 'integer' }, unchanged: { type: 'boolean' }, ...referenceRevision },
       ['commit', 'files_changed'],

@@ -47,6 +47,24 @@ describe('run decider', () => {
     expect(state.refused).toEqual([]);
   });
 
+  it("keeps the passes' provenance: the newest reference commit and the cluster's folder, an older pass's where the newer has none", () => {
+    const withProvenance = (e: EventDraft, data: Record<string, unknown>): EventDraft =>
+      ({ ...e, data: { ...e.data, ...data } }) as EventDraft;
+    const infraA = withProvenance(infra, { reference_commit: 'c'.repeat(40), gitops_path: 'kubernetes/acme' });
+    const fullB = withProvenance(full, { reference_commit: 'd'.repeat(40), reference_dirty: true });
+    const afterInfra = fold(at([requested, infraA]));
+    expect([afterInfra.reference, afterInfra.gitopsPath]).toEqual([
+      { commit: 'c'.repeat(40), dirty: false },
+      'kubernetes/acme',
+    ]);
+    const afterFull = fold(at([requested, infraA, ready, fetched, fullB]));
+    expect([afterFull.reference, afterFull.gitopsPath]).toEqual([
+      { commit: 'd'.repeat(40), dirty: true },
+      'kubernetes/acme',
+    ]);
+    expect(fold(at([requested, infra])).gitopsPath).toBeUndefined();
+  });
+
   describe('says what the run pushed, true to its passes', () => {
     const succeeded = (infraPass: EventDraft, fullPass: EventDraft): EventDraft => ({
       type: 'ScaffoldSucceeded',

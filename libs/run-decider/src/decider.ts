@@ -21,7 +21,7 @@ import type {
   DeliveredPass,
   EventDraft,
   MergeRequestRef,
-  ReferenceRevisionData,
+  PassProvenanceData,
   RunPlan,
   ScaffoldRequestedData,
   Step,
@@ -67,6 +67,8 @@ export interface RunState {
    * when the reference is no git working copy, and in states kept by versions before it.
    */
   reference?: { commit: string; dirty: boolean };
+  /** The new cluster's folder in the repository, as its passes wrote it (absent before a pass, and in older states). */
+  gitopsPath?: string;
   /** The long wait's progress, while it lasts. */
   progress: { waitedMs: number; deadlineMs: number } | null;
   createdAt: string | null;
@@ -368,9 +370,13 @@ function apply(state: RunState, event: StoredEvent | (EventDraft & { time: strin
 
 type MergeRequestEvent = Extract<EventDraft, { type: `MergeRequest${string}` }>;
 
-/** A pass event's reference revision as the state keeps it; nothing (the earlier pass's stays) when the event has none. */
-const referenceOf = (data: ReferenceRevisionData): Pick<RunState, 'reference'> =>
-  data.reference_commit ? { reference: { commit: data.reference_commit, dirty: data.reference_dirty === true } } : {};
+/** A pass event's provenance as the state keeps it; a field the event lacks keeps the earlier pass's. */
+const referenceOf = (data: PassProvenanceData): Pick<RunState, 'reference' | 'gitopsPath'> => ({
+  ...(data.reference_commit
+    ? { reference: { commit: data.reference_commit, dirty: data.reference_dirty === true } }
+    : {}),
+  ...(data.gitops_path ? { gitopsPath: data.gitops_path } : {}),
+});
 
 const passWords = { infra: 'infrastructure', full: 'full tree' } as const;
 const passStep = { infra: 'infra-pass', full: 'full-pass' } as const;

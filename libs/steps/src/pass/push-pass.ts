@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import type { ReferenceRevisionData, ScaffoldRequestedData } from '#libs/events';
+import type { PassProvenanceData, ScaffoldRequestedData } from '#libs/events';
 import {
   GenerateOptions,
   GenerateResult,
@@ -39,11 +39,12 @@ export type PassOutcome = {
   sealed: number;
   unchanged: boolean;
   /** Where the reference stood when the pass generated (unknown to a retry that finds the pass pushed). */
-  reference: ReferenceRevisionData;
+  reference: PassProvenanceData;
 };
 
-/** The pass event's fields for the reference's revision the generator read (what the environment's marker records). */
-export const referenceRevisionOf = (summary: GenerateSummary): ReferenceRevisionData => ({
+/** The pass event's provenance fields: the reference's revision the generator read and the cluster's folder. */
+export const passProvenanceOf = (summary: GenerateSummary): PassProvenanceData => ({
+  gitops_path: summary.gitops_path,
   ...(summary.reference_commit ? { reference_commit: summary.reference_commit } : {}),
   ...(summary.reference_dirty ? { reference_dirty: true } : {}),
 });
@@ -121,7 +122,7 @@ async function generateAndPush(
       await ctx.log.line(
         `${pass} pass changed nothing; ${req.branch} already holds this tree at ${head}, nothing pushed`,
       );
-      return { commit: head, files: 0, sealed, unchanged: true, reference: referenceRevisionOf(summary) };
+      return { commit: head, files: 0, sealed, unchanged: true, reference: passProvenanceOf(summary) };
     }
     const commit = await ws.commitStaged(`scaffold(${req.cluster_name}): ${pass} pass`, ctx.runId, pass);
     await ctx.log.line(`${pass} pass generated ${files} changed files, ${sealed} sealed objects; committed ${commit}`);
@@ -129,7 +130,7 @@ async function generateAndPush(
     for (const warning of summary.warnings) await ctx.log.line(`${pass} pass: ${warning}`, 'warn');
     const landed = await race.pushUntilLanded(commit);
     if (landed.kind === 'pushed')
-      return { commit: landed.commit, files, sealed, unchanged: false, reference: referenceRevisionOf(summary) };
+      return { commit: landed.commit, files, sealed, unchanged: false, reference: passProvenanceOf(summary) };
     if (landed.kind === 'already') return await alreadyPushed(ctx, pass, landed.commit);
     // Another writer changed the files this pass wrote: generate again on their tree.
     await ctx.log.line(

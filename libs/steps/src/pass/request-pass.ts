@@ -4,7 +4,7 @@
  * already holding this run's commit of the pass is not pushed again, and the request from it is found, not opened
  * a second time. A branch of that name that holds no commit of the run is someone else's and is never overwritten.
  */
-import type { EventDataByType, ReferenceRevisionData, ScaffoldRequestedData } from '#libs/events';
+import type { EventDataByType, PassProvenanceData, ScaffoldRequestedData } from '#libs/events';
 import type { ForgePort, ForgeRepository, MergeRequest } from '#libs/delivery/forge-port';
 import { describeDryRun } from '#libs/generator/summary-text';
 import type { Pass, SuppliedCredentials } from '#libs/generator';
@@ -13,7 +13,7 @@ import { crashPoint } from '../handler/crash-points';
 import { requestOf, StepContext, StepError } from '../handler/step-handler';
 import { gateLeftovers, inRequestWords } from './leftovers';
 import { passOptions } from './pass-options';
-import { passWorkspace, referenceRevisionOf, suppliedCredentials } from './push-pass';
+import { passWorkspace, passProvenanceOf, suppliedCredentials } from './push-pass';
 import { forgeOf, mergeBranch } from './merge-requests';
 
 type Opened = EventDataByType['MergeRequestOpened'];
@@ -75,10 +75,10 @@ async function planText(
   pass: Pass,
   sealingCertPem: string | undefined,
   supplied: SuppliedCredentials | undefined,
-): Promise<{ body: string; reference: ReferenceRevisionData }> {
+): Promise<{ body: string; reference: PassProvenanceData }> {
   const options = passOptions(requestOf(ctx), ctx.settings, ws.dir, pass, sealingCertPem, supplied);
   const { summary, changes } = await ctx.generator.preview(options, ctx.signal);
-  return { body: describeDryRun(inRequestWords(summary), changes), reference: referenceRevisionOf(summary) };
+  return { body: describeDryRun(inRequestWords(summary), changes), reference: passProvenanceOf(summary) };
 }
 
 /**
