@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { notFound } from '../common/api-error';
+import { invalid, notFound } from '../common/api-error';
 import type { EnvironmentView } from '../common/api-shapes';
 import { CallerIdentity } from '../common/api-keys';
 import { clusterFilter, fromReadModel, pageLimit } from '../common/list-queries';
@@ -39,7 +39,7 @@ export class EnvironmentQueries {
     const limit = pageLimit(query.limit, 50, 500);
     const clusterName = clusterFilter(query.cluster_name);
     const after = query.cursor === undefined ? undefined : cursorAfter(query.cursor);
-    if (query.cursor !== undefined && after === undefined) return { items: [], next_cursor: null };
+    if (query.cursor !== undefined && after === undefined) throw invalid('cursor', 'is not a cursor this API returned');
     const groups = await this.environments(caller, clusterName);
     const ids = [...groups.keys()].sort().filter((id) => after === undefined || id > after);
     const page = ids.slice(0, limit);

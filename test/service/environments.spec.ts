@@ -191,6 +191,7 @@ describe('environments (REST and NATS)', () => {
       'env-b',
     ]);
     expect((await list(KEYS.alice, '?limit=0')).status).toBe(400);
+    expect((await list(KEYS.alice, '?cursor=not-a-cursor')).status).toBe(400);
     expect((await list(KEYS.alice, '?cluster_name=Not_A_Name')).status).toBe(400);
     expect((await api(stack.svc.base, 'GET', '/api/v1/environments/not-an-id', undefined, as(KEYS.alice))).status).toBe(
       404,
