@@ -80,6 +80,10 @@ const attempt = (read: () => string): string | undefined => {
   }
 };
 
+/** git's trimmed answer in `dir`, or undefined when git fails (no working copy, an unknown commit). */
+export const gitAnswer = (git: GitRunner, dir: string, args: string[]): string | undefined =>
+  attempt(() => git.run(dir, args));
+
 /**
  * The revision of a reference folder, or undefined when it is no git working copy with a commit (a plain
  * folder, an empty repository). Its three reads run side by side and never reject: a read that fails

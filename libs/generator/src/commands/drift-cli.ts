@@ -1,7 +1,6 @@
 /** `generate-gitops-env drift`: the command line of computeDrift, parsed as the pass's own (strict, with suggestions). */
-import { repoLimitsFrom } from '../repo-limits-env';
 import { computeDrift, describeDrift } from '../lifecycle/drift';
-import { clustersOf, eachEnvironment, printEach } from './each-environment';
+import { onEachEnvironment } from './each-environment';
 import { runSubcommand } from './subcommand';
 
 export const DRIFT_HELP = `generate-gitops-env drift: how an environment differs from what its recorded reference commit renders
@@ -46,18 +45,20 @@ export function driftMain(argv: string[], env: NodeJS.ProcessEnv): Promise<numbe
       help: DRIFT_HELP,
       options: OPTIONS,
       required: ['repo', 'template'],
-      run: async (values) => {
-        const repoLimits = repoLimitsFrom(env);
-        const results = await eachEnvironment(await clustersOf(values, repoLimits), (clusterName) =>
-          computeDrift({ repoDir: values.repo, templateDir: values.template, clusterName, to: values.to, repoLimits }),
-        );
-        return printEach(results, {
-          all: Boolean(values.all),
-          json: Boolean(values.json),
-          text: describeDrift,
-          exitOf: () => 0,
-        });
-      },
+      run: (values) =>
+        onEachEnvironment(
+          values,
+          env,
+          (clusterName, repoLimits) =>
+            computeDrift({
+              repoDir: values.repo,
+              templateDir: values.template,
+              clusterName,
+              to: values.to,
+              repoLimits,
+            }),
+          { text: describeDrift, exitOf: () => 0 },
+        ),
     },
     argv,
   );

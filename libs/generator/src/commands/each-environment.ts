@@ -6,13 +6,14 @@
 import { GeneratorInputError } from '../errors';
 import { withRepoLimits } from '../repo-files';
 import type { RepoLimits } from '#libs/runtime';
+import { repoLimitsFrom } from '../repo-limits-env';
 import { markedFolders } from '../lifecycle/environment-markers';
 
 /** One environment's result, or why it was refused (nothing written for it). */
 export type EachResult<R> = { cluster_name: string; report: R } | { cluster_name: string; refused: string };
 
 /** The clusters the command runs on: the one named, or every cluster a marker names (sorted). */
-export async function clustersOf(values: Record<string, any>, limits: RepoLimits | undefined): Promise<string[]> {
+async function clustersOf(values: Record<string, any>, limits: RepoLimits | undefined): Promise<string[]> {
   if (values.all && values['cluster-name'])
     throw new GeneratorInputError('--cluster-name and --all exclude each other');
   if (values['cluster-name']) return [values['cluster-name']];
@@ -24,10 +25,7 @@ export async function clustersOf(values: Record<string, any>, limits: RepoLimits
 }
 
 /** `work` on each cluster in turn; a refusal (GeneratorInputError) is that cluster's result, anything else stops. */
-export async function eachEnvironment<R>(
-  clusters: string[],
-  work: (cluster: string) => Promise<R>,
-): Promise<EachResult<R>[]> {
+async function eachEnvironment<R>(clusters: string[], work: (cluster: string) => Promise<R>): Promise<EachResult<R>[]> {
   const results: EachResult<R>[] = [];
   for (const cluster of clusters) {
     try {
@@ -44,7 +42,7 @@ export async function eachEnvironment<R>(
  * What `--all` prints and exits with: each result (its text, or `refused: <why>`), JSON as
  * `{"environments": [...]}`. One named cluster prints and exits as before (its refusal thrown: exit 2).
  */
-export function printEach<R>(
+function printEach<R>(
   results: EachResult<R>[],
   how: { all: boolean; json: boolean; text: (report: R) => string; exitOf: (report: R) => number },
 ): number {
@@ -64,4 +62,21 @@ export function printEach<R>(
   const codes = results.map((r) => ('refused' in r ? 2 : how.exitOf(r.report)));
   // A conflict (3) is the one a person must resolve by hand: it wins over a refusal (2).
   return codes.includes(3) ? 3 : codes.includes(2) ? 2 : 0;
+}
+
+/**
+ * A lifecycle command on the cluster `--cluster-name` names or, with `--all`, on every one in turn: `work` for each
+ * (with the repository limits of `env`), then what printEach prints and the exit code it gives.
+ */
+export async function onEachEnvironment<R>(
+  values: Record<string, any>,
+  env: NodeJS.ProcessEnv,
+  work: (clusterName: string, repoLimits: RepoLimits | undefined) => Promise<R>,
+  how: { text: (report: R) => string; exitOf: (report: R) => number },
+): Promise<number> {
+  const repoLimits = repoLimitsFrom(env);
+  const results = await eachEnvironment(await clustersOf(values, repoLimits), (clusterName) =>
+    work(clusterName, repoLimits),
+  );
+  return printEach(results, { all: Boolean(values.all), json: Boolean(values.json), ...how });
 }

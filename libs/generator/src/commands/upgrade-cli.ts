@@ -1,8 +1,7 @@
 /** `generate-gitops-env upgrade`: the command line of upgradeEnvironment, and its report as text. */
 import { sealingCertFrom } from '../credential-inputs';
 import { GeneratorInputError } from '../errors';
-import { repoLimitsFrom } from '../repo-limits-env';
-import { clustersOf, eachEnvironment, printEach } from './each-environment';
+import { onEachEnvironment } from './each-environment';
 import { runSubcommand } from './subcommand';
 import type { LineRange } from '../lifecycle/three-way';
 import { upgradeEnvironment, UpgradeReport } from '../lifecycle/upgrade';
@@ -71,25 +70,22 @@ export function upgradeMain(argv: string[], env: NodeJS.ProcessEnv): Promise<num
           throw new GeneratorInputError(
             '--all takes no --sealing-cert or --age-recipient: each cluster has its own; upgrade such clusters one at a time',
           );
-        const repoLimits = repoLimitsFrom(env);
-        const results = await eachEnvironment(await clustersOf(values, repoLimits), (clusterName) =>
-          upgradeEnvironment({
-            repoDir: values.repo,
-            templateDir: values.template,
-            clusterName,
-            to: values.to,
-            sealingCertPem: sealingCertFrom(values['sealing-cert']),
-            ageRecipients: values['age-recipient'],
-            dryRun: Boolean(values['dry-run']),
-            repoLimits,
-          }),
+        return onEachEnvironment(
+          values,
+          env,
+          (clusterName, repoLimits) =>
+            upgradeEnvironment({
+              repoDir: values.repo,
+              templateDir: values.template,
+              clusterName,
+              to: values.to,
+              sealingCertPem: sealingCertFrom(values['sealing-cert']),
+              ageRecipients: values['age-recipient'],
+              dryRun: Boolean(values['dry-run']),
+              repoLimits,
+            }),
+          { text: describeUpgrade, exitOf: (report) => (report.outcome === 'conflicted' ? 3 : 0) },
         );
-        return printEach(results, {
-          all: Boolean(values.all),
-          json: Boolean(values.json),
-          text: describeUpgrade,
-          exitOf: (report) => (report.outcome === 'conflicted' ? 3 : 0),
-        });
       },
     },
     argv,

@@ -13,7 +13,7 @@ import { isClusterName } from '#libs/validation';
 import { GeneratorInputError } from '../errors';
 import { isFluxKustomization } from '../flux-sync';
 import { KUSTOMIZATION_FILES } from '../reference';
-import { GIT_PROGRAM, GitRunner } from '../reference-git';
+import { GIT_PROGRAM, gitAnswer, GitRunner } from '../reference-git';
 import { readRepoFile, withRepoLimits } from '../repo-files';
 import type { RepoLimits } from '#libs/runtime';
 import { escapeRegex } from '../sops-rules';
@@ -74,10 +74,10 @@ function planRetirement(request: RetireRequest): PlannedRetirement {
       `--confirm ${JSON.stringify(request.confirm)} does not repeat the cluster's name ${clusterName}; nothing retired`,
     );
   const { folders, others } = environmentFolders(repoDir, clusterName);
-  const head = read(git, repoDir, ['rev-parse', '--verify', '--quiet', 'HEAD^{commit}']);
+  const head = gitAnswer(git, repoDir, ['rev-parse', '--verify', '--quiet', 'HEAD^{commit}']);
   if (!head) throw new GeneratorInputError(`${repoDir} has no commit to tag as the environment's last live state`);
   refuseUncommitted(git, repoDir, folders, 'hold');
-  const tracked = (read(git, repoDir, ['ls-files', '-z']) ?? '').split('\0').filter(Boolean);
+  const tracked = (gitAnswer(git, repoDir, ['ls-files', '-z']) ?? '').split('\0').filter(Boolean);
   const inEnvironment = (path: string) => folders.some((f) => path === f || path.startsWith(`${f}/`));
   const remaining = tracked.filter((path) => !inEnvironment(path));
   refuseAppliedElsewhere(repoDir, remaining, inEnvironment);
@@ -144,7 +144,14 @@ function environmentFolders(repoDir: string, clusterName: string) {
  */
 function refuseUncommitted(git: GitRunner, repoDir: string, paths: string[], verb: string) {
   if (paths.length === 0) return;
-  const changed = read(git, repoDir, ['status', '--porcelain', '--untracked-files=all', '--ignored', '--', ...paths]);
+  const changed = gitAnswer(git, repoDir, [
+    'status',
+    '--porcelain',
+    '--untracked-files=all',
+    '--ignored',
+    '--',
+    ...paths,
+  ]);
   if (changed)
     throw new GeneratorInputError(
       `${paths.join(', ')} ${verb} uncommitted, untracked or ignored files, which the tag would not keep; commit or remove them first, nothing retired`,
@@ -250,15 +257,6 @@ function documentsOf(repoDir: string, file: string): Document[] {
   } catch (e) {
     if (e instanceof GeneratorInputError) return [];
     throw e;
-  }
-}
-
-/** git's trimmed answer, or undefined when it fails. */
-function read(git: GitRunner, dir: string, args: string[]): string | undefined {
-  try {
-    return git.run(dir, args).trim();
-  } catch {
-    return undefined;
   }
 }
 
