@@ -1,6 +1,6 @@
 /** `generate-gitops-env drift`: the command line of computeDrift, parsed as the pass's own (strict, with suggestions). */
 import { computeDrift, describeDrift } from '../lifecycle/drift';
-import { onEachEnvironment } from './each-environment';
+import { onEachEnvironment, RECORDED_ENVIRONMENT_OPTIONS } from './each-environment';
 import { runSubcommand } from './subcommand';
 
 export const DRIFT_HELP = `generate-gitops-env drift: how an environment differs from what its recorded reference commit renders
@@ -27,15 +27,7 @@ not in the template's history, a file over MAX_REPO_FILE_BYTES) or bad input. Wi
 environment's report (or refusal) is printed and the exit code is 2 when any was refused.
 `;
 
-const OPTIONS = {
-  repo: { type: 'string' },
-  template: { type: 'string' },
-  'cluster-name': { type: 'string' },
-  all: { type: 'boolean' },
-  to: { type: 'string' },
-  json: { type: 'boolean' },
-  help: { type: 'boolean', short: 'h' },
-} as const;
+const OPTIONS = RECORDED_ENVIRONMENT_OPTIONS;
 
 /** Runs the subcommand with its arguments (after "drift"); resolves to the exit code. */
 export function driftMain(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {

@@ -9,6 +9,17 @@ import type { RepoLimits } from '#libs/runtime';
 import { repoLimitsFrom } from '../repo-limits-env';
 import { markedFolders } from '../lifecycle/environment-markers';
 
+/** The options of a command on recorded environments (drift, upgrade): where, which, to which commit, how to print. */
+export const RECORDED_ENVIRONMENT_OPTIONS = {
+  repo: { type: 'string' },
+  template: { type: 'string' },
+  'cluster-name': { type: 'string' },
+  all: { type: 'boolean' },
+  to: { type: 'string' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
 /** One environment's result, or why it was refused (nothing written for it). */
 export type EachResult<R> = { cluster_name: string; report: R } | { cluster_name: string; refused: string };
 

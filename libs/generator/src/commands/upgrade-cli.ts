@@ -1,7 +1,7 @@
 /** `generate-gitops-env upgrade`: the command line of upgradeEnvironment, and its report as text. */
 import { sealingCertFrom } from '../credential-inputs';
 import { GeneratorInputError } from '../errors';
-import { onEachEnvironment } from './each-environment';
+import { onEachEnvironment, RECORDED_ENVIRONMENT_OPTIONS } from './each-environment';
 import { runSubcommand } from './subcommand';
 import type { LineRange } from '../lifecycle/three-way';
 import { upgradeEnvironment, UpgradeReport } from '../lifecycle/upgrade';
@@ -43,16 +43,10 @@ conflicted, else 2 when any was refused (the others are upgraded).
 `;
 
 const OPTIONS = {
-  repo: { type: 'string' },
-  template: { type: 'string' },
-  'cluster-name': { type: 'string' },
-  all: { type: 'boolean' },
-  to: { type: 'string' },
+  ...RECORDED_ENVIRONMENT_OPTIONS,
   'sealing-cert': { type: 'string' },
   'age-recipient': { type: 'string', multiple: true },
   'dry-run': { type: 'boolean' },
-  json: { type: 'boolean' },
-  help: { type: 'boolean', short: 'h' },
 } as const;
 
 /** Runs the subcommand with its arguments (after "upgrade"); resolves to the exit code. */
