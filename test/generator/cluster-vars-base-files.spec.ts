@@ -31,6 +31,8 @@ describe('generator, cluster-vars model: a shared base with plain files', () => 
     region: 'us-west-2',
     acmeEmail: 'ops@basefiles.example.com',
     pass: 'infra',
+    // Both passes: the infra pass rehearses the full pass, whose pull secret needs them.
+    registry: { server: 'r.example.com', username: 'u', password: 'RegistryPassword-1' },
     clusterVars: { EXTERNAL_DNS_ROLE_ARN: 'arn:aws:iam::1:role/dns', CLUSTER_ISSUER: 'letsencrypt-prod' },
     ...extra,
   });
@@ -52,13 +54,7 @@ describe('generator, cluster-vars model: a shared base with plain files', () => 
     // The shared base itself is the template's, byte for byte.
     expect(readTree(join(repo, 'clusters/base'))).toEqual(readTree(join(template, 'clusters/base')));
 
-    await generate(
-      options(repo, {
-        pass: 'full',
-        sealingCertPem: cert.certPem,
-        registry: { server: 'r.example.com', username: 'u', password: 'RegistryPassword-1' },
-      }),
-    );
+    await generate(options(repo, { pass: 'full', sealingCertPem: cert.certPem }));
     expect(yamlObjects(join(repo, 'clusters/basefiles/kustomization.yaml'))[0].resources).toContain('../base');
     expect(allFiles(join(repo, 'clusters/basefiles')).some((f) => f.startsWith('infra-pass-files/'))).toBe(false);
   });

@@ -20,6 +20,9 @@ describe('generator on a differently shaped reference repository', () => {
     region: 'eu-central-1',
     acmeEmail: 'certs@tenant42.example.com',
     pass: 'infra',
+    // Both passes: the infra pass rehearses the full pass, which needs them.
+    registry: { server: 'reg.tenant42.example.com', username: 'bot', password: 'BotPassword-abcdefghijklmnop' },
+    suppliedCredentials: { 'state/mongo-root/api-token': ISSUED_TOKEN },
     sourceUrl: 'ssh://git@git.tenant42.example.com/fleet.git',
     sourceBranch: 'main',
     ...extra,
@@ -45,14 +48,7 @@ describe('generator on a differently shaped reference repository', () => {
       ref: { branch: 'main' },
     });
 
-    const { summary, credentials } = await generate(
-      base(repo, {
-        pass: 'full',
-        sealingCertPem: cert.certPem,
-        registry: { server: 'reg.tenant42.example.com', username: 'bot', password: 'BotPassword-abcdefghijklmnop' },
-        suppliedCredentials: { 'state/mongo-root/api-token': ISSUED_TOKEN },
-      }),
-    );
+    const { summary, credentials } = await generate(base(repo, { pass: 'full', sealingCertPem: cert.certPem }));
     const sync = yamlObjects(join(repo, 'clusters/tenant-42/flux-system/sync.yaml')).filter(
       (o) => o.kind === 'Kustomization',
     );
@@ -130,26 +126,23 @@ describe('generator on a differently shaped reference repository', () => {
       expect(JSON.stringify(kustomize(join(repo, k.spec.path)))).not.toContain('stg.corp.example.org');
   });
 
-  it('refuses an Ingress host outside the reference domain, naming it', async () => {
+  it('refuses an Ingress host outside the reference domain, naming it, in the full pass and before the infra pass writes', async () => {
     const stray = tempDir('corp-stray');
     writeCorpReference(stray, { strayHost: true });
     const repo = tempDir('corp-stray-out');
-    await generate(base(repo, { templateDir: stray }));
-    await expect(
-      generate(
-        base(repo, {
-          templateDir: stray,
-          pass: 'full',
-          sealingCertPem: cert.certPem,
-          registry: { server: 'r', username: 'u', password: 'p' },
-          suppliedCredentials: { 'state/mongo-root/api-token': ISSUED_TOKEN },
-        }),
-      ),
-    ).rejects.toThrow(
+    const refusal =
+      'clusters/staging/services/gateway.yaml Ingress gateway spec.rules[1].host: a host that does not end in the reference domain "stg.corp.example.org"';
+    // The host is in a full-pass layer: the infra pass's rehearsal of the full pass finds it, and nothing is written.
+    await expect(generate(base(repo, { templateDir: stray }))).rejects.toThrow(
       new GeneratorInputError(
-        'clusters/staging/services/gateway.yaml Ingress gateway spec.rules[1].host: a host that does not end in the reference domain "stg.corp.example.org"',
+        `refused before the infra pass writes anything, as the full pass that follows it would be: ${refusal}`,
       ),
     );
+    expect(allFiles(repo)).toEqual([]);
+    await generate(base(repo, { templateDir: stray, rehearseFullPass: false }));
+    await expect(
+      generate(base(repo, { templateDir: stray, pass: 'full', sealingCertPem: cert.certPem })),
+    ).rejects.toThrow(new GeneratorInputError(refusal));
     expect(allFiles(join(repo, 'clusters/tenant-42')).some((f) => f.startsWith('services/'))).toBe(false);
   });
 });

@@ -239,7 +239,7 @@ describe('generate-gitops-env drift', () => {
     const scaffold = ['--repo', repo, '--template', large, '--cluster-name', 'acme-prod', '--domain', 'acme.io'].concat(
       ['--region', 'us-east-1', '--acme-email', 'ops@acme.io', '--infra-only', '--no-validate', ...SOURCE_URL],
     );
-    expect((await cli(scaffold)).code).toBe(0);
+    expect((await cli(scaffold, REGISTRY)).code).toBe(0);
     const r = await cli(['drift', '--repo', repo, '--template', large, '--cluster-name', 'acme-prod'], {
       MAX_REPO_FILE_BYTES: '100000',
     });
@@ -267,6 +267,7 @@ describe('generate-gitops-env drift', () => {
         '--region',
         'us-east-1',
       ].concat(['--acme-email', 'ops@acme.io', '--infra-only', '--no-validate', ...SOURCE_URL]),
+      REGISTRY,
     );
     expect(pass.code).toBe(0);
     expect(JSON.parse(readFileSync(join(repo, MARKER), 'utf8'))).toMatchObject({

@@ -90,7 +90,18 @@ function encryptedFor(repo: string, recipient: string): Record<string, any> {
 describe("generator, Flux example layout whose sources read another system's credentials", () => {
   it('plans those Secrets as supplied, naming the sources; the full pass without them refuses, naming Secret and source, and writes nothing', async () => {
     const { reference, repo, options } = await sourcesFleet();
-    const infra = await generate(options);
+    // Without them, even the infra pass is refused: its rehearsal of the full pass lists them, and nothing is written.
+    const pristine = readTree(repo);
+    const early = await generate(options).catch((e) => e);
+    expect(early).toBeInstanceOf(GeneratorInputError);
+    expect(early.message).toMatch(
+      /^refused before the infra pass writes anything, as the full pass that follows it would be: 6 value\(s\) the generator must not invent are missing/,
+    );
+    expect(early.message).toContain(
+      `flux-system/ghcr-pull/.dockerconfigjson (Secret flux-system/ghcr-pull is read by ${OCI_SOURCE})`,
+    );
+    expect(readTree(repo)).toEqual(pristine);
+    const infra = await generate({ ...options, suppliedCredentials: SUPPLIED });
     const plan = infra.summary.credential_plan;
     const classOf = (id: string) => {
       const e = plan.find((p) => `${p.namespace}/${p.name}/${p.key}` === id);
@@ -134,7 +145,12 @@ describe("generator, Flux example layout whose sources read another system's cre
       secretsBackend: 'sops' as const,
       ageRecipients: [cluster.recipient],
     };
-    await generate({ ...options, secretsBackend: 'sops', ageRecipients: [cluster.recipient] });
+    await generate({
+      ...options,
+      secretsBackend: 'sops',
+      ageRecipients: [cluster.recipient],
+      suppliedCredentials: SUPPLIED,
+    });
     const { summary } = await generate({ ...full, suppliedCredentials: SUPPLIED });
 
     const encrypted = encryptedFor(repo, cluster.recipient);
@@ -170,7 +186,7 @@ describe("generator, Flux example layout whose sources read another system's cre
   it('Sealed Secrets backend: the supplied values sealed exactly, opened with the private key', async () => {
     const { repo, options } = await sourcesFleet();
     const cert = makeRsaCert();
-    await generate(options);
+    await generate({ ...options, suppliedCredentials: SUPPLIED });
     await generate({ ...options, pass: 'full', sealingCertPem: cert.certPem, suppliedCredentials: SUPPLIED });
     const open = (file: string) => unsealManifest(cert.privateKeyPem, yamlObjects(join(repo, file))[0]);
     expect(open('apps/acme/secrets/git-auth.yaml')).toEqual({

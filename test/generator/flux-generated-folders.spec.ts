@@ -216,7 +216,8 @@ describe('generator, cluster-vars model with a Flux-applied folder without kusto
     const refusal = await refusalOfBothPasses(options);
     expect(refusal).toBeInstanceOf(GeneratorInputError);
     expect(refusal!.message).toMatch(
-      /^apps\/staging\/leak\/kustomization\.yaml: generators\[\]\.ConfigMapGenerator\.files entry "\/proc\/self\/environ" leads outside the repository/,
+      // A full-pass folder: the infra pass's rehearsal of the full pass refuses it before anything is written.
+      /^refused before the infra pass writes anything, as the full pass that follows it would be: apps\/staging\/leak\/kustomization\.yaml: generators\[\]\.ConfigMapGenerator\.files entry "\/proc\/self\/environ" leads outside the repository/,
     );
     expect(refusal!.message).not.toContain(CANARY);
   });

@@ -253,6 +253,8 @@ describe('#29 cluster-vars model: a literal reference value in the shared platfo
       templateDir: reference,
       referenceEnv: 'dev',
       pass: 'infra',
+      // The infra pass rehearses the full pass, whose pull secret needs them.
+      registry: { server: 'registry.acme.io', username: 'acme-puller', password: 'RegistryPw-0123456789abcdef' },
       clusterVars: { EXTERNAL_DNS_ROLE_ARN: 'arn:aws:iam::222222222222:role/external-dns-acme' },
     };
     const { summary } = await generate(options);

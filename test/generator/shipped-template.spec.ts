@@ -25,6 +25,8 @@ function options(repoDir: string, extra: Partial<GenerateOptions> = {}): Generat
     region: 'us-east-1',
     acmeEmail: 'ops@acme.io',
     pass: 'infra',
+    // Both passes: the infra pass rehearses the full pass, whose pull secret needs them.
+    registry,
     ...extra,
   };
 }
@@ -32,7 +34,7 @@ function options(repoDir: string, extra: Partial<GenerateOptions> = {}): Generat
 describe('generator on the shipped reference template', () => {
   const cert = makeRsaCert();
   const full = (repo: string, extra: Partial<GenerateOptions> = {}) =>
-    generate(options(repo, { pass: 'full', sealingCertPem: cert.certPem, registry, ...extra }));
+    generate(options(repo, { pass: 'full', sealingCertPem: cert.certPem, ...extra }));
 
   it('ships a template whose every layer builds and which plants plaintext dev credentials', async () => {
     for (const layer of ['flux-system', 'infrastructure', 'apps', 'database', 'cert-manager-config']) {
@@ -273,8 +275,14 @@ describe('generator on the shipped reference template', () => {
     ],
     [
       'a full pass without registry credentials',
-      { pass: 'full' as const, sealingCertPem: makeRsaCert().certPem },
+      { pass: 'full' as const, sealingCertPem: makeRsaCert().certPem, registry: undefined },
       /REGISTRY_SERVER/,
+    ],
+    [
+      // Before the rehearsal, this infra pass was written (and a run pushed it); its full pass then failed.
+      'an infra pass whose full pass would lack registry credentials, before anything is written',
+      { registry: undefined },
+      /^refused before the infra pass writes anything, as the full pass that follows it would be: .*REGISTRY_SERVER/,
     ],
   ])('refuses %s and writes nothing', async (_what, extra, message) => {
     const repo = tempDir('bad');

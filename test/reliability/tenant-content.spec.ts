@@ -114,14 +114,13 @@ describe('tenant content: a kustomization cannot read the service or reach a hos
       expect(run.status).toBe('failed');
       const events = await api(svc.base, 'GET', `/api/v1/scaffolds/${r.json.id}/events`);
       const failed = events.json.items.find((e: any) => e.type === 'StepFailed');
-      expect(failed.data.reason).toMatch(/^base\/kustomization\.yaml: generators\[\]\.ConfigMapGenerator\./);
-      // The infra pass (which does not build base/) pushes; the pass that builds base/ pushes nothing.
+      // The infra pass does not build base/, but it rehearses the full pass, which does: nothing is pushed.
+      expect(failed.data.step).toBe('infra-pass');
+      expect(failed.data.reason).toMatch(
+        /^refused before the infra pass writes anything, as the full pass that follows it would be: base\/kustomization\.yaml: generators\[\]\.ConfigMapGenerator\./,
+      );
       const pushed = gitLog(remote.dir).map((line) => line.split(' ').slice(1).join(' '));
-      expect(pushed).toEqual([
-        `scaffold(leak-${ids.length - 1}): infra pass`,
-        'base with a generator of its own',
-        'seed',
-      ]);
+      expect(pushed).toEqual(['base with a generator of its own', 'seed']);
     }
     expect(listeners.http.connections).toBe(0);
 

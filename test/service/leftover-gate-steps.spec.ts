@@ -7,7 +7,7 @@ import { localGitWorkspaces } from '../../src/git/git.module';
 import { makeRsaCert } from '../support/certs';
 import { tempDir } from '../support/files';
 import { bareRepo, gitLog } from '../support/services';
-import { runStepsToEnd } from '../support/step-harness';
+import { limeRequest, runStepsToEnd } from '../support/step-harness';
 
 jest.setTimeout(180_000);
 
@@ -43,17 +43,7 @@ describe("a request's strict and replace in the run's passes", () => {
       settings: config.steps,
       workspaces,
       certPem: cert.certPem,
-      request: {
-        cluster_name: 'lime',
-        domain: 'lime.example.com',
-        region: 'eu-west-1',
-        acme_email: 'ops@lime.example.com',
-        repo_url: remote.url,
-        branch: 'main',
-        requested_by: 't',
-        cluster_vars: { CLUSTER_ISSUER: 'letsencrypt-prod' },
-        ...request,
-      },
+      request: limeRequest(remote.url, { cluster_vars: { CLUSTER_ISSUER: 'letsencrypt-prod' }, ...request }),
     });
     const log = (await run.logs.read(run.runId)).map((e) => `${e.level} ${e.msg}`);
     const clusterVars = () =>

@@ -13,6 +13,18 @@ import {
   SuppliedCredentialsSource,
 } from '#libs/steps';
 
+/** A request of cluster `lime` into `repo_url`'s main branch, by key `t`: the step specs' own values added to it. */
+export const limeRequest = (repo_url: string, extra: Partial<ScaffoldRequestedData> = {}) => ({
+  cluster_name: 'lime',
+  domain: 'lime.example.com',
+  region: 'eu-west-1',
+  acme_email: 'ops@lime.example.com',
+  repo_url,
+  branch: 'main',
+  requested_by: 't',
+  ...extra,
+});
+
 const silent = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
 
 export interface StepRun {

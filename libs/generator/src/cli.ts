@@ -251,7 +251,8 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
       acmeEmail: values['acme-email'],
       pass,
       sealingCertPem,
-      registry: pass === 'full' ? registryFrom(env, values['registry-auth']) : undefined,
+      // The infra pass takes them too: it rehearses the full pass, whose pull secrets need them.
+      registry: registryFrom(env, values['registry-auth']),
       suppliedCredentials: suppliedFrom(values.credentials),
       rotateCredentials: Boolean(values['rotate-credentials']),
       sealingScope: scope,

@@ -79,6 +79,11 @@ export interface GenerateOptions {
   sourceUrlProblem?: string;
   /** Build every written layer with kustomize before anything is written (default true). */
   validate?: boolean;
+  /**
+   * An infra pass also plans the full pass that follows it, before anything is written (default true): the
+   * full pass's problems and leftovers stop the run before its first write. Off for renders that are only compared.
+   */
+  rehearseFullPass?: boolean;
   now?: Date;
 }
 
@@ -170,6 +175,8 @@ export interface GeneratedCredential {
 export interface GenerateResult {
   summary: GenerateSummary;
   credentials: GeneratedCredential[];
+  /** An infra pass's rehearsal of the full pass (planned, never written): its leftovers and warnings. */
+  rehearsal?: GenerateSummary;
 }
 
 /** A shared folder of the reference that the repository lacks: `<root>/<dir>` is copied to `<dir>`. */

@@ -55,6 +55,7 @@ import { generateFromFluxExample, referenceHostOccurrences } from './flux-exampl
 import { discoverReferenceDns } from './external-dns';
 import { HostMapping, HostOccurrence } from './hosts';
 import { loadFluxExampleReference } from './flux-example-reference';
+import { planWithRehearsal } from './rehearsal';
 
 export * from './context';
 
@@ -409,10 +410,11 @@ function refuseFolderFormOutsideClusterVars(root: string, referenceEnv: string) 
  * it would copy, checked (kustomize builds, schemas) in a transient staging beside their places, and
  * nothing written to the repository. The reference decides the environment model: a reference whose
  * Flux Kustomizations substitute a cluster-vars ConfigMap gets a new cluster-vars; otherwise the
- * environment's overlay layers are copied with the new domain patched in.
+ * environment's overlay layers are copied with the new domain patched in. An infra pass rehearses the full pass
+ * after it (rehearsal.ts): both passes' problems stop the run before its first write.
  */
 export function planGeneration(options: GenerateOptions): Promise<GenerationPlan> {
-  return withRepoLimits(options.repoLimits, () => planWithinLimits(options));
+  return withRepoLimits(options.repoLimits, () => planWithRehearsal(planWithinLimits, options));
 }
 
 async function planWithinLimits(options: GenerateOptions): Promise<GenerationPlan> {

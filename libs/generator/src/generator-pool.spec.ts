@@ -24,6 +24,8 @@ describe('GeneratorPool: passes in worker threads at a lower CPU priority', () =
     region: 'eu-west-1',
     acmeEmail: 'ops@pool.example.com',
     pass: 'infra',
+    // The infra pass rehearses the full pass, whose pull secret needs them.
+    registry: { server: 'registry.example.com', username: 'puller', password: 'RegistryPassword-1' },
     validate: false,
     ...extra,
   });
@@ -144,6 +146,7 @@ function validatedInfraPass(clusterName: string): GenerateOptions {
     region: 'eu-west-1',
     acmeEmail: 'ops@example.com',
     pass: 'infra',
+    registry: { server: 'registry.example.com', username: 'puller', password: 'RegistryPassword-1' },
     validate: true,
   };
 }

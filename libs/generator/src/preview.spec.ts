@@ -11,6 +11,8 @@ const options = (repoDir: string) => ({
   region: 'eu-west-1',
   acmeEmail: 'ops@p.example.com',
   pass: 'infra' as const,
+  // The infra pass rehearses the full pass, whose pull secret needs them.
+  registry: { server: 'registry.p.example.com', username: 'puller', password: 'RegistryPassword-1' },
   validate: false,
 });
 

@@ -23,6 +23,8 @@ export interface PreviewChange {
 export interface PreviewResult {
   summary: GenerateSummary;
   changes: PreviewChange[];
+  /** An infra pass's rehearsal of the full pass that follows it (its leftovers and warnings; nothing of it shown as changes). */
+  rehearsal?: GenerateSummary;
 }
 
 const keyCount = (values: unknown) => Object.keys((values as object) ?? {}).length;
@@ -114,5 +116,5 @@ async function previewWithinLimits(options: GenerateOptions): Promise<PreviewRes
   const changes = [...after.keys()]
     .sort()
     .flatMap((path) => describeChange(path, read(options.repoDir, path), after.get(path)!) ?? []);
-  return { summary: plan.summary, changes };
+  return { summary: plan.summary, changes, ...(plan.rehearsal ? { rehearsal: plan.rehearsal } : {}) };
 }

@@ -392,7 +392,11 @@ export function applyPlan(repoDir: string, plan: GenerationPlan): GenerateResult
   // force: a file planned for writing, then removed by a later folder's plan, was never on disk.
   for (const rel of plan.removals) rmSync(insideRepo(repoDir, rel), { force: true });
   for (const [rel, content] of plan.writes) writeChangedFile(repoDir, rel, content);
-  return { summary: plan.summary, credentials: plan.credentials };
+  return {
+    summary: plan.summary,
+    credentials: plan.credentials,
+    ...(plan.rehearsal ? { rehearsal: plan.rehearsal } : {}),
+  };
 }
 
 /** For copying a reference folder: true for anything but a symbolic link that is absolute or leads outside the reference (refused, named). */

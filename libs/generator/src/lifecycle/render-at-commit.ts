@@ -16,35 +16,10 @@ import { join } from 'node:path';
 import type { RepoLimits } from '#libs/runtime';
 import type { GenerateOptions, GenerateSummary } from '../context';
 import { generate } from '../generate';
+import { THROWAWAY_AGE_RECIPIENT, THROWAWAY_SEALING_CERT } from '../throwaway-keys';
 import type { EnvironmentMarker } from './environment-markers';
 import { extractCommitFolder, GIT_PROGRAM, GitRunner } from '../reference-git';
 
-/** A self-signed certificate made for renders only; its private key was discarded when it was made. */
-const RENDER_SEALING_CERT = `-----BEGIN CERTIFICATE-----
-MIIDmTCCAoGgAwIBAgIUTubHTGULxpBdtr3EzS0Rk6cGed0wDQYJKoZIhvcNAQEL
-BQAwWzE9MDsGA1UEAww0Z2l0b3BzLXNjYWZmb2xkZXIgZHJpZnQgcmVuZGVyIChu
-byBwcml2YXRlIGtleSBrZXB0KTEaMBgGA1UECgwRZ2l0b3BzLXNjYWZmb2xkZXIw
-IBcNMjYxMjA3MTcxMDU3WhgPMjEyNjExMTMxNzEwNTdaMFsxPTA7BgNVBAMMNGdp
-dG9wcy1zY2FmZm9sZGVyIGRyaWZ0IHJlbmRlciAobm8gcHJpdmF0ZSBrZXkga2Vw
-dCkxGjAYBgNVBAoMEWdpdG9wcy1zY2FmZm9sZGVyMIIBIjANBgkqhkiG9w0BAQEF
-AAOCAQ8AMIIBCgKCAQEAv6w7+RGlGGfMUyt2LUwJentHGe5bFxcRY1D8gYVDvPkT
-lIxTpWLGKjPmsHm0XcyVldmUrQ3O8Eb0/iB7x9wL04gBU7hKFtnxW9XZL6sKd+JR
-fmfmEcE2qo6gi4PEGfW+6wedUIVz8FovCkp8VWVKht6cQ68WqL7uC0TiFIqdvF23
-aFlZ0GahkRrIsTql6pROWeRLbXOkwaEq1y7rzAmbmQwaoddGpv4FxXBZK3teaIVe
-u1dmGu8UxoVhf3JNnbD6dzNQiIQ7LnwbQvNohneU/8cxYzvrbpcCRa3aYRs2PVDf
-0fMVqEBvXW8tRgZXiUt78FKENin6FuIQaoiL78Y3EwIDAQABo1MwUTAdBgNVHQ4E
-FgQUnaXQ6BZRU4C62/TljCZAO86DCp8wHwYDVR0jBBgwFoAUnaXQ6BZRU4C62/Tl
-jCZAO86DCp8wDwYDVR0TAQH/BAUwAwEB/zANBgkqhkiG9w0BAQsFAAOCAQEArwlU
-sSxnWvuPb41u4PGoZChMG9bBYBb+pxnvz0jddJfXPZ2dsGfEPQ0CGIC13j/fMsPx
-V/hi+bqfiCYKmhWVN715ks6nocv1VHmKbghumJqimD8PFEpPDoCVf9EUfhWZ8q6w
-gkgixRkxIrpL16f3ePOtgSUgnapFrFvvPhDCHqem05Dvx714vsnQm8o1RYt5+OYM
-QbhnGmeI2fYV2nXVItczIygKPi5HOL5Hl3cH5uRuWGpQ53HLn5hpJqT9P5FVWjzj
-Az9dbygiVOE8TVgzZ0URXlSnc8Q+cY+tk2rlqS1uJB0BJUfs8izpAsWQxGKm2KCR
-bSuCCUGsSI3y92dr+Q==
------END CERTIFICATE-----
-`;
-/** An age public key made for renders only; its identity was discarded when it was made. */
-const RENDER_AGE_RECIPIENT = 'age1ts0tsgs4lylm4ekt8pa07qd7ac0vd4qvtys9fetnxasf3tzx6pjsnnj70p';
 /** What a supplied or registry credential holds in a render (it only ever lands in a credential file). */
 const PLACEHOLDER = 'rendered-for-comparison-only';
 
@@ -83,8 +58,8 @@ export function optionsFromMarker(
     secretsBackend: inputs.secrets_backend,
     sealingScope: inputs.sealing_scope,
     infraLayer: inputs.infra_layer,
-    sealingCertPem: full && !sops ? (sealing.sealingCertPem ?? RENDER_SEALING_CERT) : undefined,
-    ageRecipients: full && sops ? (sealing.ageRecipients ?? [RENDER_AGE_RECIPIENT]) : undefined,
+    sealingCertPem: full && !sops ? (sealing.sealingCertPem ?? THROWAWAY_SEALING_CERT) : undefined,
+    ageRecipients: full && sops ? (sealing.ageRecipients ?? [THROWAWAY_AGE_RECIPIENT]) : undefined,
     registry: inputs.registry_credentials
       ? { server: 'registry.invalid', username: PLACEHOLDER, password: PLACEHOLDER }
       : undefined,
@@ -100,6 +75,8 @@ export function optionsFromMarker(
     sourceBranch: inputs.source_branch,
     // Validation checks what is written; it changes none of it, and the render is never written anywhere kept.
     validate: false,
+    // A render of an infra pass is compared as it is: what a later full pass would meet is not its question.
+    rehearseFullPass: false,
   };
 }
 

@@ -19,16 +19,22 @@ export function inRequestWords(summary: GenerateSummary): GenerateSummary {
 
 const leftoverCount = (summary: GenerateSummary) => summary.leftovers.length + summary.leftovers_not_listed;
 
-/** Why a strict request's pass is refused (null: it leaves nothing of the reference), every leftover counted, the first named. */
-export function strictRefusal(pass: Pass, summary: GenerateSummary): string | null {
+/**
+ * Why a strict request's pass is refused (null: it leaves nothing of the reference), every leftover counted, the
+ * first named. `rehearsed`: the full pass's leftovers found by the infra pass's rehearsal, so the run stops before its infra pass.
+ */
+export function strictRefusal(pass: Pass, summary: GenerateSummary, rehearsed = false): string | null {
   const count = leftoverCount(summary);
   if (count === 0) return null;
   const named = inRequestWords(summary)
     .leftovers.slice(0, MAX_IN_REFUSAL)
     .map((l) => leftoverLine(l));
   const more = count - named.length;
+  const refused = rehearsed
+    ? `strict: the run is refused before its infra pass is pushed, as its ${pass} pass would leave`
+    : `strict: the ${pass} pass is refused before anything of it is pushed, as it leaves`;
   return (
-    `strict: the ${pass} pass is refused before anything of it is pushed, as it leaves ${count} identifier(s) of the reference in the new cluster's files: ` +
+    `${refused} ${count} identifier(s) of the reference in the new cluster's files: ` +
     named.join('; ') +
     (more > 0 ? `; and ${more} more (the run log and a preview list them)` : '') +
     '. Move each with the request field in brackets, or send strict: false to push with them listed'
@@ -42,7 +48,25 @@ export function strictRefusal(pass: Pass, summary: GenerateSummary): string | nu
 export async function gateLeftovers(ctx: StepContext, pass: Pass, summary: GenerateSummary): Promise<void> {
   if (leftoverCount(summary) === 0) return;
   // An event recorded before requests had `strict` was not strict (the service records it on every request now).
-  const strict = requestOf(ctx).strict === true;
+  await logAndRefuse(ctx, pass, summary, requestOf(ctx).strict === true, false);
+}
+
+/**
+ * The full pass's leftovers as the infra pass's rehearsal found them: a strict request is refused with them before
+ * its infra pass is staged; another run's full pass lists its own when it runs (not twice in the log).
+ */
+export async function gateRehearsedLeftovers(ctx: StepContext, rehearsal: GenerateSummary | undefined): Promise<void> {
+  if (!rehearsal || leftoverCount(rehearsal) === 0 || requestOf(ctx).strict !== true) return;
+  await logAndRefuse(ctx, 'full', rehearsal, true, true);
+}
+
+async function logAndRefuse(
+  ctx: StepContext,
+  pass: Pass,
+  summary: GenerateSummary,
+  strict: boolean,
+  rehearsed: boolean,
+): Promise<void> {
   const level = strict ? 'error' : 'warn';
   const { leftovers } = inRequestWords(summary);
   for (const l of leftovers.slice(0, MAX_LOGGED))
@@ -52,6 +76,6 @@ export async function gateLeftovers(ctx: StepContext, pass: Pass, summary: Gener
       `${pass} pass: ${leftovers.length - MAX_LOGGED} more leftover(s); a preview lists every one`,
       level,
     );
-  const refusal = strict ? strictRefusal(pass, summary) : null;
+  const refusal = strict ? strictRefusal(pass, summary, rehearsed) : null;
   if (refusal) throw new StepError(refusal, false);
 }

@@ -15,7 +15,7 @@ import {
 } from '#libs/generator';
 import type { GitWorkspace } from '#libs/git';
 import { requestOf, StepContext, StepError } from '../handler/step-handler';
-import { gateLeftovers } from './leftovers';
+import { gateLeftovers, gateRehearsedLeftovers } from './leftovers';
 import { passOptions, passScope } from './pass-options';
 import { PushRace } from './push-race';
 
@@ -106,8 +106,9 @@ async function generateAndPush(
       passOptions(req, ctx.settings, ws.dir, pass, sealingCertPem, supplied),
     );
     if ('existing' in generated) return await alreadyPushed(ctx, pass, generated.existing);
-    const { summary } = generated;
+    const { summary, rehearsal } = generated;
     await gateLeftovers(ctx, pass, summary);
+    await gateRehearsedLeftovers(ctx, rehearsal);
     const paths = [
       summary.gitops_path,
       ...summary.overlay_paths,

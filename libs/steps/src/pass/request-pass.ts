@@ -11,7 +11,7 @@ import type { Pass, SuppliedCredentials } from '#libs/generator';
 import type { GitWorkspace } from '#libs/git';
 import { crashPoint } from '../handler/crash-points';
 import { requestOf, StepContext, StepError } from '../handler/step-handler';
-import { gateLeftovers, inRequestWords } from './leftovers';
+import { gateLeftovers, gateRehearsedLeftovers, inRequestWords } from './leftovers';
 import { passOptions } from './pass-options';
 import { passWorkspace, passProvenanceOf, suppliedCredentials } from './push-pass';
 import { forgeOf, mergeBranch } from './merge-requests';
@@ -77,7 +77,9 @@ async function planText(
   supplied: SuppliedCredentials | undefined,
 ): Promise<{ body: string; reference: PassProvenanceData }> {
   const options = passOptions(requestOf(ctx), ctx.settings, ws.dir, pass, sealingCertPem, supplied);
-  const { summary, changes } = await ctx.generator.preview(options, ctx.signal);
+  // An infra pass's plan rehearses the full pass too: its problems stop the run before the first branch is pushed.
+  const { summary, changes, rehearsal } = await ctx.generator.preview(options, ctx.signal);
+  await gateRehearsedLeftovers(ctx, rehearsal);
   return { body: describeDryRun(inRequestWords(summary), changes), reference: passProvenanceOf(summary) };
 }
 
@@ -108,7 +110,11 @@ async function commitAndPush(
   supplied: SuppliedCredentials | undefined,
 ): Promise<Committed | 'unchanged'> {
   const req = requestOf(ctx);
-  const options = passOptions(req, ctx.settings, ws.dir, pass, sealingCertPem, supplied);
+  // planText rehearsed the full pass on this same tree a moment ago.
+  const options = {
+    ...passOptions(req, ctx.settings, ws.dir, pass, sealingCertPem, supplied),
+    rehearseFullPass: false,
+  };
   const { summary } = await ctx.generator.generate(options, ctx.signal);
   await gateLeftovers(ctx, pass, summary);
   const files = await ws.stage([
