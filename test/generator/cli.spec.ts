@@ -8,11 +8,15 @@ import { allFiles, childEnv, readTree, tempDir, yamlObjects } from '../support/f
 import { CORP_PLANTED, writeCorpReference } from '../support/reference-repos';
 import { ageIdentity, sopsOpen } from '../support/sops-open';
 import { unsealManifest } from '../support/unseal';
+import { CLI_REGISTRY_ENV } from '../support/generator-cli';
 
 const BIN = join(__dirname, '../../bin/generate-gitops-env');
 
 function run(args: string[], env: Record<string, string> = {}) {
-  const r = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', env: childEnv(env) });
+  const r = spawnSync(process.execPath, [BIN, ...args], {
+    encoding: 'utf8',
+    env: childEnv({ ...CLI_REGISTRY_ENV, ...env }),
+  });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -442,7 +446,8 @@ describe('generate-gitops-env command line', () => {
     expect(readTree(repo)).toEqual(before);
 
     // Bad input fails a dry run as it fails the real one.
-    expect(run([...dry, '--sealing-cert', certFile, '--dry-run']).code).toBe(2);
+    const noRegistry = { REGISTRY_SERVER: '', REGISTRY_USERNAME: '', REGISTRY_PASSWORD: '' };
+    expect(run([...dry, '--sealing-cert', certFile, '--dry-run'], noRegistry).code).toBe(2);
   });
 
   it('warns once, naming the pinned version and its install command, when the first kubectl on PATH is another', () => {

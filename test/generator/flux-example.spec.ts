@@ -16,6 +16,7 @@ import {
 } from '../support/flux-example-repo';
 import { clusterView, outsideNewCluster } from '../support/flux-build';
 import { unsealManifest } from '../support/unseal';
+import { CLI_REGISTRY_ENV } from '../support/generator-cli';
 
 const NEW_HOSTS = ['*.acme.io', 'api.acme.io', 'podinfo.acme.io', 'status.acme.io'];
 const HOST_MAP = { [EXAMPLE_HOSTS.podinfo]: 'podinfo.acme.io' };
@@ -324,7 +325,8 @@ describe('generator, Flux example layout whose Kustomization substitutes its own
 });
 
 describe('generate-gitops-env on a Flux example layout', () => {
-  const run = (args: string[]) => spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', env: childEnv() });
+  const run = (args: string[]) =>
+    spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', env: childEnv(CLI_REGISTRY_ENV) });
   it('exit 2 listing the unmapped hosts, then exit 0 with --host-map; another layout reads --reference-domain but refuses --host-map', () => {
     const { reference, repo } = exampleFleet({ artifacts: true });
     const cluster = [

@@ -8,6 +8,7 @@ import { symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { childEnv, readTree, tempDir } from '../support/files';
 import { FAULTY_REFERENCES, faultRefusal, SCHEMA_FAULTS } from '../support/schema-faults';
+import { CLI_REGISTRY_ENV } from '../support/generator-cli';
 
 const BIN = join(__dirname, '../../bin/generate-gitops-env');
 const CLUSTER = 'faulty';
@@ -17,7 +18,7 @@ function runCli(
   env: Record<string, string> = {},
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env: childEnv(env) });
+    const child = spawn(process.execPath, [BIN, ...args], { env: childEnv({ ...CLI_REGISTRY_ENV, ...env }) });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));

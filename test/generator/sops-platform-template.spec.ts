@@ -7,6 +7,7 @@ import { makeRsaCert } from '../support/certs';
 import { childEnv, kustomize, readTree, tempDir, yamlObjects } from '../support/files';
 import { ageIdentity, sopsOpen } from '../support/sops-open';
 import { unsealManifest } from '../support/unseal';
+import { CLI_REGISTRY_ENV } from '../support/generator-cli';
 
 const BIN = join(__dirname, '../../bin/generate-gitops-env');
 const TOKEN = 'CloudflareTokenForAcme-4d4d4d4d4d';
@@ -25,7 +26,10 @@ const REGISTRY = {
 };
 
 function run(args: string[], env: Record<string, string> = {}) {
-  const r = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', env: childEnv(env) });
+  const r = spawnSync(process.execPath, [BIN, ...args], {
+    encoding: 'utf8',
+    env: childEnv({ ...CLI_REGISTRY_ENV, ...env }),
+  });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -51,6 +55,8 @@ describe('shipped sops-platform template (SOPS-encrypted reference, supplied DNS
   const credentialsFile = join(tempDir('sops-platform-creds'), 'credentials.yaml');
   writeFileSync(credentialsFile, `cert-manager/cloudflare-api-token/api-token: ${TOKEN}\n`);
   chmodSync(credentialsFile, 0o600);
+  // Both passes take it: the infra pass rehearses the full pass, which needs it.
+  const token = ['--credentials', credentialsFile];
 
   const secret = (repo: string, file: string) => yamlObjects(join(repo, 'clusters/acme/secrets', file))[0];
   const fluxKustomization = (repo: string, file: string, name: string) =>
@@ -59,7 +65,7 @@ describe('shipped sops-platform template (SOPS-encrypted reference, supplied DNS
   /** Infra pass, then full pass; returns the working copy and the full pass's JSON summary. */
   function bothPasses(fullArgs: string[]) {
     const repo = tempDir('sops-platform-out');
-    const infra = run(['--repo', repo, ...common, '--infra-only', '--json']);
+    const infra = run(['--repo', repo, ...common, ...token, '--infra-only', '--json'], REGISTRY);
     expect(infra.stderr).toBe('');
     expect(infra.code).toBe(0);
     const infraSummary = JSON.parse(infra.stdout);
@@ -105,7 +111,7 @@ describe('shipped sops-platform template (SOPS-encrypted reference, supplied DNS
   }
 
   it('plans every key: the token supplied (by the example annotation), its copy and the URL derived, the rest generated', () => {
-    const r = run(['--repo', tempDir('sops-platform-plan'), ...common, '--infra-only', '--json']);
+    const r = run(['--repo', tempDir('sops-platform-plan'), ...common, ...token, '--infra-only', '--json']);
     const plan = JSON.parse(r.stdout).credential_plan.map(
       (e: any) => `${e.namespace}/${e.name}/${e.key}=${e.class}${e.recognised_by ? `(${e.recognised_by})` : ''}`,
     );
@@ -121,9 +127,15 @@ describe('shipped sops-platform template (SOPS-encrypted reference, supplied DNS
     ]);
   });
 
-  it('refuses the full pass without the DNS token, naming it, and writes nothing', () => {
+  it('refuses the full pass without the DNS token, naming it, and writes nothing; the infra pass too, as it rehearses it', () => {
     const repo = tempDir('sops-platform-missing');
-    expect(run(['--repo', repo, ...common, '--infra-only']).code).toBe(0);
+    const early = run(['--repo', repo, ...common, '--infra-only']);
+    expect(early.code).toBe(2);
+    expect(early.stderr).toMatch(
+      /^generate-gitops-env: refused before the infra pass writes anything, as the full pass that follows it would be: .*cert-manager\/cloudflare-api-token\/api-token/,
+    );
+    expect(readTree(repo)).toEqual({});
+    expect(run(['--repo', repo, ...common, ...token, '--infra-only']).code).toBe(0);
     const before = readTree(repo);
     const cert = join(tempDir('sops-platform-cert'), 'cert.pem');
     writeFileSync(cert, makeRsaCert().certPem);
@@ -218,6 +230,7 @@ describe('shipped sops-platform template (SOPS-encrypted reference, supplied DNS
       '--template',
       template,
       ...common.slice(2),
+      ...token,
       '--infra-only',
       '--json',
     ]);

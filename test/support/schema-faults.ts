@@ -36,6 +36,13 @@ const shipped = (template: string) => () => {
   return dir;
 };
 
+/** A credentials file (its owner's only, as the command line demands) with the sops platform's DNS token. */
+function dnsTokenCredentials(): string {
+  const file = join(tempDir('faulty-sops-credentials'), 'credentials.yaml');
+  writeFileSync(file, 'cert-manager/cloudflare-api-token/api-token: faulty-dns-token-0123456789\n', { mode: 0o600 });
+  return file;
+}
+
 export const FAULTY_REFERENCES: FaultyReference[] = [
   {
     name: 'platform (overlays)',
@@ -63,6 +70,8 @@ export const FAULTY_REFERENCES: FaultyReference[] = [
     kustomizationFile: 'clusters/base/platform.yaml',
     kustomization: 'platform',
     builtFolder: 'platform',
+    // The infra pass rehearses the full pass, which needs the token only its issuer can create.
+    args: ['--credentials', dnsTokenCredentials()],
     newFile: () => 'clusters/base/platform.yaml',
   },
   {

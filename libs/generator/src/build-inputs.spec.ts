@@ -1,8 +1,10 @@
+import { createHash } from 'node:crypto';
 import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { programPath } from '#libs/git/build-box';
 import { tempDir, writeTree } from '../../../test/support/files';
-import { buildInputsDigest } from './build-inputs';
+import { SEALED_BY_ANNOTATION } from '#libs/sealing';
+import { buildInputsDigest, whatDecidesBuilds } from './build-inputs';
 import { GeneratorValidationError } from './errors';
 import { checkWithFileNamesWhereNeeded, kustomizeBuild, kustomizeBuildAll } from './validate';
 
@@ -40,6 +42,50 @@ describe('buildInputsDigest', () => {
     const c = tree();
     writeFileSync(join(c, 'layer/patches/extra.yaml'), 'kind: Extra\n');
     expect(digest(c)).not.toBe(digest(a));
+  });
+});
+
+/** A SealedSecret as the generator writes it: the values sealed with `values`, for the certificate `cert`. */
+const sealed = (values: string[], cert: string, extra = '') =>
+  [
+    'apiVersion: bitnami.com/v1alpha1',
+    'kind: SealedSecret',
+    'metadata:',
+    '  name: db',
+    '  namespace: data',
+    '  annotations:',
+    `    ${SEALED_BY_ANNOTATION}: ${cert}`,
+    'spec:',
+    '  encryptedData:',
+    `    password: Ag${values[0]}==`,
+    `    username: Ag${values[1]}==`,
+    '  template:',
+    '    metadata:',
+    '      name: db',
+    `      namespace: data${extra}`,
+    '',
+  ].join('\n');
+
+describe('what of a file decides a build', () => {
+  const digestOf = (text: string) =>
+    createHash('sha256')
+      .update(whatDecidesBuilds(Buffer.from(text)))
+      .digest('hex');
+
+  it('is a SealedSecret without its sealed values and the certificate it records: sealed again, it builds the same', () => {
+    const first = sealed(['AAAA', 'BBBB'], '28:3b:a2');
+    expect(digestOf(sealed(['CCCC', 'DDDD'], 'ff:00:11'))).toBe(digestOf(first));
+    // The keys, the names, the template, anything beside the sealed values: a different build.
+    expect(digestOf(first.replace('username:', 'user:'))).not.toBe(digestOf(first));
+    expect(digestOf(first.replace('name: db\n  namespace', 'name: other\n  namespace'))).not.toBe(digestOf(first));
+    expect(digestOf(sealed(['AAAA', 'BBBB'], '28:3b:a2', '\n    type: kubernetes.io/tls'))).not.toBe(digestOf(first));
+  });
+
+  it('is every byte of any other file, and of a sealed value spread over lines', () => {
+    const configMap = 'kind: ConfigMap\nspec:\n  encryptedData:\n    password: one\n';
+    expect(whatDecidesBuilds(Buffer.from(configMap))).toEqual(Buffer.from(configMap));
+    const folded = sealed(['AAAA', 'BBBB'], 'x').replace('password: AgAAAA==', 'password: >-\n      AgAAAA==');
+    expect(digestOf(folded.replace('AgAAAA', 'AgZZZZ'))).not.toBe(digestOf(folded));
   });
 });
 
@@ -89,6 +135,20 @@ describe('kustomizeBuild of identical inputs', () => {
     expect(kubectl.builds()).toBe(2);
     expect(changed[0].body.data).toEqual({ domain: 'example.org' });
     expect(changed[0].body.metadata.labels).toEqual({ layer: 'one' });
+  });
+
+  it('is built once for SealedSecrets sealed again (the full pass after its rehearsal), again for another Secret', async () => {
+    const kubectl = countingKubectl();
+    const layer = (secret: string) => {
+      const root = tempDir('build-inputs-sealed');
+      writeTree(root, { 'layer/kustomization.yaml': 'resources:\n  - db.yaml\n', 'layer/db.yaml': secret });
+      return kustomizeBuild(join(root, 'layer'), 'clusters/c/layer', { roots: [root], kubectl: kubectl.path });
+    };
+    await layer(sealed(['AAAA', 'BBBB'], '28:3b:a2'));
+    await layer(sealed(['CCCC', 'DDDD'], 'ff:00:11'));
+    expect(kubectl.builds()).toBe(1);
+    await layer(sealed(['AAAA', 'BBBB'], '28:3b:a2').replace('username:', 'user:'));
+    expect(kubectl.builds()).toBe(2);
   });
 });
 

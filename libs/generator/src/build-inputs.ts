@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readdirSync, statSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
+import { SEALED_BY_ANNOTATION } from '#libs/sealing';
 import { KUSTOMIZATION_FILES } from './reference';
 import { readBodies } from './yaml-docs';
 import { readRepoFile } from './repo-files';
@@ -24,7 +25,7 @@ export function buildInputsDigest(absDir: string, settings: readonly string[]): 
     if (files.has(abs)) return;
     // Bounded and never through a link (refused: no digest, so the build runs uncached and its sandbox decides).
     const bytes = readRepoFile(dirname(abs), basename(abs));
-    files.set(abs, createHash('sha256').update(bytes).digest('base64'));
+    files.set(abs, createHash('sha256').update(whatDecidesBuilds(bytes)).digest('base64'));
     if (KUSTOMIZATION_FILES.some((name) => abs.endsWith(sep + name))) followStrings(abs, bytes.toString('utf8'));
   };
   const addDir = (abs: string) => {
@@ -72,6 +73,35 @@ export function buildInputsDigest(absDir: string, settings: readonly string[]): 
     digest.update(`${relative(absDir, abs)}\0${sha}\0`);
   return digest.digest('base64');
 }
+
+const SEALED_SECRET = /^kind:\s*SealedSecret\s*$/m;
+const SEALED_BY = `${SEALED_BY_ANNOTATION}:`;
+
+/**
+ * What of a file decides a build and its checks. A SealedSecret's sealed values, and the certificate it records they
+ * were sealed for, are opaque to kustomize and to every check of a build (a kept build serves checks, never output):
+ * the same Secrets sealed again, with fresh credentials or for another certificate (the full pass after the infra
+ * pass's rehearsal of it), build the same. Anything else in such a file, and every other file, counts byte for byte;
+ * a value spread over several lines is kept as it is (a difference the digest sees, never one it hides).
+ */
+export function whatDecidesBuilds(bytes: Buffer): Buffer | string {
+  if (bytes.length > MAX_NORMALISED_BYTES) return bytes;
+  const text = bytes.toString('utf8');
+  if (!SEALED_SECRET.test(text)) return bytes;
+  let sealedIndent = -1;
+  return text
+    .split('\n')
+    .map((line) => {
+      const indent = line.search(/\S/);
+      if (sealedIndent >= 0 && indent > sealedIndent) return line.replace(/^(\s*[^\s:]+):\s+\S+$/, '$1: <sealed>');
+      if (indent >= 0) sealedIndent = /^\s*encryptedData:\s*$/.test(line) ? indent : -1;
+      return line.trimStart().startsWith(SEALED_BY) ? `${line.slice(0, indent)}${SEALED_BY} <certificate>` : line;
+    })
+    .join('\n');
+}
+
+/** Files past this size are digested as they are (no generated SealedSecret is near it). */
+const MAX_NORMALISED_BYTES = 1024 * 1024;
 
 function* stringsIn(value: unknown): Generator<string> {
   if (typeof value === 'string') yield value;
