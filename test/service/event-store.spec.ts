@@ -10,6 +10,7 @@ import {
   JetStreamIdempotencyKeys,
   runSubject,
   serverAtLeast,
+  StoreReadIncomplete,
   StreamAdmin,
 } from '#libs/event-store';
 import { runDecider } from '#libs/run-decider';
@@ -124,6 +125,28 @@ describe('JetStream event store (real nats-server 2.9)', () => {
       ).rejects.toThrow('handler failed');
       expect(calls).toBe(2);
       expect(await reader(first)).toBeUndefined();
+    });
+
+    // A reader can end before the sequence the stream's leader reported (an empty fetch during an election, a
+    // consumer on a replica still catching up): a rebuild took such a scan for the whole log and went back in time.
+    it('go on from where a reader stopped early with a new one, and fail rather than hand a partial log as whole', async () => {
+      const { all } = await writeRun(20);
+      const last = all.at(-1)!;
+      const seen: number[] = [];
+      // The stream holds two more events than the reader first finds: they arrive while the scan waits to go on.
+      setTimeout(() => {
+        const late = randomUUID();
+        void store.append(late, [requestedEvent(late), requestedEvent(late)], 0);
+      }, 200);
+      const handed = await store.scan({ fromSeq: all[0], untilSeq: last + 2 }, async (events) => {
+        seen.push(...events.map((e) => e.seq));
+      });
+      expect(handed).toBe(22); // 20 events of the run (its message that is not an event left out) and the 2 late ones
+      expect(seen.slice(-2)).toEqual([last + 1, last + 2]);
+
+      const never = store.scan({ fromSeq: last + 1, untilSeq: last + 10 }, async () => undefined);
+      await expect(never).rejects.toThrow(StoreReadIncomplete);
+      await expect(never).rejects.toThrow(`ended at sequence ${last + 2} of ${last + 10}`);
     });
   });
 

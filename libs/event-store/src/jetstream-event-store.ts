@@ -14,6 +14,7 @@ import {
 } from '@nats-io/jetstream';
 import { InvalidStreamMessage, ScaffoldEvent, StoredEvent, tryParseEvent } from '#libs/events';
 import { ConcurrencyConflict, EventStore, FollowOptions, RangeQuery, ScanRange } from './event-store';
+import { StoreReadIncomplete } from './store-errors';
 import { openReader, ReaderCleanup, readSubject, releaseReader } from './jetstream-reads';
 import { requireJetStreamServer, StreamReplicas, streamReplicas } from './stream-admin';
 import { StreamConsumers } from './stream-consumers';
@@ -24,6 +25,9 @@ const STREAM_NOT_FOUND = 10059;
 
 /** Events a whole-log scan fetches at a time. */
 const SCAN_BATCH = 1000;
+/** New readers a scan that ended early starts from where it stopped, and the pause before each. */
+const SCAN_RESUMES = 5;
+const SCAN_RESUME_PAUSE_MS = 500;
 /** Run histories kept per process (a few KiB each): the runs in progress and recently read. */
 const RUN_HISTORIES = 2000;
 
@@ -162,19 +166,34 @@ export class JetStreamEventStore implements EventStore {
     return { events, nextSeq: lastLooked > 0 && lastLooked < lastSeq ? lastLooked + 1 : null };
   }
 
+  /**
+   * Every event from `fromSeq` to `untilSeq` (the stream's last when not given), in batches. The stream holds run
+   * subjects only, so every sequence up to `until` is a message: a reader that ends before it (an empty fetch while a
+   * stream elects its leader, a consumer on a replica still catching up that counts nothing pending) did not reach
+   * the end, and the scan goes on from where it stopped with a new reader, SCAN_RESUMES times at most, then fails.
+   * Never a partial scan taken for the whole log: a projection rebuilt from one would go back in time, silently.
+   */
   async scan(range: ScanRange, onBatch: (events: StoredEvent[]) => Promise<void>): Promise<number> {
     const until = range.untilSeq ?? (await this.lastSeq());
-    if (range.fromSeq > until) return 0;
     let handed = 0;
-    for await (const events of this.pages(
-      { filter_subjects: ALL_RUNS, deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: range.fromSeq },
-      range.batchSize ?? SCAN_BATCH,
-      until,
-      (m) => this.parsed(m.string(), m.seq, m.subject),
-      { ahead: true },
-    )) {
-      await onBatch(events);
-      handed += events.length;
+    let next = range.fromSeq;
+    for (let resumes = 0; next <= until; resumes++) {
+      if (resumes > SCAN_RESUMES)
+        throw new StoreReadIncomplete(`a scan of ${this.streams.events} ended at sequence ${next - 1} of ${until}`);
+      if (resumes > 0) await new Promise((resolve) => setTimeout(resolve, SCAN_RESUME_PAUSE_MS));
+      for await (const events of this.pages(
+        { filter_subjects: ALL_RUNS, deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: next },
+        range.batchSize ?? SCAN_BATCH,
+        until,
+        (m) => {
+          next = m.seq + 1;
+          return this.parsed(m.string(), m.seq, m.subject);
+        },
+        { ahead: true },
+      )) {
+        await onBatch(events);
+        handed += events.length;
+      }
     }
     return handed;
   }

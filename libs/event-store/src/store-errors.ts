@@ -7,6 +7,14 @@ import {
   TimeoutError,
 } from '@nats-io/nats-core';
 
+/** A read of the stream that ended before the sequence the stream's leader said it holds: the store is not answering in full yet. */
+export class StoreReadIncomplete extends Error {
+  constructor(message: string) {
+    super(`${message}: the stream did not deliver the rest (a leader election or a replica catching up); try again`);
+    this.name = 'StoreReadIncomplete';
+  }
+}
+
 const STORE_AWAY = [
   TimeoutError,
   NoRespondersError,
@@ -14,6 +22,7 @@ const STORE_AWAY = [
   ConnectionError,
   ClosedConnectionError,
   DrainingConnectionError,
+  StoreReadIncomplete,
 ];
 
 /**
