@@ -3,7 +3,10 @@ import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { programPath } from '#libs/git/build-box';
 import { tempDir, writeTree } from '../../../test/support/files';
+import { stringify } from 'yaml';
 import { SEALED_BY_ANNOTATION } from '#libs/sealing';
+import { sopsEncrypt } from '#libs/sealing/sops';
+import { ageIdentity } from '../../../test/support/sops-open';
 import { buildInputsDigest, whatDecidesBuilds } from './build-inputs';
 import { GeneratorValidationError } from './errors';
 import { checkWithFileNamesWhereNeeded, kustomizeBuild, kustomizeBuildAll } from './validate';
@@ -79,6 +82,29 @@ describe('what of a file decides a build', () => {
     expect(digestOf(first.replace('username:', 'user:'))).not.toBe(digestOf(first));
     expect(digestOf(first.replace('name: db\n  namespace', 'name: other\n  namespace'))).not.toBe(digestOf(first));
     expect(digestOf(sealed(['AAAA', 'BBBB'], '28:3b:a2', '\n    type: kubernetes.io/tls'))).not.toBe(digestOf(first));
+  });
+
+  it('is a SOPS file without its encrypted values, data key and time: encrypted again for the same recipient, it builds the same', async () => {
+    const recipient = ageIdentity().recipient;
+    const secret = (password: string, key = 'password') =>
+      sopsEncrypt(
+        {
+          apiVersion: 'v1',
+          kind: 'Secret',
+          metadata: { name: 'db', namespace: 'data' },
+          stringData: { [key]: password },
+        },
+        { recipients: [recipient], now: new Date(Date.now() - Math.random() * 1e9) },
+      ).then((doc) => stringify(doc));
+    const first = await secret('first-password-0123456789');
+    expect(first).toContain('ENC[AES256_GCM,');
+    expect(digestOf(await secret('other-password-9876543210'))).toBe(digestOf(first));
+    expect(digestOf(await secret('first-password-0123456789', 'user'))).not.toBe(digestOf(first));
+    const otherRecipient = await sopsEncrypt(
+      { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'db', namespace: 'data' }, stringData: { password: 'x' } },
+      { recipients: [ageIdentity().recipient] },
+    );
+    expect(digestOf(stringify(otherRecipient))).not.toBe(digestOf(first));
   });
 
   it('is every byte of any other file, and of a sealed value spread over lines', () => {

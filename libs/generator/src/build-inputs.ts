@@ -76,18 +76,29 @@ export function buildInputsDigest(absDir: string, settings: readonly string[]): 
 
 const SEALED_SECRET = /^kind:\s*SealedSecret\s*$/m;
 const SEALED_BY = `${SEALED_BY_ANNOTATION}:`;
+/** A SOPS value (`type:` inside), the file's data key for an age or PGP recipient, and when it was encrypted. */
+const SOPS_VALUE = /ENC\[AES256_GCM,[^\]\n]*\]/g;
+const SOPS_DATA_KEY = /-----BEGIN (AGE ENCRYPTED FILE|PGP MESSAGE)-----\n[\s\S]*?-----END \1-----/g;
+const SOPS_TIME = /^(\s*(?:sops_)?lastmodified\s*[:=]).*$/gm;
 
 /**
- * What of a file decides a build and its checks. A SealedSecret's sealed values, and the certificate it records they
- * were sealed for, are opaque to kustomize and to every check of a build (a kept build serves checks, never output):
- * the same Secrets sealed again, with fresh credentials or for another certificate (the full pass after the infra
- * pass's rehearsal of it), build the same. Anything else in such a file, and every other file, counts byte for byte;
- * a value spread over several lines is kept as it is (a difference the digest sees, never one it hides).
+ * What of a file decides a build and its checks. Ciphertext is opaque to kustomize and to every check of a build (a
+ * kept build serves checks, never output): a SealedSecret's sealed values and the certificate it records they were
+ * sealed for; a SOPS file's encrypted values, its data key as each recipient holds it, and when it was encrypted. The
+ * same Secrets protected again, with fresh credentials or for another certificate (the full pass after the infra
+ * pass's rehearsal of it), build the same. Anything else in such a file (keys, names, recipients, the MAC's place),
+ * and every other file, counts byte for byte; a sealed value spread over lines is kept as it is (a difference the
+ * digest sees, never one it hides).
  */
 export function whatDecidesBuilds(bytes: Buffer): Buffer | string {
   if (bytes.length > MAX_NORMALISED_BYTES) return bytes;
   const text = bytes.toString('utf8');
-  if (!SEALED_SECRET.test(text)) return bytes;
+  if (SEALED_SECRET.test(text)) return withoutSealedValues(text);
+  if (text.includes('ENC[AES256_GCM,')) return withoutSopsCiphertext(text);
+  return bytes;
+}
+
+function withoutSealedValues(text: string): string {
   let sealedIndent = -1;
   return text
     .split('\n')
@@ -98,6 +109,13 @@ export function whatDecidesBuilds(bytes: Buffer): Buffer | string {
       return line.trimStart().startsWith(SEALED_BY) ? `${line.slice(0, indent)}${SEALED_BY} <certificate>` : line;
     })
     .join('\n');
+}
+
+function withoutSopsCiphertext(text: string): string {
+  return text
+    .replace(SOPS_VALUE, 'ENC[<encrypted>]')
+    .replace(SOPS_DATA_KEY, '-----<data key for $1>-----')
+    .replace(SOPS_TIME, '$1 <time>');
 }
 
 /** Files past this size are digested as they are (no generated SealedSecret is near it). */
