@@ -105,11 +105,21 @@ describe('what of a file decides a build', () => {
       { recipients: [ageIdentity().recipient] },
     );
     expect(digestOf(stringify(otherRecipient))).not.toBe(digestOf(first));
+    // Text in those places that is not what sops writes (it would change the YAML around it) counts byte for byte.
+    const broken = first.replace(/ENC\[AES256_GCM,data:[^,]*/, 'ENC[AES256_GCM,data: x');
+    expect(digestOf(broken.replace('data: x', 'data: y'))).not.toBe(digestOf(broken));
+    const outdented = first.replace(/(-----BEGIN AGE ENCRYPTED FILE-----\n)/, '$1extra: line\n');
+    expect(digestOf(outdented.replace('extra: line', 'other: line'))).not.toBe(digestOf(outdented));
   });
 
   it('is every byte of any other file, and of a sealed value spread over lines', () => {
     const configMap = 'kind: ConfigMap\nspec:\n  encryptedData:\n    password: one\n';
     expect(whatDecidesBuilds(Buffer.from(configMap))).toEqual(Buffer.from(configMap));
+    // A value of another shape than sealing writes (a collection, an alias) is never taken for one that passed.
+    const first = sealed(['AAAA', 'BBBB'], '28:3b:a2');
+    for (const other of ['[a,b]', '*alias', '{a:b}'])
+      expect(digestOf(first.replace('AgAAAA==', other))).not.toBe(digestOf(first));
+    expect(digestOf(sealed(['AAAA', 'BBBB'], 'not-a-fingerprint'))).not.toBe(digestOf(first));
     const folded = sealed(['AAAA', 'BBBB'], 'x').replace('password: AgAAAA==', 'password: >-\n      AgAAAA==');
     expect(digestOf(folded.replace('AgAAAA', 'AgZZZZ'))).not.toBe(digestOf(folded));
   });

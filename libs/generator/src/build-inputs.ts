@@ -75,11 +75,23 @@ export function buildInputsDigest(absDir: string, settings: readonly string[]): 
 }
 
 const SEALED_SECRET = /^kind:\s*SealedSecret\s*$/m;
-const SEALED_BY = `${SEALED_BY_ANNOTATION}:`;
-/** A SOPS value (`type:` inside), the file's data key for an age or PGP recipient, and when it was encrypted. */
-const SOPS_VALUE = /ENC\[AES256_GCM,[^\]\n]*\]/g;
-const SOPS_DATA_KEY = /-----BEGIN (AGE ENCRYPTED FILE|PGP MESSAGE)-----\n[\s\S]*?-----END \1-----/g;
-const SOPS_TIME = /^(\s*(?:sops_)?lastmodified\s*[:=]).*$/gm;
+/**
+ * A sealed value (base64, as sealing writes it) and the certificate's fingerprint: only these, so a value of another
+ * shape (a YAML collection, an alias, a value the schema check refuses) is never taken for one that passed.
+ */
+const SEALED_VALUE = /^(\s*[^\s:]+):\s+[A-Za-z0-9+/]+={0,2}$/;
+const SEALED_FOR = new RegExp(
+  `^(\\s*${SEALED_BY_ANNOTATION.replace(/[./]/g, '\\$&')}:)\\s+[0-9a-f]{2}(?::[0-9a-f]{2})+$`,
+);
+/**
+ * A SOPS value, the file's data key as an age recipient holds it (every line at the block's indentation), and when
+ * it was encrypted: only in the shapes sops writes them, so no text that changes the YAML around them (a `: `, a
+ * line at another indentation, an unclosed bracket) is ever taken for one that passed.
+ */
+const SOPS_VALUE = /ENC\[AES256_GCM,data:[A-Za-z0-9+/=]*,iv:[A-Za-z0-9+/=]+,tag:[A-Za-z0-9+/=]+,type:[a-z]+\]/g;
+const SOPS_DATA_KEY =
+  /^([ \t]*)-----BEGIN AGE ENCRYPTED FILE-----\n(?:\1[A-Za-z0-9+/=]+\n)*?\1-----END AGE ENCRYPTED FILE-----$/gm;
+const SOPS_TIME = /^(\s*(?:sops_)?lastmodified\s*[:=])\s*"?\d{4}-\d\d-\d\dT[\d:.]+Z"?$/gm;
 
 /**
  * What of a file decides a build and its checks. Ciphertext is opaque to kustomize and to every check of a build (a
@@ -104,9 +116,9 @@ function withoutSealedValues(text: string): string {
     .split('\n')
     .map((line) => {
       const indent = line.search(/\S/);
-      if (sealedIndent >= 0 && indent > sealedIndent) return line.replace(/^(\s*[^\s:]+):\s+\S+$/, '$1: <sealed>');
+      if (sealedIndent >= 0 && indent > sealedIndent) return line.replace(SEALED_VALUE, '$1: <sealed>');
       if (indent >= 0) sealedIndent = /^\s*encryptedData:\s*$/.test(line) ? indent : -1;
-      return line.trimStart().startsWith(SEALED_BY) ? `${line.slice(0, indent)}${SEALED_BY} <certificate>` : line;
+      return line.replace(SEALED_FOR, '$1 <certificate>');
     })
     .join('\n');
 }
@@ -114,7 +126,7 @@ function withoutSealedValues(text: string): string {
 function withoutSopsCiphertext(text: string): string {
   return text
     .replace(SOPS_VALUE, 'ENC[<encrypted>]')
-    .replace(SOPS_DATA_KEY, '-----<data key for $1>-----')
+    .replace(SOPS_DATA_KEY, '$1-----<age data key>-----')
     .replace(SOPS_TIME, '$1 <time>');
 }
 
