@@ -110,18 +110,29 @@ describe('what of a file decides a build', () => {
     expect(digestOf(broken.replace('data: x', 'data: y'))).not.toBe(digestOf(broken));
     const outdented = first.replace(/(-----BEGIN AGE ENCRYPTED FILE-----\n)/, '$1extra: line\n');
     expect(digestOf(outdented.replace('extra: line', 'other: line'))).not.toBe(digestOf(outdented));
+    // The time's closing quote dropped: the YAML around it changes, so it counts.
+    const quoted = first.replace(/lastmodified: (\S+)/, 'lastmodified: "$1"');
+    expect(digestOf(quoted.replace(/Z"$/m, 'Z'))).not.toBe(digestOf(quoted));
   });
 
-  it('is every byte of any other file, and of a sealed value spread over lines', () => {
+  it('is every byte of any other file, and of any value not in the shape and place of ciphertext', () => {
     const configMap = 'kind: ConfigMap\nspec:\n  encryptedData:\n    password: one\n';
     expect(whatDecidesBuilds(Buffer.from(configMap))).toEqual(Buffer.from(configMap));
-    // A value of another shape than sealing writes (a collection, an alias) is never taken for one that passed.
+    // A value of another shape or type than sealing writes (a collection, a number, a separator YAML reads as part of
+    // a string) is never taken for one that passed.
     const first = sealed(['AAAA', 'BBBB'], '28:3b:a2');
-    for (const other of ['[a,b]', '*alias', '{a:b}'])
+    for (const other of ['[a,b]', '*alias', '{a:b}', '987654321', 'true'])
       expect(digestOf(first.replace('AgAAAA==', other))).not.toBe(digestOf(first));
+    const nbsp = first.replace('password: AgAAAA==', 'password:\u00a0AgAAAA==');
+    expect(digestOf(nbsp.replace('AgAAAA', 'AgZZZZ'))).not.toBe(digestOf(nbsp));
+    // Another document of the file with base64 under a key of that name: a plaintext Secret is never a sealed one.
+    const plain = (value: string) =>
+      `${first}---\napiVersion: v1\nkind: Secret\nmetadata: {name: t}\ndata: {\n encryptedData:\n   x,\n password: ${value}\n }\n`;
+    expect(digestOf(plain('aHVudGVyMg=='))).not.toBe(digestOf(plain('RU5DW0FFUzI1Nl9HQ00=')));
     expect(digestOf(sealed(['AAAA', 'BBBB'], 'not-a-fingerprint'))).not.toBe(digestOf(first));
+    // Found by parsing, not by line: a sealed value written as a folded block is the same string of the same shape.
     const folded = sealed(['AAAA', 'BBBB'], 'x').replace('password: AgAAAA==', 'password: >-\n      AgAAAA==');
-    expect(digestOf(folded.replace('AgAAAA', 'AgZZZZ'))).not.toBe(digestOf(folded));
+    expect(digestOf(folded.replace('AgAAAA', 'AgZZZZ'))).toBe(digestOf(folded));
   });
 });
 

@@ -3,7 +3,8 @@ import { readdirSync, statSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { SEALED_BY_ANNOTATION } from '#libs/sealing';
 import { KUSTOMIZATION_FILES } from './reference';
-import { readBodies } from './yaml-docs';
+import { Document, isMap, isScalar, isSeq } from 'yaml';
+import { readBodies, sharedDocuments } from './yaml-docs';
 import { readRepoFile } from './repo-files';
 
 /** Beyond this many files a build's inputs are not digested (the build runs): reading a whole fleet to skip one build costs more than it saves. */
@@ -25,7 +26,7 @@ export function buildInputsDigest(absDir: string, settings: readonly string[]): 
     if (files.has(abs)) return;
     // Bounded and never through a link (refused: no digest, so the build runs uncached and its sandbox decides).
     const bytes = readRepoFile(dirname(abs), basename(abs));
-    files.set(abs, createHash('sha256').update(whatDecidesBuilds(bytes)).digest('base64'));
+    files.set(abs, createHash('sha256').update(whatDecidesBuilds(bytes, abs)).digest('base64'));
     if (KUSTOMIZATION_FILES.some((name) => abs.endsWith(sep + name))) followStrings(abs, bytes.toString('utf8'));
   };
   const addDir = (abs: string) => {
@@ -74,60 +75,72 @@ export function buildInputsDigest(absDir: string, settings: readonly string[]): 
   return digest.digest('base64');
 }
 
-const SEALED_SECRET = /^kind:\s*SealedSecret\s*$/m;
-/**
- * A sealed value (base64, as sealing writes it) and the certificate's fingerprint: only these, so a value of another
- * shape (a YAML collection, an alias, a value the schema check refuses) is never taken for one that passed.
- */
-const SEALED_VALUE = /^(\s*[^\s:]+):\s+[A-Za-z0-9+/]+={0,2}$/;
-const SEALED_FOR = new RegExp(
-  `^(\\s*${SEALED_BY_ANNOTATION.replace(/[./]/g, '\\$&')}:)\\s+[0-9a-f]{2}(?::[0-9a-f]{2})+$`,
-);
-/**
- * A SOPS value, the file's data key as an age recipient holds it (every line at the block's indentation), and when
- * it was encrypted: only in the shapes sops writes them, so no text that changes the YAML around them (a `: `, a
- * line at another indentation, an unclosed bracket) is ever taken for one that passed.
- */
-const SOPS_VALUE = /ENC\[AES256_GCM,data:[A-Za-z0-9+/=]*,iv:[A-Za-z0-9+/=]+,tag:[A-Za-z0-9+/=]+,type:[a-z]+\]/g;
-const SOPS_DATA_KEY =
-  /^([ \t]*)-----BEGIN AGE ENCRYPTED FILE-----\n(?:\1[A-Za-z0-9+/=]+\n)*?\1-----END AGE ENCRYPTED FILE-----$/gm;
-const SOPS_TIME = /^(\s*(?:sops_)?lastmodified\s*[:=])\s*"?\d{4}-\d\d-\d\dT[\d:.]+Z"?$/gm;
+/** Ciphertext as sealing and sops write it: a sealed value, a certificate's fingerprint, a SOPS value, its time and data key. */
+const SEALED_VALUE = /^[A-Za-z0-9+/]+={0,2}$/;
+const FINGERPRINT = /^[0-9a-f]{2}(?::[0-9a-f]{2})+$/;
+const SOPS_VALUE = /^ENC\[AES256_GCM,data:[A-Za-z0-9+/=]*,iv:[A-Za-z0-9+/=]+,tag:[A-Za-z0-9+/=]+,type:[a-z]+\]$/;
+const SOPS_TIME = /^\d{4}-\d\d-\d\dT[\d:.]+Z$/;
+const AGE_ARMOR = /^-----BEGIN AGE ENCRYPTED FILE-----\n[A-Za-z0-9+/=\n]+-----END AGE ENCRYPTED FILE-----\n?$/;
 
 /**
  * What of a file decides a build and its checks. Ciphertext is opaque to kustomize and to every check of a build (a
  * kept build serves checks, never output): a SealedSecret's sealed values and the certificate it records they were
- * sealed for; a SOPS file's encrypted values, its data key as each recipient holds it, and when it was encrypted. The
- * same Secrets protected again, with fresh credentials or for another certificate (the full pass after the infra
- * pass's rehearsal of it), build the same. Anything else in such a file (keys, names, recipients, the MAC's place),
- * and every other file, counts byte for byte; a sealed value spread over lines is kept as it is (a difference the
- * digest sees, never one it hides).
+ * sealed for; a SOPS document's encrypted values, its MAC, its data key as each age recipient holds it, and when it
+ * was encrypted. The same Secrets protected again, with fresh credentials or for another certificate (the full pass
+ * after the infra pass's rehearsal of it), build the same. The places are found by parsing, and only string scalars
+ * in the exact shapes sealing and sops write are left out (their source text, nothing around it): two files that
+ * digest the same differ only in such strings, so neither can be a file that does not parse, a different structure or
+ * a value of another type checked as one that passed. Every other byte, and every other file, counts.
  */
-export function whatDecidesBuilds(bytes: Buffer): Buffer | string {
+export function whatDecidesBuilds(bytes: Buffer, file = 'a build input'): Buffer | string {
   if (bytes.length > MAX_NORMALISED_BYTES) return bytes;
   const text = bytes.toString('utf8');
-  if (SEALED_SECRET.test(text)) return withoutSealedValues(text);
-  if (text.includes('ENC[AES256_GCM,')) return withoutSopsCiphertext(text);
-  return bytes;
+  if (!text.includes('SealedSecret') && !text.includes('ENC[AES256_GCM,')) return bytes;
+  let docs: readonly Document[];
+  try {
+    docs = sharedDocuments(text, file);
+  } catch {
+    return bytes; // kustomize refuses it: the build fails, and a failed build is never kept
+  }
+  const spans = docs.flatMap(ciphertextSpans).sort((a, b) => a[0] - b[0]);
+  if (spans.length === 0) return bytes;
+  let masked = '';
+  let at = 0;
+  for (const [start, end] of spans) {
+    masked += `${text.slice(at, start)}\u0000`;
+    at = end;
+  }
+  return masked + text.slice(at);
 }
 
-function withoutSealedValues(text: string): string {
-  let sealedIndent = -1;
-  return text
-    .split('\n')
-    .map((line) => {
-      const indent = line.search(/\S/);
-      if (sealedIndent >= 0 && indent > sealedIndent) return line.replace(SEALED_VALUE, '$1: <sealed>');
-      if (indent >= 0) sealedIndent = /^\s*encryptedData:\s*$/.test(line) ? indent : -1;
-      return line.replace(SEALED_FOR, '$1 <certificate>');
-    })
-    .join('\n');
+/** The source ranges of one document's ciphertext strings (see whatDecidesBuilds). */
+function ciphertextSpans(doc: Document): Array<[number, number]> {
+  const spans: Array<[number, number]> = [];
+  const take = (node: unknown, shape: RegExp) => {
+    if (isScalar(node) && typeof node.value === 'string' && shape.test(node.value) && node.range)
+      spans.push([node.range[0], node.range[1]]);
+  };
+  if (doc.get('kind') === 'SealedSecret') {
+    const sealed = doc.getIn(['spec', 'encryptedData'], true);
+    if (isMap(sealed)) for (const pair of sealed.items) take(pair.value, SEALED_VALUE);
+    take(doc.getIn(['metadata', 'annotations', SEALED_BY_ANNOTATION], true), FINGERPRINT);
+  }
+  const sops = doc.get('sops', true);
+  if (isMap(sops)) {
+    visitScalars(doc.contents, (node) => take(node, SOPS_VALUE));
+    take(sops.get('lastmodified', true), SOPS_TIME);
+    const age = sops.get('age', true);
+    if (isSeq(age))
+      for (const recipient of age.items) if (isMap(recipient)) take(recipient.get('enc', true), AGE_ARMOR);
+  }
+  return spans;
 }
 
-function withoutSopsCiphertext(text: string): string {
-  return text
-    .replace(SOPS_VALUE, 'ENC[<encrypted>]')
-    .replace(SOPS_DATA_KEY, '$1-----<age data key>-----')
-    .replace(SOPS_TIME, '$1 <time>');
+function visitScalars(node: unknown, visit: (node: unknown) => void, depth = 0): void {
+  if (depth > 64) return;
+  if (isMap(node)) for (const pair of node.items) visitScalars(pair.value, visit, depth + 1);
+  else if (isSeq(node)) for (const item of node.items) visitScalars(item, visit, depth + 1);
+  else visit(node);
 }
 
 /** Files past this size are digested as they are (no generated SealedSecret is near it). */

@@ -77,5 +77,17 @@ describe('the full pass rehearsed by the infra pass', () => {
     const faulty = planner({ infra: new Error('aborted') });
     await expect(planWithRehearsal(faulty.plan, infra)).rejects.toThrow('aborted');
     expect(faulty.seen).toHaveLength(1);
+    const rehearsalFault = planner({ full: new Error('kubectl crashed') });
+    await expect(planWithRehearsal(rehearsalFault.plan, infra)).rejects.toThrow('kubectl crashed');
+  });
+
+  it('reports a refused infra pass as such when its rehearsal then stops on a fault (an abort, a crash)', async () => {
+    const { plan } = planner({
+      infra: new GeneratorInputError('--domain must be a DNS name'),
+      full: new Error('aborted'),
+    });
+    const error = await planWithRehearsal(plan, infra).catch((e) => e);
+    expect(error).toBeInstanceOf(GeneratorInputError);
+    expect(error.message).toBe('--domain must be a DNS name');
   });
 });

@@ -31,7 +31,9 @@ export function rehearsalOptions(infra: GenerateOptions): GenerateOptions {
 /**
  * The pass planned by `plan`, and, for an infra pass, the full pass rehearsed after it on the same tree. A finding
  * of either (bad input, a tree that fails its checks) is reported with the other's: one error naming both passes'
- * problems. Anything else (an abort, a fault) ends it at once.
+ * problems. Anything else (an abort, a fault) ends it at once, except in a rehearsal after the infra pass was already
+ * refused: that refusal is the answer. Not rehearsed: what only the cluster's own certificate decides (a re-scaffold
+ * keeping some SealedSecrets sealed for it while others get new credentials), which the full pass still refuses itself.
  */
 export async function planWithRehearsal(
   plan: (options: GenerateOptions) => Promise<GenerationPlan>,
@@ -39,9 +41,19 @@ export async function planWithRehearsal(
 ): Promise<GenerationPlan> {
   const own = await attempt(() => plan(options));
   if (!rehearsesFullPass(options)) return outcomeOf(own);
-  const full = await attempt(() => plan(rehearsalOptions(options)));
-  if (own.ok && full.ok) return { ...own.plan, rehearsal: full.plan.summary };
-  throw bothFindings(own, full);
+  const full = () => attempt(() => plan(rehearsalOptions(options)));
+  if (!own.ok) {
+    // The refused infra pass is reported whatever becomes of the rehearsal (an abort, a fault): the rehearsal only adds.
+    const rehearsed = await full().catch(() => undefined);
+    throw withFullPassFinding(own.error, rehearsed);
+  }
+  const rehearsed = await full();
+  if (rehearsed.ok) return { ...own.plan, rehearsal: rehearsed.plan.summary };
+  const [first, ...rest] = lines(rehearsed.error);
+  throw sameClass(rehearsed.error, [
+    `refused before the infra pass writes anything, as the full pass that follows it would be: ${first}`,
+    ...rest,
+  ]);
 }
 
 async function attempt(work: () => Promise<GenerationPlan>): Promise<Attempt> {
@@ -60,20 +72,13 @@ function outcomeOf(attempted: Attempt): GenerationPlan {
 
 const lines = (e: Error) => e.message.split('\n');
 
-/** One error for the two passes' outcomes (at least one failed), of the class of the first that failed. */
-function bothFindings(infra: Attempt, full: Attempt): Finding {
-  if (full.ok) return (infra as { error: Finding }).error;
-  // The same finding in both (a bad input, a reference both read the same way) is named once.
-  if (!infra.ok && infra.error.message === full.error.message) return infra.error;
+/** The infra pass's finding, with the full pass's added when it has one of its own (one found in both is named once). */
+function withFullPassFinding(infra: Finding, full: Attempt | undefined): Finding {
+  if (!full || full.ok || full.error.message === infra.message) return infra;
+  const [infraFirst, ...infraRest] = lines(infra);
   const [fullFirst, ...fullRest] = lines(full.error);
-  if (infra.ok)
-    return sameClass(full.error, [
-      `refused before the infra pass writes anything, as the full pass that follows it would be: ${fullFirst}`,
-      ...fullRest,
-    ]);
-  const [infraFirst, ...infraRest] = lines(infra.error);
   // The first line is what the command line prints: it names both passes' first problems.
-  return sameClass(infra.error, [
+  return sameClass(infra, [
     `${infraFirst}; the full pass that follows would also be refused: ${fullFirst}`,
     ...infraRest,
     ...fullRest,
