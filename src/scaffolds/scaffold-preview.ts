@@ -71,7 +71,7 @@ export class ScaffoldPreview {
     const planned = await this.generator.preview(options, deadline);
     // The preview lists every leftover whether or not the request is strict; a strict run would stop there.
     const summary = inRequestWords(planned.summary);
-    const refusal = request.strict === false ? null : this.strictRefusal(pass, summary, planned.rehearsal);
+    const refusal = request.strict === false ? null : strictRefusal(pass, summary, planned.rehearsal);
     const note = full
       ? undefined
       : "the full pass needs the cluster's sealing certificate, which a run fetches once the cluster is up; it was rehearsed with a throwaway one, and its problems would have refused this preview";
@@ -82,11 +82,6 @@ export class ScaffoldPreview {
       summary,
       changes: planned.changes,
     };
-  }
-
-  /** A strict run's refusal: at this pass, else (an infra pass) at the full pass its rehearsal planned, before the infra push. */
-  private strictRefusal(pass: 'infra' | 'full', summary: GenerateSummary, rehearsal?: GenerateSummary): string | null {
-    return strictRefusal(pass, summary) ?? (rehearsal ? strictRefusal('full', rehearsal, true) : null);
   }
 
   /** A failed preview as the caller should see it: 504 past its deadline, 422 for what the request or its repository got wrong. */

@@ -19,54 +19,65 @@ export function inRequestWords(summary: GenerateSummary): GenerateSummary {
 
 const leftoverCount = (summary: GenerateSummary) => summary.leftovers.length + summary.leftovers_not_listed;
 
-/**
- * Why a strict request's pass is refused (null: it leaves nothing of the reference), every leftover counted, the
- * first named. `rehearsed`: the full pass's leftovers found by the infra pass's rehearsal, so the run stops before its infra pass.
- */
-export function strictRefusal(pass: Pass, summary: GenerateSummary, rehearsed = false): string | null {
+/** A summary's leftovers as a refusal names them: every one counted, the first few named in request words. */
+function namedLeftovers(summary: GenerateSummary): string {
   const count = leftoverCount(summary);
-  if (count === 0) return null;
   const named = inRequestWords(summary)
     .leftovers.slice(0, MAX_IN_REFUSAL)
     .map((l) => leftoverLine(l));
   const more = count - named.length;
-  const refused = rehearsed
-    ? `strict: the run is refused before its infra pass is pushed, as its ${pass} pass would leave`
-    : `strict: the ${pass} pass is refused before anything of it is pushed, as it leaves`;
   return (
-    `${refused} ${count} identifier(s) of the reference in the new cluster's files: ` +
+    `${count} identifier(s) of the reference in the new cluster's files: ` +
     named.join('; ') +
-    (more > 0 ? `; and ${more} more (the run log and a preview list them)` : '') +
-    '. Move each with the request field in brackets, or send strict: false to push with them listed'
+    (more > 0 ? `; and ${more} more (the run log and a preview list them)` : '')
   );
 }
 
 /**
- * Logs a generated pass's leftovers, each with the request field that moves it, and refuses the pass (a step
- * failure no retry changes) when the request is strict. Called before the pass is staged, so a refusal pushes nothing.
+ * Why a strict request's pass is refused (null: it leaves nothing of the reference), with the leftovers of the full
+ * pass its rehearsal found (an infra pass's `rehearsal`), so one refusal names both passes' before the infra push.
  */
-export async function gateLeftovers(ctx: StepContext, pass: Pass, summary: GenerateSummary): Promise<void> {
-  if (leftoverCount(summary) === 0) return;
-  // An event recorded before requests had `strict` was not strict (the service records it on every request now).
-  await logAndRefuse(ctx, pass, summary, requestOf(ctx).strict === true, false);
+export function strictRefusal(pass: Pass, summary: GenerateSummary, rehearsal?: GenerateSummary): string | null {
+  const own = leftoverCount(summary) > 0;
+  const full = rehearsal !== undefined && leftoverCount(rehearsal) > 0;
+  if (!own && !full) return null;
+  const parts = [
+    ...(own
+      ? [`the ${pass} pass is refused before anything of it is pushed, as it leaves ${namedLeftovers(summary)}`]
+      : []),
+    ...(full
+      ? [
+          own
+            ? `its full pass would also leave ${namedLeftovers(rehearsal)}`
+            : `the run is refused before its infra pass is pushed, as its full pass would leave ${namedLeftovers(rehearsal)}`,
+        ]
+      : []),
+  ];
+  return `strict: ${parts.join('; ')}. Move each with the request field in brackets, or send strict: false to push with them listed`;
 }
 
 /**
- * The full pass's leftovers as the infra pass's rehearsal found them: a strict request is refused with them before
- * its infra pass is staged; another run's full pass lists its own when it runs (not twice in the log).
+ * Logs a generated pass's leftovers, each with the request field that moves it, and refuses the pass (a step failure
+ * no retry changes) when the request is strict. An infra pass's `rehearsal` (the full pass it planned) refuses a
+ * strict request with its own leftovers too; another run's full pass lists its own when it runs (not twice in the
+ * log). Called before the pass is staged, so a refusal pushes nothing.
  */
-export async function gateRehearsedLeftovers(ctx: StepContext, rehearsal: GenerateSummary | undefined): Promise<void> {
-  if (!rehearsal || leftoverCount(rehearsal) === 0 || requestOf(ctx).strict !== true) return;
-  await logAndRefuse(ctx, 'full', rehearsal, true, true);
-}
-
-async function logAndRefuse(
+export async function gateLeftovers(
   ctx: StepContext,
   pass: Pass,
   summary: GenerateSummary,
-  strict: boolean,
-  rehearsed: boolean,
+  rehearsal?: GenerateSummary,
 ): Promise<void> {
+  // An event recorded before requests had `strict` was not strict (the service records it on every request now).
+  const strict = requestOf(ctx).strict === true;
+  await logLeftovers(ctx, pass, summary, strict);
+  if (!strict) return;
+  if (rehearsal) await logLeftovers(ctx, 'full', rehearsal, strict);
+  const refusal = strictRefusal(pass, summary, rehearsal);
+  if (refusal) throw new StepError(refusal, false);
+}
+
+async function logLeftovers(ctx: StepContext, pass: Pass, summary: GenerateSummary, strict: boolean): Promise<void> {
   const level = strict ? 'error' : 'warn';
   const { leftovers } = inRequestWords(summary);
   for (const l of leftovers.slice(0, MAX_LOGGED))
@@ -76,6 +87,4 @@ async function logAndRefuse(
       `${pass} pass: ${leftovers.length - MAX_LOGGED} more leftover(s); a preview lists every one`,
       level,
     );
-  const refusal = strict ? strictRefusal(pass, summary, rehearsed) : null;
-  if (refusal) throw new StepError(refusal, false);
 }

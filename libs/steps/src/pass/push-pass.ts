@@ -15,7 +15,7 @@ import {
 } from '#libs/generator';
 import type { GitWorkspace } from '#libs/git';
 import { requestOf, StepContext, StepError } from '../handler/step-handler';
-import { gateLeftovers, gateRehearsedLeftovers } from './leftovers';
+import { gateLeftovers } from './leftovers';
 import { passOptions, passScope } from './pass-options';
 import { PushRace } from './push-race';
 
@@ -107,8 +107,7 @@ async function generateAndPush(
     );
     if ('existing' in generated) return await alreadyPushed(ctx, pass, generated.existing);
     const { summary, rehearsal } = generated;
-    await gateLeftovers(ctx, pass, summary);
-    await gateRehearsedLeftovers(ctx, rehearsal);
+    await gateLeftovers(ctx, pass, summary, rehearsal);
     const paths = [
       summary.gitops_path,
       ...summary.overlay_paths,

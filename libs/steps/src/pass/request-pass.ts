@@ -11,7 +11,7 @@ import type { Pass, SuppliedCredentials } from '#libs/generator';
 import type { GitWorkspace } from '#libs/git';
 import { crashPoint } from '../handler/crash-points';
 import { requestOf, StepContext, StepError } from '../handler/step-handler';
-import { gateLeftovers, gateRehearsedLeftovers, inRequestWords } from './leftovers';
+import { gateLeftovers, inRequestWords } from './leftovers';
 import { passOptions } from './pass-options';
 import { passWorkspace, passProvenanceOf, suppliedCredentials } from './push-pass';
 import { forgeOf, mergeBranch } from './merge-requests';
@@ -77,9 +77,9 @@ async function planText(
   supplied: SuppliedCredentials | undefined,
 ): Promise<{ body: string; reference: PassProvenanceData }> {
   const options = passOptions(requestOf(ctx), ctx.settings, ws.dir, pass, sealingCertPem, supplied);
-  // An infra pass's plan rehearses the full pass too: its problems stop the run before the first branch is pushed.
+  // An infra pass's plan rehearses the full pass too: both passes' problems stop the run before a branch is pushed.
   const { summary, changes, rehearsal } = await ctx.generator.preview(options, ctx.signal);
-  await gateRehearsedLeftovers(ctx, rehearsal);
+  await gateLeftovers(ctx, pass, summary, rehearsal);
   return { body: describeDryRun(inRequestWords(summary), changes), reference: passProvenanceOf(summary) };
 }
 
@@ -115,8 +115,8 @@ async function commitAndPush(
     ...passOptions(req, ctx.settings, ws.dir, pass, sealingCertPem, supplied),
     rehearseFullPass: false,
   };
+  // Its leftovers were logged and gated by planText, on this same tree.
   const { summary } = await ctx.generator.generate(options, ctx.signal);
-  await gateLeftovers(ctx, pass, summary);
   const files = await ws.stage([
     summary.gitops_path,
     ...summary.overlay_paths,
