@@ -212,11 +212,12 @@ export const API_COMMANDS: Record<string, ApiCommand> = {
       return EXIT.succeeded;
     }
     // Loaded here only: the generator's words for a summary bring YAML, which no other command needs.
-    const { describeDryRun } = await import('#libs/generator/summary-text');
+    const { describeDryRun, describeRehearsal } = await import('#libs/generator/summary-text');
     printText(
       ctx,
       `${answer.pass} pass${answer.note ? ` (${answer.note})` : ''}\n` +
         describeDryRun(answer.summary, answer.changes ?? []) +
+        (answer.full_pass_summary ? describeRehearsal(answer.full_pass_summary) : '') +
         (answer.strict_refusal ? `a run of this request would be refused: ${answer.strict_refusal}\n` : ''),
     );
     return EXIT.succeeded;

@@ -251,6 +251,11 @@ export const ROUTES: Array<{ method: string; path: string; op: object }> = [
                   "why a strict request's run would be refused at this pass: the leftovers of the reference it leaves (summary.leftovers lists each)",
               },
               summary: { type: 'object' },
+              full_pass_summary: {
+                type: 'object',
+                description:
+                  'an infra-pass preview (a kubeconfig_secret target): the summary of the full pass a run makes after it, rehearsed with a throwaway certificate (credential plan, leftovers, warnings; its files are not among the changes)',
+              },
               changes: {
                 type: 'array',
                 items: {

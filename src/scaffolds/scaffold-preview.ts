@@ -22,6 +22,11 @@ export interface PreviewReport {
   strict_refusal?: string;
   summary: GenerateSummary;
   changes: PreviewChange[];
+  /**
+   * An infra-pass preview (a kubeconfig_secret target): the summary of the full pass a run makes after it, rehearsed
+   * with a throwaway certificate (its credential plan, leftovers and warnings; its files are not shown as changes).
+   */
+  full_pass_summary?: GenerateSummary;
 }
 
 /**
@@ -71,7 +76,8 @@ export class ScaffoldPreview {
     const planned = await this.generator.preview(options, deadline);
     // The preview lists every leftover whether or not the request is strict; a strict run would stop there.
     const summary = inRequestWords(planned.summary);
-    const refusal = request.strict === false ? null : strictRefusal(pass, summary, planned.rehearsal);
+    const rehearsal = planned.rehearsal && inRequestWords(planned.rehearsal);
+    const refusal = request.strict === false ? null : strictRefusal(pass, summary, rehearsal);
     const note = full
       ? undefined
       : "the full pass needs the cluster's sealing certificate, which a run fetches once the cluster is up; it was rehearsed with a throwaway one, and its problems would have refused this preview";
@@ -81,6 +87,7 @@ export class ScaffoldPreview {
       ...(refusal ? { strict_refusal: refusal } : {}),
       summary,
       changes: planned.changes,
+      ...(rehearsal ? { full_pass_summary: rehearsal } : {}),
     };
   }
 

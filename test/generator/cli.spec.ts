@@ -418,6 +418,16 @@ describe('generate-gitops-env command line', () => {
       REGISTRY_USERNAME: 'bot',
       REGISTRY_PASSWORD: 'DryRegistryPassword-0123',
     };
+    // The infra pass's dry run shows the full pass it rehearsed, after its own report; it writes nothing either.
+    const empty = readTree(repo);
+    const infraDry = run([...dry, '--infra-only', '--dry-run']);
+    expect(infraDry.code).toBe(0);
+    expect(infraDry.stdout).toContain(
+      "the full pass that follows, rehearsed with a throwaway certificate until the cluster's own is fetched:\n",
+    );
+    expect(infraDry.stdout).toMatch(/^ {2}sealed data\/postgresql-credentials \(4 keys, strict\)$/m);
+    expect(infraDry.stdout).not.toMatch(/Ag[A-Za-z0-9+/]{100}/);
+    expect(readTree(repo)).toEqual(empty);
     expect(run([...dry, '--infra-only']).code).toBe(0);
     const before = readTree(repo);
 

@@ -5,7 +5,7 @@ import { FakeKube } from '../support/fake-kube';
 import { api, RunningService, startService, untilTerminal } from '../support/service';
 import { bareRepo, gitLog, TestDatabase, TestNats } from '../support/services';
 import { unsealManifest } from '../support/unseal';
-import { SUCCEEDED_RUN_EVENTS } from '../support/run-fixtures';
+import { createBody, SUCCEEDED_RUN_EVENTS } from '../support/run-fixtures';
 
 jest.setTimeout(120_000);
 
@@ -39,6 +39,23 @@ describe('EXECUTOR=local with a kubeconfig_secret target (test API servers, real
     for (const t of [management, ...targets]) await t?.stop();
     await nats?.destroy();
     await db?.drop();
+  });
+
+  it('previews the infra pass, and the full pass that follows rehearsed, without reading the target', async () => {
+    const remote = bareRepo();
+    const r = await api(svc.base, 'POST', '/api/v1/scaffolds/preview', {
+      ...createBody('local-preview', remote.url, ''),
+      target: { kubeconfig_secret: { namespace: 'capi-clusters', name: 'local-preview-kubeconfig', key: 'value' } },
+    });
+    expect([r.status, r.json.error?.message]).toEqual([200, undefined]);
+    expect(r.json.pass).toBe('infra');
+    expect(r.json.note).toMatch(/rehearsed with a throwaway one/);
+    expect(r.json.full_pass_summary).toMatchObject({ pass: 'full', cluster_name: 'local-preview' });
+    expect(r.json.full_pass_summary.objects_sealed.map((o: any) => o.name)).toContain('postgresql-credentials');
+    // Its files are the later pass's: the infra pass's changes hold no credential of any kind.
+    expect(r.json.changes.some((c: any) => c.path.includes('/database/'))).toBe(false);
+    expect(r.text).not.toMatch(/Ag[A-Za-z0-9+/]{100}/);
+    expect(gitLog(remote.dir)).toHaveLength(1);
   });
 
   it.each([

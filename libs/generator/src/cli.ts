@@ -16,7 +16,7 @@ import {
 } from './generate';
 import { kubectlVersionWarning } from './kubectl-version';
 import { preview } from './preview';
-import { describeDryRun, describeSummary } from './summary-text';
+import { describeDryRun, describeRehearsal, describeSummary } from './summary-text';
 
 const HELP = `generate-gitops-env: write a customer-specific Flux CD tree to clusters/<cluster-name>/
 
@@ -277,9 +277,12 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
     const kubectlWarning = options.validate ? await kubectlVersionWarning() : null;
     if (kubectlWarning) process.stderr.write(`generate-gitops-env: warning: ${kubectlWarning}\n`);
     if (values['dry-run']) {
-      const { summary, changes } = await preview(options);
+      const { summary, changes, rehearsal } = await preview(options);
+      const full = rehearsal ? { full_pass_summary: rehearsal } : {};
       process.stdout.write(
-        values.json ? JSON.stringify({ summary, changes }, null, 2) + '\n' : describeDryRun(summary, changes),
+        values.json
+          ? JSON.stringify({ summary, changes, ...full }, null, 2) + '\n'
+          : describeDryRun(summary, changes) + (rehearsal ? describeRehearsal(rehearsal) : ''),
       );
       return 0;
     }

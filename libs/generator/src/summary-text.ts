@@ -109,3 +109,20 @@ export function describeSummary(summary: GenerateSummary, { planned = false } = 
 export function describeDryRun(summary: GenerateSummary, changes: PreviewChange[]): string {
   return describeChanges(changes) + describeSummary(summary, { planned: true }) + describePlan(summary);
 }
+
+/**
+ * The full pass an infra pass rehearsed, in words: what it would seal and leave, its credential plan and its
+ * warnings (its files are the run's later pass, not this one's changes). Printed after an infra pass's preview.
+ */
+export function describeRehearsal(summary: GenerateSummary): string {
+  return (
+    "the full pass that follows, rehearsed with a throwaway certificate until the cluster's own is fetched:\n" +
+    describeSummary(summary, { planned: true })
+      .split('\n')
+      .slice(1)
+      .filter((line) => line.length > 0)
+      .map((line) => `${line}\n`)
+      .join('') +
+    describePlan(summary)
+  );
+}
