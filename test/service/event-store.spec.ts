@@ -148,6 +148,25 @@ describe('JetStream event store (real nats-server 2.9)', () => {
       await expect(never).rejects.toThrow(StoreReadIncomplete);
       await expect(never).rejects.toThrow(`ended at sequence ${last + 2} of ${last + 10}`);
     });
+
+    it('of a range of all runs do the same; a run’s own range is read as it comes (its subject has gaps)', async () => {
+      const { all } = await writeRun(5);
+      const last = all.at(-1)!;
+      // A store whose stream's leader reports two events more than its reader first finds.
+      const reading = await JetStreamEventStore.open(nc);
+      const leaderSays = reading.lastSeq.bind(reading);
+      reading.lastSeq = async () => (await leaderSays()) + 2;
+      const late = randomUUID();
+      setTimeout(() => void store.append(late, [requestedEvent(late), requestedEvent(late)], 0), 200);
+      const page = await reading.readRange({ fromSeq: all[0], limit: 100 });
+      expect(page.events.map((e) => e.seq).slice(-2)).toEqual([last + 1, last + 2]);
+      expect(page.events).toHaveLength(7);
+
+      // Resumed, it would wait for events of the run up to the leader's last and fail: it answers what the run has.
+      const ownRun = await reading.readRange({ runId: late, fromSeq: last + 1, limit: 100 });
+      expect(ownRun.events).toHaveLength(2);
+      await expect(reading.readRange({ fromSeq: last + 3, limit: 10 })).rejects.toThrow(StoreReadIncomplete);
+    });
   });
 
   describe('range reads with nothing to read', () => {

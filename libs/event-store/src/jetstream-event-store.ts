@@ -141,29 +141,51 @@ export class JetStreamEventStore implements EventStore {
     return (await this.jsm.streams.info(this.streams.events)).state.last_seq;
   }
 
+  /**
+   * A page of events from `fromSeq` (or the first after `since`), at most `limit`. Every sequence of the events stream
+   * is a message, so a read of all runs that stops before the stream's last without filling its page was cut off (as a
+   * scan can be, see scan) and goes on from where it stopped; a run's own subject has gaps, and is read as it comes.
+   */
   async readRange(opts: RangeQuery): Promise<{ events: StoredEvent[]; nextSeq: number | null }> {
     const lastSeq = await this.lastSeq();
     const start = opts.fromSeq ?? 1;
     if (lastSeq === 0 || start > lastSeq) return { events: [], nextSeq: null };
-    const from = opts.since
-      ? { deliver_policy: DeliverPolicy.StartTime, opt_start_time: opts.since.toISOString() }
-      : { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: start };
     const events: StoredEvent[] = [];
     let lastLooked = 0;
-    pages: for await (const page of this.pages(
-      { filter_subjects: opts.runId ? runSubject(opts.runId) : ALL_RUNS, ...from },
-      Math.min(1000, opts.limit * 2),
-      lastSeq,
-      (m) => m,
-    )) {
-      for (const m of page) {
-        lastLooked = m.seq;
-        const event = this.parsed(m.string(), m.seq, m.subject);
-        if (event && (!opts.types || opts.types.includes(event.type))) events.push(event);
-        if (events.length >= opts.limit) break pages;
+    for (let resumes = 0; ; resumes++) {
+      const from =
+        lastLooked > 0
+          ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: lastLooked + 1 }
+          : opts.since
+            ? { deliver_policy: DeliverPolicy.StartTime, opt_start_time: opts.since.toISOString() }
+            : { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: start };
+      let full = false;
+      pages: for await (const page of this.pages(
+        { filter_subjects: opts.runId ? runSubject(opts.runId) : ALL_RUNS, ...from },
+        Math.min(1000, opts.limit * 2),
+        lastSeq,
+        (m) => m,
+      )) {
+        for (const m of page) {
+          lastLooked = m.seq;
+          const event = this.parsed(m.string(), m.seq, m.subject);
+          if (event && (!opts.types || opts.types.includes(event.type))) events.push(event);
+          if ((full = events.length >= opts.limit)) break pages;
+        }
       }
+      // Nothing after a time is an answer (the reader counted nothing for it); nothing after a sequence is not.
+      const cutOff = !full && !opts.runId && lastLooked < lastSeq && (lastLooked > 0 || !opts.since);
+      if (!cutOff) break;
+      await this.beforeResume(resumes, Math.max(lastLooked, start - 1), lastSeq);
     }
     return { events, nextSeq: lastLooked > 0 && lastLooked < lastSeq ? lastLooked + 1 : null };
+  }
+
+  /** Before a new reader replaces one that ended early: a pause, or StoreReadIncomplete once SCAN_RESUMES were tried. */
+  private async beforeResume(resumes: number, reached: number, until: number): Promise<void> {
+    if (resumes >= SCAN_RESUMES)
+      throw new StoreReadIncomplete(`a read of ${this.streams.events} ended at sequence ${reached} of ${until}`);
+    await new Promise((resolve) => setTimeout(resolve, SCAN_RESUME_PAUSE_MS));
   }
 
   /**
@@ -178,9 +200,7 @@ export class JetStreamEventStore implements EventStore {
     let handed = 0;
     let next = range.fromSeq;
     for (let resumes = 0; next <= until; resumes++) {
-      if (resumes > SCAN_RESUMES)
-        throw new StoreReadIncomplete(`a scan of ${this.streams.events} ended at sequence ${next - 1} of ${until}`);
-      if (resumes > 0) await new Promise((resolve) => setTimeout(resolve, SCAN_RESUME_PAUSE_MS));
+      if (resumes > 0) await this.beforeResume(resumes - 1, next - 1, until);
       for await (const events of this.pages(
         { filter_subjects: ALL_RUNS, deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: next },
         range.batchSize ?? SCAN_BATCH,
