@@ -7,7 +7,7 @@
 import type { EventDataByType, PassProvenanceData, ScaffoldRequestedData } from '#libs/events';
 import type { ForgePort, ForgeRepository, MergeRequest } from '#libs/delivery/forge-port';
 import { describeDryRun } from '#libs/generator/summary-text';
-import type { Pass, SuppliedCredentials } from '#libs/generator';
+import type { GenerateSummary, Pass, SuppliedCredentials } from '#libs/generator';
 import type { GitWorkspace } from '#libs/git';
 import { crashPoint } from '../handler/crash-points';
 import { requestOf, StepContext, StepError } from '../handler/step-handler';
@@ -17,6 +17,8 @@ import { passWorkspace, passProvenanceOf, suppliedCredentials } from './push-pas
 import { forgeOf, mergeBranch } from './merge-requests';
 
 type Opened = EventDataByType['MergeRequestOpened'];
+/** The pass's plan as planText read it: its summary and, for an infra pass, the full pass it rehearsed. */
+type PlannedPass = { summary: GenerateSummary; rehearsal?: GenerateSummary };
 
 /** What the pass left on its branch: the commit and its counts (a retry that finds it pushed does not know them). */
 interface Committed {
@@ -40,9 +42,9 @@ export async function requestPass(
   const head = mergeBranch(req.cluster_name, pass, ctx.runId);
   const ws = await passWorkspace(ctx, req, pass);
   try {
-    const { body, reference } = await planText(ctx, ws, pass, sealingCertPem, supplied);
+    const { body, reference, planned } = await planText(ctx, ws, pass, sealingCertPem, supplied);
     const committed = await pushedBefore(ctx, ws, head, pass);
-    const landed = committed ?? (await commitAndPush(ctx, ws, head, pass, sealingCertPem, supplied));
+    const landed = committed ?? (await commitAndPush(ctx, ws, head, pass, planned, sealingCertPem, supplied));
     if (landed === 'unchanged') {
       const commit = await ws.head();
       await ctx.log.line(
@@ -75,12 +77,15 @@ async function planText(
   pass: Pass,
   sealingCertPem: string | undefined,
   supplied: SuppliedCredentials | undefined,
-): Promise<{ body: string; reference: PassProvenanceData }> {
+): Promise<{ body: string; reference: PassProvenanceData; planned: PlannedPass }> {
   const options = passOptions(requestOf(ctx), ctx.settings, ws.dir, pass, sealingCertPem, supplied);
-  // An infra pass's plan rehearses the full pass too: both passes' problems stop the run before a branch is pushed.
+  // An infra pass's plan rehearses the full pass too (the summary of it is `rehearsal`).
   const { summary, changes, rehearsal } = await ctx.generator.preview(options, ctx.signal);
-  await gateLeftovers(ctx, pass, summary, rehearsal);
-  return { body: describeDryRun(inRequestWords(summary), changes), reference: passProvenanceOf(summary) };
+  return {
+    body: describeDryRun(inRequestWords(summary), changes),
+    reference: passProvenanceOf(summary),
+    planned: { summary, rehearsal },
+  };
 }
 
 /**
@@ -106,16 +111,17 @@ async function commitAndPush(
   ws: GitWorkspace,
   head: string,
   pass: Pass,
+  planned: PlannedPass,
   sealingCertPem: string | undefined,
   supplied: SuppliedCredentials | undefined,
 ): Promise<Committed | 'unchanged'> {
   const req = requestOf(ctx);
-  // planText rehearsed the full pass on this same tree a moment ago.
+  // Both passes' leftovers, as planText planned them on this same tree a moment ago: the full pass is not rehearsed again.
+  await gateLeftovers(ctx, pass, planned.summary, planned.rehearsal);
   const options = {
     ...passOptions(req, ctx.settings, ws.dir, pass, sealingCertPem, supplied),
     rehearseFullPass: false,
   };
-  // Its leftovers were logged and gated by planText, on this same tree.
   const { summary } = await ctx.generator.generate(options, ctx.signal);
   const files = await ws.stage([
     summary.gitops_path,
