@@ -71,15 +71,19 @@ describe('scaffolderctl against real NATS and PostgreSQL', () => {
   });
 
   it('shows stream and consumer state with lag', async () => {
-    const { lines } = await ctl('stream-info', '--json');
-    const info = JSON.parse(lines[0]);
+    // A run is terminal once its last event is appended; the durables ack it a moment later (a busy machine: later).
+    // Every durable with no lag and nothing pending within waitFor's minute is the check (it fails the test otherwise).
+    const caughtUp = (info: any) => info.consumers.every((c: any) => c.lag === 0 && c.pending === 0);
+    const info = await waitFor('every durable to ack the last event', async () => {
+      const read = JSON.parse((await ctl('stream-info', '--json')).lines[0]);
+      return caughtUp(read) ? read : undefined;
+    });
     expect(info.stream).toMatchObject({ name: 'SCAFFOLD_EVENTS', messages: 12, last_seq: 12 });
     // The projector and one durable per step of the kept run plans (the push plan's and the merge-request plan's).
     expect(info.consumers.map((c: any) => c.name).sort()).toEqual(
       ['projector', ...stepNames(keptPlans()).map(durableNameFor)].sort(),
     );
     expect(info.consumers.map((c: any) => c.name)).toContain('step-infra-merge');
-    expect(info.consumers.every((c: any) => c.lag === 0 && c.pending === 0)).toBe(true);
     const status = JSON.parse((await ctl('status', '--json', '--stuck-minutes', '0')).lines[0]);
     expect(status.stuck_runs).toEqual([]);
   });
